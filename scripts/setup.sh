@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package shadowsync needs. Idempotent: packages already present are
+# skipped, and apt-get runs only when something is missing.
+#
+#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh --bench    also the benchmark peers (PyTorch with OpenBLAS, matplotlib)
+#   scripts/setup.sh --docker   also the Docker engine and debootstrap (docker/e2e.sh)
+#   scripts/setup.sh --fuzz     also clang's libFuzzer runtime (fuzz targets)
+set -euo pipefail
+
+BUILD_PACKAGES=(
+  g++ cmake ninja-build pkg-config git ca-certificates
+  libcaf-dev libzmq3-dev cppzmq-dev capnproto libcapnp-dev
+  librocksdb-dev libspdlog-dev catch2 zlib1g-dev libdnnl-dev
+  python3
+)
+BENCH_PACKAGES=(python3-torch libopenblas0-pthread python3-numpy python3-matplotlib)
+DOCKER_PACKAGES=(docker.io debootstrap)
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+
+wanted=("${BUILD_PACKAGES[@]}")
+for arg in "$@"; do
+  case "$arg" in
+    --bench) wanted+=("${BENCH_PACKAGES[@]}") ;;
+    --docker) wanted+=("${DOCKER_PACKAGES[@]}") ;;
+    --fuzz) wanted+=("${FUZZ_PACKAGES[@]}") ;;
+    --all) wanted+=("${BENCH_PACKAGES[@]}" "${DOCKER_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}") ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for pkg in "${wanted[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#wanted[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
