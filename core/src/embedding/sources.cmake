@@ -1,2 +1,5 @@
 # Sources of ss_core's embedding area.
-target_sources(ss_core PRIVATE)
+target_sources(ss_core PRIVATE
+  src/embedding/batch_rows.cpp
+  src/embedding/embedding_table.cpp
+  src/embedding/local_embeddings.cpp)

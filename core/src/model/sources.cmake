@@ -1,2 +1,8 @@
 # Sources of ss_core's model area.
-target_sources(ss_core PRIVATE)
+target_sources(ss_core PRIVATE
+  src/model/dlrm_config.cpp
+  src/model/dlrm.cpp
+  src/model/gemm.cpp
+  src/model/kernels.cpp)
+# -O2 plus the dynamic vectorizer cost model, so the multiversioned kernels vectorize.
+set_source_files_properties(src/model/kernels.cpp PROPERTIES COMPILE_OPTIONS "-fvect-cost-model=dynamic")

@@ -1,0 +1,96 @@
+// One embedding table: rows keyed by a 64-bit id, created on first touch with deterministic
+// values, stored with their optimizer state. Used by the single-process trainer (all tables in
+// one process) and by the embedding shard server (its hash partition of every table).
+//
+// Thread-safety: every member may be called concurrently. The id -> row index is split into
+// stripes, each behind its own mutex; row memory never moves once created, so the pointer a
+// lookup returns stays valid for the table's lifetime. Writes through that pointer are not
+// synchronized: concurrent updates of one row race on floats, which is Hogwild by design.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ss::embedding {
+
+struct table_options {
+  std::uint32_t table = 0;         // index of this table (categorical feature) in the model
+  std::uint32_t dim = 16;          // values per row
+  std::uint32_t state_floats = 0;  // optimizer state per row, stored after the values
+  float init_scale = 0.01f;        // new rows are uniform in [-init_scale, init_scale)
+  std::uint64_t seed = 1;          // with (table, id), fixes a new row's values everywhere
+  std::uint64_t max_rows = 0;      // 0 = unbounded; past it find_or_create returns nullptr
+};
+
+// The values a row of (table, id) starts with, identical in every process that creates it.
+void init_row(const table_options& options, std::uint64_t id, float* row);
+
+class embedding_table {
+ public:
+  explicit embedding_table(const table_options& options);
+  embedding_table(const embedding_table&) = delete;
+  embedding_table& operator=(const embedding_table&) = delete;
+
+  const table_options& options() const { return options_; }
+  std::uint32_t row_floats() const { return options_.dim + options_.state_floats; }
+
+  // The row of `id`, created with init_row() if absent. nullptr only when max_rows is reached.
+  float* find_or_create(std::uint64_t id);
+  // The row of `id`, or nullptr.
+  float* find(std::uint64_t id);
+  const float* find(std::uint64_t id) const;
+  // Sets a row to exactly `row` (row_floats() values), creating it if absent: checkpoint
+  // restore. Returns false only when max_rows is reached.
+  bool put(std::uint64_t id, const float* row);
+
+  std::size_t rows() const { return rows_.load(std::memory_order_relaxed); }
+  // Bytes held: row storage plus index.
+  std::size_t bytes() const;
+
+  // Calls fn(id, const float* row) for every row, one stripe at a time under its lock. Rows
+  // created during the walk may or may not be visited.
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    for (const auto& s : stripes_) {
+      std::lock_guard<std::mutex> lock(s.mu);
+      for (std::size_t i = 0; i < s.slot_rows.size(); ++i)
+        if (s.slot_rows[i] != nullptr) fn(s.slot_keys[i], static_cast<const float*>(s.slot_rows[i]));
+    }
+  }
+
+ private:
+  static constexpr std::size_t stripe_count = 64;
+  static constexpr std::size_t first_chunk_rows = 16;
+  static constexpr std::size_t max_chunk_rows = 4096;
+
+  // One stripe: an open-addressing (linear probing) index from id to its row, and the row
+  // storage in chunks that double in size (small tables stay small) and never move.
+  struct stripe {
+    mutable std::mutex mu;
+    std::vector<std::uint64_t> slot_keys;
+    std::vector<float*> slot_rows;  // nullptr when the slot is free
+    std::size_t used = 0;
+    std::vector<std::unique_ptr<float[]>> chunks;
+    std::size_t chunk_rows = 0;  // capacity of the newest chunk, in rows
+    std::size_t chunk_used = 0;  // rows taken from the newest chunk
+    std::size_t allocated_floats = 0;
+  };
+
+  stripe& stripe_of(std::uint64_t hash) { return stripes_[hash >> 58]; }
+  // Index of `id`'s slot (occupied by it, or the free slot where it would go). Lock held.
+  static std::size_t probe(const stripe& s, std::uint64_t id, std::uint64_t hash);
+  // Adds a row for `id` at `slot`, growing the index if needed. Lock held. nullptr at max_rows.
+  float* insert_locked(stripe& s, std::uint64_t id, std::size_t slot);
+  static void grow_locked(stripe& s);
+
+  table_options options_;
+  std::array<stripe, stripe_count> stripes_;
+  std::atomic<std::size_t> rows_{0};
+};
+
+}  // namespace ss::embedding

@@ -1,0 +1,50 @@
+// Every embedding table of a model held in this process, with their sparse optimizer: the
+// embedding store of `shadowsync train`. (In a cluster the same tables are split over shard
+// servers, each holding its hash partition.)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ss/core/embedding/batch_rows.hpp"
+#include "ss/core/embedding/embedding_table.hpp"
+#include "ss/core/optim/sparse_optimizer.hpp"
+#include "ss/core/status.hpp"
+
+namespace ss::embedding {
+
+struct embedding_options {
+  std::uint32_t tables = 26;
+  std::uint32_t dim = 16;
+  float init_scale = 0.01f;             // Default: 0.01
+  std::uint64_t seed = 1;
+  std::vector<std::uint64_t> buckets;   // per table; empty or 0 = unbounded (first touch)
+  std::uint64_t max_rows_per_table = 0; // 0 = unbounded
+  optim::sparse_optimizer optimizer;
+};
+
+class local_embeddings {
+ public:
+  explicit local_embeddings(const embedding_options& options);
+
+  const embedding_options& options() const { return options_; }
+  embedding_table& table(std::uint32_t t) { return *tables_[t]; }
+  const embedding_table& table(std::uint32_t t) const { return *tables_[t]; }
+
+  // Copies each row's values into rows.values(), creating rows on first touch. Thread-safe.
+  status fetch(batch_rows& rows);
+  // Like fetch, but never creates rows: a row not held gets the values it would start with.
+  status peek(batch_rows& rows) const;
+  // Applies rows.grads() with the sparse optimizer. Thread-safe (Hogwild on row values).
+  void apply(const batch_rows& rows);
+
+  std::uint64_t total_rows() const;
+  std::uint64_t total_bytes() const;
+
+ private:
+  embedding_options options_;
+  std::vector<std::unique_ptr<embedding_table>> tables_;
+};
+
+}  // namespace ss::embedding

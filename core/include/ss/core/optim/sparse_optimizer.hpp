@@ -1,0 +1,31 @@
+// Optimizers for embedding rows. A row is `dim` values followed by `state_floats()` floats of
+// optimizer state, stored together so a row moves (lookups, shards, checkpoints) as one unit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ss/core/status.hpp"
+
+namespace ss::optim {
+
+enum class sparse_kind { sgd, rowwise_adagrad };
+
+result<sparse_kind> parse_sparse_kind(const std::string& name);  // "sgd", "rowwise-adagrad"
+const char* to_string(sparse_kind kind);
+
+struct sparse_optimizer {
+  sparse_kind kind = sparse_kind::sgd;
+  float learning_rate = 0.1f;  // Default: 0.1 (the DLRM reference)
+  float epsilon = 1e-8f;       // Default: 1e-8 (row-wise Adagrad only)
+
+  std::uint32_t state_floats() const { return kind == sparse_kind::rowwise_adagrad ? 1 : 0; }
+
+  // One update of `row` (dim values, then the state) with gradient `grad` (dim values).
+  //   sgd:             row -= lr * g
+  //   rowwise_adagrad: G += mean(g^2); row -= lr * g / (sqrt(G) + eps)   (one G per row)
+  // Hogwild: concurrent calls on the same row race benignly on floats, by design.
+  void apply(float* row, const float* grad, std::uint32_t dim) const;
+};
+
+}  // namespace ss::optim

@@ -1,0 +1,39 @@
+// The dense half of a DLRM: its shape, one flat parameter buffer and the optimizer state that
+// goes with it. A trainer process holds exactly one, shared by all its Hogwild workers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ss/core/aligned_buffer.hpp"
+#include "ss/core/model/dlrm.hpp"
+#include "ss/core/optim/dense_optimizer.hpp"
+
+namespace ss::train {
+
+class dense_model {
+ public:
+  // Parameters initialized from `seed` (model::init_dense_parameters). config must be valid.
+  dense_model(const model::dlrm_config& config, const optim::dense_optimizer& optimizer,
+              std::uint64_t seed);
+
+  const model::dlrm_config& config() const { return config_; }
+  const model::dense_layout& layout() const { return layout_; }
+  const optim::dense_optimizer& optimizer() const { return optimizer_; }
+
+  // The shared replica. Written concurrently by Hogwild workers and read by the shadow sync.
+  float* params() { return params_.data(); }
+  const float* params() const { return params_.data(); }
+  std::size_t size() const { return params_.size(); }
+  // Optimizer state parallel to params (Adagrad's accumulators); nullptr for SGD.
+  float* optimizer_state() { return state_.empty() ? nullptr : state_.data(); }
+
+ private:
+  model::dlrm_config config_;
+  model::dense_layout layout_;
+  optim::dense_optimizer optimizer_;
+  aligned_buffer<float> params_;
+  aligned_buffer<float> state_;
+};
+
+}  // namespace ss::train

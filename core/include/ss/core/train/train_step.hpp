@@ -1,0 +1,44 @@
+// One training step on one batch, split at the points where a trainer talks to its embedding
+// store: collect the batch's rows (prepare), fetch their values (the caller: locally or from
+// shards), compute (forward, backward, in-place dense update, row gradients), push the row
+// gradients (the caller). The single-process trainer and the cluster trainer share these.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ss/core/aligned_buffer.hpp"
+#include "ss/core/data/example_batch.hpp"
+#include "ss/core/embedding/batch_rows.hpp"
+#include "ss/core/model/dlrm.hpp"
+#include "ss/core/status.hpp"
+#include "ss/core/train/dense_model.hpp"
+
+namespace ss::train {
+
+// A worker's reusable buffers. Not shared between threads.
+struct worker_scratch {
+  worker_scratch(const model::dlrm_config& config, int max_batch);
+
+  model::dlrm_workspace<float> ws;
+  embedding::batch_rows rows;
+  aligned_buffer<float> dense_grads;  // only for optimizers that need a materialized gradient
+};
+
+// Checks that a batch fits the model (feature counts), so a stray input never indexes out of range.
+status check_batch(const model::dlrm_config& config, const data::example_batch& batch);
+
+// Collects the distinct embedding rows of `batch` into scratch.rows (buckets: per-table bucket
+// counts, empty = unbounded). The caller then fills scratch.rows.values().
+void prepare_rows(const model::dlrm_config& config, const data::example_batch& batch,
+                  const std::vector<std::uint64_t>& buckets, worker_scratch& scratch);
+
+// Forward + backward on a prepared batch whose row values are filled. Updates the dense
+// parameters in place (Hogwild), leaves the row gradients in scratch.rows.grads() and the click
+// probabilities in scratch.ws.probs. Returns the batch's mean log loss.
+double train_batch(dense_model& model, const data::example_batch& batch, worker_scratch& scratch);
+
+// Forward only: click probabilities in scratch.ws.probs.
+void predict_batch(const dense_model& model, const data::example_batch& batch, worker_scratch& scratch);
+
+}  // namespace ss::train

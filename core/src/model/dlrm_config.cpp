@@ -1,0 +1,59 @@
+#include "ss/core/model/dlrm_config.hpp"
+
+#include <charconv>
+#include <string>
+
+namespace ss::model {
+
+status dlrm_config::validate() const {
+  if (num_sparse == 0) return {errc::invalid_argument, "the model needs at least one categorical feature"};
+  if (num_sparse + 1 > 128)
+    return {errc::invalid_argument,
+            "at most 127 categorical features are supported (got " + std::to_string(num_sparse) + ")"};
+  if (embedding_dim == 0 || embedding_dim > 1024)
+    return {errc::invalid_argument, "embedding dim must be in [1, 1024] (got " +
+                                        std::to_string(embedding_dim) + ")"};
+  if (bottom_mlp.empty()) return {errc::invalid_argument, "the bottom MLP needs at least one layer"};
+  if (top_mlp.empty()) return {errc::invalid_argument, "the top MLP needs at least one layer"};
+  for (auto w : bottom_mlp)
+    if (w == 0 || w > 65536) return {errc::invalid_argument, "bottom MLP widths must be in [1, 65536]"};
+  for (auto w : top_mlp)
+    if (w == 0 || w > 65536) return {errc::invalid_argument, "top MLP widths must be in [1, 65536]"};
+  if (bottom_mlp.back() != embedding_dim)
+    return {errc::invalid_argument, "the last bottom MLP layer (" + std::to_string(bottom_mlp.back()) +
+                                        ") must equal the embedding dim (" +
+                                        std::to_string(embedding_dim) + ")"};
+  if (top_mlp.back() != 1)
+    return {errc::invalid_argument, "the last top MLP layer must have width 1 (the logit), got " +
+                                        std::to_string(top_mlp.back())};
+  return status::ok();
+}
+
+std::string dlrm_config::describe() const {
+  std::string s = std::to_string(num_dense);
+  for (auto w : bottom_mlp) s += "-" + std::to_string(w);
+  s += " | " + std::to_string(top_input());
+  for (auto w : top_mlp) s += "-" + std::to_string(w);
+  s += " | " + std::to_string(num_sparse) + " x " + std::to_string(embedding_dim);
+  return s;
+}
+
+result<std::vector<std::uint32_t>> parse_layer_list(std::string_view text) {
+  std::vector<std::uint32_t> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find_first_of("-,", pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view part = text.substr(pos, end - pos);
+    std::uint32_t v = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v == 0)
+      return {errc::invalid_argument, "'" + std::string(text) +
+                                          "' is not a list of positive layer widths such as 512-256-64-16"};
+    out.push_back(v);
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace ss::model

@@ -1,0 +1,15 @@
+#include "ss/core/train/dense_model.hpp"
+
+#include <cassert>
+
+namespace ss::train {
+
+dense_model::dense_model(const model::dlrm_config& config, const optim::dense_optimizer& optimizer,
+                         std::uint64_t seed)
+    : config_(config), layout_(config), optimizer_(optimizer), params_(layout_.size()) {
+  assert(config.validate().is_ok());
+  model::init_dense_parameters(layout_, seed, params_.data());
+  if (optimizer.state_per_param() > 0) state_.resize(layout_.size() * optimizer.state_per_param());
+}
+
+}  // namespace ss::train

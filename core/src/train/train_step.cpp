@@ -1,0 +1,69 @@
+#include "ss/core/train/train_step.hpp"
+
+#include <string>
+
+namespace ss::train {
+
+worker_scratch::worker_scratch(const model::dlrm_config& config, int max_batch) : ws(config, max_batch) {}
+
+status check_batch(const model::dlrm_config& config, const data::example_batch& batch) {
+  if (batch.num_dense != config.num_dense || batch.num_sparse != config.num_sparse)
+    return {errc::invalid_argument, "batch has " + std::to_string(batch.num_dense) + " dense and " +
+                                        std::to_string(batch.num_sparse) +
+                                        " categorical features, the model expects " +
+                                        std::to_string(config.num_dense) + " and " +
+                                        std::to_string(config.num_sparse)};
+  const std::size_t n = batch.size();
+  if (batch.dense.size() != n * batch.num_dense || batch.offsets.size() != n * batch.num_sparse + 1 ||
+      batch.offsets.back() != batch.ids.size())
+    return {errc::invalid_argument, "batch arrays are inconsistent with its size"};
+  for (std::size_t i = 1; i < batch.offsets.size(); ++i)
+    if (batch.offsets[i] < batch.offsets[i - 1])
+      return {errc::invalid_argument, "batch offsets decrease at " + std::to_string(i)};
+  return status::ok();
+}
+
+namespace {
+void ensure_capacity(const model::dlrm_config& config, int batch, worker_scratch& scratch) {
+  if (batch > scratch.ws.capacity) scratch.ws.reserve(config, batch);
+}
+}  // namespace
+
+void prepare_rows(const model::dlrm_config& config, const data::example_batch& batch,
+                  const std::vector<std::uint64_t>& buckets, worker_scratch& scratch) {
+  scratch.rows.build(batch, buckets, config.embedding_dim);
+}
+
+double train_batch(dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
+  const auto& config = model.config();
+  const int n = static_cast<int>(batch.size());
+  ensure_capacity(config, n, scratch);
+  auto& ws = scratch.ws;
+  const std::size_t example_stride = static_cast<std::size_t>(ws.vectors) * ws.dim;
+  scratch.rows.pool(batch, ws.embedding_slot(0, 0), example_stride);
+  model::dlrm_forward(config, model.layout(), model.params(), batch.dense.data(), n, ws);
+  const auto& opt = model.optimizer();
+  double loss;
+  if (opt.fused()) {
+    loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
+                                batch.labels.data(), n, {model.params(), -opt.learning_rate, 1.0f}, ws);
+  } else {
+    if (scratch.dense_grads.size() != model.size()) scratch.dense_grads.resize(model.size());
+    loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
+                                batch.labels.data(), n, {scratch.dense_grads.data(), 1.0f, 0.0f}, ws);
+    opt.apply(model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size());
+  }
+  scratch.rows.accumulate_grads(batch, ws.embedding_grad(0, 0), example_stride);
+  return loss;
+}
+
+void predict_batch(const dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
+  const auto& config = model.config();
+  const int n = static_cast<int>(batch.size());
+  ensure_capacity(config, n, scratch);
+  auto& ws = scratch.ws;
+  scratch.rows.pool(batch, ws.embedding_slot(0, 0), static_cast<std::size_t>(ws.vectors) * ws.dim);
+  model::dlrm_forward(config, model.layout(), model.params(), batch.dense.data(), n, ws);
+}
+
+}  // namespace ss::train

@@ -1,0 +1,174 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "ss/core/embedding/batch_rows.hpp"
+#include "ss/core/embedding/embedding_table.hpp"
+#include "ss/core/embedding/local_embeddings.hpp"
+
+using namespace ss::embedding;
+
+TEST_CASE("embedding table: rows are created on first touch, deterministically", "[core][embedding]") {
+  table_options o;
+  o.table = 3;
+  o.dim = 4;
+  o.state_floats = 1;
+  o.init_scale = 0.5f;
+  o.seed = 9;
+  embedding_table a(o), b(o);
+  CHECK(a.find(42) == nullptr);
+  float* r1 = a.find_or_create(42);
+  REQUIRE(r1 != nullptr);
+  CHECK(a.rows() == 1);
+  CHECK(a.find_or_create(42) == r1);  // same row, not a new one
+  CHECK(a.rows() == 1);
+  // Another table with the same options creates identical values, whatever the order.
+  b.find_or_create(7);
+  b.find_or_create(1000);
+  const float* r2 = b.find_or_create(42);
+  for (int d = 0; d < 4; ++d) {
+    CHECK(r1[d] == r2[d]);
+    CHECK(r1[d] >= -0.5f);
+    CHECK(r1[d] < 0.5f);
+  }
+  CHECK(r1[4] == 0.0f);  // optimizer state starts at zero
+  // A different table index gives different values for the same id.
+  o.table = 4;
+  embedding_table c(o);
+  const float* r3 = c.find_or_create(42);
+  CHECK_FALSE(std::equal(r1, r1 + 4, r3));
+}
+
+TEST_CASE("embedding table: grows to many rows and pointers stay valid", "[core][embedding]") {
+  table_options o;
+  o.dim = 2;
+  embedding_table t(o);
+  std::vector<float*> ptrs;
+  for (std::uint64_t id = 0; id < 100000; ++id) {
+    float* r = t.find_or_create(id * 7919);
+    r[0] = static_cast<float>(id);
+    ptrs.push_back(r);
+  }
+  CHECK(t.rows() == 100000);
+  for (std::uint64_t id = 0; id < 100000; id += 997) {
+    CHECK(t.find(id * 7919) == ptrs[id]);
+    CHECK(ptrs[id][0] == static_cast<float>(id));
+  }
+  std::size_t visited = 0;
+  t.for_each([&](std::uint64_t, const float*) { ++visited; });
+  CHECK(visited == 100000);
+  CHECK(t.bytes() >= 100000 * 2 * sizeof(float));
+}
+
+TEST_CASE("embedding table: put restores a row exactly; max_rows is enforced", "[core][embedding]") {
+  table_options o;
+  o.dim = 2;
+  o.state_floats = 1;
+  o.max_rows = 2;
+  embedding_table t(o);
+  const float row[3] = {1.5f, -2.0f, 0.25f};
+  REQUIRE(t.put(5, row));
+  const float* got = t.find(5);
+  REQUIRE(got != nullptr);
+  CHECK(std::equal(row, row + 3, got));
+  REQUIRE(t.find_or_create(6) != nullptr);
+  CHECK(t.find_or_create(7) == nullptr);  // full
+  CHECK_FALSE(t.put(8, row));
+  CHECK(t.put(5, row));  // overwriting an existing row is fine when full
+  CHECK(t.rows() == 2);
+}
+
+TEST_CASE("embedding table: concurrent first touches create each row once", "[core][embedding]") {
+  table_options o;
+  o.dim = 4;
+  embedding_table t(o);
+  std::vector<std::thread> threads;
+  std::vector<std::vector<float*>> seen(4);
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&t, &seen, w] {
+      for (std::uint64_t id = 0; id < 20000; ++id) seen[w].push_back(t.find_or_create((id * 31 + w % 2) % 30000));
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::set<std::uint64_t> distinct;
+  for (int w = 0; w < 4; ++w)
+    for (std::uint64_t id = 0; id < 20000; ++id) distinct.insert((id * 31 + w % 2) % 30000);
+  CHECK(t.rows() == distinct.size());
+  // Threads that asked for the same id got the same row.
+  for (std::uint64_t id = 0; id < 20000; ++id) CHECK(seen[0][id] == seen[2][id]);
+}
+
+namespace {
+ss::data::example_batch two_examples() {
+  // 2 examples, 2 tables; example 1 has two ids in table 0 (a bag) and none in table 1.
+  ss::data::example_batch b;
+  b.reset(0, 2);
+  b.begin_example(1.0f);
+  b.add_id(10); b.end_feature();
+  b.add_id(20); b.end_feature();
+  b.begin_example(0.0f);
+  b.add_id(10); b.add_id(11); b.end_feature();
+  b.end_feature();
+  return b;
+}
+}  // namespace
+
+TEST_CASE("batch rows: distinct rows, sum pooling and summed gradients", "[core][embedding]") {
+  auto batch = two_examples();
+  batch_rows rows;
+  rows.build(batch, {}, 2);
+  REQUIRE(rows.size() == 3);  // (0,10), (1,20), (0,11)
+  CHECK(rows.keys()[0] == row_key{0, 10});
+  CHECK(rows.keys()[1] == row_key{1, 20});
+  CHECK(rows.keys()[2] == row_key{0, 11});
+  CHECK(rows.occurrence_rows() == std::vector<std::uint32_t>{0, 1, 0, 2});
+  float* v = rows.values();
+  const float values[] = {1, 2, 10, 20, 100, 200};
+  std::copy(values, values + 6, v);
+  // slots: per example 2 tables x dim 2, example stride 4
+  std::vector<float> slots(8, -1.0f);
+  rows.pool(batch, slots.data(), 4);
+  CHECK(slots == std::vector<float>{1, 2, 10, 20, 101, 202, 0, 0});
+  std::vector<float> slot_grads = {1, 1, 2, 2, 0.5f, -1, 9, 9};
+  rows.accumulate_grads(batch, slot_grads.data(), 4);
+  // row (0,10) is used by example 0 table 0 and example 1 table 0
+  CHECK(std::vector<float>(rows.grads(), rows.grads() + 6) == std::vector<float>{1.5f, 0, 2, 2, 0.5f, -1});
+}
+
+TEST_CASE("batch rows: a fixed bucket count folds ids onto shared rows", "[core][embedding]") {
+  auto batch = two_examples();
+  batch_rows rows;
+  rows.build(batch, {10, 0}, 2);  // table 0 has 10 buckets: ids 10 and 20 -> 0, 11 -> 1
+  REQUIRE(rows.size() == 3);
+  CHECK(rows.keys()[0] == row_key{0, 0});
+  CHECK(rows.keys()[2] == row_key{0, 1});
+  CHECK(rows.keys()[1] == row_key{1, 20});
+}
+
+TEST_CASE("local embeddings: fetch creates rows, apply runs the optimizer", "[core][embedding]") {
+  embedding_options o;
+  o.tables = 2;
+  o.dim = 2;
+  o.optimizer.learning_rate = 0.5f;
+  local_embeddings store(o);
+  auto batch = two_examples();
+  batch_rows rows;
+  rows.build(batch, o.buckets, o.dim);
+  REQUIRE(store.fetch(rows).is_ok());
+  CHECK(store.total_rows() == 3);
+  const float before = store.table(0).find(10)[0];
+  CHECK(rows.values()[0] == before);
+  std::vector<float> slot_grads = {1, 1, 2, 2, 0.5f, -1, 9, 9};
+  rows.accumulate_grads(batch, slot_grads.data(), 4);
+  store.apply(rows);
+  CHECK(store.table(0).find(10)[0] == Approx(before - 0.5f * 1.5f));
+  CHECK(store.total_bytes() > 0);
+
+  o.max_rows_per_table = 1;
+  local_embeddings small(o);
+  auto st = small.fetch(rows);
+  CHECK(st.code() == ss::errc::resource_exhausted);
+}
