@@ -1,2 +1,5 @@
 # Sources of ss_core's metrics area.
-target_sources(ss_core PRIVATE)
+target_sources(ss_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/accumulator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/window.cpp)
