@@ -1,0 +1,107 @@
+// Reads the lines of several text files in order, each plain or gzip-compressed (recognized by its
+// magic bytes, not its name), with positions a run can resume from and byte counts for progress.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ss/core/status.hpp"
+
+namespace ss::data {
+
+// Where the next line starts. byte_offset counts uncompressed bytes from the start of the file, so
+// a position is the same whether or not the file is compressed.
+struct line_position {
+  std::uint32_t file_index = 0;
+  std::uint64_t byte_offset = 0;
+  std::uint64_t line_number = 1;  // 1-based number of the line at byte_offset
+
+  friend bool operator==(const line_position& a, const line_position& b) noexcept {
+    return a.file_index == b.file_index && a.byte_offset == b.byte_offset && a.line_number == b.line_number;
+  }
+  friend bool operator!=(const line_position& a, const line_position& b) noexcept { return !(a == b); }
+};
+
+struct line_reader_options {
+  std::size_t buffer_bytes = std::size_t{1} << 20;      // initial buffer; grows for long lines
+  std::size_t max_line_bytes = std::size_t{16} << 20;  // longer lines are skipped and flagged
+};
+
+struct text_line {
+  // Without the '\n' and a trailing '\r'. Valid until the next call to next() or seek().
+  std::string_view text;
+  std::string_view path;  // of the file it came from; valid while the reader lives
+  std::uint32_t file_index = 0;
+  std::uint64_t line_number = 0;  // 1-based, within its file
+  std::uint64_t byte_offset = 0;  // of the line's first byte, uncompressed
+  // The line was longer than max_line_bytes: text is empty, `length` says how long it was. The
+  // reader skipped it without buffering it.
+  bool too_long = false;
+  std::uint64_t length = 0;  // bytes, without the line break
+};
+
+class line_reader {
+ public:
+  // Checks that every file exists and is not a directory (errc::not_found / errc::io_error, with
+  // the path); files are opened one at a time as reading reaches them.
+  static result<line_reader> open(std::vector<std::string> paths, line_reader_options options = {});
+
+  line_reader(line_reader&&) noexcept;
+  line_reader& operator=(line_reader&&) noexcept;
+  ~line_reader();
+
+  // The next non-empty line: true with `out` filled, false at the end of the last file. Empty
+  // lines (also "\r" alone) are skipped and counted. Errors (unreadable file, corrupt or truncated
+  // gzip: errc::io_error / errc::corrupt, with the path) repeat until seek().
+  result<bool> next(text_line& out);
+
+  // Where the next line starts; pass it to seek() (also in a new reader) to resume there.
+  line_position position() const noexcept;
+  // Continues at `pos`. Plain files seek directly; gzip files are decompressed up to the offset.
+  // The byte before the offset must be a line break (or the offset the end of the file).
+  status seek(const line_position& pos);
+
+  // On-disk (compressed) sizes of all inputs, and how much of them was read so far.
+  std::uint64_t total_bytes() const noexcept { return total_bytes_; }
+  std::uint64_t bytes_consumed() const noexcept;
+
+  std::uint64_t empty_lines() const noexcept { return empty_lines_; }
+  std::size_t file_count() const noexcept { return paths_.size(); }
+  const std::string& path(std::size_t file_index) const { return paths_[file_index]; }
+
+ private:
+  class source;  // one open file, plain or gzip
+
+  line_reader(std::vector<std::string> paths, std::vector<std::uint64_t> sizes, line_reader_options options);
+  status open_current();
+  status fill();  // reads more bytes after end_, compacting or growing the buffer first
+  void finish_line(text_line& out, std::size_t length, std::size_t consumed);
+
+  std::vector<std::string> paths_;
+  std::vector<std::uint64_t> sizes_;
+  line_reader_options options_;
+  std::uint64_t total_bytes_ = 0;
+
+  std::unique_ptr<source> source_;  // null between files
+  std::uint32_t file_ = 0;          // the file being read (== paths_.size() at the end)
+  bool eof_ = false;                // source_ has no more bytes
+  std::vector<char> buffer_;
+  std::size_t begin_ = 0;  // start of the unread bytes in buffer_
+  std::size_t scan_ = 0;   // bytes in [begin_, scan_) are known to hold no '\n'
+  std::size_t end_ = 0;    // end of the valid bytes in buffer_
+  std::uint64_t offset_ = 0;       // uncompressed offset of buffer_[begin_]
+  std::uint64_t line_number_ = 1;  // of the line starting at begin_
+  std::uint64_t skipped_ = 0;      // bytes of an over-long line already thrown away
+  bool skipping_ = false;
+  std::uint64_t empty_lines_ = 0;
+  status error_;
+};
+
+// True when the file starts with the gzip magic bytes 0x1f 0x8b.
+result<bool> is_gzip_file(const std::string& path);
+
+}  // namespace ss::data

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command of the README: installs dependencies (apt-get, idempotent), builds with
+# warnings as errors, and runs the whole test suite with CTest.
+#   scripts/run-tests.sh                 everything
+#   scripts/run-tests.sh -L unit         extra arguments go to ctest (here: one label)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh"
+export SS_CMAKE_ARGS="-DSS_WERROR=ON ${SS_CMAKE_ARGS:-}"
+"$root/scripts/build.sh"
+build_dir=${SS_BUILD_DIR:-$root/build}
+cd "$build_dir"
+ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" "$@"

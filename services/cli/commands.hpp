@@ -1,0 +1,18 @@
+// The subcommands of the `shadowsync` binary. Each takes its arguments (after the command name)
+// and the process environment, and returns the process exit status:
+//   0 success, 1 the work failed (bad data, I/O, a peer), 2 bad usage (flags, config).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ss/core/config/environment.hpp"
+
+namespace ss::cli {
+
+using args = std::vector<std::string>;
+
+int run_train(const args& a, const config::environment& env);
+int run_gen_data(const args& a, const config::environment& env);
+
+}  // namespace ss::cli

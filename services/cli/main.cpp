@@ -1,0 +1,62 @@
+// shadowsync: one binary, one subcommand per job or service.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "ss/core/config/suggest.hpp"
+#include "ss/core/model/gemm.hpp"
+
+namespace {
+
+struct command {
+  const char* name;
+  const char* summary;
+  int (*run)(const ss::cli::args&, const ss::config::environment&);
+};
+
+const command commands[] = {
+    {"train", "train a DLRM in this process (Hogwild threads) and evaluate it", ss::cli::run_train},
+    {"gen-data", "write Criteo-format data labelled by a hidden teacher, with its Bayes-optimal loss",
+     ss::cli::run_gen_data},
+};
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "shadowsync: distributed DLRM training with background (shadow) synchronization\n\n"
+               "usage: shadowsync <command> [options]     shadowsync <command> --help\n\ncommands:\n");
+  for (const auto& c : commands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nOptions come from flags, a --config file and SHADOWSYNC_* environment variables.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (name == "--version" || name == "version") {
+    std::printf("shadowsync 0.1.0 (oneDNN ISA %s)\n", ss::model::gemm_isa());
+    return 0;
+  }
+  std::vector<std::string> names;
+  for (const auto& c : commands) {
+    names.emplace_back(c.name);
+    if (name == c.name) {
+      ss::cli::args a(argv + 2, argv + argc);
+      return c.run(a, ss::config::process_environment());
+    }
+  }
+  const std::string guess = ss::config::closest_match(name, names);
+  std::fprintf(stderr, "shadowsync: unknown command '%s'%s\n", name.c_str(),
+               guess.empty() ? "" : (" (did you mean '" + guess + "'?)").c_str());
+  usage(stderr);
+  return 2;
+}

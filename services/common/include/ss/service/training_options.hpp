@@ -1,0 +1,43 @@
+// The model and optimizer options every training command shares (train, local, trainer,
+// shard), declared once so their flags, config keys and defaults cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ss/core/config/option_set.hpp"
+#include "ss/core/embedding/local_embeddings.hpp"
+#include "ss/core/model/dlrm_config.hpp"
+#include "ss/core/optim/dense_optimizer.hpp"
+#include "ss/core/status.hpp"
+
+namespace ss::service {
+
+struct model_options {
+  int embedding_dim = 16;
+  std::string bottom_mlp = "512-256-64-16";
+  std::string top_mlp = "512-256-1";
+  double learning_rate = 0.1;
+  double embedding_learning_rate = 0;  // 0: same as learning_rate
+  std::string dense_optimizer = "sgd";
+  std::string sparse_optimizer = "sgd";
+  double embedding_init_scale = 0.01;
+  std::uint64_t buckets = 0;
+  std::uint64_t max_rows_per_table = 0;
+  std::uint64_t seed = 1;
+};
+
+void add_model_options(config::option_set& opts, model_options& o);
+
+// The resolved pieces, checked: shapes (given the input's feature counts), optimizers, tables.
+struct model_setup {
+  model::dlrm_config dlrm;
+  optim::dense_optimizer dense;
+  embedding::embedding_options embeddings;
+  std::vector<std::uint64_t> buckets;  // per table; empty when unbounded
+};
+
+result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dense, std::uint32_t num_sparse);
+
+}  // namespace ss::service

@@ -1,0 +1,61 @@
+#include "ss/service/training_options.hpp"
+
+namespace ss::service {
+
+void add_model_options(config::option_set& opts, model_options& o) {
+  opts.add("embedding-dim", &o.embedding_dim, "Width of every embedding row.").range(1, 1024);
+  opts.add("bottom-mlp", &o.bottom_mlp,
+           "Bottom MLP output widths; the last must equal --embedding-dim.");
+  opts.add("top-mlp", &o.top_mlp, "Top MLP output widths; the last must be 1 (the logit).");
+  opts.add("learning-rate", &o.learning_rate, "Learning rate of the dense optimizer.").min(0.0);
+  opts.add("embedding-learning-rate", &o.embedding_learning_rate,
+           "Learning rate of the embedding optimizer; 0 = --learning-rate.")
+      .min(0.0);
+  opts.add("dense-optimizer", &o.dense_optimizer, "Optimizer of the MLPs.").choices({"sgd", "adagrad"});
+  opts.add("sparse-optimizer", &o.sparse_optimizer, "Optimizer of the embedding rows.")
+      .choices({"sgd", "rowwise-adagrad"});
+  opts.add("embedding-init-scale", &o.embedding_init_scale,
+           "New embedding rows start uniform in [-scale, scale).")
+      .min(0.0);
+  opts.add("buckets", &o.buckets,
+           "Fixed rows per table (ids are folded modulo this); 0 = one row per distinct id, "
+           "created on first touch.");
+  opts.add("max-rows-per-table", &o.max_rows_per_table,
+           "Refuse to grow a table past this many rows; 0 = no limit.");
+  opts.add("seed", &o.seed, "Seed of every random initialization.");
+}
+
+result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dense, std::uint32_t num_sparse) {
+  model_setup s;
+  s.dlrm.num_dense = num_dense;
+  s.dlrm.num_sparse = num_sparse;
+  s.dlrm.embedding_dim = static_cast<std::uint32_t>(o.embedding_dim);
+  auto bottom = model::parse_layer_list(o.bottom_mlp);
+  if (!bottom.is_ok()) return bottom.error().with_context("--bottom-mlp");
+  auto top = model::parse_layer_list(o.top_mlp);
+  if (!top.is_ok()) return top.error().with_context("--top-mlp");
+  s.dlrm.bottom_mlp = *bottom;
+  s.dlrm.top_mlp = *top;
+  if (auto st = s.dlrm.validate(); !st.is_ok()) return st.with_context("model");
+
+  auto dense_kind = optim::parse_dense_kind(o.dense_optimizer);
+  if (!dense_kind.is_ok()) return dense_kind.error();
+  s.dense.kind = *dense_kind;
+  s.dense.learning_rate = static_cast<float>(o.learning_rate);
+
+  auto sparse_kind = optim::parse_sparse_kind(o.sparse_optimizer);
+  if (!sparse_kind.is_ok()) return sparse_kind.error();
+  s.embeddings.tables = num_sparse;
+  s.embeddings.dim = s.dlrm.embedding_dim;
+  s.embeddings.init_scale = static_cast<float>(o.embedding_init_scale);
+  s.embeddings.seed = o.seed;
+  s.embeddings.max_rows_per_table = o.max_rows_per_table;
+  s.embeddings.optimizer.kind = *sparse_kind;
+  s.embeddings.optimizer.learning_rate =
+      static_cast<float>(o.embedding_learning_rate > 0 ? o.embedding_learning_rate : o.learning_rate);
+  if (o.buckets > 0) s.buckets.assign(num_sparse, o.buckets);
+  s.embeddings.buckets = s.buckets;
+  return s;
+}
+
+}  // namespace ss::service

@@ -1,0 +1,142 @@
+// The shadowsync binary as a user runs it: real processes, real files, exit codes and the JSON
+// result line.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "support/process.hpp"
+
+using ss::test::json_number;
+using ss::test::last_json_line;
+using ss::test::run_command;
+
+namespace {
+const std::string bin = SS_SHADOWSYNC_BIN;
+const std::string samples = SS_SAMPLE_DATA_DIR;
+}  // namespace
+
+TEST_CASE("cli: help, version and unknown commands", "[cli]") {
+  auto help = run_command(bin + " --help");
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("train") != std::string::npos);
+  auto none = run_command(bin);
+  CHECK(none.exit_code == 2);
+  auto typo = run_command(bin + " trian");
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.out.find("did you mean 'train'") != std::string::npos);
+  auto train_help = run_command(bin + " train --help");
+  CHECK(train_help.exit_code == 0);
+  CHECK(train_help.out.find("--batch-size") != std::string::npos);
+  CHECK(train_help.out.find("SHADOWSYNC_") != std::string::npos);
+}
+
+TEST_CASE("cli: bad flags and values exit 2 with a precise message", "[cli]") {
+  auto typo = run_command(bin + " train --bach-size 64 --train x");
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.out.find("did you mean '--batch-size'") != std::string::npos);
+  auto bad_value = run_command(bin + " train --batch-size abc --train x");
+  CHECK(bad_value.exit_code == 2);
+  CHECK(bad_value.out.find("--batch-size: 'abc' is not an integer") != std::string::npos);
+  auto bad_env = run_command("SHADOWSYNC_THREADS=0 " + bin + " train --train x");
+  CHECK(bad_env.exit_code == 2);
+  CHECK(bad_env.out.find("SHADOWSYNC_THREADS") != std::string::npos);
+  auto no_input = run_command(bin + " train");
+  CHECK(no_input.exit_code == 2);
+  CHECK(no_input.out.find("--train") != std::string::npos);
+  auto bad_shape = run_command(bin + " train --train x --bottom-mlp 512-256-32");
+  CHECK(bad_shape.exit_code != 0);
+}
+
+TEST_CASE("cli: a missing training file is a clear error, exit 1", "[cli]") {
+  auto r = run_command(bin + " train --train /nonexistent/train.tsv");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("/nonexistent/train.tsv") != std::string::npos);
+}
+
+TEST_CASE("cli: gen-data then train learns the teacher's task end to end", "[cli]") {
+  ss::test::temp_dir dir;
+  auto gen = run_command(bin + " gen-data --out " + dir.str() + " --rows 30000 --test-rows 5000 --seed 3");
+  REQUIRE(gen.exit_code == 0);
+  const std::string teacher = last_json_line(gen.out);
+  const double bayes_ne = json_number(teacher.substr(teacher.find("\"test\"")), "bayes_ne");
+  REQUIRE(bayes_ne > 0.3);
+  REQUIRE(bayes_ne < 0.95);
+
+  auto train = run_command(bin + " train --train " + dir.str("train.tsv") + " --test " + dir.str("test.tsv") +
+                           " --threads 2 --progress-interval 0 --sparse-optimizer rowwise-adagrad");
+  INFO(train.out);
+  REQUIRE(train.exit_code == 0);
+  const std::string j = last_json_line(train.out);
+  CHECK(json_number(j, "examples") == 30000);
+  CHECK(json_number(j, "test_examples") == 5000);
+  CHECK(json_number(j, "bad_rows") == 0);
+  CHECK(json_number(j, "examples_per_sec") > 0);
+  const double ne = json_number(j, "test_ne");
+  CHECK(ne < 0.95);               // it learned something
+  CHECK(ne > bayes_ne - 0.02);    // and cannot beat the Bayes-optimal predictor
+  CHECK(json_number(j, "test_auc") > 0.65);
+}
+
+TEST_CASE("cli: one thread is deterministic run to run", "[cli]") {
+  ss::test::temp_dir dir;
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 5000 --test-rows 1000").exit_code == 0);
+  const std::string cmd = bin + " train --train " + dir.str("train.tsv") + " --test " + dir.str("test.tsv") +
+                          " --threads 1 --progress-interval 0";
+  auto a = run_command(cmd), b = run_command(cmd);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(ss::test::json_field(last_json_line(a.out), "test_logloss") ==
+        ss::test::json_field(last_json_line(b.out), "test_logloss"));
+}
+
+TEST_CASE("cli: trains on the real Criteo and Avazu samples", "[cli]") {
+  const std::string criteo = samples + "/criteo/train-10k.txt";
+  auto c = run_command(bin + " train --train " + criteo + " --test " + criteo + " --progress-interval 0");
+  INFO(c.out);
+  REQUIRE(c.exit_code == 0);
+  const std::string jc = last_json_line(c.out);
+  CHECK(json_number(jc, "examples") == 10000);
+  CHECK(json_number(jc, "bad_rows") == 0);
+  CHECK(std::isfinite(json_number(jc, "test_ne")));
+
+  const std::string avazu = samples + "/avazu/train-10k";
+  auto v = run_command(bin + " train --schema avazu --train " + avazu + " --progress-interval 0");
+  INFO(v.out);
+  REQUIRE(v.exit_code == 0);
+  CHECK(json_number(last_json_line(v.out), "examples") == 9999);
+}
+
+TEST_CASE("cli: too many bad rows stop the run with file and line", "[cli]") {
+  ss::test::temp_dir dir;
+  {
+    std::ofstream f(dir.str("bad.tsv"));
+    for (int i = 0; i < 50; ++i) f << "1\tnot-a-row\n";
+  }
+  auto r = run_command(bin + " train --train " + dir.str("bad.tsv") + " --progress-interval 0");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("bad.tsv:1:") != std::string::npos);
+  CHECK(r.out.find("expected 40 fields") != std::string::npos);
+}
+
+TEST_CASE("cli: a few bad rows are skipped, counted and reported", "[cli]") {
+  ss::test::temp_dir dir;
+  {
+    std::ifstream in(samples + "/criteo/train-10k.txt");
+    std::ofstream f(dir.str("mixed.tsv"));
+    std::string line;
+    for (int i = 0; i < 2000 && std::getline(in, line); ++i) {
+      f << line << "\n";
+      if (i == 100) f << "2\t1\t2\n";  // bad label and field count
+      if (i == 200) f << line.substr(0, line.size() / 2) << "\n";
+    }
+  }
+  auto r = run_command(bin + " train --train " + dir.str("mixed.tsv") + " --progress-interval 0");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const std::string j = last_json_line(r.out);
+  CHECK(json_number(j, "examples") == 2000);
+  CHECK(json_number(j, "bad_rows") == 2);
+  CHECK(r.out.find("mixed.tsv:102:") != std::string::npos);
+}
