@@ -14,7 +14,7 @@ BUILD_PACKAGES=(
   librocksdb-dev libspdlog-dev catch2 zlib1g-dev libdnnl-dev
   python3
 )
-BENCH_PACKAGES=(python3-torch libopenblas0-pthread python3-numpy python3-matplotlib)
+BENCH_PACKAGES=(python3-torch libopenblas0-pthread python3-numpy python3-matplotlib libopenblas-dev libblis-dev libeigen3-dev libxsmm-dev)
 DOCKER_PACKAGES=(docker.io debootstrap)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

@@ -11,7 +11,6 @@ void batch_rows::build(const data::example_batch& batch, const std::vector<std::
                        std::uint32_t dim) {
   dim_ = dim;
   keys_.clear();
-  local_rows_.clear();
   occurrence_.resize(batch.ids.size());
   // Open-addressing dedup table at load <= 0.5, cleared per batch.
   std::size_t cap = 16;
@@ -26,7 +25,7 @@ void batch_rows::build(const data::example_batch& batch, const std::vector<std::
       const std::size_t cell = e * tables + t;
       for (std::uint32_t p = batch.offsets[cell]; p < batch.offsets[cell + 1]; ++p) {
         const row_key key{t, row_id(batch.ids[p], b)};
-        std::size_t i = hash_combine(key.id, t) & mask;
+        std::size_t i = mix64(key.id ^ (0x9e3779b97f4a7c15ULL * (t + 1))) & mask;
         for (;;) {
           const std::uint32_t r = slot_index_[i];
           if (r == 0) {
@@ -49,6 +48,24 @@ void batch_rows::build(const data::example_batch& batch, const std::vector<std::
     values_.resize(floats + floats / 2);
     grads_.resize(floats + floats / 2);
   }
+  // Group the distinct rows by table (counting sort), for one batch lookup per table.
+  table_offsets_.assign(tables + 1, 0);
+  for (const auto& k : keys_) ++table_offsets_[k.table + 1];
+  for (std::uint32_t t = 0; t < tables; ++t) table_offsets_[t + 1] += table_offsets_[t];
+  by_table_.resize(keys_.size());
+  table_ids_.resize(keys_.size());
+  std::vector<std::size_t> fill(table_offsets_.begin(), table_offsets_.end() - 1);
+  for (std::size_t r = 0; r < keys_.size(); ++r) {
+    const std::size_t at = fill[keys_[r].table]++;
+    by_table_[at] = static_cast<std::uint32_t>(r);
+    table_ids_[at] = keys_[r].id;
+  }
+  row_ptrs_.assign(keys_.size(), nullptr);
+}
+
+void batch_rows::use_values() {
+  row_ptrs_.resize(keys_.size());
+  for (std::size_t r = 0; r < keys_.size(); ++r) row_ptrs_[r] = values_.data() + r * dim_;
 }
 
 void batch_rows::pool(const data::example_batch& batch, float* first_slot, std::size_t example_stride) const {
@@ -65,9 +82,9 @@ void batch_rows::pool(const data::example_batch& batch, float* first_slot, std::
         std::memset(dst, 0, sizeof(float) * dim);  // an empty bag pools to zero
         continue;
       }
-      std::memcpy(dst, values_.data() + occurrence_[begin] * dim, sizeof(float) * dim);
+      std::memcpy(dst, row_ptrs_[occurrence_[begin]], sizeof(float) * dim);
       for (std::uint32_t p = begin + 1; p < end; ++p) {
-        const float* src = values_.data() + occurrence_[p] * dim;
+        const float* src = row_ptrs_[occurrence_[p]];
         for (std::size_t d = 0; d < dim; ++d) dst[d] += src[d];
       }
     }

@@ -15,35 +15,29 @@ void init_row(const table_options& options, std::uint64_t id, float* row) {
 }
 
 embedding_table::embedding_table(const table_options& options) : options_(options) {
-  for (auto& s : stripes_) {
-    s.slot_keys.assign(16, 0);
-    s.slot_rows.assign(16, nullptr);
-  }
+  for (auto& s : stripes_) s.slots.assign(16, slot{});
 }
 
 std::size_t embedding_table::probe(const stripe& s, std::uint64_t id, std::uint64_t hash) {
-  const std::size_t mask = s.slot_rows.size() - 1;
+  const std::size_t mask = s.slots.size() - 1;
   std::size_t i = hash & mask;
-  while (s.slot_rows[i] != nullptr && s.slot_keys[i] != id) i = (i + 1) & mask;
+  while (s.slots[i].row != nullptr && s.slots[i].key != id) i = (i + 1) & mask;
   return i;
 }
 
 void embedding_table::grow_locked(stripe& s) {
-  std::vector<std::uint64_t> keys(s.slot_keys.size() * 2, 0);
-  std::vector<float*> rows(s.slot_rows.size() * 2, nullptr);
-  const std::size_t mask = rows.size() - 1;
-  for (std::size_t j = 0; j < s.slot_rows.size(); ++j) {
-    if (s.slot_rows[j] == nullptr) continue;
-    std::size_t i = mix64(s.slot_keys[j]) & mask;
-    while (rows[i] != nullptr) i = (i + 1) & mask;
-    keys[i] = s.slot_keys[j];
-    rows[i] = s.slot_rows[j];
+  std::vector<slot> bigger(s.slots.size() * 2);
+  const std::size_t mask = bigger.size() - 1;
+  for (const auto& old : s.slots) {  // NOLINT
+    if (old.row == nullptr) continue;
+    std::size_t i = mix64(old.key) & mask;
+    while (bigger[i].row != nullptr) i = (i + 1) & mask;
+    bigger[i] = old;
   }
-  s.slot_keys.swap(keys);
-  s.slot_rows.swap(rows);
+  s.slots.swap(bigger);
 }
 
-float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t slot) {
+float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i) {
   if (options_.max_rows != 0 && rows_.load(std::memory_order_relaxed) >= options_.max_rows) return nullptr;
   const std::size_t floats = row_floats();
   if (s.chunk_used == s.chunk_rows) {
@@ -54,40 +48,100 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t s
   }
   float* row = s.chunks.back().get() + s.chunk_used++ * floats;
   init_row(options_, id, row);
-  s.slot_keys[slot] = id;
-  s.slot_rows[slot] = row;
+  s.slots[i] = slot{id, row};
   rows_.fetch_add(1, std::memory_order_relaxed);
   // Linear probing stays short below a 0.7 load factor.
-  if (++s.used * 10 > s.slot_rows.size() * 7) grow_locked(s);
+  if (++s.used * 10 > s.slots.size() * 7) grow_locked(s);
   return row;
 }
 
 float* embedding_table::find_or_create(std::uint64_t id) {
   const std::uint64_t h = mix64(id);
-  stripe& s = stripe_of(h);
+  stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
-  const std::size_t slot = probe(s, id, h);
-  if (s.slot_rows[slot] != nullptr) return s.slot_rows[slot];
-  return insert_locked(s, id, slot);
+  const std::size_t i = probe(s, id, h);
+  if (s.slots[i].row != nullptr) return s.slots[i].row;
+  return insert_locked(s, id, i);
 }
 
 float* embedding_table::find(std::uint64_t id) {
   const std::uint64_t h = mix64(id);
-  stripe& s = stripe_of(h);
+  stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.slot_rows[probe(s, id, h)];
+  return s.slots[probe(s, id, h)].row;
 }
 
 const float* embedding_table::find(std::uint64_t id) const {
   return const_cast<embedding_table*>(this)->find(id);
 }
 
+void embedding_table::group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch) {
+  scratch.hashes.resize(n);
+  scratch.order.resize(n);
+  auto& starts = scratch.starts;
+  starts.fill(0);
+  for (std::size_t i = 0; i < n; ++i) {
+    scratch.hashes[i] = mix64(ids[i]);
+    ++starts[stripe_index(scratch.hashes[i]) + 1];
+  }
+  for (std::size_t s = 1; s <= stripe_count; ++s) starts[s] += starts[s - 1];
+  std::array<std::uint32_t, stripe_count> fill{};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t s = stripe_index(scratch.hashes[i]);
+    scratch.order[starts[s] + fill[s]++] = static_cast<std::uint32_t>(i);
+  }
+}
+
+std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows,
+                                                  batch_scratch& scratch) {
+  group_by_stripe(ids, n, scratch);
+  std::size_t missing = 0;
+  constexpr std::size_t ahead = 8;  // slots prefetched ahead of the probe
+  for (std::size_t si = 0; si < stripe_count; ++si) {
+    const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
+    if (begin == end) continue;
+    stripe& s = stripes_[si];
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (std::uint32_t k = begin; k < end; ++k) {
+      if (k + ahead < end) {
+        const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
+        __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
+      }
+      const std::uint32_t i = scratch.order[k];
+      const std::size_t at = probe(s, ids[i], scratch.hashes[i]);
+      float* row = s.slots[at].row != nullptr ? s.slots[at].row : insert_locked(s, ids[i], at);
+      rows[i] = row;
+      if (row == nullptr) ++missing;
+    }
+  }
+  return missing;
+}
+
+void embedding_table::find_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch) {
+  group_by_stripe(ids, n, scratch);
+  constexpr std::size_t ahead = 8;
+  for (std::size_t si = 0; si < stripe_count; ++si) {
+    const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
+    if (begin == end) continue;
+    stripe& s = stripes_[si];
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (std::uint32_t k = begin; k < end; ++k) {
+      if (k + ahead < end) {
+        const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
+        __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
+      }
+      const std::uint32_t i = scratch.order[k];
+      rows[i] = s.slots[probe(s, ids[i], scratch.hashes[i])].row;
+    }
+  }
+}
+
 bool embedding_table::put(std::uint64_t id, const float* row) {
   const std::uint64_t h = mix64(id);
-  stripe& s = stripe_of(h);
+  stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
-  const std::size_t slot = probe(s, id, h);
-  float* dst = s.slot_rows[slot] != nullptr ? s.slot_rows[slot] : insert_locked(s, id, slot);
+  const std::size_t i = probe(s, id, h);
+  float* dst = s.slots[i].row != nullptr ? s.slots[i].row : insert_locked(s, id, i);
   if (dst == nullptr) return false;
   std::memcpy(dst, row, sizeof(float) * row_floats());
   return true;
@@ -97,8 +151,7 @@ std::size_t embedding_table::bytes() const {
   std::size_t total = 0;
   for (const auto& s : stripes_) {
     std::lock_guard<std::mutex> lock(s.mu);
-    total += s.allocated_floats * sizeof(float);
-    total += s.slot_keys.size() * (sizeof(std::uint64_t) + sizeof(float*));
+    total += s.allocated_floats * sizeof(float) + s.slots.size() * sizeof(slot);
   }
   return total;
 }

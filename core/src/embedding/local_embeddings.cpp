@@ -6,6 +6,9 @@
 
 namespace ss::embedding {
 
+thread_local embedding_table::batch_scratch local_embeddings::scratch_;
+thread_local std::vector<float*> local_embeddings::found_;
+
 local_embeddings::local_embeddings(const embedding_options& options) : options_(options) {
   for (std::uint32_t t = 0; t < options.tables; ++t) {
     table_options o;
@@ -20,53 +23,61 @@ local_embeddings::local_embeddings(const embedding_options& options) : options_(
 }
 
 status local_embeddings::fetch(batch_rows& rows) {
-  const std::uint32_t dim = options_.dim;
-  float* out = rows.values();
-  const auto& keys = rows.keys();
-  auto& where = rows.local_rows();
-  where.assign(keys.size(), nullptr);
-  for (std::size_t r = 0; r < keys.size(); ++r) {
-    if (keys[r].table >= tables_.size())
-      return {errc::out_of_range, "row of table " + std::to_string(keys[r].table) + " but the model has " +
-                                      std::to_string(tables_.size()) + " tables"};
-    float* row = tables_[keys[r].table]->find_or_create(keys[r].id);
-    where[r] = row;
-    if (row == nullptr)
-      return {errc::resource_exhausted, "table " + std::to_string(keys[r].table) + " is full (" +
+  if (rows.tables() > tables_.size())
+    return {errc::out_of_range, "batch has " + std::to_string(rows.tables()) + " tables but the model has " +
+                                    std::to_string(tables_.size())};
+  auto& ptrs = rows.row_pointers();
+  const auto& order = rows.by_table();
+  const auto& ids = rows.table_ids();
+  for (std::uint32_t t = 0; t < rows.tables(); ++t) {
+    const std::size_t begin = rows.table_begin(t), n = rows.table_begin(t + 1) - begin;
+    if (n == 0) continue;
+    found_.resize(n);
+    const std::size_t missing = tables_[t]->find_or_create_batch(ids.data() + begin, n, found_.data(), scratch_);
+    if (missing > 0)
+      return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
                                             std::to_string(options_.max_rows_per_table) + " rows)"};
-    std::memcpy(out + r * dim, row, sizeof(float) * dim);
+    for (std::size_t j = 0; j < n; ++j) ptrs[order[begin + j]] = found_[j];
   }
   return status::ok();
 }
 
 status local_embeddings::peek(batch_rows& rows) const {
+  if (rows.tables() > tables_.size())
+    return {errc::out_of_range, "batch has " + std::to_string(rows.tables()) + " tables but the model has " +
+                                    std::to_string(tables_.size())};
   const std::uint32_t dim = options_.dim;
-  float* out = rows.values();
-  const auto& keys = rows.keys();
+  rows.use_values();
+  auto& ptrs = rows.row_pointers();
+  const auto& order = rows.by_table();
+  const auto& ids = rows.table_ids();
   std::vector<float> fresh(dim + options_.optimizer.state_floats());
-  for (std::size_t r = 0; r < keys.size(); ++r) {
-    if (keys[r].table >= tables_.size())
-      return {errc::out_of_range, "row of table " + std::to_string(keys[r].table) + " but the model has " +
-                                      std::to_string(tables_.size()) + " tables"};
-    const embedding_table& table = *tables_[keys[r].table];
-    const float* row = table.find(keys[r].id);
-    if (row == nullptr) {
-      init_row(table.options(), keys[r].id, fresh.data());
-      row = fresh.data();
+  for (std::uint32_t t = 0; t < rows.tables(); ++t) {
+    const std::size_t begin = rows.table_begin(t), n = rows.table_begin(t + 1) - begin;
+    if (n == 0) continue;
+    found_.resize(n);
+    tables_[t]->find_batch(ids.data() + begin, n, found_.data(), scratch_);
+    for (std::size_t j = 0; j < n; ++j) {
+      float* dst = ptrs[order[begin + j]];  // the row's slice of rows.values()
+      if (found_[j] != nullptr) {
+        std::memcpy(dst, found_[j], sizeof(float) * dim);
+      } else {
+        init_row(tables_[t]->options(), ids[begin + j], fresh.data());
+        std::memcpy(dst, fresh.data(), sizeof(float) * dim);
+      }
     }
-    std::memcpy(out + r * dim, row, sizeof(float) * dim);
   }
   return status::ok();
 }
 
 void local_embeddings::apply(const batch_rows& rows) {
   const std::uint32_t dim = options_.dim;
-  const auto& keys = rows.keys();
+  const auto& ptrs = rows.row_pointers();
   const float* grads = rows.grads();
-  const auto& where = rows.local_rows();
-  for (std::size_t r = 0; r < keys.size(); ++r) {
-    float* row = r < where.size() ? where[r] : tables_[keys[r].table]->find(keys[r].id);
-    if (row != nullptr) options_.optimizer.apply(row, grads + r * dim, dim);
+  const std::size_t n = rows.size();
+  for (std::size_t r = 0; r < n; ++r) {
+    if (r + 8 < n) __builtin_prefetch(ptrs[r + 8], 1);
+    options_.optimizer.apply(ptrs[r], grads + r * dim, dim);
   }
 }
 

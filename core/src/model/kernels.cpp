@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #define SS_ALWAYS_INLINE inline __attribute__((always_inline))
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
@@ -54,72 +55,131 @@ SS_ALWAYS_INLINE void column_sum_impl(const T* __restrict dz, int ld, int rows, 
   }
 }
 
-// Gram matrix of one example's n vectors through a transposed copy, so the inner loop runs
-// along contiguous memory and vectorizes (dim is 16 in the default model: one AVX-512 register
-// per vector would need a horizontal sum per dot product instead).
+// Dot interaction, forward. Per example the n vectors are transposed (dim x npad) so that row i
+// of the Gram matrix is sum_d v_i[d] * transposed[d][:], a loop along contiguous memory. With
+// npad and dim known at compile time (the default model: 27 vectors of 16, npad 32) the row
+// accumulators stay in registers instead of bouncing through memory on every d.
 constexpr int max_vectors = 128;  // n = 1 + categorical features; checked by dlrm_config
+
+template <class T, int NPad, int Dim>
+SS_ALWAYS_INLINE void gram_pairs_fixed(const T* __restrict v, int n, T* __restrict pairs) {
+  alignas(64) T transposed[Dim * NPad];
+  for (int d = 0; d < Dim; ++d) {
+    for (int j = 0; j < n; ++j) transposed[d * NPad + j] = v[j * Dim + d];
+    for (int j = n; j < NPad; ++j) transposed[d * NPad + j] = T(0);
+  }
+  int k = 0;
+  for (int i = 1; i < n; ++i) {
+    alignas(64) T acc[NPad];
+    for (int j = 0; j < NPad; ++j) acc[j] = T(0);
+    const T* __restrict vi = v + i * Dim;
+    for (int d = 0; d < Dim; ++d) {
+      const T a = vi[d];
+      for (int j = 0; j < NPad; ++j) acc[j] += a * transposed[d * NPad + j];
+    }
+    for (int j = 0; j < i; ++j) pairs[k++] = acc[j];
+  }
+}
+
+// The default model's case (dim 16, at most 32 vectors) for float, written with GCC vector
+// types so the two row accumulators are registers (at -O2 GCC keeps a local array in memory and
+// every FMA would round-trip through the stack). In the AVX-512 clone each is one zmm register.
+typedef float float16_vec __attribute__((vector_size(64)));
+
+// Unaligned load; by reference because returning a 64-byte vector draws GCC's ABI warning for
+// the baseline clone.
+SS_ALWAYS_INLINE void load16(float16_vec& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+
+SS_ALWAYS_INLINE void gram_pairs_dim16(const float* __restrict v, int n, float* __restrict pairs) {
+  alignas(64) float transposed[16 * 32];
+  for (int d = 0; d < 16; ++d) {
+    for (int j = 0; j < n; ++j) transposed[d * 32 + j] = v[j * 16 + d];
+    for (int j = n; j < 32; ++j) transposed[d * 32 + j] = 0.0f;
+  }
+  int k = 0;
+  for (int i = 1; i < n; ++i) {
+    float16_vec lo = {}, hi = {};
+    const float* __restrict vi = v + i * 16;
+    for (int d = 0; d < 16; ++d) {
+      const float a = vi[d];
+      float16_vec t;
+      load16(t, transposed + d * 32);
+      lo += a * t;
+      if (i > 16) {
+        load16(t, transposed + d * 32 + 16);
+        hi += a * t;
+      }
+    }
+    alignas(64) float row[32];
+    std::memcpy(row, &lo, sizeof lo);
+    std::memcpy(row + 16, &hi, sizeof hi);
+    for (int j = 0; j < i; ++j) pairs[k++] = row[j];
+  }
+}
+
+template <class T>
+SS_ALWAYS_INLINE void gram_pairs_generic(const T* __restrict v, int n, int dim, T* __restrict pairs) {
+  int k = 0;
+  for (int i = 1; i < n; ++i) {
+    for (int j = 0; j < i; ++j) {
+      T s = T(0);
+      for (int d = 0; d < dim; ++d) s += v[i * dim + d] * v[j * dim + d];
+      pairs[k++] = s;
+    }
+  }
+}
 
 template <class T>
 SS_ALWAYS_INLINE void interaction_forward_impl(const T* __restrict inter, int batch, int n, int dim,
                                                T* __restrict out, int ld_out) {
-  const int npad = (n + 15) / 16 * 16;
-  alignas(64) T transposed[64 * max_vectors];  // dim x npad, dim <= 64 on this path
-  alignas(64) T gram[max_vectors];
   for (int e = 0; e < batch; ++e) {
     const T* __restrict v = inter + static_cast<long>(e) * n * dim;
     T* __restrict o = out + static_cast<long>(e) * ld_out;
     for (int d = 0; d < dim; ++d) o[d] = v[d];
     T* __restrict pairs = o + dim;
-    if (dim <= 64) {
-      for (int d = 0; d < dim; ++d) {
-        T* __restrict trow = transposed + d * npad;
-        for (int j = 0; j < n; ++j) trow[j] = v[j * dim + d];
-        for (int j = n; j < npad; ++j) trow[j] = T(0);
+    if constexpr (std::is_same_v<T, float>) {
+      if (dim == 16 && n <= 32) {
+        gram_pairs_dim16(v, n, pairs);
+        continue;
       }
-      int k = 0;
-      for (int i = 1; i < n; ++i) {
-        const int width = (i + 15) / 16 * 16;  // only j < i is needed
-        for (int j = 0; j < width; ++j) gram[j] = T(0);
-        const T* __restrict vi = v + i * dim;
-        for (int d = 0; d < dim; ++d) {
-          const T a = vi[d];
-          const T* __restrict trow = transposed + d * npad;
-          for (int j = 0; j < width; ++j) gram[j] += a * trow[j];
-        }
-        for (int j = 0; j < i; ++j) pairs[k++] = gram[j];
-      }
+    }
+    if (dim == 16 && n <= 16) {
+      gram_pairs_fixed<T, 16, 16>(v, n, pairs);
+    } else if (dim == 16 && n <= 32) {
+      gram_pairs_fixed<T, 32, 16>(v, n, pairs);
+    } else if (dim == 32 && n <= 32) {
+      gram_pairs_fixed<T, 32, 32>(v, n, pairs);
     } else {
-      int k = 0;
-      for (int i = 1; i < n; ++i) {
-        for (int j = 0; j < i; ++j) {
-          T s = T(0);
-          for (int d = 0; d < dim; ++d) s += v[i * dim + d] * v[j * dim + d];
-          pairs[k++] = s;
-        }
-      }
+      gram_pairs_generic(v, n, dim, pairs);
     }
   }
 }
 
-// Each pair (i, j) adds w * v_j to dv_i and w * v_i to dv_j. With the dimension known at compile
-// time (16 in the default model) the inner loop becomes one or two full vector operations.
+// Dot interaction, backward: pair (i, j) adds w * v_j to dv_i and w * v_i to dv_j. dv_i is
+// accumulated in a local array across j (it cannot alias dv_j as far as the compiler knows, so
+// in place it would be reloaded and stored on every pair); with dim fixed at compile time that
+// array is one or two registers.
 template <class T, int Dim>
 SS_ALWAYS_INLINE void interaction_backward_pairs(const T* __restrict v, const T* __restrict gp, int n,
                                                  int dim, T* __restrict dv) {
+  constexpr int max_dim = Dim > 0 ? Dim : 1024;
   const int d_count = Dim > 0 ? Dim : dim;
   int k = 0;
   for (int i = 1; i < n; ++i) {
     const T* __restrict vi = v + i * d_count;
-    T* __restrict dvi = dv + i * d_count;
+    T acc[max_dim];
+    for (int d = 0; d < d_count; ++d) acc[d] = T(0);
     for (int j = 0; j < i; ++j, ++k) {
       const T w = gp[k];
       const T* __restrict vj = v + j * d_count;
       T* __restrict dvj = dv + j * d_count;
       for (int d = 0; d < d_count; ++d) {
-        dvi[d] += w * vj[d];
+        acc[d] += w * vj[d];
         dvj[d] += w * vi[d];
       }
     }
+    T* __restrict dvi = dv + i * d_count;
+    for (int d = 0; d < d_count; ++d) dvi[d] += acc[d];
   }
 }
 

@@ -81,6 +81,36 @@ TEST_CASE("embedding table: put restores a row exactly; max_rows is enforced", "
   CHECK(t.rows() == 2);
 }
 
+TEST_CASE("embedding table: batch lookups match single lookups and create rows once", "[core][embedding]") {
+  table_options o;
+  o.dim = 3;
+  o.max_rows = 1500;
+  embedding_table t(o);
+  std::vector<std::uint64_t> ids;
+  for (std::uint64_t i = 0; i < 1000; ++i) ids.push_back(i * 2654435761ULL);
+  ids.push_back(ids[5]);  // a duplicate within the batch
+  std::vector<float*> rows(ids.size());
+  embedding_table::batch_scratch scratch;
+  CHECK(t.find_or_create_batch(ids.data(), ids.size(), rows.data(), scratch) == 0);
+  CHECK(t.rows() == 1000);
+  CHECK(rows.back() == rows[5]);
+  for (std::size_t i = 0; i < ids.size(); ++i) CHECK(t.find(ids[i]) == rows[i]);
+  // find_batch never creates; absent ids give nullptr.
+  std::vector<std::uint64_t> probe = {ids[0], 12345, ids[999]};
+  std::vector<float*> found(3);
+  t.find_batch(probe.data(), probe.size(), found.data(), scratch);
+  CHECK(found[0] == rows[0]);
+  CHECK(found[1] == nullptr);
+  CHECK(found[2] == rows[999]);
+  CHECK(t.rows() == 1000);
+  // Past max_rows the batch reports how many rows it could not create.
+  std::vector<std::uint64_t> more;
+  for (std::uint64_t i = 0; i < 600; ++i) more.push_back(7 + i * 1000003ULL);
+  std::vector<float*> more_rows(more.size());
+  CHECK(t.find_or_create_batch(more.data(), more.size(), more_rows.data(), scratch) == 100);
+  CHECK(t.rows() == 1500);
+}
+
 TEST_CASE("embedding table: concurrent first touches create each row once", "[core][embedding]") {
   table_options o;
   o.dim = 4;
@@ -128,6 +158,7 @@ TEST_CASE("batch rows: distinct rows, sum pooling and summed gradients", "[core]
   float* v = rows.values();
   const float values[] = {1, 2, 10, 20, 100, 200};
   std::copy(values, values + 6, v);
+  rows.use_values();
   // slots: per example 2 tables x dim 2, example stride 4
   std::vector<float> slots(8, -1.0f);
   rows.pool(batch, slots.data(), 4);
@@ -160,7 +191,7 @@ TEST_CASE("local embeddings: fetch creates rows, apply runs the optimizer", "[co
   REQUIRE(store.fetch(rows).is_ok());
   CHECK(store.total_rows() == 3);
   const float before = store.table(0).find(10)[0];
-  CHECK(rows.values()[0] == before);
+  CHECK(rows.row_pointers()[0] == store.table(0).find(10));  // the table's own row, no copy
   std::vector<float> slot_grads = {1, 1, 2, 2, 0.5f, -1, 9, 9};
   rows.accumulate_grads(batch, slot_grads.data(), 4);
   store.apply(rows);

@@ -33,17 +33,27 @@ class batch_rows {
              std::uint32_t dim);
 
   std::size_t size() const { return keys_.size(); }
+  std::uint32_t dim() const { return dim_; }
   const std::vector<row_key>& keys() const { return keys_; }
   // Distinct row of each id occurrence, parallel to batch.ids.
   const std::vector<std::uint32_t>& occurrence_rows() const { return occurrence_; }
 
-  // size() x dim row values, filled by the caller from a store before pool().
+  // The distinct rows grouped by table: rows by_table()[table_begin(t) .. table_begin(t + 1))
+  // belong to table t, and table_ids() holds their ids in that order (ready for batch lookups).
+  std::size_t table_begin(std::uint32_t table) const { return table_offsets_[table]; }
+  std::uint32_t tables() const { return static_cast<std::uint32_t>(table_offsets_.size() - 1); }
+  const std::vector<std::uint32_t>& by_table() const { return by_table_; }
+  const std::vector<std::uint64_t>& table_ids() const { return table_ids_; }
+
+  // Where each row's values are read from by pool(): set by a local store to its own row memory
+  // (no copy), or by use_values() to the values() buffer a remote store fills.
+  std::vector<float*>& row_pointers() { return row_ptrs_; }
+  const std::vector<float*>& row_pointers() const { return row_ptrs_; }
+  // size() x dim values buffer, for rows that arrive by copy (from a shard); use_values() points
+  // every row at its slice.
   float* values() { return values_.data(); }
   const float* values() const { return values_.data(); }
-  // Where each row lives in a local store, recorded by local_embeddings::fetch so the update
-  // after backward does not look every row up a second time (rows never move).
-  std::vector<float*>& local_rows() { return local_rows_; }
-  const std::vector<float*>& local_rows() const { return local_rows_; }
+  void use_values();
 
   // size() x dim row gradients, valid after accumulate_grads().
   float* grads() { return grads_.data(); }
@@ -60,8 +70,11 @@ class batch_rows {
   std::uint32_t dim_ = 0;
   std::vector<row_key> keys_;
   std::vector<std::uint32_t> occurrence_;
-  std::vector<std::uint32_t> slot_index_;
-  std::vector<float*> local_rows_;  // dedup hash: slot -> row number + 1 (0 = free)
+  std::vector<std::uint32_t> slot_index_;  // dedup hash: slot -> row number + 1 (0 = free)
+  std::vector<std::size_t> table_offsets_;
+  std::vector<std::uint32_t> by_table_;
+  std::vector<std::uint64_t> table_ids_;
+  std::vector<float*> row_ptrs_;
   aligned_buffer<float> values_;
   aligned_buffer<float> grads_;
 };

@@ -6,6 +6,9 @@
 // stripes, each behind its own mutex; row memory never moves once created, so the pointer a
 // lookup returns stays valid for the table's lifetime. Writes through that pointer are not
 // synchronized: concurrent updates of one row race on floats, which is Hogwild by design.
+//
+// Lookups are memory-latency bound on big tables, so the batch calls sort the ids by stripe,
+// take each stripe's lock once, and prefetch index slots ahead of probing them.
 #pragma once
 
 #include <array>
@@ -44,6 +47,16 @@ class embedding_table {
   // The row of `id`, or nullptr.
   float* find(std::uint64_t id);
   const float* find(std::uint64_t id) const;
+  // Batch forms: rows[i] for ids[i]. find_or_create_batch returns how many rows could not be
+  // created (max_rows reached; their pointers are nullptr). `scratch` is reusable memory.
+  struct batch_scratch {
+    std::vector<std::uint32_t> order;
+    std::vector<std::uint64_t> hashes;
+    std::array<std::uint32_t, 65> starts{};
+  };
+  std::size_t find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);
+  void find_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);
+
   // Sets a row to exactly `row` (row_floats() values), creating it if absent: checkpoint
   // restore. Returns false only when max_rows is reached.
   bool put(std::uint64_t id, const float* row);
@@ -58,8 +71,8 @@ class embedding_table {
   void for_each(Fn&& fn) const {
     for (const auto& s : stripes_) {
       std::lock_guard<std::mutex> lock(s.mu);
-      for (std::size_t i = 0; i < s.slot_rows.size(); ++i)
-        if (s.slot_rows[i] != nullptr) fn(s.slot_keys[i], static_cast<const float*>(s.slot_rows[i]));
+      for (const auto& entry : s.slots)
+        if (entry.row != nullptr) fn(entry.key, static_cast<const float*>(entry.row));
     }
   }
 
@@ -68,12 +81,16 @@ class embedding_table {
   static constexpr std::size_t first_chunk_rows = 16;
   static constexpr std::size_t max_chunk_rows = 4096;
 
+  struct slot {
+    std::uint64_t key = 0;
+    float* row = nullptr;  // nullptr when the slot is free
+  };
+
   // One stripe: an open-addressing (linear probing) index from id to its row, and the row
   // storage in chunks that double in size (small tables stay small) and never move.
   struct stripe {
     mutable std::mutex mu;
-    std::vector<std::uint64_t> slot_keys;
-    std::vector<float*> slot_rows;  // nullptr when the slot is free
+    std::vector<slot> slots;
     std::size_t used = 0;
     std::vector<std::unique_ptr<float[]>> chunks;
     std::size_t chunk_rows = 0;  // capacity of the newest chunk, in rows
@@ -81,12 +98,14 @@ class embedding_table {
     std::size_t allocated_floats = 0;
   };
 
-  stripe& stripe_of(std::uint64_t hash) { return stripes_[hash >> 58]; }
+  static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }
   // Index of `id`'s slot (occupied by it, or the free slot where it would go). Lock held.
   static std::size_t probe(const stripe& s, std::uint64_t id, std::uint64_t hash);
-  // Adds a row for `id` at `slot`, growing the index if needed. Lock held. nullptr at max_rows.
-  float* insert_locked(stripe& s, std::uint64_t id, std::size_t slot);
+  // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows.
+  float* insert_locked(stripe& s, std::uint64_t id, std::size_t i);
   static void grow_locked(stripe& s);
+  // Sorts ids by stripe into scratch.order (counting sort), with their hashes.
+  static void group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch);
 
   table_options options_;
   std::array<stripe, stripe_count> stripes_;

@@ -32,11 +32,14 @@ class local_embeddings {
   embedding_table& table(std::uint32_t t) { return *tables_[t]; }
   const embedding_table& table(std::uint32_t t) const { return *tables_[t]; }
 
-  // Copies each row's values into rows.values(), creating rows on first touch. Thread-safe.
+  // Points rows.row_pointers() at the table rows (no copy), creating rows on first touch.
+  // Thread-safe. The pointers stay valid for the store's lifetime.
   status fetch(batch_rows& rows);
-  // Like fetch, but never creates rows: a row not held gets the values it would start with.
+  // Like fetch, but never creates rows: a row not held reads the values it would start with
+  // (written into rows.values()).
   status peek(batch_rows& rows) const;
-  // Applies rows.grads() with the sparse optimizer. Thread-safe (Hogwild on row values).
+  // Applies rows.grads() to the rows fetch() found, with the sparse optimizer. Thread-safe
+  // (Hogwild on row values).
   void apply(const batch_rows& rows);
 
   std::uint64_t total_rows() const;
@@ -45,6 +48,9 @@ class local_embeddings {
  private:
   embedding_options options_;
   std::vector<std::unique_ptr<embedding_table>> tables_;
+  // Per-thread scratch of the batch lookups.
+  static thread_local embedding_table::batch_scratch scratch_;
+  static thread_local std::vector<float*> found_;
 };
 
 }  // namespace ss::embedding

@@ -1,0 +1,209 @@
+// Every message exchanged between shadowsync services, as plain C++ values. The Cap'n Proto
+// schema (schema/*.capnp) is their wire form and the codec (codec.hpp) the only code that
+// translates; actors and services never see Cap'n Proto types.
+//
+// Conversation overview (who sends what to whom):
+//   member -> coordinator   register_request / register_reply, heartbeat / heartbeat_reply, leave
+//   trainer -> reader       pull_request (credits) ; reader -> trainer: batch_message, end_of_data
+//   trainer -> reader       batch_ack (the batch was trained; the reader may commit past it)
+//   trainer -> shard        lookup_request / lookup_reply, push_request / push_reply
+//   trainer -> coordinator  dense_request / dense_reply (the central copy), dense_report (a replica)
+//   anyone -> any service   status_request / status_reply ; client -> coordinator: stop_request
+//   any -> any              error_reply (to any request that cannot be served)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ss/core/data/example_batch.hpp"
+#include "ss/core/status.hpp"
+
+namespace ss::wire {
+
+// Bumped on any incompatible change. Peers with another version are refused with a clear error.
+inline constexpr std::uint16_t protocol_version = 1;
+
+enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4 };
+const char* to_string(role r);
+
+// ---- errors ------------------------------------------------------------------------------
+
+struct error_reply {
+  errc code = errc::internal;
+  std::string message;
+};
+
+// ---- membership --------------------------------------------------------------------------
+
+struct register_request {
+  role from = role::client;
+  std::string name;             // unique per member, e.g. "shard-0", "trainer-7f3a"
+  std::int32_t index = -1;      // shard and reader index (0-based); -1 for trainers and clients
+  std::string endpoint;         // where peers reach this member's listening socket ("" if none)
+  std::uint64_t incarnation = 0;  // random per process start: tells a restart from a duplicate
+};
+
+// Where every indexed member listens; epoch grows with every change.
+struct cluster_view {
+  std::uint64_t epoch = 0;
+  std::vector<std::string> shards;   // endpoint of shard i ("" while absent)
+  std::vector<std::string> readers;  // endpoint of reader i ("" while absent)
+  std::vector<std::string> trainers; // names of live trainers
+};
+
+enum class job_state : std::uint8_t {
+  waiting = 0,   // members are still registering
+  running = 1,
+  draining = 2,  // input exhausted; trainers finish what they hold
+  done = 3,      // finished: members may exit
+  failed = 4,    // stopped by an error; the coordinator's status says which
+};
+const char* to_string(job_state s);
+
+struct register_reply {
+  std::uint64_t member_id = 0;
+  // The job's configuration as INI text ([job] section): the one place model, data and sync
+  // settings come from, so members cannot disagree about them.
+  std::string job_config;
+  cluster_view view;
+  job_state state = job_state::waiting;
+};
+
+// What a member reports with each heartbeat (cumulative counters since it started).
+struct member_progress {
+  std::uint64_t examples = 0;       // trainer: trained; reader: sent; shard: rows served
+  std::uint64_t batches = 0;
+  double loss_sum = 0;              // trainer: sum of per-example log loss (progressive)
+  std::uint64_t clicks = 0;         // trainer: positive labels trained
+  std::uint64_t window_examples = 0;  // trainer: the recent window
+  double window_loss_sum = 0;
+  std::uint64_t window_clicks = 0;
+  std::uint64_t bytes_done = 0;     // reader: input bytes consumed
+  std::uint64_t bytes_total = 0;    // reader: input bytes in its files
+  std::uint64_t bad_rows = 0;       // reader
+  std::uint64_t rows = 0;           // shard: rows held
+  std::uint64_t row_bytes = 0;      // shard: bytes held
+  bool finished = false;            // reader: all files read and acked; trainer: drained
+  std::string detail;               // free-form JSON for status output
+};
+
+struct heartbeat {
+  std::uint64_t member_id = 0;
+  member_progress progress;
+};
+
+struct heartbeat_reply {
+  job_state state = job_state::waiting;
+  cluster_view view;
+  bool known = true;  // false: the coordinator does not know this member (restarted); re-register
+};
+
+struct leave {
+  std::uint64_t member_id = 0;
+  std::string reason;
+};
+
+// ---- data --------------------------------------------------------------------------------
+
+// Where a reader is in its files: the position after the last row of a batch.
+struct read_position {
+  std::uint32_t file_index = 0;
+  std::uint64_t byte_offset = 0;
+  std::uint64_t line_number = 1;
+};
+
+struct pull_request {
+  std::uint32_t credits = 1;  // how many more batches the trainer can take now
+};
+
+struct batch_message {
+  std::uint32_t reader_index = 0;
+  std::uint64_t sequence = 0;  // per reader, from 0, no gaps
+  data::example_batch batch;
+  read_position end;           // resume here to continue after this batch
+};
+
+struct end_of_data {
+  std::uint32_t reader_index = 0;
+  std::uint64_t batches = 0;   // batches this reader sent in all
+};
+
+struct batch_ack {
+  std::uint32_t reader_index = 0;
+  std::uint64_t sequence = 0;
+};
+
+// ---- embeddings --------------------------------------------------------------------------
+
+struct lookup_request {
+  bool create = true;               // false: never create rows (evaluation); absent rows read
+                                    // as their initial values
+  std::vector<std::uint32_t> tables;  // parallel to ids
+  std::vector<std::uint64_t> ids;
+};
+
+struct lookup_reply {
+  std::uint32_t dim = 0;
+  std::vector<float> values;  // ids.size() x dim, in request order
+};
+
+struct push_request {
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  std::vector<float> grads;  // ids.size() x dim
+};
+
+struct push_reply {
+  std::uint64_t rows = 0;  // rows updated
+};
+
+// ---- the dense model ---------------------------------------------------------------------
+
+struct dense_request {};
+
+struct dense_reply {
+  std::uint64_t version = 0;  // bumps whenever the central copy changes
+  std::vector<float> params;
+};
+
+// A trainer's replica, sent when it finishes (the cluster's final model is built from these).
+struct dense_report {
+  std::uint64_t member_id = 0;
+  std::uint64_t examples = 0;  // examples this replica was trained on
+  std::vector<float> params;
+};
+
+// ---- operations --------------------------------------------------------------------------
+
+struct status_request {};
+
+struct status_reply {
+  std::string json;  // one JSON object describing the service (and, at the coordinator, the job)
+};
+
+struct stop_request {
+  std::string reason;
+};
+
+struct ack {};
+
+// ---- the envelope --------------------------------------------------------------------------
+
+using body = std::variant<error_reply, register_request, register_reply, heartbeat, heartbeat_reply, leave,
+                          pull_request, batch_message, end_of_data, batch_ack, lookup_request, lookup_reply,
+                          push_request, push_reply, dense_request, dense_reply, dense_report, status_request,
+                          status_reply, stop_request, ack>;
+
+struct envelope {
+  std::uint16_t version = protocol_version;
+  // Set by the sender of a request; a reply carries the request's id. 0 for one-way messages.
+  std::uint64_t request_id = 0;
+  body message;
+};
+
+// The name of the message an envelope holds ("lookup_request"), for logs and counters.
+const char* message_name(const body& b);
+
+}  // namespace ss::wire
