@@ -16,10 +16,10 @@
 #include "ss/core/train/hogwild_trainer.hpp"
 #include "ss/core/train/reader_source.hpp"
 #include "ss/service/format.hpp"
-#include "ss/service/input_options.hpp"
+#include "ss/core/job/input_options.hpp"
 #include "ss/service/logging.hpp"
 #include "ss/service/shutdown_signal.hpp"
-#include "ss/service/training_options.hpp"
+#include "ss/core/job/model_options.hpp"
 
 namespace ss::cli {
 namespace {
@@ -33,8 +33,8 @@ struct train_options {
   std::uint64_t window = 100000;
   std::string log_level = "info";
   std::string log_format = "human";
-  service::input_options input;
-  service::model_options model;
+  job::input_options input;
+  job::model_options model;
 };
 
 void print_bad_rows(const data::batch_reader& reader, const char* what) {
@@ -61,8 +61,8 @@ int run_train(const args& a, const config::environment& env) {
   opts.add("window", &o.window, "Recent examples in the windowed metrics of progress lines.");
   opts.add("log-level", &o.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
   opts.add("log-format", &o.log_format, "Log line format.").choices({"human", "json"});
-  service::add_input_options(opts, o.input);
-  service::add_model_options(opts, o.model);
+  job::add_input_options(opts, o.input);
+  job::add_model_options(opts, o.model);
   if (auto st = opts.parse(a, env); !st.is_ok()) {
     std::fprintf(stderr, "shadowsync train: %s\n", st.message().c_str());
     return 2;
@@ -80,7 +80,7 @@ int run_train(const args& a, const config::environment& env) {
     return 2;
   }
 
-  auto ropts = service::reader_options(o.input, o.train, static_cast<std::size_t>(o.batch_size));
+  auto ropts = job::reader_options(o.input, o.train, static_cast<std::size_t>(o.batch_size));
   if (!ropts.is_ok()) {
     spdlog::error("{}", ropts.error().message());
     return 2;
@@ -91,7 +91,7 @@ int run_train(const args& a, const config::environment& env) {
     return 1;
   }
   const auto& bound = reader->schema();
-  auto setup = service::resolve_model(o.model, bound.num_dense(), bound.num_categorical());
+  auto setup = job::resolve_model(o.model, bound.num_dense(), bound.num_categorical());
   if (!setup.is_ok()) {
     spdlog::error("{}", setup.error().message());
     return 2;
@@ -135,7 +135,7 @@ int run_train(const args& a, const config::environment& env) {
   metrics::summary test;
   std::uint64_t test_bad_rows = 0;
   if (!o.test.empty() && !tr.cancelled) {
-    auto topts = service::reader_options(o.input, o.test, 4096);
+    auto topts = job::reader_options(o.input, o.test, 4096);
     auto test_reader = topts.is_ok() ? data::batch_reader::open(*topts) : result<data::batch_reader>(topts.error());
     if (!test_reader.is_ok()) {
       spdlog::error("cannot read test data: {}", test_reader.error().message());

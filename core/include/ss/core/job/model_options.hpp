@@ -12,7 +12,7 @@
 #include "ss/core/optim/dense_optimizer.hpp"
 #include "ss/core/status.hpp"
 
-namespace ss::service {
+namespace ss::job {
 
 struct model_options {
   int embedding_dim = 16;
@@ -40,4 +40,4 @@ struct model_setup {
 
 result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dense, std::uint32_t num_sparse);
 
-}  // namespace ss::service
+}  // namespace ss::job

@@ -1,6 +1,6 @@
-#include "ss/service/training_options.hpp"
+#include "ss/core/job/model_options.hpp"
 
-namespace ss::service {
+namespace ss::job {
 
 void add_model_options(config::option_set& opts, model_options& o) {
   opts.add("embedding-dim", &o.embedding_dim, "Width of every embedding row.").range(1, 1024);
@@ -58,4 +58,4 @@ result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dens
   return s;
 }
 
-}  // namespace ss::service
+}  // namespace ss::job

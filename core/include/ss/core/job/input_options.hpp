@@ -9,7 +9,7 @@
 #include "ss/core/data/batch_reader.hpp"
 #include "ss/core/status.hpp"
 
-namespace ss::service {
+namespace ss::job {
 
 struct input_options {
   std::string schema = "criteo";  // criteo, avazu, or a schema file
@@ -26,4 +26,4 @@ result<data::input_schema> load_schema(const std::string& name_or_path);
 result<data::batch_reader_options> reader_options(const input_options& o, const std::vector<std::string>& paths,
                                                   std::size_t batch_size);
 
-}  // namespace ss::service
+}  // namespace ss::job

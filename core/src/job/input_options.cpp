@@ -1,9 +1,9 @@
-#include "ss/service/input_options.hpp"
+#include "ss/core/job/input_options.hpp"
 
 #include <fstream>
 #include <sstream>
 
-namespace ss::service {
+namespace ss::job {
 
 void add_input_options(config::option_set& opts, input_options& o) {
   opts.add("schema", &o.schema,
@@ -42,4 +42,4 @@ result<data::batch_reader_options> reader_options(const input_options& o, const 
   return r;
 }
 
-}  // namespace ss::service
+}  // namespace ss::job
