@@ -14,5 +14,10 @@ using args = std::vector<std::string>;
 
 int run_train(const args& a, const config::environment& env);
 int run_gen_data(const args& a, const config::environment& env);
+int run_local(const args& a, const config::environment& env);
+int run_coordinator(const args& a, const config::environment& env);
+int run_shard(const args& a, const config::environment& env);
+int run_reader(const args& a, const config::environment& env);
+int run_trainer(const args& a, const config::environment& env);
 
 }  // namespace ss::cli

@@ -20,6 +20,12 @@ const command commands[] = {
     {"train", "train a DLRM in this process (Hogwild threads) and evaluate it", ss::cli::run_train},
     {"gen-data", "write Criteo-format data labelled by a hidden teacher, with its Bayes-optimal loss",
      ss::cli::run_gen_data},
+    {"local", "run a whole cluster on this machine (in one process, or --processes on loopback)",
+     ss::cli::run_local},
+    {"coordinator", "run a job's sync coordinator service", ss::cli::run_coordinator},
+    {"shard", "run an embedding shard server", ss::cli::run_shard},
+    {"reader", "run a data reader service", ss::cli::run_reader},
+    {"trainer", "run a trainer service", ss::cli::run_trainer},
 };
 
 void usage(FILE* out) {

@@ -482,7 +482,18 @@ status option_set::apply_config_file(const std::string& path) {
   config_path_ = path;
   result<std::string> text = read_config_file(path);
   if (!text) return text.error();
-  result<std::vector<ini_entry>> entries = parse_ini(*text, path);
+  return apply_config_text(*text, path);
+}
+
+status option_set::parse_config_text(std::string_view text, const std::string& origin) {
+  if (!declaration_error_.is_ok()) return declaration_error_;
+  if (parsed_) return status(errc::internal, "option_set: parse called twice");
+  parsed_ = true;
+  return apply_config_text(text, origin);
+}
+
+status option_set::apply_config_text(std::string_view text, const std::string& path) {
+  result<std::vector<ini_entry>> entries = parse_ini(text, path);
   if (!entries) return entries.error();
 
   std::vector<std::string> keys;

@@ -34,13 +34,14 @@ void prepare_rows(const model::dlrm_config& config, const data::example_batch& b
   scratch.rows.build(batch, buckets, config.embedding_dim);
 }
 
-double train_batch(dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
+double train_batch(dense_model& model, const data::example_batch& batch, embedding::batch_rows& rows,
+                   worker_scratch& scratch) {
   const auto& config = model.config();
   const int n = static_cast<int>(batch.size());
   ensure_capacity(config, n, scratch);
   auto& ws = scratch.ws;
   const std::size_t example_stride = static_cast<std::size_t>(ws.vectors) * ws.dim;
-  scratch.rows.pool(batch, ws.embedding_slot(0, 0), example_stride);
+  rows.pool(batch, ws.embedding_slot(0, 0), example_stride);
   model::dlrm_forward(config, model.layout(), model.params(), batch.dense.data(), n, ws);
   const auto& opt = model.optimizer();
   double loss;
@@ -53,16 +54,17 @@ double train_batch(dense_model& model, const data::example_batch& batch, worker_
                                 batch.labels.data(), n, {scratch.dense_grads.data(), 1.0f, 0.0f}, ws);
     opt.apply(model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size());
   }
-  scratch.rows.accumulate_grads(batch, ws.embedding_grad(0, 0), example_stride);
+  rows.accumulate_grads(batch, ws.embedding_grad(0, 0), example_stride);
   return loss;
 }
 
-void predict_batch(const dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
+void predict_batch(const dense_model& model, const data::example_batch& batch, const embedding::batch_rows& rows,
+                   worker_scratch& scratch) {
   const auto& config = model.config();
   const int n = static_cast<int>(batch.size());
   ensure_capacity(config, n, scratch);
   auto& ws = scratch.ws;
-  scratch.rows.pool(batch, ws.embedding_slot(0, 0), static_cast<std::size_t>(ws.vectors) * ws.dim);
+  rows.pool(batch, ws.embedding_slot(0, 0), static_cast<std::size_t>(ws.vectors) * ws.dim);
   model::dlrm_forward(config, model.layout(), model.params(), batch.dense.data(), n, ws);
 }
 

@@ -211,6 +211,11 @@ class option_set {
   // argv[0] (the program or command name) is skipped.
   status parse(int argc, const char* const* argv, const environment& env);
 
+  // Applies config-file text (as a file given with --config would be, without flags or the
+  // environment): how a service reads the job configuration the coordinator sends it. `origin`
+  // names the text in messages. Call instead of parse(), once.
+  status parse_config_text(std::string_view text, const std::string& origin);
+
   // The caller should print help() to stdout and exit 0.
   bool help_requested() const noexcept { return help_requested_; }
   std::string help() const;
@@ -233,6 +238,7 @@ class option_set {
   void register_option(std::unique_ptr<detail::option_base> option);
   detail::option_base* find(std::string_view name) const;
   status apply_config_file(const std::string& path);
+  status apply_config_text(std::string_view text, const std::string& origin);
 
   std::string command_;
   std::string description_;

@@ -33,12 +33,20 @@ status check_batch(const model::dlrm_config& config, const data::example_batch& 
 void prepare_rows(const model::dlrm_config& config, const data::example_batch& batch,
                   const std::vector<std::uint64_t>& buckets, worker_scratch& scratch);
 
-// Forward + backward on a prepared batch whose row values are filled. Updates the dense
-// parameters in place (Hogwild), leaves the row gradients in scratch.rows.grads() and the click
-// probabilities in scratch.ws.probs. Returns the batch's mean log loss.
-double train_batch(dense_model& model, const data::example_batch& batch, worker_scratch& scratch);
+// Forward + backward on a prepared batch whose rows are fetched (rows.row_pointers() set).
+// Updates the dense parameters in place (Hogwild), leaves the row gradients in rows.grads() and
+// the click probabilities in scratch.ws.probs. Returns the batch's mean log loss.
+double train_batch(dense_model& model, const data::example_batch& batch, embedding::batch_rows& rows,
+                   worker_scratch& scratch);
+inline double train_batch(dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
+  return train_batch(model, batch, scratch.rows, scratch);
+}
 
 // Forward only: click probabilities in scratch.ws.probs.
-void predict_batch(const dense_model& model, const data::example_batch& batch, worker_scratch& scratch);
+void predict_batch(const dense_model& model, const data::example_batch& batch, const embedding::batch_rows& rows,
+                   worker_scratch& scratch);
+inline void predict_batch(const dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
+  predict_batch(model, batch, scratch.rows, scratch);
+}
 
 }  // namespace ss::train

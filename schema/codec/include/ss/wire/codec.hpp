@@ -20,6 +20,9 @@ struct decode_limits {
   unsigned nesting_limit = 16;                            // Default: 16 (our deepest message is 4)
 };
 
+// Builds the message in place in the frame it returns: no copy of the message afterwards.
+// A message over Cap'n Proto's limits (a list of 2^29 elements or more) is a bug in the caller:
+// std::length_error.
 frame encode(const envelope& e);
 
 // Errors: errc::resource_exhausted (over max_frame_bytes), errc::version_mismatch (another

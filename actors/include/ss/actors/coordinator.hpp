@@ -1,0 +1,27 @@
+// The sync coordinator's actors: membership (registration, heartbeats, timeouts, the cluster
+// view), the job's life cycle (waiting -> running -> draining -> done, or failed), cluster
+// progress and status, the central dense copy, and the final evaluation on the test files.
+//   (result_atom) -> std::string    the job's result JSON line, once it is done or failed
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <functional>
+#include <string>
+
+#include "ss/core/job/job_options.hpp"
+
+namespace ss::actors {
+
+struct coordinator_options {
+  std::string name = "coordinator";
+  job::job_options job;
+  bool detached_evaluator = true;  // false on the deterministic test scheduler
+  // Called with each progress line and with the final human summary (the service prints them).
+  std::function<void(const std::string&)> on_progress;
+  std::function<void(const std::string& summary, const std::string& json)> on_result;
+};
+
+caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options);
+
+}  // namespace ss::actors

@@ -1,0 +1,31 @@
+// A service's membership agent: registers with the coordinator (retrying until it answers),
+// heartbeats with the service's progress, re-registers when the coordinator has forgotten it (a
+// coordinator restart), and tells subscribers about cluster view and job state changes.
+//   (await_atom) -> wire::register_reply     answered once registered (the job config is in it)
+//   (view_atom, caf::actor subscriber)        subscriber receives (view_atom, cluster_view) and
+//                                             (state_atom, job_state) on every change
+//   (stop_atom, std::string reason)           leave the job and quit
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "ss/wire/messages.hpp"
+
+namespace ss::actors {
+
+struct member_options {
+  wire::register_request identity;
+  std::string coordinator;  // endpoint of the coordinator
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds request_timeout{5000};
+  // The service's progress; runs on the agent's thread, so it must only read thread-safe state.
+  std::function<wire::member_progress()> progress;
+};
+
+caf::actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options);
+
+}  // namespace ss::actors

@@ -1,0 +1,65 @@
+// Starting and stopping one shadowsync service (coordinator, shard, reader or trainer) inside an
+// actor system, over a transport the caller provides (ZeroMQ in production, in-memory in tests).
+// The standalone service commands and the in-process cluster of `shadowsync local` both use
+// these, so a service behaves the same whether it has a process of its own or not.
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "ss/actors/coordinator.hpp"
+#include "ss/actors/transport.hpp"
+#include "ss/core/status.hpp"
+#include "ss/wire/messages.hpp"
+
+namespace ss::actors {
+
+struct service_options {
+  std::string name;          // "shard-0", "trainer-3f2a", ...
+  std::string listen;        // endpoint to bind ("tcp://0.0.0.0:5556", "inproc://shard-0"); "" = none
+  std::string advertise;     // endpoint peers should dial, if not the bound one ("tcp://shard-0.shards:5556")
+  std::string coordinator;   // the coordinator's endpoint (members only)
+  std::int32_t index = -1;   // shard and reader index
+  int threads = 1;           // trainer workers, shard request workers
+  bool detached = true;      // compute actors on their own threads (false on the test scheduler)
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds request_timeout{5000};
+  // How long a member waits for the coordinator to accept its registration.
+  std::chrono::milliseconds register_timeout{std::chrono::hours(24)};
+  // Set from outside (a signal) to give up waiting for the registration.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// A running service. wait() blocks until the job is done (or failed, or stop() was called);
+// stop() leaves the job and releases everything; the destructor stops.
+class running_service {
+ public:
+  virtual ~running_service() = default;
+  virtual const std::string& name() const = 0;
+  virtual std::string endpoint() const = 0;  // where peers reach it ("" if it does not listen)
+  // Blocks until the job ends: true when it finished, false when it failed or was stopped.
+  virtual bool wait() = 0;
+  // Waits at most `d`; nullopt-like: returns 0 still running, 1 finished, -1 failed/stopped.
+  virtual int wait_for(std::chrono::milliseconds d) = 0;
+  // The service's status JSON (served to status_request too).
+  virtual std::string status() = 0;
+  virtual void stop(const std::string& reason) = 0;
+};
+
+result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                           const service_options& options,
+                                                           coordinator_options coordinator);
+result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                     const service_options& options);
+result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                      const service_options& options);
+result<std::unique_ptr<running_service>> start_trainer(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                       const service_options& options);
+
+}  // namespace ss::actors

@@ -1,0 +1,66 @@
+// The trainer's actors. One dense replica (train::dense_model) is shared by `workers` Hogwild
+// worker actors; a feeder pulls batches from every reader with bounded credits and hands them
+// to workers; each worker looks up its batch's rows on the shards (one request per shard, with
+// the next batch's lookups in flight while it computes), trains, pushes the row gradients, and
+// acks the batch to its reader once the shards applied them. The trainer actor ties it
+// together: it follows the cluster view (reader and shard endpoints), starts from the central
+// dense copy, and reports its replica when the input is exhausted.
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ss/core/job/job_options.hpp"
+#include "ss/core/train/dense_model.hpp"
+#include "ss/wire/messages.hpp"
+
+namespace ss::actors {
+
+struct trainer_options {
+  std::string name = "trainer";
+  int workers = 1;                 // Hogwild worker actors
+  bool detached_workers = true;    // own threads (production); false on the test scheduler
+  std::uint64_t member_id = 0;     // this trainer's id at the coordinator (for dense_report)
+  std::string coordinator;         // endpoint, for dense_request / dense_report
+};
+
+// Progress counters shared by the workers and read by the membership agent.
+class trainer_progress {
+ public:
+  void add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks);
+  wire::member_progress snapshot(std::uint64_t window_examples) const;
+  void set_finished() { finished_.store(true); }
+  bool finished() const { return finished_.load(); }
+  void set_error(std::string e);
+  std::string error() const;
+
+ private:
+  struct batch_stat {
+    std::uint64_t examples;
+    double loss_sum;
+    std::uint64_t clicks;
+  };
+  mutable std::mutex mu_;
+  std::uint64_t examples_ = 0, batches_ = 0, clicks_ = 0;
+  double loss_sum_ = 0;
+  std::deque<batch_stat> recent_;  // newest last
+  std::atomic<bool> finished_{false};
+  std::string error_;
+};
+
+// Spawns the trainer (feeder, workers) for a registered member. `subscribe_to` is the membership
+// agent: the trainer subscribes to its view and state updates.
+caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const caf::actor& member_agent,
+                         const job::job_options& job, std::shared_ptr<train::dense_model> model,
+                         std::vector<std::uint64_t> buckets, const trainer_options& options,
+                         std::shared_ptr<trainer_progress> progress);
+
+}  // namespace ss::actors

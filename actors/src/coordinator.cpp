@@ -1,0 +1,498 @@
+#include "ss/actors/coordinator.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "ss/actors/evaluator.hpp"
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/core/json.hpp"
+#include "ss/core/metrics/metrics.hpp"
+
+namespace ss::actors {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct member_info {
+  wire::role role = wire::role::client;
+  std::string name;
+  std::int32_t index = -1;
+  std::string endpoint;
+  std::uint64_t incarnation = 0;
+  clock_type::time_point last_seen;
+  wire::member_progress progress;
+  bool reported_replica = false;
+};
+
+struct coordinator_state {
+  static inline const char* name = "coordinator";
+  coordinator_options options;
+  std::string job_text;
+  caf::actor gateway;
+  std::map<std::uint64_t, member_info> members;
+  std::vector<std::uint64_t> shard_slots, reader_slots;  // member id per index, 0 = vacant
+  std::uint64_t next_member_id = 1;
+  wire::cluster_view view;
+  wire::job_state state = wire::job_state::waiting;
+  std::string failure;
+  // Training replicas reported at the end (member id -> params, examples), averaged into the
+  // final model; the central copy trainers start from (empty until the first report).
+  std::map<std::uint64_t, std::pair<std::vector<float>, std::uint64_t>> replicas;
+  std::vector<float> central;
+  std::uint64_t central_version = 0;
+  clock_type::time_point started_at, running_at, drained_at;
+  bool running_seen = false, drained_seen = false;
+  // Progress line bookkeeping.
+  clock_type::time_point last_progress;
+  std::uint64_t last_examples = 0;
+  // Members that left or timed out keep counting towards the totals.
+  std::uint64_t departed_examples = 0, departed_clicks = 0, departed_bad_rows = 0, departed_sent = 0;
+  double departed_loss = 0;
+  // Result.
+  bool evaluating = false;
+  std::string result_json;
+  std::vector<caf::response_promise> result_waiters;
+};
+using coordinator_actor = caf::stateful_actor<coordinator_state>;
+
+double seconds_between(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// A member leaves (or is dropped): free its index and keep what it did in the job's totals.
+void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
+  if (m.role == wire::role::shard && st.shard_slots[m.index] == id) st.shard_slots[m.index] = 0;
+  if (m.role == wire::role::reader && st.reader_slots[m.index] == id) st.reader_slots[m.index] = 0;
+  if (m.role == wire::role::trainer) {
+    st.departed_examples += m.progress.examples;
+    st.departed_clicks += m.progress.clicks;
+    st.departed_loss += m.progress.loss_sum;
+  }
+  if (m.role == wire::role::reader) {
+    st.departed_sent += m.progress.examples;
+    st.departed_bad_rows += m.progress.bad_rows;
+  }
+}
+
+void change_view(coordinator_actor* self) {
+  auto& st = self->state;
+  ++st.view.epoch;
+  st.view.shards.assign(st.shard_slots.size(), "");
+  st.view.readers.assign(st.reader_slots.size(), "");
+  st.view.trainers.clear();
+  for (const auto& [id, m] : st.members) {
+    if (m.role == wire::role::shard) st.view.shards[m.index] = m.endpoint;
+    if (m.role == wire::role::reader) st.view.readers[m.index] = m.endpoint;
+    if (m.role == wire::role::trainer) st.view.trainers.push_back(m.name);
+  }
+}
+
+struct totals {
+  std::uint64_t examples = 0, clicks = 0, window_examples = 0, window_clicks = 0;
+  double loss = 0, window_loss = 0;
+  std::uint64_t bytes_done = 0, bytes_total = 0, bad_rows = 0, sent = 0, trainers = 0;
+  bool readers_finished = false, trainers_finished = false;
+  std::string error;
+};
+
+totals sum_up(const coordinator_state& st) {
+  totals t;
+  t.examples = st.departed_examples;
+  t.clicks = st.departed_clicks;
+  t.loss = st.departed_loss;
+  t.bad_rows = st.departed_bad_rows;
+  t.sent = st.departed_sent;
+  int readers_done = 0, trainers_done = 0;
+  for (const auto& [id, m] : st.members) {
+    const auto& p = m.progress;
+    if (m.role == wire::role::trainer) {
+      ++t.trainers;
+      t.examples += p.examples;
+      t.clicks += p.clicks;
+      t.loss += p.loss_sum;
+      t.window_examples += p.window_examples;
+      t.window_clicks += p.window_clicks;
+      t.window_loss += p.window_loss_sum;
+      if (p.finished && m.reported_replica) ++trainers_done;
+    } else if (m.role == wire::role::reader) {
+      t.bytes_done += p.bytes_done;
+      t.bytes_total += p.bytes_total;
+      t.bad_rows += p.bad_rows;
+      t.sent += p.examples;
+      if (p.finished) ++readers_done;
+    }
+    if (!p.detail.empty() && p.detail.find("\"error\"") != std::string::npos && t.error.empty())
+      t.error = m.name + ": " + p.detail;
+  }
+  t.readers_finished = readers_done == st.options.job.readers;
+  t.trainers_finished = t.trainers > 0 && trainers_done == static_cast<int>(t.trainers);
+  return t;
+}
+
+void set_state(coordinator_actor* self, wire::job_state s) {
+  auto& st = self->state;
+  if (st.state == s) return;
+  spdlog::info("{}: job {} -> {}", st.options.name, wire::to_string(st.state), wire::to_string(s));
+  st.state = s;
+  if (s == wire::job_state::running && !st.running_seen) {
+    st.running_seen = true;
+    st.running_at = clock_type::now();
+    st.last_progress = st.running_at;
+  }
+  if (s == wire::job_state::draining && !st.drained_seen) {
+    st.drained_seen = true;
+    st.drained_at = clock_type::now();
+  }
+}
+
+void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows) {
+  auto& st = self->state;
+  const totals t = sum_up(st);
+  const auto end = st.drained_seen ? st.drained_at : clock_type::now();
+  const double seconds = st.running_seen ? seconds_between(st.running_at, end) : 0.0;
+  const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
+  const double train_logloss = t.examples > 0 ? t.loss / static_cast<double>(t.examples) : 0.0;
+  metrics::summary none;
+  const metrics::summary& m = test != nullptr ? *test : none;
+  const bool failed = st.state == wire::job_state::failed;
+  json_object j;
+  j.add("command", "cluster")
+      .add("ok", !failed)
+      .add("error", st.failure)
+      .add("examples", t.examples)
+      .add("examples_read", t.sent)
+      .add("seconds", seconds)
+      .add("examples_per_sec", seconds > 0 ? static_cast<double>(t.examples) / seconds : 0.0)
+      .add("trainers", static_cast<std::uint64_t>(st.replicas.size()))
+      .add("shards", st.options.job.shards)
+      .add("readers", st.options.job.readers)
+      .add("batch_size", st.options.job.batch_size)
+      .add("train_logloss", train_logloss)
+      .add("train_ne", metrics::normalized_entropy(train_logloss, base))
+      .add("train_click_rate", base)
+      .add("test_examples", m.examples)
+      .add("test_logloss", m.log_loss)
+      .add("test_ne", m.ne)
+      .add("test_auc", m.auc)
+      .add("test_calibration", m.calibration)
+      .add("bad_rows", t.bad_rows + test_bad_rows);
+  st.result_json = j.str();
+  char buf[512];
+  std::string summary;
+  std::snprintf(buf, sizeof buf, "shadowsync cluster: %llu examples in %.1fs (%.0f examples/s) on %zu trainer%s, %d shard%s, %d reader%s%s\n",
+                static_cast<unsigned long long>(t.examples), seconds, seconds > 0 ? t.examples / seconds : 0.0,
+                st.replicas.size(), st.replicas.size() == 1 ? "" : "s", st.options.job.shards,
+                st.options.job.shards == 1 ? "" : "s", st.options.job.readers, st.options.job.readers == 1 ? "" : "s",
+                failed ? " [FAILED]" : "");
+  summary += buf;
+  if (failed) summary += "  error   " + st.failure + "\n";
+  std::snprintf(buf, sizeof buf, "  train   log loss %.5f  NE %.5f (progressive)  click rate %.4f\n", train_logloss,
+                metrics::normalized_entropy(train_logloss, base), base);
+  summary += buf;
+  if (test != nullptr) {
+    std::snprintf(buf, sizeof buf, "  test    %llu examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f\n",
+                  static_cast<unsigned long long>(m.examples), m.log_loss, m.ne, m.auc, m.calibration);
+    summary += buf;
+  }
+  std::snprintf(buf, sizeof buf, "  data    %llu examples read, %llu trained, %llu bad rows skipped\n",
+                static_cast<unsigned long long>(t.sent), static_cast<unsigned long long>(t.examples),
+                static_cast<unsigned long long>(t.bad_rows + test_bad_rows));
+  summary += buf;
+  if (!failed) set_state(self, wire::job_state::done);
+  if (st.options.on_result) st.options.on_result(summary, st.result_json);
+  for (auto& p : st.result_waiters) p.deliver(st.result_json);
+  st.result_waiters.clear();
+}
+
+void fail_job(coordinator_actor* self, const std::string& why) {
+  auto& st = self->state;
+  if (st.state == wire::job_state::failed || st.state == wire::job_state::done) return;
+  spdlog::error("{}: the job failed: {}", st.options.name, why);
+  st.failure = why;
+  set_state(self, wire::job_state::failed);
+  finish(self, nullptr, 0);
+}
+
+// The final model: the average of the trainers' replicas (with sync, they agree closely; with
+// none it is the model-averaging baseline).
+std::vector<float> average_replicas(const coordinator_state& st) {
+  std::vector<float> avg;
+  if (st.replicas.empty()) return avg;
+  avg.assign(st.replicas.begin()->second.first.size(), 0.0f);
+  for (const auto& [id, r] : st.replicas)
+    for (std::size_t i = 0; i < avg.size() && i < r.first.size(); ++i) avg[i] += r.first[i];
+  const float inv = 1.0f / static_cast<float>(st.replicas.size());
+  for (auto& v : avg) v *= inv;
+  return avg;
+}
+
+void start_evaluation(coordinator_actor* self) {
+  auto& st = self->state;
+  st.evaluating = true;
+  st.central = average_replicas(st);
+  ++st.central_version;
+  if (st.options.job.test.empty()) {
+    finish(self, nullptr, 0);
+    return;
+  }
+  // The model's shape comes from the test data's schema and the job's model options.
+  auto ropts = job::reader_options(st.options.job.input, st.options.job.test, 16);
+  auto reader = ropts.is_ok() ? data::batch_reader::open(*ropts) : result<data::batch_reader>(ropts.error());
+  if (!reader.is_ok()) return fail_job(self, "test data: " + reader.error().message());
+  auto setup = job::resolve_model(st.options.job.model, reader->schema().num_dense(), reader->schema().num_categorical());
+  if (!setup.is_ok()) return fail_job(self, setup.error().message());
+  auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, st.options.job.model.seed);
+  if (st.central.size() != model->size())
+    return fail_job(self, "trainers reported " + std::to_string(st.central.size()) + " dense parameters, the test "
+                          "data's model has " + std::to_string(model->size()));
+  std::copy(st.central.begin(), st.central.end(), model->params());
+  const totals t = sum_up(st);
+  evaluator_input in;
+  in.job = st.options.job;
+  in.model = model;
+  in.buckets = setup->buckets;
+  in.shard_endpoints = st.view.shards;
+  in.base_click_rate = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
+  spdlog::info("{}: training finished; scoring {} test file(s)", st.options.name, st.options.job.test.size());
+  spawn_evaluator(self->system(), st.gateway, std::move(in), caf::actor{self}, st.options.detached_evaluator);
+}
+
+void log_progress(coordinator_actor* self) {
+  auto& st = self->state;
+  const auto now = clock_type::now();
+  const totals t = sum_up(st);
+  const double dt = seconds_between(st.last_progress, now);
+  const double eps = dt > 0 ? static_cast<double>(t.examples - std::min(t.examples, st.last_examples)) / dt : 0.0;
+  st.last_progress = now;
+  st.last_examples = t.examples;
+  const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
+  const double window_ne =
+      t.window_examples > 0 ? metrics::normalized_entropy(t.window_loss / static_cast<double>(t.window_examples), base)
+                            : std::nan("");
+  std::string eta;
+  if (t.bytes_total > 0 && t.bytes_done > 0) {
+    const double frac = static_cast<double>(t.bytes_done) / static_cast<double>(t.bytes_total);
+    const double elapsed = seconds_between(st.running_at, now);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " (%.1f%%, ETA %.0fs)", 100 * frac, frac > 0 ? elapsed * (1 - frac) / frac : 0.0);
+    eta = buf;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%llu examples%s, %.0f ex/s, %llu trainer%s, recent NE %.5f",
+                static_cast<unsigned long long>(t.examples), eta.c_str(), eps,
+                static_cast<unsigned long long>(t.trainers), t.trainers == 1 ? "" : "s", window_ne);
+  if (st.options.on_progress) st.options.on_progress(line);
+  else spdlog::info("{}", line);
+}
+
+void tick(coordinator_actor* self) {
+  auto& st = self->state;
+  const auto now = clock_type::now();
+  const auto timeout = std::chrono::duration<double>(st.options.job.member_timeout);
+  bool changed = false;
+  for (auto it = st.members.begin(); it != st.members.end();) {
+    if (now - it->second.last_seen > timeout) {
+      spdlog::warn("{}: {} missed heartbeats for {:.1f}s: dropped from the job", st.options.name, it->second.name,
+                   st.options.job.member_timeout);
+      retire(st, it->first, it->second);
+      it = st.members.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  }
+  if (changed) change_view(self);
+  if (st.state == wire::job_state::done || st.state == wire::job_state::failed) return;
+  const totals t = sum_up(st);
+  if (!t.error.empty()) return fail_job(self, t.error);
+  if (st.state == wire::job_state::waiting) {
+    bool all = t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers);
+    for (auto id : st.shard_slots) all = all && id != 0;
+    for (auto id : st.reader_slots) all = all && id != 0;
+    if (all) set_state(self, wire::job_state::running);
+  }
+  if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
+  if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating) start_evaluation(self);
+  if (st.state == wire::job_state::running && st.options.job.progress_interval > 0 &&
+      seconds_between(st.last_progress, now) >= st.options.job.progress_interval)
+    log_progress(self);
+}
+
+body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
+  auto& st = self->state;
+  const auto& job = st.options.job;
+  if (r.from == wire::role::shard || r.from == wire::role::reader) {
+    const int count = r.from == wire::role::shard ? job.shards : job.readers;
+    if (r.index < 0 || r.index >= count)
+      return make_body(wire::error_reply{errc::out_of_range, std::string(wire::to_string(r.from)) + " index " +
+                                                                 std::to_string(r.index) + " is outside the job's 0.." +
+                                                                 std::to_string(count - 1)});
+    if (r.endpoint.empty())
+      return make_body(wire::error_reply{errc::invalid_argument, r.name + " registered without an endpoint"});
+    auto& slot = r.from == wire::role::shard ? st.shard_slots[r.index] : st.reader_slots[r.index];
+    if (slot != 0) {
+      // The index is taken: a restart of the same service replaces its old registration.
+      auto old = st.members.find(slot);
+      if (old != st.members.end()) {
+        spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
+                     old->second.incarnation);
+        retire(st, old->first, old->second);
+        st.members.erase(old);
+      }
+    }
+  }
+  member_info m;
+  m.role = r.from;
+  m.name = r.name;
+  m.index = r.index;
+  m.endpoint = r.endpoint;
+  m.incarnation = r.incarnation;
+  m.last_seen = clock_type::now();
+  const std::uint64_t id = st.next_member_id++;
+  st.members.emplace(id, m);
+  if (r.from == wire::role::shard) st.shard_slots[r.index] = id;
+  if (r.from == wire::role::reader) st.reader_slots[r.index] = id;
+  change_view(self);
+  spdlog::info("{}: {} joined ({}{})", st.options.name, r.name, wire::to_string(r.from),
+               r.endpoint.empty() ? "" : " at " + r.endpoint);
+  tick(self);
+  wire::register_reply reply;
+  reply.member_id = id;
+  reply.job_config = st.job_text;
+  reply.view = st.view;
+  reply.state = st.state;
+  return make_body(std::move(reply));
+}
+
+body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
+  auto& st = self->state;
+  wire::heartbeat_reply reply;
+  auto it = st.members.find(hb.member_id);
+  if (it == st.members.end()) {
+    reply.known = false;
+  } else {
+    it->second.last_seen = clock_type::now();
+    it->second.progress = hb.progress;
+  }
+  reply.state = st.state;
+  reply.view = st.view;
+  return make_body(std::move(reply));
+}
+
+body_ptr on_status(coordinator_actor* self) {
+  auto& st = self->state;
+  const totals t = sum_up(st);
+  std::string members = "[";
+  bool first = true;
+  for (const auto& [id, m] : st.members) {
+    members += std::string(first ? "" : ",") + json_object()
+                                                   .add("id", id)
+                                                   .add("name", m.name)
+                                                   .add("role", wire::to_string(m.role))
+                                                   .add("index", static_cast<std::int64_t>(m.index))
+                                                   .add("endpoint", m.endpoint)
+                                                   .add("examples", m.progress.examples)
+                                                   .add("finished", m.progress.finished)
+                                                   .add("seconds_since_heartbeat",
+                                                        seconds_between(m.last_seen, clock_type::now()))
+                                                   .str();
+    first = false;
+  }
+  members += "]";
+  const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
+  return make_body(wire::status_reply{
+      json_object()
+          .add("role", "coordinator")
+          .add("state", wire::to_string(st.state))
+          .add("error", st.failure)
+          .add("examples", t.examples)
+          .add("examples_read", t.sent)
+          .add("bad_rows", t.bad_rows)
+          .add("window_ne", t.window_examples > 0
+                                ? metrics::normalized_entropy(t.window_loss / static_cast<double>(t.window_examples), base)
+                                : std::nan(""))
+          .add("view_epoch", st.view.epoch)
+          .add_raw("members", members)
+          .add("result", st.result_json)
+          .str()});
+}
+
+caf::behavior coordinator(coordinator_actor* self, coordinator_options options, caf::actor gateway) {
+  auto& st = self->state;
+  st.options = std::move(options);
+  st.gateway = std::move(gateway);
+  st.job_text = job::job_config_text(st.options.job);
+  st.shard_slots.assign(static_cast<std::size_t>(st.options.job.shards), 0);
+  st.reader_slots.assign(static_cast<std::size_t>(st.options.job.readers), 0);
+  st.started_at = clock_type::now();
+  st.last_progress = st.started_at;
+  change_view(self);
+  const auto interval = std::chrono::duration_cast<caf::timespan>(
+      std::chrono::duration<double>(std::min(0.25, st.options.job.heartbeat_interval)));
+  self->send(self, tick_atom::value, interval);
+  return {
+      [self](tick_atom, caf::timespan every) {
+        tick(self);
+        self->delayed_send(self, every, tick_atom::value, every);
+      },
+      [self](serve_atom, const envelope_ptr& env) -> body_ptr {
+        auto& s = self->state;
+        const auto& m = env->message;
+        if (const auto* r = std::get_if<wire::register_request>(&m)) return on_register(self, *r);
+        if (const auto* hb = std::get_if<wire::heartbeat>(&m)) return on_heartbeat(self, *hb);
+        if (const auto* l = std::get_if<wire::leave>(&m)) {
+          auto it = s.members.find(l->member_id);
+          if (it != s.members.end()) {
+            spdlog::info("{}: {} left: {}", s.options.name, it->second.name, l->reason);
+            retire(s, it->first, it->second);
+            s.members.erase(it);
+            change_view(self);
+          }
+          return make_body(wire::ack{});
+        }
+        if (std::holds_alternative<wire::dense_request>(m))
+          return make_body(wire::dense_reply{s.central_version, s.central});
+        if (const auto* rep = std::get_if<wire::dense_report>(&m)) {
+          s.replicas[rep->member_id] = {rep->params, rep->examples};
+          auto it = s.members.find(rep->member_id);
+          if (it != s.members.end()) it->second.reported_replica = true;
+          return make_body(wire::ack{});
+        }
+        if (std::holds_alternative<wire::status_request>(m)) return on_status(self);
+        if (const auto* stop = std::get_if<wire::stop_request>(&m)) {
+          fail_job(self, "stopped: " + stop->reason);
+          return make_body(wire::ack{});
+        }
+        return make_body(wire::error_reply{errc::invalid_argument, std::string("the coordinator does not serve ") +
+                                                                       wire::message_name(m)});
+      },
+      [self](result_atom, const metrics::summary& test, std::uint64_t bad_rows) { finish(self, &test, bad_rows); },
+      [self](result_atom, const std::string& error) { fail_job(self, error); },
+      [self](result_atom) -> caf::result<std::string> {
+        auto& s = self->state;
+        if (!s.result_json.empty()) return s.result_json;
+        auto p = self->make_response_promise<std::string>();
+        s.result_waiters.push_back(p);
+        return p;
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options) {
+  auto a = sys.spawn(coordinator, std::move(options), gateway);
+  for (std::size_t kind : {kind_of<wire::register_request>(), kind_of<wire::heartbeat>(), kind_of<wire::leave>(),
+                           kind_of<wire::dense_request>(), kind_of<wire::dense_report>(),
+                           kind_of<wire::status_request>(), kind_of<wire::stop_request>()})
+    caf::anon_send(gateway, route_atom::value, kind, a);
+  return a;
+}
+
+}  // namespace ss::actors

@@ -1,0 +1,192 @@
+#include "ss/actors/gateway.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <unordered_map>
+
+#include "ss/actors/messages.hpp"
+#include "ss/core/json.hpp"
+
+namespace ss::actors {
+namespace {
+
+struct pending_call {
+  caf::response_promise promise;
+};
+
+struct gateway_state {
+  static inline const char* name = "gateway";
+  transport* link_transport = nullptr;
+  gateway_options options;
+  std::shared_ptr<gateway_counters> counters;
+  std::unordered_map<std::size_t, caf::actor> routes;
+  std::unordered_map<std::string, std::uint32_t> links;  // endpoint -> link
+  std::unordered_map<std::uint64_t, pending_call> pending;
+  std::uint64_t next_request_id = 1;
+};
+
+using gateway_actor = caf::stateful_actor<gateway_state>;
+
+void send_frame(gateway_actor* self, const peer_address& to, const wire::envelope& e) {
+  auto st = self->state.link_transport->send(to, wire::encode(e));
+  if (!st.is_ok()) {
+    self->state.counters->send_failures.fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("{}: cannot send {}: {}", self->state.options.name, wire::message_name(e.message), st.message());
+  }
+}
+
+void reply(gateway_actor* self, const peer_address& to, std::uint64_t request_id, wire::body b) {
+  if (request_id == 0) return;  // a one-way message wants no answer
+  wire::envelope e;
+  e.request_id = request_id;
+  e.message = std::move(b);
+  send_frame(self, to, e);
+}
+
+void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& env) {
+  auto it = self->state.routes.find(env->message.index());
+  if (it == self->state.routes.end()) {
+    self->state.counters->requests_unrouted.fetch_add(1, std::memory_order_relaxed);
+    reply(self, from, env->request_id,
+          wire::error_reply{errc::invalid_argument, std::string(self->state.options.name) + " does not serve " +
+                                                        wire::message_name(env->message)});
+    return;
+  }
+  self->state.counters->requests_served.fetch_add(1, std::memory_order_relaxed);
+  if (env->request_id == 0) {
+    self->send(it->second, serve_atom::value, env);
+    return;
+  }
+  const std::uint64_t id = env->request_id;
+  self->request(it->second, caf::infinite, serve_atom::value, env)
+      .then([self, from, id](const body_ptr& b) { reply(self, from, id, *b); },
+            [self, from, id](const caf::error& err) {
+              reply(self, from, id, wire::error_reply{errc::internal, self->system().render(err)});
+            });
+}
+
+caf::behavior gateway(gateway_actor* self, transport* t, gateway_options options,
+                      std::shared_ptr<gateway_counters> counters) {
+  self->state.link_transport = t;
+  self->state.options = std::move(options);
+  self->state.counters = std::move(counters);
+  return {
+      [self](route_atom, std::size_t kind, const caf::actor& handler) { self->state.routes[kind] = handler; },
+      [self](link_atom, const std::string& endpoint) -> caf::result<std::uint32_t> {
+        auto& links = self->state.links;
+        if (auto it = links.find(endpoint); it != links.end()) return it->second;
+        auto link = self->state.link_transport->connect(endpoint);
+        if (!link.is_ok())
+          return caf::make_error(caf::sec::cannot_connect_to_node, link.error().message());
+        links.emplace(endpoint, *link);
+        return *link;
+      },
+      [self](call_atom, std::uint32_t link, const body_ptr& b, caf::timespan timeout) -> caf::result<envelope_ptr> {
+        auto promise = self->make_response_promise<envelope_ptr>();
+        const std::uint64_t id = self->state.next_request_id++;
+        wire::envelope e;
+        e.request_id = id;
+        e.message = *b;
+        self->state.counters->calls.fetch_add(1, std::memory_order_relaxed);
+        auto st = self->state.link_transport->send(peer_address{link, {}}, wire::encode(e));
+        if (!st.is_ok()) {
+          self->state.counters->send_failures.fetch_add(1, std::memory_order_relaxed);
+          promise.deliver(caf::make_error(caf::sec::request_receiver_down, st.message()));
+          return promise;
+        }
+        self->state.pending.emplace(id, pending_call{promise});
+        self->delayed_send(self, timeout, expire_atom::value, id);
+        return promise;
+      },
+      [self](tell_atom, std::uint32_t link, const body_ptr& b) {
+        wire::envelope e;
+        e.message = *b;
+        send_frame(self, peer_address{link, {}}, e);
+      },
+      [self](expire_atom, std::uint64_t id) {
+        auto it = self->state.pending.find(id);
+        if (it == self->state.pending.end()) return;
+        self->state.counters->call_timeouts.fetch_add(1, std::memory_order_relaxed);
+        it->second.promise.deliver(caf::make_error(caf::sec::request_timeout));
+        self->state.pending.erase(it);
+      },
+      [self](inbound_atom, const peer_address& from, const envelope_ptr& env) {
+        if (from.link != 0) {
+          // On an outbound link every frame answers one of our calls.
+          auto it = self->state.pending.find(env->request_id);
+          if (it == self->state.pending.end()) {
+            self->state.counters->late_replies.fetch_add(1, std::memory_order_relaxed);
+            return;
+          }
+          it->second.promise.deliver(env);
+          self->state.pending.erase(it);
+          return;
+        }
+        serve(self, from, env);
+      },
+      // What a handler answered to a one-way message (CAF returns handler results to the
+      // sender even for plain sends): nobody waits for it.
+      [](const body_ptr&) {},
+      [self](stats_atom) -> std::string {
+        const auto& c = *self->state.counters;
+        const auto ts = self->state.link_transport->stats();
+        return json_object()
+            .add("frames_decoded", c.frames_decoded.load())
+            .add("frames_refused", c.frames_refused.load())
+            .add("version_mismatches", c.version_mismatches.load())
+            .add("requests_served", c.requests_served.load())
+            .add("requests_unrouted", c.requests_unrouted.load())
+            .add("calls", c.calls.load())
+            .add("call_timeouts", c.call_timeouts.load())
+            .add("late_replies", c.late_replies.load())
+            .add("send_failures", c.send_failures.load() + ts.send_failures)
+            .add("frames_in", ts.frames_in)
+            .add("frames_out", ts.frames_out)
+            .add("bytes_in", ts.bytes_in)
+            .add("bytes_out", ts.bytes_out)
+            .add("transport_rejected", ts.frames_rejected)
+            .add("queue_depth", ts.queue_depth)
+            .add("queue_high_water", ts.queue_high_water)
+            .add("pending_calls", static_cast<std::uint64_t>(self->state.pending.size()))
+            .str();
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_options& options,
+                         std::shared_ptr<gateway_counters> counters) {
+  auto gw = sys.spawn(gateway, &t, options, counters);
+  const auto limits = options.limits;
+  const std::string name = options.name;
+  // Runs on the transport's thread: decode (hostile input stops here), then hand over.
+  t.on_frame([gw, limits, counters, &t, name](const peer_address& from, wire::frame f) {
+    auto env = wire::decode(*f, limits);
+    if (env.is_ok()) {
+      counters->frames_decoded.fetch_add(1, std::memory_order_relaxed);
+      caf::anon_send(gw, inbound_atom::value, from, std::make_shared<const wire::envelope>(std::move(*env)));
+      return;
+    }
+    const auto& err = env.error();
+    if (err.code() == errc::version_mismatch) {
+      counters->version_mismatches.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      counters->frames_refused.fetch_add(1, std::memory_order_relaxed);
+    }
+    spdlog::warn("{}: refused a frame of {} bytes from {}: {}", name, f->size(),
+                 from.link != 0 ? "link " + std::to_string(from.link) : "a client", err.message());
+    // Answer a request we can identify, so the peer learns why instead of timing out.
+    auto header = wire::peek_header(*f, limits);
+    if (from.link == 0 && header.is_ok() && header->request_id != 0) {
+      wire::envelope e;
+      e.request_id = header->request_id;
+      e.message = wire::error_reply{err.code(), name + ": " + err.message()};
+      (void)t.send(from, wire::encode(e));
+    }
+  });
+  return gw;
+}
+
+}  // namespace ss::actors

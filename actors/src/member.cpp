@@ -1,0 +1,168 @@
+#include "ss/actors/member.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <vector>
+
+#include "ss/actors/messages.hpp"
+
+namespace ss::actors {
+namespace {
+
+struct member_state {
+  static inline const char* name = "member";
+  member_options options;
+  caf::actor gateway;
+  std::uint32_t link = 0;
+  bool registered = false;
+  bool registering = false;
+  std::uint64_t member_id = 0;
+  wire::register_reply registration;
+  std::vector<caf::response_promise> awaiting;
+  std::vector<caf::actor> subscribers;
+  std::uint64_t view_epoch = 0;
+  wire::job_state state = wire::job_state::waiting;
+  bool state_known = false;
+  std::uint64_t failed_heartbeats = 0;
+};
+
+using member_actor = caf::stateful_actor<member_state>;
+
+void publish(member_actor* self, const wire::cluster_view& view, wire::job_state state) {
+  auto& st = self->state;
+  if (view.epoch != st.view_epoch || !st.state_known) {
+    st.view_epoch = view.epoch;
+    for (auto& s : st.subscribers) self->send(s, view_atom::value, view);
+  }
+  if (!st.state_known || state != st.state) {
+    st.state = state;
+    st.state_known = true;
+    for (auto& s : st.subscribers) self->send(s, state_atom::value, state);
+  }
+}
+
+void try_register(member_actor* self) {
+  auto& st = self->state;
+  if (st.registering) return;
+  st.registering = true;
+  self->request(st.gateway, caf::infinite, call_atom::value, st.link, make_body(st.options.identity),
+                caf::timespan{st.options.request_timeout})
+      .then(
+          [self](const envelope_ptr& env) {
+            auto& s = self->state;
+            s.registering = false;
+            if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              spdlog::error("{}: the coordinator refused registration: {}", s.options.identity.name, err->message);
+              // A refusal is final for this configuration (version, index out of range, ...).
+              self->quit(caf::make_error(caf::sec::runtime_error, err->message));
+              return;
+            }
+            const auto* reply = std::get_if<wire::register_reply>(&env->message);
+            if (reply == nullptr) {
+              spdlog::warn("{}: unexpected answer to register: {}", s.options.identity.name,
+                           wire::message_name(env->message));
+              return;
+            }
+            const bool first = !s.registered;
+            s.registered = true;
+            s.member_id = reply->member_id;
+            s.registration = *reply;
+            spdlog::info("{}: registered with the coordinator as member {}{}", s.options.identity.name,
+                         reply->member_id, first ? "" : " (again)");
+            for (auto& p : s.awaiting) p.deliver(*reply);
+            s.awaiting.clear();
+            publish(self, reply->view, reply->state);
+          },
+          [self](const caf::error&) {
+            auto& s = self->state;
+            s.registering = false;  // retried on the next tick
+            if (s.failed_heartbeats++ % 10 == 0)
+              spdlog::warn("{}: waiting for the coordinator at {} to accept the registration",
+                           s.options.identity.name, s.options.coordinator);
+          });
+}
+
+void heartbeat_once(member_actor* self) {
+  auto& st = self->state;
+  wire::heartbeat hb;
+  hb.member_id = st.member_id;
+  if (st.options.progress) hb.progress = st.options.progress();
+  self->request(st.gateway, caf::infinite, call_atom::value, st.link, make_body(std::move(hb)),
+                caf::timespan{st.options.request_timeout})
+      .then(
+          [self](const envelope_ptr& env) {
+            auto& s = self->state;
+            const auto* reply = std::get_if<wire::heartbeat_reply>(&env->message);
+            if (reply == nullptr) return;
+            if (s.failed_heartbeats > 0)
+              spdlog::info("{}: the coordinator answers again", s.options.identity.name);
+            s.failed_heartbeats = 0;
+            if (!reply->known) {
+              spdlog::warn("{}: the coordinator does not know this member (it restarted?): registering again",
+                           s.options.identity.name);
+              s.registered = false;
+              try_register(self);
+              return;
+            }
+            publish(self, reply->view, reply->state);
+          },
+          [self](const caf::error&) {
+            auto& s = self->state;
+            if (s.failed_heartbeats++ == 0)
+              spdlog::warn("{}: no answer from the coordinator at {}; still trying", s.options.identity.name,
+                           s.options.coordinator);
+          });
+}
+
+caf::behavior member_agent(member_actor* self, caf::actor gateway, member_options options) {
+  self->state.options = std::move(options);
+  self->state.gateway = std::move(gateway);
+  self->request(self->state.gateway, caf::infinite, link_atom::value, self->state.options.coordinator)
+      .then(
+          [self](std::uint32_t link) {
+            self->state.link = link;
+            try_register(self);
+            self->send(self, tick_atom::value);
+          },
+          [self](const caf::error& err) {
+            spdlog::error("{}: cannot reach the coordinator at {}: {}", self->state.options.identity.name,
+                          self->state.options.coordinator, self->system().render(err));
+            self->quit(err);
+          });
+  return {
+      [self](await_atom) -> caf::result<wire::register_reply> {
+        if (self->state.registered) return self->state.registration;
+        auto p = self->make_response_promise<wire::register_reply>();
+        self->state.awaiting.push_back(p);
+        return p;
+      },
+      [self](view_atom, const caf::actor& subscriber) {
+        self->state.subscribers.push_back(subscriber);
+        if (self->state.registered) {
+          self->send(subscriber, view_atom::value, self->state.registration.view);
+          self->send(subscriber, state_atom::value, self->state.state);
+        }
+      },
+      [self](tick_atom) {
+        if (self->state.registered) heartbeat_once(self);
+        else try_register(self);
+        self->delayed_send(self, self->state.options.heartbeat_interval, tick_atom::value);
+      },
+      [self](stop_atom, const std::string& reason) {
+        auto& st = self->state;
+        if (st.registered) {
+          self->send(st.gateway, tell_atom::value, st.link, make_body(wire::leave{st.member_id, reason}));
+        }
+        self->quit();
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options) {
+  return sys.spawn(member_agent, std::move(gateway), std::move(options));
+}
+
+}  // namespace ss::actors

@@ -1,0 +1,319 @@
+#include "ss/actors/service.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/member.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/actors/reader.hpp"
+#include "ss/actors/shard.hpp"
+#include "ss/actors/trainer.hpp"
+#include "ss/core/embedding/shard_store.hpp"
+#include "ss/core/json.hpp"
+
+namespace ss::actors {
+namespace {
+
+std::uint64_t random_incarnation() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+// The end of a service's job, settled once: 1 finished, -1 failed or stopped.
+class job_end {
+ public:
+  void settle(int outcome) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (settled_) return;
+    settled_ = true;
+    outcome_ = outcome;
+    cv_.notify_all();
+  }
+  int wait_for(std::chrono::milliseconds d) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, d, [this] { return settled_; });
+    return settled_ ? outcome_ : 0;
+  }
+  bool wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return settled_; });
+    return outcome_ > 0;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool settled_ = false;
+  int outcome_ = 0;
+};
+
+// Follows the membership agent's job state and settles the service's end.
+caf::behavior state_watcher(caf::event_based_actor* self, std::shared_ptr<job_end> end, std::string name) {
+  (void)self;
+  return {
+      [](view_atom, const wire::cluster_view&) {},
+      [end, name](state_atom, wire::job_state s) {
+        if (s == wire::job_state::done) end->settle(1);
+        if (s == wire::job_state::failed) {
+          spdlog::warn("{}: the coordinator reports that the job failed", name);
+          end->settle(-1);
+        }
+      },
+  };
+}
+
+class service_impl final : public running_service {
+ public:
+  service_impl(caf::actor_system& sys, std::unique_ptr<transport> t, service_options options)
+      : sys_(sys), transport_(std::move(t)), options_(std::move(options)),
+        counters_(std::make_shared<gateway_counters>()), end_(std::make_shared<job_end>()) {}
+
+  ~service_impl() override { stop("shutdown"); }
+
+  const std::string& name() const override { return options_.name; }
+  std::string endpoint() const override { return endpoint_; }
+  bool wait() override { return end_->wait(); }
+  int wait_for(std::chrono::milliseconds d) override { return end_->wait_for(d); }
+
+  std::string status() override {
+    caf::scoped_actor self{sys_};
+    std::string role_status = "{}", gateway_status = "{}";
+    auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 1, wire::status_request{}});
+    if (role_) {
+      self->request(role_, std::chrono::seconds(5), serve_atom::value, env)
+          .receive([&](const body_ptr& b) {
+                     if (const auto* r = std::get_if<wire::status_reply>(b.get())) role_status = r->json;
+                   },
+                   [&](const caf::error&) {});
+    }
+    self->request(gateway_, std::chrono::seconds(5), stats_atom::value)
+        .receive([&](const std::string& s) { gateway_status = s; }, [&](const caf::error&) {});
+    return json_object().add("name", options_.name).add_raw("service", role_status).add_raw("transport", gateway_status).str();
+  }
+
+  void stop(const std::string& reason) override {
+    if (stopped_.exchange(true)) return;
+    if (member_) {
+      // Leave politely (one-way) and give the frame a moment to go out before the transport stops.
+      caf::anon_send(member_, stop_atom::value, reason);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (auto& a : {watcher_, role_, member_}) {
+      if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    }
+    transport_->stop();
+    if (gateway_) caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
+    end_->settle(-1);
+  }
+
+  // ---- start-up steps shared by the roles ----
+
+  ss::status start_gateway() {
+    gateway_options go;
+    go.name = options_.name;
+    gateway_ = spawn_gateway(sys_, *transport_, go, counters_);
+    if (!options_.listen.empty()) {
+      auto bound = transport_->listen(options_.listen);
+      if (!bound.is_ok()) return bound.error().with_context(options_.name);
+      endpoint_ = options_.advertise.empty() ? *bound : options_.advertise;
+    }
+    return ss::status::ok();
+  }
+
+  // Registers with the coordinator and returns its reply (the job configuration).
+  result<wire::register_reply> join(wire::role role, std::function<wire::member_progress()> progress) {
+    member_options mo;
+    mo.identity.from = role;
+    mo.identity.name = options_.name;
+    mo.identity.index = options_.index;
+    mo.identity.endpoint = endpoint_;
+    mo.identity.incarnation = random_incarnation();
+    mo.coordinator = options_.coordinator;
+    mo.heartbeat_interval = options_.heartbeat_interval;
+    mo.request_timeout = options_.request_timeout;
+    mo.progress = std::move(progress);
+    member_ = spawn_member_agent(sys_, gateway_, std::move(mo));
+    result<wire::register_reply> out(errc::timeout, options_.name + ": the coordinator at " + options_.coordinator +
+                                                        " did not accept the registration in time");
+    caf::scoped_actor self{sys_};
+    // Wait in short steps, so a signal (options_.cancel) can end the wait.
+    const auto deadline = std::chrono::steady_clock::now() + options_.register_timeout;
+    bool waiting = true;
+    while (waiting && std::chrono::steady_clock::now() < deadline) {
+      if (options_.cancel != nullptr && options_.cancel->load()) {
+        out = result<wire::register_reply>(errc::cancelled, options_.name + ": stopped before joining the job");
+        break;
+      }
+      self->request(member_, std::chrono::milliseconds(200), await_atom::value)
+          .receive([&](const wire::register_reply& r) {
+                     out = r;
+                     waiting = false;
+                   },
+                   [&](const caf::error& err) {
+                     if (err != caf::sec::request_timeout) {
+                       out = result<wire::register_reply>(errc::unavailable, options_.name + ": " + sys_.render(err));
+                       waiting = false;
+                     }
+                   });
+    }
+    if (out.is_ok()) {
+      watcher_ = sys_.spawn(state_watcher, end_, options_.name);
+      caf::anon_send(member_, view_atom::value, watcher_);
+    }
+    return out;
+  }
+
+  caf::actor_system& sys_;
+  std::unique_ptr<transport> transport_;
+  service_options options_;
+  std::shared_ptr<gateway_counters> counters_;
+  std::shared_ptr<job_end> end_;
+  std::string endpoint_;
+  caf::actor gateway_, member_, role_, watcher_;
+  std::atomic<bool> stopped_{false};
+  // Role state the progress callbacks read.
+  std::shared_ptr<embedding::shard_store> store_;
+  std::shared_ptr<shard_counters> shard_counters_;
+  std::shared_ptr<reader_counters> reader_counters_;
+  std::shared_ptr<trainer_progress> trainer_progress_;
+};
+
+result<job::job_options> job_of(const wire::register_reply& reply, const std::string& name) {
+  auto job = job::parse_job_config(reply.job_config);
+  if (!job.is_ok()) return job.error().with_context(name + ": the coordinator's job configuration");
+  return job;
+}
+
+}  // namespace
+
+result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                           const service_options& options,
+                                                           coordinator_options coordinator) {
+  auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
+  if (auto st = job::resolve_feature_counts(coordinator.job); !st.is_ok()) return st;
+  SS_RETURN_IF_ERROR(svc->start_gateway());
+  auto end = svc->end_;
+  auto on_result = coordinator.on_result;
+  coordinator.on_result = [end, on_result](const std::string& summary, const std::string& json) {
+    if (on_result) on_result(summary, json);
+    end->settle(json.find("\"ok\":true") != std::string::npos ? 1 : -1);
+  };
+  coordinator.detached_evaluator = options.detached;
+  coordinator.name = options.name;
+  svc->role_ = spawn_coordinator(sys, svc->gateway_, std::move(coordinator));
+  return std::unique_ptr<running_service>(std::move(svc));
+}
+
+result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                     const service_options& options) {
+  auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
+  SS_RETURN_IF_ERROR(svc->start_gateway());
+  svc->shard_counters_ = std::make_shared<shard_counters>();
+  auto* raw = svc.get();
+  auto reply = svc->join(wire::role::shard, [raw] {
+    wire::member_progress p;
+    if (raw->store_) {
+      const auto s = raw->store_->stats();
+      p.rows = s.rows;
+      p.row_bytes = s.bytes;
+    }
+    p.examples = raw->shard_counters_->rows_looked_up.load();
+    return p;
+  });
+  if (!reply.is_ok()) return reply.error();
+  auto job = job_of(*reply, options.name);
+  if (!job.is_ok()) return job.error();
+  auto setup = job::resolve_model(job->model, static_cast<std::uint32_t>(std::max(0, job->dense_features)),
+                                  static_cast<std::uint32_t>(std::max(1, job->categorical_features)));
+  if (!setup.is_ok()) return setup.error().with_context(options.name);
+  embedding::shard_store_options so;
+  so.dim = setup->embeddings.dim;
+  so.init_scale = setup->embeddings.init_scale;
+  so.seed = setup->embeddings.seed;
+  so.max_rows_per_table = setup->embeddings.max_rows_per_table;
+  so.optimizer = setup->embeddings.optimizer;
+  svc->store_ = std::make_shared<embedding::shard_store>(so);
+  shard_options sh;
+  sh.name = options.name;
+  sh.index = static_cast<std::uint32_t>(options.index);
+  sh.shards = static_cast<std::uint32_t>(job->shards);
+  sh.workers = options.threads;
+  svc->role_ = spawn_shard(sys, svc->gateway_, svc->store_, sh, svc->shard_counters_);
+  return std::unique_ptr<running_service>(std::move(svc));
+}
+
+result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                      const service_options& options) {
+  auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
+  SS_RETURN_IF_ERROR(svc->start_gateway());
+  svc->reader_counters_ = std::make_shared<reader_counters>();
+  auto counters = svc->reader_counters_;
+  auto reply = svc->join(wire::role::reader, [counters] {
+    wire::member_progress p;
+    p.examples = counters->examples_sent.load();
+    p.batches = counters->batches_sent.load();
+    p.bytes_done = counters->bytes_done.load();
+    p.bytes_total = counters->bytes_total.load();
+    p.bad_rows = counters->bad_rows.load();
+    p.finished = counters->finished.load();
+    std::lock_guard<std::mutex> lock(counters->mu);
+    if (!counters->error.empty()) p.detail = json_object().add("error", counters->error).str();
+    return p;
+  });
+  if (!reply.is_ok()) return reply.error();
+  auto job = job_of(*reply, options.name);
+  if (!job.is_ok()) return job.error();
+  const auto files = job::files_of_reader(*job, options.index);
+  reader_options ro;
+  ro.name = options.name;
+  ro.index = static_cast<std::uint32_t>(options.index);
+  std::unique_ptr<data::batch_reader> input;
+  if (files.empty()) {
+    // More readers than files: this one has nothing to read and is done at once.
+    spdlog::info("{}: no training file falls to this reader (files i, i+{}, ... of {})", options.name, job->readers,
+                 job->train.size());
+  } else {
+    auto ropts = job::reader_options(job->input, files, static_cast<std::size_t>(job->batch_size));
+    if (!ropts.is_ok()) return ropts.error().with_context(options.name);
+    auto reader = data::batch_reader::open(*ropts);
+    if (!reader.is_ok()) return reader.error().with_context(options.name);
+    input = std::make_unique<data::batch_reader>(std::move(*reader));
+    spdlog::info("{}: reading {} file(s)", options.name, files.size());
+  }
+  svc->role_ = spawn_reader(sys, svc->gateway_, std::move(input), ro, counters);
+  return std::unique_ptr<running_service>(std::move(svc));
+}
+
+result<std::unique_ptr<running_service>> start_trainer(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                       const service_options& options) {
+  auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
+  SS_RETURN_IF_ERROR(svc->start_gateway());
+  svc->trainer_progress_ = std::make_shared<trainer_progress>();
+  auto progress = svc->trainer_progress_;
+  auto window = std::make_shared<std::atomic<std::uint64_t>>(100000);
+  auto reply = svc->join(wire::role::trainer, [progress, window] { return progress->snapshot(window->load()); });
+  if (!reply.is_ok()) return reply.error();
+  auto job = job_of(*reply, options.name);
+  if (!job.is_ok()) return job.error();
+  window->store(job->window);
+  auto setup = job::resolve_model(job->model, static_cast<std::uint32_t>(std::max(0, job->dense_features)),
+                                  static_cast<std::uint32_t>(std::max(1, job->categorical_features)));
+  if (!setup.is_ok()) return setup.error().with_context(options.name);
+  auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, job->model.seed);
+  trainer_options to;
+  to.name = options.name;
+  to.workers = options.threads;
+  to.detached_workers = options.detached;
+  to.member_id = reply->member_id;
+  to.coordinator = options.coordinator;
+  svc->role_ = spawn_trainer(sys, svc->gateway_, svc->member_, *job, model, setup->buckets, to, progress);
+  return std::unique_ptr<running_service>(std::move(svc));
+}
+
+}  // namespace ss::actors

@@ -1,0 +1,601 @@
+#include "ss/actors/trainer.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/core/embedding/sharding.hpp"
+#include "ss/core/json.hpp"
+#include "ss/core/metrics/metrics.hpp"
+#include "ss/core/train/train_step.hpp"
+
+namespace ss::actors::trainer_detail {
+// One batch on its way through a worker: rows looked up, computed, gradients pushed.
+struct job_slot {
+  batch_ptr batch;
+  embedding::batch_rows rows;
+  embedding::shard_split split;
+  int pending = 0;  // lookups or pushes outstanding
+  bool ready = false;
+  std::uint64_t generation = 0;  // guards replies to a recycled slot
+};
+using slot_ptr = std::shared_ptr<job_slot>;
+}  // namespace ss::actors::trainer_detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ss::actors::trainer_detail::slot_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<ss::wire::push_request>)
+
+namespace ss::actors {
+
+// ---- progress ------------------------------------------------------------------------------
+
+void trainer_progress::add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  examples_ += examples;
+  loss_sum_ += loss_sum;
+  clicks_ += clicks;
+  ++batches_;
+  recent_.push_back({examples, loss_sum, clicks});
+  if (recent_.size() > 4096) recent_.pop_front();
+}
+
+wire::member_progress trainer_progress::snapshot(std::uint64_t window_examples) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  wire::member_progress p;
+  p.examples = examples_;
+  p.batches = batches_;
+  p.loss_sum = loss_sum_;
+  p.clicks = clicks_;
+  for (auto it = recent_.rbegin(); it != recent_.rend() && p.window_examples < window_examples; ++it) {
+    p.window_examples += it->examples;
+    p.window_loss_sum += it->loss_sum;
+    p.window_clicks += it->clicks;
+  }
+  p.finished = finished_.load();
+  if (!error_.empty()) p.detail = json_object().add("error", error_).str();
+  return p;
+}
+
+void trainer_progress::set_error(std::string e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (error_.empty()) error_ = std::move(e);
+}
+
+std::string trainer_progress::error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+namespace {
+
+// What the trainer's actors share: set up once, then read concurrently.
+struct trainer_context {
+  caf::actor gateway;
+  job::job_options job;
+  std::shared_ptr<train::dense_model> model;
+  std::vector<std::uint64_t> buckets;
+  trainer_options options;
+  std::shared_ptr<trainer_progress> progress;
+  caf::timespan timeout;
+  // Link to each shard (0 while its endpoint is unknown); written by the trainer actor.
+  std::vector<std::atomic<std::uint32_t>> shard_links;
+  explicit trainer_context(std::size_t shards) : shard_links(shards) {
+    for (auto& l : shard_links) l.store(0);
+  }
+};
+using context_ptr = std::shared_ptr<trainer_context>;
+
+constexpr auto retry_delay = std::chrono::milliseconds(200);
+
+// ---- feeder --------------------------------------------------------------------------------
+
+struct reader_slot {
+  std::string endpoint;
+  std::uint32_t link = 0;
+  int outstanding = 0;
+  bool ended = false;
+  bool retry_scheduled = false;
+};
+
+struct feeder_state {
+  static inline const char* name = "feeder";
+  context_ptr ctx;
+  std::vector<reader_slot> readers;
+  std::deque<batch_ptr> ready;
+  std::deque<caf::response_promise> waiting;
+  int credits = 2;  // total pulls outstanding plus batches ready, per reader
+  std::uint64_t acks_pending = 0;
+};
+using feeder_actor = caf::stateful_actor<feeder_state>;
+
+bool all_readers_ended(const feeder_state& st) {
+  if (static_cast<int>(st.readers.size()) < st.ctx->job.readers) return false;
+  for (const auto& r : st.readers)
+    if (!r.ended || r.outstanding > 0) return false;
+  return true;
+}
+
+void hand_out(feeder_actor* self) {
+  auto& st = self->state;
+  while (!st.waiting.empty() && !st.ready.empty()) {
+    st.waiting.front().deliver(st.ready.front());
+    st.waiting.pop_front();
+    st.ready.pop_front();
+  }
+  if (st.ready.empty() && all_readers_ended(st)) {
+    for (auto& p : st.waiting) p.deliver(batch_ptr{});  // no more input
+    st.waiting.clear();
+  }
+}
+
+void pull(feeder_actor* self, std::uint32_t r);
+
+void schedule_retry(feeder_actor* self, std::uint32_t r) {
+  auto& slot = self->state.readers[r];
+  if (slot.retry_scheduled) return;
+  slot.retry_scheduled = true;
+  self->delayed_send(self, retry_delay, tick_atom::value, r);
+}
+
+void pull(feeder_actor* self, std::uint32_t r) {
+  auto& st = self->state;
+  auto& slot = st.readers[r];
+  if (slot.ended || slot.link == 0) return;
+  int in_use = slot.outstanding;
+  for (const auto& b : st.ready)
+    if (b->reader_index == r) ++in_use;
+  while (in_use < st.credits) {
+    ++slot.outstanding;
+    ++in_use;
+    self->request(st.ctx->gateway, caf::infinite, call_atom::value, slot.link, make_body(wire::pull_request{1}),
+                  st.ctx->timeout)
+        .then(
+            [self, r](const envelope_ptr& env) {
+              auto& s = self->state;
+              auto& sl = s.readers[r];
+              --sl.outstanding;
+              if (const auto* b = std::get_if<wire::batch_message>(&env->message)) {
+                s.ready.push_back(std::make_shared<const wire::batch_message>(*b));
+                hand_out(self);
+                pull(self, r);
+              } else if (std::holds_alternative<wire::end_of_data>(env->message)) {
+                sl.ended = true;
+                hand_out(self);
+              } else if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+                spdlog::warn("{}: reader {} refused a pull: {}", s.ctx->options.name, r, err->message);
+                schedule_retry(self, r);
+              }
+            },
+            [self, r](const caf::error&) {
+              --self->state.readers[r].outstanding;
+              schedule_retry(self, r);
+            });
+  }
+}
+
+void send_ack(feeder_actor* self, std::uint32_t r, std::uint64_t sequence, int attempt) {
+  auto& st = self->state;
+  const auto link = st.readers[r].link;
+  ++st.acks_pending;
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, link,
+                make_body(wire::batch_ack{r, sequence}), st.ctx->timeout)
+      .then(
+          [self](const envelope_ptr&) { --self->state.acks_pending; },
+          [self, r, sequence, attempt](const caf::error&) {
+            // An ack lost on the way would leave the reader waiting forever: resend it.
+            --self->state.acks_pending;
+            if (attempt < 1000) {
+              self->delayed_send(self, retry_delay, done_atom::value, r, sequence, attempt + 1);
+            }
+          });
+}
+
+caf::behavior feeder(feeder_actor* self, context_ptr ctx) {
+  self->state.ctx = ctx;
+  self->state.credits = std::max(1, ctx->job.pull_credits * std::max(1, ctx->options.workers));
+  return {
+      [self](view_atom, const wire::cluster_view& view) {
+        auto& st = self->state;
+        if (st.readers.size() < view.readers.size()) st.readers.resize(view.readers.size());
+        for (std::uint32_t r = 0; r < view.readers.size(); ++r) {
+          const auto& endpoint = view.readers[r];
+          if (endpoint.empty() || endpoint == st.readers[r].endpoint) continue;
+          st.readers[r].endpoint = endpoint;
+          self->request(st.ctx->gateway, caf::infinite, link_atom::value, endpoint)
+              .then([self, r](std::uint32_t link) {
+                self->state.readers[r].link = link;
+                pull(self, r);
+              });
+        }
+      },
+      [self](tick_atom, std::uint32_t r) {
+        self->state.readers[r].retry_scheduled = false;
+        pull(self, r);
+      },
+      [self](next_atom) -> caf::result<batch_ptr> {
+        auto& st = self->state;
+        auto p = self->make_response_promise<batch_ptr>();
+        st.waiting.push_back(p);
+        hand_out(self);
+        for (std::uint32_t r = 0; r < st.readers.size(); ++r) pull(self, r);
+        return p;
+      },
+      [self](done_atom, std::uint32_t r, std::uint64_t sequence, int attempt) { send_ack(self, r, sequence, attempt); },
+  };
+}
+
+// ---- worker --------------------------------------------------------------------------------
+
+using trainer_detail::job_slot;
+using trainer_detail::slot_ptr;
+using push_ptr = std::shared_ptr<wire::push_request>;
+
+struct worker_state {
+  static inline const char* name = "worker";
+  context_ptr ctx;
+  caf::actor feeder;
+  caf::actor trainer;
+  std::unique_ptr<train::worker_scratch> scratch;
+  std::deque<batch_ptr> incoming;
+  std::deque<slot_ptr> fetching;
+  std::vector<slot_ptr> spare;
+  int requested = 0;
+  int pushing = 0;  // batches whose pushes are outstanding
+  bool input_done = false;
+  bool reported = false;
+  std::uint64_t generation = 0;
+};
+using worker_actor = caf::stateful_actor<worker_state>;
+
+void advance(worker_actor* self);
+
+void send_lookup(worker_actor* self, const slot_ptr& slot, std::uint32_t shard) {
+  auto& st = self->state;
+  const auto link = st.ctx->shard_links[shard].load();
+  const auto generation = slot->generation;
+  if (link == 0) {  // the shard's endpoint is not known yet
+    self->delayed_send(self, retry_delay, tick_atom::value, slot, shard, generation, true);
+    return;
+  }
+  const auto& part = slot->split.of(shard);
+  wire::lookup_request req{true, part.tables, part.ids};
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), st.ctx->timeout)
+      .then(
+          [self, slot, shard, generation](const envelope_ptr& env) {
+            if (slot->generation != generation) return;
+            if (const auto* reply = std::get_if<wire::lookup_reply>(&env->message)) {
+              if (!slot->split.scatter_values(shard, reply->values, slot->rows)) {
+                self->state.ctx->progress->set_error("shard " + std::to_string(shard) +
+                                                     " answered a lookup with the wrong number of values");
+                return;
+              }
+              if (--slot->pending == 0) {
+                slot->rows.use_values();
+                slot->ready = true;
+                advance(self);
+              }
+            } else if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              spdlog::error("{}: shard {} refused a lookup: {}", self->state.ctx->options.name, shard, err->message);
+              self->state.ctx->progress->set_error("shard " + std::to_string(shard) + ": " + err->message);
+            }
+          },
+          [self, slot, shard, generation](const caf::error&) {
+            // The shard is slow or restarting: ask again (lookups are idempotent).
+            self->delayed_send(self, retry_delay, tick_atom::value, slot, shard, generation, true);
+          });
+}
+
+void send_push(worker_actor* self, const slot_ptr& slot, std::uint32_t shard, push_ptr req);
+
+void push_done(worker_actor* self, const slot_ptr& slot) {
+  auto& st = self->state;
+  if (--slot->pending > 0) return;
+  // Every shard applied this batch's gradients: the batch is trained, tell its reader.
+  self->send(st.feeder, done_atom::value, slot->batch->reader_index, slot->batch->sequence, 0);
+  --st.pushing;
+  slot->batch.reset();
+  ++slot->generation;
+  st.spare.push_back(slot);
+  advance(self);
+}
+
+void send_push(worker_actor* self, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
+  auto& st = self->state;
+  const auto link = st.ctx->shard_links[shard].load();
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, std::make_shared<const wire::body>(*req),
+                st.ctx->timeout)
+      .then(
+          [self, slot](const envelope_ptr& env) {
+            if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              spdlog::error("{}: a shard refused a push: {}", self->state.ctx->options.name, err->message);
+              self->state.ctx->progress->set_error(err->message);
+            }
+            push_done(self, slot);
+          },
+          [self, slot, shard, req](const caf::error&) {
+            // No answer: the push may or may not have been applied. Resending risks applying it
+            // twice, dropping it risks losing it; a lost answer is much rarer than a lost
+            // request on a live connection, so resend (see README: delivery guarantees).
+            self->delayed_send(self, retry_delay, stop_atom::value, slot, shard, req);
+          });
+}
+
+void start_fetch(worker_actor* self, batch_ptr batch) {
+  auto& st = self->state;
+  slot_ptr slot;
+  if (!st.spare.empty()) {
+    slot = st.spare.back();
+    st.spare.pop_back();
+  } else {
+    slot = std::make_shared<job_slot>();
+  }
+  if (auto check = train::check_batch(st.ctx->model->config(), batch->batch); !check.is_ok()) {
+    // A reader with another schema than the job's: nothing this trainer can do with the batch.
+    spdlog::error("{}: batch {} of reader {} does not fit the model: {}", st.ctx->options.name, batch->sequence,
+                  batch->reader_index, check.message());
+    st.ctx->progress->set_error("reader " + std::to_string(batch->reader_index) + ": " + check.message());
+    return;
+  }
+  slot->batch = std::move(batch);
+  slot->ready = false;
+  slot->generation = ++st.generation;
+  slot->rows.build(slot->batch->batch, st.ctx->buckets, st.ctx->model->config().embedding_dim);
+  slot->split.build(slot->rows, static_cast<std::uint32_t>(st.ctx->shard_links.size()));
+  slot->pending = 0;
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s)
+    if (!slot->split.of(s).ids.empty()) ++slot->pending;
+  st.fetching.push_back(slot);
+  if (slot->pending == 0) {
+    slot->rows.use_values();
+    slot->ready = true;
+    return;
+  }
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s)
+    if (!slot->split.of(s).ids.empty()) send_lookup(self, slot, s);
+}
+
+void compute(worker_actor* self, const slot_ptr& slot) {
+  auto& st = self->state;
+  const auto& b = slot->batch->batch;
+  const double loss = train::train_batch(*st.ctx->model, b, slot->rows, *st.scratch);
+  std::uint64_t clicks = 0;
+  for (float l : b.labels) clicks += metrics::is_click(l) ? 1 : 0;
+  st.ctx->progress->add_batch(b.size(), loss * static_cast<double>(b.size()), clicks);
+  slot->pending = 0;
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s)
+    if (!slot->split.of(s).ids.empty()) ++slot->pending;
+  ++st.pushing;
+  if (slot->pending == 0) {
+    ++slot->pending;
+    push_done(self, slot);
+    return;
+  }
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s) {
+    const auto& part = slot->split.of(s);
+    if (part.ids.empty()) continue;
+    auto req = std::make_shared<wire::push_request>();
+    req->tables = part.tables;
+    req->ids = part.ids;
+    req->grads = slot->split.gather_grads(s, slot->rows);
+    send_push(self, slot, s, std::move(req));
+  }
+}
+
+void maybe_finish(worker_actor* self) {
+  auto& st = self->state;
+  if (st.reported || !st.input_done || !st.incoming.empty() || !st.fetching.empty() || st.pushing > 0 ||
+      st.requested > 0)
+    return;
+  st.reported = true;
+  self->send(st.trainer, done_atom::value);
+}
+
+void request_batches(worker_actor* self) {
+  auto& st = self->state;
+  const int depth = 1 + st.ctx->job.lookahead;
+  while (!st.input_done && static_cast<int>(st.fetching.size() + st.incoming.size()) + st.requested < depth) {
+    ++st.requested;
+    self->request(st.feeder, caf::infinite, next_atom::value).then([self](const batch_ptr& b) {
+      auto& s = self->state;
+      --s.requested;
+      if (!b) {
+        s.input_done = true;
+      } else {
+        s.incoming.push_back(b);
+      }
+      advance(self);
+    });
+  }
+}
+
+void advance(worker_actor* self) {
+  auto& st = self->state;
+  const int depth = 1 + st.ctx->job.lookahead;
+  const int max_pushing = 2;  // batches whose gradients are still on the way to the shards
+  for (;;) {
+    while (!st.incoming.empty() && static_cast<int>(st.fetching.size()) < depth) {
+      auto b = st.incoming.front();
+      st.incoming.pop_front();
+      start_fetch(self, std::move(b));
+    }
+    if (st.fetching.empty() || !st.fetching.front()->ready || st.pushing >= max_pushing) break;
+    auto slot = st.fetching.front();
+    st.fetching.pop_front();
+    // Ask for the next batches (their lookups run while this one computes).
+    request_batches(self);
+    compute(self, slot);
+  }
+  request_batches(self);
+  maybe_finish(self);
+}
+
+caf::behavior worker(worker_actor* self, context_ptr ctx, caf::actor feeder, caf::actor trainer) {
+  self->state.ctx = ctx;
+  self->state.feeder = std::move(feeder);
+  self->state.trainer = std::move(trainer);
+  self->state.scratch = std::make_unique<train::worker_scratch>(ctx->model->config(), ctx->job.batch_size);
+  return {
+      [self](start_atom) { advance(self); },
+      [self](tick_atom, const slot_ptr& slot, std::uint32_t shard, std::uint64_t generation, bool) {
+        if (slot->generation == generation) send_lookup(self, slot, shard);
+      },
+      [self](stop_atom, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
+        send_push(self, slot, shard, std::move(req));
+      },
+  };
+}
+
+// ---- trainer -------------------------------------------------------------------------------
+
+struct trainer_state {
+  static inline const char* name = "trainer";
+  context_ptr ctx;
+  caf::actor member;
+  caf::actor feeder;
+  std::vector<caf::actor> workers;
+  std::vector<std::string> shard_endpoints;
+  std::uint32_t coordinator_link = 0;
+  bool started = false;
+  int workers_done = 0;
+  bool reported = false;
+  wire::cluster_view last_view;
+  bool have_view = false;
+};
+using trainer_actor = caf::stateful_actor<trainer_state>;
+
+void report_replica(trainer_actor* self) {
+  auto& st = self->state;
+  auto report = std::make_shared<wire::dense_report>();
+  report->member_id = st.ctx->options.member_id;
+  report->examples = st.ctx->progress->snapshot(0).examples;
+  report->params.assign(st.ctx->model->params(), st.ctx->model->params() + st.ctx->model->size());
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.coordinator_link,
+                std::make_shared<const wire::body>(*report), st.ctx->timeout)
+      .then(
+          [self](const envelope_ptr&) {
+            self->state.ctx->progress->set_finished();
+            spdlog::info("{}: input exhausted; replica reported to the coordinator", self->state.ctx->options.name);
+          },
+          [self](const caf::error&) { self->delayed_send(self, retry_delay, done_atom::value, true); });
+}
+
+void start_workers(trainer_actor* self) {
+  auto& st = self->state;
+  st.started = true;
+  // Linked: when the trainer goes, its feeder and workers go with it.
+  st.feeder = self->spawn<caf::linked>(feeder, st.ctx);
+  if (st.have_view) self->send(st.feeder, view_atom::value, st.last_view);
+  for (int w = 0; w < std::max(1, st.ctx->options.workers); ++w) {
+    caf::actor a = st.ctx->options.detached_workers
+                       ? self->spawn<caf::detached + caf::linked>(worker, st.ctx, st.feeder, caf::actor{self})
+                       : self->spawn<caf::linked>(worker, st.ctx, st.feeder, caf::actor{self});
+    st.workers.push_back(a);
+    self->send(a, start_atom::value);
+  }
+  spdlog::info("{}: training with {} worker{}", st.ctx->options.name, st.workers.size(), st.workers.size() == 1 ? "" : "s");
+}
+
+void fetch_central_model(trainer_actor* self) {
+  auto& st = self->state;
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.coordinator_link, make_body(wire::dense_request{}),
+                st.ctx->timeout)
+      .then(
+          [self](const envelope_ptr& env) {
+            auto& s = self->state;
+            const auto* reply = std::get_if<wire::dense_reply>(&env->message);
+            if (reply == nullptr || (!reply->params.empty() && reply->params.size() != s.ctx->model->size())) {
+              const std::string why = reply == nullptr ? std::string("unexpected answer ") + wire::message_name(env->message)
+                                                       : "central copy has " + std::to_string(reply->params.size()) +
+                                                             " parameters, this trainer's model " +
+                                                             std::to_string(s.ctx->model->size());
+              spdlog::error("{}: cannot start from the central model: {}", s.ctx->options.name, why);
+              s.ctx->progress->set_error(why);
+              return;
+            }
+            // An empty central copy: this is the first trainer; its seeded initialization is the
+            // same every trainer computes.
+            if (!reply->params.empty())
+              std::copy(reply->params.begin(), reply->params.end(), s.ctx->model->params());
+            start_workers(self);
+          },
+          [self](const caf::error&) { self->delayed_send(self, retry_delay, start_atom::value); });
+}
+
+caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, caf::actor member) {
+  self->state.ctx = ctx;
+  self->state.member = member;
+  self->send(member, view_atom::value, caf::actor{self});
+  self->request(gateway, caf::infinite, link_atom::value, ctx->options.coordinator).then([self](std::uint32_t link) {
+    self->state.coordinator_link = link;
+    fetch_central_model(self);
+  });
+  return {
+      [self](start_atom) { fetch_central_model(self); },
+      [self](view_atom, const wire::cluster_view& view) {
+        auto& st = self->state;
+        st.last_view = view;
+        st.have_view = true;
+        if (st.shard_endpoints.size() < view.shards.size()) st.shard_endpoints.resize(view.shards.size());
+        for (std::uint32_t s = 0; s < view.shards.size() && s < st.ctx->shard_links.size(); ++s) {
+          if (view.shards[s].empty() || view.shards[s] == st.shard_endpoints[s]) continue;
+          st.shard_endpoints[s] = view.shards[s];
+          self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.shards[s])
+              .then([self, s](std::uint32_t link) { self->state.ctx->shard_links[s].store(link); });
+        }
+        if (st.feeder) self->send(st.feeder, view_atom::value, view);
+      },
+      [self](state_atom, wire::job_state state) {
+        if (state == wire::job_state::done || state == wire::job_state::failed) {
+          for (auto& w : self->state.workers) self->send_exit(w, caf::exit_reason::user_shutdown);
+          if (self->state.feeder) self->send_exit(self->state.feeder, caf::exit_reason::user_shutdown);
+        }
+      },
+      [self](done_atom) {
+        auto& st = self->state;
+        if (++st.workers_done == static_cast<int>(st.workers.size())) report_replica(self);
+      },
+      [self](done_atom, bool) { report_replica(self); },
+      [self](serve_atom, const envelope_ptr& env) -> body_ptr {
+        auto& st = self->state;
+        if (!std::holds_alternative<wire::status_request>(env->message))
+          return make_body(wire::error_reply{errc::invalid_argument, std::string("a trainer does not serve ") +
+                                                                         wire::message_name(env->message)});
+        const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
+        return make_body(wire::status_reply{json_object()
+                                                .add("role", "trainer")
+                                                .add("name", st.ctx->options.name)
+                                                .add("workers", static_cast<std::uint64_t>(st.workers.size()))
+                                                .add("examples", p.examples)
+                                                .add("batches", p.batches)
+                                                .add("train_logloss", p.examples ? p.loss_sum / p.examples : 0.0)
+                                                .add("finished", p.finished)
+                                                .add("error", st.ctx->progress->error())
+                                                .str()});
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const caf::actor& member_agent,
+                         const job::job_options& job, std::shared_ptr<train::dense_model> model,
+                         std::vector<std::uint64_t> buckets, const trainer_options& options,
+                         std::shared_ptr<trainer_progress> progress) {
+  auto ctx = std::make_shared<trainer_context>(static_cast<std::size_t>(job.shards));
+  ctx->gateway = gateway;
+  ctx->job = job;
+  ctx->model = std::move(model);
+  ctx->buckets = std::move(buckets);
+  ctx->options = options;
+  ctx->progress = std::move(progress);
+  ctx->timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(job.request_timeout));
+  auto a = sys.spawn(trainer, ctx, gateway, member_agent);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), a);
+  return a;
+}
+
+}  // namespace ss::actors

@@ -1,0 +1,61 @@
+// The rows an embedding shard server holds: its hash partition of every table, with the sparse
+// optimizer applied to pushed gradients. Tables are created as requests name them (a shard does
+// not need to know the data schema), up to max_tables.
+//
+// Thread-safety: lookup() and push() may run concurrently from any number of threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ss/core/embedding/embedding_table.hpp"
+#include "ss/core/optim/sparse_optimizer.hpp"
+#include "ss/core/status.hpp"
+
+namespace ss::embedding {
+
+struct shard_store_options {
+  std::uint32_t dim = 16;
+  float init_scale = 0.01f;
+  std::uint64_t seed = 1;
+  std::uint64_t max_rows_per_table = 0;  // 0 = unbounded
+  std::uint32_t max_tables = 1024;
+  optim::sparse_optimizer optimizer;
+};
+
+struct shard_store_stats {
+  std::uint64_t rows = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t tables = 0;
+};
+
+class shard_store {
+ public:
+  explicit shard_store(const shard_store_options& options);
+
+  const shard_store_options& options() const { return options_; }
+
+  // values gets n x dim floats: the rows of (tables[i], ids[i]), created on first touch when
+  // `create`, else read as their initial values without being stored.
+  status lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create, float* values);
+  // Applies n x dim gradients with the sparse optimizer (a row that does not exist yet, e.g.
+  // after a restart without a checkpoint, is created first).
+  status push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads);
+
+  // The table, created if needed; nullptr beyond max_tables.
+  embedding_table* table(std::uint32_t t);
+  shard_store_stats stats() const;
+
+ private:
+  status check_tables(const std::uint32_t* tables, std::size_t n) const;
+
+  shard_store_options options_;
+  mutable std::mutex tables_mu_;
+  std::vector<std::unique_ptr<embedding_table>> tables_;  // index = table; grows, never shrinks
+  std::vector<std::atomic<embedding_table*>> fast_;       // lock-free read path to tables_
+};
+
+}  // namespace ss::embedding

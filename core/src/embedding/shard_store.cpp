@@ -1,0 +1,131 @@
+#include "ss/core/embedding/shard_store.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace ss::embedding {
+namespace {
+
+// Reusable per-thread scratch for grouping one request's rows by table.
+struct grouping {
+  std::vector<std::uint32_t> order;     // request positions sorted by table
+  std::vector<std::uint64_t> ids;       // ids in that order
+  std::vector<float*> rows;             // found rows in that order
+  std::vector<std::size_t> starts;      // per table, into order
+  embedding_table::batch_scratch scratch;
+};
+thread_local grouping tls;
+
+void group(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, std::uint32_t max_table) {
+  tls.starts.assign(max_table + 2, 0);
+  for (std::size_t i = 0; i < n; ++i) ++tls.starts[tables[i] + 1];
+  for (std::size_t t = 1; t < tls.starts.size(); ++t) tls.starts[t] += tls.starts[t - 1];
+  tls.order.resize(n);
+  tls.ids.resize(n);
+  tls.rows.resize(n);
+  std::vector<std::size_t> fill(tls.starts.begin(), tls.starts.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t at = fill[tables[i]]++;
+    tls.order[at] = static_cast<std::uint32_t>(i);
+    tls.ids[at] = ids[i];
+  }
+}
+
+}  // namespace
+
+shard_store::shard_store(const shard_store_options& options)
+    : options_(options), tables_(options.max_tables), fast_(options.max_tables) {
+  for (auto& f : fast_) f.store(nullptr, std::memory_order_relaxed);
+}
+
+embedding_table* shard_store::table(std::uint32_t t) {
+  if (t >= options_.max_tables) return nullptr;
+  if (auto* p = fast_[t].load(std::memory_order_acquire)) return p;
+  std::lock_guard<std::mutex> lock(tables_mu_);
+  if (!tables_[t]) {
+    table_options o;
+    o.table = t;
+    o.dim = options_.dim;
+    o.state_floats = options_.optimizer.state_floats();
+    o.init_scale = options_.init_scale;
+    o.seed = options_.seed;
+    o.max_rows = options_.max_rows_per_table;
+    tables_[t] = std::make_unique<embedding_table>(o);
+    fast_[t].store(tables_[t].get(), std::memory_order_release);
+  }
+  return tables_[t].get();
+}
+
+status shard_store::check_tables(const std::uint32_t* tables, std::size_t n) const {
+  for (std::size_t i = 0; i < n; ++i)
+    if (tables[i] >= options_.max_tables)
+      return {errc::out_of_range, "table " + std::to_string(tables[i]) + " is beyond the shard's limit of " +
+                                      std::to_string(options_.max_tables) + " tables"};
+  return status::ok();
+}
+
+status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create,
+                           float* values) {
+  SS_RETURN_IF_ERROR(check_tables(tables, n));
+  std::uint32_t max_table = 0;
+  for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
+  group(tables, ids, n, max_table);
+  const std::size_t dim = options_.dim;
+  std::vector<float> fresh;
+  for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
+    const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
+    if (count == 0) continue;
+    embedding_table* tab = table(t);
+    if (create) {
+      if (tab->find_or_create_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch) > 0)
+        return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
+                                              std::to_string(options_.max_rows_per_table) + " rows)"};
+    } else {
+      tab->find_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch);
+    }
+    for (std::size_t k = begin; k < begin + count; ++k) {
+      float* dst = values + static_cast<std::size_t>(tls.order[k]) * dim;
+      if (tls.rows[k] != nullptr) {
+        std::memcpy(dst, tls.rows[k], sizeof(float) * dim);
+      } else {
+        fresh.resize(tab->row_floats());
+        init_row(tab->options(), tls.ids[k], fresh.data());
+        std::memcpy(dst, fresh.data(), sizeof(float) * dim);
+      }
+    }
+  }
+  return status::ok();
+}
+
+status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads) {
+  SS_RETURN_IF_ERROR(check_tables(tables, n));
+  std::uint32_t max_table = 0;
+  for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
+  group(tables, ids, n, max_table);
+  const std::size_t dim = options_.dim;
+  for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
+    const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
+    if (count == 0) continue;
+    embedding_table* tab = table(t);
+    if (tab->find_or_create_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch) > 0)
+      return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
+                                            std::to_string(options_.max_rows_per_table) + " rows)"};
+    for (std::size_t k = begin; k < begin + count; ++k)
+      options_.optimizer.apply(tls.rows[k], grads + static_cast<std::size_t>(tls.order[k]) * dim, options_.dim);
+  }
+  return status::ok();
+}
+
+shard_store_stats shard_store::stats() const {
+  shard_store_stats s;
+  for (const auto& f : fast_) {
+    const embedding_table* t = f.load(std::memory_order_acquire);
+    if (t == nullptr) continue;
+    ++s.tables;
+    s.rows += t->rows();
+    s.bytes += t->bytes();
+  }
+  return s;
+}
+
+}  // namespace ss::embedding

