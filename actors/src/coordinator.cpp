@@ -17,7 +17,9 @@
 namespace ss::actors {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+// The actor clock, not the wall clock: on the deterministic test scheduler time moves only when
+// the test advances it, so member timeouts are testable without sleeping.
+using clock_type = caf::actor_clock;
 
 struct member_info {
   wire::role role = wire::role::client;
@@ -142,19 +144,19 @@ void set_state(coordinator_actor* self, wire::job_state s) {
   st.state = s;
   if (s == wire::job_state::running && !st.running_seen) {
     st.running_seen = true;
-    st.running_at = clock_type::now();
+    st.running_at = self->clock().now();
     st.last_progress = st.running_at;
   }
   if (s == wire::job_state::draining && !st.drained_seen) {
     st.drained_seen = true;
-    st.drained_at = clock_type::now();
+    st.drained_at = self->clock().now();
   }
 }
 
 void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows) {
   auto& st = self->state;
   const totals t = sum_up(st);
-  const auto end = st.drained_seen ? st.drained_at : clock_type::now();
+  const auto end = st.drained_seen ? st.drained_at : self->clock().now();
   const double seconds = st.running_seen ? seconds_between(st.running_at, end) : 0.0;
   const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
   const double train_logloss = t.examples > 0 ? t.loss / static_cast<double>(t.examples) : 0.0;
@@ -265,7 +267,7 @@ void start_evaluation(coordinator_actor* self) {
 
 void log_progress(coordinator_actor* self) {
   auto& st = self->state;
-  const auto now = clock_type::now();
+  const auto now = self->clock().now();
   const totals t = sum_up(st);
   const double dt = seconds_between(st.last_progress, now);
   const double eps = dt > 0 ? static_cast<double>(t.examples - std::min(t.examples, st.last_examples)) / dt : 0.0;
@@ -293,7 +295,7 @@ void log_progress(coordinator_actor* self) {
 
 void tick(coordinator_actor* self) {
   auto& st = self->state;
-  const auto now = clock_type::now();
+  const auto now = self->clock().now();
   const auto timeout = std::chrono::duration<double>(st.options.job.member_timeout);
   bool changed = false;
   for (auto it = st.members.begin(); it != st.members.end();) {
@@ -353,7 +355,7 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   m.index = r.index;
   m.endpoint = r.endpoint;
   m.incarnation = r.incarnation;
-  m.last_seen = clock_type::now();
+  m.last_seen = self->clock().now();
   const std::uint64_t id = st.next_member_id++;
   st.members.emplace(id, m);
   if (r.from == wire::role::shard) st.shard_slots[r.index] = id;
@@ -377,7 +379,7 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
   if (it == st.members.end()) {
     reply.known = false;
   } else {
-    it->second.last_seen = clock_type::now();
+    it->second.last_seen = self->clock().now();
     it->second.progress = hb.progress;
   }
   reply.state = st.state;
@@ -400,7 +402,7 @@ body_ptr on_status(coordinator_actor* self) {
                                                    .add("examples", m.progress.examples)
                                                    .add("finished", m.progress.finished)
                                                    .add("seconds_since_heartbeat",
-                                                        seconds_between(m.last_seen, clock_type::now()))
+                                                        seconds_between(m.last_seen, self->clock().now()))
                                                    .str();
     first = false;
   }
@@ -430,7 +432,7 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
   st.job_text = job::job_config_text(st.options.job);
   st.shard_slots.assign(static_cast<std::size_t>(st.options.job.shards), 0);
   st.reader_slots.assign(static_cast<std::size_t>(st.options.job.readers), 0);
-  st.started_at = clock_type::now();
+  st.started_at = self->clock().now();
   st.last_progress = st.started_at;
   change_view(self);
   const auto interval = std::chrono::duration_cast<caf::timespan>(
@@ -474,6 +476,8 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
       },
       [self](result_atom, const metrics::summary& test, std::uint64_t bad_rows) { finish(self, &test, bad_rows); },
       [self](result_atom, const std::string& error) { fail_job(self, error); },
+      // Members still registered: after the end, the coordinator lingers until they have seen it.
+      [self](done_atom) -> std::uint64_t { return self->state.members.size(); },
       [self](result_atom) -> caf::result<std::string> {
         auto& s = self->state;
         if (!s.result_json.empty()) return s.result_json;

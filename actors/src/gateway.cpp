@@ -44,6 +44,8 @@ void reply(gateway_actor* self, const peer_address& to, std::uint64_t request_id
   send_frame(self, to, e);
 }
 
+std::string stats_json(gateway_actor* self);
+
 void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& env) {
   auto it = self->state.routes.find(env->message.index());
   if (it == self->state.routes.end()) {
@@ -59,8 +61,20 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
     return;
   }
   const std::uint64_t id = env->request_id;
+  const bool status = std::holds_alternative<wire::status_request>(env->message);
   self->request(it->second, caf::infinite, serve_atom::value, env)
-      .then([self, from, id](const body_ptr& b) { reply(self, from, id, *b); },
+      .then([self, from, id, status](const body_ptr& b) {
+              // A status answer also carries this service's transport counters.
+              const auto* s = std::get_if<wire::status_reply>(b.get());
+              if (status && s != nullptr) {
+                reply(self, from, id,
+                      wire::status_reply{json_object().add_raw("service", s->json.empty() ? "{}" : s->json)
+                                             .add_raw("transport", stats_json(self))
+                                             .str()});
+                return;
+              }
+              reply(self, from, id, *b);
+            },
             [self, from, id](const caf::error& err) {
               reply(self, from, id, wire::error_reply{errc::internal, self->system().render(err)});
             });
@@ -128,7 +142,11 @@ caf::behavior gateway(gateway_actor* self, transport* t, gateway_options options
       // What a handler answered to a one-way message (CAF returns handler results to the
       // sender even for plain sends): nobody waits for it.
       [](const body_ptr&) {},
-      [self](stats_atom) -> std::string {
+      [self](stats_atom) -> std::string { return stats_json(self); },
+  };
+}
+
+std::string stats_json(gateway_actor* self) {
         const auto& c = *self->state.counters;
         const auto ts = self->state.link_transport->stats();
         return json_object()
@@ -150,8 +168,6 @@ caf::behavior gateway(gateway_actor* self, transport* t, gateway_options options
             .add("queue_high_water", ts.queue_high_water)
             .add("pending_calls", static_cast<std::uint64_t>(self->state.pending.size()))
             .str();
-      },
-  };
 }
 
 }  // namespace

@@ -97,6 +97,20 @@ class service_impl final : public running_service {
     return json_object().add("name", options_.name).add_raw("service", role_status).add_raw("transport", gateway_status).str();
   }
 
+  bool wait_for_members_to_leave(std::chrono::milliseconds limit) override {
+    if (!is_coordinator_) return true;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    caf::scoped_actor self{sys_};
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::uint64_t members = 1;
+      self->request(role_, std::chrono::seconds(1), done_atom::value)
+          .receive([&](std::uint64_t n) { members = n; }, [](const caf::error&) {});
+      if (members == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
   void stop(const std::string& reason) override {
     if (stopped_.exchange(true)) return;
     if (member_) {
@@ -177,6 +191,7 @@ class service_impl final : public running_service {
   std::string endpoint_;
   caf::actor gateway_, member_, role_, watcher_;
   std::atomic<bool> stopped_{false};
+  bool is_coordinator_ = false;
   // Role state the progress callbacks read.
   std::shared_ptr<embedding::shard_store> store_;
   std::shared_ptr<shard_counters> shard_counters_;
@@ -207,6 +222,7 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   coordinator.detached_evaluator = options.detached;
   coordinator.name = options.name;
   svc->role_ = spawn_coordinator(sys, svc->gateway_, std::move(coordinator));
+  svc->is_coordinator_ = true;
   return std::unique_ptr<running_service>(std::move(svc));
 }
 

@@ -232,11 +232,13 @@ int run_coordinator(const args& a, const config::environment& env) {
     spdlog::info("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", (*svc)->endpoint(),
                  c.job.shards, c.job.readers);
     const bool finished = (*svc)->wait();
-    // Members learn that the job ended from their next heartbeat: stay long enough to answer it.
-    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(c.job.heartbeat_interval * 2500)));
+    // Members learn that the job ended from their next heartbeat: stay until they have left.
+    if (!signals.received() &&
+        !(*svc)->wait_for_members_to_leave(std::chrono::milliseconds(static_cast<long>(c.job.member_timeout * 1000))))
+      spdlog::warn("coordinator: some members did not leave after the job ended");
     running.store(nullptr);
     (*svc)->stop("job ended");
-    rc = finished ? 0 : 1;
+    rc = finished || signals.received() ? 0 : 1;
   }
   std::lock_guard<std::mutex> lock(result_mu);
   if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
@@ -329,6 +331,8 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
     f << text;
   }
   const std::string common = " --log-level " + l.log_level + " --log-format " + l.log_format;
+  const std::string timing = " --heartbeat-interval " + std::to_string(l.job.heartbeat_interval) +
+                             " --request-timeout " + std::to_string(l.job.request_timeout);
   std::vector<std::pair<std::string, std::string>> children;  // name, command line
   children.emplace_back("coordinator", shell_quote(exe) + " coordinator --config " + shell_quote(config) +
                                            " --listen " + coordinator + common);
@@ -336,16 +340,16 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
     children.emplace_back("shard-" + std::to_string(i), shell_quote(exe) + " shard --index " + std::to_string(i) +
                                                             " --coordinator " + coordinator +
                                                             " --listen tcp://127.0.0.1:0 --threads " +
-                                                            std::to_string(l.shard_threads) + common);
+                                                            std::to_string(l.shard_threads) + timing + common);
   for (int i = 0; i < l.job.readers; ++i)
     children.emplace_back("reader-" + std::to_string(i), shell_quote(exe) + " reader --index " + std::to_string(i) +
                                                              " --coordinator " + coordinator +
-                                                             " --listen tcp://127.0.0.1:0" + common);
+                                                             " --listen tcp://127.0.0.1:0" + timing + common);
   for (int i = 0; i < l.trainers; ++i)
     children.emplace_back("trainer-" + std::to_string(i), shell_quote(exe) + " trainer --name trainer-" +
                                                               std::to_string(i) + " --coordinator " + coordinator +
                                                               " --listen tcp://127.0.0.1:0 --threads " +
-                                                              std::to_string(l.workers) + common);
+                                                              std::to_string(l.workers) + timing + common);
   std::vector<pid_t> pids;
   FILE* coordinator_out = nullptr;
   pid_t coordinator_pid = -1;
@@ -466,8 +470,8 @@ int run_local_in_process(const local_flags& l) {
     if (ok && !interrupted.load()) {
       const bool finished = services.front()->wait();
       // Let the members see the end in their next heartbeat, then stop everything.
-      for (std::size_t i = 1; i < services.size(); ++i) services[i]->wait_for(std::chrono::milliseconds(
-          static_cast<long>(l.job.heartbeat_interval * 3000)));
+      for (std::size_t i = 1; i < services.size(); ++i)
+        services[i]->wait_for(std::chrono::milliseconds(static_cast<long>(l.job.member_timeout * 1000)));
       rc = finished ? 0 : 1;
     }
     std::lock_guard<std::mutex> lock(services_mu);

@@ -1,4 +1,6 @@
 // shadowsync: one binary, one subcommand per job or service.
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -39,6 +41,10 @@ void usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Frames, lookup replies and batches are 50 KB to a few MB: keep such buffers on the heap
+  // instead of mmap/munmap (and page faults) for every message (stack-notes §7).
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (argc < 2) {
     usage(stderr);
     return 2;

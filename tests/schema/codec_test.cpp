@@ -125,7 +125,7 @@ TEST_CASE("codec: special float values and odd strings survive a round trip", "[
   }
 }
 
-TEST_CASE("codec: frames are word aligned, whole words, and one segment", "[wire]") {
+TEST_CASE("codec: frames are word aligned whole words in one segment", "[wire]") {
   for (const envelope& e : one_of_each()) {
     INFO(message_name(e.message));
     frame f = encode(e);
@@ -150,7 +150,7 @@ TEST_CASE("codec: a Criteo batch of 128 examples costs little more than its list
   check_same(envelope{protocol_version, 5, m}, *r);
 }
 
-TEST_CASE("codec: a misaligned copy of a frame decodes through the (data, size) overload",
+TEST_CASE("codec: a misaligned copy of a frame decodes through the pointer and size overload",
           "[wire]") {
   for (const envelope& e : one_of_each()) {
     INFO(message_name(e.message));
@@ -168,7 +168,7 @@ TEST_CASE("codec: a misaligned copy of a frame decodes through the (data, size) 
   }
 }
 
-TEST_CASE("codec: decode of a 2,000-row lookup reply holds exactly its values", "[wire]") {
+TEST_CASE("codec: decode of a 2000-row lookup reply holds exactly its values", "[wire]") {
   frame f = encode_body(lookup_reply_of(2000, 16));
   CHECK(f->size() == 8 + 8 + 24 + 16 + 2000 * 16 * 4);  // table, root, envelope, reply, values
   auto r = decode(*f);
@@ -180,8 +180,7 @@ TEST_CASE("codec: decode of a 2,000-row lookup reply holds exactly its values", 
   CHECK(reply.values[31999] == lookup_reply_of(2000, 16).values[31999]);
 }
 
-// ---- frames that are not messages
-// -----------------------------------------------------------------
+// ---- frames that are not messages ---------------------------------------------------------------
 
 TEST_CASE("codec: random garbage is refused cleanly", "[wire]") {
   std::mt19937_64 rng(12345);
@@ -398,10 +397,9 @@ TEST_CASE("codec: an unknown message type from a newer peer is refused", "[wire]
   }
 }
 
-// ---- semantic validation
-// -------------------------------------------------------------------------
+// ---- semantic validation ------------------------------------------------------------------------
 
-TEST_CASE("codec: role, job state and error code out of range are refused", "[wire]") {
+TEST_CASE("codec: a role or job state or error code out of range is refused", "[wire]") {
   SECTION("role") {
     register_request a{role::coordinator, "x", 0, "", 1};
     register_request b = a;

@@ -13,7 +13,7 @@
 using namespace ss::wire;
 using namespace ss::wire::testing;
 
-TEST_CASE("codec: 20,000 random mutations of valid frames never crash the decoder", "[wire]") {
+TEST_CASE("codec: 20000 random mutations of valid frames never crash the decoder", "[wire]") {
   std::vector<std::vector<std::uint8_t>> corpus;
   for (const envelope& e : one_of_each()) corpus.push_back(bytes_of(encode(e)));
   batch_message big;

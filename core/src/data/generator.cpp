@@ -430,6 +430,7 @@ result<train_test_report> generate_train_test(const generator_options& options, 
   generator_options test_options = options;
   test_options.rows = test_rows;
   test_options.rows_seed = hash_combine(options.rows_seed, 0x74657374ULL);
+  test_options.files = 1;  // the test set is one file; only training data is split for readers
   auto test = generate_criteo(t, test_options, test_path);
   if (!test) return test.error();
   return train_test_report{std::move(*train), std::move(*test)};

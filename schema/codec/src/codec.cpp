@@ -19,6 +19,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -828,7 +829,12 @@ result<envelope> decode(const std::uint8_t* data, std::size_t size, const decode
     return decode_words(data, size, limits);
   }
   // capnp 0.9 refuses unaligned segments even on x86; ZeroMQ often hands them out.
-  std::unique_ptr<std::uint64_t[]> aligned(new std::uint64_t[size / sizeof(std::uint64_t)]);
+  std::unique_ptr<std::uint64_t[]> aligned(new (std::nothrow)
+                                               std::uint64_t[size / sizeof(std::uint64_t)]);
+  if (!aligned) {
+    return status(errc::resource_exhausted,
+                  "no memory for an aligned copy of a frame of " + num(size) + " bytes");
+  }
   std::memcpy(aligned.get(), data, size);
   return decode_words(reinterpret_cast<const std::uint8_t*>(aligned.get()), size, limits);
 }

@@ -108,6 +108,11 @@ struct zmq_transport::impl {
   std::shared_ptr<zmq::context_t> ctx;
   const zmq_transport_options opts;
   const std::string id_prefix;  // routing ids of outbound links: "<name>#<random>.<link>"
+  // The wake-up channel: an eventfd that zmq::poll watches as a raw fd. Not an inproc PAIR: a
+  // PAIR socket is not thread-safe, so every thread that sends would need its own socket (or a
+  // mutex around a shared one) and a unique inproc name per transport, and a zmq_send per wake-up
+  // costs more than a write(2). An eventfd write is thread-safe, never blocks (EFD_NONBLOCK), and
+  // coalesces: one read clears any number of wake-ups. Linux-only, like the rest of the project.
   int wake_fd = -1;
   std::thread thread;
   std::thread::id thread_id;
@@ -134,7 +139,8 @@ struct zmq_transport::impl {
   std::mutex join_mu;
 
   // ---- poll thread only ----
-  frame_handler handler;
+  // Shared so that a handler may replace itself (on_frame from inside it) while it runs.
+  std::shared_ptr<const frame_handler> handler;
   std::optional<zmq::socket_t> router;
   std::optional<zmq::socket_t> monitor;  // PAIR receiving the ROUTER's connection events
   std::unordered_map<std::string, std::deque<wire::frame>> router_pending;
@@ -163,7 +169,7 @@ struct zmq_transport::impl {
   // Runs `fn` on the poll thread and returns its result; inline when already there.
   template <class R, class F>
   R execute(F fn, R when_stopped) {
-    if (on_poll_thread()) return fn();
+    if (on_poll_thread()) return stop_requested.load() ? when_stopped : fn();
     auto done = std::make_shared<std::promise<R>>();
     auto answer = done->get_future();
     {
@@ -387,7 +393,8 @@ struct zmq_transport::impl {
 
   void deliver(peer_address from, const zmq::message_t& payload) {
     if (stop_requested.load(std::memory_order_relaxed)) return;  // stop() came from a handler
-    if (!handler) {
+    std::shared_ptr<const frame_handler> h = handler;
+    if (!h || !*h) {
       frames_rejected.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -396,7 +403,7 @@ struct zmq_transport::impl {
     // Word-aligned copy: libzmq hands out 33 B .. 8 KiB messages at any address (stack-notes P3).
     wire::frame f = wire::make_frame(payload.data(), payload.size());
     try {
-      handler(from, std::move(f));
+      (*h)(from, std::move(f));
     } catch (...) {
       handler_exceptions.fetch_add(1, std::memory_order_relaxed);
     }
@@ -580,7 +587,7 @@ struct zmq_transport::impl {
     if (router && monitor) zmq_socket_monitor(router->handle(), nullptr, 0);
     monitor.reset();
     router.reset();
-    handler = nullptr;  // what it captured is released here, on the thread that used it
+    handler.reset();  // what it captured is released here, on the thread that used it
   }
 
   void run() {
@@ -637,7 +644,7 @@ void zmq_transport::on_frame(frame_handler handler) {
   impl* self = impl_.get();
   (void)impl_->execute(
       [self, h = std::move(handler)]() mutable {
-        self->handler = std::move(h);
+        self->handler = std::make_shared<const frame_handler>(std::move(h));
         return true;
       },
       false);

@@ -2,6 +2,7 @@
 // view), the job's life cycle (waiting -> running -> draining -> done, or failed), cluster
 // progress and status, the central dense copy, and the final evaluation on the test files.
 //   (result_atom) -> std::string    the job's result JSON line, once it is done or failed
+//   (done_atom) -> std::uint64_t    members still registered (they leave when they see the end)
 #pragma once
 
 #include <caf/fwd.hpp>

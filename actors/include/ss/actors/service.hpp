@@ -49,6 +49,9 @@ class running_service {
   virtual int wait_for(std::chrono::milliseconds d) = 0;
   // The service's status JSON (served to status_request too).
   virtual std::string status() = 0;
+  // Coordinator: waits until every member has left (each leaves once it sees the job end) or
+  // `limit` passes; true when none is left. Other services: true at once.
+  virtual bool wait_for_members_to_leave(std::chrono::milliseconds limit) = 0;
   virtual void stop(const std::string& reason) = 0;
 };
 

@@ -145,7 +145,8 @@ struct train_test_report {
 };
 
 // A train and a test set of one teacher: the train rows use options.rows_seed, the test rows a
-// seed derived from it, so the two sets are disjoint draws of the same task.
+// seed derived from it, so the two sets are disjoint draws of the same task. Training rows are
+// split over options.files files; the test set is always one file.
 result<train_test_report> generate_train_test(const generator_options& options, std::uint64_t test_rows,
                                               const std::string& train_path, const std::string& test_path);
 

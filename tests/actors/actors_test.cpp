@@ -1,0 +1,378 @@
+// The actors of every service on CAF's deterministic scheduler, talking over the in-memory
+// network: message flows, timeouts, hostile frames and a whole job, step by step.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <optional>
+
+#include "actor_fixture.hpp"
+#include "ss/actors/coordinator.hpp"
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/member.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/actors/reader.hpp"
+#include "ss/actors/shard.hpp"
+#include "ss/actors/trainer.hpp"
+#include "ss/core/data/generator.hpp"
+#include "ss/core/embedding/sharding.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/wire/codec.hpp"
+#include "support/process.hpp"
+
+using namespace ss;
+using namespace ss::actors;
+using ss::test::actor_fixture;
+using ss::test::memory_transport;
+
+namespace {
+
+// Sends `body` to `target` as a served request and returns what the actor answered.
+std::optional<wire::body> ask(actor_fixture& f, const caf::actor& target, wire::body body) {
+  auto out = std::make_shared<std::optional<wire::body>>();
+  auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 7, std::move(body)});
+  f.sys.spawn([target, env, out](caf::event_based_actor* self) {
+    self->request(target, caf::infinite, serve_atom::value, env).then([out](const body_ptr& b) { *out = *b; });
+  });
+  f.settle();
+  return *out;
+}
+
+// A client actor that calls a peer through `gateway` and keeps the reply (or the error).
+struct call_result {
+  std::optional<wire::body> reply;
+  std::optional<caf::error> error;
+};
+std::shared_ptr<call_result> call(actor_fixture& f, const caf::actor& gateway, const std::string& endpoint,
+                                  wire::body body, std::chrono::milliseconds timeout = std::chrono::seconds(1)) {
+  auto out = std::make_shared<call_result>();
+  auto b = make_body(std::move(body));
+  f.sys.spawn([gateway, endpoint, b, out, timeout](caf::event_based_actor* self) {
+    self->request(gateway, caf::infinite, link_atom::value, endpoint).then([self, gateway, b, out, timeout](std::uint32_t link) {
+      self->request(gateway, caf::infinite, call_atom::value, link, b, caf::timespan{timeout})
+          .then([out](const envelope_ptr& env) { out->reply = env->message; },
+                [out](const caf::error& e) { out->error = e; });
+    });
+  });
+  f.settle();
+  return out;
+}
+
+// A service that answers status requests with a fixed text.
+caf::behavior echo(caf::event_based_actor*) {
+  return {[](serve_atom, const envelope_ptr&) -> body_ptr { return make_body(wire::status_reply{"hello"}); }};
+}
+
+struct node {
+  std::unique_ptr<memory_transport> transport;
+  std::shared_ptr<gateway_counters> counters = std::make_shared<gateway_counters>();
+  caf::actor gateway;
+  node(actor_fixture& f, const std::string& name, const std::string& listen = "") {
+    transport = std::make_unique<memory_transport>(f.net, name);
+    gateway_options o;
+    o.name = name;
+    gateway = spawn_gateway(f.sys, *transport, o, counters);
+    if (!listen.empty()) REQUIRE(transport->listen(listen).is_ok());
+  }
+  ~node() {
+    transport->stop();
+    caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("gateway: a call reaches the routed actor and its reply comes back", "[actors]") {
+  actor_fixture f;
+  node server(f, "server", "mem://server"), client(f, "client");
+  caf::anon_send(server.gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
+  f.settle();
+  auto r = call(f, client.gateway, "mem://server", wire::status_request{});
+  REQUIRE(r->reply.has_value());
+  REQUIRE(std::holds_alternative<wire::status_reply>(*r->reply));
+  CHECK(std::get<wire::status_reply>(*r->reply).json == "hello");
+  CHECK(server.counters->requests_served.load() == 1);
+  CHECK(client.counters->calls.load() == 1);
+}
+
+TEST_CASE("gateway: a request nobody serves gets an error reply naming the message", "[actors]") {
+  actor_fixture f;
+  node server(f, "server", "mem://server"), client(f, "client");
+  auto r = call(f, client.gateway, "mem://server", wire::lookup_request{});
+  REQUIRE(r->reply.has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(*r->reply));
+  CHECK(std::get<wire::error_reply>(*r->reply).message.find("lookup_request") != std::string::npos);
+  CHECK(server.counters->requests_unrouted.load() == 1);
+}
+
+TEST_CASE("gateway: a call to a peer that never answers times out", "[actors]") {
+  actor_fixture f;
+  node client(f, "client");
+  auto r = call(f, client.gateway, "mem://nobody", wire::status_request{}, std::chrono::milliseconds(200));
+  CHECK_FALSE(r->error.has_value());
+  f.advance(std::chrono::milliseconds(300));
+  REQUIRE(r->error.has_value());
+  CHECK(*r->error == caf::sec::request_timeout);
+  CHECK(client.counters->call_timeouts.load() == 1);
+}
+
+TEST_CASE("gateway: garbage and other-version frames are refused, counted and answered", "[actors]") {
+  actor_fixture f;
+  node server(f, "server", "mem://server");
+  caf::anon_send(server.gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
+  f.settle();
+  memory_transport raw(f.net, "raw");
+  std::vector<wire::envelope> answers;
+  raw.on_frame([&answers](const peer_address&, wire::frame fr) {
+    auto e = wire::decode(*fr);
+    if (e.is_ok()) answers.push_back(*e);
+  });
+  auto link = raw.connect("mem://server");
+  REQUIRE(link.is_ok());
+  // Garbage: no Cap'n Proto message at all.
+  const char junk[32] = "\xff\xff\xff\xff this is not a message";
+  REQUIRE(raw.send(peer_address{*link, {}}, wire::make_frame(junk, 32)).is_ok());
+  // A request from a future protocol version.
+  wire::envelope future;
+  future.version = wire::protocol_version + 1;
+  future.request_id = 42;
+  future.message = wire::status_request{};
+  REQUIRE(raw.send(peer_address{*link, {}}, wire::encode(future)).is_ok());
+  // And a good one, which must still be served.
+  wire::envelope good;
+  good.request_id = 43;
+  good.message = wire::status_request{};
+  REQUIRE(raw.send(peer_address{*link, {}}, wire::encode(good)).is_ok());
+  f.settle();
+  CHECK(server.counters->frames_refused.load() == 1);
+  CHECK(server.counters->version_mismatches.load() == 1);
+  REQUIRE(answers.size() == 2);
+  const auto& refusal = answers[0].request_id == 42 ? answers[0] : answers[1];
+  const auto& served = answers[0].request_id == 43 ? answers[0] : answers[1];
+  REQUIRE(std::holds_alternative<wire::error_reply>(refusal.message));
+  CHECK(std::get<wire::error_reply>(refusal.message).code == errc::version_mismatch);
+  CHECK(std::get<wire::error_reply>(refusal.message).message.find("protocol") != std::string::npos);
+  CHECK(std::holds_alternative<wire::status_reply>(served.message));
+  raw.stop();
+}
+
+TEST_CASE("shard: serves lookups and pushes of its own rows and refuses others", "[actors]") {
+  actor_fixture f;
+  embedding::shard_store_options so;
+  so.dim = 2;
+  so.optimizer.learning_rate = 1.0f;
+  auto store = std::make_shared<embedding::shard_store>(so);
+  shard_options o;
+  o.index = 1;
+  o.shards = 2;
+  node gw(f, "shard-1");
+  auto shard = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
+  f.settle();
+  // Pick ids owned by shard 1 and one owned by shard 0.
+  std::vector<std::uint64_t> mine;
+  std::uint64_t foreign = 0;
+  for (std::uint64_t id = 1; mine.size() < 3 || foreign == 0; ++id) {
+    if (embedding::shard_of(0, id, 2) == 1) {
+      if (mine.size() < 3) mine.push_back(id);
+    } else {
+      foreign = id;
+    }
+  }
+  auto got = ask(f, shard, wire::lookup_request{true, {0, 0, 0}, mine});
+  REQUIRE(got.has_value());
+  REQUIRE(std::holds_alternative<wire::lookup_reply>(*got));
+  const auto before = std::get<wire::lookup_reply>(*got).values;
+  CHECK(before.size() == 6);
+  CHECK(store->stats().rows == 3);
+  auto pushed = ask(f, shard, wire::push_request{{0, 0, 0}, mine, {1, 1, 0, 0, 0, 0}});
+  REQUIRE(std::holds_alternative<wire::push_reply>(*pushed));
+  auto after = std::get<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{true, {0, 0, 0}, mine})).values;
+  CHECK(after[0] == Approx(before[0] - 1));
+  CHECK(after[2] == Approx(before[2]));
+  auto refused = ask(f, shard, wire::lookup_request{true, {0}, {foreign}});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*refused));
+  CHECK(std::get<wire::error_reply>(*refused).message.find("belongs to shard 0") != std::string::npos);
+  auto bad_push = ask(f, shard, wire::push_request{{0}, {mine[0]}, {1, 2, 3}});
+  CHECK(std::holds_alternative<wire::error_reply>(*bad_push));
+}
+
+TEST_CASE("reader: numbered batches, a committed prefix, duplicate acks refused", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  data::generator_options g;
+  g.rows = 300;
+  REQUIRE(data::generate_criteo(g, dir.str("train.tsv")).is_ok());
+  data::batch_reader_options ro;
+  ro.schema = data::input_schema::criteo();
+  ro.paths = {dir.str("train.tsv")};
+  ro.batch_size = 100;
+  auto reader = data::batch_reader::open(ro);
+  REQUIRE(reader.is_ok());
+  node gw(f, "reader-0");
+  auto counters = std::make_shared<reader_counters>();
+  auto r = spawn_reader(f.sys, gw.gateway, std::make_unique<data::batch_reader>(std::move(*reader)), {}, counters);
+  f.settle();
+  std::vector<wire::batch_message> batches;
+  for (int i = 0; i < 3; ++i) {
+    auto b = ask(f, r, wire::pull_request{1});
+    REQUIRE(std::holds_alternative<wire::batch_message>(*b));
+    batches.push_back(std::get<wire::batch_message>(*b));
+    CHECK(batches.back().sequence == static_cast<std::uint64_t>(i));
+    CHECK(batches.back().batch.size() == 100);
+  }
+  CHECK(std::holds_alternative<wire::end_of_data>(*ask(f, r, wire::pull_request{1})));
+  CHECK(counters->exhausted.load());
+  CHECK_FALSE(counters->finished.load());  // nothing trained yet
+  CHECK(std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, 1})));
+  CHECK(std::holds_alternative<wire::error_reply>(*ask(f, r, wire::batch_ack{0, 1})));  // duplicate
+  CHECK(counters->examples_acked.load() == 100);
+  CHECK(std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, 0})));
+  CHECK(std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, 2})));
+  CHECK(counters->examples_acked.load() == 300);
+  CHECK(counters->finished.load());
+  const auto status = std::get<wire::status_reply>(*ask(f, r, wire::status_request{})).json;
+  CHECK(status.find("\"committed_offset\":" + std::to_string(batches[2].end.byte_offset)) != std::string::npos);
+}
+
+TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  job::job_options job;
+  job.train = {dir.str("train.tsv")};
+  job.shards = 1;
+  job.readers = 1;
+  job.member_timeout = 1.0;
+  job.dense_features = 13;
+  job.categorical_features = 26;
+  node coord(f, "coordinator", "mem://coordinator");
+  coordinator_options co;
+  co.job = job;
+  co.detached_evaluator = false;
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto reg = call(f, client.gateway, "mem://coordinator",
+                  wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  REQUIRE(std::holds_alternative<wire::register_reply>(*reg->reply));
+  const auto& reply = std::get<wire::register_reply>(*reg->reply);
+  CHECK(reply.view.shards == std::vector<std::string>{"mem://shard-0"});
+  CHECK(reply.state == wire::job_state::waiting);
+  auto parsed = job::parse_job_config(reply.job_config);
+  REQUIRE(parsed.is_ok());
+  CHECK(parsed->train == job.train);
+  // An index outside the job is refused.
+  auto bad = call(f, client.gateway, "mem://coordinator",
+                  wire::register_request{wire::role::reader, "reader-5", 5, "mem://reader-5", 1});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*bad->reply));
+  CHECK(std::get<wire::error_reply>(*bad->reply).code == errc::out_of_range);
+  // A heartbeat from an unknown member is told to register again.
+  auto hb = call(f, client.gateway, "mem://coordinator", wire::heartbeat{999, {}});
+  CHECK_FALSE(std::get<wire::heartbeat_reply>(*hb->reply).known);
+  // Silence past the member timeout drops the shard from the view.
+  f.advance(std::chrono::milliseconds(1500));
+  auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
+  CHECK(std::get<wire::status_reply>(*st->reply).json.find("shard-0") == std::string::npos);
+  (void)c;
+}
+
+TEST_CASE("cluster: a whole job on the deterministic scheduler trains every example once", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  data::generator_options g;
+  g.rows = 2000;
+  REQUIRE(data::generate_train_test(g, 300, dir.str("train.tsv"), dir.str("test.tsv")).is_ok());
+  job::job_options job;
+  job.train = {dir.str("train.tsv")};
+  job.test = {dir.str("test.tsv")};
+  job.shards = 2;
+  job.readers = 1;
+  job.batch_size = 64;
+  job.heartbeat_interval = 0.1;
+  job.request_timeout = 1.0;
+  job.progress_interval = 0;
+  job.model.embedding_dim = 4;
+  job.model.bottom_mlp = "8-4";
+  job.model.top_mlp = "8-1";
+  REQUIRE(job::resolve_feature_counts(job).is_ok());
+
+  std::string result;
+  node coord(f, "coordinator", "mem://coordinator");
+  coordinator_options co;
+  co.job = job;
+  co.detached_evaluator = false;
+  co.on_result = [&result](const std::string&, const std::string& json) { result = json; };
+  f.own(spawn_coordinator(f.sys, coord.gateway, co));
+
+  auto setup = job::resolve_model(job.model, 13, 26);
+  REQUIRE(setup.is_ok());
+  auto member = [&](node& n, wire::role role, int index, const std::string& endpoint,
+                    std::function<wire::member_progress()> progress) {
+    member_options mo;
+    mo.identity = wire::register_request{role, n.transport ? endpoint : endpoint, index, endpoint, 1};
+    mo.identity.name = endpoint;
+    mo.coordinator = "mem://coordinator";
+    mo.heartbeat_interval = std::chrono::milliseconds(100);
+    mo.request_timeout = std::chrono::seconds(1);
+    mo.progress = std::move(progress);
+    return f.own(spawn_member_agent(f.sys, n.gateway, mo));
+  };
+
+  std::vector<std::unique_ptr<node>> nodes;
+  std::vector<std::shared_ptr<embedding::shard_store>> stores;
+  for (int i = 0; i < 2; ++i) {
+    const std::string ep = "mem://shard-" + std::to_string(i);
+    nodes.push_back(std::make_unique<node>(f, ep, ep));
+    embedding::shard_store_options so;
+    so.dim = 4;
+    so.optimizer = setup->embeddings.optimizer;
+    stores.push_back(std::make_shared<embedding::shard_store>(so));
+    shard_options sh;
+    sh.index = static_cast<std::uint32_t>(i);
+    sh.shards = 2;
+    f.own(spawn_shard(f.sys, nodes.back()->gateway, stores.back(), sh, std::make_shared<shard_counters>()));
+    member(*nodes.back(), wire::role::shard, i, ep, [] { return wire::member_progress{}; });
+  }
+  nodes.push_back(std::make_unique<node>(f, "mem://reader-0", "mem://reader-0"));
+  auto rc = std::make_shared<reader_counters>();
+  data::batch_reader_options ro;
+  ro.schema = data::input_schema::criteo();
+  ro.paths = job.train;
+  ro.batch_size = 64;
+  auto br = data::batch_reader::open(ro);
+  REQUIRE(br.is_ok());
+  f.own(spawn_reader(f.sys, nodes.back()->gateway, std::make_unique<data::batch_reader>(std::move(*br)), {}, rc));
+  member(*nodes.back(), wire::role::reader, 0, "mem://reader-0", [rc] {
+    wire::member_progress p;
+    p.examples = rc->examples_sent.load();
+    p.finished = rc->finished.load();
+    return p;
+  });
+
+  nodes.push_back(std::make_unique<node>(f, "mem://trainer-0", "mem://trainer-0"));
+  auto progress = std::make_shared<trainer_progress>();
+  auto agent = member(*nodes.back(), wire::role::trainer, -1, "mem://trainer-0",
+                      [progress] { return progress->snapshot(1000); });
+  // The trainer needs its member id: wait for the registration.
+  auto registration = std::make_shared<std::optional<wire::register_reply>>();
+  f.sys.spawn([agent, registration](caf::event_based_actor* self) {
+    self->request(agent, caf::infinite, await_atom::value).then([registration](const wire::register_reply& r) {
+      *registration = r;
+    });
+  });
+  REQUIRE(f.run_until([&] { return registration->has_value(); }, std::chrono::seconds(5)));
+  trainer_options to;
+  to.detached_workers = false;
+  to.member_id = (*registration)->member_id;
+  to.coordinator = "mem://coordinator";
+  auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, job.model.seed);
+  f.own(spawn_trainer(f.sys, nodes.back()->gateway, agent, job, model, {}, to, progress));
+
+  REQUIRE(f.run_until([&] { return !result.empty(); }, std::chrono::seconds(120)));
+  INFO(result);
+  CHECK(result.find("\"ok\":true") != std::string::npos);
+  CHECK(ss::test::json_number(result, "examples") == 2000);
+  CHECK(ss::test::json_number(result, "examples_read") == 2000);
+  CHECK(ss::test::json_number(result, "test_examples") == 300);
+  CHECK(rc->examples_acked.load() == 2000);
+  CHECK(stores[0]->stats().rows > 0);
+  CHECK(stores[1]->stats().rows > 0);
+  for (auto& n : nodes) n->transport->stop();
+}
