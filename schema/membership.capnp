@@ -84,6 +84,11 @@ struct MemberProgress {
   # Reader: all files read and acknowledged; trainer: drained.
   detail @13 :Text;
   # Free-form JSON for status output.
+  activeSeconds @14 :Float64;
+  # Trainer: wall seconds from its first batch to its latest one (its share of the job's time).
+  error @15 :Text;
+  # Why the member cannot go on (a reader's unreadable input, a trainer's refused batch); empty
+  # while all is well. The coordinator fails the job with it.
 }
 
 struct Heartbeat {

@@ -55,7 +55,7 @@ struct coordinator_state {
   std::uint64_t last_examples = 0;
   // Members that left or timed out keep counting towards the totals.
   std::uint64_t departed_examples = 0, departed_clicks = 0, departed_bad_rows = 0, departed_sent = 0;
-  double departed_loss = 0;
+  double departed_loss = 0, departed_active_seconds = 0;
   // Result.
   bool evaluating = false;
   std::string result_json;
@@ -75,6 +75,7 @@ void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
     st.departed_examples += m.progress.examples;
     st.departed_clicks += m.progress.clicks;
     st.departed_loss += m.progress.loss_sum;
+    st.departed_active_seconds = std::max(st.departed_active_seconds, m.progress.active_seconds);
   }
   if (m.role == wire::role::reader) {
     st.departed_sent += m.progress.examples;
@@ -99,6 +100,7 @@ struct totals {
   std::uint64_t examples = 0, clicks = 0, window_examples = 0, window_clicks = 0;
   double loss = 0, window_loss = 0;
   std::uint64_t bytes_done = 0, bytes_total = 0, bad_rows = 0, sent = 0, trainers = 0;
+  double active_seconds = 0;  // the longest a trainer was training
   bool readers_finished = false, trainers_finished = false;
   std::string error;
 };
@@ -110,6 +112,7 @@ totals sum_up(const coordinator_state& st) {
   t.loss = st.departed_loss;
   t.bad_rows = st.departed_bad_rows;
   t.sent = st.departed_sent;
+  t.active_seconds = st.departed_active_seconds;
   int readers_done = 0, trainers_done = 0;
   for (const auto& [id, m] : st.members) {
     const auto& p = m.progress;
@@ -129,8 +132,8 @@ totals sum_up(const coordinator_state& st) {
       t.sent += p.examples;
       if (p.finished) ++readers_done;
     }
-    if (!p.detail.empty() && p.detail.find("\"error\"") != std::string::npos && t.error.empty())
-      t.error = m.name + ": " + p.detail;
+    if (!p.error.empty() && t.error.empty()) t.error = m.name + ": " + p.error;
+    if (m.role == wire::role::trainer) t.active_seconds = std::max(t.active_seconds, p.active_seconds);
   }
   t.readers_finished = readers_done == st.options.job.readers;
   t.trainers_finished = t.trainers > 0 && trainers_done == static_cast<int>(t.trainers);
@@ -156,8 +159,11 @@ void set_state(coordinator_actor* self, wire::job_state s) {
 void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows) {
   auto& st = self->state;
   const totals t = sum_up(st);
+  // The job's training time: the longest a trainer trained (first batch to last), which the
+  // trainers measure themselves; the coordinator's own view lags by up to a heartbeat.
   const auto end = st.drained_seen ? st.drained_at : self->clock().now();
-  const double seconds = st.running_seen ? seconds_between(st.running_at, end) : 0.0;
+  const double seconds = t.active_seconds > 0 ? t.active_seconds
+                                              : (st.running_seen ? seconds_between(st.running_at, end) : 0.0);
   const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
   const double train_logloss = t.examples > 0 ? t.loss / static_cast<double>(t.examples) : 0.0;
   metrics::summary none;

@@ -279,7 +279,7 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     p.bad_rows = counters->bad_rows.load();
     p.finished = counters->finished.load();
     std::lock_guard<std::mutex> lock(counters->mu);
-    if (!counters->error.empty()) p.detail = json_object().add("error", counters->error).str();
+    p.error = counters->error;
     return p;
   });
   if (!reply.is_ok()) return reply.error();

@@ -4,7 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <optional>
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
@@ -35,6 +40,9 @@ namespace ss::actors {
 
 void trainer_progress::add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks) {
   std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (batches_ == 0) first_batch_ = now;
+  last_batch_ = now;
   examples_ += examples;
   loss_sum_ += loss_sum;
   clicks_ += clicks;
@@ -56,8 +64,62 @@ wire::member_progress trainer_progress::snapshot(std::uint64_t window_examples) 
     p.window_clicks += it->clicks;
   }
   p.finished = finished_.load();
-  if (!error_.empty()) p.detail = json_object().add("error", error_).str();
+  p.error = error_;
+  p.active_seconds = batches_ > 0 ? std::chrono::duration<double>(last_batch_ - first_batch_).count() : 0.0;
   return p;
+}
+
+namespace {
+void record(std::uint64_t* hist, std::chrono::nanoseconds d) {
+  const auto us = static_cast<std::uint64_t>(std::max<std::int64_t>(1, d.count() / 1000));
+  int b = 63 - __builtin_clzll(us);
+  hist[std::min(b, 31)]++;
+}
+// The upper edge of the bucket holding quantile q, in milliseconds.
+double quantile_ms(const std::uint64_t* hist, double q) {
+  std::uint64_t total = 0;
+  for (int b = 0; b < 32; ++b) total += hist[b];
+  if (total == 0) return 0;
+  std::uint64_t seen = 0;
+  for (int b = 0; b < 32; ++b) {
+    seen += hist[b];
+    if (static_cast<double>(seen) >= q * static_cast<double>(total)) return static_cast<double>(2ULL << b) / 1000.0;
+  }
+  return 0;
+}
+}  // namespace
+
+void trainer_progress::add_compute(std::chrono::nanoseconds d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  compute_ns_ += d.count();
+}
+void trainer_progress::add_wait(std::chrono::nanoseconds d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  wait_ns_ += d.count();
+}
+void trainer_progress::add_lookup_latency(std::chrono::nanoseconds d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  record(lookup_hist_, d);
+}
+void trainer_progress::add_push_latency(std::chrono::nanoseconds d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  record(push_hist_, d);
+}
+
+trainer_progress::timing trainer_progress::timings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  timing t;
+  t.compute_seconds = static_cast<double>(compute_ns_) * 1e-9;
+  t.wait_seconds = static_cast<double>(wait_ns_) * 1e-9;
+  for (int b = 0; b < buckets; ++b) {
+    t.lookups += lookup_hist_[b];
+    t.pushes += push_hist_[b];
+  }
+  t.lookup_p50_ms = quantile_ms(lookup_hist_, 0.5);
+  t.lookup_p99_ms = quantile_ms(lookup_hist_, 0.99);
+  t.push_p50_ms = quantile_ms(push_hist_, 0.5);
+  t.push_p99_ms = quantile_ms(push_hist_, 0.99);
+  return t;
 }
 
 void trainer_progress::set_error(std::string e) {
@@ -248,6 +310,8 @@ struct worker_state {
   bool input_done = false;
   bool reported = false;
   std::uint64_t generation = 0;
+  // Set when the worker ran out of work to compute; the gap until the next compute is waiting.
+  std::optional<std::chrono::steady_clock::time_point> idle_since;
 };
 using worker_actor = caf::stateful_actor<worker_state>;
 
@@ -263,9 +327,11 @@ void send_lookup(worker_actor* self, const slot_ptr& slot, std::uint32_t shard) 
   }
   const auto& part = slot->split.of(shard);
   wire::lookup_request req{true, part.tables, part.ids};
+  const auto sent = std::chrono::steady_clock::now();
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), st.ctx->timeout)
       .then(
-          [self, slot, shard, generation](const envelope_ptr& env) {
+          [self, slot, shard, generation, sent](const envelope_ptr& env) {
+            self->state.ctx->progress->add_lookup_latency(std::chrono::steady_clock::now() - sent);
             if (slot->generation != generation) return;
             if (const auto* reply = std::get_if<wire::lookup_reply>(&env->message)) {
               if (!slot->split.scatter_values(shard, reply->values, slot->rows)) {
@@ -306,10 +372,12 @@ void push_done(worker_actor* self, const slot_ptr& slot) {
 void send_push(worker_actor* self, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
   auto& st = self->state;
   const auto link = st.ctx->shard_links[shard].load();
+  const auto sent = std::chrono::steady_clock::now();
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, std::make_shared<const wire::body>(*req),
                 st.ctx->timeout)
       .then(
-          [self, slot](const envelope_ptr& env) {
+          [self, slot, sent](const envelope_ptr& env) {
+            self->state.ctx->progress->add_push_latency(std::chrono::steady_clock::now() - sent);
             if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
               spdlog::error("{}: a shard refused a push: {}", self->state.ctx->options.name, err->message);
               self->state.ctx->progress->set_error(err->message);
@@ -361,7 +429,13 @@ void start_fetch(worker_actor* self, batch_ptr batch) {
 void compute(worker_actor* self, const slot_ptr& slot) {
   auto& st = self->state;
   const auto& b = slot->batch->batch;
+  const auto start = std::chrono::steady_clock::now();
+  if (st.idle_since) {
+    st.ctx->progress->add_wait(start - *st.idle_since);
+    st.idle_since.reset();
+  }
   const double loss = train::train_batch(*st.ctx->model, b, slot->rows, *st.scratch);
+  st.ctx->progress->add_compute(std::chrono::steady_clock::now() - start);
   std::uint64_t clicks = 0;
   for (float l : b.labels) clicks += metrics::is_click(l) ? 1 : 0;
   st.ctx->progress->add_batch(b.size(), loss * static_cast<double>(b.size()), clicks);
@@ -430,6 +504,7 @@ void advance(worker_actor* self) {
     compute(self, slot);
   }
   request_batches(self);
+  if (!st.idle_since && !st.input_done) st.idle_since = std::chrono::steady_clock::now();
   maybe_finish(self);
 }
 
@@ -439,7 +514,15 @@ caf::behavior worker(worker_actor* self, context_ptr ctx, caf::actor feeder, caf
   self->state.trainer = std::move(trainer);
   self->state.scratch = std::make_unique<train::worker_scratch>(ctx->model->config(), ctx->job.batch_size);
   return {
-      [self](start_atom) { advance(self); },
+      [self](start_atom) {
+        // Compute-bound workers yield to the latency-bound threads of the job (shard lookups,
+        // readers, transports) when they share cores: a worker loses a little CPU, a lookup
+        // answered late would cost every worker that waits for it. Only for detached workers,
+        // whose thread is their own.
+        if (self->state.ctx->options.detached_workers)
+          setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
+        advance(self);
+      },
       [self](tick_atom, const slot_ptr& slot, std::uint32_t shard, std::uint64_t generation, bool) {
         if (slot->generation == generation) send_lookup(self, slot, shard);
       },
@@ -477,8 +560,16 @@ void report_replica(trainer_actor* self) {
                 std::make_shared<const wire::body>(*report), st.ctx->timeout)
       .then(
           [self](const envelope_ptr&) {
-            self->state.ctx->progress->set_finished();
-            spdlog::info("{}: input exhausted; replica reported to the coordinator", self->state.ctx->options.name);
+            auto& ctx = *self->state.ctx;
+            ctx.progress->set_finished();
+            const auto t = ctx.progress->timings();
+            const double busy = t.compute_seconds + t.wait_seconds;
+            spdlog::info("{}: input exhausted; replica reported to the coordinator. Workers computed {:.0f}% of "
+                         "their time and waited {:.0f}% (for lookups or batches); shard lookups took p50 {:.2f} ms, "
+                         "p99 {:.2f} ms ({} requests), pushes p50 {:.2f} ms, p99 {:.2f} ms",
+                         ctx.options.name, busy > 0 ? 100 * t.compute_seconds / busy : 0.0,
+                         busy > 0 ? 100 * t.wait_seconds / busy : 0.0, t.lookup_p50_ms, t.lookup_p99_ms, t.lookups,
+                         t.push_p50_ms, t.push_p99_ms);
           },
           [self](const caf::error&) { self->delayed_send(self, retry_delay, done_atom::value, true); });
 }
@@ -565,7 +656,14 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
           return make_body(wire::error_reply{errc::invalid_argument, std::string("a trainer does not serve ") +
                                                                          wire::message_name(env->message)});
         const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
+        const auto t = st.ctx->progress->timings();
         return make_body(wire::status_reply{json_object()
+                                                .add("compute_seconds", t.compute_seconds)
+                                                .add("wait_seconds", t.wait_seconds)
+                                                .add("lookup_p50_ms", t.lookup_p50_ms)
+                                                .add("lookup_p99_ms", t.lookup_p99_ms)
+                                                .add("push_p50_ms", t.push_p50_ms)
+                                                .add("push_p99_ms", t.push_p99_ms)
                                                 .add("role", "trainer")
                                                 .add("name", st.ctx->options.name)
                                                 .add("workers", static_cast<std::uint64_t>(st.workers.size()))

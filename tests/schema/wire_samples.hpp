@@ -89,6 +89,8 @@ inline std::vector<envelope> one_of_each() {
     p.row_bytes = 70'100'000;
     p.finished = true;
     p.detail = R"({"threads":2,"queue":5})";
+    p.active_seconds = 12.5;
+    p.error = "reader-1: too many bad rows";
     add(h);
   }
   add(heartbeat_reply{job_state::failed, sample_view(), false});
@@ -171,6 +173,8 @@ inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(p.row_bytes == q.row_bytes);
   CHECK(p.finished == q.finished);
   CHECK(p.detail == q.detail);
+  CHECK(p.active_seconds == q.active_seconds);
+  CHECK(p.error == q.error);
 }
 inline void check_same(const heartbeat_reply& a, const heartbeat_reply& b) {
   CHECK(a.state == b.state);

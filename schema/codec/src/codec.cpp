@@ -180,7 +180,7 @@ struct encoded_words {
   }
   std::size_t operator()(const heartbeat& m) const {
     return struct_words<schema::Heartbeat>() + struct_words<schema::MemberProgress>() +
-           text_words(m.progress.detail);
+           text_words(m.progress.detail) + text_words(m.progress.error);
   }
   std::size_t operator()(const heartbeat_reply& m) const {
     return struct_words<schema::HeartbeatReply>() + view_words(m.view);
@@ -281,6 +281,8 @@ struct body_writer {
     q.setRowBytes(p.row_bytes);
     q.setFinished(p.finished);
     if (!p.detail.empty()) q.setDetail(text(p.detail));
+    q.setActiveSeconds(p.active_seconds);
+    if (!p.error.empty()) q.setError(text(p.error));
   }
   void operator()(const heartbeat_reply& m) {
     auto r = b.initHeartbeatReply();
@@ -569,6 +571,8 @@ status get(schema::Heartbeat::Reader r, heartbeat& m) {
   p.row_bytes = q.getRowBytes();
   p.finished = q.getFinished();
   p.detail = get_text(q.getDetail());
+  p.active_seconds = q.getActiveSeconds();
+  p.error = get_text(q.getError());
   return status::ok();
 }
 

@@ -42,6 +42,19 @@ class trainer_progress {
   void set_error(std::string e);
   std::string error() const;
 
+  // Where the workers' time goes: computing, or waiting (for lookups or batches); and how long
+  // shard lookups and pushes take from request to answer.
+  void add_compute(std::chrono::nanoseconds d);
+  void add_wait(std::chrono::nanoseconds d);
+  void add_lookup_latency(std::chrono::nanoseconds d);
+  void add_push_latency(std::chrono::nanoseconds d);
+  struct timing {
+    double compute_seconds = 0, wait_seconds = 0;
+    std::uint64_t lookups = 0, pushes = 0;
+    double lookup_p50_ms = 0, lookup_p99_ms = 0, push_p50_ms = 0, push_p99_ms = 0;
+  };
+  timing timings() const;
+
  private:
   struct batch_stat {
     std::uint64_t examples;
@@ -50,10 +63,16 @@ class trainer_progress {
   };
   mutable std::mutex mu_;
   std::uint64_t examples_ = 0, batches_ = 0, clicks_ = 0;
+  std::chrono::steady_clock::time_point first_batch_, last_batch_;
   double loss_sum_ = 0;
   std::deque<batch_stat> recent_;  // newest last
   std::atomic<bool> finished_{false};
   std::string error_;
+  // Latency histograms: bucket b counts latencies in [2^b, 2^(b+1)) microseconds.
+  static constexpr int buckets = 32;
+  std::uint64_t lookup_hist_[buckets] = {};
+  std::uint64_t push_hist_[buckets] = {};
+  std::int64_t compute_ns_ = 0, wait_ns_ = 0;
 };
 
 // Spawns the trainer (feeder, workers) for a registered member. `subscribe_to` is the membership

@@ -22,7 +22,7 @@ struct job_options {
   int shards = 1;                  // embedding shard servers the job waits for
   int readers = 1;                 // data readers the job waits for
   int min_trainers = 1;            // training starts once this many trainers have registered
-  int lookahead = 1;               // trainer: batches whose lookups run ahead of compute
+  int lookahead = 2;               // trainer: batches whose lookups run ahead of compute
   int pull_credits = 2;            // trainer: batch requests outstanding per reader per worker
   double heartbeat_interval = 1.0;  // seconds between member heartbeats
   double member_timeout = 10.0;     // seconds without a heartbeat before a member is dropped

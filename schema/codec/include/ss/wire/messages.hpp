@@ -87,6 +87,8 @@ struct member_progress {
   std::uint64_t row_bytes = 0;      // shard: bytes held
   bool finished = false;            // reader: all files read and acked; trainer: drained
   std::string detail;               // free-form JSON for status output
+  double active_seconds = 0;        // trainer: wall seconds from its first batch to its latest
+  std::string error;                // why the member cannot go on; "" while all is well
 };
 
 struct heartbeat {
