@@ -47,9 +47,9 @@ struct service_flags {
 
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
                        bool indexed) {
+  if (f.listen.empty()) f.listen = default_listen;
   opts.add("name", &f.name, "This service's name in logs and status (default: role and index).");
   opts.add("listen", &f.listen, "Endpoint to bind, e.g. tcp://0.0.0.0:5556 (tcp://127.0.0.1:0: any free port).");
-  if (f.listen.empty()) f.listen = default_listen;
   opts.add("advertise", &f.advertise,
            "Endpoint peers dial to reach this service (default: the bound one; with 0.0.0.0, the host name).");
   if (member) {
