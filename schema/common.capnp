@@ -39,6 +39,8 @@ enum Role {
   trainer @2;
   reader @3;
   client @4;
+  sync @5;
+  # A sync server holding one slice of the dense parameters (the coordinator holds slice 0).
 }
 
 enum JobState {

@@ -6,8 +6,8 @@
 # request.
 #
 # The body is a union with one member per message type. New members are appended with the next
-# ordinal; ordinals are never reused or renumbered. Still to come: members for background sync
-# rounds (issue 4) and for cluster snapshots and restarts (issue 5), from @23 on. A receiver that
+# ordinal; ordinals are never reused or renumbered. Sync rounds are @23 and @24; cluster
+# snapshots and restarts (issue 5) come next. A receiver that
 # finds a member it does not know (a newer sender) refuses the frame as "unknown message type N".
 
 @0xf76eaafe567898c7;
@@ -73,5 +73,9 @@ struct Envelope {
     # Client -> coordinator.
     ack @22 :Common.Ack;
     # Any -> any: done, nothing to return.
+    syncRequest @23 :Model.SyncRequest;
+    # Trainer -> sync server (the coordinator, or another sync instance).
+    syncReply @24 :Model.SyncReply;
+    # Sync server -> trainer.
   }
 }

@@ -37,6 +37,8 @@ struct ClusterView {
   # Endpoint of reader i; empty while reader i is absent.
   trainers @3 :List(Text);
   # Names of the live trainers.
+  syncs @4 :List(Text);
+  # Endpoint of sync server k (slice k of the dense parameters; k = 0 is the coordinator).
 }
 
 struct RegisterReply {
@@ -89,6 +91,18 @@ struct MemberProgress {
   error @15 :Text;
   # Why the member cannot go on (a reader's unreadable input, a trainer's refused batch); empty
   # while all is well. The coordinator fails the job with it.
+  syncRounds @16 :UInt64;
+  # Trainer: sync rounds completed.
+  syncGap @17 :Float64;
+  # Trainer: mean batches trained between two of its syncs (the sync gap).
+  syncLatencyP50Ms @18 :Float64;
+  # Trainer: median time of a sync round, request to applied result.
+  syncLatencyP99Ms @19 :Float64;
+  # Trainer: 99th percentile of the same.
+  syncDistance @20 :Float64;
+  # Trainer: relative distance of its replica from the central copy or the mean at its latest sync.
+  syncWaitSeconds @21 :Float64;
+  # Trainer: worker-seconds spent stopped for foreground syncs.
 }
 
 struct Heartbeat {

@@ -21,6 +21,36 @@ struct DenseReply {
   # Every dense parameter, in the model's flat order.
 }
 
+struct SyncRequest {
+# A trainer's slice of its replica, for one sync round (or one EASGD exchange).
+
+  memberId @0 :UInt64;
+  # The trainer.
+  slice @1 :UInt32;
+  # Which sync server's slice this is.
+  offset @2 :UInt64;
+  # Index of the slice's first parameter in the flat dense vector (checked by the server).
+  batches @3 :UInt64;
+  # Batches the trainer has trained so far (for the sync gap).
+  params @4 :List(Float32);
+  # The slice as snapshotted when the round started.
+}
+
+struct SyncReply {
+# A sync server's answer to a SyncRequest.
+
+  round @0 :UInt64;
+  # The server's round (MA, BMUF) or exchange count (EASGD).
+  isDelta @1 :Bool;
+  # True: params is EASGD's d (the trainer subtracts it); false: the round's target model.
+  participants @2 :UInt32;
+  # Trainers whose replicas made up this round.
+  distance @3 :Float64;
+  # Relative L2 distance of the sent slice from the central copy or the round's mean.
+  params @4 :List(Float32);
+  # The delta or the target, the length of the slice.
+}
+
 struct DenseReport {
 # A trainer's replica, sent when it finishes; the cluster's final model is built from these.
 

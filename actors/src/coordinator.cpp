@@ -11,7 +11,9 @@
 #include "ss/actors/evaluator.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/sync_server.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/sync/sync_algorithms.hpp"
 #include "ss/core/metrics/metrics.hpp"
 
 namespace ss::actors {
@@ -39,6 +41,7 @@ struct coordinator_state {
   caf::actor gateway;
   std::map<std::uint64_t, member_info> members;
   std::vector<std::uint64_t> shard_slots, reader_slots;  // member id per index, 0 = vacant
+  std::vector<std::uint64_t> sync_slots;                 // sync servers 1..K-1 (slot 0 is ours)
   std::uint64_t next_member_id = 1;
   wire::cluster_view view;
   wire::job_state state = wire::job_state::waiting;
@@ -71,6 +74,7 @@ double seconds_between(clock_type::time_point a, clock_type::time_point b) {
 void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
   if (m.role == wire::role::shard && st.shard_slots[m.index] == id) st.shard_slots[m.index] = 0;
   if (m.role == wire::role::reader && st.reader_slots[m.index] == id) st.reader_slots[m.index] = 0;
+  if (m.role == wire::role::sync && st.sync_slots[m.index] == id) st.sync_slots[m.index] = 0;
   if (m.role == wire::role::trainer) {
     st.departed_examples += m.progress.examples;
     st.departed_clicks += m.progress.clicks;
@@ -88,12 +92,16 @@ void change_view(coordinator_actor* self) {
   ++st.view.epoch;
   st.view.shards.assign(st.shard_slots.size(), "");
   st.view.readers.assign(st.reader_slots.size(), "");
+  st.view.syncs.assign(st.sync_slots.size(), "");
+  if (!st.view.syncs.empty()) st.view.syncs[0] = st.options.endpoint;
   st.view.trainers.clear();
   for (const auto& [id, m] : st.members) {
     if (m.role == wire::role::shard) st.view.shards[m.index] = m.endpoint;
     if (m.role == wire::role::reader) st.view.readers[m.index] = m.endpoint;
+    if (m.role == wire::role::sync) st.view.syncs[m.index] = m.endpoint;
     if (m.role == wire::role::trainer) st.view.trainers.push_back(m.name);
   }
+  if (st.options.local_sync) self->send(st.options.local_sync, view_atom::value, st.view);
 }
 
 struct totals {
@@ -169,6 +177,36 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
   metrics::summary none;
   const metrics::summary& m = test != nullptr ? *test : none;
   const bool failed = st.state == wire::job_state::failed;
+  // Per-trainer sync figures, and their aggregates.
+  std::string trainers = "[";
+  std::uint64_t sync_rounds = 0;
+  double gap_sum = 0, latency_sum = 0, distance_sum = 0, sync_wait = 0;
+  int with_rounds = 0;
+  for (const auto& [id, mi] : st.members) {
+    if (mi.role != wire::role::trainer) continue;
+    const auto& p = mi.progress;
+    trainers += std::string(trainers.size() > 1 ? "," : "") +
+                json_object()
+                    .add("name", mi.name)
+                    .add("examples", p.examples)
+                    .add("seconds", p.active_seconds)
+                    .add("sync_rounds", p.sync_rounds)
+                    .add("sync_gap", p.sync_gap)
+                    .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
+                    .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
+                    .add("sync_distance", p.sync_distance)
+                    .add("sync_wait_seconds", p.sync_wait_seconds)
+                    .str();
+    sync_rounds += p.sync_rounds;
+    sync_wait += p.sync_wait_seconds;
+    if (p.sync_rounds > 0) {
+      ++with_rounds;
+      gap_sum += p.sync_gap;
+      latency_sum += p.sync_latency_p50_ms;
+      distance_sum += p.sync_distance;
+    }
+  }
+  trainers += "]";
   json_object j;
   j.add("command", "cluster")
       .add("ok", !failed)
@@ -189,7 +227,16 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("test_ne", m.ne)
       .add("test_auc", m.auc)
       .add("test_calibration", m.calibration)
-      .add("bad_rows", t.bad_rows + test_bad_rows);
+      .add("bad_rows", t.bad_rows + test_bad_rows)
+      .add("sync", st.options.job.sync)
+      .add("sync_servers", st.options.job.sync_servers)
+      .add("simulated", st.options.job.simulate_step_ms > 0)
+      .add("sync_rounds", sync_rounds)
+      .add("sync_gap", with_rounds > 0 ? gap_sum / with_rounds : 0.0)
+      .add("sync_latency_p50_ms", with_rounds > 0 ? latency_sum / with_rounds : 0.0)
+      .add("sync_distance", with_rounds > 0 ? distance_sum / with_rounds : 0.0)
+      .add("sync_wait_seconds", sync_wait)
+      .add_raw("trainer_stats", trainers);
   st.result_json = j.str();
   char buf[512];
   std::string summary;
@@ -206,6 +253,21 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
   if (test != nullptr) {
     std::snprintf(buf, sizeof buf, "  test    %llu examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f\n",
                   static_cast<unsigned long long>(m.examples), m.log_loss, m.ne, m.auc, m.calibration);
+    summary += buf;
+  }
+  if (st.options.job.sync != "none") {
+    std::snprintf(buf, sizeof buf,
+                  "  sync    %s over %d server%s: %llu rounds, sync gap %.1f batches, round p50 %.2f ms, replica "
+                  "distance %.4f, workers stopped %.1f worker-s\n",
+                  st.options.job.sync.c_str(), st.options.job.sync_servers, st.options.job.sync_servers == 1 ? "" : "s",
+                  static_cast<unsigned long long>(sync_rounds), with_rounds > 0 ? gap_sum / with_rounds : 0.0,
+                  with_rounds > 0 ? latency_sum / with_rounds : 0.0, with_rounds > 0 ? distance_sum / with_rounds : 0.0,
+                  sync_wait);
+    summary += buf;
+  }
+  if (st.options.job.simulate_step_ms > 0) {
+    std::snprintf(buf, sizeof buf, "  SIMULATED compute: every step waited %.1f ms instead of training the model\n",
+                  st.options.job.simulate_step_ms);
     summary += buf;
   }
   std::snprintf(buf, sizeof buf, "  data    %llu examples read, %llu trained, %llu bad rows skipped\n",
@@ -240,11 +302,53 @@ std::vector<float> average_replicas(const coordinator_state& st) {
   return avg;
 }
 
+void evaluate_final_model(coordinator_actor* self);
+
+// The final model. EASGD: the central copy; BMUF: the global model (both gathered slice by slice
+// from the sync servers). MA and none: the average of the trainers' replicas. A slice a sync
+// server never initialized (no sync happened) falls back to the replicas' average.
 void start_evaluation(coordinator_actor* self) {
   auto& st = self->state;
   st.evaluating = true;
   st.central = average_replicas(st);
   ++st.central_version;
+  auto spec = sync::parse_sync(st.options.job.sync);
+  const bool from_servers = spec.is_ok() && (spec->algo == sync::algorithm::easgd || spec->algo == sync::algorithm::bmuf);
+  if (!from_servers || st.central.empty()) return evaluate_final_model(self);
+  const auto slices = static_cast<std::uint32_t>(st.options.job.sync_servers);
+  auto remaining = std::make_shared<std::uint32_t>(slices);
+  auto adopt = [self, remaining, slices](std::uint32_t k, const std::vector<float>& values) {
+    auto& s = self->state;
+    const auto [offset, length] = slice_bounds(s.central.size(), k, slices);
+    if (values.size() == length) std::copy(values.begin(), values.end(), s.central.begin() + static_cast<std::ptrdiff_t>(offset));
+    if (--*remaining == 0) evaluate_final_model(self);
+  };
+  self->request(st.options.local_sync, std::chrono::seconds(30), result_atom::value)
+      .then([adopt](const std::vector<float>& v) { adopt(0, v); }, [adopt](const caf::error&) { adopt(0, {}); });
+  for (std::uint32_t k = 1; k < slices; ++k) {
+    const std::string endpoint = k < st.view.syncs.size() ? st.view.syncs[k] : std::string();
+    if (endpoint.empty()) {
+      adopt(k, {});
+      continue;
+    }
+    self->request(st.gateway, caf::infinite, link_atom::value, endpoint)
+        .then(
+            [self, adopt, k](std::uint32_t link) {
+              self->request(self->state.gateway, caf::infinite, call_atom::value, link,
+                            make_body(wire::dense_request{}), caf::timespan{std::chrono::seconds(30)})
+                  .then(
+                      [adopt, k](const envelope_ptr& env) {
+                        const auto* r = std::get_if<wire::dense_reply>(&env->message);
+                        adopt(k, r != nullptr ? r->params : std::vector<float>{});
+                      },
+                      [adopt, k](const caf::error&) { adopt(k, {}); });
+            },
+            [adopt, k](const caf::error&) { adopt(k, {}); });
+  }
+}
+
+void evaluate_final_model(coordinator_actor* self) {
+  auto& st = self->state;
   if (st.options.job.test.empty()) {
     finish(self, nullptr, 0);
     return;
@@ -323,6 +427,7 @@ void tick(coordinator_actor* self) {
     bool all = t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers);
     for (auto id : st.shard_slots) all = all && id != 0;
     for (auto id : st.reader_slots) all = all && id != 0;
+    for (std::size_t k = 1; k < st.sync_slots.size(); ++k) all = all && st.sync_slots[k] != 0;
     if (all) set_state(self, wire::job_state::running);
   }
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
@@ -335,15 +440,20 @@ void tick(coordinator_actor* self) {
 body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   auto& st = self->state;
   const auto& job = st.options.job;
-  if (r.from == wire::role::shard || r.from == wire::role::reader) {
-    const int count = r.from == wire::role::shard ? job.shards : job.readers;
+  if (r.from == wire::role::shard || r.from == wire::role::reader || r.from == wire::role::sync) {
+    const int count = r.from == wire::role::shard ? job.shards : r.from == wire::role::reader ? job.readers : job.sync_servers;
+    if (r.from == wire::role::sync && r.index == 0)
+      return make_body(wire::error_reply{errc::invalid_argument, "sync server 0 is the coordinator itself; extra sync "
+                                                                 "servers take indexes 1.." + std::to_string(count - 1)});
     if (r.index < 0 || r.index >= count)
       return make_body(wire::error_reply{errc::out_of_range, std::string(wire::to_string(r.from)) + " index " +
                                                                  std::to_string(r.index) + " is outside the job's 0.." +
                                                                  std::to_string(count - 1)});
     if (r.endpoint.empty())
       return make_body(wire::error_reply{errc::invalid_argument, r.name + " registered without an endpoint"});
-    auto& slot = r.from == wire::role::shard ? st.shard_slots[r.index] : st.reader_slots[r.index];
+    auto& slot = r.from == wire::role::shard    ? st.shard_slots[r.index]
+                 : r.from == wire::role::reader ? st.reader_slots[r.index]
+                                                : st.sync_slots[r.index];
     if (slot != 0) {
       // The index is taken: a restart of the same service replaces its old registration.
       auto old = st.members.find(slot);
@@ -366,6 +476,7 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   st.members.emplace(id, m);
   if (r.from == wire::role::shard) st.shard_slots[r.index] = id;
   if (r.from == wire::role::reader) st.reader_slots[r.index] = id;
+  if (r.from == wire::role::sync) st.sync_slots[r.index] = id;
   change_view(self);
   spdlog::info("{}: {} joined ({}{})", st.options.name, r.name, wire::to_string(r.from),
                r.endpoint.empty() ? "" : " at " + r.endpoint);
@@ -438,6 +549,7 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
   st.job_text = job::job_config_text(st.options.job);
   st.shard_slots.assign(static_cast<std::size_t>(st.options.job.shards), 0);
   st.reader_slots.assign(static_cast<std::size_t>(st.options.job.readers), 0);
+  st.sync_slots.assign(static_cast<std::size_t>(st.options.job.sync_servers), 0);
   st.started_at = self->clock().now();
   st.last_progress = st.started_at;
   change_view(self);

@@ -145,9 +145,15 @@ caf::behavior member_agent(member_actor* self, caf::actor gateway, member_option
         }
       },
       [self](tick_atom) {
-        if (self->state.registered) heartbeat_once(self);
+        auto& st = self->state;
+        if (st.registered) heartbeat_once(self);
         else try_register(self);
-        self->delayed_send(self, self->state.options.heartbeat_interval, tick_atom::value);
+        // While the job waits for its members, poll faster so everyone starts within a beat of
+        // each other (the coordinator cannot push the start).
+        const bool waiting = !st.state_known || st.state == wire::job_state::waiting;
+        const auto fast = std::chrono::milliseconds(50);
+        self->delayed_send(self, waiting ? std::min(fast, st.options.heartbeat_interval) : st.options.heartbeat_interval,
+                           tick_atom::value);
       },
       [self](stop_atom, const std::string& reason) {
         auto& st = self->state;

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <random>
+#include <tuple>
 #include <thread>
 
 #include "ss/actors/gateway.hpp"
@@ -13,6 +14,7 @@
 #include "ss/actors/messages.hpp"
 #include "ss/actors/reader.hpp"
 #include "ss/actors/shard.hpp"
+#include "ss/actors/sync_server.hpp"
 #include "ss/actors/trainer.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 #include "ss/core/json.hpp"
@@ -118,7 +120,7 @@ class service_impl final : public running_service {
       caf::anon_send(member_, stop_atom::value, reason);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    for (auto& a : {watcher_, role_, member_}) {
+    for (auto& a : {watcher_, role_, member_, sync_}) {
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }
     transport_->stop();
@@ -189,7 +191,7 @@ class service_impl final : public running_service {
   std::shared_ptr<gateway_counters> counters_;
   std::shared_ptr<job_end> end_;
   std::string endpoint_;
-  caf::actor gateway_, member_, role_, watcher_;
+  caf::actor gateway_, member_, role_, watcher_, sync_;
   std::atomic<bool> stopped_{false};
   bool is_coordinator_ = false;
   // Role state the progress callbacks read.
@@ -203,6 +205,28 @@ result<job::job_options> job_of(const wire::register_reply& reply, const std::st
   auto job = job::parse_job_config(reply.job_config);
   if (!job.is_ok()) return job.error().with_context(name + ": the coordinator's job configuration");
   return job;
+}
+
+// A sync server for slice `k` of the job's dense parameters.
+result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway, const job::job_options& job,
+                                    std::uint32_t k, const std::string& name) {
+  auto spec = sync::parse_sync(job.sync);
+  if (!spec.is_ok()) return spec.error();
+  auto setup = job::resolve_model(job.model, static_cast<std::uint32_t>(std::max(0, job.dense_features)),
+                                  static_cast<std::uint32_t>(std::max(1, job.categorical_features)));
+  if (!setup.is_ok()) return setup.error().with_context(name);
+  const model::dense_layout layout(setup->dlrm);
+  sync_server_options o;
+  o.name = name;
+  o.slice = k;
+  std::tie(o.offset, o.length) = slice_bounds(layout.size(), k, static_cast<std::uint32_t>(job.sync_servers));
+  o.spec = *spec;
+  o.easgd_alpha = job.easgd_alpha;
+  o.bmuf_momentum = job.bmuf_momentum;
+  o.bmuf_block_lr = job.bmuf_block_lr;
+  o.bmuf_nesterov = job.bmuf_nesterov;
+  o.round_timeout = std::chrono::milliseconds(static_cast<long>(job.sync_round_timeout * 1000));
+  return spawn_sync_server(sys, gateway, o);
 }
 
 }  // namespace
@@ -221,6 +245,13 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   };
   coordinator.detached_evaluator = options.detached;
   coordinator.name = options.name;
+  coordinator.endpoint = svc->endpoint_;
+  if (auto st = job::check_job(coordinator.job); !st.is_ok()) return st;
+  // Slice 0 of the sync state lives here.
+  auto sync0 = make_sync_server(sys, svc->gateway_, coordinator.job, 0, options.name + "/sync-0");
+  if (!sync0.is_ok()) return sync0.error();
+  coordinator.local_sync = *sync0;
+  svc->sync_ = *sync0;
   svc->role_ = spawn_coordinator(sys, svc->gateway_, std::move(coordinator));
   svc->is_coordinator_ = true;
   return std::unique_ptr<running_service>(std::move(svc));
@@ -329,6 +360,24 @@ result<std::unique_ptr<running_service>> start_trainer(caf::actor_system& sys, s
   to.member_id = reply->member_id;
   to.coordinator = options.coordinator;
   svc->role_ = spawn_trainer(sys, svc->gateway_, svc->member_, *job, model, setup->buckets, to, progress);
+  return std::unique_ptr<running_service>(std::move(svc));
+}
+
+result<std::unique_ptr<running_service>> start_sync_server(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                           const service_options& options) {
+  auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
+  SS_RETURN_IF_ERROR(svc->start_gateway());
+  auto reply = svc->join(wire::role::sync, [] { return wire::member_progress{}; });
+  if (!reply.is_ok()) return reply.error();
+  auto job = job_of(*reply, options.name);
+  if (!job.is_ok()) return job.error();
+  auto server = make_sync_server(sys, svc->gateway_, *job, static_cast<std::uint32_t>(options.index), options.name);
+  if (!server.is_ok()) return server.error();
+  svc->role_ = *server;
+  // The server learns the live trainers (how many a round waits for) from the cluster view.
+  caf::anon_send(svc->member_, view_atom::value, svc->role_);
+  caf::anon_send(svc->gateway_, route_atom::value, kind_of<wire::dense_request>(), svc->role_);
+  caf::anon_send(svc->gateway_, route_atom::value, kind_of<wire::status_request>(), svc->role_);
   return std::unique_ptr<running_service>(std::move(svc));
 }
 

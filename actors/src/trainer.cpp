@@ -16,7 +16,9 @@
 #include "ss/core/embedding/sharding.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/metrics/metrics.hpp"
+#include "ss/core/sync/sync_algorithms.hpp"
 #include "ss/core/train/train_step.hpp"
+#include "ss/actors/sync_server.hpp"
 
 namespace ss::actors::trainer_detail {
 // One batch on its way through a worker: rows looked up, computed, gradients pushed.
@@ -37,6 +39,27 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<ss::wire::push_request>)
 namespace ss::actors {
 
 // ---- progress ------------------------------------------------------------------------------
+
+namespace {
+void record(std::uint64_t* hist, std::chrono::nanoseconds d) {
+  const auto us = static_cast<std::uint64_t>(std::max<std::int64_t>(1, d.count() / 1000));
+  int b = 63 - __builtin_clzll(us);
+  hist[std::min(b, 31)]++;
+}
+// The upper edge of the bucket holding quantile q, in milliseconds.
+double quantile_ms(const std::uint64_t* hist, double q) {
+  std::uint64_t total = 0;
+  for (int b = 0; b < 32; ++b) total += hist[b];
+  if (total == 0) return 0;
+  std::uint64_t seen = 0;
+  for (int b = 0; b < 32; ++b) {
+    seen += hist[b];
+    if (static_cast<double>(seen) >= q * static_cast<double>(total)) return static_cast<double>(2ULL << b) / 1000.0;
+  }
+  return 0;
+}
+}  // namespace
+
 
 void trainer_progress::add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -65,29 +88,16 @@ wire::member_progress trainer_progress::snapshot(std::uint64_t window_examples) 
   }
   p.finished = finished_.load();
   p.error = error_;
+  p.sync_rounds = sync_rounds_;
+  p.sync_gap = sync_rounds_ > 0 ? static_cast<double>(sync_gap_sum_) / static_cast<double>(sync_rounds_) : 0.0;
+  p.sync_latency_p50_ms = quantile_ms(sync_hist_, 0.5);
+  p.sync_latency_p99_ms = quantile_ms(sync_hist_, 0.99);
+  p.sync_distance = sync_distance_;
+  p.sync_wait_seconds = static_cast<double>(sync_wait_ns_) * 1e-9;
   p.active_seconds = batches_ > 0 ? std::chrono::duration<double>(last_batch_ - first_batch_).count() : 0.0;
   return p;
 }
 
-namespace {
-void record(std::uint64_t* hist, std::chrono::nanoseconds d) {
-  const auto us = static_cast<std::uint64_t>(std::max<std::int64_t>(1, d.count() / 1000));
-  int b = 63 - __builtin_clzll(us);
-  hist[std::min(b, 31)]++;
-}
-// The upper edge of the bucket holding quantile q, in milliseconds.
-double quantile_ms(const std::uint64_t* hist, double q) {
-  std::uint64_t total = 0;
-  for (int b = 0; b < 32; ++b) total += hist[b];
-  if (total == 0) return 0;
-  std::uint64_t seen = 0;
-  for (int b = 0; b < 32; ++b) {
-    seen += hist[b];
-    if (static_cast<double>(seen) >= q * static_cast<double>(total)) return static_cast<double>(2ULL << b) / 1000.0;
-  }
-  return 0;
-}
-}  // namespace
 
 void trainer_progress::add_compute(std::chrono::nanoseconds d) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -104,6 +114,24 @@ void trainer_progress::add_lookup_latency(std::chrono::nanoseconds d) {
 void trainer_progress::add_push_latency(std::chrono::nanoseconds d) {
   std::lock_guard<std::mutex> lock(mu_);
   record(push_hist_, d);
+}
+
+void trainer_progress::add_sync_round(std::chrono::nanoseconds latency, std::uint64_t gap, double distance) {
+  std::lock_guard<std::mutex> lock(mu_);
+  record(sync_hist_, latency);
+  ++sync_rounds_;
+  sync_gap_sum_ += gap;
+  sync_distance_ = distance;
+}
+
+void trainer_progress::add_sync_wait(std::chrono::nanoseconds worker_time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sync_wait_ns_ += worker_time.count();
+}
+
+std::uint64_t trainer_progress::batches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return batches_;
 }
 
 trainer_progress::timing trainer_progress::timings() const {
@@ -145,8 +173,16 @@ struct trainer_context {
   caf::timespan timeout;
   // Link to each shard (0 while its endpoint is unknown); written by the trainer actor.
   std::vector<std::atomic<std::uint32_t>> shard_links;
-  explicit trainer_context(std::size_t shards) : shard_links(shards) {
+  // Synchronization of the dense replica.
+  sync::sync_spec sync;
+  std::vector<std::atomic<std::uint32_t>> sync_links;  // per sync server (slice)
+  caf::actor syncer;
+  std::atomic<bool> paused{false};               // foreground: workers stop at the next batch
+  std::atomic<std::int64_t> simulated_left{0};   // simulated mode: steps the trainer has left
+  std::atomic<std::uint64_t> next_sync_at{0};    // foreground: batch count of the next sync
+  trainer_context(std::size_t shards, std::size_t slices) : shard_links(shards), sync_links(slices) {
     for (auto& l : shard_links) l.store(0);
+    for (auto& l : sync_links) l.store(0);
   }
 };
 using context_ptr = std::shared_ptr<trainer_context>;
@@ -312,6 +348,7 @@ struct worker_state {
   std::uint64_t generation = 0;
   // Set when the worker ran out of work to compute; the gap until the next compute is waiting.
   std::optional<std::chrono::steady_clock::time_point> idle_since;
+  bool parked = false;                 // stopped for a foreground sync
 };
 using worker_actor = caf::stateful_actor<worker_state>;
 
@@ -392,6 +429,8 @@ void send_push(worker_actor* self, const slot_ptr& slot, std::uint32_t shard, pu
           });
 }
 
+void note_batch_done(worker_actor* self);
+
 void start_fetch(worker_actor* self, batch_ptr batch) {
   auto& st = self->state;
   slot_ptr slot;
@@ -430,15 +469,20 @@ void compute(worker_actor* self, const slot_ptr& slot) {
   auto& st = self->state;
   const auto& b = slot->batch->batch;
   const auto start = std::chrono::steady_clock::now();
+  // (A batch is counted towards the foreground sync schedule once it is trained, below.)
   if (st.idle_since) {
     st.ctx->progress->add_wait(start - *st.idle_since);
     st.idle_since.reset();
   }
   const double loss = train::train_batch(*st.ctx->model, b, slot->rows, *st.scratch);
+  if (!std::isfinite(loss))
+    st.ctx->progress->set_error("training diverged: the loss is not finite at batch " +
+                                std::to_string(st.ctx->progress->batches() + 1) + "; lower the learning rate");
   st.ctx->progress->add_compute(std::chrono::steady_clock::now() - start);
   std::uint64_t clicks = 0;
   for (float l : b.labels) clicks += metrics::is_click(l) ? 1 : 0;
   st.ctx->progress->add_batch(b.size(), loss * static_cast<double>(b.size()), clicks);
+  note_batch_done(self);
   slot->pending = 0;
   for (std::uint32_t s = 0; s < slot->split.shards(); ++s)
     if (!slot->split.of(s).ids.empty()) ++slot->pending;
@@ -456,6 +500,22 @@ void compute(worker_actor* self, const slot_ptr& slot) {
     req->ids = part.ids;
     req->grads = slot->split.gather_grads(s, slot->rows);
     send_push(self, slot, s, std::move(req));
+  }
+}
+
+// Foreground sync: once the trainer's batch count reaches the next multiple of k, the worker that
+// got there asks the syncer for a sync (exactly one worker wins the compare-exchange).
+void note_batch_done(worker_actor* self) {
+  auto& ctx = *self->state.ctx;
+  if (ctx.sync.when != sync::mode::foreground) return;
+  const std::uint64_t done = ctx.progress->batches();
+  std::uint64_t due = ctx.next_sync_at.load();
+  while (done >= due) {
+    if (ctx.next_sync_at.compare_exchange_weak(due, due + static_cast<std::uint64_t>(ctx.job.sync_every))) {
+      ctx.paused.store(true);
+      self->send(ctx.syncer, sync_atom::value);
+      return;
+    }
   }
 }
 
@@ -497,6 +557,7 @@ void advance(worker_actor* self) {
       start_fetch(self, std::move(b));
     }
     if (st.fetching.empty() || !st.fetching.front()->ready || st.pushing >= max_pushing) break;
+    if (st.parked || st.ctx->paused.load()) break;  // a foreground sync holds the workers
     auto slot = st.fetching.front();
     st.fetching.pop_front();
     // Ask for the next batches (their lookups run while this one computes).
@@ -506,6 +567,21 @@ void advance(worker_actor* self) {
   request_batches(self);
   if (!st.idle_since && !st.input_done) st.idle_since = std::chrono::steady_clock::now();
   maybe_finish(self);
+}
+
+// SIMULATED compute: a step is a wait of --simulate-step-ms (a delayed message, so the worker
+// still answers sync pauses meanwhile); no data, no lookups, no model update.
+void simulated_step(worker_actor* self) {
+  auto& st = self->state;
+  auto& ctx = *st.ctx;
+  if (st.parked || ctx.paused.load()) return;
+  if (ctx.simulated_left.fetch_sub(1) <= 0) {
+    st.input_done = true;
+    maybe_finish(self);
+    return;
+  }
+  const auto step = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double, std::milli>(ctx.job.simulate_step_ms));
+  self->delayed_send(self, step, sim_atom::value);
 }
 
 caf::behavior worker(worker_actor* self, context_ptr ctx, caf::actor feeder, caf::actor trainer) {
@@ -521,13 +597,195 @@ caf::behavior worker(worker_actor* self, context_ptr ctx, caf::actor feeder, caf
         // whose thread is their own.
         if (self->state.ctx->options.detached_workers)
           setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
-        advance(self);
+        if (self->state.ctx->job.simulate_step_ms > 0) simulated_step(self);
+        else advance(self);
+      },
+      [self](sim_atom) {
+        auto& st = self->state;
+        if (st.parked || st.ctx->paused.load()) {
+          st.ctx->simulated_left.fetch_add(1);  // this step did not happen; it is redone after the sync
+          return;
+        }
+        st.ctx->progress->add_batch(static_cast<std::uint64_t>(st.ctx->job.batch_size), 0.0, 0);
+        note_batch_done(self);
+        simulated_step(self);
+      },
+      // The syncer stops the workers for a foreground sync; a worker answering this message is
+      // by definition between two batches.
+      [self](park_atom) -> caf::result<parked_atom> {
+        self->state.parked = true;
+        return parked_atom::value;
+      },
+      [self](sync_atom) {  // resume after the sync
+        auto& st = self->state;
+        st.parked = false;
+        if (st.ctx->job.simulate_step_ms > 0) simulated_step(self);
+        else advance(self);
       },
       [self](tick_atom, const slot_ptr& slot, std::uint32_t shard, std::uint64_t generation, bool) {
         if (slot->generation == generation) send_lookup(self, slot, shard);
       },
       [self](stop_atom, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
         send_push(self, slot, shard, std::move(req));
+      },
+  };
+}
+
+// ---- syncer (the shadow) -------------------------------------------------------------------
+
+// One round: snapshot the replica, send each slice to its sync server, apply the answers.
+// Shadow mode loops rounds (at least --sync-interval apart) while the workers train; foreground
+// mode runs one when a worker reaches the next multiple of --sync-every, with every worker
+// parked meanwhile. Both take the same path through round().
+struct syncer_state {
+  static inline const char* name = "syncer";
+  context_ptr ctx;
+  std::vector<caf::actor> workers;
+  std::vector<float> snapshot;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> slices;  // offset, length per server
+  int pending = 0;
+  bool in_round = false;
+  bool running = false;    // shadow loop on
+  bool stopping = false;
+  std::uint64_t batches_at_last_sync = 0;
+  double distance = 0;
+  std::chrono::steady_clock::time_point round_start, paused_at;
+  std::uint64_t round_id = 0;
+};
+using syncer_actor = caf::stateful_actor<syncer_state>;
+
+void round_done(syncer_actor* self);
+
+void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int attempt) {
+  auto& st = self->state;
+  const auto link = st.ctx->sync_links[k].load();
+  if (link == 0) {  // the sync server's endpoint is not known yet
+    self->delayed_send(self, retry_delay, tick_atom::value, k, round, attempt);
+    return;
+  }
+  const auto [offset, length] = st.slices[k];
+  wire::sync_request req;
+  req.member_id = st.ctx->options.member_id;
+  req.slice = k;
+  req.offset = offset;
+  req.batches = st.ctx->progress->batches();
+  req.params.assign(st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset),
+                    st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset + length));
+  // A round may wait for every trainer (MA, BMUF): allow it the round timeout on top.
+  const auto timeout = st.ctx->timeout + std::chrono::duration_cast<caf::timespan>(
+                                             std::chrono::duration<double>(st.ctx->job.sync_round_timeout));
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), timeout)
+      .then(
+          [self, k, round, attempt](const envelope_ptr& env) {
+            auto& s = self->state;
+            if (round != s.round_id) return;
+            const auto* reply = std::get_if<wire::sync_reply>(&env->message);
+            const auto [off, len] = s.slices[k];
+            if (const auto* err = std::get_if<wire::error_reply>(&env->message);
+                err != nullptr && err->code != errc::cancelled) {
+              // A misconfigured slice or a diverged model: nothing a retry can mend.
+              spdlog::error("{}: sync server {} refused the sync: {}", s.ctx->options.name, k, err->message);
+              s.ctx->progress->set_error("sync server " + std::to_string(k) + ": " + err->message);
+              s.in_round = false;
+              return;
+            }
+            if (reply == nullptr || reply->params.size() != len) {
+              const std::string why = reply == nullptr ? std::string(wire::message_name(env->message)) +
+                                                             (std::holds_alternative<wire::error_reply>(env->message)
+                                                                  ? ": " + std::get<wire::error_reply>(env->message).message
+                                                                  : std::string())
+                                                       : "a reply of the wrong size";
+              spdlog::warn("{}: sync server {} answered {}; retrying", s.ctx->options.name, k, why);
+              self->delayed_send(self, retry_delay, tick_atom::value, k, round, attempt + 1);
+              return;
+            }
+            float* live = s.ctx->model->params() + off;
+            if (reply->is_delta) {
+              sync::subtract(live, reply->params.data(), len);  // EASGD: w_i -= d
+              s.distance = std::max(s.distance, reply->distance);
+            } else {
+              const float* snap = s.snapshot.data() + off;
+              s.distance = std::max(s.distance, sync::relative_distance(snap, reply->params.data(), len));
+              sync::apply_target(live, snap, reply->params.data(), len);  // w_i += target - snapshot
+            }
+            if (--s.pending == 0) round_done(self);
+          },
+          [self, k, round, attempt](const caf::error&) {
+            if (round != self->state.round_id) return;
+            self->delayed_send(self, retry_delay, tick_atom::value, k, round, attempt + 1);
+          });
+}
+
+void start_round(syncer_actor* self) {
+  auto& st = self->state;
+  if (st.in_round) return;
+  st.in_round = true;
+  ++st.round_id;
+  st.round_start = std::chrono::steady_clock::now();
+  st.distance = 0;
+  const float* params = st.ctx->model->params();
+  st.snapshot.assign(params, params + st.ctx->model->size());
+  st.pending = static_cast<int>(st.slices.size());
+  for (std::uint32_t k = 0; k < st.slices.size(); ++k) send_slice(self, k, st.round_id, 0);
+}
+
+void round_done(syncer_actor* self) {
+  auto& st = self->state;
+  st.in_round = false;
+  const auto now = std::chrono::steady_clock::now();
+  const std::uint64_t batches = st.ctx->progress->batches();
+  st.ctx->progress->add_sync_round(now - st.round_start, batches - st.batches_at_last_sync, st.distance);
+  st.batches_at_last_sync = batches;
+  if (st.ctx->sync.when == sync::mode::foreground) {
+    // Resume the workers; their stop counts as foreground sync cost.
+    st.ctx->progress->add_sync_wait((now - st.paused_at) * static_cast<int>(st.workers.size()));
+    st.ctx->paused.store(false);
+    for (auto& w : st.workers) self->send(w, sync_atom::value);
+    return;
+  }
+  if (!st.running || st.stopping) return;
+  const auto interval = std::chrono::duration<double>(st.ctx->job.sync_interval);
+  const auto elapsed = now - st.round_start;
+  if (elapsed >= interval) {
+    start_round(self);
+  } else {
+    self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(interval - elapsed), start_atom::value);
+  }
+}
+
+caf::behavior syncer(syncer_actor* self, context_ptr ctx) {
+  auto& st = self->state;
+  st.ctx = ctx;
+  const auto slices = static_cast<std::uint32_t>(ctx->sync_links.size());
+  for (std::uint32_t k = 0; k < slices; ++k) st.slices.push_back(slice_bounds(ctx->model->size(), k, slices));
+  return {
+      // The workers to park for foreground syncs.
+      [self](view_atom, const std::vector<caf::actor>& workers) { self->state.workers = workers; },
+      // Shadow: start (or continue) the loop.
+      [self](start_atom) {
+        auto& s = self->state;
+        if (s.ctx->sync.when != sync::mode::shadow || s.stopping) return;
+        s.running = true;
+        start_round(self);
+      },
+      // Foreground: a worker reached the next multiple of k. Park every worker, then sync.
+      [self](sync_atom) {
+        auto& s = self->state;
+        s.paused_at = std::chrono::steady_clock::now();
+        auto remaining = std::make_shared<std::size_t>(s.workers.size());
+        if (*remaining == 0) return start_round(self);
+        for (auto& w : s.workers) {
+          self->request(w, caf::infinite, park_atom::value).then([self, remaining](parked_atom) {
+            if (--*remaining == 0) start_round(self);
+          });
+        }
+      },
+      [self](tick_atom, std::uint32_t k, std::uint64_t round, int attempt) {
+        if (round == self->state.round_id && self->state.in_round) send_slice(self, k, round, attempt);
+      },
+      [self](stop_atom) {
+        self->state.stopping = true;
+        self->state.running = false;
       },
   };
 }
@@ -542,7 +800,10 @@ struct trainer_state {
   std::vector<caf::actor> workers;
   std::vector<std::string> shard_endpoints;
   std::uint32_t coordinator_link = 0;
+  std::vector<std::string> sync_endpoints;
   bool started = false;
+  bool model_ready = false;  // started from the central copy (or the seeded model)
+  bool job_running = false;  // the coordinator says every member is there
   int workers_done = 0;
   bool reported = false;
   wire::cluster_view last_view;
@@ -552,6 +813,7 @@ using trainer_actor = caf::stateful_actor<trainer_state>;
 
 void report_replica(trainer_actor* self) {
   auto& st = self->state;
+  self->send(st.ctx->syncer, stop_atom::value);
   auto report = std::make_shared<wire::dense_report>();
   report->member_id = st.ctx->options.member_id;
   report->examples = st.ctx->progress->snapshot(0).examples;
@@ -570,12 +832,20 @@ void report_replica(trainer_actor* self) {
                          ctx.options.name, busy > 0 ? 100 * t.compute_seconds / busy : 0.0,
                          busy > 0 ? 100 * t.wait_seconds / busy : 0.0, t.lookup_p50_ms, t.lookup_p99_ms, t.lookups,
                          t.push_p50_ms, t.push_p99_ms);
+            if (ctx.sync.algo != sync::algorithm::none) {
+              const auto p = ctx.progress->snapshot(0);
+              spdlog::info("{}: {} sync rounds ({}), sync gap {:.1f} batches, round p50 {:.2f} ms p99 {:.2f} ms, "
+                           "replica distance {:.4f}, workers stopped {:.1f} worker-seconds for syncs",
+                           ctx.options.name, p.sync_rounds, sync::to_string(ctx.sync), p.sync_gap,
+                           p.sync_latency_p50_ms, p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds);
+            }
           },
           [self](const caf::error&) { self->delayed_send(self, retry_delay, done_atom::value, true); });
 }
 
 void start_workers(trainer_actor* self) {
   auto& st = self->state;
+  if (st.started || !st.model_ready || !st.job_running) return;
   st.started = true;
   // Linked: when the trainer goes, its feeder and workers go with it.
   st.feeder = self->spawn<caf::linked>(feeder, st.ctx);
@@ -587,7 +857,11 @@ void start_workers(trainer_actor* self) {
     st.workers.push_back(a);
     self->send(a, start_atom::value);
   }
-  spdlog::info("{}: training with {} worker{}", st.ctx->options.name, st.workers.size(), st.workers.size() == 1 ? "" : "s");
+  self->send(st.ctx->syncer, view_atom::value, st.workers);
+  if (st.ctx->sync.when == sync::mode::shadow) self->send(st.ctx->syncer, start_atom::value);
+  spdlog::info("{}: training with {} worker{}{}{}", st.ctx->options.name, st.workers.size(),
+               st.workers.size() == 1 ? "" : "s", st.ctx->sync.algo == sync::algorithm::none ? "" : ", sync ",
+               st.ctx->sync.algo == sync::algorithm::none ? "" : sync::to_string(st.ctx->sync));
 }
 
 void fetch_central_model(trainer_actor* self) {
@@ -611,6 +885,7 @@ void fetch_central_model(trainer_actor* self) {
             // same every trainer computes.
             if (!reply->params.empty())
               std::copy(reply->params.begin(), reply->params.end(), s.ctx->model->params());
+            s.model_ready = true;
             start_workers(self);
           },
           [self](const caf::error&) { self->delayed_send(self, retry_delay, start_atom::value); });
@@ -619,6 +894,9 @@ void fetch_central_model(trainer_actor* self) {
 caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, caf::actor member) {
   self->state.ctx = ctx;
   self->state.member = member;
+  ctx->syncer = self->spawn<caf::linked>(syncer, ctx);
+  ctx->next_sync_at.store(static_cast<std::uint64_t>(ctx->job.sync_every));
+  ctx->simulated_left.store(static_cast<std::int64_t>(ctx->job.simulate_steps));
   self->send(member, view_atom::value, caf::actor{self});
   self->request(gateway, caf::infinite, link_atom::value, ctx->options.coordinator).then([self](std::uint32_t link) {
     self->state.coordinator_link = link;
@@ -638,8 +916,19 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
               .then([self, s](std::uint32_t link) { self->state.ctx->shard_links[s].store(link); });
         }
         if (st.feeder) self->send(st.feeder, view_atom::value, view);
+        if (st.sync_endpoints.size() < view.syncs.size()) st.sync_endpoints.resize(view.syncs.size());
+        for (std::uint32_t k = 0; k < view.syncs.size() && k < st.ctx->sync_links.size(); ++k) {
+          if (view.syncs[k].empty() || view.syncs[k] == st.sync_endpoints[k]) continue;
+          st.sync_endpoints[k] = view.syncs[k];
+          self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.syncs[k])
+              .then([self, k](std::uint32_t link) { self->state.ctx->sync_links[k].store(link); });
+        }
       },
       [self](state_atom, wire::job_state state) {
+        if (state == wire::job_state::running || state == wire::job_state::draining) {
+          self->state.job_running = true;
+          start_workers(self);
+        }
         if (state == wire::job_state::done || state == wire::job_state::failed) {
           for (auto& w : self->state.workers) self->send_exit(w, caf::exit_reason::user_shutdown);
           if (self->state.feeder) self->send_exit(self->state.feeder, caf::exit_reason::user_shutdown);
@@ -670,6 +959,13 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
                                                 .add("examples", p.examples)
                                                 .add("batches", p.batches)
                                                 .add("train_logloss", p.examples ? p.loss_sum / p.examples : 0.0)
+                                                .add("sync", sync::to_string(st.ctx->sync))
+                                                .add("sync_rounds", p.sync_rounds)
+                                                .add("sync_gap", p.sync_gap)
+                                                .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
+                                                .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
+                                                .add("sync_distance", p.sync_distance)
+                                                .add("sync_wait_seconds", p.sync_wait_seconds)
                                                 .add("finished", p.finished)
                                                 .add("error", st.ctx->progress->error())
                                                 .str()});
@@ -683,7 +979,9 @@ caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, cons
                          const job::job_options& job, std::shared_ptr<train::dense_model> model,
                          std::vector<std::uint64_t> buckets, const trainer_options& options,
                          std::shared_ptr<trainer_progress> progress) {
-  auto ctx = std::make_shared<trainer_context>(static_cast<std::size_t>(job.shards));
+  auto ctx = std::make_shared<trainer_context>(static_cast<std::size_t>(job.shards),
+                                               static_cast<std::size_t>(job.sync_servers));
+  if (auto spec = sync::parse_sync(job.sync); spec.is_ok()) ctx->sync = *spec;
   ctx->gateway = gateway;
   ctx->job = job;
   ctx->model = std::move(model);

@@ -198,8 +198,8 @@ int run_coordinator(const args& a, const config::environment& env) {
     std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
     return 2;
   }
-  if (c.job.train.empty()) {
-    std::fprintf(stderr, "shadowsync coordinator: --train needs at least one file\n");
+  if (auto st = job::check_job(c.job); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
     return 2;
   }
   auto options = to_service_options(c.service, "coordinator");
@@ -260,6 +260,14 @@ int run_reader(const args& a, const config::environment& env) {
                     "for --index i of N readers), parses and hashes them, and hands batches to trainers "
                     "that ask (each batch to exactly one trainer), tracking which were trained.",
                     actors::start_reader);
+}
+
+int run_sync_server(const args& a, const config::environment& env) {
+  return run_member("sync-server", a, env, "tcp://0.0.0.0:5558", true,
+                    "Runs an extra sync server: it holds slice --index of the dense parameters' "
+                    "synchronization state (the coordinator holds slice 0; the job's --sync-servers sets "
+                    "how many slices, i.e. the sync capacity) and serves the trainers' sync rounds for it.",
+                    actors::start_sync_server);
 }
 
 int run_trainer(const args& a, const config::environment& env) {
@@ -341,6 +349,10 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
                                                             " --coordinator " + coordinator +
                                                             " --listen tcp://127.0.0.1:0 --threads " +
                                                             std::to_string(l.shard_threads) + timing + common);
+  for (int i = 1; i < l.job.sync_servers; ++i)
+    children.emplace_back("sync-" + std::to_string(i), shell_quote(exe) + " sync-server --index " + std::to_string(i) +
+                                                           " --coordinator " + coordinator +
+                                                           " --listen tcp://127.0.0.1:0" + timing + common);
   for (int i = 0; i < l.job.readers; ++i)
     children.emplace_back("reader-" + std::to_string(i), shell_quote(exe) + " reader --index " + std::to_string(i) +
                                                              " --coordinator " + coordinator +
@@ -457,6 +469,11 @@ int run_local_in_process(const local_flags& l) {
       o.threads = l.shard_threads;
       ok = add(actors::start_shard(sys, make_transport(ctx, o.name), o));
     }
+    for (int i = 1; ok && i < l.job.sync_servers; ++i) {
+      auto o = base("sync-" + std::to_string(i));
+      o.index = i;
+      ok = add(actors::start_sync_server(sys, make_transport(ctx, o.name), o));
+    }
     for (int i = 0; ok && i < l.job.readers; ++i) {
       auto o = base("reader-" + std::to_string(i));
       o.index = i;
@@ -521,7 +538,9 @@ int run_local(const args& a, const config::environment& env) {
     std::fprintf(stderr, "shadowsync local: %s\n", st.message().c_str());
     return 2;
   }
-  if (l.job.train.empty()) {
+  // Every trainer of a local cluster starts together: the job waits for all of them.
+  if (opts.source("min-trainers") == config::value_source::default_value) l.job.min_trainers = l.trainers;
+  if (l.job.train.empty() && l.job.simulate_step_ms <= 0) {
     const std::string dir = l.data_dir + "/rows-" + std::to_string(l.rows);
     const std::string train = dir + "/train.tsv", test = dir + "/test.tsv";
     if (!std::filesystem::exists(dir + "/teacher.json")) {
@@ -541,6 +560,10 @@ int run_local(const args& a, const config::environment& env) {
     if (l.test_rows > 0 && l.job.test.empty()) l.job.test = {test};
   }
   if (auto st = job::resolve_feature_counts(l.job); !st.is_ok()) {
+    spdlog::error("local: {}", st.message());
+    return 2;
+  }
+  if (auto st = job::check_job(l.job); !st.is_ok()) {
     spdlog::error("local: {}", st.message());
     return 2;
   }

@@ -19,5 +19,6 @@ int run_coordinator(const args& a, const config::environment& env);
 int run_shard(const args& a, const config::environment& env);
 int run_reader(const args& a, const config::environment& env);
 int run_trainer(const args& a, const config::environment& env);
+int run_sync_server(const args& a, const config::environment& env);
 
 }  // namespace ss::cli

@@ -28,6 +28,7 @@ const command commands[] = {
     {"shard", "run an embedding shard server", ss::cli::run_shard},
     {"reader", "run a data reader service", ss::cli::run_reader},
     {"trainer", "run a trainer service", ss::cli::run_trainer},
+    {"sync-server", "run an extra sync server (one slice of the dense parameters)", ss::cli::run_sync_server},
 };
 
 void usage(FILE* out) {

@@ -2,7 +2,9 @@
 // network: message flows, timeouts, hostile frames and a whole job, step by step.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 #include "actor_fixture.hpp"
@@ -12,6 +14,7 @@
 #include "ss/actors/messages.hpp"
 #include "ss/actors/reader.hpp"
 #include "ss/actors/shard.hpp"
+#include "ss/actors/sync_server.hpp"
 #include "ss/actors/trainer.hpp"
 #include "ss/core/data/generator.hpp"
 #include "ss/core/embedding/sharding.hpp"
@@ -276,7 +279,21 @@ TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent
   (void)c;
 }
 
-TEST_CASE("cluster: a whole job on the deterministic scheduler trains every example once", "[actors]") {
+namespace {
+sync_server_options sync_options(const char* name, std::uint64_t length);
+}  // namespace
+
+namespace {
+
+struct job_outcome {
+  std::string result;
+  std::uint64_t acked = 0;
+  std::vector<std::uint64_t> shard_rows;
+};
+
+// A whole job, every service composed by hand over the in-memory network: a coordinator (with
+// sync server 0), 2 shards, 1 reader and `trainers` trainers, stepped to the end.
+job_outcome run_job(const std::string& sync_name, int trainers) {
   actor_fixture f;
   ss::test::temp_dir dir;
   data::generator_options g;
@@ -287,30 +304,37 @@ TEST_CASE("cluster: a whole job on the deterministic scheduler trains every exam
   job.test = {dir.str("test.tsv")};
   job.shards = 2;
   job.readers = 1;
+  job.min_trainers = trainers;
   job.batch_size = 64;
   job.heartbeat_interval = 0.1;
   job.request_timeout = 1.0;
   job.progress_interval = 0;
+  job.sync = sync_name;
+  job.sync_every = 3;
+  job.sync_interval = 0.05;
   job.model.embedding_dim = 4;
   job.model.bottom_mlp = "8-4";
   job.model.top_mlp = "8-1";
   REQUIRE(job::resolve_feature_counts(job).is_ok());
+  auto setup = job::resolve_model(job.model, 13, 26);
+  REQUIRE(setup.is_ok());
 
-  std::string result;
+  job_outcome out;
   node coord(f, "coordinator", "mem://coordinator");
   coordinator_options co;
   co.job = job;
   co.detached_evaluator = false;
-  co.on_result = [&result](const std::string&, const std::string& json) { result = json; };
+  co.endpoint = "mem://coordinator";
+  co.on_result = [&out](const std::string&, const std::string& json) { out.result = json; };
+  auto sync_opts = sync_options(sync_name.c_str(), model::dense_layout(setup->dlrm).size());
+  if (sync_name == "none") sync_opts.spec = sync::sync_spec{};
+  co.local_sync = f.own(spawn_sync_server(f.sys, coord.gateway, sync_opts));
   f.own(spawn_coordinator(f.sys, coord.gateway, co));
 
-  auto setup = job::resolve_model(job.model, 13, 26);
-  REQUIRE(setup.is_ok());
   auto member = [&](node& n, wire::role role, int index, const std::string& endpoint,
                     std::function<wire::member_progress()> progress) {
     member_options mo;
-    mo.identity = wire::register_request{role, n.transport ? endpoint : endpoint, index, endpoint, 1};
-    mo.identity.name = endpoint;
+    mo.identity = wire::register_request{role, endpoint, index, endpoint, 1};
     mo.coordinator = "mem://coordinator";
     mo.heartbeat_interval = std::chrono::milliseconds(100);
     mo.request_timeout = std::chrono::seconds(1);
@@ -349,33 +373,184 @@ TEST_CASE("cluster: a whole job on the deterministic scheduler trains every exam
     return p;
   });
 
-  nodes.push_back(std::make_unique<node>(f, "mem://trainer-0", "mem://trainer-0"));
-  auto progress = std::make_shared<trainer_progress>();
-  auto agent = member(*nodes.back(), wire::role::trainer, -1, "mem://trainer-0",
-                      [progress] { return progress->snapshot(1000); });
-  // The trainer needs its member id: wait for the registration.
-  auto registration = std::make_shared<std::optional<wire::register_reply>>();
-  f.sys.spawn([agent, registration](caf::event_based_actor* self) {
-    self->request(agent, caf::infinite, await_atom::value).then([registration](const wire::register_reply& r) {
-      *registration = r;
+  for (int t = 0; t < trainers; ++t) {
+    const std::string ep = "mem://trainer-" + std::to_string(t);
+    nodes.push_back(std::make_unique<node>(f, ep, ep));
+    auto progress = std::make_shared<trainer_progress>();
+    auto agent = member(*nodes.back(), wire::role::trainer, -1, ep, [progress] { return progress->snapshot(1000); });
+    // The trainer needs its member id: wait for the registration.
+    auto registration = std::make_shared<std::optional<wire::register_reply>>();
+    f.sys.spawn([agent, registration](caf::event_based_actor* self) {
+      self->request(agent, caf::infinite, await_atom::value).then([registration](const wire::register_reply& r) {
+        *registration = r;
+      });
     });
-  });
-  REQUIRE(f.run_until([&] { return registration->has_value(); }, std::chrono::seconds(5)));
-  trainer_options to;
-  to.detached_workers = false;
-  to.member_id = (*registration)->member_id;
-  to.coordinator = "mem://coordinator";
-  auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, job.model.seed);
-  f.own(spawn_trainer(f.sys, nodes.back()->gateway, agent, job, model, {}, to, progress));
+    REQUIRE(f.run_until([&] { return registration->has_value(); }, std::chrono::seconds(5)));
+    trainer_options to;
+    to.name = ep;
+    to.detached_workers = false;
+    to.member_id = (*registration)->member_id;
+    to.coordinator = "mem://coordinator";
+    auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, job.model.seed);
+    f.own(spawn_trainer(f.sys, nodes.back()->gateway, agent, job, model, {}, to, progress));
+  }
 
-  REQUIRE(f.run_until([&] { return !result.empty(); }, std::chrono::seconds(120)));
-  INFO(result);
-  CHECK(result.find("\"ok\":true") != std::string::npos);
-  CHECK(ss::test::json_number(result, "examples") == 2000);
-  CHECK(ss::test::json_number(result, "examples_read") == 2000);
-  CHECK(ss::test::json_number(result, "test_examples") == 300);
-  CHECK(rc->examples_acked.load() == 2000);
-  CHECK(stores[0]->stats().rows > 0);
-  CHECK(stores[1]->stats().rows > 0);
+  REQUIRE(f.run_until([&] { return !out.result.empty(); }, std::chrono::seconds(300)));
+  out.acked = rc->examples_acked.load();
+  for (auto& st : stores) out.shard_rows.push_back(st->stats().rows);
   for (auto& n : nodes) n->transport->stop();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cluster: a whole job on the deterministic scheduler trains every example once", "[actors]") {
+  const auto out = run_job("none", 1);
+  INFO(out.result);
+  CHECK(out.result.find("\"ok\":true") != std::string::npos);
+  CHECK(ss::test::json_number(out.result, "examples") == 2000);
+  CHECK(ss::test::json_number(out.result, "examples_read") == 2000);
+  CHECK(ss::test::json_number(out.result, "test_examples") == 300);
+  CHECK(out.acked == 2000);
+  CHECK(out.shard_rows[0] > 0);
+  CHECK(out.shard_rows[1] > 0);
+}
+
+TEST_CASE("cluster: two trainers with shadow EASGD sync in the background", "[actors]") {
+  const auto out = run_job("s-easgd", 2);
+  INFO(out.result);
+  CHECK(out.result.find("\"ok\":true") != std::string::npos);
+  CHECK(ss::test::json_number(out.result, "examples") == 2000);
+  CHECK(ss::test::json_number(out.result, "trainers") == 2);
+  CHECK(ss::test::json_number(out.result, "sync_rounds") > 0);
+  CHECK(ss::test::json_number(out.result, "sync_wait_seconds") == 0);  // shadow: workers never stop
+  CHECK(std::isfinite(ss::test::json_number(out.result, "test_ne")));
+}
+
+TEST_CASE("cluster: two trainers with foreground model averaging every 3 batches", "[actors]") {
+  const auto out = run_job("fr-ma", 2);
+  INFO(out.result);
+  CHECK(out.result.find("\"ok\":true") != std::string::npos);
+  CHECK(ss::test::json_number(out.result, "examples") == 2000);
+  CHECK(ss::test::json_number(out.result, "sync_gap") == Approx(3.0));  // exactly every k batches
+  CHECK(ss::test::json_number(out.result, "sync_rounds") > 5);
+}
+
+// ---- sync servers ---------------------------------------------------------------------------
+
+namespace {
+sync_server_options sync_options(const char* name, std::uint64_t length) {
+  sync_server_options o;
+  o.spec = *sync::parse_sync(name);
+  o.offset = 0;
+  o.length = length;
+  o.round_timeout = std::chrono::milliseconds(500);
+  return o;
+}
+
+wire::cluster_view view_with_trainers(std::size_t n) {
+  wire::cluster_view v;
+  for (std::size_t i = 0; i < n; ++i) v.trainers.push_back("trainer-" + std::to_string(i));
+  return v;
+}
+
+// Sends a sync request and keeps the answer (which may come later: MA rounds wait).
+std::shared_ptr<std::optional<wire::body>> ask_later(actor_fixture& f, const caf::actor& target, wire::body body) {
+  auto out = std::make_shared<std::optional<wire::body>>();
+  auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 7, std::move(body)});
+  f.sys.spawn([target, env, out](caf::event_based_actor* self) {
+    self->request(target, caf::infinite, serve_atom::value, env).then([out](const body_ptr& b) { *out = *b; });
+  });
+  f.settle();
+  return out;
+}
+}  // namespace
+
+TEST_CASE("sync server: EASGD exchanges are elastic and conserve replica plus center", "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto opts = sync_options("s-easgd", 2);
+  opts.easgd_alpha = 0.5;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  f.settle();
+  // The first replica seeds the center: its delta is zero.
+  auto first = ask(f, server, wire::sync_request{1, 0, 0, 10, {1.0f, 2.0f}});
+  REQUIRE(std::holds_alternative<wire::sync_reply>(*first));
+  CHECK(std::get<wire::sync_reply>(*first).is_delta);
+  CHECK(std::get<wire::sync_reply>(*first).params == std::vector<float>{0.0f, 0.0f});
+  // A second replica at (3, 2): d = 0.5 * ((3, 2) - (1, 2)) = (1, 0); the center moves to (2, 2).
+  auto second = ask(f, server, wire::sync_request{2, 0, 0, 10, {3.0f, 2.0f}});
+  const auto& reply = std::get<wire::sync_reply>(*second);
+  CHECK(reply.params == std::vector<float>{1.0f, 0.0f});
+  CHECK(reply.distance > 0);
+  // The replica subtracts d: (2, 2); replica + center = (4, 4) = before (3 + 1, 2 + 2).
+  auto center = ask(f, server, wire::dense_request{});
+  CHECK(std::get<wire::dense_reply>(*center).params == std::vector<float>{2.0f, 2.0f});
+  // A request for another slice is refused with the reason.
+  auto wrong = ask(f, server, wire::sync_request{1, 3, 0, 10, {1.0f, 2.0f}});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*wrong));
+  CHECK(std::get<wire::error_reply>(*wrong).message.find("--sync-servers") != std::string::npos);
+}
+
+TEST_CASE("sync server: a model-averaging round waits for every live trainer", "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, sync_options("s-ma", 2)));
+  caf::anon_send(server, view_atom::value, view_with_trainers(2));
+  f.settle();
+  auto a = ask_later(f, server, wire::sync_request{1, 0, 0, 0, {1.0f, 10.0f}});
+  CHECK_FALSE(a->has_value());  // waits for the other trainer
+  auto b = ask_later(f, server, wire::sync_request{2, 0, 0, 0, {3.0f, 20.0f}});
+  REQUIRE(a->has_value());
+  REQUIRE(b->has_value());
+  for (const auto& r : {std::get<wire::sync_reply>(**a), std::get<wire::sync_reply>(**b)}) {
+    CHECK_FALSE(r.is_delta);
+    CHECK(r.participants == 2);
+    CHECK(r.round == 1);
+    CHECK(r.params == std::vector<float>{2.0f, 15.0f});
+  }
+}
+
+TEST_CASE("sync server: a round never waits forever for a dead or slow trainer", "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, sync_options("s-ma", 1)));
+  caf::anon_send(server, view_atom::value, view_with_trainers(3));
+  f.settle();
+  auto a = ask_later(f, server, wire::sync_request{1, 0, 0, 0, {4.0f}});
+  auto b = ask_later(f, server, wire::sync_request{2, 0, 0, 0, {8.0f}});
+  CHECK_FALSE(a->has_value());
+  f.advance(std::chrono::milliseconds(600));  // the round timeout is 500 ms
+  REQUIRE(a->has_value());
+  REQUIRE(b->has_value());
+  CHECK(std::get<wire::sync_reply>(**a).participants == 2);
+  CHECK(std::get<wire::sync_reply>(**a).params == std::vector<float>{6.0f});
+  // The slow trainer joins the next round.
+  auto c = ask_later(f, server, wire::sync_request{3, 0, 0, 0, {1.0f}});
+  CHECK_FALSE(c->has_value());
+  // A trainer leaving the view completes the round without waiting for the timeout.
+  caf::anon_send(server, view_atom::value, view_with_trainers(1));
+  f.settle();
+  REQUIRE(c->has_value());
+  CHECK(std::get<wire::sync_reply>(**c).round == 2);
+}
+
+TEST_CASE("sync server: BMUF rounds apply block momentum and a diverged model is refused", "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto opts = sync_options("s-bmuf", 1);
+  opts.bmuf_momentum = 0.5;
+  opts.bmuf_nesterov = false;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  caf::anon_send(server, view_atom::value, view_with_trainers(1));
+  f.settle();
+  // The first round's mean (1) starts the global model; the second (3) is a block of G = 2.
+  CHECK(std::get<wire::sync_reply>(*ask(f, server, wire::sync_request{1, 0, 0, 0, {1.0f}})).params[0] == 1.0f);
+  CHECK(std::get<wire::sync_reply>(*ask(f, server, wire::sync_request{1, 0, 0, 0, {3.0f}})).params[0] == 3.0f);
+  // G = 1 from the block start (3), D = 0.5 * 2 + 1 = 2, w_g = 5.
+  CHECK(std::get<wire::sync_reply>(*ask(f, server, wire::sync_request{1, 0, 0, 0, {4.0f}})).params[0] == 5.0f);
+  auto bad = ask(f, server, wire::sync_request{1, 0, 0, 0, {std::numeric_limits<float>::infinity()}});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*bad));
+  CHECK(std::get<wire::error_reply>(*bad).code == errc::out_of_range);
+  CHECK(std::get<wire::error_reply>(*bad).message.find("diverged") != std::string::npos);
 }

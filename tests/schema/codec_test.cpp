@@ -386,7 +386,7 @@ TEST_CASE("codec: an unknown message type from a newer peer is refused", "[wire]
   frame b = encode_body(ack{}, 77);
   const std::size_t tag = differing_u16(a, b);
   for (std::uint16_t t :
-       {std::uint16_t{21}, std::uint16_t{22}, std::uint16_t{999}, std::uint16_t{65535}}) {
+       {std::uint16_t{23}, std::uint16_t{24}, std::uint16_t{999}, std::uint16_t{65535}}) {
     auto bytes = bytes_of(b);
     std::memcpy(bytes.data() + tag, &t, 2);
     frame f = frame_of(bytes);
@@ -406,8 +406,8 @@ TEST_CASE("codec: a role or job state or error code out of range is refused", "[
     b.from = role::client;
     const std::size_t at = differing_u16(encode_body(a), encode_body(b));
     auto bytes = bytes_of(encode_body(a));
-    set_u16_field(bytes, at, 0, 5);
-    require_parse_error(frame_of(bytes), "register_request: role 5 is out of range (0-4)");
+    set_u16_field(bytes, at, 0, 6);
+    require_parse_error(frame_of(bytes), "register_request: role 6 is out of range (0-5)");
   }
   SECTION("job state in a register_reply") {
     register_reply a;

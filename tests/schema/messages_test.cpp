@@ -29,7 +29,8 @@ TEST_CASE("messages: message_name names every message type", "[wire]") {
                             "batch_ack",    "lookup_request",   "lookup_reply",
                             "push_request", "push_reply",       "dense_request",
                             "dense_reply",  "dense_report",     "status_request",
-                            "status_reply", "stop_request",     "ack"};
+                            "status_reply", "stop_request",     "ack",
+                            "sync_request", "sync_reply"};
   static_assert(sizeof(expected) / sizeof(expected[0]) == std::variant_size_v<body>);
   auto all = testing::one_of_each();
   REQUIRE(all.size() == std::variant_size_v<body>);

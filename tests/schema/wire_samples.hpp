@@ -48,6 +48,7 @@ inline cluster_view sample_view() {
   v.shards = {"tcp://10.0.0.1:5555", "", "tcp://10.0.0.3:5555"};
   v.readers = {"ipc:///tmp/reader-0"};
   v.trainers = {"trainer-7f3a", "trainer-01bc", "a name that is longer than sixteen bytes"};
+  v.syncs = {"tcp://coordinator:5555", "tcp://sync-1:5558"};
   return v;
 }
 
@@ -91,6 +92,12 @@ inline std::vector<envelope> one_of_each() {
     p.detail = R"({"threads":2,"queue":5})";
     p.active_seconds = 12.5;
     p.error = "reader-1: too many bad rows";
+    p.sync_rounds = 321;
+    p.sync_gap = 4.5;
+    p.sync_latency_p50_ms = 1.25;
+    p.sync_latency_p99_ms = 8.0;
+    p.sync_distance = 0.0031;
+    p.sync_wait_seconds = 2.5;
     add(h);
   }
   add(heartbeat_reply{job_state::failed, sample_view(), false});
@@ -117,6 +124,8 @@ inline std::vector<envelope> one_of_each() {
   add(status_reply{R"({"role":"coordinator","state":"running"})"});
   add(stop_request{"operator asked"});
   add(ack{});
+  add(sync_request{9, 2, 158000, 4096, {0.5f, -0.25f, 1e-9f}});
+  add(sync_reply{77, true, 8, 0.0125, {1.0f, -1.0f, 0.0f, -0.0f}});
   return out;
 }
 
@@ -136,6 +145,7 @@ inline void check_same(const cluster_view& a, const cluster_view& b) {
   CHECK(a.shards == b.shards);
   CHECK(a.readers == b.readers);
   CHECK(a.trainers == b.trainers);
+  CHECK(a.syncs == b.syncs);
 }
 
 inline void check_same(const error_reply& a, const error_reply& b) {
@@ -175,6 +185,12 @@ inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(p.detail == q.detail);
   CHECK(p.active_seconds == q.active_seconds);
   CHECK(p.error == q.error);
+  CHECK(p.sync_rounds == q.sync_rounds);
+  CHECK(p.sync_gap == q.sync_gap);
+  CHECK(p.sync_latency_p50_ms == q.sync_latency_p50_ms);
+  CHECK(p.sync_latency_p99_ms == q.sync_latency_p99_ms);
+  CHECK(p.sync_distance == q.sync_distance);
+  CHECK(p.sync_wait_seconds == q.sync_wait_seconds);
 }
 inline void check_same(const heartbeat_reply& a, const heartbeat_reply& b) {
   CHECK(a.state == b.state);
@@ -240,6 +256,20 @@ inline void check_same(const stop_request& a, const stop_request& b) {
   CHECK(a.reason == b.reason);
 }
 inline void check_same(const ack&, const ack&) {}
+inline void check_same(const sync_request& a, const sync_request& b) {
+  CHECK(a.member_id == b.member_id);
+  CHECK(a.slice == b.slice);
+  CHECK(a.offset == b.offset);
+  CHECK(a.batches == b.batches);
+  CHECK(same_bits(a.params, b.params));
+}
+inline void check_same(const sync_reply& a, const sync_reply& b) {
+  CHECK(a.round == b.round);
+  CHECK(a.is_delta == b.is_delta);
+  CHECK(a.participants == b.participants);
+  CHECK(a.distance == b.distance);
+  CHECK(same_bits(a.params, b.params));
+}
 
 inline void check_same(const envelope& a, const envelope& b) {
   CHECK(a.version == b.version);

@@ -11,8 +11,9 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("train", &o.train, "Training files (plain or gzip); reader i of N reads files i, i+N, ...");
   opts.add("test", &o.test, "Test files the coordinator scores after training (optional).");
   opts.add("batch-size", &o.batch_size, "Examples per minibatch.").range(1, 65536);
-  opts.add("shards", &o.shards, "Embedding shard servers in the job.").range(1, 4096);
-  opts.add("readers", &o.readers, "Data readers in the job.").range(1, 4096);
+  opts.add("shards", &o.shards, "Embedding shard servers in the job (0 only with --simulate-step-ms).")
+      .range(0, 4096);
+  opts.add("readers", &o.readers, "Data readers in the job (0 only with --simulate-step-ms).").range(0, 4096);
   opts.add("min-trainers", &o.min_trainers, "Training starts once this many trainers registered.")
       .range(1, 65536);
   opts.add("lookahead", &o.lookahead,
@@ -35,8 +36,40 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("categorical-features", &o.categorical_features,
            "Categorical features per example; -1 = from the schema (and the first training file's header).")
       .range(-1, 127);
+  opts.add("sync", &o.sync,
+           "How trainers synchronize their dense replicas: none, or shadow (s-) / foreground (fr-) "
+           "elastic averaging, model averaging or block momentum.")
+      .choices({"none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf"});
+  opts.add("sync-servers", &o.sync_servers,
+           "Sync capacity: sync servers the dense vector is split over (the coordinator is the first).")
+      .range(1, 256);
+  opts.add("sync-interval", &o.sync_interval, "Shadow sync: minimum seconds between two rounds of a trainer.")
+      .range(0.0, 3600.0);
+  opts.add("sync-every", &o.sync_every, "Foreground sync: a trainer's batches between two syncs (k).")
+      .range(1, 1000000);
+  opts.add("easgd-alpha", &o.easgd_alpha, "EASGD elastic rate; 0 = 0.9 / trainers.").range(0.0, 1.0);
+  opts.add("bmuf-momentum", &o.bmuf_momentum, "BMUF block momentum; -1 = 1 - 1 / trainers.").range(-1.0, 1.0);
+  opts.add("bmuf-block-lr", &o.bmuf_block_lr, "BMUF block learning rate (zeta).").range(0.0, 100.0);
+  opts.add("bmuf-nesterov", &o.bmuf_nesterov, "BMUF with Nesterov momentum.");
+  opts.add("sync-round-timeout", &o.sync_round_timeout,
+           "Seconds a model-averaging or BMUF round waits for missing trainers before it goes on without them.")
+      .range(0.01, 3600.0);
+  opts.add("simulate-step-ms", &o.simulate_step_ms,
+           "SIMULATED compute: every training step waits this long instead of running the model (no data, no "
+           "lookups), to study the sync layer at more trainers than cores. 0 = real training.")
+      .range(0.0, 60000.0);
+  opts.add("simulate-steps", &o.simulate_steps, "Simulated mode: training steps per trainer.").min(1);
   add_input_options(opts, o.input);
   add_model_options(opts, o.model);
+}
+
+status check_job(const job_options& o) {
+  if (o.simulate_step_ms <= 0) {
+    if (o.shards < 1) return {errc::invalid_argument, "--shards must be at least 1 (0 only with --simulate-step-ms)"};
+    if (o.readers < 1) return {errc::invalid_argument, "--readers must be at least 1 (0 only with --simulate-step-ms)"};
+    if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
+  }
+  return status::ok();
 }
 
 std::string job_config_text(const job_options& o) {

@@ -69,6 +69,7 @@ static_assert(wire(schema::Role::SHARD) == static_cast<int>(role::shard));
 static_assert(wire(schema::Role::TRAINER) == static_cast<int>(role::trainer));
 static_assert(wire(schema::Role::READER) == static_cast<int>(role::reader));
 static_assert(wire(schema::Role::CLIENT) == static_cast<int>(role::client));
+static_assert(wire(schema::Role::SYNC) == static_cast<int>(role::sync));
 static_assert(wire(schema::JobState::WAITING) == static_cast<int>(job_state::waiting));
 static_assert(wire(schema::JobState::RUNNING) == static_cast<int>(job_state::running));
 static_assert(wire(schema::JobState::DRAINING) == static_cast<int>(job_state::draining));
@@ -77,7 +78,7 @@ static_assert(wire(schema::JobState::FAILED) == static_cast<int>(job_state::fail
 
 // The union tag of each message is its index in `body`: messages.hpp and envelope.capnp list
 // them in the same order (spot-checked here; the round-trip tests check every one).
-static_assert(std::variant_size_v<body> == static_cast<std::size_t>(Body::ACK) + 1);
+static_assert(std::variant_size_v<body> == static_cast<std::size_t>(Body::SYNC_REPLY) + 1);
 static_assert(static_cast<std::size_t>(Body::BATCH_MESSAGE) == 7);
 static_assert(static_cast<std::size_t>(Body::LOOKUP_REPLY) == 11);
 
@@ -165,7 +166,7 @@ std::size_t texts_words(const std::vector<std::string>& v) {
 }
 std::size_t view_words(const cluster_view& v) {
   return struct_words<schema::ClusterView>() + texts_words(v.shards) + texts_words(v.readers) +
-         texts_words(v.trainers);
+         texts_words(v.trainers) + texts_words(v.syncs);
 }
 
 struct encoded_words {
@@ -227,6 +228,12 @@ struct encoded_words {
     return struct_words<schema::StopRequest>() + text_words(m.reason);
   }
   std::size_t operator()(const ack&) const { return struct_words<schema::Ack>(); }
+  std::size_t operator()(const sync_request& m) const {
+    return struct_words<schema::SyncRequest>() + list_words(m.params);
+  }
+  std::size_t operator()(const sync_reply& m) const {
+    return struct_words<schema::SyncReply>() + list_words(m.params);
+  }
 };
 
 // ---- encoding ---------------------------------------------------------------------------------
@@ -236,6 +243,7 @@ void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
   put_texts(v.shards, [&](capnp::uint n) { return b.initShards(n); });
   put_texts(v.readers, [&](capnp::uint n) { return b.initReaders(n); });
   put_texts(v.trainers, [&](capnp::uint n) { return b.initTrainers(n); });
+  put_texts(v.syncs, [&](capnp::uint n) { return b.initSyncs(n); });
 }
 
 // Non-const calls: capnp builders are handles whose init* methods are not const.
@@ -283,6 +291,12 @@ struct body_writer {
     if (!p.detail.empty()) q.setDetail(text(p.detail));
     q.setActiveSeconds(p.active_seconds);
     if (!p.error.empty()) q.setError(text(p.error));
+    q.setSyncRounds(p.sync_rounds);
+    q.setSyncGap(p.sync_gap);
+    q.setSyncLatencyP50Ms(p.sync_latency_p50_ms);
+    q.setSyncLatencyP99Ms(p.sync_latency_p99_ms);
+    q.setSyncDistance(p.sync_distance);
+    q.setSyncWaitSeconds(p.sync_wait_seconds);
   }
   void operator()(const heartbeat_reply& m) {
     auto r = b.initHeartbeatReply();
@@ -352,6 +366,22 @@ struct body_writer {
     auto r = b.initDenseReport();
     r.setMemberId(m.member_id);
     r.setExamples(m.examples);
+    put_list(m.params, [&](capnp::uint n) { return r.initParams(n); });
+  }
+  void operator()(const sync_request& m) {
+    auto r = b.initSyncRequest();
+    r.setMemberId(m.member_id);
+    r.setSlice(m.slice);
+    r.setOffset(m.offset);
+    r.setBatches(m.batches);
+    put_list(m.params, [&](capnp::uint n) { return r.initParams(n); });
+  }
+  void operator()(const sync_reply& m) {
+    auto r = b.initSyncReply();
+    r.setRound(m.round);
+    r.setIsDelta(m.is_delta);
+    r.setParticipants(m.participants);
+    r.setDistance(m.distance);
     put_list(m.params, [&](capnp::uint n) { return r.initParams(n); });
   }
   void operator()(const status_request&) { b.initStatusRequest(); }
@@ -496,9 +526,9 @@ capnp::ReaderOptions reader_options(std::size_t words, const decode_limits& limi
 // ---- decoding: messages, each read and then checked --------------------------------------------
 
 status check_role(std::uint16_t v, const char* what) {
-  if (v > static_cast<std::uint16_t>(role::client)) {
+  if (v > static_cast<std::uint16_t>(role::sync)) {
     return parse_error(std::string(what) + ": role " + num(v) + " is out of range (0-" +
-                       num(static_cast<std::uint64_t>(role::client)) + ")");
+                       num(static_cast<std::uint64_t>(role::sync)) + ")");
   }
   return status::ok();
 }
@@ -516,6 +546,7 @@ void get_view(schema::ClusterView::Reader r, cluster_view& v) {
   get_texts(r.getShards(), v.shards);
   get_texts(r.getReaders(), v.readers);
   get_texts(r.getTrainers(), v.trainers);
+  get_texts(r.getSyncs(), v.syncs);
 }
 
 status get(schema::ErrorReply::Reader r, error_reply& m) {
@@ -573,6 +604,12 @@ status get(schema::Heartbeat::Reader r, heartbeat& m) {
   p.detail = get_text(q.getDetail());
   p.active_seconds = q.getActiveSeconds();
   p.error = get_text(q.getError());
+  p.sync_rounds = q.getSyncRounds();
+  p.sync_gap = q.getSyncGap();
+  p.sync_latency_p50_ms = q.getSyncLatencyP50Ms();
+  p.sync_latency_p99_ms = q.getSyncLatencyP99Ms();
+  p.sync_distance = q.getSyncDistance();
+  p.sync_wait_seconds = q.getSyncWaitSeconds();
   return status::ok();
 }
 
@@ -725,6 +762,24 @@ status get(schema::DenseReport::Reader r, dense_report& m) {
   return status::ok();
 }
 
+status get(schema::SyncRequest::Reader r, sync_request& m) {
+  m.member_id = r.getMemberId();
+  m.slice = r.getSlice();
+  m.offset = r.getOffset();
+  m.batches = r.getBatches();
+  get_list<float>(r.getParams(), m.params);
+  return status::ok();
+}
+
+status get(schema::SyncReply::Reader r, sync_reply& m) {
+  m.round = r.getRound();
+  m.is_delta = r.getIsDelta();
+  m.participants = r.getParticipants();
+  m.distance = r.getDistance();
+  get_list<float>(r.getParams(), m.params);
+  return status::ok();
+}
+
 status get(schema::StatusRequest::Reader, status_request&) { return status::ok(); }
 
 status get(schema::StatusReply::Reader r, status_reply& m) {
@@ -770,6 +825,8 @@ status get_body(Body::Reader r, body& out) {
     case Body::STATUS_REPLY: return get_into<status_reply>(r.getStatusReply(), out);
     case Body::STOP_REQUEST: return get_into<stop_request>(r.getStopRequest(), out);
     case Body::ACK: return get_into<ack>(r.getAck(), out);
+    case Body::SYNC_REQUEST: return get_into<sync_request>(r.getSyncRequest(), out);
+    case Body::SYNC_REPLY: return get_into<sync_reply>(r.getSyncReply(), out);
   }
   return parse_error("unknown message type " + num(static_cast<std::uint16_t>(r.which())) +
                      " (sent by a newer peer?)");

@@ -9,6 +9,7 @@ const char* to_string(role r) {
     case role::trainer: return "trainer";
     case role::reader: return "reader";
     case role::client: return "client";
+    case role::sync: return "sync";
   }
   return "unknown";
 }
@@ -44,6 +45,8 @@ struct name_of {
   const char* operator()(const push_reply&) const { return "push_reply"; }
   const char* operator()(const dense_request&) const { return "dense_request"; }
   const char* operator()(const dense_reply&) const { return "dense_reply"; }
+  const char* operator()(const sync_request&) const { return "sync_request"; }
+  const char* operator()(const sync_reply&) const { return "sync_reply"; }
   const char* operator()(const dense_report&) const { return "dense_report"; }
   const char* operator()(const status_request&) const { return "status_request"; }
   const char* operator()(const status_reply&) const { return "status_reply"; }

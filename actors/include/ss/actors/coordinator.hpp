@@ -5,7 +5,7 @@
 //   (done_atom) -> std::uint64_t    members still registered (they leave when they see the end)
 #pragma once
 
-#include <caf/fwd.hpp>
+#include <caf/actor.hpp>
 
 #include <functional>
 #include <string>
@@ -21,6 +21,10 @@ struct coordinator_options {
   // Called with each progress line and with the final human summary (the service prints them).
   std::function<void(const std::string&)> on_progress;
   std::function<void(const std::string& summary, const std::string& json)> on_result;
+  // Slice 0 of the sync state lives in the coordinator's process: the sync server actor and
+  // the endpoint trainers reach it at (the coordinator's own).
+  caf::actor local_sync;
+  std::string endpoint;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options);

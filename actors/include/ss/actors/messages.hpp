@@ -44,6 +44,10 @@ using start_atom = caf::atom_constant<caf::atom("start")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using result_atom = caf::atom_constant<caf::atom("result")>;
+using sync_atom = caf::atom_constant<caf::atom("sync")>;          // time for a (foreground) sync
+using park_atom = caf::atom_constant<caf::atom("park")>;          // a worker stops for a sync
+using parked_atom = caf::atom_constant<caf::atom("parked")>;      // ... and has stopped
+using sim_atom = caf::atom_constant<caf::atom("simstep")>;        // a simulated training step
 
 }  // namespace ss::actors
 

@@ -64,5 +64,8 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
                                                       const service_options& options);
 result<std::unique_ptr<running_service>> start_trainer(caf::actor_system& sys, std::unique_ptr<transport> t,
                                                        const service_options& options);
+// An extra sync server (slice `index` >= 1 of the job's --sync-servers; the coordinator holds 0).
+result<std::unique_ptr<running_service>> start_sync_server(caf::actor_system& sys, std::unique_ptr<transport> t,
+                                                           const service_options& options);
 
 }  // namespace ss::actors

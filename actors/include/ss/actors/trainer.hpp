@@ -48,6 +48,11 @@ class trainer_progress {
   void add_wait(std::chrono::nanoseconds d);
   void add_lookup_latency(std::chrono::nanoseconds d);
   void add_push_latency(std::chrono::nanoseconds d);
+  // Sync: one completed round, and the batches trained since the previous one.
+  void add_sync_round(std::chrono::nanoseconds latency, std::uint64_t gap, double distance);
+  void add_sync_wait(std::chrono::nanoseconds worker_time);
+  std::uint64_t batches() const;
+
   struct timing {
     double compute_seconds = 0, wait_seconds = 0;
     std::uint64_t lookups = 0, pushes = 0;
@@ -73,6 +78,10 @@ class trainer_progress {
   std::uint64_t lookup_hist_[buckets] = {};
   std::uint64_t push_hist_[buckets] = {};
   std::int64_t compute_ns_ = 0, wait_ns_ = 0;
+  std::uint64_t sync_hist_[buckets] = {};
+  std::uint64_t sync_rounds_ = 0, sync_gap_sum_ = 0;
+  double sync_distance_ = 0;
+  std::int64_t sync_wait_ns_ = 0;
 };
 
 // Spawns the trainer (feeder, workers) for a registered member. `subscribe_to` is the membership

@@ -33,6 +33,20 @@ struct job_options {
   // schema: from the first training file's header, read by the coordinator).
   int dense_features = -1;
   int categorical_features = -1;
+  // Synchronization of the trainers' dense replicas (design.md §3).
+  std::string sync = "none";        // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf
+  int sync_servers = 1;             // sync capacity: the dense vector is split over this many
+  double sync_interval = 0.05;      // shadow: minimum seconds between two rounds of a trainer
+  int sync_every = 10;              // foreground: a trainer's batches between two syncs (k)
+  double easgd_alpha = 0;           // elastic rate; 0 = 0.9 / trainers
+  double bmuf_momentum = -1;        // block momentum; -1 = 1 - 1 / trainers
+  double bmuf_block_lr = 1;         // block learning rate (zeta)
+  bool bmuf_nesterov = true;
+  double sync_round_timeout = 5;    // MA and BMUF rounds close after this long without everyone
+  // Simulated compute: each training step waits this long instead of running the model (no data,
+  // no lookups), to study the sync layer at more trainers than cores. 0 = real training.
+  double simulate_step_ms = 0;
+  std::uint64_t simulate_steps = 1000;  // steps per trainer in simulated mode
   input_options input;
   model_options model;
 };
@@ -42,6 +56,10 @@ void add_job_options(config::option_set& opts, job_options& o);
 // The job as config text (a [job] section), and back.
 std::string job_config_text(const job_options& o);
 result<job_options> parse_job_config(std::string_view text);
+
+// Checks combinations single options cannot: readers, shards and training files are required
+// unless the job simulates its compute.
+status check_job(const job_options& o);
 
 // Fills in dense_features and categorical_features when they are -1, from the schema (and, for a
 // schema with a header, the first training file).

@@ -8,6 +8,7 @@
 //   trainer -> reader       batch_ack (the batch was trained; the reader may commit past it)
 //   trainer -> shard        lookup_request / lookup_reply, push_request / push_reply
 //   trainer -> coordinator  dense_request / dense_reply (the central copy), dense_report (a replica)
+//   trainer -> sync server  sync_request / sync_reply (one slice of the dense model per server)
 //   anyone -> any service   status_request / status_reply ; client -> coordinator: stop_request
 //   any -> any              error_reply (to any request that cannot be served)
 #pragma once
@@ -25,7 +26,7 @@ namespace ss::wire {
 // Bumped on any incompatible change. Peers with another version are refused with a clear error.
 inline constexpr std::uint16_t protocol_version = 1;
 
-enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4 };
+enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
 
 // ---- errors ------------------------------------------------------------------------------
@@ -51,6 +52,7 @@ struct cluster_view {
   std::vector<std::string> shards;   // endpoint of shard i ("" while absent)
   std::vector<std::string> readers;  // endpoint of reader i ("" while absent)
   std::vector<std::string> trainers; // names of live trainers
+  std::vector<std::string> syncs;    // endpoint of sync server k (slice k; 0 = the coordinator)
 };
 
 enum class job_state : std::uint8_t {
@@ -89,6 +91,12 @@ struct member_progress {
   std::string detail;               // free-form JSON for status output
   double active_seconds = 0;        // trainer: wall seconds from its first batch to its latest
   std::string error;                // why the member cannot go on; "" while all is well
+  std::uint64_t sync_rounds = 0;    // trainer: sync rounds completed
+  double sync_gap = 0;              // trainer: mean batches between two of its syncs
+  double sync_latency_p50_ms = 0;   // trainer: sync round time, request to applied result
+  double sync_latency_p99_ms = 0;
+  double sync_distance = 0;         // trainer: replica's relative distance from center/mean, latest
+  double sync_wait_seconds = 0;     // trainer: worker-seconds stopped for foreground syncs
 };
 
 struct heartbeat {
@@ -170,6 +178,24 @@ struct dense_reply {
   std::vector<float> params;
 };
 
+// ---- background and foreground synchronization ---------------------------------------------
+
+struct sync_request {
+  std::uint64_t member_id = 0;
+  std::uint32_t slice = 0;     // which sync server's slice
+  std::uint64_t offset = 0;    // the slice's first parameter in the flat dense vector
+  std::uint64_t batches = 0;   // the trainer's batches so far (sync gap)
+  std::vector<float> params;   // the slice as snapshotted when the round started
+};
+
+struct sync_reply {
+  std::uint64_t round = 0;
+  bool is_delta = false;       // true: EASGD's d, subtract it; false: the round's target
+  std::uint32_t participants = 0;
+  double distance = 0;         // relative distance of the sent slice from the center or mean
+  std::vector<float> params;
+};
+
 // A trainer's replica, sent when it finishes (the cluster's final model is built from these).
 struct dense_report {
   std::uint64_t member_id = 0;
@@ -196,7 +222,7 @@ struct ack {};
 using body = std::variant<error_reply, register_request, register_reply, heartbeat, heartbeat_reply, leave,
                           pull_request, batch_message, end_of_data, batch_ack, lookup_request, lookup_reply,
                           push_request, push_reply, dense_request, dense_reply, dense_report, status_request,
-                          status_reply, stop_request, ack>;
+                          status_reply, stop_request, ack, sync_request, sync_reply>;
 
 struct envelope {
   std::uint16_t version = protocol_version;

@@ -1,0 +1,49 @@
+// A sync server: it holds one slice of the dense parameters' synchronization state and serves
+// the trainers' sync_request for that slice.
+//   EASGD     each request is one elastic exchange with the central copy, served at once:
+//             d = alpha (w_i - w~), w~ += d, reply d (the trainer subtracts it)
+//   MA, BMUF  requests join the open round; the round closes when every live trainer has sent
+//             its slice, or sync-round-timeout after the first one arrived (a dead or slow trainer
+//             never holds the others; it joins a later round); every participant gets the round's
+//             target: the mean (MA), or BMUF's block-momentum model
+// The coordinator hosts slice 0; more slices run in sync-server instances (the job's sync
+// capacity). Messages:
+//   (serve_atom, envelope_ptr)            sync_request -> sync_reply; dense_request -> its slice
+//   (view_atom, cluster_view)             the live trainers (how many a round waits for)
+//   (result_atom) -> std::vector<float>   its slice of the central model (EASGD: the center,
+//                                         BMUF: the global model); empty if never synced
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "ss/core/sync/sync_algorithms.hpp"
+
+namespace ss::actors {
+
+struct sync_server_options {
+  std::string name = "sync-0";
+  std::uint32_t slice = 0;
+  std::uint64_t offset = 0;  // first parameter of the slice
+  std::uint64_t length = 0;  // parameters in the slice
+  sync::sync_spec spec;
+  double easgd_alpha = 0;    // 0: 0.9 / live trainers
+  double bmuf_momentum = -1; // -1: 1 - 1 / live trainers
+  double bmuf_block_lr = 1;
+  bool bmuf_nesterov = true;
+  std::chrono::milliseconds round_timeout{5000};
+};
+
+// The slice [offset, offset + length) of sync server `slice` of `slices` over `total` parameters.
+inline std::pair<std::uint64_t, std::uint64_t> slice_bounds(std::uint64_t total, std::uint32_t slice,
+                                                            std::uint32_t slices) {
+  const std::uint64_t begin = total * slice / slices, end = total * (slice + 1) / slices;
+  return {begin, end - begin};
+}
+
+caf::actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway, const sync_server_options& options);
+
+}  // namespace ss::actors

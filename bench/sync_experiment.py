@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""The ShadowSync experiment (design.md section 6) in one run.
+
+For n = 1, 2, 4, 8 trainers and each algorithm in shadow (S-) and foreground (FR-, several k)
+mode, at a fixed sync capacity (--sync-servers), one pass over the same generated data: cluster
+examples/s, examples/s per trainer, sync gap and test NE. Then a SIMULATED part: every training
+step is a calibrated wait instead of the model's compute (no data, no lookups; the sync layer is
+real), to show how the sync layer behaves at 8-64 trainers on a machine with fewer cores.
+
+Writes bench/results/sync_experiment.md (the tables), sync_eps.png, sync_ne.png,
+sync_simulated.png and sync_experiment.json, and prints the tables.
+
+    /usr/bin/python3 bench/sync_experiment.py [--rows N] [--quick]
+
+Needs a built tree (scripts/build.sh) and python3-matplotlib (scripts/setup.sh --bench).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(os.environ.get("SS_BUILD_DIR", os.path.join(ROOT, "build")), "services/cli/shadowsync")
+OUT = os.path.join(ROOT, "bench", "results")
+
+
+def run(args, label):
+    t0 = time.time()
+    p = subprocess.run([BIN] + args, capture_output=True, text=True)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
+    result = json.loads(lines[-1])
+    print(f"  {label:28s} {result['examples_per_sec']:9.0f} ex/s  NE {result.get('test_ne') or float('nan'):.5f}"
+          f"  gap {result['sync_gap']:6.1f}  ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    return result
+
+
+def data(rows):
+    d = os.path.join(ROOT, "data", f"experiment-{rows}")
+    if not os.path.exists(os.path.join(d, "teacher.json")):
+        subprocess.run([BIN, "gen-data", "--out", d, "--rows", str(rows), "--test-rows", "100000"],
+                       check=True, capture_output=True)
+    return os.path.join(d, "train.tsv"), os.path.join(d, "test.tsv")
+
+
+def calibrate_step_ms(train):
+    """The real time of one training step (batch 128, one worker) on this machine, in ms."""
+    r = subprocess.run([BIN, "train", "--train", train, "--threads", "1", "--progress-interval", "0"],
+                       capture_output=True, text=True, env=dict(os.environ))
+    j = json.loads([l for l in r.stdout.splitlines() if l.startswith("{")][-1])
+    return 1000.0 * 128 / j["examples_per_sec"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1000000, help="training rows (one pass)")
+    ap.add_argument("--trainers", default="1,2,4,8")
+    ap.add_argument("--ks", default="10,50", help="foreground sync periods k (batches)")
+    ap.add_argument("--sync-servers", type=int, default=1, help="sync capacity, the same for every run")
+    ap.add_argument("--simulated-trainers", default="8,16,32,64")
+    ap.add_argument("--simulated-steps", type=int, default=300)
+    ap.add_argument("--quick", action="store_true", help="fewer runs (smoke test)")
+    args = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    ns = [int(x) for x in args.trainers.split(",")]
+    ks = [int(x) for x in args.ks.split(",")]
+    sim_ns = [int(x) for x in args.simulated_trainers.split(",")]
+    if args.quick:
+        ns, ks, sim_ns = [1, 2], ks[:1], sim_ns[:2]
+    train, test = data(args.rows)
+    common = ["--shards", "1", "--readers", "1", "--threads", "1", "--progress-interval", "0",
+              "--log-level", "warn", "--sync-servers", str(args.sync_servers), "--train", train, "--test", test]
+
+    algorithms = [("none", None)]
+    for a in ("easgd", "ma", "bmuf"):
+        algorithms.append((f"s-{a}", None))
+        for k in ks:
+            algorithms.append((f"fr-{a}", k))
+
+    results = {}
+    print(f"real training: {args.rows} rows, one pass, sync capacity {args.sync_servers} server(s)", file=sys.stderr)
+    for n in ns:
+        for sync, k in algorithms:
+            if n == 1 and sync != "none":
+                continue  # one trainer has nobody to sync with
+            label = f"n={n} {sync}" + (f" k={k}" if k else "")
+            extra = ["--trainers", str(n), "--sync", sync] + (["--sync-every", str(k)] if k else [])
+            results[label] = {**run(["local"] + common + extra, label), "n": n, "sync": sync, "k": k}
+
+    step_ms = calibrate_step_ms(train)
+    print(f"simulated: a step waits {step_ms:.2f} ms (this machine's real step at batch 128)", file=sys.stderr)
+    sim = {}
+    sim_common = ["--shards", "0", "--readers", "0", "--threads", "1", "--progress-interval", "0",
+                  "--log-level", "warn", "--sync-servers", str(args.sync_servers),
+                  "--simulate-step-ms", f"{step_ms:.3f}", "--simulate-steps", str(args.simulated_steps)]
+    sim_algorithms = [("none", None), ("s-easgd", None), ("s-ma", None), ("fr-easgd", ks[0]), ("fr-ma", ks[0])]
+    for n in sim_ns:
+        for sync, k in sim_algorithms:
+            label = f"sim n={n} {sync}" + (f" k={k}" if k else "")
+            extra = ["--trainers", str(n), "--sync", sync] + (["--sync-every", str(k)] if k else [])
+            sim[label] = {**run(["local"] + extra + sim_common, label), "n": n, "sync": sync, "k": k}
+
+    write_report(results, sim, step_ms, args)
+
+
+def fmt_ne(x):
+    return "n/a" if x is None else f"{x:.5f}"
+
+
+def write_report(results, sim, step_ms, args):
+    lines = [f"# ShadowSync experiment", "",
+             f"One pass over {args.rows:,} generated rows (test: 100,000), batch 128, 1 worker per trainer, "
+             f"1 shard, 1 reader, sync capacity {args.sync_servers} server(s), on this machine "
+             f"({os.cpu_count()} cores). Cluster examples/s counts every trainer; the sync gap is the mean "
+             f"number of a trainer's batches between two of its syncs.", "",
+             "| trainers | sync | k | cluster ex/s | ex/s per trainer | vs none | sync gap | rounds | test NE |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    base = {r["n"]: r["examples_per_sec"] for r in results.values() if r["sync"] == "none"}
+    for r in results.values():
+        lines.append(f"| {r['n']} | {r['sync']} | {r['k'] or ''} | {r['examples_per_sec']:.0f} | "
+                     f"{r['examples_per_sec'] / r['n']:.0f} | {100 * r['examples_per_sec'] / base[r['n']]:.1f}% | "
+                     f"{r['sync_gap']:.1f} | {r['sync_rounds']} | {fmt_ne(r.get('test_ne'))} |")
+    lines += ["", f"SIMULATED compute (each step waits {step_ms:.2f} ms, this machine's real step time; no data, "
+              f"no lookups; {args.simulated_steps} steps per trainer; the sync layer and the dense "
+              f"parameters are real):", "",
+              "| trainers | sync | k | cluster ex/s | ideal ex/s | of ideal | sync gap | rounds | stopped worker-s |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in sim.values():
+        ideal = r["n"] * 128 * 1000.0 / step_ms
+        lines.append(f"| {r['n']} | {r['sync']} | {r['k'] or ''} | {r['examples_per_sec']:.0f} | {ideal:.0f} | "
+                     f"{100 * r['examples_per_sec'] / ideal:.1f}% | {r['sync_gap']:.1f} | {r['sync_rounds']} | "
+                     f"{r['sync_wait_seconds']:.1f} |")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(OUT, "sync_experiment.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(OUT, "sync_experiment.json"), "w") as f:
+        json.dump({"real": list(results.values()), "simulated": list(sim.values()), "step_ms": step_ms}, f)
+    print(text)
+    plot(results, sim)
+
+
+def plot(results, sim):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing (scripts/setup.sh --bench): no plots", file=sys.stderr)
+        return
+
+    def series(rows, key):
+        by = {}
+        for r in rows:
+            name = r["sync"] + (f" k={r['k']}" if r["k"] else "")
+            by.setdefault(name, []).append((r["n"], r[key]))
+        return {k: sorted(v) for k, v in by.items()}
+
+    for key, ylabel, fname, rows in [
+        ("examples_per_sec", "cluster examples/s", "sync_eps.png", list(results.values())),
+        ("test_ne", "test NE (lower is better)", "sync_ne.png", list(results.values())),
+        ("examples_per_sec", "cluster examples/s (SIMULATED compute)", "sync_simulated.png", list(sim.values())),
+    ]:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for name, pts in series(rows, key).items():
+            pts = [(n, v) for n, v in pts if v is not None]
+            if not pts:
+                continue
+            style = "-" if name.startswith("s-") else ("--" if name.startswith("fr-") else ":")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", label=name)
+        ax.set_xlabel("trainers")
+        ax.set_ylabel(ylabel)
+        ax.set_xscale("log", base=2)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, fname), dpi=110)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

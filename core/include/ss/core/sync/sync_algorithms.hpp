@@ -1,0 +1,99 @@
+// The dense-parameter synchronization algorithms of ShadowSync (design.md §3), as pure functions
+// over parameter buffers. Services move the buffers; these do the arithmetic.
+//
+//   EASGD  d = alpha (w_i - w~);  w_i -= d;  w~ += d            (elastic averaging; conserves w_i + w~)
+//   MA     w_i <- mean_j w_j                                   (model averaging)
+//   BMUF   G = mean_j w_j - w_s;  D = mu D + zeta G;  w_g += D;  w_i <- w_s' = w_g (+ mu D with Nesterov)
+//          where w_s is the model the block started from (Chen & Huo 2016): w_g, or w_g + mu D with
+//          Nesterov. Measuring G from w_g when the block started at w_g + mu D would count the
+//          momentum twice (D grows like (2 mu)^t and diverges for mu > 1/2).
+//
+// Shadow mode applies a round's result as a delta, so progress the workers made while the round
+// was in flight survives: w_i += target - snapshot (MA, BMUF) or w_i -= d (EASGD), where the
+// snapshot is the replica as it was sent.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "ss/core/status.hpp"
+
+namespace ss::sync {
+
+enum class algorithm { none, easgd, ma, bmuf };
+enum class mode { none, shadow, foreground };
+
+struct sync_spec {
+  algorithm algo = algorithm::none;
+  mode when = mode::none;
+};
+
+// "none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf".
+result<sync_spec> parse_sync(const std::string& name);
+std::string to_string(const sync_spec& spec);
+const char* to_string(algorithm a);
+
+// The elastic rate: the paper's rule of thumb beta = n * alpha = 0.9.
+inline float default_easgd_alpha(std::size_t trainers) {
+  return 0.9f / static_cast<float>(trainers == 0 ? 1 : trainers);
+}
+// BMUF block momentum mu = 1 - 1/n.
+inline float default_bmuf_momentum(std::size_t trainers) {
+  return 1.0f - 1.0f / static_cast<float>(trainers == 0 ? 1 : trainers);
+}
+
+// EASGD at the central side: delta = alpha (replica - central); central += delta. The replica
+// owner then subtracts delta from its (live) replica.
+void easgd_step(const float* replica, float* central, float alpha, float* delta, std::size_t n);
+
+// Shadow application of a round: live += target - snapshot.
+void apply_target(float* live, const float* snapshot, const float* target, std::size_t n);
+// live -= delta (EASGD's replica side).
+void subtract(float* live, const float* delta, std::size_t n);
+
+// Sum of replicas, accumulated in double so the mean of many replicas stays exact to float.
+class replica_mean {
+ public:
+  explicit replica_mean(std::size_t n = 0) { reset(n); }
+  void reset(std::size_t n);
+  void add(const float* replica);
+  std::size_t count() const { return count_; }
+  std::size_t size() const { return sum_.size(); }
+  // out = sum / count; count() must be > 0.
+  void mean(float* out) const;
+
+ private:
+  std::vector<double> sum_;
+  std::size_t count_ = 0;
+};
+
+struct bmuf_options {
+  float momentum = 0.5f;     // mu
+  float block_lr = 1.0f;     // zeta
+  bool nesterov = true;
+};
+
+// The global model and block momentum of BMUF.
+class bmuf_state {
+ public:
+  // w_g (and the first block's start) at `initial`, the momentum at zero.
+  void init(const float* initial, std::size_t n);
+  bool initialized() const { return !global_.empty(); }
+  std::size_t size() const { return global_.size(); }
+  // One block update from the replicas' mean; writes the model the replicas take next (and the
+  // next block starts from).
+  void step(const float* mean, const bmuf_options& options, float* target);
+  const std::vector<float>& global() const { return global_; }
+  const std::vector<float>& momentum() const { return delta_; }
+
+ private:
+  std::vector<float> global_;
+  std::vector<float> delta_;
+  std::vector<float> start_;  // the model the current block started from
+};
+
+// ||a - b|| / max(||b||, 1e-12): how far a replica is from the central copy or the mean.
+double relative_distance(const float* a, const float* b, std::size_t n);
+
+}  // namespace ss::sync

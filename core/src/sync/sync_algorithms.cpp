@@ -1,0 +1,98 @@
+#include "ss/core/sync/sync_algorithms.hpp"
+
+#include <cassert>
+#include <cmath>
+
+namespace ss::sync {
+
+result<sync_spec> parse_sync(const std::string& name) {
+  if (name == "none") return sync_spec{algorithm::none, mode::none};
+  const auto dash = name.find('-');
+  if (dash != std::string::npos) {
+    const std::string when = name.substr(0, dash), what = name.substr(dash + 1);
+    sync_spec s;
+    if (when == "s") s.when = mode::shadow;
+    else if (when == "fr") s.when = mode::foreground;
+    if (what == "easgd") s.algo = algorithm::easgd;
+    else if (what == "ma") s.algo = algorithm::ma;
+    else if (what == "bmuf") s.algo = algorithm::bmuf;
+    if (s.when != mode::none && s.algo != algorithm::none) return s;
+  }
+  return {errc::invalid_argument,
+          "unknown sync '" + name + "' (none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf)"};
+}
+
+const char* to_string(algorithm a) {
+  switch (a) {
+    case algorithm::none: return "none";
+    case algorithm::easgd: return "easgd";
+    case algorithm::ma: return "ma";
+    case algorithm::bmuf: return "bmuf";
+  }
+  return "none";
+}
+
+std::string to_string(const sync_spec& spec) {
+  if (spec.algo == algorithm::none || spec.when == mode::none) return "none";
+  return std::string(spec.when == mode::shadow ? "s-" : "fr-") + to_string(spec.algo);
+}
+
+void easgd_step(const float* replica, float* central, float alpha, float* delta, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float d = alpha * (replica[i] - central[i]);
+    delta[i] = d;
+    central[i] += d;
+  }
+}
+
+void apply_target(float* live, const float* snapshot, const float* target, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) live[i] += target[i] - snapshot[i];
+}
+
+void subtract(float* live, const float* delta, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) live[i] -= delta[i];
+}
+
+void replica_mean::reset(std::size_t n) {
+  sum_.assign(n, 0.0);
+  count_ = 0;
+}
+
+void replica_mean::add(const float* replica) {
+  for (std::size_t i = 0; i < sum_.size(); ++i) sum_[i] += replica[i];
+  ++count_;
+}
+
+void replica_mean::mean(float* out) const {
+  assert(count_ > 0);
+  const double inv = 1.0 / static_cast<double>(count_);
+  for (std::size_t i = 0; i < sum_.size(); ++i) out[i] = static_cast<float>(sum_[i] * inv);
+}
+
+void bmuf_state::init(const float* initial, std::size_t n) {
+  global_.assign(initial, initial + n);
+  start_ = global_;
+  delta_.assign(n, 0.0f);
+}
+
+void bmuf_state::step(const float* mean, const bmuf_options& o, float* target) {
+  for (std::size_t i = 0; i < global_.size(); ++i) {
+    const float g = mean[i] - start_[i];
+    delta_[i] = o.momentum * delta_[i] + o.block_lr * g;
+    global_[i] += delta_[i];
+    target[i] = o.nesterov ? global_[i] + o.momentum * delta_[i] : global_[i];
+    start_[i] = target[i];
+  }
+}
+
+double relative_distance(const float* a, const float* b, std::size_t n) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    diff += d * d;
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
+}
+
+}  // namespace ss::sync
