@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """The ShadowSync experiment (design.md section 6) in one run.
 
-For n = 1, 2, 4, 8 trainers and each algorithm in shadow (S-) and foreground (FR-, several k)
-mode, at a fixed sync capacity (--sync-servers), one pass over the same generated data: cluster
-examples/s, examples/s per trainer, sync gap and test NE. Then a SIMULATED part: every training
-step is a calibrated wait instead of the model's compute (no data, no lookups; the sync layer is
-real), to show how the sync layer behaves at 8-64 trainers on a machine with fewer cores.
+Part 1, quality: for n = 1, 2, 4, 8 trainers and each algorithm in shadow (S-) and foreground
+(FR-, several k) mode, at a fixed sync capacity (--sync-servers), one pass over the same generated
+data: cluster examples/s, examples/s per trainer, sync gap and test NE.
+Part 2, throughput: shadow against none at n = 2, 4, 8, each run --repeat times in alternation on
+the first --throughput-rows rows (this machine is shared and noisy: medians, not single runs).
+Part 3, SIMULATED: every training step is a calibrated wait instead of the model's compute (no
+data, no lookups; the sync layer and the dense parameters are real), to show how the sync layer
+behaves at 8-64 trainers on a machine with fewer cores.
 
 Writes bench/results/sync_experiment.md (the tables), sync_eps.png, sync_ne.png,
 sync_simulated.png and sync_experiment.json, and prints the tables.
@@ -57,12 +60,14 @@ def calibrate_step_ms(train):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=1000000, help="training rows (one pass)")
+    ap.add_argument("--rows", type=int, default=4000000, help="training rows (one pass) for the quality part")
+    ap.add_argument("--throughput-rows", type=int, default=1000000, help="rows of the throughput part")
+    ap.add_argument("--repeat", type=int, default=3, help="repetitions of each throughput run")
     ap.add_argument("--trainers", default="1,2,4,8")
     ap.add_argument("--ks", default="10,50", help="foreground sync periods k (batches)")
     ap.add_argument("--sync-servers", type=int, default=1, help="sync capacity, the same for every run")
     ap.add_argument("--simulated-trainers", default="8,16,32,64")
-    ap.add_argument("--simulated-steps", type=int, default=300)
+    ap.add_argument("--simulated-steps", type=int, default=1500)
     ap.add_argument("--quick", action="store_true", help="fewer runs (smoke test)")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
@@ -71,7 +76,9 @@ def main():
     sim_ns = [int(x) for x in args.simulated_trainers.split(",")]
     if args.quick:
         ns, ks, sim_ns = [1, 2], ks[:1], sim_ns[:2]
+        args.repeat = 1
     train, test = data(args.rows)
+    small_train, _ = data(args.throughput_rows)
     common = ["--shards", "1", "--readers", "1", "--threads", "1", "--progress-interval", "0",
               "--log-level", "warn", "--sync-servers", str(args.sync_servers), "--train", train, "--test", test]
 
@@ -91,6 +98,17 @@ def main():
             extra = ["--trainers", str(n), "--sync", sync] + (["--sync-every", str(k)] if k else [])
             results[label] = {**run(["local"] + common + extra, label), "n": n, "sync": sync, "k": k}
 
+    print(f"throughput: shadow vs none, {args.throughput_rows} rows, {args.repeat} runs each", file=sys.stderr)
+    tput = {}
+    tput_common = ["--shards", "1", "--readers", "1", "--threads", "1", "--progress-interval", "0",
+                   "--log-level", "warn", "--sync-servers", str(args.sync_servers), "--train", small_train]
+    for n in [x for x in ns if x > 1]:
+        for r in range(args.repeat):
+            for sync in ("none", "s-easgd", "s-ma", "s-bmuf"):
+                label = f"n={n} {sync} #{r + 1}"
+                res = run(["local", "--trainers", str(n), "--sync", sync] + tput_common, label)
+                tput.setdefault((n, sync), []).append(res["examples_per_sec"])
+
     step_ms = calibrate_step_ms(train)
     print(f"simulated: a step waits {step_ms:.2f} ms (this machine's real step at batch 128)", file=sys.stderr)
     sim = {}
@@ -104,14 +122,14 @@ def main():
             extra = ["--trainers", str(n), "--sync", sync] + (["--sync-every", str(k)] if k else [])
             sim[label] = {**run(["local"] + extra + sim_common, label), "n": n, "sync": sync, "k": k}
 
-    write_report(results, sim, step_ms, args)
+    write_report(results, tput, sim, step_ms, args)
 
 
 def fmt_ne(x):
     return "n/a" if x is None else f"{x:.5f}"
 
 
-def write_report(results, sim, step_ms, args):
+def write_report(results, tput, sim, step_ms, args):
     lines = [f"# ShadowSync experiment", "",
              f"One pass over {args.rows:,} generated rows (test: 100,000), batch 128, 1 worker per trainer, "
              f"1 shard, 1 reader, sync capacity {args.sync_servers} server(s), on this machine "
@@ -124,6 +142,15 @@ def write_report(results, sim, step_ms, args):
         lines.append(f"| {r['n']} | {r['sync']} | {r['k'] or ''} | {r['examples_per_sec']:.0f} | "
                      f"{r['examples_per_sec'] / r['n']:.0f} | {100 * r['examples_per_sec'] / base[r['n']]:.1f}% | "
                      f"{r['sync_gap']:.1f} | {r['sync_rounds']} | {fmt_ne(r.get('test_ne'))} |")
+    import statistics
+    lines += ["", f"Throughput, shadow against none: median of {args.repeat} alternating runs over the first "
+              f"{args.throughput_rows:,} rows (same cores, same n):", "",
+              "| trainers | none ex/s | s-easgd | s-ma | s-bmuf |", "|---|---|---|---|---|"]
+    for n in sorted({k[0] for k in tput}):
+        none = statistics.median(tput[(n, "none")])
+        cells = [f"{statistics.median(tput[(n, s)]):.0f} ({100 * statistics.median(tput[(n, s)]) / none:.1f}%)"
+                 for s in ("s-easgd", "s-ma", "s-bmuf")]
+        lines.append(f"| {n} | {none:.0f} | " + " | ".join(cells) + " |")
     lines += ["", f"SIMULATED compute (each step waits {step_ms:.2f} ms, this machine's real step time; no data, "
               f"no lookups; {args.simulated_steps} steps per trainer; the sync layer and the dense "
               f"parameters are real):", "",
@@ -138,7 +165,8 @@ def write_report(results, sim, step_ms, args):
     with open(os.path.join(OUT, "sync_experiment.md"), "w") as f:
         f.write(text)
     with open(os.path.join(OUT, "sync_experiment.json"), "w") as f:
-        json.dump({"real": list(results.values()), "simulated": list(sim.values()), "step_ms": step_ms}, f)
+        json.dump({"real": list(results.values()), "simulated": list(sim.values()), "step_ms": step_ms,
+                   "throughput": {f"{n} {s}": v for (n, s), v in tput.items()}}, f)
     print(text)
     plot(results, sim)
 

@@ -36,7 +36,7 @@ struct job_options {
   // Synchronization of the trainers' dense replicas (design.md §3).
   std::string sync = "none";        // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf
   int sync_servers = 1;             // sync capacity: the dense vector is split over this many
-  double sync_interval = 0.05;      // shadow: minimum seconds between two rounds of a trainer
+  double sync_interval = 0.2;       // shadow: minimum seconds between two rounds of a trainer
   int sync_every = 10;              // foreground: a trainer's batches between two syncs (k)
   double easgd_alpha = 0;           // elastic rate; 0 = 0.9 / trainers
   double bmuf_momentum = -1;        // block momentum; -1 = 1 - 1 / trainers
@@ -64,6 +64,11 @@ status check_job(const job_options& o);
 // Fills in dense_features and categorical_features when they are -1, from the schema (and, for a
 // schema with a header, the first training file).
 status resolve_feature_counts(job_options& o);
+
+// Why a job resumed from a snapshot taken under `saved` cannot go on under `now`: one line per
+// setting that defines the job (training files, readers, shards, input, model, sync) and differs.
+// Empty when it can. Operational settings (timeouts, progress, test files) may change.
+std::vector<std::string> resume_conflicts(const job_options& saved, const job_options& now);
 
 // The training files reader `index` of `readers` reads: every readers-th file from index.
 std::vector<std::string> files_of_reader(const job_options& o, int index);
