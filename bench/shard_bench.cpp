@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     actors::shard_options so;
     so.shards = 1;
     so.workers = workers;
-    auto shard = actors::spawn_shard(sys, gateway, store, so, shard_counters);
+    auto shard = actors::spawn_shard(sys, gateway, store, so, shard_counters).pool;
 
     transport::zmq_transport client(ctx);
     std::mutex mu;

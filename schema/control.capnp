@@ -19,6 +19,75 @@ struct StatusReply {
   # One JSON object describing the service (and, at the coordinator, the job).
 }
 
+struct SnapshotNow {
+# Client -> coordinator: take a cluster snapshot now; the reply is a SnapshotReply for the whole
+# cluster (path: the snapshot's directory; rows, bytes: summed over the shards).
+}
+
+struct SnapshotRequest {
+# Coordinator -> shard: flush, then checkpoint every row under this snapshot id; drop the
+# checkpoints not in `keep` (retention).
+
+  snapshotId @0 :UInt64;
+  # The snapshot being taken.
+  keep @1 :List(UInt64);
+  # Snapshot ids to keep besides this one.
+}
+
+struct SnapshotReply {
+# Shard -> coordinator: the checkpoint is durable.
+
+  snapshotId @0 :UInt64;
+  path @1 :Text;
+  # Where the checkpoint lives on the shard's own storage.
+  rows @2 :UInt64;
+  bytes @3 :UInt64;
+  checksum @4 :UInt64;
+  # The checkpoint's content hash (verified on restore).
+  seconds @5 :Float64;
+  # How long flushing and checkpointing took.
+}
+
+struct DumpRequest {
+# Coordinator -> shard: a page of rows for the exported model (after training).
+
+  table @0 :UInt32;
+  # Where to continue: the table ...
+  position @1 :UInt64;
+  # ... and the position within it (0 to start a table).
+  maxRows @2 :UInt32;
+  # At most this many rows in the reply.
+}
+
+struct DumpReply {
+# Shard -> coordinator: a page of rows (values only, no optimizer state).
+
+  tables @0 :List(UInt32);
+  ids @1 :List(UInt64);
+  values @2 :List(Float32);
+  # ids.size() x dim.
+  nextTable @3 :UInt32;
+  nextPosition @4 :UInt64;
+  done @5 :Bool;
+  # True when every row was sent.
+}
+
+struct ExportRequest {
+# Client -> coordinator: write the current model to `path` (on the coordinator's file system).
+
+  path @0 :Text;
+}
+
+struct ExportReply {
+# Coordinator -> client: the model file is complete.
+
+  path @0 :Text;
+  rows @1 :UInt64;
+  # Embedding rows written.
+  bytes @2 :UInt64;
+  seconds @3 :Float64;
+}
+
 struct StopRequest {
 # Asks the coordinator to stop the job.
 

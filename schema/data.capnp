@@ -46,6 +46,9 @@ struct PullRequest {
 
   credits @0 :UInt32 = 1;
   # How many more batches the trainer can take now.
+  trainer @1 :UInt64;
+  # The asking trainer's incarnation: the reader hands its batches to another trainer if this
+  # one leaves the cluster view.
 }
 
 struct BatchMessage {
@@ -59,6 +62,8 @@ struct BatchMessage {
   # The examples.
   end @3 :ReadPosition;
   # Resume here to continue after this batch.
+  incarnation @4 :UInt64;
+  # The reader process that numbered the batch (sequences restart when a reader restarts).
 }
 
 struct EndOfData {
@@ -77,4 +82,6 @@ struct BatchAck {
   # The reader that sent the batch.
   sequence @1 :UInt64;
   # The batch's sequence number.
+  incarnation @2 :UInt64;
+  # The reader process that numbered it: an ack for an earlier incarnation is refused.
 }

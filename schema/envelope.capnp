@@ -77,5 +77,21 @@ struct Envelope {
     # Trainer -> sync server (the coordinator, or another sync instance).
     syncReply @24 :Model.SyncReply;
     # Sync server -> trainer.
+    snapshotNow @25 :Control.SnapshotNow;
+    # Client -> coordinator.
+    snapshotRequest @26 :Control.SnapshotRequest;
+    # Coordinator -> shard.
+    snapshotReply @27 :Control.SnapshotReply;
+    # Shard -> coordinator.
+    dumpRequest @28 :Control.DumpRequest;
+    # Coordinator -> shard.
+    dumpReply @29 :Control.DumpReply;
+    # Shard -> coordinator.
+    syncRestore @30 :Model.SyncRestore;
+    # Coordinator -> sync server.
+    exportRequest @31 :Control.ExportRequest;
+    # Client -> coordinator.
+    exportReply @32 :Control.ExportReply;
+    # Coordinator -> client.
   }
 }

@@ -10,6 +10,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("ss::wire::schema");
 
 using Common = import "common.capnp";
+using Data = import "data.capnp";
 
 struct RegisterRequest {
 # A member announces itself to the coordinator.
@@ -39,6 +40,9 @@ struct ClusterView {
   # Names of the live trainers.
   syncs @4 :List(Text);
   # Endpoint of sync server k (slice k of the dense parameters; k = 0 is the coordinator).
+  trainerIncarnations @5 :List(UInt64);
+  # The live trainers' incarnations, parallel to trainers (readers hand the batches of a trainer
+  # that is gone to others).
 }
 
 struct RegisterReply {
@@ -53,6 +57,19 @@ struct RegisterReply {
   # The cluster as the coordinator sees it now.
   state @3 :Common.JobState;
   # Where the job is now.
+  restoreSnapshot @4 :UInt64;
+  # Non-zero on a job resumed from a snapshot: a shard loads this snapshot's checkpoint, a
+  # reader starts at the position the snapshot recorded for it.
+  resumePosition @5 :Data.ReadPosition;
+  # Reader: where to start reading (its committed position); valid when hasResumePosition.
+  hasResumePosition @6 :Bool;
+  # True when resumePosition is set.
+  resumeExamples @7 :UInt64;
+  # Reader: examples before resumePosition (already trained).
+  jobId @8 :UInt64;
+  # Identifies the job across coordinator restarts: a shard refuses stored rows of another job.
+  resumeBadRows @9 :UInt64;
+  # Reader: bad rows before resumePosition.
 }
 
 struct MemberProgress {
@@ -103,6 +120,14 @@ struct MemberProgress {
   # Trainer: relative distance of its replica from the central copy or the mean at its latest sync.
   syncWaitSeconds @21 :Float64;
   # Trainer: worker-seconds spent stopped for foreground syncs.
+  committed @22 :Data.ReadPosition;
+  # Reader: every row before this position was trained (valid when hasCommitted).
+  hasCommitted @23 :Bool;
+  # True when committed is set.
+  committedExamples @24 :UInt64;
+  # Reader: examples before the committed position, including those of earlier incarnations.
+  committedBadRows @25 :UInt64;
+  # Reader: bad rows before the committed position, including those of earlier incarnations.
 }
 
 struct Heartbeat {

@@ -18,14 +18,26 @@ struct DenseReply {
   version @0 :UInt64;
   # Bumps whenever the central copy changes.
   params @1 :List(Float32);
-  # Every dense parameter, in the model's flat order.
+  # Every dense parameter, in the model's flat order (a sync server: its slice).
+  momentum @2 :List(Float32);
+  # A BMUF sync server: the block momentum of its slice (snapshots keep it); else empty.
+}
+
+struct SyncRestore {
+# Coordinator -> sync server: start from this state (a job resumed from a snapshot).
+
+  slice @0 :UInt32;
+  params @1 :List(Float32);
+  # The slice's central copy (EASGD) or global model (BMUF).
+  momentum @2 :List(Float32);
+  # BMUF's block momentum; empty for the others.
 }
 
 struct SyncRequest {
 # A trainer's slice of its replica, for one sync round (or one EASGD exchange).
 
-  memberId @0 :UInt64;
-  # The trainer.
+  trainer @0 :UInt64;
+  # The trainer's incarnation (stable across coordinator restarts).
   slice @1 :UInt32;
   # Which sync server's slice this is.
   offset @2 :UInt64;
@@ -54,8 +66,8 @@ struct SyncReply {
 struct DenseReport {
 # A trainer's replica, sent when it finishes; the cluster's final model is built from these.
 
-  memberId @0 :UInt64;
-  # The reporting trainer.
+  trainer @0 :UInt64;
+  # The reporting trainer's incarnation.
   examples @1 :UInt64;
   # Examples this replica was trained on.
   params @2 :List(Float32);

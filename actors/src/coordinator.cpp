@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "coordinator_state.hpp"
 #include "ss/actors/evaluator.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
@@ -16,58 +17,32 @@
 #include "ss/core/sync/sync_algorithms.hpp"
 #include "ss/core/metrics/metrics.hpp"
 
-namespace ss::actors {
-namespace {
-
-// The actor clock, not the wall clock: on the deterministic test scheduler time moves only when
-// the test advances it, so member timeouts are testable without sleeping.
-using clock_type = caf::actor_clock;
-
-struct member_info {
-  wire::role role = wire::role::client;
-  std::string name;
-  std::int32_t index = -1;
-  std::string endpoint;
-  std::uint64_t incarnation = 0;
-  clock_type::time_point last_seen;
-  wire::member_progress progress;
-  bool reported_replica = false;
-};
-
-struct coordinator_state {
-  static inline const char* name = "coordinator";
-  coordinator_options options;
-  std::string job_text;
-  caf::actor gateway;
-  std::map<std::uint64_t, member_info> members;
-  std::vector<std::uint64_t> shard_slots, reader_slots;  // member id per index, 0 = vacant
-  std::vector<std::uint64_t> sync_slots;                 // sync servers 1..K-1 (slot 0 is ours)
-  std::uint64_t next_member_id = 1;
-  wire::cluster_view view;
-  wire::job_state state = wire::job_state::waiting;
-  std::string failure;
-  // Training replicas reported at the end (member id -> params, examples), averaged into the
-  // final model; the central copy trainers start from (empty until the first report).
-  std::map<std::uint64_t, std::pair<std::vector<float>, std::uint64_t>> replicas;
-  std::vector<float> central;
-  std::uint64_t central_version = 0;
-  clock_type::time_point started_at, running_at, drained_at;
-  bool running_seen = false, drained_seen = false;
-  // Progress line bookkeeping.
-  clock_type::time_point last_progress;
-  std::uint64_t last_examples = 0;
-  // Members that left or timed out keep counting towards the totals.
-  std::uint64_t departed_examples = 0, departed_clicks = 0, departed_bad_rows = 0, departed_sent = 0;
-  double departed_loss = 0, departed_active_seconds = 0;
-  // Result.
-  bool evaluating = false;
-  std::string result_json;
-  std::vector<caf::response_promise> result_waiters;
-};
-using coordinator_actor = caf::stateful_actor<coordinator_state>;
+namespace ss::actors::coordinator_detail {
 
 double seconds_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+void call_endpoint(coordinator_actor* self, const std::string& endpoint, body_ptr body, caf::timespan timeout,
+                   std::function<void(const envelope_ptr&)> on_reply, std::function<void(const std::string&)> on_error) {
+  if (endpoint.empty()) return on_error("no endpoint");
+  self->request(self->state.gateway, caf::infinite, link_atom::value, endpoint)
+      .then(
+          [self, body, timeout, on_reply, on_error](std::uint32_t link) {
+            self->request(self->state.gateway, caf::infinite, call_atom::value, link, body, timeout)
+                .then([on_reply](const envelope_ptr& env) { on_reply(env); },
+                      [self, on_error](const caf::error& err) { on_error(self->system().render(err)); });
+          },
+          [self, on_error](const caf::error& err) { on_error(self->system().render(err)); });
+}
+
+namespace {
+
+void add_counters(job::trainer_counters& into, const wire::member_progress& p) {
+  into.examples += p.examples;
+  into.clicks += p.clicks;
+  into.loss_sum += p.loss_sum;
+  into.active_seconds = std::max(into.active_seconds, p.active_seconds);
 }
 
 // A member leaves (or is dropped): free its index and keep what it did in the job's totals.
@@ -76,15 +51,11 @@ void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
   if (m.role == wire::role::reader && st.reader_slots[m.index] == id) st.reader_slots[m.index] = 0;
   if (m.role == wire::role::sync && st.sync_slots[m.index] == id) st.sync_slots[m.index] = 0;
   if (m.role == wire::role::trainer) {
-    st.departed_examples += m.progress.examples;
-    st.departed_clicks += m.progress.clicks;
-    st.departed_loss += m.progress.loss_sum;
-    st.departed_active_seconds = std::max(st.departed_active_seconds, m.progress.active_seconds);
+    add_counters(st.departed, m.progress);
+    st.retired_trainers[m.incarnation] = m.progress;
+    st.ghosts.erase(m.incarnation);  // its own report included what the snapshot had of it
   }
-  if (m.role == wire::role::reader) {
-    st.departed_sent += m.progress.examples;
-    st.departed_bad_rows += m.progress.bad_rows;
-  }
+  if (m.role == wire::role::reader) st.departed_sent += m.progress.examples;
 }
 
 void change_view(coordinator_actor* self) {
@@ -95,17 +66,24 @@ void change_view(coordinator_actor* self) {
   st.view.syncs.assign(st.sync_slots.size(), "");
   if (!st.view.syncs.empty()) st.view.syncs[0] = st.options.endpoint;
   st.view.trainers.clear();
+  st.view.trainer_incarnations.clear();
   for (const auto& [id, m] : st.members) {
     if (m.role == wire::role::shard) st.view.shards[m.index] = m.endpoint;
     if (m.role == wire::role::reader) st.view.readers[m.index] = m.endpoint;
     if (m.role == wire::role::sync) st.view.syncs[m.index] = m.endpoint;
-    if (m.role == wire::role::trainer) st.view.trainers.push_back(m.name);
+    if (m.role == wire::role::trainer) {
+      st.view.trainers.push_back(m.name);
+      st.view.trainer_incarnations.push_back(m.incarnation);
+    }
   }
   if (st.options.local_sync) self->send(st.options.local_sync, view_atom::value, st.view);
 }
 
 struct totals {
-  std::uint64_t examples = 0, clicks = 0, window_examples = 0, window_clicks = 0;
+  // Example-trainings the trainers report (a replayed batch counts again), and the examples
+  // behind the readers' committed positions (each once: after a full run, the data's good rows).
+  std::uint64_t examples = 0, committed = 0, committed_bad_rows = 0;
+  std::uint64_t clicks = 0, window_examples = 0, window_clicks = 0;
   double loss = 0, window_loss = 0;
   std::uint64_t bytes_done = 0, bytes_total = 0, bad_rows = 0, sent = 0, trainers = 0;
   double active_seconds = 0;  // the longest a trainer was training
@@ -115,20 +93,24 @@ struct totals {
 
 totals sum_up(const coordinator_state& st) {
   totals t;
-  t.examples = st.departed_examples;
-  t.clicks = st.departed_clicks;
-  t.loss = st.departed_loss;
-  t.bad_rows = st.departed_bad_rows;
+  job::trainer_counters trained = st.departed;
+  for (const auto& [inc, g] : st.ghosts) {
+    trained.examples += g.examples;
+    trained.clicks += g.clicks;
+    trained.loss_sum += g.loss_sum;
+    trained.active_seconds = std::max(trained.active_seconds, g.active_seconds);
+  }
   t.sent = st.departed_sent;
-  t.active_seconds = st.departed_active_seconds;
+  for (const auto& c : st.reader_commits) {
+    t.committed += c.examples;
+    t.committed_bad_rows += c.bad_rows;
+  }
   int readers_done = 0, trainers_done = 0;
   for (const auto& [id, m] : st.members) {
     const auto& p = m.progress;
     if (m.role == wire::role::trainer) {
       ++t.trainers;
-      t.examples += p.examples;
-      t.clicks += p.clicks;
-      t.loss += p.loss_sum;
+      add_counters(trained, p);
       t.window_examples += p.window_examples;
       t.window_clicks += p.window_clicks;
       t.window_loss += p.window_loss_sum;
@@ -141,8 +123,11 @@ totals sum_up(const coordinator_state& st) {
       if (p.finished) ++readers_done;
     }
     if (!p.error.empty() && t.error.empty()) t.error = m.name + ": " + p.error;
-    if (m.role == wire::role::trainer) t.active_seconds = std::max(t.active_seconds, p.active_seconds);
   }
+  t.examples = trained.examples;
+  t.clicks = trained.clicks;
+  t.loss = trained.loss_sum;
+  t.active_seconds = trained.active_seconds;
   t.readers_finished = readers_done == st.options.job.readers;
   t.trainers_finished = t.trainers > 0 && trainers_done == static_cast<int>(t.trainers);
   return t;
@@ -212,6 +197,7 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("ok", !failed)
       .add("error", st.failure)
       .add("examples", t.examples)
+      .add("examples_committed", t.committed)
       .add("examples_read", t.sent)
       .add("seconds", seconds)
       .add("examples_per_sec", seconds > 0 ? static_cast<double>(t.examples) / seconds : 0.0)
@@ -227,7 +213,7 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("test_ne", m.ne)
       .add("test_auc", m.auc)
       .add("test_calibration", m.calibration)
-      .add("bad_rows", t.bad_rows + test_bad_rows)
+      .add("bad_rows", t.committed_bad_rows + test_bad_rows)
       .add("sync", st.options.job.sync)
       .add("sync_servers", st.options.job.sync_servers)
       .add("simulated", st.options.job.simulate_step_ms > 0)
@@ -236,6 +222,11 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("sync_latency_p50_ms", with_rounds > 0 ? latency_sum / with_rounds : 0.0)
       .add("sync_distance", with_rounds > 0 ? distance_sum / with_rounds : 0.0)
       .add("sync_wait_seconds", sync_wait)
+      .add("job_id", st.job_id)
+      .add("resumed_from_snapshot", st.resumed_from)
+      .add("snapshots", st.snapshots_taken)
+      .add("snapshots_failed", st.snapshots_failed)
+      .add("last_snapshot_seconds", st.last_snapshot_seconds)
       .add_raw("trainer_stats", trainers);
   st.result_json = j.str();
   char buf[512];
@@ -270,11 +261,25 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
                   st.options.job.simulate_step_ms);
     summary += buf;
   }
-  std::snprintf(buf, sizeof buf, "  data    %llu examples read, %llu trained, %llu bad rows skipped\n",
-                static_cast<unsigned long long>(t.sent), static_cast<unsigned long long>(t.examples),
-                static_cast<unsigned long long>(t.bad_rows + test_bad_rows));
+  std::snprintf(buf, sizeof buf,
+                "  data    %llu examples committed (trained and acknowledged, each once), %llu trainings reported, "
+                "%llu bad rows skipped\n",
+                static_cast<unsigned long long>(t.committed), static_cast<unsigned long long>(t.examples),
+                static_cast<unsigned long long>(t.committed_bad_rows + test_bad_rows));
   summary += buf;
+  if (st.snapshots_taken > 0 || st.resumed_from > 0) {
+    std::snprintf(buf, sizeof buf, "  state   %llu snapshot%s taken (%llu failed)%s\n",
+                  static_cast<unsigned long long>(st.snapshots_taken), st.snapshots_taken == 1 ? "" : "s",
+                  static_cast<unsigned long long>(st.snapshots_failed),
+                  st.resumed_from > 0 ? (", resumed from snapshot " + std::to_string(st.resumed_from)).c_str() : "");
+    summary += buf;
+  }
   if (!failed) set_state(self, wire::job_state::done);
+  if (!failed && st.options.snapshots) {
+    // A restarted coordinator of a finished job reports this instead of training again.
+    if (auto w = st.options.snapshots->write_result(st.result_json); !w.is_ok())
+      spdlog::warn("{}: cannot store the job's result: {}", st.options.name, w.message());
+  }
   if (st.options.on_result) st.options.on_result(summary, st.result_json);
   for (auto& p : st.result_waiters) p.deliver(st.result_json);
   st.result_waiters.clear();
@@ -311,7 +316,6 @@ void start_evaluation(coordinator_actor* self) {
   auto& st = self->state;
   st.evaluating = true;
   st.central = average_replicas(st);
-  ++st.central_version;
   auto spec = sync::parse_sync(st.options.job.sync);
   const bool from_servers = spec.is_ok() && (spec->algo == sync::algorithm::easgd || spec->algo == sync::algorithm::bmuf);
   if (!from_servers || st.central.empty()) return evaluate_final_model(self);
@@ -327,23 +331,13 @@ void start_evaluation(coordinator_actor* self) {
       .then([adopt](const std::vector<float>& v) { adopt(0, v); }, [adopt](const caf::error&) { adopt(0, {}); });
   for (std::uint32_t k = 1; k < slices; ++k) {
     const std::string endpoint = k < st.view.syncs.size() ? st.view.syncs[k] : std::string();
-    if (endpoint.empty()) {
-      adopt(k, {});
-      continue;
-    }
-    self->request(st.gateway, caf::infinite, link_atom::value, endpoint)
-        .then(
-            [self, adopt, k](std::uint32_t link) {
-              self->request(self->state.gateway, caf::infinite, call_atom::value, link,
-                            make_body(wire::dense_request{}), caf::timespan{std::chrono::seconds(30)})
-                  .then(
-                      [adopt, k](const envelope_ptr& env) {
-                        const auto* r = std::get_if<wire::dense_reply>(&env->message);
-                        adopt(k, r != nullptr ? r->params : std::vector<float>{});
-                      },
-                      [adopt, k](const caf::error&) { adopt(k, {}); });
-            },
-            [adopt, k](const caf::error&) { adopt(k, {}); });
+    call_endpoint(
+        self, endpoint, make_body(wire::dense_request{}), caf::timespan{std::chrono::seconds(30)},
+        [adopt, k](const envelope_ptr& env) {
+          const auto* r = std::get_if<wire::dense_reply>(&env->message);
+          adopt(k, r != nullptr ? r->params : std::vector<float>{});
+        },
+        [adopt, k](const std::string&) { adopt(k, {}); });
   }
 }
 
@@ -403,6 +397,36 @@ void log_progress(coordinator_actor* self) {
   else spdlog::info("{}", line);
 }
 
+// A trainer that finished but whose replica the coordinator never received (it reported to an
+// earlier incarnation of the coordinator, or the report was lost) is asked for it.
+void collect_replicas(coordinator_actor* self) {
+  auto& st = self->state;
+  for (auto& [id, m] : st.members) {
+    if (m.role != wire::role::trainer || !m.progress.finished || m.reported_replica || m.replica_asked) continue;
+    m.replica_asked = true;
+    const std::uint64_t member = id;
+    const std::uint64_t incarnation = m.incarnation;
+    call_endpoint(
+        self, m.endpoint, make_body(wire::dense_request{}), caf::timespan{std::chrono::seconds(30)},
+        [self, member, incarnation](const envelope_ptr& env) {
+          auto& s = self->state;
+          auto it = s.members.find(member);
+          if (it == s.members.end()) return;
+          const auto* r = std::get_if<wire::dense_reply>(&env->message);
+          if (r == nullptr || r->params.empty()) {
+            it->second.replica_asked = false;  // ask again on a later tick
+            return;
+          }
+          s.replicas[incarnation] = {r->params, it->second.progress.examples};
+          it->second.reported_replica = true;
+        },
+        [self, member](const std::string&) {
+          auto it = self->state.members.find(member);
+          if (it != self->state.members.end()) it->second.replica_asked = false;
+        });
+  }
+}
+
 void tick(coordinator_actor* self) {
   auto& st = self->state;
   const auto now = self->clock().now();
@@ -421,6 +445,8 @@ void tick(coordinator_actor* self) {
   }
   if (changed) change_view(self);
   if (st.state == wire::job_state::done || st.state == wire::job_state::failed) return;
+  snapshot_tick(self);
+  collect_replicas(self);
   const totals t = sum_up(st);
   if (!t.error.empty()) return fail_job(self, t.error);
   if (st.state == wire::job_state::waiting) {
@@ -465,6 +491,16 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
       }
     }
   }
+  if (r.from == wire::role::trainer) {
+    // A trainer dropped for missed heartbeats that comes back reports all it did again.
+    auto back = st.retired_trainers.find(r.incarnation);
+    if (back != st.retired_trainers.end()) {
+      st.departed.examples -= std::min(st.departed.examples, back->second.examples);
+      st.departed.clicks -= std::min(st.departed.clicks, back->second.clicks);
+      st.departed.loss_sum -= back->second.loss_sum;
+      st.retired_trainers.erase(back);
+    }
+  }
   member_info m;
   m.role = r.from;
   m.name = r.name;
@@ -486,6 +522,23 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   reply.job_config = st.job_text;
   reply.view = st.view;
   reply.state = st.state;
+  reply.job_id = st.job_id;
+  // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers
+  // its state. Afterwards a restarted shard keeps its own newer rows.
+  const bool resuming = st.resumed_from > 0 && !st.running_seen;
+  if (r.from == wire::role::shard && resuming) reply.restore_snapshot = st.resumed_from;
+  if (r.from == wire::role::sync && resuming) restore_sync_server(self, static_cast<std::uint32_t>(r.index), r.endpoint);
+  if (r.from == wire::role::reader) {
+    // A reader (re)starts at the committed position the coordinator knows; every row after it is
+    // read again (a replay when it had been trained after the reader's last heartbeat).
+    const auto& c = st.reader_commits[static_cast<std::size_t>(r.index)];
+    if (c.valid) {
+      reply.has_resume_position = true;
+      reply.resume_position = wire::read_position{c.file_index, c.byte_offset, c.line_number};
+      reply.resume_examples = c.examples;
+      reply.resume_bad_rows = c.bad_rows;
+    }
+  }
   return make_body(std::move(reply));
 }
 
@@ -498,6 +551,14 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
   } else {
     it->second.last_seen = self->clock().now();
     it->second.progress = hb.progress;
+    const auto& m = it->second;
+    if (m.role == wire::role::reader && hb.progress.has_committed &&
+        st.reader_slots[static_cast<std::size_t>(m.index)] == hb.member_id) {
+      auto& c = st.reader_commits[static_cast<std::size_t>(m.index)];
+      const auto& p = hb.progress.committed;
+      c = job::reader_commit{true, p.file_index, p.byte_offset, p.line_number, hb.progress.committed_examples,
+                             hb.progress.committed_bad_rows};
+    }
   }
   reply.state = st.state;
   reply.view = st.view;
@@ -531,8 +592,18 @@ body_ptr on_status(coordinator_actor* self) {
           .add("state", wire::to_string(st.state))
           .add("error", st.failure)
           .add("examples", t.examples)
+          .add("examples_committed", t.committed)
           .add("examples_read", t.sent)
           .add("bad_rows", t.bad_rows)
+          .add("job_id", st.job_id)
+          .add("resumed_from_snapshot", st.resumed_from)
+          .add("snapshots", st.snapshots_taken)
+          .add("snapshots_failed", st.snapshots_failed)
+          .add("last_snapshot", st.last_snapshot_id)
+          .add("last_snapshot_seconds", st.last_snapshot_seconds)
+          .add("last_snapshot_rows", st.last_snapshot_rows)
+          .add("last_snapshot_bytes", st.last_snapshot_bytes)
+          .add("seconds_since_snapshot", st.last_snapshot_id > 0 ? seconds_between(st.last_snapshot_at, self->clock().now()) : -1.0)
           .add("window_ne", t.window_examples > 0
                                 ? metrics::normalized_entropy(t.window_loss / static_cast<double>(t.window_examples), base)
                                 : std::nan(""))
@@ -550,9 +621,22 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
   st.shard_slots.assign(static_cast<std::size_t>(st.options.job.shards), 0);
   st.reader_slots.assign(static_cast<std::size_t>(st.options.job.readers), 0);
   st.sync_slots.assign(static_cast<std::size_t>(st.options.job.sync_servers), 0);
+  st.reader_commits.assign(static_cast<std::size_t>(st.options.job.readers), job::reader_commit{});
   st.started_at = self->clock().now();
   st.last_progress = st.started_at;
+  st.last_snapshot_at = st.started_at;
+  st.job_id = st.options.job_id;
+  if (st.options.resume) adopt_snapshot(self, *st.options.resume);
   change_view(self);
+  if (!st.options.finished_result.empty()) {
+    // This job finished before (a restarted coordinator): report the stored result.
+    spdlog::info("{}: the job finished before; reporting its stored result", st.options.name);
+    st.result_json = st.options.finished_result;
+    set_state(self, wire::job_state::done);
+    if (st.options.on_result)
+      st.options.on_result("shadowsync cluster: the job had finished before this coordinator started; its result:\n",
+                           st.result_json);
+  }
   const auto interval = std::chrono::duration_cast<caf::timespan>(
       std::chrono::duration<double>(std::min(0.25, st.options.job.heartbeat_interval)));
   self->send(self, tick_atom::value, interval);
@@ -561,7 +645,7 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
         tick(self);
         self->delayed_send(self, every, tick_atom::value, every);
       },
-      [self](serve_atom, const envelope_ptr& env) -> body_ptr {
+      [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> {
         auto& s = self->state;
         const auto& m = env->message;
         if (const auto* r = std::get_if<wire::register_request>(&m)) return on_register(self, *r);
@@ -576,13 +660,17 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
           }
           return make_body(wire::ack{});
         }
-        if (std::holds_alternative<wire::dense_request>(m))
-          return make_body(wire::dense_reply{s.central_version, s.central});
+        if (std::holds_alternative<wire::dense_request>(m)) return serve_dense_request(self);
         if (const auto* rep = std::get_if<wire::dense_report>(&m)) {
-          s.replicas[rep->member_id] = {rep->params, rep->examples};
-          auto it = s.members.find(rep->member_id);
-          if (it != s.members.end()) it->second.reported_replica = true;
+          s.replicas[rep->trainer] = {rep->params, rep->examples};
+          for (auto& [id, mi] : s.members)
+            if (mi.role == wire::role::trainer && mi.incarnation == rep->trainer) mi.reported_replica = true;
           return make_body(wire::ack{});
+        }
+        if (std::holds_alternative<wire::snapshot_now>(m)) {
+          auto p = self->make_response_promise<body_ptr>();
+          begin_snapshot(self, p);
+          return p;
         }
         if (std::holds_alternative<wire::status_request>(m)) return on_status(self);
         if (const auto* stop = std::get_if<wire::stop_request>(&m)) {
@@ -607,12 +695,16 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
 }
 
 }  // namespace
+}  // namespace ss::actors::coordinator_detail
+
+namespace ss::actors {
 
 caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options) {
-  auto a = sys.spawn(coordinator, std::move(options), gateway);
+  auto a = sys.spawn(coordinator_detail::coordinator, std::move(options), gateway);
   for (std::size_t kind : {kind_of<wire::register_request>(), kind_of<wire::heartbeat>(), kind_of<wire::leave>(),
                            kind_of<wire::dense_request>(), kind_of<wire::dense_report>(),
-                           kind_of<wire::status_request>(), kind_of<wire::stop_request>()})
+                           kind_of<wire::status_request>(), kind_of<wire::stop_request>(),
+                           kind_of<wire::snapshot_now>()})
     caf::anon_send(gateway, route_atom::value, kind, a);
   return a;
 }

@@ -3,7 +3,9 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <deque>
 #include <map>
+#include <set>
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
@@ -11,6 +13,8 @@
 
 namespace ss::actors {
 namespace {
+
+using clock_type = caf::actor_clock;
 
 struct reader_state {
   static inline const char* name = "reader";
@@ -21,13 +25,20 @@ struct reader_state {
   // Batches handed out and not yet committed, by sequence. A batch is committed once it and
   // every batch before it were acked: the committed position only moves over a trained prefix.
   struct handed_out {
-    std::uint64_t examples = 0;
-    wire::read_position end;
+    batch_ptr message;                 // kept until acked, to hand out again
+    std::uint64_t examples_through = 0;  // good rows up to the batch's end, all incarnations
+    std::uint64_t bad_through = 0;       // bad rows up to the batch's end, all incarnations
+    std::uint64_t holder = 0;          // incarnation of the trainer that has it
     bool acked = false;
+    bool queued = false;               // waiting in `requeue` for another trainer
   };
   std::map<std::uint64_t, handed_out> in_flight;
   std::uint64_t unacked = 0;
-  wire::read_position committed;  // everything before it was trained
+  std::deque<std::uint64_t> requeue;  // sequences to hand out again, oldest first
+  // Trainers in the latest view, and since when a holder has been missing from it.
+  std::set<std::uint64_t> live_trainers;
+  bool have_view = false;
+  std::map<std::uint64_t, clock_type::time_point> missing_since;
   status failure;
 };
 
@@ -43,25 +54,50 @@ void update_progress(reader_state& st) {
   c.finished.store(c.exhausted.load() && st.unacked == 0, std::memory_order_relaxed);
 }
 
-body_ptr serve_pull(reader_actor* self) {
+void report_bad_rows(reader_state& st) {
+  const auto& reports = st.reader->bad_row_reports();
+  if (reports.empty()) return;
+  std::lock_guard<std::mutex> lock(st.counters->mu);
+  std::string joined;
+  for (const auto& r : reports) joined += r + "\n";
+  if (joined == st.counters->bad_row_reports) return;
+  for (std::size_t i = std::count(st.counters->bad_row_reports.begin(), st.counters->bad_row_reports.end(), '\n');
+       i < reports.size(); ++i)
+    spdlog::warn("{}: bad row {}", st.options.name, reports[i]);
+  st.counters->bad_row_reports = joined;
+}
+
+// Hands batch `sequence` (new or requeued) to `trainer`.
+body_ptr hand(reader_state& st, std::uint64_t sequence, std::uint64_t trainer) {
+  auto& h = st.in_flight.at(sequence);
+  h.holder = trainer;
+  h.queued = false;
+  return std::make_shared<const wire::body>(*h.message);
+}
+
+body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
   auto& st = self->state;
   if (!st.failure.is_ok()) return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
-  if (st.counters->exhausted.load()) return make_body(wire::end_of_data{st.options.index, st.next_sequence});
-  wire::batch_message m;
-  m.reader_index = st.options.index;
-  auto more = st.reader->next(m.batch);
-  const auto& reports = st.reader->bad_row_reports();
-  if (!reports.empty()) {
-    std::lock_guard<std::mutex> lock(st.counters->mu);
-    std::string joined;
-    for (const auto& r : reports) joined += r + "\n";
-    if (joined != st.counters->bad_row_reports) {
-      for (std::size_t i = std::count(st.counters->bad_row_reports.begin(), st.counters->bad_row_reports.end(), '\n');
-           i < reports.size(); ++i)
-        spdlog::warn("{}: bad row {}", st.options.name, reports[i]);
-      st.counters->bad_row_reports = joined;
-    }
+  // Batches whose trainer is gone come first: they are the oldest.
+  while (!st.requeue.empty()) {
+    const std::uint64_t seq = st.requeue.front();
+    st.requeue.pop_front();
+    auto it = st.in_flight.find(seq);
+    if (it == st.in_flight.end() || it->second.acked || !it->second.queued) continue;  // acked meanwhile
+    return hand(st, seq, pull.trainer);
   }
+  if (st.counters->exhausted.load()) {
+    if (st.unacked == 0) return make_body(wire::end_of_data{st.options.index, st.next_sequence});
+    // Everything is handed out but not all trained: a batch may still come back (its trainer
+    // dies). The trainer asks again shortly.
+    return make_body(wire::error_reply{errc::unavailable, st.options.name + ": every batch is handed out; " +
+                                                              std::to_string(st.unacked) + " not yet trained"});
+  }
+  auto m = std::make_shared<wire::batch_message>();
+  m->reader_index = st.options.index;
+  m->incarnation = st.options.incarnation;
+  auto more = st.reader->next(m->batch);
+  report_bad_rows(st);
   if (!more.is_ok()) {
     st.failure = more.error();
     spdlog::error("{}: reading stopped: {}", st.options.name, st.failure.message());
@@ -76,22 +112,31 @@ body_ptr serve_pull(reader_actor* self) {
     st.counters->exhausted.store(true);
     update_progress(st);
     spdlog::info("{}: all {} batches handed out", st.options.name, st.next_sequence);
-    return make_body(wire::end_of_data{st.options.index, st.next_sequence});
+    return serve_pull(self, pull);
   }
   const auto pos = st.reader->position();
-  m.end = wire::read_position{pos.file_index, pos.byte_offset, pos.line_number};
-  m.sequence = st.next_sequence++;
-  const std::uint64_t n = m.batch.size();
-  st.in_flight.emplace(m.sequence, reader_state::handed_out{n, m.end, false});
+  m->end = wire::read_position{pos.file_index, pos.byte_offset, pos.line_number};
+  m->sequence = st.next_sequence++;
+  const std::uint64_t n = m->batch.size();
+  reader_state::handed_out h;
+  h.examples_through = st.options.resume_examples + st.reader->counters().good;
+  h.bad_through = st.options.resume_bad_rows + st.reader->counters().bad;
+  h.message = std::move(m);
+  const std::uint64_t seq = h.message->sequence;
+  st.in_flight.emplace(seq, std::move(h));
   ++st.unacked;
   st.counters->batches_sent.fetch_add(1, std::memory_order_relaxed);
   st.counters->examples_sent.fetch_add(n, std::memory_order_relaxed);
   update_progress(st);
-  return make_body(std::move(m));
+  return hand(st, seq, pull.trainer);
 }
 
 body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
   auto& st = self->state;
+  if (ack.incarnation != st.options.incarnation)
+    return make_body(wire::error_reply{errc::not_found, st.options.name + " restarted: batch " +
+                                                            std::to_string(ack.sequence) +
+                                                            " belongs to an earlier incarnation (it will be replayed)"});
   auto it = st.in_flight.find(ack.sequence);
   if (it == st.in_flight.end() || it->second.acked) {
     // A duplicate or unknown ack must not count twice.
@@ -99,24 +144,63 @@ body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
                                                             std::to_string(ack.sequence) + " in flight"});
   }
   it->second.acked = true;
+  it->second.queued = false;
   --st.unacked;
   st.counters->batches_acked.fetch_add(1, std::memory_order_relaxed);
-  st.counters->examples_acked.fetch_add(it->second.examples, std::memory_order_relaxed);
+  st.counters->examples_acked.fetch_add(it->second.message->batch.size(), std::memory_order_relaxed);
+  bool moved = false;
+  reader_state::handed_out last;
   while (!st.in_flight.empty() && st.in_flight.begin()->second.acked) {
-    st.committed = st.in_flight.begin()->second.end;
+    last = std::move(st.in_flight.begin()->second);
     st.in_flight.erase(st.in_flight.begin());
+    moved = true;
+  }
+  if (moved) {
+    std::lock_guard<std::mutex> lock(st.counters->mu);
+    st.counters->has_committed = true;
+    st.counters->committed = last.message->end;
+    st.counters->committed_examples = last.examples_through;
+    st.counters->committed_bad_rows = last.bad_through;
   }
   update_progress(st);
   return make_body(wire::ack{});
+}
+
+// Requeues the batches of trainers missing from the view for longer than requeue_after.
+void requeue_orphans(reader_actor* self) {
+  auto& st = self->state;
+  if (!st.have_view || st.unacked == 0) return;
+  const auto now = self->clock().now();
+  std::set<std::uint64_t> gone;
+  for (auto& [seq, h] : st.in_flight) {
+    if (h.acked || h.queued || st.live_trainers.count(h.holder) > 0) continue;
+    auto since = st.missing_since.emplace(h.holder, now).first->second;
+    if (now - since >= st.options.requeue_after) {
+      h.queued = true;
+      st.requeue.push_back(seq);
+      gone.insert(h.holder);
+      st.counters->batches_requeued.fetch_add(1, std::memory_order_relaxed);
+      st.counters->examples_requeued.fetch_add(h.message->batch.size(), std::memory_order_relaxed);
+    }
+  }
+  for (auto holder : gone) {
+    spdlog::warn("{}: trainer {:x} left the cluster holding batches; they go to other trainers", st.options.name,
+                 holder);
+    st.missing_since.erase(holder);
+  }
 }
 
 body_ptr serve_status(reader_actor* self) {
   auto& st = self->state;
   auto& c = *st.counters;
   std::string error;
+  wire::read_position committed;
+  std::uint64_t committed_examples = 0;
   {
     std::lock_guard<std::mutex> lock(c.mu);
     error = c.error;
+    committed = c.committed;
+    committed_examples = c.committed_examples;
   }
   return make_body(wire::status_reply{json_object()
                                           .add("role", "reader")
@@ -126,13 +210,16 @@ body_ptr serve_status(reader_actor* self) {
                                           .add("examples_sent", c.examples_sent.load())
                                           .add("batches_acked", c.batches_acked.load())
                                           .add("examples_acked", c.examples_acked.load())
+                                          .add("batches_requeued", c.batches_requeued.load())
+                                          .add("examples_requeued", c.examples_requeued.load())
                                           .add("in_flight", st.unacked)
                                           .add("rows_read", c.rows_read.load())
                                           .add("bad_rows", c.bad_rows.load())
                                           .add("bytes_done", c.bytes_done.load())
                                           .add("bytes_total", c.bytes_total.load())
-                                          .add("committed_file", st.committed.file_index)
-                                          .add("committed_offset", st.committed.byte_offset)
+                                          .add("committed_file", committed.file_index)
+                                          .add("committed_offset", committed.byte_offset)
+                                          .add("committed_examples", committed_examples)
                                           .add("finished", c.finished.load())
                                           .add("error", error)
                                           .str()});
@@ -150,13 +237,34 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::b
     st.counters->exhausted.store(true);
     update_progress(st);
   }
+  {
+    std::lock_guard<std::mutex> lock(st.counters->mu);
+    st.counters->committed_examples = st.options.resume_examples;
+    st.counters->committed_bad_rows = st.options.resume_bad_rows;
+  }
+  const auto every = std::chrono::duration_cast<caf::timespan>(
+      std::min<std::chrono::milliseconds>(std::chrono::milliseconds(250), st.options.requeue_after));
+  self->delayed_send(self, every, tick_atom::value);
   return {
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
-        if (std::holds_alternative<wire::pull_request>(env->message)) return serve_pull(self);
+        if (const auto* pull = std::get_if<wire::pull_request>(&env->message)) return serve_pull(self, *pull);
         if (const auto* ack = std::get_if<wire::batch_ack>(&env->message)) return serve_ack(self, *ack);
         if (std::holds_alternative<wire::status_request>(env->message)) return serve_status(self);
         return make_body(wire::error_reply{errc::invalid_argument, std::string("a reader does not serve ") +
                                                                        wire::message_name(env->message)});
+      },
+      [self](view_atom, const wire::cluster_view& view) {
+        auto& s = self->state;
+        s.have_view = true;
+        s.live_trainers.clear();
+        s.live_trainers.insert(view.trainer_incarnations.begin(), view.trainer_incarnations.end());
+        for (auto it = s.missing_since.begin(); it != s.missing_since.end();)
+          it = s.live_trainers.count(it->first) > 0 ? s.missing_since.erase(it) : std::next(it);
+      },
+      [](state_atom, wire::job_state) {},
+      [self, every](tick_atom) {
+        requeue_orphans(self);
+        self->delayed_send(self, every, tick_atom::value);
       },
   };
 }

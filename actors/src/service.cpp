@@ -55,6 +55,16 @@ class job_end {
   int outcome_ = 0;
 };
 
+// Answers the requests a service will serve once it is ready (a shard loading its rows) with
+// `unavailable`, so peers retry instead of failing.
+caf::behavior not_ready(caf::event_based_actor*, std::string why) {
+  return {
+      [why](serve_atom, const envelope_ptr&) -> body_ptr {
+        return make_body(wire::error_reply{errc::unavailable, why});
+      },
+  };
+}
+
 // Follows the membership agent's job state and settles the service's end.
 caf::behavior state_watcher(caf::event_based_actor* self, std::shared_ptr<job_end> end, std::string name) {
   (void)self;
@@ -115,12 +125,21 @@ class service_impl final : public running_service {
 
   void stop(const std::string& reason) override {
     if (stopped_.exchange(true)) return;
+    if (persister_) {
+      // Drain: every changed row goes to storage before the shard leaves.
+      caf::scoped_actor self{sys_};
+      self->request(persister_, std::chrono::seconds(60), flush_atom::value)
+          .receive([this](bool ok) { if (ok) spdlog::info("{}: changed rows written to storage", options_.name); },
+                   [this](const caf::error& err) {
+                     spdlog::error("{}: could not write changed rows before stopping: {}", options_.name, sys_.render(err));
+                   });
+    }
     if (member_) {
       // Leave politely (one-way) and give the frame a moment to go out before the transport stops.
       caf::anon_send(member_, stop_atom::value, reason);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    for (auto& a : {watcher_, role_, member_, sync_}) {
+    for (auto& a : {watcher_, role_, member_, sync_, persister_, not_ready_}) {
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }
     transport_->stop();
@@ -149,7 +168,7 @@ class service_impl final : public running_service {
     mo.identity.name = options_.name;
     mo.identity.index = options_.index;
     mo.identity.endpoint = endpoint_;
-    mo.identity.incarnation = random_incarnation();
+    mo.identity.incarnation = incarnation_;
     mo.coordinator = options_.coordinator;
     mo.heartbeat_interval = options_.heartbeat_interval;
     mo.request_timeout = options_.request_timeout;
@@ -191,8 +210,9 @@ class service_impl final : public running_service {
   std::shared_ptr<gateway_counters> counters_;
   std::shared_ptr<job_end> end_;
   std::string endpoint_;
-  caf::actor gateway_, member_, role_, watcher_, sync_;
+  caf::actor gateway_, member_, role_, watcher_, sync_, persister_, not_ready_;
   std::atomic<bool> stopped_{false};
+  const std::uint64_t incarnation_ = random_incarnation();
   bool is_coordinator_ = false;
   // Role state the progress callbacks read.
   std::shared_ptr<embedding::shard_store> store_;
@@ -229,6 +249,45 @@ result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& ga
   return spawn_sync_server(sys, gateway, o);
 }
 
+// A coordinator with a snapshot store continues the job stored there: it reports the stored
+// result of a finished job, or resumes from the newest snapshot that verifies.
+ss::status find_snapshot_to_resume(coordinator_options& co) {
+  if (!co.snapshots) {
+    if (co.require_resume) return {errc::invalid_argument, "--resume needs --snapshot-dir"};
+    return ss::status::ok();
+  }
+  auto& store = *co.snapshots;
+  if (auto removed = store.remove_incomplete(); removed.is_ok() && *removed > 0)
+    spdlog::warn("{}: removed {} half-made snapshot(s) from {}", co.name, *removed, store.location());
+  if (auto finished = store.read_result(); finished.is_ok()) {
+    co.finished_result = *finished;
+    return ss::status::ok();
+  }
+  std::vector<std::string> skipped;
+  auto latest = job::latest_valid_snapshot(store, &skipped);
+  for (const auto& s : skipped) spdlog::error("{}: {}", co.name, s);
+  if (!latest.is_ok()) {
+    if (latest.error().code() != errc::not_found) return latest.error();
+    if (!skipped.empty())
+      return {errc::corrupt, "every snapshot in " + store.location() + " is unusable (see above); to start the job "
+                             "over, give another --snapshot-dir"};
+    if (co.require_resume) return {errc::not_found, "--resume: there is no snapshot in " + store.location()};
+    return ss::status::ok();
+  }
+  auto saved = job::parse_job_config(latest->job_text);
+  if (!saved.is_ok()) return saved.error().with_context("the job.ini of snapshot " + std::to_string(latest->manifest.snapshot_id));
+  const auto conflicts = job::resume_conflicts(*saved, co.job);
+  if (!conflicts.empty()) {
+    std::string why;
+    for (const auto& c : conflicts) why += "\n  " + c;
+    return {errc::invalid_argument, "cannot resume the job in " + store.location() + " (snapshot " +
+                                        std::to_string(latest->manifest.snapshot_id) + ") with this configuration:" + why +
+                                        "\n(a new job needs another --snapshot-dir)"};
+  }
+  co.resume = std::move(*latest);
+  return ss::status::ok();
+}
+
 }  // namespace
 
 result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sys, std::unique_ptr<transport> t,
@@ -247,6 +306,15 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   coordinator.name = options.name;
   coordinator.endpoint = svc->endpoint_;
   if (auto st = job::check_job(coordinator.job); !st.is_ok()) return st;
+  SS_RETURN_IF_ERROR(find_snapshot_to_resume(coordinator));
+  if (coordinator.resume) {
+    coordinator.job_id = coordinator.resume->manifest.job_id;
+  } else if (coordinator.snapshots) {
+    // Keep the job's id across restarts that come before the first snapshot.
+    if (auto stored = coordinator.snapshots->read_job_id(); stored.is_ok()) coordinator.job_id = *stored;
+  }
+  if (coordinator.job_id == 0) coordinator.job_id = random_incarnation();
+  if (coordinator.snapshots) SS_RETURN_IF_ERROR(coordinator.snapshots->write_job_id(coordinator.job_id));
   // Slice 0 of the sync state lives here.
   auto sync0 = make_sync_server(sys, svc->gateway_, coordinator.job, 0, options.name + "/sync-0");
   if (!sync0.is_ok()) return sync0.error();
@@ -262,6 +330,11 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
   auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
   SS_RETURN_IF_ERROR(svc->start_gateway());
   svc->shard_counters_ = std::make_shared<shard_counters>();
+  // Until its rows are loaded, the shard asks peers to come back.
+  svc->not_ready_ = sys.spawn(not_ready, options.name + " is loading its rows; retry shortly");
+  for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
+                           kind_of<wire::dump_request>(), kind_of<wire::snapshot_request>()})
+    caf::anon_send(svc->gateway_, route_atom::value, kind, svc->not_ready_);
   auto* raw = svc.get();
   auto reply = svc->join(wire::role::shard, [raw] {
     wire::member_progress p;
@@ -291,7 +364,23 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
   sh.index = static_cast<std::uint32_t>(options.index);
   sh.shards = static_cast<std::uint32_t>(job->shards);
   sh.workers = options.threads;
-  svc->role_ = spawn_shard(sys, svc->gateway_, svc->store_, sh, svc->shard_counters_);
+  sh.flush_interval = options.flush_interval;
+  if (options.open_storage) {
+    auto storage = options.open_storage(svc->store_->row_floats());
+    if (!storage.is_ok()) return storage.error().with_context(options.name + ": opening its storage");
+    sh.storage = std::shared_ptr<embedding::durable_rows>(std::move(*storage));
+    const auto start = std::chrono::steady_clock::now();
+    auto loaded = restore_rows(*svc->store_, *sh.storage, reply->job_id, reply->restore_snapshot, sh,
+                               *svc->shard_counters_);
+    if (!loaded.is_ok()) return loaded.error().with_context(options.name);
+    spdlog::info("{}: loaded {} in {:.2f}s", options.name, *loaded,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  } else {
+    spdlog::info("{}: no storage: rows live in memory only (a restart starts empty)", options.name);
+  }
+  auto actors = spawn_shard(sys, svc->gateway_, svc->store_, sh, svc->shard_counters_);
+  svc->role_ = actors.pool;
+  svc->persister_ = actors.persister;
   return std::unique_ptr<running_service>(std::move(svc));
 }
 
@@ -308,9 +397,14 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     p.bytes_done = counters->bytes_done.load();
     p.bytes_total = counters->bytes_total.load();
     p.bad_rows = counters->bad_rows.load();
+    // `finished` before the committed position: once finished, the position is the final one.
     p.finished = counters->finished.load();
     std::lock_guard<std::mutex> lock(counters->mu);
     p.error = counters->error;
+    p.has_committed = counters->has_committed;
+    p.committed = counters->committed;
+    p.committed_examples = counters->committed_examples;
+    p.committed_bad_rows = counters->committed_bad_rows;
     return p;
   });
   if (!reply.is_ok()) return reply.error();
@@ -320,6 +414,15 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
   reader_options ro;
   ro.name = options.name;
   ro.index = static_cast<std::uint32_t>(options.index);
+  ro.incarnation = svc->incarnation_;
+  ro.requeue_after = std::chrono::milliseconds(static_cast<long>(job->member_timeout * 1000));
+  if (reply->has_resume_position) {
+    ro.resume_examples = reply->resume_examples;
+    ro.resume_bad_rows = reply->resume_bad_rows;
+    std::lock_guard<std::mutex> lock(counters->mu);
+    counters->has_committed = true;
+    counters->committed = reply->resume_position;
+  }
   std::unique_ptr<data::batch_reader> input;
   if (files.empty()) {
     // More readers than files: this one has nothing to read and is done at once.
@@ -331,9 +434,19 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     auto reader = data::batch_reader::open(*ropts);
     if (!reader.is_ok()) return reader.error().with_context(options.name);
     input = std::make_unique<data::batch_reader>(std::move(*reader));
-    spdlog::info("{}: reading {} file(s)", options.name, files.size());
+    if (reply->has_resume_position) {
+      const auto& p = reply->resume_position;
+      if (auto st = input->seek(data::line_position{p.file_index, p.byte_offset, p.line_number}); !st.is_ok())
+        return st.with_context(options.name + ": resuming at the committed position");
+      spdlog::info("{}: resuming at file {} line {} ({} examples before it were trained)", options.name,
+                   p.file_index, p.line_number, reply->resume_examples);
+    } else {
+      spdlog::info("{}: reading {} file(s)", options.name, files.size());
+    }
   }
   svc->role_ = spawn_reader(sys, svc->gateway_, std::move(input), ro, counters);
+  // The reader learns the live trainers (whose batches it may hand to others) from the view.
+  caf::anon_send(svc->member_, view_atom::value, svc->role_);
   return std::unique_ptr<running_service>(std::move(svc));
 }
 
@@ -357,7 +470,7 @@ result<std::unique_ptr<running_service>> start_trainer(caf::actor_system& sys, s
   to.name = options.name;
   to.workers = options.threads;
   to.detached_workers = options.detached;
-  to.member_id = reply->member_id;
+  to.incarnation = svc->incarnation_;
   to.coordinator = options.coordinator;
   svc->role_ = spawn_trainer(sys, svc->gateway_, svc->member_, *job, model, setup->buckets, to, progress);
   return std::unique_ptr<running_service>(std::move(svc));

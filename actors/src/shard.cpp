@@ -2,7 +2,11 @@
 
 #include <caf/all.hpp>
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
@@ -62,6 +66,36 @@ body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard
   return make_body(wire::push_reply{req.ids.size()});
 }
 
+// A page of rows for the exported model: values only (no optimizer state), table by table.
+body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire::dump_request& req) {
+  wire::dump_reply reply;
+  const std::size_t dim = store.options().dim, floats = store.row_floats();
+  const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
+  std::vector<std::uint64_t> ids;
+  std::vector<float> rows;
+  std::uint32_t t = req.table;
+  std::uint64_t position = req.position;
+  for (; t < store.options().max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
+    const embedding::embedding_table* tab = store.existing_table(t);
+    if (tab == nullptr) continue;
+    ids.clear();
+    rows.clear();
+    position = tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      reply.tables.push_back(t);
+      reply.ids.push_back(ids[i]);
+      reply.values.insert(reply.values.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * floats),
+                          rows.begin() + static_cast<std::ptrdiff_t>(i * floats + dim));
+    }
+    if (position != 0) break;  // the page is full inside this table
+  }
+  reply.done = t >= store.options().max_tables;
+  reply.next_table = t;
+  reply.next_position = position;
+  c.rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(reply));
+}
+
 body_ptr serve_status(embedding::shard_store& store, const shard_options& o, shard_counters& c) {
   const auto s = store.stats();
   return make_body(wire::status_reply{json_object()
@@ -78,6 +112,17 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("rows_pushed", c.rows_pushed.load())
                                           .add("refused", c.refused.load())
                                           .add("busy_seconds", static_cast<double>(c.busy_ns.load()) * 1e-9)
+                                          .add("persisted", o.storage != nullptr)
+                                          .add("dirty_rows", store.dirty_rows())
+                                          .add("flushes", c.flushes.load())
+                                          .add("rows_flushed", c.rows_flushed.load())
+                                          .add("flush_seconds", static_cast<double>(c.flush_ns.load()) * 1e-9)
+                                          .add("flush_errors", c.flush_errors.load())
+                                          .add("checkpoints", c.checkpoints.load())
+                                          .add("last_checkpoint", c.last_checkpoint.load())
+                                          .add("last_checkpoint_seconds",
+                                               static_cast<double>(c.last_checkpoint_ns.load()) * 1e-9)
+                                          .add("rows_restored", c.rows_restored.load())
                                           .str()});
 }
 
@@ -93,6 +138,8 @@ caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
           out = serve_lookup(*store, options, *counters, *req);
         } else if (const auto* push = std::get_if<wire::push_request>(&env->message)) {
           out = serve_push(*store, options, *counters, *push);
+        } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
+          out = serve_dump(*store, *counters, *dump);
         } else if (std::holds_alternative<wire::status_request>(env->message)) {
           out = serve_status(*store, options, *counters);
         } else {
@@ -108,20 +155,182 @@ caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
   };
 }
 
+// ---- persistence ------------------------------------------------------------------------
+
+struct persister_state {
+  static inline const char* name = "shard-persister";
+  std::shared_ptr<embedding::shard_store> store;
+  shard_options options;
+  std::shared_ptr<shard_counters> counters;
+  std::vector<std::uint32_t> tables;  // scratch: the table of each row of a write
+};
+using persister_actor = caf::stateful_actor<persister_state>;
+
+// Writes every row changed since the last flush. The store hands them over a stripe at a time.
+status flush(persister_actor* self) {
+  auto& st = self->state;
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t rows = 0;
+  auto written = st.store->take_dirty([&](std::uint32_t t, const std::uint64_t* ids, const float* values, std::size_t n) {
+    st.tables.assign(n, t);
+    rows += n;
+    return st.options.storage->write(st.tables.data(), ids, values, n);
+  });
+  auto& c = *st.counters;
+  c.flushes.fetch_add(1, std::memory_order_relaxed);
+  c.rows_flushed.fetch_add(rows, std::memory_order_relaxed);
+  c.flush_ns.fetch_add(static_cast<std::uint64_t>(
+                           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+                               .count()),
+                       std::memory_order_relaxed);
+  if (!written.is_ok()) {
+    // The rows stay in memory (and are marked clean): the next snapshot's checkpoint lacks them,
+    // which the error makes visible; the shard goes on serving.
+    c.flush_errors.fetch_add(1, std::memory_order_relaxed);
+    spdlog::error("{}: writing changed rows to storage failed: {}", st.options.name, written.message());
+  }
+  return written;
+}
+
+body_ptr serve_snapshot(persister_actor* self, const wire::snapshot_request& req) {
+  auto& st = self->state;
+  const auto start = std::chrono::steady_clock::now();
+  auto& storage = *st.options.storage;
+  if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
+  // A checkpoint left by an abandoned attempt at this snapshot is replaced.
+  if (auto existing = storage.checkpoints(); existing.is_ok()) {
+    for (const auto& cp : *existing)
+      if (cp.id == req.snapshot_id) (void)storage.drop(cp.id);
+  }
+  auto cp = storage.checkpoint(req.snapshot_id);
+  if (!cp.is_ok())
+    return make_body(wire::error_reply{cp.error().code(), st.options.name + ": checkpoint " +
+                                                              std::to_string(req.snapshot_id) + ": " + cp.error().message()});
+  // Retention: the coordinator names the other snapshots it keeps.
+  if (auto existing = storage.checkpoints(); existing.is_ok()) {
+    for (const auto& old : *existing) {
+      if (old.id == req.snapshot_id || std::find(req.keep.begin(), req.keep.end(), old.id) != req.keep.end()) continue;
+      if (auto d = storage.drop(old.id); !d.is_ok())
+        spdlog::warn("{}: dropping checkpoint {}: {}", st.options.name, old.id, d.message());
+    }
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  auto& c = *st.counters;
+  c.checkpoints.fetch_add(1, std::memory_order_relaxed);
+  c.last_checkpoint.store(req.snapshot_id, std::memory_order_relaxed);
+  c.last_checkpoint_ns.store(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+      std::memory_order_relaxed);
+  const double seconds = std::chrono::duration<double>(took).count();
+  spdlog::info("{}: checkpoint {} of {} rows ({:.1f} MB) in {:.2f}s", st.options.name, cp->id, cp->rows,
+               static_cast<double>(cp->bytes) / 1e6, seconds);
+  return make_body(wire::snapshot_reply{cp->id, cp->path, cp->rows, cp->bytes, cp->checksum, seconds});
+}
+
+caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_store> store, shard_options options,
+                        std::shared_ptr<shard_counters> counters) {
+  auto& st = self->state;
+  st.store = std::move(store);
+  st.options = std::move(options);
+  st.counters = std::move(counters);
+  const auto every = std::chrono::duration_cast<caf::timespan>(
+      std::chrono::duration<double>(std::max(0.01, st.options.flush_interval)));
+  if (st.options.flush_interval > 0) self->delayed_send(self, every, tick_atom::value);
+  return {
+      [self, every](tick_atom) {
+        (void)flush(self);
+        self->delayed_send(self, every, tick_atom::value);
+      },
+      [self](flush_atom) -> bool { return flush(self).is_ok(); },
+      [self](serve_atom, const envelope_ptr& env) -> body_ptr {
+        if (const auto* req = std::get_if<wire::snapshot_request>(&env->message)) return serve_snapshot(self, *req);
+        return make_body(wire::error_reply{errc::invalid_argument, std::string("the persister does not serve ") +
+                                                                       wire::message_name(env->message)});
+      },
+  };
+}
+
+status load(embedding::shard_store& store, embedding::durable_rows& storage, shard_counters& c) {
+  std::uint64_t rows = 0;
+  status bad = status::ok();
+  auto scanned = storage.scan([&](std::uint32_t t, std::uint64_t id, const float* row) {
+    if (!bad.is_ok()) return;
+    bad = store.put(t, id, row);
+    ++rows;
+  });
+  SS_RETURN_IF_ERROR(scanned);
+  SS_RETURN_IF_ERROR(bad);
+  c.rows_restored.store(rows, std::memory_order_relaxed);
+  return status::ok();
+}
+
+// Restores the newest checkpoint with an id <= `at_most` that verifies; logs each one skipped.
+result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embedding::durable_rows& storage,
+                                         std::uint64_t at_most, const shard_options& o, shard_counters& c) {
+  auto list = storage.checkpoints();
+  if (!list.is_ok()) return list.error();
+  for (auto it = list->rbegin(); it != list->rend(); ++it) {
+    if (it->id > at_most) continue;
+    auto restored = storage.restore(it->id);
+    if (restored.is_ok()) restored = load(store, storage, c);
+    if (restored.is_ok()) return it->id;
+    spdlog::error("{}: checkpoint {} is unusable: {}; trying an older one", o.name, it->id, restored.message());
+  }
+  return status(errc::not_found, "no checkpoint" + (at_most == ~0ULL ? std::string() : " up to " + std::to_string(at_most)) +
+                                     " verifies");
+}
+
 }  // namespace
 
-caf::actor spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
-                       std::shared_ptr<embedding::shard_store> store, const shard_options& options,
-                       std::shared_ptr<shard_counters> counters) {
+result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
+                                 std::uint64_t restore_snapshot, const shard_options& o, shard_counters& c) {
+  char job_hex[24];
+  std::snprintf(job_hex, sizeof job_hex, "%016llx", static_cast<unsigned long long>(job_id));
+  auto stored_job = storage.get_meta("job_id");
+  if (stored_job.is_ok() && *stored_job != job_hex) {
+    spdlog::warn("{}: the storage holds rows of job {}, not of this job {}: clearing it", o.name, *stored_job, job_hex);
+    SS_RETURN_IF_ERROR(storage.clear());
+    if (auto list = storage.checkpoints(); list.is_ok())
+      for (const auto& cp : *list) (void)storage.drop(cp.id);
+  }
+  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  if (restore_snapshot > 0) {
+    auto id = restore_checkpoint(store, storage, restore_snapshot, o, c);
+    if (!id.is_ok()) return id.error().with_context("resuming from snapshot " + std::to_string(restore_snapshot));
+    SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+    if (*id != restore_snapshot)
+      return "rows of checkpoint " + std::to_string(*id) + " (checkpoint " + std::to_string(restore_snapshot) +
+             " was missing or corrupt): " + std::to_string(c.rows_restored.load()) + " rows";
+    return "rows of snapshot " + std::to_string(*id) + ": " + std::to_string(c.rows_restored.load()) + " rows";
+  }
+  auto live = load(store, storage, c);
+  if (live.is_ok()) return "its stored rows: " + std::to_string(c.rows_restored.load()) + " rows";
+  spdlog::error("{}: the stored rows are unusable: {}; falling back to the newest checkpoint", o.name, live.message());
+  auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
+  if (!id.is_ok()) return id.error().with_context("the stored rows are unusable (" + live.message() + ")");
+  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  return "rows of checkpoint " + std::to_string(*id) + " (the stored rows were unusable): " +
+         std::to_string(c.rows_restored.load()) + " rows";
+}
+
+shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
+                         std::shared_ptr<embedding::shard_store> store, const shard_options& options,
+                         std::shared_ptr<shard_counters> counters) {
   auto factory = [&sys, store, options, counters] {
     return sys.spawn(shard_worker, store, options, counters);
   };
-  auto pool = caf::actor_pool::make(sys.dummy_execution_unit(), static_cast<std::size_t>(std::max(1, options.workers)),
-                                    factory, caf::actor_pool::round_robin());
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::lookup_request>(), pool);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::push_request>(), pool);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), pool);
-  return pool;
+  shard_actors out;
+  out.pool = caf::actor_pool::make(sys.dummy_execution_unit(), static_cast<std::size_t>(std::max(1, options.workers)),
+                                   factory, caf::actor_pool::round_robin());
+  for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
+                           kind_of<wire::dump_request>(), kind_of<wire::status_request>()})
+    caf::anon_send(gateway, route_atom::value, kind, out.pool);
+  if (options.storage) {
+    // Detached: writing to storage blocks on disk, never a scheduler thread.
+    out.persister = sys.spawn<caf::detached>(persister, store, options, counters);
+    caf::anon_send(gateway, route_atom::value, kind_of<wire::snapshot_request>(), out.persister);
+  }
+  return out;
 }
 
 }  // namespace ss::actors

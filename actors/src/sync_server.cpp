@@ -14,7 +14,7 @@ namespace ss::actors {
 namespace {
 
 struct contributor {
-  std::uint64_t member_id;
+  std::uint64_t trainer;
   caf::response_promise promise;
 };
 
@@ -100,7 +100,7 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
   }
   if (o.spec.algo == sync::algorithm::ma || o.spec.algo == sync::algorithm::bmuf) {
     for (auto it = st.contributors.begin(); it != st.contributors.end(); ++it) {
-      if (it->member_id == req.member_id) {
+      if (it->trainer == req.trainer) {
         // The trainer gave up on this round (timeout) and sent again: its earlier request is void.
         it->promise.deliver(refuse(errc::cancelled, "superseded by a newer request of the same trainer"));
         st.contributors.erase(it);
@@ -110,7 +110,7 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
     if (st.mean.size() != o.length) st.mean.reset(o.length);
     st.mean.add(req.params.data());
     auto p = self->make_response_promise<body_ptr>();
-    st.contributors.push_back({req.member_id, p});
+    st.contributors.push_back({req.trainer, p});
     if (st.contributors.size() >= std::max<std::size_t>(1, st.live_trainers)) {
       close_round(self);
     } else if (!st.timer_armed) {
@@ -122,6 +122,29 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
   return refuse(errc::invalid_argument, o.name + ": the job does not synchronize (--sync none)");
 }
 
+// A resumed job: start from the snapshot's state instead of the first replica.
+body_ptr serve_restore(sync_server_actor* self, const wire::sync_restore& r) {
+  auto& st = self->state;
+  const auto& o = st.options;
+  if (r.slice != o.slice || r.params.size() != o.length)
+    return refuse(errc::invalid_argument, o.name + " holds slice " + std::to_string(o.slice) + " of " +
+                                              std::to_string(o.length) + " parameters; the restore is for slice " +
+                                              std::to_string(r.slice) + " with " + std::to_string(r.params.size()));
+  if (st.exchanges > 0 || st.round > 0) {
+    // Trainers synced already: their state is newer than the snapshot's.
+    return make_body(wire::ack{});
+  }
+  if (o.spec.algo == sync::algorithm::bmuf)
+    st.bmuf.restore(r.params.data(), r.momentum.size() == r.params.size() ? r.momentum.data() : nullptr, o.length);
+  else if (o.spec.algo == sync::algorithm::easgd)
+    st.central = r.params;
+  else if (o.spec.algo == sync::algorithm::ma)
+    st.last_target = r.params;
+  spdlog::info("{}: resumed from the snapshot's sync state ({} parameters{})", o.name, o.length,
+               r.momentum.empty() ? "" : " and their momentum");
+  return make_body(wire::ack{});
+}
+
 caf::behavior sync_server(sync_server_actor* self, sync_server_options options) {
   self->state.options = std::move(options);
   self->state.mean.reset(self->state.options.length);
@@ -130,9 +153,16 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
         auto& st = self->state;
         if (const auto* req = std::get_if<wire::sync_request>(&env->message)) return serve_sync(self, *req);
         if (std::holds_alternative<wire::dense_request>(env->message)) {
-          const auto& slice = st.options.spec.algo == sync::algorithm::bmuf ? st.bmuf.global() : st.central;
-          return make_body(wire::dense_reply{st.exchanges + st.round, slice});
+          // The slice's state: the central copy (EASGD), the global model and its momentum (BMUF),
+          // the latest round's mean (MA). Empty before the first sync.
+          const bool bmuf = st.options.spec.algo == sync::algorithm::bmuf;
+          const auto& slice = bmuf ? st.bmuf.global()
+                              : st.options.spec.algo == sync::algorithm::ma ? st.last_target
+                                                                            : st.central;
+          return make_body(wire::dense_reply{st.exchanges + st.round, slice,
+                                             bmuf ? st.bmuf.momentum() : std::vector<float>{}});
         }
+        if (const auto* restore = std::get_if<wire::sync_restore>(&env->message)) return serve_restore(self, *restore);
         if (std::holds_alternative<wire::status_request>(env->message))
           return make_body(wire::status_reply{json_object()
                                                   .add("role", "sync")
@@ -174,6 +204,7 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
 caf::actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway, const sync_server_options& options) {
   auto a = sys.spawn(sync_server, options);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_request>(), a);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_restore>(), a);
   return a;
 }
 

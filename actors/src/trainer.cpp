@@ -195,8 +195,9 @@ struct reader_slot {
   std::string endpoint;
   std::uint32_t link = 0;
   int outstanding = 0;
-  bool ended = false;
+  bool ended = false;  // answered end_of_data (asked again while the job is running: it may restart)
   bool retry_scheduled = false;
+  bool poll_due = false;  // an ended reader's next poll may go out
 };
 
 struct feeder_state {
@@ -207,11 +208,14 @@ struct feeder_state {
   std::deque<caf::response_promise> waiting;
   int credits = 2;  // total pulls outstanding plus batches ready, per reader
   std::uint64_t acks_pending = 0;
+  // The coordinator has seen every reader finish. Until then an ended reader is asked again now
+  // and then: a reader that restarts replays from its last committed position.
+  bool draining = false;
 };
 using feeder_actor = caf::stateful_actor<feeder_state>;
 
 bool all_readers_ended(const feeder_state& st) {
-  if (static_cast<int>(st.readers.size()) < st.ctx->job.readers) return false;
+  if (!st.draining || static_cast<int>(st.readers.size()) < st.ctx->job.readers) return false;
   for (const auto& r : st.readers)
     if (!r.ended || r.outstanding > 0) return false;
   return true;
@@ -242,29 +246,45 @@ void schedule_retry(feeder_actor* self, std::uint32_t r) {
 void pull(feeder_actor* self, std::uint32_t r) {
   auto& st = self->state;
   auto& slot = st.readers[r];
-  if (slot.ended || slot.link == 0) return;
+  if (slot.link == 0) return;
   int in_use = slot.outstanding;
   for (const auto& b : st.ready)
     if (b->reader_index == r) ++in_use;
-  while (in_use < st.credits) {
+  int limit = st.credits;
+  if (slot.ended) {
+    // An ended reader is asked again, one pull at a time at the retry pace, until the job has
+    // seen every reader finish: if it restarted, it replays from its committed position.
+    if (st.draining || slot.outstanding > 0) return;
+    if (!slot.poll_due) {
+      schedule_retry(self, r);
+      return;
+    }
+    slot.poll_due = false;
+    limit = in_use + 1;
+  }
+  while (in_use < limit) {
     ++slot.outstanding;
     ++in_use;
-    self->request(st.ctx->gateway, caf::infinite, call_atom::value, slot.link, make_body(wire::pull_request{1}),
-                  st.ctx->timeout)
+    self->request(st.ctx->gateway, caf::infinite, call_atom::value, slot.link,
+                  make_body(wire::pull_request{1, st.ctx->options.incarnation}), st.ctx->timeout)
         .then(
             [self, r](const envelope_ptr& env) {
               auto& s = self->state;
               auto& sl = s.readers[r];
               --sl.outstanding;
               if (const auto* b = std::get_if<wire::batch_message>(&env->message)) {
+                sl.ended = false;
                 s.ready.push_back(std::make_shared<const wire::batch_message>(*b));
                 hand_out(self);
                 pull(self, r);
               } else if (std::holds_alternative<wire::end_of_data>(env->message)) {
                 sl.ended = true;
                 hand_out(self);
+                pull(self, r);
               } else if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
-                spdlog::warn("{}: reader {} refused a pull: {}", s.ctx->options.name, r, err->message);
+                // unavailable: every batch is out and some may come back; ask again shortly.
+                if (err->code != errc::unavailable)
+                  spdlog::warn("{}: reader {} refused a pull: {}", s.ctx->options.name, r, err->message);
                 schedule_retry(self, r);
               }
             },
@@ -275,19 +295,20 @@ void pull(feeder_actor* self, std::uint32_t r) {
   }
 }
 
-void send_ack(feeder_actor* self, std::uint32_t r, std::uint64_t sequence, int attempt) {
+void send_ack(feeder_actor* self, std::uint32_t r, std::uint64_t sequence, std::uint64_t incarnation, int attempt) {
   auto& st = self->state;
   const auto link = st.readers[r].link;
   ++st.acks_pending;
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link,
-                make_body(wire::batch_ack{r, sequence}), st.ctx->timeout)
+                make_body(wire::batch_ack{r, sequence, incarnation}), st.ctx->timeout)
       .then(
           [self](const envelope_ptr&) { --self->state.acks_pending; },
-          [self, r, sequence, attempt](const caf::error&) {
-            // An ack lost on the way would leave the reader waiting forever: resend it.
+          [self, r, sequence, incarnation, attempt](const caf::error&) {
+            // An ack lost on the way would leave the reader waiting until it hands the batch to
+            // another trainer: resend it (a restarted reader refuses it; it replays the batch).
             --self->state.acks_pending;
             if (attempt < 1000) {
-              self->delayed_send(self, retry_delay, done_atom::value, r, sequence, attempt + 1);
+              self->delayed_send(self, retry_delay, done_atom::value, r, sequence, incarnation, attempt + 1);
             }
           });
 }
@@ -303,6 +324,7 @@ caf::behavior feeder(feeder_actor* self, context_ptr ctx) {
           const auto& endpoint = view.readers[r];
           if (endpoint.empty() || endpoint == st.readers[r].endpoint) continue;
           st.readers[r].endpoint = endpoint;
+          st.readers[r].ended = false;  // a new reader process
           self->request(st.ctx->gateway, caf::infinite, link_atom::value, endpoint)
               .then([self, r](std::uint32_t link) {
                 self->state.readers[r].link = link;
@@ -312,6 +334,7 @@ caf::behavior feeder(feeder_actor* self, context_ptr ctx) {
       },
       [self](tick_atom, std::uint32_t r) {
         self->state.readers[r].retry_scheduled = false;
+        self->state.readers[r].poll_due = true;
         pull(self, r);
       },
       [self](next_atom) -> caf::result<batch_ptr> {
@@ -322,7 +345,15 @@ caf::behavior feeder(feeder_actor* self, context_ptr ctx) {
         for (std::uint32_t r = 0; r < st.readers.size(); ++r) pull(self, r);
         return p;
       },
-      [self](done_atom, std::uint32_t r, std::uint64_t sequence, int attempt) { send_ack(self, r, sequence, attempt); },
+      [self](done_atom, std::uint32_t r, std::uint64_t sequence, std::uint64_t incarnation, int attempt) {
+        send_ack(self, r, sequence, incarnation, attempt);
+      },
+      [self](state_atom, wire::job_state state) {
+        auto& st = self->state;
+        if (state != wire::job_state::draining && state != wire::job_state::done) return;
+        st.draining = true;
+        hand_out(self);
+      },
   };
 }
 
@@ -382,6 +413,10 @@ void send_lookup(worker_actor* self, const slot_ptr& slot, std::uint32_t shard) 
                 advance(self);
               }
             } else if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              if (err->code == errc::unavailable) {  // the shard is restoring its rows: ask again
+                self->delayed_send(self, retry_delay, tick_atom::value, slot, shard, generation, true);
+                return;
+              }
               spdlog::error("{}: shard {} refused a lookup: {}", self->state.ctx->options.name, shard, err->message);
               self->state.ctx->progress->set_error("shard " + std::to_string(shard) + ": " + err->message);
             }
@@ -398,7 +433,8 @@ void push_done(worker_actor* self, const slot_ptr& slot) {
   auto& st = self->state;
   if (--slot->pending > 0) return;
   // Every shard applied this batch's gradients: the batch is trained, tell its reader.
-  self->send(st.feeder, done_atom::value, slot->batch->reader_index, slot->batch->sequence, 0);
+  self->send(st.feeder, done_atom::value, slot->batch->reader_index, slot->batch->sequence,
+             slot->batch->incarnation, 0);
   --st.pushing;
   slot->batch.reset();
   ++slot->generation;
@@ -413,9 +449,13 @@ void send_push(worker_actor* self, const slot_ptr& slot, std::uint32_t shard, pu
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, std::make_shared<const wire::body>(*req),
                 st.ctx->timeout)
       .then(
-          [self, slot, sent](const envelope_ptr& env) {
+          [self, slot, shard, req, sent](const envelope_ptr& env) {
             self->state.ctx->progress->add_push_latency(std::chrono::steady_clock::now() - sent);
             if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              if (err->code == errc::unavailable) {  // the shard is restoring: not applied, send again
+                self->delayed_send(self, retry_delay, stop_atom::value, slot, shard, req);
+                return;
+              }
               spdlog::error("{}: a shard refused a push: {}", self->state.ctx->options.name, err->message);
               self->state.ctx->progress->set_error(err->message);
             }
@@ -665,7 +705,7 @@ void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int at
   }
   const auto [offset, length] = st.slices[k];
   wire::sync_request req;
-  req.member_id = st.ctx->options.member_id;
+  req.trainer = st.ctx->options.incarnation;
   req.slice = k;
   req.offset = offset;
   req.batches = st.ctx->progress->batches();
@@ -808,6 +848,7 @@ struct trainer_state {
   bool reported = false;
   wire::cluster_view last_view;
   bool have_view = false;
+  wire::job_state job_state = wire::job_state::waiting;
 };
 using trainer_actor = caf::stateful_actor<trainer_state>;
 
@@ -815,7 +856,7 @@ void report_replica(trainer_actor* self) {
   auto& st = self->state;
   self->send(st.ctx->syncer, stop_atom::value);
   auto report = std::make_shared<wire::dense_report>();
-  report->member_id = st.ctx->options.member_id;
+  report->trainer = st.ctx->options.incarnation;
   report->examples = st.ctx->progress->snapshot(0).examples;
   report->params.assign(st.ctx->model->params(), st.ctx->model->params() + st.ctx->model->size());
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.coordinator_link,
@@ -850,6 +891,7 @@ void start_workers(trainer_actor* self) {
   // Linked: when the trainer goes, its feeder and workers go with it.
   st.feeder = self->spawn<caf::linked>(feeder, st.ctx);
   if (st.have_view) self->send(st.feeder, view_atom::value, st.last_view);
+  self->send(st.feeder, state_atom::value, st.job_state);
   for (int w = 0; w < std::max(1, st.ctx->options.workers); ++w) {
     caf::actor a = st.ctx->options.detached_workers
                        ? self->spawn<caf::detached + caf::linked>(worker, st.ctx, st.feeder, caf::actor{self})
@@ -925,6 +967,8 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
         }
       },
       [self](state_atom, wire::job_state state) {
+        self->state.job_state = state;
+        if (self->state.feeder) self->send(self->state.feeder, state_atom::value, state);
         if (state == wire::job_state::running || state == wire::job_state::draining) {
           self->state.job_running = true;
           start_workers(self);
@@ -941,6 +985,12 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
       [self](done_atom, bool) { report_replica(self); },
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
         auto& st = self->state;
+        if (std::holds_alternative<wire::dense_request>(env->message)) {
+          // The replica: the coordinator snapshots it (no central copy without sync) and builds
+          // the final model from it.
+          const float* p = st.ctx->model->params();
+          return make_body(wire::dense_reply{st.ctx->progress->batches(), std::vector<float>(p, p + st.ctx->model->size()), {}});
+        }
         if (!std::holds_alternative<wire::status_request>(env->message))
           return make_body(wire::error_reply{errc::invalid_argument, std::string("a trainer does not serve ") +
                                                                          wire::message_name(env->message)});
@@ -991,6 +1041,7 @@ caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, cons
   ctx->timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(job.request_timeout));
   auto a = sys.spawn(trainer, ctx, gateway, member_agent);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), a);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::dense_request>(), a);
   return a;
 }
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "client.hpp"
 #include "commands.hpp"
 #include "ss/actors/service.hpp"
 #include "ss/core/config/option_set.hpp"
@@ -25,6 +26,7 @@
 #include "ss/core/job/job_options.hpp"
 #include "ss/service/logging.hpp"
 #include "ss/service/shutdown_signal.hpp"
+#include "ss/storage/rocksdb_rows.hpp"
 #include "ss/transport/zmq_transport.hpp"
 
 namespace ss::cli {
@@ -112,12 +114,28 @@ std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::con
 using starter = std::function<result<std::unique_ptr<actors::running_service>>(
     caf::actor_system&, std::unique_ptr<actors::transport>, const actors::service_options&)>;
 
+// A shard's rows in RocksDB under `dir`.
+decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir) {
+  return [dir](std::uint32_t row_floats) -> result<std::unique_ptr<embedding::durable_rows>> {
+    auto rows = storage::rocksdb_rows::open(dir, row_floats, storage::rocksdb_rows_options{});
+    if (!rows.is_ok()) return rows.error();
+    return std::unique_ptr<embedding::durable_rows>(std::move(*rows));
+  };
+}
+
+// Role-specific flags and what they configure (a shard's storage).
+struct role_flags {
+  std::function<void(config::option_set&)> add;
+  std::function<void(actors::service_options&)> configure;
+};
+
 // Runs one service until its job ends or a signal arrives. Exit 0 when the job finished.
 int run_member(const char* role, const args& a, const config::environment& env, const std::string& default_listen,
-               bool indexed, const char* description, const starter& start) {
+               bool indexed, const char* description, const starter& start, const role_flags& extra = {}) {
   service_flags f;
   config::option_set opts(role, description);
   add_service_flags(opts, f, default_listen, true, indexed);
+  if (extra.add) extra.add(opts);
   if (auto st = opts.parse(a, env); !st.is_ok()) {
     std::fprintf(stderr, "shadowsync %s: %s\n", role, st.message().c_str());
     return 2;
@@ -136,6 +154,7 @@ int run_member(const char* role, const args& a, const config::environment& env, 
   }
   auto options = to_service_options(f, role);
   options.advertise = advertised(f.listen, f.advertise);
+  if (extra.configure) extra.configure(options);
   std::atomic<actors::running_service*> running{nullptr};
   std::atomic<bool> cancel{false};
   options.cancel = &cancel;
@@ -169,11 +188,31 @@ int run_member(const char* role, const args& a, const config::environment& env, 
 struct coordinator_flags {
   job::job_options job;
   service_flags service;
+  std::string snapshot_dir;
+  double snapshot_interval = 60;
+  int snapshot_retain = 3;
+  bool resume = false;
 };
 
 void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
   add_service_flags(opts, c.service, "tcp://0.0.0.0:5555", false, false);
+  opts.add("snapshot-dir", &c.snapshot_dir,
+           "Where cluster snapshots go. A coordinator that finds snapshots of its job here continues the job "
+           "from the newest valid one (a restart), or reports the result of a job that finished. Empty: no "
+           "snapshots (a restarted coordinator starts the job over).");
+  opts.add("snapshot-interval", &c.snapshot_interval,
+           "Seconds between periodic cluster snapshots; 0: only on request (`shadowsync snapshot`).")
+      .range(0.0, 86400.0 * 7);
+  opts.add("snapshot-retain", &c.snapshot_retain, "Complete snapshots to keep (older ones are pruned).").range(1, 1000);
+  opts.add("resume", &c.resume, "Require a snapshot to resume from in --snapshot-dir (fail if there is none).");
   job::add_job_options(opts, c.job);
+}
+
+void configure_snapshots(const coordinator_flags& c, actors::coordinator_options& co) {
+  if (!c.snapshot_dir.empty()) co.snapshots = job::directory_snapshot_store(c.snapshot_dir);
+  co.snapshot_interval = c.snapshot_interval;
+  co.snapshot_retain = c.snapshot_retain;
+  co.require_resume = c.resume;
 }
 
 }  // namespace
@@ -211,6 +250,7 @@ int run_coordinator(const args& a, const config::environment& env) {
   });
   actors::coordinator_options co;
   co.job = c.job;
+  configure_snapshots(c, co);
   std::string summary, json;
   std::mutex result_mu;
   co.on_result = [&](const std::string& s, const std::string& j) {
@@ -247,11 +287,29 @@ int run_coordinator(const args& a, const config::environment& env) {
 }
 
 int run_shard(const args& a, const config::environment& env) {
+  std::string data_dir;
+  double flush_interval = 5;
+  role_flags extra;
+  extra.add = [&](config::option_set& opts) {
+    opts.add("data-dir", &data_dir,
+             "Where the shard keeps its rows (RocksDB) and its snapshot checkpoints; a restarted shard loads "
+             "them from here. Empty: rows live in memory only.");
+    opts.add("flush-interval", &flush_interval,
+             "Seconds between writes of changed rows to --data-dir (a kill -9 loses at most this much of the "
+             "shard's updates; SIGTERM loses none). 0: only at snapshots and on SIGTERM.")
+        .range(0.0, 86400.0);
+  };
+  extra.configure = [&](actors::service_options& o) {
+    o.flush_interval = flush_interval;
+    if (data_dir.empty()) return;
+    o.open_storage = rocksdb_storage(data_dir);
+  };
   return run_member("shard", a, env, "tcp://0.0.0.0:5556", true,
                     "Runs an embedding shard server: it holds the rows of every table that hash to its "
                     "--index, serves batched lookups and applies gradient pushes with the job's sparse "
-                    "optimizer. The job's settings come from the coordinator.",
-                    actors::start_shard);
+                    "optimizer, and with --data-dir keeps them in RocksDB and checkpoints them for cluster "
+                    "snapshots. The job's settings come from the coordinator.",
+                    actors::start_shard, extra);
 }
 
 int run_reader(const args& a, const config::environment& env) {
@@ -293,6 +351,15 @@ struct local_flags {
   std::string log_level = "info";
   std::string log_format = "human";
   double startup_timeout = 60;
+  // State and supervision (--processes).
+  std::string state_dir;   // shards' rows and the coordinator's snapshots; "" = a temporary one
+  std::string run_dir;     // pid files and the coordinator's output; "" = a temporary one
+  bool keep_state = false;
+  double snapshot_interval = 60;
+  int snapshot_retain = 3;
+  double flush_interval = 5;
+  double restart_delay = 1;
+  int max_restarts = 10;
 };
 
 std::string self_exe() {
@@ -317,8 +384,48 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-// Runs the cluster as child processes of this binary on loopback and relays the coordinator's
-// result. Children inherit stderr, so their logs interleave with ours.
+// One service of a local --processes cluster: how to start it and its current process.
+struct child {
+  std::string name;
+  std::string command;  // a shell command line
+  bool coordinator = false;
+  pid_t pid = -1;
+  int restarts = 0;
+  bool done = false;  // exited after the job ended; not restarted
+};
+
+pid_t spawn_child(const child& c, const std::filesystem::path& run_dir) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // The coordinator's stdout (summary and JSON line) goes to a file the supervisor prints at the
+    // end; a restarted coordinator appends to it. Other services' stdout is not needed.
+    const std::string out = c.coordinator ? " >>" + shell_quote((run_dir / "coordinator.out").string()) : " >/dev/null";
+    execl("/bin/sh", "sh", "-c", ("exec " + c.command + out).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::ofstream(run_dir / (c.name + ".pid")) << pid << "\n";
+  return pid;
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+// The job's state as the coordinator reports it ("running", "done", ...), or "" when it does not
+// answer (it is restarting).
+std::string job_state_of(const std::string& coordinator) {
+  const std::string json = query_status(coordinator, 2.0);
+  const std::string key = "\"state\":\"";
+  const auto at = json.find(key);
+  if (at == std::string::npos) return "";
+  return json.substr(at + key.size(), json.find('"', at + key.size()) - at - key.size());
+}
+
+// Runs the cluster as child processes of this binary on loopback and supervises them: a service
+// that dies before the job ends (killed, or stopped by a signal) is started again with the same
+// flags, as an orchestrator would; it rejoins from its state (shards: their --data-dir; the
+// coordinator: its --snapshot-dir). Relays the coordinator's result.
 int run_local_processes(const local_flags& l, const std::string& job_text) {
   const std::string exe = self_exe();
   const int port = free_port();
@@ -327,9 +434,13 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
     return 1;
   }
   const std::string coordinator = "tcp://127.0.0.1:" + std::to_string(port);
-  const auto dir = std::filesystem::temp_directory_path() / ("shadowsync-local-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string config = (dir / "job.ini").string();
+  const auto temp = std::filesystem::temp_directory_path() / ("shadowsync-local-" + std::to_string(getpid()));
+  const std::filesystem::path run_dir = l.run_dir.empty() ? temp : std::filesystem::path(l.run_dir);
+  const std::filesystem::path state_dir = l.state_dir.empty() ? run_dir / "state" : std::filesystem::path(l.state_dir);
+  std::filesystem::create_directories(run_dir);
+  std::filesystem::create_directories(state_dir);
+  std::filesystem::remove(run_dir / "coordinator.out");
+  const std::string config = (run_dir / "job.ini").string();
   {
     // The job section, renamed for the coordinator command.
     std::string text = job_text;
@@ -341,82 +452,114 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
   const std::string common = " --log-level " + l.log_level + " --log-format " + l.log_format;
   const std::string timing = " --heartbeat-interval " + std::to_string(l.job.heartbeat_interval) +
                              " --request-timeout " + std::to_string(l.job.request_timeout);
-  std::vector<std::pair<std::string, std::string>> children;  // name, command line
-  children.emplace_back("coordinator", shell_quote(exe) + " coordinator --config " + shell_quote(config) +
-                                           " --listen " + coordinator + common);
+  std::vector<child> children;
+  auto add = [&children](std::string name, std::string command, bool is_coordinator = false) {
+    child c;
+    c.name = std::move(name);
+    c.command = std::move(command);
+    c.coordinator = is_coordinator;
+    children.push_back(std::move(c));
+  };
+  add("coordinator",
+      shell_quote(exe) + " coordinator --config " + shell_quote(config) + " --listen " + coordinator +
+          " --snapshot-dir " + shell_quote((state_dir / "snapshots").string()) + " --snapshot-interval " +
+          std::to_string(l.snapshot_interval) + " --snapshot-retain " + std::to_string(l.snapshot_retain) + common,
+      true);
   for (int i = 0; i < l.job.shards; ++i)
-    children.emplace_back("shard-" + std::to_string(i), shell_quote(exe) + " shard --index " + std::to_string(i) +
-                                                            " --coordinator " + coordinator +
-                                                            " --listen tcp://127.0.0.1:0 --threads " +
-                                                            std::to_string(l.shard_threads) + timing + common);
+    add("shard-" + std::to_string(i),
+        shell_quote(exe) + " shard --index " + std::to_string(i) + " --coordinator " + coordinator +
+            " --listen tcp://127.0.0.1:0 --threads " + std::to_string(l.shard_threads) + " --data-dir " +
+            shell_quote((state_dir / ("shard-" + std::to_string(i))).string()) + " --flush-interval " +
+            std::to_string(l.flush_interval) + timing + common);
   for (int i = 1; i < l.job.sync_servers; ++i)
-    children.emplace_back("sync-" + std::to_string(i), shell_quote(exe) + " sync-server --index " + std::to_string(i) +
-                                                           " --coordinator " + coordinator +
-                                                           " --listen tcp://127.0.0.1:0" + timing + common);
+    add("sync-" + std::to_string(i), shell_quote(exe) + " sync-server --index " + std::to_string(i) +
+                                         " --coordinator " + coordinator + " --listen tcp://127.0.0.1:0" + timing + common);
   for (int i = 0; i < l.job.readers; ++i)
-    children.emplace_back("reader-" + std::to_string(i), shell_quote(exe) + " reader --index " + std::to_string(i) +
-                                                             " --coordinator " + coordinator +
-                                                             " --listen tcp://127.0.0.1:0" + timing + common);
+    add("reader-" + std::to_string(i), shell_quote(exe) + " reader --index " + std::to_string(i) + " --coordinator " +
+                                           coordinator + " --listen tcp://127.0.0.1:0" + timing + common);
   for (int i = 0; i < l.trainers; ++i)
-    children.emplace_back("trainer-" + std::to_string(i), shell_quote(exe) + " trainer --name trainer-" +
-                                                              std::to_string(i) + " --coordinator " + coordinator +
-                                                              " --listen tcp://127.0.0.1:0 --threads " +
-                                                              std::to_string(l.workers) + timing + common);
-  std::vector<pid_t> pids;
-  FILE* coordinator_out = nullptr;
-  pid_t coordinator_pid = -1;
-  for (const auto& [name, cmd] : children) {
-    if (name == "coordinator") {
-      int fds[2];
-      if (pipe(fds) != 0) return 1;
-      coordinator_pid = fork();
-      if (coordinator_pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-        _exit(127);
-      }
-      close(fds[1]);
-      coordinator_out = fdopen(fds[0], "r");
-      pids.push_back(coordinator_pid);
-    } else {
-      pid_t pid = fork();
-      if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null").c_str(), static_cast<char*>(nullptr));
-        _exit(127);
-      }
-      pids.push_back(pid);
-    }
-    spdlog::info("local: started {} (pid {})", name, pids.back());
+    add("trainer-" + std::to_string(i), shell_quote(exe) + " trainer --name trainer-" + std::to_string(i) +
+                                            " --coordinator " + coordinator + " --listen tcp://127.0.0.1:0 --threads " +
+                                            std::to_string(l.workers) + timing + common);
+  for (auto& c : children) {
+    c.pid = spawn_child(c, run_dir);
+    spdlog::info("local: started {} (pid {})", c.name, c.pid);
   }
-  // Relay the coordinator's stdout (the summary and the JSON line).
-  std::string out;
-  char buf[4096];
-  while (coordinator_out != nullptr && std::fgets(buf, sizeof buf, coordinator_out) != nullptr) out += buf;
-  if (coordinator_out != nullptr) std::fclose(coordinator_out);
-  int status = 0;
-  waitpid(coordinator_pid, &status, 0);
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  std::atomic<bool> interrupted{false};
+  service::shutdown_signal signals([&interrupted](int) { interrupted.store(true); });
+  int rc = 1;
+  bool finished = false;
+  while (!finished) {
+    if (interrupted.load()) {
+      spdlog::warn("local: interrupted: stopping the cluster");
+      for (auto& c : children)
+        if (c.pid > 0) kill(c.pid, SIGTERM);
+      rc = 130;
+      break;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    auto it = std::find_if(children.begin(), children.end(), [pid](const child& c) { return c.pid == pid; });
+    if (it == children.end()) continue;
+    child& c = *it;
+    c.pid = -1;
+    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (c.coordinator && clean) {
+      rc = 0;  // the job is over; its result is in coordinator.out
+      break;
+    }
+    if (c.coordinator && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+      spdlog::error("local: the coordinator {}: the job failed", describe_exit(status));
+      rc = 1;
+      break;
+    }
+    if (!c.coordinator) {
+      const std::string state = job_state_of(coordinator);
+      if (state == "done" || state == "failed") {
+        c.done = true;  // it left because the job ended
+        continue;
+      }
+    }
+    if (c.restarts >= l.max_restarts) {
+      spdlog::error("local: {} {} and was restarted {} times already: giving up", c.name, describe_exit(status),
+                    c.restarts);
+      rc = 1;
+      break;
+    }
+    ++c.restarts;
+    spdlog::warn("local: {} {} before the job ended: starting it again in {:.1f}s (restart {} of at most {})", c.name,
+                 describe_exit(status), l.restart_delay, c.restarts, l.max_restarts);
+    std::this_thread::sleep_for(std::chrono::duration<double>(l.restart_delay));
+    c.pid = spawn_child(c, run_dir);
+    spdlog::info("local: {} is pid {}", c.name, c.pid);
+  }
   // The members leave once they see the job end; give them a moment, then make sure.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (pid_t pid : pids) {
-    if (pid == coordinator_pid) continue;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(rc == 0 ? 10 : 3);
+  for (auto& c : children) {
+    if (c.pid <= 0) continue;
+    if (rc != 0 && rc != 130) kill(c.pid, SIGTERM);
     int st = 0;
-    while (waitpid(pid, &st, WNOHANG) == 0) {
+    while (waitpid(c.pid, &st, WNOHANG) == 0) {
       if (std::chrono::steady_clock::now() > deadline) {
-        spdlog::warn("local: pid {} did not exit after the job; terminating it", pid);
-        kill(pid, SIGTERM);
-        waitpid(pid, &st, 0);
+        spdlog::warn("local: {} (pid {}) did not exit; terminating it", c.name, c.pid);
+        kill(c.pid, SIGKILL);
+        waitpid(c.pid, &st, 0);
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  std::printf("%s", out.c_str());
+  std::ifstream out(run_dir / "coordinator.out");
+  std::stringstream text;
+  text << out.rdbuf();
+  std::printf("%s", text.str().c_str());
   std::fflush(stdout);
+  std::error_code ec;
+  if (l.run_dir.empty() && !l.keep_state) std::filesystem::remove_all(temp, ec);
   return rc;
 }
 
@@ -448,6 +591,11 @@ int run_local_in_process(const local_flags& l) {
     };
     actors::coordinator_options co;
     co.job = l.job;
+    if (!l.state_dir.empty()) {
+      co.snapshots = job::directory_snapshot_store((std::filesystem::path(l.state_dir) / "snapshots").string());
+      co.snapshot_interval = l.snapshot_interval;
+      co.snapshot_retain = l.snapshot_retain;
+    }
     co.on_result = [&](const std::string& s, const std::string& j) {
       std::lock_guard<std::mutex> lock(result_mu);
       summary = s;
@@ -467,6 +615,10 @@ int run_local_in_process(const local_flags& l) {
       auto o = base("shard-" + std::to_string(i));
       o.index = i;
       o.threads = l.shard_threads;
+      o.flush_interval = l.flush_interval;
+      if (!l.state_dir.empty()) {
+        o.open_storage = rocksdb_storage((std::filesystem::path(l.state_dir) / o.name).string());
+      }
       ok = add(actors::start_shard(sys, make_transport(ctx, o.name), o));
     }
     for (int i = 1; ok && i < l.job.sync_servers; ++i) {
@@ -523,6 +675,22 @@ int run_local(const args& a, const config::environment& env) {
   opts.add("scheduler-threads", &l.scheduler_threads, "CAF scheduler threads; 0 = one per core (at least 2).")
       .range(0, 256);
   opts.add("startup-timeout", &l.startup_timeout, "Seconds a service may wait to join the job.").min(1.0);
+  opts.add("state-dir", &l.state_dir,
+           "Where the shards keep their rows and the coordinator its snapshots (a later run with the same "
+           "--state-dir resumes the job, or reports its result). Default: a temporary directory (with "
+           "--processes; in one process: no persistence).");
+  opts.add("run-dir", &l.run_dir, "--processes: where the supervisor writes <service>.pid files and the "
+                                  "coordinator's output. Default: a temporary directory.");
+  opts.add("keep-state", &l.keep_state, "--processes: keep the temporary state directory after the run.");
+  opts.add("snapshot-interval", &l.snapshot_interval, "Seconds between cluster snapshots; 0: only on request.")
+      .range(0.0, 86400.0 * 7);
+  opts.add("snapshot-retain", &l.snapshot_retain, "Complete snapshots to keep.").range(1, 1000);
+  opts.add("flush-interval", &l.flush_interval, "Seconds between a shard's writes of changed rows to storage.")
+      .range(0.0, 86400.0);
+  opts.add("restart-delay", &l.restart_delay, "--processes: seconds before a service that died is started again.")
+      .range(0.0, 3600.0);
+  opts.add("max-restarts", &l.max_restarts, "--processes: restarts of one service before the run gives up.")
+      .range(0, 100000);
   opts.add("log-level", &l.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
   opts.add("log-format", &l.log_format, "Log line format.").choices({"human", "json"});
   job::add_job_options(opts, l.job);

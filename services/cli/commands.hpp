@@ -20,5 +20,8 @@ int run_shard(const args& a, const config::environment& env);
 int run_reader(const args& a, const config::environment& env);
 int run_trainer(const args& a, const config::environment& env);
 int run_sync_server(const args& a, const config::environment& env);
+int run_status(const args& a, const config::environment& env);
+int run_snapshot(const args& a, const config::environment& env);
+int run_predict(const args& a, const config::environment& env);
 
 }  // namespace ss::cli

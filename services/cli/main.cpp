@@ -29,6 +29,10 @@ const command commands[] = {
     {"reader", "run a data reader service", ss::cli::run_reader},
     {"trainer", "run a trainer service", ss::cli::run_trainer},
     {"sync-server", "run an extra sync server (one slice of the dense parameters)", ss::cli::run_sync_server},
+    {"status", "print a running job's status (JSON) from its coordinator", ss::cli::run_status},
+    {"snapshot", "take a cluster snapshot of a running job now", ss::cli::run_snapshot},
+    {"predict", "score data files with an exported model (.ssm) and report its test metrics",
+     ss::cli::run_predict},
 };
 
 void usage(FILE* out) {

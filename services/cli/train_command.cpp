@@ -5,14 +5,17 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "ss/core/clock.hpp"
 #include "ss/core/config/option_set.hpp"
+#include "ss/core/job/job_options.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/model/gemm.hpp"
+#include "ss/core/model/model_file.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
 #include "ss/core/train/reader_source.hpp"
 #include "ss/service/format.hpp"
@@ -33,6 +36,7 @@ struct train_options {
   std::uint64_t window = 100000;
   std::string log_level = "info";
   std::string log_format = "human";
+  std::string export_path;  // --export: write the trained model here (model_file.hpp)
   job::input_options input;
   job::model_options model;
 };
@@ -61,6 +65,9 @@ int run_train(const args& a, const config::environment& env) {
   opts.add("window", &o.window, "Recent examples in the windowed metrics of progress lines.");
   opts.add("log-level", &o.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
   opts.add("log-format", &o.log_format, "Log line format.").choices({"human", "json"});
+  opts.add("export", &o.export_path,
+           "After training, write the model (dense part and embedding rows, see `shadowsync predict`) to "
+           "this file; empty = none.");
   job::add_input_options(opts, o.input);
   job::add_model_options(opts, o.model);
   if (auto st = opts.parse(a, env); !st.is_ok()) {
@@ -79,6 +86,14 @@ int run_train(const args& a, const config::environment& env) {
     std::fprintf(stderr, "shadowsync train: --train needs at least one file (see --help)\n");
     return 2;
   }
+  if (!o.export_path.empty()) {
+    const auto dir = std::filesystem::path(o.export_path).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+      std::fprintf(stderr, "shadowsync train: --export: directory '%s' does not exist\n", dir.string().c_str());
+      return 2;
+    }
+  }
 
   auto ropts = job::reader_options(o.input, o.train, static_cast<std::size_t>(o.batch_size));
   if (!ropts.is_ok()) {
@@ -96,6 +111,16 @@ int run_train(const args& a, const config::environment& env) {
     spdlog::error("{}", setup.error().message());
     return 2;
   }
+
+  // The job as the exported model records it: the options that define the model and its input.
+  job::job_options model_job;
+  model_job.train = o.train;
+  model_job.test = o.test;
+  model_job.batch_size = o.batch_size;
+  model_job.input = o.input;
+  model_job.model = o.model;
+  model_job.dense_features = static_cast<int>(bound.num_dense());
+  model_job.categorical_features = static_cast<int>(bound.num_categorical());
 
   train::dense_model model(setup->dlrm, setup->dense, o.model.seed);
   embedding::local_embeddings store(setup->embeddings);
@@ -155,6 +180,25 @@ int run_train(const args& a, const config::environment& env) {
     test = *scored;
   }
 
+  model::model_file_stats exported;
+  double export_seconds = 0;
+  if (!o.export_path.empty() && tr.cancelled) {
+    spdlog::warn("training stopped early: not exporting the model to {}", o.export_path);
+  } else if (!o.export_path.empty()) {
+    const double start = clock.now_seconds();
+    auto header = model::header_for_job(model_job, tr.train_click_rate, tr.examples, "shadowsync train");
+    auto saved = header.is_ok() ? model::save_model(o.export_path, *header, model, store)
+                                : result<model::model_file_stats>(header.error());
+    if (!saved.is_ok()) {
+      spdlog::error("cannot export the model: {}", saved.error().message());
+      return 1;
+    }
+    exported = *saved;
+    export_seconds = clock.now_seconds() - start;
+    spdlog::info("exported the model to {}: {} rows, {} in {}", o.export_path, service::with_commas(exported.rows),
+                 service::human_bytes(static_cast<double>(exported.bytes)), service::human_seconds(export_seconds));
+  }
+
   const std::uint64_t bad_rows = source.reader().counters().bad + test_bad_rows;
   const double train_ne = metrics::normalized_entropy(tr.train_log_loss, tr.train_click_rate);
   std::printf("shadowsync train: %s examples in %s (%.0f examples/s, %d thread%s)%s\n",
@@ -168,6 +212,10 @@ int run_train(const args& a, const config::environment& env) {
   std::printf("  data    %s bad rows skipped\n", service::with_commas(bad_rows).c_str());
   std::printf("  model   %s; %s embedding rows (%s)\n", setup->dlrm.describe().c_str(),
               service::with_commas(store.total_rows()).c_str(), service::human_bytes(store.total_bytes()).c_str());
+  if (exported.bytes > 0)
+    std::printf("  export  %s: %s rows, %s in %s\n", o.export_path.c_str(), service::with_commas(exported.rows).c_str(),
+                service::human_bytes(static_cast<double>(exported.bytes)).c_str(),
+                service::human_seconds(export_seconds).c_str());
   json_object j;
   j.add("command", "train")
       .add("examples", tr.examples)
@@ -187,6 +235,10 @@ int run_train(const args& a, const config::environment& env) {
       .add("embedding_rows", store.total_rows())
       .add("embedding_bytes", store.total_bytes())
       .add("model", setup->dlrm.describe())
+      .add("export_path", exported.bytes > 0 ? o.export_path : std::string())
+      .add("export_rows", exported.rows)
+      .add("export_bytes", exported.bytes)
+      .add("export_seconds", export_seconds)
       .add("cancelled", tr.cancelled);
   std::printf("%s\n", j.str().c_str());
   return tr.cancelled ? 130 : 0;

@@ -171,7 +171,7 @@ TEST_CASE("shard: serves lookups and pushes of its own rows and refuses others",
   o.index = 1;
   o.shards = 2;
   node gw(f, "shard-1");
-  auto shard = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
+  auto shard = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>()).pool;
   f.settle();
   // Pick ids owned by shard 1 and one owned by shard 0.
   std::vector<std::uint64_t> mine;
@@ -201,42 +201,104 @@ TEST_CASE("shard: serves lookups and pushes of its own rows and refuses others",
   CHECK(std::holds_alternative<wire::error_reply>(*bad_push));
 }
 
-TEST_CASE("reader: numbered batches, a committed prefix, duplicate acks refused", "[actors]") {
+namespace reader_test {
+
+struct setup {
   actor_fixture f;
   ss::test::temp_dir dir;
-  data::generator_options g;
-  g.rows = 300;
-  REQUIRE(data::generate_criteo(g, dir.str("train.tsv")).is_ok());
-  data::batch_reader_options ro;
-  ro.schema = data::input_schema::criteo();
-  ro.paths = {dir.str("train.tsv")};
-  ro.batch_size = 100;
-  auto reader = data::batch_reader::open(ro);
-  REQUIRE(reader.is_ok());
-  node gw(f, "reader-0");
-  auto counters = std::make_shared<reader_counters>();
-  auto r = spawn_reader(f.sys, gw.gateway, std::make_unique<data::batch_reader>(std::move(*reader)), {}, counters);
-  f.settle();
+  std::shared_ptr<reader_counters> counters = std::make_shared<reader_counters>();
+  caf::actor r;
+
+  explicit setup(reader_options options = {}) {
+    data::generator_options g;
+    g.rows = 300;
+    REQUIRE(data::generate_criteo(g, dir.str("train.tsv")).is_ok());
+    data::batch_reader_options ro;
+    ro.schema = data::input_schema::criteo();
+    ro.paths = {dir.str("train.tsv")};
+    ro.batch_size = 100;
+    auto reader = data::batch_reader::open(ro);
+    REQUIRE(reader.is_ok());
+    node gw(f, "reader-0");
+    r = f.own(spawn_reader(f.sys, gw.gateway, std::make_unique<data::batch_reader>(std::move(*reader)), options, counters));
+    f.settle();
+  }
+  wire::batch_message pull(std::uint64_t trainer) {
+    auto b = ask(f, r, wire::pull_request{1, trainer});
+    REQUIRE(b.has_value());
+    REQUIRE(std::holds_alternative<wire::batch_message>(*b));
+    return std::get<wire::batch_message>(*b);
+  }
+  bool acked(std::uint64_t sequence, std::uint64_t incarnation) {
+    return std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, sequence, incarnation}));
+  }
+};
+
+}  // namespace reader_test
+
+TEST_CASE("reader: numbered batches and a committed prefix with duplicate acks refused", "[actors]") {
+  reader_options o;
+  o.incarnation = 0x51;
+  reader_test::setup t(o);
   std::vector<wire::batch_message> batches;
   for (int i = 0; i < 3; ++i) {
-    auto b = ask(f, r, wire::pull_request{1});
-    REQUIRE(std::holds_alternative<wire::batch_message>(*b));
-    batches.push_back(std::get<wire::batch_message>(*b));
+    batches.push_back(t.pull(7));
     CHECK(batches.back().sequence == static_cast<std::uint64_t>(i));
+    CHECK(batches.back().incarnation == 0x51);
     CHECK(batches.back().batch.size() == 100);
   }
-  CHECK(std::holds_alternative<wire::end_of_data>(*ask(f, r, wire::pull_request{1})));
-  CHECK(counters->exhausted.load());
-  CHECK_FALSE(counters->finished.load());  // nothing trained yet
-  CHECK(std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, 1})));
-  CHECK(std::holds_alternative<wire::error_reply>(*ask(f, r, wire::batch_ack{0, 1})));  // duplicate
-  CHECK(counters->examples_acked.load() == 100);
-  CHECK(std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, 0})));
-  CHECK(std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, 2})));
-  CHECK(counters->examples_acked.load() == 300);
-  CHECK(counters->finished.load());
-  const auto status = std::get<wire::status_reply>(*ask(f, r, wire::status_request{})).json;
+  // Everything is handed out but nothing trained: not the end yet (a batch may come back).
+  auto early = ask(t.f, t.r, wire::pull_request{1, 7});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*early));
+  CHECK(std::get<wire::error_reply>(*early).code == errc::unavailable);
+  CHECK(t.counters->exhausted.load());
+  CHECK_FALSE(t.counters->finished.load());
+  CHECK_FALSE(t.acked(1, 0x52));  // an ack for another incarnation of the reader
+  CHECK(t.acked(1, 0x51));
+  CHECK_FALSE(t.acked(1, 0x51));  // duplicate
+  CHECK(t.counters->examples_acked.load() == 100);
+  {
+    std::lock_guard<std::mutex> lock(t.counters->mu);
+    CHECK_FALSE(t.counters->has_committed);  // batch 0 is not trained: nothing is committed
+  }
+  CHECK(t.acked(0, 0x51));
+  {
+    std::lock_guard<std::mutex> lock(t.counters->mu);
+    CHECK(t.counters->has_committed);
+    CHECK(t.counters->committed.byte_offset == batches[1].end.byte_offset);
+    CHECK(t.counters->committed_examples == 200);
+  }
+  CHECK(t.acked(2, 0x51));
+  CHECK(t.counters->examples_acked.load() == 300);
+  CHECK(t.counters->finished.load());
+  CHECK(std::holds_alternative<wire::end_of_data>(*ask(t.f, t.r, wire::pull_request{1, 7})));
+  const auto status = std::get<wire::status_reply>(*ask(t.f, t.r, wire::status_request{})).json;
   CHECK(status.find("\"committed_offset\":" + std::to_string(batches[2].end.byte_offset)) != std::string::npos);
+}
+
+TEST_CASE("reader: batches of a trainer that left the cluster go to another trainer", "[actors]") {
+  reader_options o;
+  o.requeue_after = std::chrono::milliseconds(1000);
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  const auto first = t.pull(1);   // trainer 1 takes batch 0 and dies
+  const auto second = t.pull(2);  // trainer 2 takes batch 1
+  CHECK(t.acked(second.sequence, 0));
+  view.trainer_incarnations = {2};
+  caf::anon_send(t.r, view_atom::value, view);
+  t.f.advance(std::chrono::milliseconds(500));
+  CHECK(t.counters->batches_requeued.load() == 0);  // not gone long enough
+  t.f.advance(std::chrono::milliseconds(1000));
+  CHECK(t.counters->batches_requeued.load() == 1);
+  CHECK(t.counters->examples_requeued.load() == 100);
+  const auto again = t.pull(2);  // the orphan comes before new batches
+  CHECK(again.sequence == first.sequence);
+  CHECK(again.batch.size() == first.batch.size());
+  CHECK(t.acked(again.sequence, 0));
+  CHECK_FALSE(t.acked(first.sequence, 0));  // the dead trainer's late ack is a duplicate
+  CHECK(t.counters->examples_acked.load() == 200);
 }
 
 TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent", "[actors]") {
@@ -332,9 +394,9 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
   f.own(spawn_coordinator(f.sys, coord.gateway, co));
 
   auto member = [&](node& n, wire::role role, int index, const std::string& endpoint,
-                    std::function<wire::member_progress()> progress) {
+                    std::function<wire::member_progress()> progress, std::uint64_t incarnation = 1) {
     member_options mo;
-    mo.identity = wire::register_request{role, endpoint, index, endpoint, 1};
+    mo.identity = wire::register_request{role, endpoint, index, endpoint, incarnation};
     mo.coordinator = "mem://coordinator";
     mo.heartbeat_interval = std::chrono::milliseconds(100);
     mo.request_timeout = std::chrono::seconds(1);
@@ -354,7 +416,7 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
     shard_options sh;
     sh.index = static_cast<std::uint32_t>(i);
     sh.shards = 2;
-    f.own(spawn_shard(f.sys, nodes.back()->gateway, stores.back(), sh, std::make_shared<shard_counters>()));
+    f.own(spawn_shard(f.sys, nodes.back()->gateway, stores.back(), sh, std::make_shared<shard_counters>()).pool);
     member(*nodes.back(), wire::role::shard, i, ep, [] { return wire::member_progress{}; });
   }
   nodes.push_back(std::make_unique<node>(f, "mem://reader-0", "mem://reader-0"));
@@ -377,7 +439,9 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
     const std::string ep = "mem://trainer-" + std::to_string(t);
     nodes.push_back(std::make_unique<node>(f, ep, ep));
     auto progress = std::make_shared<trainer_progress>();
-    auto agent = member(*nodes.back(), wire::role::trainer, -1, ep, [progress] { return progress->snapshot(1000); });
+    const std::uint64_t incarnation = 0x7a1 + static_cast<std::uint64_t>(t);
+    auto agent = member(
+        *nodes.back(), wire::role::trainer, -1, ep, [progress] { return progress->snapshot(1000); }, incarnation);
     // The trainer needs its member id: wait for the registration.
     auto registration = std::make_shared<std::optional<wire::register_reply>>();
     f.sys.spawn([agent, registration](caf::event_based_actor* self) {
@@ -389,7 +453,7 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
     trainer_options to;
     to.name = ep;
     to.detached_workers = false;
-    to.member_id = (*registration)->member_id;
+    to.incarnation = incarnation;
     to.coordinator = "mem://coordinator";
     auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, job.model.seed);
     f.own(spawn_trainer(f.sys, nodes.back()->gateway, agent, job, model, {}, to, progress));

@@ -30,7 +30,9 @@ TEST_CASE("messages: message_name names every message type", "[wire]") {
                             "push_request", "push_reply",       "dense_request",
                             "dense_reply",  "dense_report",     "status_request",
                             "status_reply", "stop_request",     "ack",
-                            "sync_request", "sync_reply"};
+                            "sync_request", "sync_reply",       "snapshot_now",
+                            "snapshot_request", "snapshot_reply", "dump_request", "dump_reply",
+                            "sync_restore", "export_request", "export_reply"};
   static_assert(sizeof(expected) / sizeof(expected[0]) == std::variant_size_v<body>);
   auto all = testing::one_of_each();
   REQUIRE(all.size() == std::variant_size_v<body>);

@@ -49,6 +49,7 @@ inline cluster_view sample_view() {
   v.readers = {"ipc:///tmp/reader-0"};
   v.trainers = {"trainer-7f3a", "trainer-01bc", "a name that is longer than sixteen bytes"};
   v.syncs = {"tcp://coordinator:5555", "tcp://sync-1:5558"};
+  v.trainer_incarnations = {0x7f3a, 0xffffffffffffffffULL, 3};
   return v;
 }
 
@@ -70,6 +71,12 @@ inline std::vector<envelope> one_of_each() {
     r.job_config = "[job]\nembedding-dim = 16\nbottom-mlp = 13-512-256-64-16\n";
     r.view = sample_view();
     r.state = job_state::draining;
+    r.restore_snapshot = 42;
+    r.resume_position = read_position{1, 5550000, 20001};
+    r.has_resume_position = true;
+    r.resume_examples = 20000;
+    r.job_id = 0x5eed5eed5eedULL;
+    r.resume_bad_rows = 12;
     add(r);
   }
   {
@@ -98,27 +105,32 @@ inline std::vector<envelope> one_of_each() {
     p.sync_latency_p99_ms = 8.0;
     p.sync_distance = 0.0031;
     p.sync_wait_seconds = 2.5;
+    p.committed = read_position{2, 123456, 789};
+    p.has_committed = true;
+    p.committed_examples = 5000;
+    p.committed_bad_rows = 7;
     add(h);
   }
   add(heartbeat_reply{job_state::failed, sample_view(), false});
   add(leave{77, "SIGTERM"});
-  add(pull_request{12});
+  add(pull_request{12, 77});
   {
     batch_message m;
     m.reader_index = 2;
     m.sequence = 123456789012ULL;
     m.batch = criteo_batch(5, 7);
     m.end = read_position{3, 987654321ULL, 4242};
+    m.incarnation = 0xabcdef0123456789ULL;
     add(m);
   }
   add(end_of_data{1, 999});
-  add(batch_ack{4, 31337});
+  add(batch_ack{4, 31337, 99});
   add(lookup_request{false, {0, 1, 25, 7}, {11, 0xffffffffffffffffULL, 13, 1ULL << 40}});
   add(lookup_reply_of(3, 4));
   add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}});
   add(push_reply{4096});
   add(dense_request{});
-  add(dense_reply{31, {1.0f, -2.5f, 3.25f, 1e-30f, 7.0f}});
+  add(dense_reply{31, {1.0f, -2.5f, 3.25f, 1e-30f, 7.0f}, {0.5f, -0.5f, 0.0f, -0.0f, 1e30f}});
   add(dense_report{5, 2'000'000, {0.125f, 0.25f, -0.5f}});
   add(status_request{});
   add(status_reply{R"({"role":"coordinator","state":"running"})"});
@@ -126,6 +138,14 @@ inline std::vector<envelope> one_of_each() {
   add(ack{});
   add(sync_request{9, 2, 158000, 4096, {0.5f, -0.25f, 1e-9f}});
   add(sync_reply{77, true, 8, 0.0125, {1.0f, -1.0f, 0.0f, -0.0f}});
+  add(snapshot_now{});
+  add(snapshot_request{12, {9, 10, 11}});
+  add(snapshot_reply{12, "/data/shard-0/checkpoints/12", 1000000, 68000000, 0xdeadbeefcafeULL, 1.25});
+  add(dump_request{3, 4096, 65536});
+  add(dump_reply{{3, 3}, {7, 8}, {1.0f, 2.0f, 3.0f, 4.0f}, 3, 6000, false});
+  add(sync_restore{2, {1.0f, 2.0f, -3.0f}, {0.25f, -0.125f, 0.0f}});
+  add(export_request{"/models/job-7.ssm"});
+  add(export_reply{"/models/job-7.ssm", 1234567, 89000000, 3.5});
   return out;
 }
 
@@ -146,6 +166,7 @@ inline void check_same(const cluster_view& a, const cluster_view& b) {
   CHECK(a.readers == b.readers);
   CHECK(a.trainers == b.trainers);
   CHECK(a.syncs == b.syncs);
+  CHECK(a.trainer_incarnations == b.trainer_incarnations);
 }
 
 inline void check_same(const error_reply& a, const error_reply& b) {
@@ -164,6 +185,14 @@ inline void check_same(const register_reply& a, const register_reply& b) {
   CHECK(a.job_config == b.job_config);
   check_same(a.view, b.view);
   CHECK(a.state == b.state);
+  CHECK(a.restore_snapshot == b.restore_snapshot);
+  CHECK(a.has_resume_position == b.has_resume_position);
+  CHECK(a.resume_position.file_index == b.resume_position.file_index);
+  CHECK(a.resume_position.byte_offset == b.resume_position.byte_offset);
+  CHECK(a.resume_position.line_number == b.resume_position.line_number);
+  CHECK(a.resume_examples == b.resume_examples);
+  CHECK(a.job_id == b.job_id);
+  CHECK(a.resume_bad_rows == b.resume_bad_rows);
 }
 inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(a.member_id == b.member_id);
@@ -191,6 +220,12 @@ inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(p.sync_latency_p99_ms == q.sync_latency_p99_ms);
   CHECK(p.sync_distance == q.sync_distance);
   CHECK(p.sync_wait_seconds == q.sync_wait_seconds);
+  CHECK(p.has_committed == q.has_committed);
+  CHECK(p.committed.file_index == q.committed.file_index);
+  CHECK(p.committed.byte_offset == q.committed.byte_offset);
+  CHECK(p.committed.line_number == q.committed.line_number);
+  CHECK(p.committed_examples == q.committed_examples);
+  CHECK(p.committed_bad_rows == q.committed_bad_rows);
 }
 inline void check_same(const heartbeat_reply& a, const heartbeat_reply& b) {
   CHECK(a.state == b.state);
@@ -203,6 +238,7 @@ inline void check_same(const leave& a, const leave& b) {
 }
 inline void check_same(const pull_request& a, const pull_request& b) {
   CHECK(a.credits == b.credits);
+  CHECK(a.trainer == b.trainer);
 }
 inline void check_same(const batch_message& a, const batch_message& b) {
   CHECK(a.reader_index == b.reader_index);
@@ -216,6 +252,7 @@ inline void check_same(const batch_message& a, const batch_message& b) {
   CHECK(a.end.file_index == b.end.file_index);
   CHECK(a.end.byte_offset == b.end.byte_offset);
   CHECK(a.end.line_number == b.end.line_number);
+  CHECK(a.incarnation == b.incarnation);
 }
 inline void check_same(const end_of_data& a, const end_of_data& b) {
   CHECK(a.reader_index == b.reader_index);
@@ -224,6 +261,7 @@ inline void check_same(const end_of_data& a, const end_of_data& b) {
 inline void check_same(const batch_ack& a, const batch_ack& b) {
   CHECK(a.reader_index == b.reader_index);
   CHECK(a.sequence == b.sequence);
+  CHECK(a.incarnation == b.incarnation);
 }
 inline void check_same(const lookup_request& a, const lookup_request& b) {
   CHECK(a.create == b.create);
@@ -244,9 +282,22 @@ inline void check_same(const dense_request&, const dense_request&) {}
 inline void check_same(const dense_reply& a, const dense_reply& b) {
   CHECK(a.version == b.version);
   CHECK(same_bits(a.params, b.params));
+  CHECK(same_bits(a.momentum, b.momentum));
+}
+inline void check_same(const sync_restore& a, const sync_restore& b) {
+  CHECK(a.slice == b.slice);
+  CHECK(same_bits(a.params, b.params));
+  CHECK(same_bits(a.momentum, b.momentum));
+}
+inline void check_same(const export_request& a, const export_request& b) { CHECK(a.path == b.path); }
+inline void check_same(const export_reply& a, const export_reply& b) {
+  CHECK(a.path == b.path);
+  CHECK(a.rows == b.rows);
+  CHECK(a.bytes == b.bytes);
+  CHECK(a.seconds == b.seconds);
 }
 inline void check_same(const dense_report& a, const dense_report& b) {
-  CHECK(a.member_id == b.member_id);
+  CHECK(a.trainer == b.trainer);
   CHECK(a.examples == b.examples);
   CHECK(same_bits(a.params, b.params));
 }
@@ -257,11 +308,37 @@ inline void check_same(const stop_request& a, const stop_request& b) {
 }
 inline void check_same(const ack&, const ack&) {}
 inline void check_same(const sync_request& a, const sync_request& b) {
-  CHECK(a.member_id == b.member_id);
+  CHECK(a.trainer == b.trainer);
   CHECK(a.slice == b.slice);
   CHECK(a.offset == b.offset);
   CHECK(a.batches == b.batches);
   CHECK(same_bits(a.params, b.params));
+}
+inline void check_same(const snapshot_now&, const snapshot_now&) {}
+inline void check_same(const snapshot_request& a, const snapshot_request& b) {
+  CHECK(a.snapshot_id == b.snapshot_id);
+  CHECK(a.keep == b.keep);
+}
+inline void check_same(const snapshot_reply& a, const snapshot_reply& b) {
+  CHECK(a.snapshot_id == b.snapshot_id);
+  CHECK(a.path == b.path);
+  CHECK(a.rows == b.rows);
+  CHECK(a.bytes == b.bytes);
+  CHECK(a.checksum == b.checksum);
+  CHECK(a.seconds == b.seconds);
+}
+inline void check_same(const dump_request& a, const dump_request& b) {
+  CHECK(a.table == b.table);
+  CHECK(a.position == b.position);
+  CHECK(a.max_rows == b.max_rows);
+}
+inline void check_same(const dump_reply& a, const dump_reply& b) {
+  CHECK(a.tables == b.tables);
+  CHECK(a.ids == b.ids);
+  CHECK(same_bits(a.values, b.values));
+  CHECK(a.next_table == b.next_table);
+  CHECK(a.next_position == b.next_position);
+  CHECK(a.done == b.done);
 }
 inline void check_same(const sync_reply& a, const sync_reply& b) {
   CHECK(a.round == b.round);

@@ -15,7 +15,10 @@ void init_row(const table_options& options, std::uint64_t id, float* row) {
 }
 
 embedding_table::embedding_table(const table_options& options) : options_(options) {
-  for (auto& s : stripes_) s.slots.assign(16, slot{});
+  for (auto& s : stripes_) {
+    s.slots.assign(16, slot{});
+    s.dirty.assign(16, 0);
+  }
 }
 
 std::size_t embedding_table::probe(const stripe& s, std::uint64_t id, std::uint64_t hash) {
@@ -27,14 +30,18 @@ std::size_t embedding_table::probe(const stripe& s, std::uint64_t id, std::uint6
 
 void embedding_table::grow_locked(stripe& s) {
   std::vector<slot> bigger(s.slots.size() * 2);
+  std::vector<std::uint8_t> bigger_dirty(bigger.size(), 0);
   const std::size_t mask = bigger.size() - 1;
-  for (const auto& old : s.slots) {  // NOLINT
+  for (std::size_t j = 0; j < s.slots.size(); ++j) {
+    const slot& old = s.slots[j];
     if (old.row == nullptr) continue;
     std::size_t i = mix64(old.key) & mask;
     while (bigger[i].row != nullptr) i = (i + 1) & mask;
     bigger[i] = old;
+    bigger_dirty[i] = s.dirty[j];
   }
   s.slots.swap(bigger);
+  s.dirty.swap(bigger_dirty);
 }
 
 float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i) {
@@ -134,6 +141,82 @@ void embedding_table::find_batch(const std::uint64_t* ids, std::size_t n, float*
       rows[i] = s.slots[probe(s, ids[i], scratch.hashes[i])].row;
     }
   }
+}
+
+std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
+                                          batch_scratch& scratch) {
+  group_by_stripe(ids, n, scratch);
+  std::size_t missing = 0, marked = 0;
+  constexpr std::size_t ahead = 8;
+  for (std::size_t si = 0; si < stripe_count; ++si) {
+    const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
+    if (begin == end) continue;
+    stripe& s = stripes_[si];
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (std::uint32_t k = begin; k < end; ++k) {
+      if (k + ahead < end) {
+        const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
+        __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
+      }
+      const std::uint32_t i = scratch.order[k];
+      std::size_t at = probe(s, ids[i], scratch.hashes[i]);
+      float* row = s.slots[at].row;
+      if (row == nullptr) {
+        row = insert_locked(s, ids[i], at);
+        if (row == nullptr) {
+          ++missing;
+          continue;
+        }
+        at = probe(s, ids[i], scratch.hashes[i]);  // the insert may have grown the index
+      }
+      update(context, row, i);
+      if (s.dirty[at] == 0) {
+        s.dirty[at] = 1;
+        ++marked;
+      }
+    }
+  }
+  dirty_.fetch_add(marked, std::memory_order_relaxed);
+  return missing;
+}
+
+std::size_t embedding_table::take_dirty(std::size_t stripe_index, std::vector<std::uint64_t>& ids,
+                                        std::vector<float>& rows) {
+  stripe& s = stripes_[stripe_index];
+  const std::size_t floats = row_floats();
+  std::size_t taken = 0;
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (std::size_t i = 0; i < s.slots.size(); ++i) {
+    if (s.dirty[i] == 0) continue;
+    s.dirty[i] = 0;
+    ids.push_back(s.slots[i].key);
+    rows.insert(rows.end(), s.slots[i].row, s.slots[i].row + floats);
+    ++taken;
+  }
+  dirty_.fetch_sub(taken, std::memory_order_relaxed);
+  return taken;
+}
+
+std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
+                                         std::vector<float>& rows) const {
+  // position = stripe << 40 | slot: stable while the stripe's index does not grow.
+  const std::size_t floats = row_floats();
+  std::size_t si = static_cast<std::size_t>(position >> 40);
+  std::size_t slot_at = static_cast<std::size_t>(position & ((std::uint64_t{1} << 40) - 1));
+  std::size_t copied = 0;
+  for (; si < stripe_count; ++si, slot_at = 0) {
+    const stripe& s = stripes_[si];
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (; slot_at < s.slots.size(); ++slot_at) {
+      if (copied == max_rows) return (static_cast<std::uint64_t>(si) << 40) | slot_at;
+      const slot& e = s.slots[slot_at];
+      if (e.row == nullptr) continue;
+      ids.push_back(e.key);
+      rows.insert(rows.end(), e.row, e.row + floats);
+      ++copied;
+    }
+  }
+  return 0;
 }
 
 bool embedding_table::put(std::uint64_t id, const float* row) {

@@ -102,17 +102,65 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
   std::uint32_t max_table = 0;
   for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
   group(tables, ids, n, max_table);
-  const std::size_t dim = options_.dim;
+  struct context {
+    const optim::sparse_optimizer* optimizer;
+    const float* grads;
+    const std::uint32_t* order;
+    std::uint32_t dim;
+  };
   for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
     const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
     if (count == 0) continue;
     embedding_table* tab = table(t);
-    if (tab->find_or_create_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch) > 0)
+    context c{&options_.optimizer, grads, tls.order.data() + begin, options_.dim};
+    // The optimizer runs under the row's stripe lock, so a concurrent take_dirty() sees either
+    // none or all of this update.
+    auto apply = [](void* ctx, float* row, std::size_t i) {
+      auto* cx = static_cast<context*>(ctx);
+      cx->optimizer->apply(row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim, cx->dim);
+    };
+    if (tab->update_batch(tls.ids.data() + begin, count, apply, &c, tls.scratch) > 0)
       return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
                                             std::to_string(options_.max_rows_per_table) + " rows)"};
-    for (std::size_t k = begin; k < begin + count; ++k)
-      options_.optimizer.apply(tls.rows[k], grads + static_cast<std::size_t>(tls.order[k]) * dim, options_.dim);
   }
+  return status::ok();
+}
+
+const embedding_table* shard_store::existing_table(std::uint32_t t) const {
+  return t < options_.max_tables ? fast_[t].load(std::memory_order_acquire) : nullptr;
+}
+
+status shard_store::take_dirty(const dirty_sink& fn) {
+  std::vector<std::uint64_t> ids;
+  std::vector<float> rows;
+  for (std::uint32_t t = 0; t < options_.max_tables; ++t) {
+    embedding_table* tab = fast_[t].load(std::memory_order_acquire);
+    if (tab == nullptr || tab->dirty_rows() == 0) continue;
+    for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) {
+      ids.clear();
+      rows.clear();
+      const std::size_t n = tab->take_dirty(s, ids, rows);
+      if (n > 0) SS_RETURN_IF_ERROR(fn(t, ids.data(), rows.data(), n));
+    }
+  }
+  return status::ok();
+}
+
+std::uint64_t shard_store::dirty_rows() const {
+  std::uint64_t n = 0;
+  for (const auto& f : fast_)
+    if (const embedding_table* t = f.load(std::memory_order_acquire)) n += t->dirty_rows();
+  return n;
+}
+
+status shard_store::put(std::uint32_t t, std::uint64_t id, const float* row) {
+  embedding_table* tab = table(t);
+  if (tab == nullptr)
+    return {errc::out_of_range, "table " + std::to_string(t) + " is beyond the shard's limit of " +
+                                    std::to_string(options_.max_tables) + " tables"};
+  if (!tab->put(id, row))
+    return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
+                                          std::to_string(options_.max_rows_per_table) + " rows)"};
   return status::ok();
 }
 

@@ -110,6 +110,41 @@ status resolve_feature_counts(job_options& o) {
   return status::ok();
 }
 
+namespace {
+// The settings of one option group as config text, to compare groups as a whole.
+template <class T, class Add>
+std::string group_text(const T& value, Add add) {
+  T copy = value;
+  config::option_set opts("job", description);
+  add(opts, copy);
+  return opts.effective_config();
+}
+}  // namespace
+
+std::vector<std::string> resume_conflicts(const job_options& saved, const job_options& now) {
+  std::vector<std::string> out;
+  auto differ = [&out](const std::string& what, const std::string& a, const std::string& b) {
+    if (a != b) out.push_back(what + ": the snapshot has " + a + ", this run " + b);
+  };
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+    return "[" + s + "]";
+  };
+  differ("--train", join(saved.train), join(now.train));
+  differ("--readers", std::to_string(saved.readers), std::to_string(now.readers));
+  differ("--shards", std::to_string(saved.shards), std::to_string(now.shards));
+  differ("--sync", saved.sync, now.sync);
+  differ("--sync-servers", std::to_string(saved.sync_servers), std::to_string(now.sync_servers));
+  differ("--dense-features", std::to_string(saved.dense_features), std::to_string(now.dense_features));
+  differ("--categorical-features", std::to_string(saved.categorical_features), std::to_string(now.categorical_features));
+  if (group_text(saved.input, add_input_options) != group_text(now.input, add_input_options))
+    out.push_back("the input options (--schema, hashing, bad-row policy) differ from the snapshot's");
+  if (group_text(saved.model, add_model_options) != group_text(now.model, add_model_options))
+    out.push_back("the model options (sizes, optimizers, seed) differ from the snapshot's");
+  return out;
+}
+
 std::vector<std::string> files_of_reader(const job_options& o, int index) {
   std::vector<std::string> files;
   for (std::size_t i = static_cast<std::size_t>(index); i < o.train.size(); i += static_cast<std::size_t>(o.readers))

@@ -75,6 +75,13 @@ void bmuf_state::init(const float* initial, std::size_t n) {
   delta_.assign(n, 0.0f);
 }
 
+void bmuf_state::restore(const float* global, const float* momentum, std::size_t n) {
+  global_.assign(global, global + n);
+  start_ = global_;
+  if (momentum != nullptr) delta_.assign(momentum, momentum + n);
+  else delta_.assign(n, 0.0f);
+}
+
 void bmuf_state::step(const float* mean, const bmuf_options& o, float* target) {
   for (std::size_t i = 0; i < global_.size(); ++i) {
     const float g = mean[i] - start_[i];

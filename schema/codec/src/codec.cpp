@@ -78,7 +78,7 @@ static_assert(wire(schema::JobState::FAILED) == static_cast<int>(job_state::fail
 
 // The union tag of each message is its index in `body`: messages.hpp and envelope.capnp list
 // them in the same order (spot-checked here; the round-trip tests check every one).
-static_assert(std::variant_size_v<body> == static_cast<std::size_t>(Body::SYNC_REPLY) + 1);
+static_assert(std::variant_size_v<body> == static_cast<std::size_t>(Body::EXPORT_REPLY) + 1);
 static_assert(static_cast<std::size_t>(Body::BATCH_MESSAGE) == 7);
 static_assert(static_cast<std::size_t>(Body::LOOKUP_REPLY) == 11);
 
@@ -166,7 +166,7 @@ std::size_t texts_words(const std::vector<std::string>& v) {
 }
 std::size_t view_words(const cluster_view& v) {
   return struct_words<schema::ClusterView>() + texts_words(v.shards) + texts_words(v.readers) +
-         texts_words(v.trainers) + texts_words(v.syncs);
+         texts_words(v.trainers) + texts_words(v.syncs) + list_words(v.trainer_incarnations);
 }
 
 struct encoded_words {
@@ -177,11 +177,12 @@ struct encoded_words {
     return struct_words<schema::RegisterRequest>() + text_words(m.name) + text_words(m.endpoint);
   }
   std::size_t operator()(const register_reply& m) const {
-    return struct_words<schema::RegisterReply>() + text_words(m.job_config) + view_words(m.view);
+    return struct_words<schema::RegisterReply>() + text_words(m.job_config) + view_words(m.view) +
+           struct_words<schema::ReadPosition>();
   }
   std::size_t operator()(const heartbeat& m) const {
     return struct_words<schema::Heartbeat>() + struct_words<schema::MemberProgress>() +
-           text_words(m.progress.detail) + text_words(m.progress.error);
+           text_words(m.progress.detail) + text_words(m.progress.error) + struct_words<schema::ReadPosition>();
   }
   std::size_t operator()(const heartbeat_reply& m) const {
     return struct_words<schema::HeartbeatReply>() + view_words(m.view);
@@ -213,7 +214,7 @@ struct encoded_words {
     return struct_words<schema::DenseRequest>();
   }
   std::size_t operator()(const dense_reply& m) const {
-    return struct_words<schema::DenseReply>() + list_words(m.params);
+    return struct_words<schema::DenseReply>() + list_words(m.params) + list_words(m.momentum);
   }
   std::size_t operator()(const dense_report& m) const {
     return struct_words<schema::DenseReport>() + list_words(m.params);
@@ -234,9 +235,35 @@ struct encoded_words {
   std::size_t operator()(const sync_reply& m) const {
     return struct_words<schema::SyncReply>() + list_words(m.params);
   }
+  std::size_t operator()(const snapshot_now&) const { return struct_words<schema::SnapshotNow>(); }
+  std::size_t operator()(const snapshot_request& m) const {
+    return struct_words<schema::SnapshotRequest>() + list_words(m.keep);
+  }
+  std::size_t operator()(const snapshot_reply& m) const {
+    return struct_words<schema::SnapshotReply>() + text_words(m.path);
+  }
+  std::size_t operator()(const dump_request&) const { return struct_words<schema::DumpRequest>(); }
+  std::size_t operator()(const sync_restore& m) const {
+    return struct_words<schema::SyncRestore>() + list_words(m.params) + list_words(m.momentum);
+  }
+  std::size_t operator()(const export_request& m) const {
+    return struct_words<schema::ExportRequest>() + text_words(m.path);
+  }
+  std::size_t operator()(const export_reply& m) const {
+    return struct_words<schema::ExportReply>() + text_words(m.path);
+  }
+  std::size_t operator()(const dump_reply& m) const {
+    return struct_words<schema::DumpReply>() + list_words(m.tables) + list_words(m.ids) + list_words(m.values);
+  }
 };
 
 // ---- encoding ---------------------------------------------------------------------------------
+
+void put_position(const read_position& p, schema::ReadPosition::Builder b) {
+  b.setFileIndex(p.file_index);
+  b.setByteOffset(p.byte_offset);
+  b.setLineNumber(p.line_number);
+}
 
 void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
   b.setEpoch(v.epoch);
@@ -244,6 +271,7 @@ void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
   put_texts(v.readers, [&](capnp::uint n) { return b.initReaders(n); });
   put_texts(v.trainers, [&](capnp::uint n) { return b.initTrainers(n); });
   put_texts(v.syncs, [&](capnp::uint n) { return b.initSyncs(n); });
+  put_list(v.trainer_incarnations, [&](capnp::uint n) { return b.initTrainerIncarnations(n); });
 }
 
 // Non-const calls: capnp builders are handles whose init* methods are not const.
@@ -269,6 +297,14 @@ struct body_writer {
     if (!m.job_config.empty()) r.setJobConfig(text(m.job_config));
     put_view(m.view, r.initView());
     r.setState(static_cast<schema::JobState>(m.state));
+    r.setRestoreSnapshot(m.restore_snapshot);
+    if (m.has_resume_position) {
+      put_position(m.resume_position, r.initResumePosition());
+      r.setHasResumePosition(true);
+    }
+    r.setResumeExamples(m.resume_examples);
+    r.setJobId(m.job_id);
+    r.setResumeBadRows(m.resume_bad_rows);
   }
   void operator()(const heartbeat& m) {
     auto r = b.initHeartbeat();
@@ -297,6 +333,12 @@ struct body_writer {
     q.setSyncLatencyP99Ms(p.sync_latency_p99_ms);
     q.setSyncDistance(p.sync_distance);
     q.setSyncWaitSeconds(p.sync_wait_seconds);
+    if (p.has_committed) {
+      put_position(p.committed, q.initCommitted());
+      q.setHasCommitted(true);
+    }
+    q.setCommittedExamples(p.committed_examples);
+    q.setCommittedBadRows(p.committed_bad_rows);
   }
   void operator()(const heartbeat_reply& m) {
     auto r = b.initHeartbeatReply();
@@ -309,7 +351,11 @@ struct body_writer {
     r.setMemberId(m.member_id);
     if (!m.reason.empty()) r.setReason(text(m.reason));
   }
-  void operator()(const pull_request& m) { b.initPullRequest().setCredits(m.credits); }
+  void operator()(const pull_request& m) {
+    auto r = b.initPullRequest();
+    r.setCredits(m.credits);
+    r.setTrainer(m.trainer);
+  }
   void operator()(const batch_message& m) {
     auto r = b.initBatchMessage();
     r.setReaderIndex(m.reader_index);
@@ -323,10 +369,8 @@ struct body_writer {
     put_list(x.dense, [&](capnp::uint n) { return w.initDense(n); });
     put_list(x.ids, [&](capnp::uint n) { return w.initIds(n); });
     put_list(x.offsets, [&](capnp::uint n) { return w.initOffsets(n); });
-    auto e = r.initEnd();
-    e.setFileIndex(m.end.file_index);
-    e.setByteOffset(m.end.byte_offset);
-    e.setLineNumber(m.end.line_number);
+    put_position(m.end, r.initEnd());
+    r.setIncarnation(m.incarnation);
   }
   void operator()(const end_of_data& m) {
     auto r = b.initEndOfData();
@@ -337,6 +381,7 @@ struct body_writer {
     auto r = b.initBatchAck();
     r.setReaderIndex(m.reader_index);
     r.setSequence(m.sequence);
+    r.setIncarnation(m.incarnation);
   }
   void operator()(const lookup_request& m) {
     auto r = b.initLookupRequest();
@@ -361,16 +406,34 @@ struct body_writer {
     auto r = b.initDenseReply();
     r.setVersion(m.version);
     put_list(m.params, [&](capnp::uint n) { return r.initParams(n); });
+    put_list(m.momentum, [&](capnp::uint n) { return r.initMomentum(n); });
+  }
+  void operator()(const sync_restore& m) {
+    auto r = b.initSyncRestore();
+    r.setSlice(m.slice);
+    put_list(m.params, [&](capnp::uint n) { return r.initParams(n); });
+    put_list(m.momentum, [&](capnp::uint n) { return r.initMomentum(n); });
+  }
+  void operator()(const export_request& m) {
+    auto r = b.initExportRequest();
+    if (!m.path.empty()) r.setPath(text(m.path));
+  }
+  void operator()(const export_reply& m) {
+    auto r = b.initExportReply();
+    if (!m.path.empty()) r.setPath(text(m.path));
+    r.setRows(m.rows);
+    r.setBytes(m.bytes);
+    r.setSeconds(m.seconds);
   }
   void operator()(const dense_report& m) {
     auto r = b.initDenseReport();
-    r.setMemberId(m.member_id);
+    r.setTrainer(m.trainer);
     r.setExamples(m.examples);
     put_list(m.params, [&](capnp::uint n) { return r.initParams(n); });
   }
   void operator()(const sync_request& m) {
     auto r = b.initSyncRequest();
-    r.setMemberId(m.member_id);
+    r.setTrainer(m.trainer);
     r.setSlice(m.slice);
     r.setOffset(m.offset);
     r.setBatches(m.batches);
@@ -383,6 +446,36 @@ struct body_writer {
     r.setParticipants(m.participants);
     r.setDistance(m.distance);
     put_list(m.params, [&](capnp::uint n) { return r.initParams(n); });
+  }
+  void operator()(const snapshot_now&) { b.initSnapshotNow(); }
+  void operator()(const snapshot_request& m) {
+    auto r = b.initSnapshotRequest();
+    r.setSnapshotId(m.snapshot_id);
+    put_list(m.keep, [&](capnp::uint n) { return r.initKeep(n); });
+  }
+  void operator()(const snapshot_reply& m) {
+    auto r = b.initSnapshotReply();
+    r.setSnapshotId(m.snapshot_id);
+    if (!m.path.empty()) r.setPath(text(m.path));
+    r.setRows(m.rows);
+    r.setBytes(m.bytes);
+    r.setChecksum(m.checksum);
+    r.setSeconds(m.seconds);
+  }
+  void operator()(const dump_request& m) {
+    auto r = b.initDumpRequest();
+    r.setTable(m.table);
+    r.setPosition(m.position);
+    r.setMaxRows(m.max_rows);
+  }
+  void operator()(const dump_reply& m) {
+    auto r = b.initDumpReply();
+    put_list(m.tables, [&](capnp::uint n) { return r.initTables(n); });
+    put_list(m.ids, [&](capnp::uint n) { return r.initIds(n); });
+    put_list(m.values, [&](capnp::uint n) { return r.initValues(n); });
+    r.setNextTable(m.next_table);
+    r.setNextPosition(m.next_position);
+    r.setDone(m.done);
   }
   void operator()(const status_request&) { b.initStatusRequest(); }
   void operator()(const status_reply& m) {
@@ -541,12 +634,19 @@ status check_state(std::uint16_t v, const char* what) {
   return status::ok();
 }
 
+void get_position(schema::ReadPosition::Reader r, read_position& p) {
+  p.file_index = r.getFileIndex();
+  p.byte_offset = r.getByteOffset();
+  p.line_number = r.getLineNumber();
+}
+
 void get_view(schema::ClusterView::Reader r, cluster_view& v) {
   v.epoch = r.getEpoch();
   get_texts(r.getShards(), v.shards);
   get_texts(r.getReaders(), v.readers);
   get_texts(r.getTrainers(), v.trainers);
   get_texts(r.getSyncs(), v.syncs);
+  get_list<std::uint64_t>(r.getTrainerIncarnations(), v.trainer_incarnations);
 }
 
 status get(schema::ErrorReply::Reader r, error_reply& m) {
@@ -581,6 +681,12 @@ status get(schema::RegisterReply::Reader r, register_reply& m) {
   m.member_id = r.getMemberId();
   m.job_config = get_text(r.getJobConfig());
   get_view(r.getView(), m.view);
+  m.restore_snapshot = r.getRestoreSnapshot();
+  m.has_resume_position = r.getHasResumePosition();
+  if (m.has_resume_position) get_position(r.getResumePosition(), m.resume_position);
+  m.resume_examples = r.getResumeExamples();
+  m.job_id = r.getJobId();
+  m.resume_bad_rows = r.getResumeBadRows();
   return status::ok();
 }
 
@@ -610,6 +716,10 @@ status get(schema::Heartbeat::Reader r, heartbeat& m) {
   p.sync_latency_p99_ms = q.getSyncLatencyP99Ms();
   p.sync_distance = q.getSyncDistance();
   p.sync_wait_seconds = q.getSyncWaitSeconds();
+  p.has_committed = q.getHasCommitted();
+  if (p.has_committed) get_position(q.getCommitted(), p.committed);
+  p.committed_examples = q.getCommittedExamples();
+  p.committed_bad_rows = q.getCommittedBadRows();
   return status::ok();
 }
 
@@ -630,6 +740,7 @@ status get(schema::Leave::Reader r, leave& m) {
 
 status get(schema::PullRequest::Reader r, pull_request& m) {
   m.credits = r.getCredits();
+  m.trainer = r.getTrainer();
   return status::ok();
 }
 
@@ -682,10 +793,8 @@ status get(schema::BatchMessage::Reader r, batch_message& m) {
   get_list<std::uint64_t>(w.getIds(), b.ids);
   get_list<std::uint32_t>(w.getOffsets(), b.offsets);
   SS_RETURN_IF_ERROR(check_batch(b, w.getExamples()));
-  auto e = r.getEnd();
-  m.end.file_index = e.getFileIndex();
-  m.end.byte_offset = e.getByteOffset();
-  m.end.line_number = e.getLineNumber();
+  get_position(r.getEnd(), m.end);
+  m.incarnation = r.getIncarnation();
   return status::ok();
 }
 
@@ -698,6 +807,7 @@ status get(schema::EndOfData::Reader r, end_of_data& m) {
 status get(schema::BatchAck::Reader r, batch_ack& m) {
   m.reader_index = r.getReaderIndex();
   m.sequence = r.getSequence();
+  m.incarnation = r.getIncarnation();
   return status::ok();
 }
 
@@ -752,18 +862,42 @@ status get(schema::DenseRequest::Reader, dense_request&) { return status::ok(); 
 status get(schema::DenseReply::Reader r, dense_reply& m) {
   m.version = r.getVersion();
   get_list<float>(r.getParams(), m.params);
+  get_list<float>(r.getMomentum(), m.momentum);
+  return status::ok();
+}
+
+status get(schema::SyncRestore::Reader r, sync_restore& m) {
+  m.slice = r.getSlice();
+  get_list<float>(r.getParams(), m.params);
+  get_list<float>(r.getMomentum(), m.momentum);
+  if (!m.momentum.empty() && m.momentum.size() != m.params.size())
+    return parse_error("sync_restore: " + num(m.momentum.size()) + " momentum values for " + num(m.params.size()) +
+                       " parameters");
+  return status::ok();
+}
+
+status get(schema::ExportRequest::Reader r, export_request& m) {
+  m.path = get_text(r.getPath());
+  return status::ok();
+}
+
+status get(schema::ExportReply::Reader r, export_reply& m) {
+  m.path = get_text(r.getPath());
+  m.rows = r.getRows();
+  m.bytes = r.getBytes();
+  m.seconds = r.getSeconds();
   return status::ok();
 }
 
 status get(schema::DenseReport::Reader r, dense_report& m) {
-  m.member_id = r.getMemberId();
+  m.trainer = r.getTrainer();
   m.examples = r.getExamples();
   get_list<float>(r.getParams(), m.params);
   return status::ok();
 }
 
 status get(schema::SyncRequest::Reader r, sync_request& m) {
-  m.member_id = r.getMemberId();
+  m.trainer = r.getTrainer();
   m.slice = r.getSlice();
   m.offset = r.getOffset();
   m.batches = r.getBatches();
@@ -777,6 +911,46 @@ status get(schema::SyncReply::Reader r, sync_reply& m) {
   m.participants = r.getParticipants();
   m.distance = r.getDistance();
   get_list<float>(r.getParams(), m.params);
+  return status::ok();
+}
+
+status get(schema::SnapshotNow::Reader, snapshot_now&) { return status::ok(); }
+
+status get(schema::SnapshotRequest::Reader r, snapshot_request& m) {
+  m.snapshot_id = r.getSnapshotId();
+  get_list<std::uint64_t>(r.getKeep(), m.keep);
+  return status::ok();
+}
+
+status get(schema::SnapshotReply::Reader r, snapshot_reply& m) {
+  m.snapshot_id = r.getSnapshotId();
+  m.path = get_text(r.getPath());
+  m.rows = r.getRows();
+  m.bytes = r.getBytes();
+  m.checksum = r.getChecksum();
+  m.seconds = r.getSeconds();
+  return status::ok();
+}
+
+status get(schema::DumpRequest::Reader r, dump_request& m) {
+  m.table = r.getTable();
+  m.position = r.getPosition();
+  m.max_rows = r.getMaxRows();
+  return status::ok();
+}
+
+status get(schema::DumpReply::Reader r, dump_reply& m) {
+  get_list<std::uint32_t>(r.getTables(), m.tables);
+  get_list<std::uint64_t>(r.getIds(), m.ids);
+  get_list<float>(r.getValues(), m.values);
+  m.next_table = r.getNextTable();
+  m.next_position = r.getNextPosition();
+  m.done = r.getDone();
+  if (m.tables.size() != m.ids.size())
+    return parse_error("dump_reply: " + num(m.tables.size()) + " tables for " + num(m.ids.size()) + " ids");
+  if (m.ids.empty() ? !m.values.empty() : m.values.size() % m.ids.size() != 0)
+    return parse_error("dump_reply: " + num(m.values.size()) + " values for " + num(m.ids.size()) +
+                       " ids (not a whole number of rows)");
   return status::ok();
 }
 
@@ -827,6 +1001,14 @@ status get_body(Body::Reader r, body& out) {
     case Body::ACK: return get_into<ack>(r.getAck(), out);
     case Body::SYNC_REQUEST: return get_into<sync_request>(r.getSyncRequest(), out);
     case Body::SYNC_REPLY: return get_into<sync_reply>(r.getSyncReply(), out);
+    case Body::SNAPSHOT_NOW: return get_into<snapshot_now>(r.getSnapshotNow(), out);
+    case Body::SNAPSHOT_REQUEST: return get_into<snapshot_request>(r.getSnapshotRequest(), out);
+    case Body::SNAPSHOT_REPLY: return get_into<snapshot_reply>(r.getSnapshotReply(), out);
+    case Body::DUMP_REQUEST: return get_into<dump_request>(r.getDumpRequest(), out);
+    case Body::DUMP_REPLY: return get_into<dump_reply>(r.getDumpReply(), out);
+    case Body::SYNC_RESTORE: return get_into<sync_restore>(r.getSyncRestore(), out);
+    case Body::EXPORT_REQUEST: return get_into<export_request>(r.getExportRequest(), out);
+    case Body::EXPORT_REPLY: return get_into<export_reply>(r.getExportReply(), out);
   }
   return parse_error("unknown message type " + num(static_cast<std::uint16_t>(r.which())) +
                      " (sent by a newer peer?)");

@@ -47,6 +47,14 @@ struct name_of {
   const char* operator()(const dense_reply&) const { return "dense_reply"; }
   const char* operator()(const sync_request&) const { return "sync_request"; }
   const char* operator()(const sync_reply&) const { return "sync_reply"; }
+  const char* operator()(const snapshot_now&) const { return "snapshot_now"; }
+  const char* operator()(const snapshot_request&) const { return "snapshot_request"; }
+  const char* operator()(const snapshot_reply&) const { return "snapshot_reply"; }
+  const char* operator()(const dump_request&) const { return "dump_request"; }
+  const char* operator()(const dump_reply&) const { return "dump_reply"; }
+  const char* operator()(const sync_restore&) const { return "sync_restore"; }
+  const char* operator()(const export_request&) const { return "export_request"; }
+  const char* operator()(const export_reply&) const { return "export_reply"; }
   const char* operator()(const dense_report&) const { return "dense_report"; }
   const char* operator()(const status_request&) const { return "status_request"; }
   const char* operator()(const status_reply&) const { return "status_reply"; }

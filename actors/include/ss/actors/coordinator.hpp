@@ -1,16 +1,21 @@
 // The sync coordinator's actors: membership (registration, heartbeats, timeouts, the cluster
 // view), the job's life cycle (waiting -> running -> draining -> done, or failed), cluster
-// progress and status, the central dense copy, and the final evaluation on the test files.
+// progress and status, the central dense copy, cluster snapshots and resuming from them, and the
+// final evaluation on the test files.
 //   (result_atom) -> std::string    the job's result JSON line, once it is done or failed
 //   (done_atom) -> std::uint64_t    members still registered (they leave when they see the end)
 #pragma once
 
 #include <caf/actor.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "ss/core/job/job_options.hpp"
+#include "ss/core/job/snapshot.hpp"
 
 namespace ss::actors {
 
@@ -25,6 +30,21 @@ struct coordinator_options {
   // the endpoint trainers reach it at (the coordinator's own).
   caf::actor local_sync;
   std::string endpoint;
+  // The job's id: the resumed snapshot's, else a fresh random one (the service draws it).
+  std::uint64_t job_id = 0;
+  // Cluster snapshots (core/job/snapshot.hpp); none without a store.
+  std::shared_ptr<job::snapshot_store> snapshots;
+  double snapshot_interval = 60;  // seconds between periodic snapshots; 0 = only on request
+  int snapshot_retain = 3;        // complete snapshots kept (and shard checkpoints)
+  double snapshot_timeout = 300;  // seconds a snapshot may take before it is abandoned
+  // The snapshot the job resumes from (loaded and verified by start_coordinator: the newest valid
+  // one in the store), if any; require_resume makes its absence an error (--resume).
+  std::optional<job::loaded_snapshot> resume;
+  bool require_resume = false;
+  // A finished job's stored result: the coordinator reports it instead of training again.
+  std::string finished_result;
+  // Wall-clock milliseconds since the epoch, for snapshot timestamps (injected for tests).
+  std::function<std::int64_t()> wall_clock_ms;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options);

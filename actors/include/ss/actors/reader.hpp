@@ -1,23 +1,38 @@
 // The data reader's actor: serves pull_request with the next batch of its files (parsed and
 // hashed by the core batch_reader), numbers batches per reader, and tracks which were trained
 // (batch_ack) so it knows its committed position: every row before it was trained.
+//
+// Nothing is lost: a batch stays in memory until it is acked. When the trainer holding it has
+// been missing from the cluster view for `requeue_after`, the batch goes to the next trainer
+// that asks (a replay if the first trainer had trained it). A restarted reader starts at the
+// committed position the coordinator last heard of, so it replays the batches after it.
+// Messages besides the wire requests (serve_atom):
+//   (view_atom, cluster_view)   the live trainers
+//   (tick_atom)                 periodic: requeue the batches of trainers that are gone
 #pragma once
 
 #include <caf/fwd.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "ss/core/data/batch_reader.hpp"
+#include "ss/wire/messages.hpp"
 
 namespace ss::actors {
 
 struct reader_options {
   std::string name = "reader";
   std::uint32_t index = 0;
+  std::uint64_t incarnation = 0;      // this process; acks for another one are refused
+  std::uint64_t resume_examples = 0;  // examples before the position the reader starts at
+  std::uint64_t resume_bad_rows = 0;  // bad rows before it
+  // How long a trainer may be missing from the view before its batches go to others.
+  std::chrono::milliseconds requeue_after{10000};
 };
 
 // Progress the membership agent reports; written by the reader actor only.
@@ -28,7 +43,13 @@ struct reader_counters {
   std::atomic<std::uint64_t> rows_read{0}, bad_rows{0};
   std::atomic<bool> exhausted{false};  // no more batches to hand out
   std::atomic<bool> finished{false};   // exhausted and every batch acked
+  std::atomic<std::uint64_t> batches_requeued{0}, examples_requeued{0};
   mutable std::mutex mu;
+  // The committed position (under mu): every row before it was trained.
+  bool has_committed = false;
+  wire::read_position committed;
+  std::uint64_t committed_examples = 0;  // good rows before it, over all incarnations
+  std::uint64_t committed_bad_rows = 0;
   std::string error;                   // why reading stopped, if it failed
   std::string bad_row_reports;         // the first bad rows, one per line
 };

@@ -15,6 +15,7 @@
 
 #include "ss/actors/coordinator.hpp"
 #include "ss/actors/transport.hpp"
+#include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/status.hpp"
 #include "ss/wire/messages.hpp"
 
@@ -34,6 +35,10 @@ struct service_options {
   std::chrono::milliseconds register_timeout{std::chrono::hours(24)};
   // Set from outside (a signal) to give up waiting for the registration.
   const std::atomic<bool>* cancel = nullptr;
+  // Shards: opens the shard's storage for rows of `row_floats` floats each (unset: rows live in
+  // memory only and a restarted shard starts empty). Injected: RocksDB in production.
+  std::function<result<std::unique_ptr<embedding::durable_rows>>(std::uint32_t row_floats)> open_storage;
+  double flush_interval = 5;  // shards: seconds between writes of changed rows to storage
 };
 
 // A running service. wait() blocks until the job is done (or failed, or stop() was called);
@@ -44,6 +49,7 @@ class running_service {
   virtual const std::string& name() const = 0;
   virtual std::string endpoint() const = 0;  // where peers reach it ("" if it does not listen)
   // Blocks until the job ends: true when it finished, false when it failed or was stopped.
+  // stop() drains first: a shard writes its changed rows to storage.
   virtual bool wait() = 0;
   // Waits at most `d`; nullopt-like: returns 0 still running, 1 finished, -1 failed/stopped.
   virtual int wait_for(std::chrono::milliseconds d) = 0;

@@ -1,15 +1,20 @@
-// The embedding shard server's actors: a pool of workers serving lookup_request, push_request
-// and status_request against one shared shard_store (thread-safe), routed by the gateway.
+// The embedding shard server's actors: a pool of workers serving lookup_request, push_request,
+// dump_request and status_request against one shared shard_store (thread-safe), and, when the
+// shard has storage, a persister that writes the rows pushes changed to it every flush interval
+// and checkpoints them on snapshot_request. Lookups never wait for storage: rows live in memory
+// and the persister copies a stripe of rows at a time.
 #pragma once
 
-#include <caf/fwd.hpp>
+#include <caf/actor.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "ss/core/status.hpp"
 
 namespace ss::actors {
 
@@ -18,17 +23,42 @@ struct shard_options {
   std::uint32_t index = 0;   // this shard's index
   std::uint32_t shards = 1;  // shards in the job: keys are checked against shard_of()
   int workers = 1;           // actors serving requests concurrently
+  // Where rows persist (null: memory only) and how often changed rows are written there.
+  std::shared_ptr<embedding::durable_rows> storage;
+  double flush_interval = 5;  // seconds; a kill -9 loses at most this much of the shard's updates
 };
 
 struct shard_counters {
   std::atomic<std::uint64_t> lookups{0}, rows_looked_up{0}, pushes{0}, rows_pushed{0};
   std::atomic<std::uint64_t> refused{0};  // misrouted keys, bad sizes, full tables
   std::atomic<std::uint64_t> busy_ns{0};  // time spent serving
+  // Persistence.
+  std::atomic<std::uint64_t> flushes{0}, rows_flushed{0}, flush_ns{0}, flush_errors{0};
+  std::atomic<std::uint64_t> checkpoints{0}, last_checkpoint{0}, last_checkpoint_ns{0};
+  std::atomic<std::uint64_t> rows_restored{0};
+  std::atomic<std::uint64_t> rows_dumped{0};  // rows sent for model exports
 };
 
-// Spawns the workers and routes the shard's message types to them through `gateway`.
-caf::actor spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
-                       std::shared_ptr<embedding::shard_store> store, const shard_options& options,
-                       std::shared_ptr<shard_counters> counters);
+// Loads the shard's rows from storage into `store` at start-up, after checking that the storage
+// belongs to job `job_id` (rows of another job are cleared, with a warning):
+//   restore_snapshot > 0 (the job resumes from that snapshot): its checkpoint; when it is missing
+//     or corrupt, the newest older checkpoint that verifies (each skipped one is logged);
+//   otherwise: the live rows (the latest flush); when they are corrupt, the newest checkpoint
+//     that verifies.
+// Returns a one-line description of what was loaded, or an error when nothing usable is left.
+result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
+                                 std::uint64_t restore_snapshot, const shard_options& options,
+                                 shard_counters& counters);
+
+// Spawns the workers and routes the shard's message types to them through `gateway`; with
+// storage, also the persister (snapshot_request goes to it), which also answers
+//   (flush_atom) -> bool   write every changed row now (the drain before exit); true when done
+struct shard_actors {
+  caf::actor pool;
+  caf::actor persister;  // null without storage
+};
+shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
+                         std::shared_ptr<embedding::shard_store> store, const shard_options& options,
+                         std::shared_ptr<shard_counters> counters);
 
 }  // namespace ss::actors

@@ -28,7 +28,7 @@ struct trainer_options {
   std::string name = "trainer";
   int workers = 1;                 // Hogwild worker actors
   bool detached_workers = true;    // own threads (production); false on the test scheduler
-  std::uint64_t member_id = 0;     // this trainer's id at the coordinator (for dense_report)
+  std::uint64_t incarnation = 0;   // this trainer process: names it to readers, sync servers, the coordinator
   std::string coordinator;         // endpoint, for dense_request / dense_report
 };
 

@@ -57,6 +57,29 @@ class embedding_table {
   std::size_t find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);
   void find_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);
 
+  // Updates rows in place: for each i, finds or creates the row of ids[i] and calls
+  // update(context, row, i) under the row's stripe lock, then marks the row dirty. Holding the
+  // lock makes an update and take_dirty() exclusive, so a persisted row is never missing an
+  // update whose call returned. Returns how many rows could not be created (max_rows).
+  using row_update = void (*)(void* context, float* row, std::size_t i);
+  std::size_t update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
+                           batch_scratch& scratch);
+
+  // The rows changed by update_batch() since they were last taken: appends their ids to `ids`
+  // and copies of their row_floats() values to `rows`, for stripe `stripe` (0 <= stripe <
+  // stripe_count), clearing their dirty marks. One stripe at a time keeps each lock short.
+  std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows);
+  // Rows marked dirty now (approximate while updates run).
+  std::size_t dirty_rows() const { return dirty_.load(std::memory_order_relaxed); }
+  static constexpr std::size_t stripe_count = 64;
+
+  // Copies up to `max_rows` rows, in a stable order, starting at `position` (0 at first); returns
+  // the position to continue from, or 0 when every row was visited. Rows created or moved
+  // meanwhile may be missed or repeated; call it on a table no longer updated (an export at the
+  // end of a job) for an exact copy.
+  std::uint64_t copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
+                          std::vector<float>& rows) const;
+
   // Sets a row to exactly `row` (row_floats() values), creating it if absent: checkpoint
   // restore. Returns false only when max_rows is reached.
   bool put(std::uint64_t id, const float* row);
@@ -77,7 +100,6 @@ class embedding_table {
   }
 
  private:
-  static constexpr std::size_t stripe_count = 64;
   static constexpr std::size_t first_chunk_rows = 16;
   static constexpr std::size_t max_chunk_rows = 4096;
 
@@ -91,6 +113,7 @@ class embedding_table {
   struct stripe {
     mutable std::mutex mu;
     std::vector<slot> slots;
+    std::vector<std::uint8_t> dirty;  // parallel to slots: 1 = updated since last taken
     std::size_t used = 0;
     std::vector<std::unique_ptr<float[]>> chunks;
     std::size_t chunk_rows = 0;  // capacity of the newest chunk, in rows
@@ -110,6 +133,7 @@ class embedding_table {
   table_options options_;
   std::array<stripe, stripe_count> stripes_;
   std::atomic<std::size_t> rows_{0};
+  std::atomic<std::size_t> dirty_{0};
 };
 
 }  // namespace ss::embedding

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -47,7 +48,21 @@ class shard_store {
 
   // The table, created if needed; nullptr beyond max_tables.
   embedding_table* table(std::uint32_t t);
+  // The table if it exists, else nullptr.
+  const embedding_table* existing_table(std::uint32_t t) const;
   shard_store_stats stats() const;
+
+  // Persistence. Pushes mark the rows they change dirty; take_dirty hands them over (values and
+  // optimizer state, row_floats() each) one stripe of one table per call, clearing the marks:
+  // calls fn(table, ids, rows, n) until every dirty row was handed over. Runs concurrently with
+  // lookups and pushes; each stripe's lock is held only while its rows are copied.
+  using dirty_sink = std::function<status(std::uint32_t table, const std::uint64_t* ids, const float* rows,
+                                          std::size_t n)>;
+  status take_dirty(const dirty_sink& fn);
+  std::uint64_t dirty_rows() const;
+  // Sets a row to exactly `row` (row_floats() values): restoring from storage. Not marked dirty.
+  status put(std::uint32_t table, std::uint64_t id, const float* row);
+  std::uint32_t row_floats() const { return options_.dim + options_.optimizer.state_floats(); }
 
  private:
   status check_tables(const std::uint32_t* tables, std::size_t n) const;

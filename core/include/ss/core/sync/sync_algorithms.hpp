@@ -80,6 +80,9 @@ class bmuf_state {
   // w_g (and the first block's start) at `initial`, the momentum at zero.
   void init(const float* initial, std::size_t n);
   bool initialized() const { return !global_.empty(); }
+  // Resumes from a snapshot: the global model and its momentum (nullptr: zero). The replicas
+  // restart from `global`, so the next block starts there.
+  void restore(const float* global, const float* momentum, std::size_t n);
   std::size_t size() const { return global_.size(); }
   // One block update from the replicas' mean; writes the model the replicas take next (and the
   // next block starts from).

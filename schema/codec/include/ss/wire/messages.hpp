@@ -9,6 +9,10 @@
 //   trainer -> shard        lookup_request / lookup_reply, push_request / push_reply
 //   trainer -> coordinator  dense_request / dense_reply (the central copy), dense_report (a replica)
 //   trainer -> sync server  sync_request / sync_reply (one slice of the dense model per server)
+//   client -> coordinator   snapshot_now ; coordinator -> shard: snapshot_request / snapshot_reply
+//   coordinator -> shard    dump_request / dump_reply (the rows of the exported model)
+//   coordinator -> sync     sync_restore (a resumed job's sync state) ; dense_request / dense_reply
+//   client -> coordinator   export_request / export_reply (write the model file)
 //   anyone -> any service   status_request / status_reply ; client -> coordinator: stop_request
 //   any -> any              error_reply (to any request that cannot be served)
 #pragma once
@@ -53,6 +57,7 @@ struct cluster_view {
   std::vector<std::string> readers;  // endpoint of reader i ("" while absent)
   std::vector<std::string> trainers; // names of live trainers
   std::vector<std::string> syncs;    // endpoint of sync server k (slice k; 0 = the coordinator)
+  std::vector<std::uint64_t> trainer_incarnations;  // parallel to trainers
 };
 
 enum class job_state : std::uint8_t {
@@ -64,6 +69,13 @@ enum class job_state : std::uint8_t {
 };
 const char* to_string(job_state s);
 
+// Where a reader is in its files: the position after the last row of a batch.
+struct read_position {
+  std::uint32_t file_index = 0;
+  std::uint64_t byte_offset = 0;
+  std::uint64_t line_number = 1;
+};
+
 struct register_reply {
   std::uint64_t member_id = 0;
   // The job's configuration as INI text ([job] section): the one place model, data and sync
@@ -71,6 +83,12 @@ struct register_reply {
   std::string job_config;
   cluster_view view;
   job_state state = job_state::waiting;
+  std::uint64_t restore_snapshot = 0;  // shard: load this checkpoint; 0 = none (see the schema)
+  read_position resume_position;       // reader: start here ...
+  bool has_resume_position = false;    // ... when set
+  std::uint64_t resume_examples = 0;   // reader: examples before resume_position
+  std::uint64_t job_id = 0;            // the same across coordinator restarts
+  std::uint64_t resume_bad_rows = 0;   // reader: bad rows before resume_position
 };
 
 // What a member reports with each heartbeat (cumulative counters since it started).
@@ -97,6 +115,10 @@ struct member_progress {
   double sync_latency_p99_ms = 0;
   double sync_distance = 0;         // trainer: replica's relative distance from center/mean, latest
   double sync_wait_seconds = 0;     // trainer: worker-seconds stopped for foreground syncs
+  read_position committed;          // reader: every row before it was trained ...
+  bool has_committed = false;       // ... when set
+  std::uint64_t committed_examples = 0;  // reader: examples before it, all incarnations
+  std::uint64_t committed_bad_rows = 0;  // reader: bad rows before it, all incarnations
 };
 
 struct heartbeat {
@@ -117,15 +139,9 @@ struct leave {
 
 // ---- data --------------------------------------------------------------------------------
 
-// Where a reader is in its files: the position after the last row of a batch.
-struct read_position {
-  std::uint32_t file_index = 0;
-  std::uint64_t byte_offset = 0;
-  std::uint64_t line_number = 1;
-};
-
 struct pull_request {
-  std::uint32_t credits = 1;  // how many more batches the trainer can take now
+  std::uint32_t credits = 1;     // how many more batches the trainer can take now
+  std::uint64_t trainer = 0;     // the asking trainer's incarnation
 };
 
 struct batch_message {
@@ -133,6 +149,7 @@ struct batch_message {
   std::uint64_t sequence = 0;  // per reader, from 0, no gaps
   data::example_batch batch;
   read_position end;           // resume here to continue after this batch
+  std::uint64_t incarnation = 0;  // the reader process that numbered it
 };
 
 struct end_of_data {
@@ -143,6 +160,7 @@ struct end_of_data {
 struct batch_ack {
   std::uint32_t reader_index = 0;
   std::uint64_t sequence = 0;
+  std::uint64_t incarnation = 0;  // of the reader that numbered the batch
 };
 
 // ---- embeddings --------------------------------------------------------------------------
@@ -176,12 +194,20 @@ struct dense_request {};
 struct dense_reply {
   std::uint64_t version = 0;  // bumps whenever the central copy changes
   std::vector<float> params;
+  std::vector<float> momentum;  // a BMUF sync server's block momentum (its slice); else empty
+};
+
+// A sync server's state, sent to it when a job resumes from a snapshot.
+struct sync_restore {
+  std::uint32_t slice = 0;
+  std::vector<float> params;
+  std::vector<float> momentum;
 };
 
 // ---- background and foreground synchronization ---------------------------------------------
 
 struct sync_request {
-  std::uint64_t member_id = 0;
+  std::uint64_t trainer = 0;   // the trainer's incarnation (stable across coordinator restarts)
   std::uint32_t slice = 0;     // which sync server's slice
   std::uint64_t offset = 0;    // the slice's first parameter in the flat dense vector
   std::uint64_t batches = 0;   // the trainer's batches so far (sync gap)
@@ -198,7 +224,7 @@ struct sync_reply {
 
 // A trainer's replica, sent when it finishes (the cluster's final model is built from these).
 struct dense_report {
-  std::uint64_t member_id = 0;
+  std::uint64_t trainer = 0;   // the trainer's incarnation
   std::uint64_t examples = 0;  // examples this replica was trained on
   std::vector<float> params;
 };
@@ -209,6 +235,50 @@ struct status_request {};
 
 struct status_reply {
   std::string json;  // one JSON object describing the service (and, at the coordinator, the job)
+};
+
+// ---- snapshots and export ------------------------------------------------------------------
+
+struct snapshot_now {};
+
+struct snapshot_request {
+  std::uint64_t snapshot_id = 0;
+  std::vector<std::uint64_t> keep;  // other snapshot ids to keep (retention)
+};
+
+struct snapshot_reply {
+  std::uint64_t snapshot_id = 0;
+  std::string path;
+  std::uint64_t rows = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t checksum = 0;
+  double seconds = 0;
+};
+
+struct dump_request {
+  std::uint32_t table = 0;
+  std::uint64_t position = 0;
+  std::uint32_t max_rows = 65536;
+};
+
+struct dump_reply {
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  std::vector<float> values;  // ids.size() x dim
+  std::uint32_t next_table = 0;
+  std::uint64_t next_position = 0;
+  bool done = false;
+};
+
+struct export_request {
+  std::string path;  // on the coordinator's file system
+};
+
+struct export_reply {
+  std::string path;
+  std::uint64_t rows = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;
 };
 
 struct stop_request {
@@ -222,7 +292,9 @@ struct ack {};
 using body = std::variant<error_reply, register_request, register_reply, heartbeat, heartbeat_reply, leave,
                           pull_request, batch_message, end_of_data, batch_ack, lookup_request, lookup_reply,
                           push_request, push_reply, dense_request, dense_reply, dense_report, status_request,
-                          status_reply, stop_request, ack, sync_request, sync_reply>;
+                          status_reply, stop_request, ack, sync_request, sync_reply, snapshot_now,
+                          snapshot_request, snapshot_reply, dump_request, dump_reply, sync_restore,
+                          export_request, export_reply>;
 
 struct envelope {
   std::uint16_t version = protocol_version;

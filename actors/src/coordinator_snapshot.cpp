@@ -1,0 +1,364 @@
+// The coordinator's durable side: the live central dense copy, cluster snapshots (shard
+// checkpoints + dense state + reader positions under one id, manifest last), and resuming.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "coordinator_state.hpp"
+#include "ss/actors/sync_server.hpp"
+#include "ss/core/sync/sync_algorithms.hpp"
+
+namespace ss::actors::coordinator_detail {
+namespace {
+
+caf::timespan seconds_span(double s) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
+}
+
+std::int64_t wall_ms(const coordinator_state& st) {
+  if (st.options.wall_clock_ms) return st.options.wall_clock_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Asks sync server `k` (0: the one in this process) for its slice's state.
+void ask_slice(coordinator_actor* self, std::uint32_t k, std::function<void(const wire::dense_reply*)> done) {
+  auto& st = self->state;
+  auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 0, wire::dense_request{}});
+  const auto timeout = seconds_span(st.options.job.request_timeout);
+  if (k == 0) {
+    if (!st.options.local_sync) return done(nullptr);
+    self->request(st.options.local_sync, timeout, serve_atom::value, env)
+        .then([done](const body_ptr& b) { done(std::get_if<wire::dense_reply>(b.get())); },
+              [done](const caf::error&) { done(nullptr); });
+    return;
+  }
+  const std::string endpoint = k < st.view.syncs.size() ? st.view.syncs[k] : std::string();
+  call_endpoint(
+      self, endpoint, make_body(wire::dense_request{}), timeout,
+      [done](const envelope_ptr& e) { done(std::get_if<wire::dense_reply>(&e->message)); },
+      [done](const std::string&) { done(nullptr); });
+}
+
+// A live trainer's replica (the first that answers), for slices no sync server holds.
+void ask_replica(coordinator_actor* self, std::vector<std::string> endpoints,
+                 std::function<void(std::vector<float>)> done) {
+  if (endpoints.empty()) return done({});
+  const std::string endpoint = endpoints.back();
+  endpoints.pop_back();
+  call_endpoint(
+      self, endpoint, make_body(wire::dense_request{}), seconds_span(self->state.options.job.request_timeout),
+      [self, endpoints, done](const envelope_ptr& e) {
+        const auto* r = std::get_if<wire::dense_reply>(&e->message);
+        if (r != nullptr && !r->params.empty()) return done(r->params);
+        ask_replica(self, endpoints, done);
+      },
+      [self, endpoints, done](const std::string&) { ask_replica(self, endpoints, done); });
+}
+
+std::vector<std::string> trainer_endpoints(const coordinator_state& st) {
+  std::vector<std::string> out;
+  for (const auto& [id, m] : st.members)
+    if (m.role == wire::role::trainer && !m.endpoint.empty()) out.push_back(m.endpoint);
+  return out;
+}
+
+// ---- snapshots ----------------------------------------------------------------------------
+
+void answer_waiters(snapshot_in_progress& snap, const body_ptr& answer) {
+  for (auto& w : snap.waiters) w.deliver(answer);
+  snap.waiters.clear();
+}
+
+void abandon(coordinator_actor* self, const std::string& why) {
+  auto& st = self->state;
+  auto& snap = *st.snapshot;
+  ++st.snapshots_failed;
+  spdlog::warn("{}: snapshot {} abandoned: {} (the previous snapshot stays the latest)", st.options.name, snap.id,
+               why);
+  answer_waiters(snap, make_body(wire::error_reply{errc::unavailable, "snapshot " + std::to_string(snap.id) +
+                                                                          " abandoned: " + why}));
+  st.last_snapshot_at = self->clock().now();  // try again a full interval later
+  st.snapshot.reset();
+}
+
+// Snapshot ids to keep besides the one being taken: the newest retain - 1 complete ones.
+std::vector<std::uint64_t> ids_to_keep(coordinator_state& st) {
+  std::vector<std::uint64_t> keep;
+  auto ids = st.options.snapshots->list();
+  if (!ids.is_ok()) return keep;
+  const std::size_t n = static_cast<std::size_t>(std::max(0, st.options.snapshot_retain - 1));
+  for (auto it = ids->rbegin(); it != ids->rend() && keep.size() < n; ++it) keep.push_back(*it);
+  return keep;
+}
+
+void complete_if_done(coordinator_actor* self) {
+  auto& st = self->state;
+  if (!st.snapshot) return;
+  auto& snap = *st.snapshot;
+  if (!snap.failure.empty()) return abandon(self, snap.failure);
+  if (!snap.dense_done || snap.shards_pending > 0) return;
+  auto& store = *st.options.snapshots;
+  const auto keep = ids_to_keep(st);
+  if (auto w = store.write(snap.manifest, snap.dense, st.job_text); !w.is_ok())
+    return abandon(self, "writing it to " + store.location() + ": " + w.message());
+  // Retention: everything older than the kept ones goes (the shards dropped their checkpoints).
+  if (auto ids = store.list(); ids.is_ok()) {
+    for (auto id : *ids) {
+      if (id == snap.id || std::find(keep.begin(), keep.end(), id) != keep.end()) continue;
+      if (auto r = store.remove(id); !r.is_ok()) spdlog::warn("{}: pruning: {}", st.options.name, r.message());
+    }
+  }
+  const double seconds = seconds_between(snap.started, self->clock().now());
+  std::uint64_t rows = 0, bytes = 0;
+  for (const auto& s : snap.manifest.shards) {
+    rows += s.rows;
+    bytes += s.bytes;
+  }
+  ++st.snapshots_taken;
+  st.last_snapshot_id = snap.id;
+  st.last_snapshot_at = self->clock().now();
+  st.last_snapshot_seconds = seconds;
+  st.last_snapshot_rows = rows;
+  st.last_snapshot_bytes = bytes;
+  spdlog::info("{}: snapshot {} complete in {:.2f}s: {} embedding rows ({:.1f} MB on the shards), {} dense "
+               "parameters, at {}",
+               st.options.name, snap.id, seconds, rows, static_cast<double>(bytes) / 1e6, snap.dense.params.size(),
+               store.path_of(snap.id));
+  answer_waiters(snap, make_body(wire::snapshot_reply{snap.id, store.path_of(snap.id), rows, bytes, 0, seconds}));
+  st.snapshot.reset();
+}
+
+// What the manifest records of the trainers: the departed total, and each live trainer and
+// ghost by incarnation.
+void record_trainers(const coordinator_state& st, job::snapshot_manifest& m) {
+  m.departed = st.departed;
+  m.departed.incarnation = 0;
+  for (const auto& [id, mi] : st.members) {
+    if (mi.role != wire::role::trainer) continue;
+    const auto& p = mi.progress;
+    m.trainers.push_back({mi.incarnation, p.examples, p.loss_sum, p.clicks, p.active_seconds});
+  }
+  for (const auto& [inc, g] : st.ghosts) m.trainers.push_back(g);
+}
+
+}  // namespace
+
+void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapshot) {
+  auto& st = self->state;
+  const auto& m = snapshot.manifest;
+  st.job_id = m.job_id;
+  st.resumed_from = m.snapshot_id;
+  st.last_snapshot_id = m.snapshot_id;
+  st.departed = m.departed;
+  for (const auto& t : m.trainers) st.ghosts[t.incarnation] = t;
+  for (std::size_t i = 0; i < m.readers.size() && i < st.reader_commits.size(); ++i) st.reader_commits[i] = m.readers[i];
+  st.resumed_dense = snapshot.dense;
+  std::uint64_t committed = 0;
+  for (const auto& r : m.readers) committed += r.examples;
+  spdlog::info("{}: resuming job {:016x} from snapshot {}: {} examples committed, {} dense parameters, {} shard "
+               "checkpoint(s)",
+               st.options.name, m.job_id, m.snapshot_id, committed, snapshot.dense.params.size(), m.shards.size());
+  // Slice 0 of the sync state lives here.
+  if (st.options.local_sync && !snapshot.dense.params.empty()) {
+    const auto slices = static_cast<std::uint32_t>(st.options.job.sync_servers);
+    const auto [offset, length] = slice_bounds(snapshot.dense.params.size(), 0, slices);
+    wire::sync_restore r;
+    r.slice = 0;
+    r.params.assign(snapshot.dense.params.begin() + static_cast<std::ptrdiff_t>(offset),
+                    snapshot.dense.params.begin() + static_cast<std::ptrdiff_t>(offset + length));
+    if (snapshot.dense.momentum.size() == snapshot.dense.params.size())
+      r.momentum.assign(snapshot.dense.momentum.begin() + static_cast<std::ptrdiff_t>(offset),
+                        snapshot.dense.momentum.begin() + static_cast<std::ptrdiff_t>(offset + length));
+    auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 0, std::move(r)});
+    self->send(st.options.local_sync, serve_atom::value, env);
+  }
+}
+
+void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std::string& endpoint) {
+  auto& st = self->state;
+  if (!st.resumed_dense || st.resumed_dense->params.empty()) return;
+  const auto& d = *st.resumed_dense;
+  const auto [offset, length] = slice_bounds(d.params.size(), slice, static_cast<std::uint32_t>(st.options.job.sync_servers));
+  wire::sync_restore r;
+  r.slice = slice;
+  r.params.assign(d.params.begin() + static_cast<std::ptrdiff_t>(offset),
+                  d.params.begin() + static_cast<std::ptrdiff_t>(offset + length));
+  if (d.momentum.size() == d.params.size())
+    r.momentum.assign(d.momentum.begin() + static_cast<std::ptrdiff_t>(offset),
+                      d.momentum.begin() + static_cast<std::ptrdiff_t>(offset + length));
+  const std::string name = st.options.name;
+  call_endpoint(
+      self, endpoint, make_body(std::move(r)), seconds_span(st.options.job.request_timeout),
+      [name, slice](const envelope_ptr& e) {
+        if (const auto* err = std::get_if<wire::error_reply>(&e->message))
+          spdlog::warn("{}: sync server {} refused the snapshot's state: {}", name, slice, err->message);
+      },
+      [name, slice](const std::string& why) {
+        spdlog::warn("{}: could not send sync server {} the snapshot's state ({}); it starts from the first replica",
+                     name, slice, why);
+      });
+}
+
+void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done) {
+  auto& st = self->state;
+  const auto slices = static_cast<std::uint32_t>(std::max(1, st.options.job.sync_servers));
+  struct gathering {
+    std::vector<std::vector<float>> params, momentum;
+    std::uint32_t pending = 0;
+  };
+  auto g = std::make_shared<gathering>();
+  g->params.resize(slices);
+  g->momentum.resize(slices);
+  g->pending = slices;
+  auto assemble = [self, g, slices, done]() {
+    auto& s = self->state;
+    // The full size: from any slice's neighbours is not enough; take it from a replica or the
+    // snapshot when a slice is missing.
+    bool complete = true;
+    for (const auto& p : g->params) complete = complete && !p.empty();
+    auto build = [g, slices, done](const std::vector<float>& fallback) {
+      job::dense_state d;
+      std::size_t n = fallback.size();
+      if (n == 0) {
+        for (const auto& p : g->params) n += p.size();
+      }
+      bool with_momentum = true;
+      for (const auto& m : g->momentum) with_momentum = with_momentum && !m.empty();
+      d.params.assign(n, 0.0f);
+      if (with_momentum) d.momentum.assign(n, 0.0f);
+      for (std::uint32_t k = 0; k < slices; ++k) {
+        const auto [offset, length] = slice_bounds(n, k, slices);
+        const auto& p = g->params[k];
+        if (p.size() == length) {
+          std::copy(p.begin(), p.end(), d.params.begin() + static_cast<std::ptrdiff_t>(offset));
+          if (with_momentum && g->momentum[k].size() == length)
+            std::copy(g->momentum[k].begin(), g->momentum[k].end(), d.momentum.begin() + static_cast<std::ptrdiff_t>(offset));
+        } else if (fallback.size() == n) {
+          std::copy(fallback.begin() + static_cast<std::ptrdiff_t>(offset),
+                    fallback.begin() + static_cast<std::ptrdiff_t>(offset + length),
+                    d.params.begin() + static_cast<std::ptrdiff_t>(offset));
+        } else {
+          d.params.clear();  // nothing to fill the slice with
+          d.momentum.clear();
+          break;
+        }
+      }
+      done(std::move(d));
+    };
+    if (complete) return build({});
+    ask_replica(self, trainer_endpoints(s), [self, build](std::vector<float> replica) {
+      auto& s2 = self->state;
+      if (replica.empty() && s2.resumed_dense) replica = s2.resumed_dense->params;
+      build(replica);
+    });
+  };
+  for (std::uint32_t k = 0; k < slices; ++k) {
+    ask_slice(self, k, [g, k, assemble](const wire::dense_reply* r) {
+      if (r != nullptr) {
+        g->params[k] = r->params;
+        g->momentum[k] = r->momentum;
+      }
+      if (--g->pending == 0) assemble();
+    });
+  }
+}
+
+caf::result<body_ptr> serve_dense_request(coordinator_actor* self) {
+  auto& st = self->state;
+  // Before the job runs, trainers start from the snapshot resumed from, or (empty answer) from
+  // the seeded initialization they all share.
+  if (!st.running_seen) {
+    if (st.resumed_dense) return make_body(wire::dense_reply{st.resumed_from, st.resumed_dense->params, {}});
+    return make_body(wire::dense_reply{});
+  }
+  auto p = self->make_response_promise<body_ptr>();
+  gather_central(self, [p](job::dense_state d) mutable {
+    p.deliver(make_body(wire::dense_reply{1, std::move(d.params), {}}));
+  });
+  return p;
+}
+
+void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise> waiter) {
+  auto& st = self->state;
+  auto refuse = [&waiter](errc code, const std::string& why) {
+    if (waiter) waiter->deliver(make_body(wire::error_reply{code, why}));
+  };
+  if (!st.options.snapshots) return refuse(errc::invalid_argument, "the coordinator has no --snapshot-dir");
+  if (st.state != wire::job_state::running && st.state != wire::job_state::draining)
+    return refuse(errc::unavailable, std::string("the job is ") + wire::to_string(st.state) + ", not running");
+  if (st.snapshot) {  // one at a time: join the one under way
+    if (waiter) st.snapshot->waiters.push_back(*waiter);
+    return;
+  }
+  for (std::size_t i = 0; i < st.shard_slots.size(); ++i)
+    if (st.shard_slots[i] == 0) return refuse(errc::unavailable, "shard " + std::to_string(i) + " is absent");
+  auto ids = st.options.snapshots->list();
+  if (!ids.is_ok()) return refuse(ids.error().code(), ids.error().message());
+  const std::uint64_t id = std::max(st.last_snapshot_id, ids->empty() ? 0 : ids->back()) + 1;
+  st.snapshot.emplace();
+  auto& snap = *st.snapshot;
+  snap.id = id;
+  snap.started = self->clock().now();
+  if (waiter) snap.waiters.push_back(*waiter);
+  auto& m = snap.manifest;
+  m.job_id = st.job_id;
+  m.snapshot_id = id;
+  m.created_unix_ms = wall_ms(st);
+  // The reader positions first: every example before them was trained and pushed, so the
+  // checkpoints the shards take after this moment hold its updates (examples after them may be
+  // in the checkpoints too: they are replayed on resume).
+  m.readers = st.reader_commits;
+  record_trainers(st, m);
+  m.shards.resize(st.shard_slots.size());
+  const auto timeout = seconds_span(st.options.snapshot_timeout);
+  wire::snapshot_request req;
+  req.snapshot_id = id;
+  req.keep = ids_to_keep(st);
+  snap.shards_pending = st.shard_slots.size();
+  const std::uint64_t snapshot_id = id;
+  for (std::size_t i = 0; i < st.shard_slots.size(); ++i) {
+    const std::string endpoint = st.members.at(st.shard_slots[i]).endpoint;
+    call_endpoint(
+        self, endpoint, make_body(req), timeout,
+        [self, i, snapshot_id](const envelope_ptr& e) {
+          auto& s = self->state;
+          if (!s.snapshot || s.snapshot->id != snapshot_id) return;
+          auto& sn = *s.snapshot;
+          --sn.shards_pending;
+          if (const auto* r = std::get_if<wire::snapshot_reply>(&e->message)) {
+            sn.manifest.shards[i] = job::shard_checkpoint{r->snapshot_id, r->rows, r->bytes, r->checksum, r->path};
+          } else if (sn.failure.empty()) {
+            const auto* err = std::get_if<wire::error_reply>(&e->message);
+            sn.failure = "shard " + std::to_string(i) + ": " + (err != nullptr ? err->message : wire::message_name(e->message));
+          }
+          complete_if_done(self);
+        },
+        [self, i, snapshot_id](const std::string& why) {
+          auto& s = self->state;
+          if (!s.snapshot || s.snapshot->id != snapshot_id) return;
+          --s.snapshot->shards_pending;
+          if (s.snapshot->failure.empty()) s.snapshot->failure = "shard " + std::to_string(i) + ": " + why;
+          complete_if_done(self);
+        });
+  }
+  gather_central(self, [self, snapshot_id](job::dense_state d) {
+    auto& s = self->state;
+    if (!s.snapshot || s.snapshot->id != snapshot_id) return;
+    s.snapshot->dense = std::move(d);
+    s.snapshot->dense_done = true;
+    complete_if_done(self);
+  });
+  spdlog::info("{}: snapshot {} started", st.options.name, id);
+}
+
+void snapshot_tick(coordinator_actor* self) {
+  auto& st = self->state;
+  if (!st.options.snapshots || st.options.snapshot_interval <= 0 || st.snapshot) return;
+  if (st.state != wire::job_state::running) return;
+  if (seconds_between(st.last_snapshot_at, self->clock().now()) < st.options.snapshot_interval) return;
+  begin_snapshot(self, std::nullopt);
+}
+
+}  // namespace ss::actors::coordinator_detail

@@ -1,0 +1,122 @@
+// The coordinator's state and the functions its two source files share: coordinator.cpp
+// (membership, the job's life cycle, progress, the final evaluation) and coordinator_snapshot.cpp
+// (the central dense copy, cluster snapshots, resuming, model export). Private to ss_actors.
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ss/actors/coordinator.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/core/job/snapshot.hpp"
+
+namespace ss::actors::coordinator_detail {
+
+// The actor clock, not the wall clock: on the deterministic test scheduler time moves only when
+// the test advances it, so member timeouts are testable without sleeping.
+using clock_type = caf::actor_clock;
+
+struct member_info {
+  wire::role role = wire::role::client;
+  std::string name;
+  std::int32_t index = -1;
+  std::string endpoint;
+  std::uint64_t incarnation = 0;
+  clock_type::time_point last_seen;
+  wire::member_progress progress;
+  bool reported_replica = false;
+  bool replica_asked = false;  // the coordinator asked it for its replica (see collect_replicas)
+};
+
+// One snapshot on its way: shards checkpoint, the dense state is gathered, then the manifest.
+struct snapshot_in_progress {
+  std::uint64_t id = 0;
+  clock_type::time_point started;
+  job::snapshot_manifest manifest;
+  job::dense_state dense;
+  bool dense_done = false;
+  std::size_t shards_pending = 0;
+  std::string failure;  // the first thing that went wrong; the snapshot is then abandoned
+  std::vector<caf::response_promise> waiters;  // snapshot_now requests
+};
+
+struct coordinator_state {
+  static inline const char* name = "coordinator";
+  coordinator_options options;
+  std::string job_text;
+  caf::actor gateway;
+  std::map<std::uint64_t, member_info> members;
+  std::vector<std::uint64_t> shard_slots, reader_slots;  // member id per index, 0 = vacant
+  std::vector<std::uint64_t> sync_slots;                 // sync servers 1..K-1 (slot 0 is ours)
+  std::uint64_t next_member_id = 1;
+  wire::cluster_view view;
+  wire::job_state state = wire::job_state::waiting;
+  std::string failure;
+  std::uint64_t job_id = 0;
+  // Training replicas reported at the end (trainer incarnation -> params, examples), averaged
+  // into the final model for MA and none.
+  std::map<std::uint64_t, std::pair<std::vector<float>, std::uint64_t>> replicas;
+  std::vector<float> central;  // the final model's dense part, once the job is evaluated
+  clock_type::time_point started_at, running_at, drained_at;
+  bool running_seen = false, drained_seen = false;
+  // Progress line bookkeeping.
+  clock_type::time_point last_progress;
+  std::uint64_t last_examples = 0;
+  // Trainers that left keep counting towards the totals; so do, after a resume, the trainers of
+  // the snapshot that have not come back (`ghosts`, by incarnation).
+  job::trainer_counters departed;
+  std::map<std::uint64_t, job::trainer_counters> ghosts;
+  // Trainers dropped for missed heartbeats (by incarnation), in case they come back.
+  std::map<std::uint64_t, wire::member_progress> retired_trainers;
+  std::uint64_t departed_sent = 0;
+  // Each reader's committed position, as last reported (or as the snapshot recorded it): where a
+  // restarted reader starts, and the job's exact count of examples trained.
+  std::vector<job::reader_commit> reader_commits;
+  // Resuming: the snapshot this coordinator started from (0: none) and its dense state, which
+  // trainers start from until a live central copy exists.
+  std::uint64_t resumed_from = 0;
+  std::optional<job::dense_state> resumed_dense;
+  // Snapshots.
+  std::optional<snapshot_in_progress> snapshot;
+  std::uint64_t last_snapshot_id = 0;
+  clock_type::time_point last_snapshot_at;
+  std::uint64_t snapshots_taken = 0, snapshots_failed = 0;
+  double last_snapshot_seconds = 0;
+  std::uint64_t last_snapshot_rows = 0, last_snapshot_bytes = 0;
+  // Result.
+  bool evaluating = false;
+  std::string result_json;
+  std::vector<caf::response_promise> result_waiters;
+};
+using coordinator_actor = caf::stateful_actor<coordinator_state>;
+
+double seconds_between(clock_type::time_point a, clock_type::time_point b);
+
+// Sends `body` to the service at `endpoint` and calls exactly one of on_reply / on_error.
+void call_endpoint(coordinator_actor* self, const std::string& endpoint, body_ptr body, caf::timespan timeout,
+                   std::function<void(const envelope_ptr&)> on_reply, std::function<void(const std::string&)> on_error);
+
+// ---- coordinator_snapshot.cpp ----
+
+// Applies a snapshot the coordinator resumes from (counters, reader positions, dense state).
+void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapshot);
+// The live central dense copy, gathered from the sync servers; slices they do not have (no sync,
+// or none yet) come from a live trainer's replica, else from the snapshot resumed from.
+void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done);
+// A trainer asks for the central copy (it starts or restarts).
+caf::result<body_ptr> serve_dense_request(coordinator_actor* self);
+// A sync server registered while the job resumes: send it its slice of the snapshot's state.
+void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std::string& endpoint);
+// Periodic: start a snapshot when one is due; ask finished trainers for replicas never reported.
+void snapshot_tick(coordinator_actor* self);
+// Start a snapshot now; `waiter` (optional) is answered with a snapshot_reply or an error_reply.
+void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise> waiter);
+
+}  // namespace ss::actors::coordinator_detail

@@ -1,0 +1,77 @@
+// durable_rows: the port through which an embedding shard persists its rows. The shard keeps every
+// row in memory (shard_store) and, from a background thread, writes the rows that changed here;
+// a cluster snapshot turns what was written into a named, self-verifying checkpoint; a restarted
+// shard scans the rows back (or restores a checkpoint first, for a full-cluster resume).
+//
+// Implementations: memory_rows (ss/core/embedding/memory_rows.hpp, for unit tests) and
+// storage::rocksdb_rows (services/storage, the real one; its header documents the on-disk format).
+// Core code depends only on this port. tests/storage runs one behavioural suite against both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ss/core/status.hpp"
+
+namespace ss::embedding {
+
+// One checkpoint as its manifest describes it.
+struct checkpoint_info {
+  std::uint64_t id = 0;        // the snapshot id it belongs to; ids grow over a job
+  std::string path;            // where it lives (a directory for RocksDB; empty in memory)
+  std::uint64_t rows = 0;      // rows it holds
+  std::uint64_t bytes = 0;     // size on disk (0 in memory)
+  std::uint64_t checksum = 0;  // order-independent hash of its content, as its manifest promises
+};
+
+// One shard's persisted rows. Each row is `row_floats` floats (values followed by optimizer state),
+// fixed when the store is opened. Thread-safety: one writer thread (write/checkpoint/restore/drop/
+// set_meta/clear) and any number of concurrent readers of the const members and scan.
+class durable_rows {
+ public:
+  virtual ~durable_rows() = default;
+
+  virtual std::uint32_t row_floats() const = 0;
+
+  // Stores n rows (tables[i], ids[i]) -> rows[i * row_floats ...], overwriting older versions.
+  // Atomic per call: after a crash either every row of the call is stored or none is.
+  virtual status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) = 0;
+
+  // Calls fn for every stored row, in no particular order. A record that fails its checksum or has
+  // the wrong size ends the scan with errc::corrupt naming the row.
+  virtual status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) = 0;
+
+  // Rows currently stored (an estimate is not acceptable: it is counted on write).
+  virtual std::uint64_t rows() const = 0;
+
+  // Makes a durable copy of everything written so far, named `id`. errc::invalid_argument if a
+  // checkpoint with that id exists. A checkpoint interrupted by a crash is never listed.
+  virtual result<checkpoint_info> checkpoint(std::uint64_t id) = 0;
+
+  // Every complete checkpoint, oldest (smallest id) first.
+  virtual result<std::vector<checkpoint_info>> checkpoints() const = 0;
+
+  // Reads checkpoint `id` completely: every record's checksum, the row count and the content hash
+  // its manifest promises. errc::not_found if it does not exist, errc::corrupt with the reason.
+  virtual status verify(std::uint64_t id) const = 0;
+
+  // Replaces the live rows (and metadata) with checkpoint `id`, verified first; if verification
+  // fails the live rows are left exactly as they were.
+  virtual status restore(std::uint64_t id) = 0;
+
+  // Deletes checkpoint `id`; errc::not_found if absent.
+  virtual status drop(std::uint64_t id) = 0;
+
+  // Small string metadata stored with the rows and copied into checkpoints (the shard keeps its
+  // job id there, to refuse rows of another job). get_meta: errc::not_found if absent.
+  virtual status set_meta(const std::string& key, const std::string& value) = 0;
+  virtual result<std::string> get_meta(const std::string& key) const = 0;
+
+  // Deletes every live row and all metadata; checkpoints stay.
+  virtual status clear() = 0;
+};
+
+}  // namespace ss::embedding

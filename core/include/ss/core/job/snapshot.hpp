@@ -1,0 +1,134 @@
+// Cluster snapshots: what the coordinator writes so that a job survives the loss of any service,
+// itself included, and a full stop.
+//
+// A snapshot is a directory <snapshot-dir>/snapshot-<id> (ids grow from 1) holding
+//   job.ini    the job's configuration, as the coordinator ran it
+//   dense.bin  the central dense copy and the sync state (binary, see encode_dense)
+//   MANIFEST   everything else, as text (format_manifest), written LAST: a directory without a
+//              MANIFEST that verifies is a half-made snapshot and is never used.
+// The shards' rows are not here: each shard checkpoints its own rows on its own storage under
+// the same id (its RocksDB checkpoint), and the manifest records each checkpoint's row count and
+// content checksum.
+//
+// dense.bin: "SSDENSE1" (8 bytes), u64 n, n little-endian floats (params), u64 m, m floats
+// (momentum: BMUF's block momentum, else m = 0), u32 CRC32C of everything before it.
+// MANIFEST: "key = value" lines; the last line is "crc32c = XXXXXXXX", the CRC32C (hex) of every
+// byte before that line.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ss/core/status.hpp"
+
+namespace ss::job {
+
+inline constexpr std::uint32_t snapshot_format = 1;
+
+// Where a reader was: every row before the position was trained.
+struct reader_commit {
+  bool valid = false;  // false: the reader has committed nothing yet (start from the beginning)
+  std::uint32_t file_index = 0;
+  std::uint64_t byte_offset = 0;
+  std::uint64_t line_number = 1;
+  std::uint64_t examples = 0;  // good rows before the position
+  std::uint64_t bad_rows = 0;  // bad rows before the position
+};
+
+// What a shard checkpointed for the snapshot.
+struct shard_checkpoint {
+  std::uint64_t checkpoint = 0;  // the checkpoint's id (the snapshot id)
+  std::uint64_t rows = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t checksum = 0;  // the checkpoint's content checksum
+  std::string path;            // on the shard's storage
+};
+
+// Progress counters of trainers: those live at snapshot time (by incarnation: a trainer that
+// outlives a coordinator restart reports them again itself) and, as one entry with incarnation
+// 0, those that had left.
+struct trainer_counters {
+  std::uint64_t incarnation = 0;
+  std::uint64_t examples = 0;
+  double loss_sum = 0;
+  std::uint64_t clicks = 0;
+  double active_seconds = 0;
+};
+
+struct snapshot_manifest {
+  std::uint32_t format = snapshot_format;
+  std::uint64_t job_id = 0;
+  std::uint64_t snapshot_id = 0;
+  std::int64_t created_unix_ms = 0;
+  trainer_counters departed;               // trainers that had left (incarnation 0)
+  std::vector<trainer_counters> trainers;  // trainers live at snapshot time
+  std::vector<reader_commit> readers;      // by reader index
+  std::vector<shard_checkpoint> shards;    // by shard index
+  std::uint64_t dense_params = 0;          // floats in dense.bin
+  std::uint64_t dense_momentum = 0;
+  std::uint32_t dense_crc = 0;             // dense.bin's trailing CRC32C
+  std::uint32_t job_crc = 0;               // CRC32C of job.ini
+};
+
+std::string format_manifest(const snapshot_manifest& m);
+// Verifies the trailing checksum and every field; errors say which line is wrong.
+result<snapshot_manifest> parse_manifest(const std::string& text);
+
+struct dense_state {
+  std::vector<float> params;    // the central copy (EASGD center, BMUF global model, MA mean, or a replica)
+  std::vector<float> momentum;  // BMUF block momentum; empty otherwise
+};
+
+std::string encode_dense(const dense_state& d);
+result<dense_state> decode_dense(const std::string& bytes);
+
+// A complete snapshot, read back and verified.
+struct loaded_snapshot {
+  snapshot_manifest manifest;
+  dense_state dense;
+  std::string job_text;
+};
+
+// Where snapshots live. Injected into the coordinator: a directory in production, memory in tests.
+// Not thread-safe: the coordinator calls it from one actor.
+class snapshot_store {
+ public:
+  virtual ~snapshot_store() = default;
+  virtual std::string location() const = 0;  // for messages: "/var/lib/shadowsync/snapshots"
+  // Ids of the snapshots whose MANIFEST exists, oldest first (not verified: read() does that).
+  virtual result<std::vector<std::uint64_t>> list() = 0;
+  // Writes a snapshot; the manifest last, atomically (a crash leaves no MANIFEST). Fills in the
+  // manifest's dense and job checksums. Fails if the id exists.
+  virtual status write(snapshot_manifest manifest, const dense_state& dense, const std::string& job_text) = 0;
+  // Reads and verifies snapshot `id`: errc::not_found when it is absent, errc::corrupt with
+  // the reason when any part fails its checksum or does not match the manifest.
+  virtual result<loaded_snapshot> read(std::uint64_t id) = 0;
+  virtual status remove(std::uint64_t id) = 0;
+  // Removes half-made snapshots (no MANIFEST); returns how many.
+  virtual result<std::size_t> remove_incomplete() = 0;
+  // The path of snapshot `id` (for messages and replies).
+  virtual std::string path_of(std::uint64_t id) const = 0;
+  // The job's final result (JSON), written when the job ends, so a restarted coordinator of a
+  // finished job reports it instead of training again. errc::not_found while the job runs.
+  virtual status write_result(const std::string& json) = 0;
+  virtual result<std::string> read_result() = 0;
+  // The job's id, stored when the job starts, so a coordinator restarted before the first
+  // snapshot keeps it (shards refuse stored rows of another job). errc::not_found if none.
+  virtual status write_job_id(std::uint64_t id) = 0;
+  virtual result<std::uint64_t> read_job_id() = 0;
+};
+
+// The newest snapshot that verifies, skipping newer ones that do not: one message per skipped
+// snapshot in `skipped` ("snapshot 12 is corrupt: dense.bin fails its checksum; using 11").
+// errc::not_found when there is none.
+result<loaded_snapshot> latest_valid_snapshot(snapshot_store& store, std::vector<std::string>* skipped);
+
+// Snapshots in a directory (POSIX file system; files are fsynced before the manifest is renamed
+// into place, and the directory after).
+std::unique_ptr<snapshot_store> directory_snapshot_store(const std::string& dir);
+// Snapshots in memory, for tests.
+std::unique_ptr<snapshot_store> memory_snapshot_store();
+
+}  // namespace ss::job

@@ -1,0 +1,592 @@
+#include "ss/core/job/snapshot.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "ss/core/checksum.hpp"
+
+namespace ss::job {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char dense_magic[8] = {'S', 'S', 'D', 'E', 'N', 'S', 'E', '1'};
+
+std::string hex32(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+// Doubles round-trip exactly through %.17g.
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+status corrupt(const std::string& what) { return {errc::corrupt, what}; }
+
+// Reads whitespace-separated fields of one manifest value.
+class fields {
+ public:
+  fields(std::string key, const std::string& value) : key_(std::move(key)), in_(value) {}
+  template <class T>
+  bool next(T& out) {
+    std::string word;
+    if (!(in_ >> word)) return fail("has too few fields");
+    return convert(word, out);
+  }
+  bool rest(std::string& out) {
+    std::getline(in_ >> std::ws, out);
+    return true;
+  }
+  bool done() {
+    std::string word;
+    if (in_ >> word) return fail("has an unexpected field '" + word + "'");
+    return true;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(const std::string& why) {
+    if (error_.empty()) error_ = "MANIFEST: " + key_ + " " + why;
+    return false;
+  }
+  bool convert(const std::string& w, std::uint64_t& out) {
+    char* end = nullptr;
+    errno = 0;
+    const bool hex = w.size() > 2 && w[0] == '0' && w[1] == 'x';
+    out = std::strtoull(hex ? w.c_str() + 2 : w.c_str(), &end, hex ? 16 : 10);
+    if (errno != 0 || end == nullptr || *end != '\0' || w.empty() || w[0] == '-')
+      return fail("has '" + w + "' where a number belongs");
+    return true;
+  }
+  bool convert(const std::string& w, std::uint32_t& out) {
+    std::uint64_t v = 0;
+    if (!convert(w, v)) return false;
+    if (v > 0xffffffffULL) return fail("has '" + w + "', beyond 32 bits");
+    out = static_cast<std::uint32_t>(v);
+    return true;
+  }
+  bool convert(const std::string& w, std::int64_t& out) {
+    char* end = nullptr;
+    errno = 0;
+    out = std::strtoll(w.c_str(), &end, 10);
+    if (errno != 0 || end == nullptr || *end != '\0' || w.empty()) return fail("has '" + w + "' where a number belongs");
+    return true;
+  }
+  bool convert(const std::string& w, double& out) {
+    char* end = nullptr;
+    out = std::strtod(w.c_str(), &end);
+    if (end == nullptr || *end != '\0' || w.empty()) return fail("has '" + w + "' where a number belongs");
+    return true;
+  }
+  bool convert(const std::string& w, std::string& out) {
+    out = w;
+    return true;
+  }
+
+  std::string key_;
+  std::istringstream in_;
+  std::string error_;
+};
+
+std::string counters_line(const trainer_counters& t) {
+  return hex64(t.incarnation) + " " + std::to_string(t.examples) + " " + num(t.loss_sum) + " " +
+         std::to_string(t.clicks) + " " + num(t.active_seconds);
+}
+
+bool parse_counters(fields& f, trainer_counters& t) {
+  std::string inc;
+  if (!f.next(inc)) return false;
+  char* end = nullptr;
+  t.incarnation = std::strtoull(inc.c_str(), &end, 16);
+  return f.next(t.examples) && f.next(t.loss_sum) && f.next(t.clicks) && f.next(t.active_seconds) && f.done();
+}
+
+}  // namespace
+
+std::string format_manifest(const snapshot_manifest& m) {
+  std::string out;
+  auto line = [&out](const std::string& key, const std::string& value) { out += key + " = " + value + "\n"; };
+  out += "# shadowsync cluster snapshot\n";
+  line("format", std::to_string(m.format));
+  line("job_id", hex64(m.job_id));
+  line("snapshot", std::to_string(m.snapshot_id));
+  line("created_unix_ms", std::to_string(m.created_unix_ms));
+  line("departed", counters_line(m.departed));
+  line("trainers", std::to_string(m.trainers.size()));
+  for (std::size_t i = 0; i < m.trainers.size(); ++i) line("trainer." + std::to_string(i), counters_line(m.trainers[i]));
+  line("readers", std::to_string(m.readers.size()));
+  for (std::size_t i = 0; i < m.readers.size(); ++i) {
+    const auto& r = m.readers[i];
+    line("reader." + std::to_string(i), std::string(r.valid ? "1" : "0") + " " + std::to_string(r.file_index) + " " +
+                                            std::to_string(r.byte_offset) + " " + std::to_string(r.line_number) + " " +
+                                            std::to_string(r.examples) + " " + std::to_string(r.bad_rows));
+  }
+  line("shards", std::to_string(m.shards.size()));
+  for (std::size_t i = 0; i < m.shards.size(); ++i) {
+    const auto& s = m.shards[i];
+    line("shard." + std::to_string(i), std::to_string(s.checkpoint) + " " + std::to_string(s.rows) + " " +
+                                           std::to_string(s.bytes) + " " + hex64(s.checksum) + " " + s.path);
+  }
+  line("dense", std::to_string(m.dense_params) + " " + std::to_string(m.dense_momentum) + " " + hex32(m.dense_crc));
+  line("job_crc", hex32(m.job_crc));
+  out += "crc32c = " + hex32(crc32c(out.data(), out.size())) + "\n";
+  return out;
+}
+
+result<snapshot_manifest> parse_manifest(const std::string& text) {
+  const std::string tag = "crc32c = ";
+  const auto at = text.rfind(tag);
+  if (at == std::string::npos || (at > 0 && text[at - 1] != '\n'))
+    return corrupt("MANIFEST has no crc32c line (cut short?)");
+  const std::string stored = text.substr(at + tag.size(), 8);
+  const std::string actual = hex32(crc32c(text.data(), at));
+  if (stored != actual) return corrupt("MANIFEST fails its checksum (stored " + stored + ", computed " + actual + ")");
+  std::map<std::string, std::string> kv;
+  std::istringstream in(text.substr(0, at));
+  std::string l;
+  int number = 0;
+  while (std::getline(in, l)) {
+    ++number;
+    if (l.empty() || l[0] == '#') continue;
+    const auto eq = l.find(" = ");
+    if (eq == std::string::npos) return corrupt("MANIFEST line " + std::to_string(number) + " is not 'key = value'");
+    kv[l.substr(0, eq)] = l.substr(eq + 3);
+  }
+  auto need = [&kv](const std::string& key) -> result<std::string> {
+    auto it = kv.find(key);
+    if (it == kv.end()) return corrupt("MANIFEST has no '" + key + "'");
+    return it->second;
+  };
+  snapshot_manifest m;
+  auto one = [&](const std::string& key, auto& out) -> status {
+    auto v = need(key);
+    if (!v.is_ok()) return v.error();
+    fields f(key, *v);
+    if (!f.next(out) || !f.done()) return corrupt(f.error());
+    return status::ok();
+  };
+  SS_RETURN_IF_ERROR(one("format", m.format));
+  if (m.format != snapshot_format)
+    return status(errc::version_mismatch, "snapshot format " + std::to_string(m.format) + ", this build reads " +
+                                              std::to_string(snapshot_format));
+  {
+    auto v = need("job_id");
+    if (!v.is_ok()) return v.error();
+    m.job_id = std::strtoull(v->c_str(), nullptr, 16);
+  }
+  SS_RETURN_IF_ERROR(one("snapshot", m.snapshot_id));
+  SS_RETURN_IF_ERROR(one("created_unix_ms", m.created_unix_ms));
+  {
+    auto v = need("departed");
+    if (!v.is_ok()) return v.error();
+    fields f("departed", *v);
+    if (!parse_counters(f, m.departed)) return corrupt(f.error());
+  }
+  std::uint64_t trainers = 0, readers = 0, shards = 0;
+  SS_RETURN_IF_ERROR(one("trainers", trainers));
+  SS_RETURN_IF_ERROR(one("readers", readers));
+  SS_RETURN_IF_ERROR(one("shards", shards));
+  if (trainers > 1000000 || readers > 1000000 || shards > 1000000) return corrupt("MANIFEST: implausible counts");
+  for (std::uint64_t i = 0; i < trainers; ++i) {
+    const std::string key = "trainer." + std::to_string(i);
+    auto v = need(key);
+    if (!v.is_ok()) return v.error();
+    fields f(key, *v);
+    trainer_counters t;
+    if (!parse_counters(f, t)) return corrupt(f.error());
+    m.trainers.push_back(t);
+  }
+  for (std::uint64_t i = 0; i < readers; ++i) {
+    const std::string key = "reader." + std::to_string(i);
+    auto v = need(key);
+    if (!v.is_ok()) return v.error();
+    fields f(key, *v);
+    reader_commit r;
+    std::uint32_t valid = 0;
+    if (!f.next(valid) || !f.next(r.file_index) || !f.next(r.byte_offset) || !f.next(r.line_number) ||
+        !f.next(r.examples) || !f.next(r.bad_rows) || !f.done())
+      return corrupt(f.error());
+    r.valid = valid != 0;
+    m.readers.push_back(r);
+  }
+  for (std::uint64_t i = 0; i < shards; ++i) {
+    const std::string key = "shard." + std::to_string(i);
+    auto v = need(key);
+    if (!v.is_ok()) return v.error();
+    fields f(key, *v);
+    shard_checkpoint s;
+    std::string checksum;
+    if (!f.next(s.checkpoint) || !f.next(s.rows) || !f.next(s.bytes) || !f.next(checksum) || !f.rest(s.path))
+      return corrupt(f.error());
+    s.checksum = std::strtoull(checksum.c_str(), nullptr, 16);
+    m.shards.push_back(s);
+  }
+  {
+    auto v = need("dense");
+    if (!v.is_ok()) return v.error();
+    fields f("dense", *v);
+    std::string crc;
+    if (!f.next(m.dense_params) || !f.next(m.dense_momentum) || !f.next(crc) || !f.done()) return corrupt(f.error());
+    m.dense_crc = static_cast<std::uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
+  }
+  {
+    auto v = need("job_crc");
+    if (!v.is_ok()) return v.error();
+    m.job_crc = static_cast<std::uint32_t>(std::strtoul(v->c_str(), nullptr, 16));
+  }
+  return m;
+}
+
+std::string encode_dense(const dense_state& d) {
+  std::string out(dense_magic, sizeof dense_magic);
+  auto put_floats = [&out](const std::vector<float>& v) {
+    const std::uint64_t n = v.size();
+    out.append(reinterpret_cast<const char*>(&n), sizeof n);
+    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  };
+  put_floats(d.params);
+  put_floats(d.momentum);
+  const std::uint32_t crc = crc32c(out.data(), out.size());
+  out.append(reinterpret_cast<const char*>(&crc), sizeof crc);
+  return out;
+}
+
+result<dense_state> decode_dense(const std::string& bytes) {
+  if (bytes.size() < sizeof dense_magic + 2 * sizeof(std::uint64_t) + sizeof(std::uint32_t))
+    return corrupt("dense.bin is truncated (" + std::to_string(bytes.size()) + " bytes)");
+  if (std::memcmp(bytes.data(), dense_magic, sizeof dense_magic) != 0) return corrupt("dense.bin has no SSDENSE1 magic");
+  std::uint32_t stored = 0;
+  std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
+  const std::uint32_t actual = crc32c(bytes.data(), bytes.size() - sizeof stored);
+  if (stored != actual) return corrupt("dense.bin fails its checksum (stored " + hex32(stored) + ", computed " + hex32(actual) + ")");
+  dense_state d;
+  std::size_t at = sizeof dense_magic;
+  const std::size_t end = bytes.size() - sizeof stored;
+  auto get_floats = [&](std::vector<float>& v) -> status {
+    std::uint64_t n = 0;
+    if (end - at < sizeof n) return corrupt("dense.bin is truncated");
+    std::memcpy(&n, bytes.data() + at, sizeof n);
+    at += sizeof n;
+    if (n > (end - at) / sizeof(float)) return corrupt("dense.bin claims " + std::to_string(n) + " floats, more than it holds");
+    v.resize(n);
+    std::memcpy(v.data(), bytes.data() + at, n * sizeof(float));
+    at += n * sizeof(float);
+    return status::ok();
+  };
+  SS_RETURN_IF_ERROR(get_floats(d.params));
+  SS_RETURN_IF_ERROR(get_floats(d.momentum));
+  if (at != end) return corrupt("dense.bin has " + std::to_string(end - at) + " bytes after its data");
+  return d;
+}
+
+namespace {
+
+// Checks a snapshot's parts against its manifest.
+result<loaded_snapshot> assemble(std::uint64_t id, const std::string& manifest_text, const std::string& dense_bytes,
+                                 const std::string& job_text) {
+  const std::string name = "snapshot " + std::to_string(id);
+  auto m = parse_manifest(manifest_text);
+  if (!m.is_ok()) return m.error().with_context(name);
+  if (m->snapshot_id != id)
+    return corrupt(name + ": its MANIFEST names snapshot " + std::to_string(m->snapshot_id));
+  auto d = decode_dense(dense_bytes);
+  if (!d.is_ok()) return d.error().with_context(name);
+  std::uint32_t dense_crc = 0;
+  std::memcpy(&dense_crc, dense_bytes.data() + dense_bytes.size() - sizeof dense_crc, sizeof dense_crc);
+  if (dense_crc != m->dense_crc || d->params.size() != m->dense_params || d->momentum.size() != m->dense_momentum)
+    return corrupt(name + ": dense.bin is not the one its MANIFEST describes");
+  if (crc32c(job_text.data(), job_text.size()) != m->job_crc) return corrupt(name + ": job.ini fails its checksum");
+  loaded_snapshot s;
+  s.manifest = std::move(*m);
+  s.dense = std::move(*d);
+  s.job_text = job_text;
+  return s;
+}
+
+// Fills the checksums a manifest records about its parts.
+void seal(snapshot_manifest& m, const std::string& dense_bytes, const dense_state& dense, const std::string& job_text) {
+  std::memcpy(&m.dense_crc, dense_bytes.data() + dense_bytes.size() - sizeof m.dense_crc, sizeof m.dense_crc);
+  m.dense_params = dense.params.size();
+  m.dense_momentum = dense.momentum.size();
+  m.job_crc = crc32c(job_text.data(), job_text.size());
+}
+
+std::string snapshot_dir_name(std::uint64_t id) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "snapshot-%06" PRIu64, id);
+  return buf;
+}
+
+status write_file_synced(const fs::path& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return {errc::io_error, path.string() + ": " + std::strerror(errno)};
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      return {errc::io_error, path.string() + ": " + why};
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const std::string why = synced ? "" : std::strerror(errno);
+  ::close(fd);
+  if (!synced) return {errc::io_error, path.string() + ": fsync: " + why};
+  return status::ok();
+}
+
+void sync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+result<std::string> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return status(errc::not_found, path.string() + " is missing");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return status(errc::io_error, path.string() + ": read failed");
+  return s.str();
+}
+
+class directory_store final : public snapshot_store {
+ public:
+  explicit directory_store(std::string dir) : dir_(std::move(dir)) {}
+
+  std::string location() const override { return dir_; }
+  std::string path_of(std::uint64_t id) const override { return (fs::path(dir_) / snapshot_dir_name(id)).string(); }
+
+  result<std::vector<std::uint64_t>> list() override {
+    std::vector<std::uint64_t> ids;
+    std::error_code ec;
+    if (!fs::exists(dir_, ec)) return ids;
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      std::uint64_t id = 0;
+      if (!parse_name(entry.path().filename().string(), id)) continue;
+      if (fs::exists(entry.path() / "MANIFEST", ec)) ids.push_back(id);
+    }
+    if (ec) return status(errc::io_error, dir_ + ": " + ec.message());
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  status write(snapshot_manifest manifest, const dense_state& dense, const std::string& job_text) override {
+    const fs::path dir = path_of(manifest.snapshot_id);
+    std::error_code ec;
+    if (fs::exists(dir / "MANIFEST", ec)) return {errc::invalid_argument, dir.string() + " exists already"};
+    fs::remove_all(dir, ec);  // a half-made one from an earlier attempt
+    fs::create_directories(dir, ec);
+    if (ec) return {errc::io_error, dir.string() + ": " + ec.message()};
+    const std::string dense_bytes = encode_dense(dense);
+    SS_RETURN_IF_ERROR(write_file_synced(dir / "dense.bin", dense_bytes));
+    SS_RETURN_IF_ERROR(write_file_synced(dir / "job.ini", job_text));
+    seal(manifest, dense_bytes, dense, job_text);
+    SS_RETURN_IF_ERROR(write_file_synced(dir / "MANIFEST.tmp", format_manifest(manifest)));
+    fs::rename(dir / "MANIFEST.tmp", dir / "MANIFEST", ec);
+    if (ec) return {errc::io_error, (dir / "MANIFEST").string() + ": " + ec.message()};
+    sync_dir(dir);
+    sync_dir(dir_);
+    return status::ok();
+  }
+
+  result<loaded_snapshot> read(std::uint64_t id) override {
+    const fs::path dir = path_of(id);
+    std::error_code ec;
+    if (!fs::exists(dir / "MANIFEST", ec))
+      return status(errc::not_found, "snapshot " + std::to_string(id) + " is not in " + dir_);
+    auto manifest = read_file(dir / "MANIFEST");
+    if (!manifest.is_ok()) return manifest.error();
+    auto dense = read_file(dir / "dense.bin");
+    if (!dense.is_ok()) return corrupt("snapshot " + std::to_string(id) + ": " + dense.error().message());
+    auto job = read_file(dir / "job.ini");
+    if (!job.is_ok()) return corrupt("snapshot " + std::to_string(id) + ": " + job.error().message());
+    return assemble(id, *manifest, *dense, *job);
+  }
+
+  status remove(std::uint64_t id) override {
+    std::error_code ec;
+    fs::remove_all(path_of(id), ec);
+    if (ec) return {errc::io_error, path_of(id) + ": " + ec.message()};
+    return status::ok();
+  }
+
+  result<std::size_t> remove_incomplete() override {
+    std::size_t removed = 0;
+    std::error_code ec;
+    if (!fs::exists(dir_, ec)) return removed;
+    std::vector<fs::path> doomed;
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      std::uint64_t id = 0;
+      if (parse_name(entry.path().filename().string(), id) && !fs::exists(entry.path() / "MANIFEST", ec))
+        doomed.push_back(entry.path());
+    }
+    for (const auto& p : doomed) {
+      fs::remove_all(p, ec);
+      if (!ec) ++removed;
+    }
+    return removed;
+  }
+
+  status write_result(const std::string& json) override {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    const fs::path tmp = fs::path(dir_) / "RESULT.json.tmp";
+    SS_RETURN_IF_ERROR(write_file_synced(tmp, json + "\n"));
+    fs::rename(tmp, fs::path(dir_) / "RESULT.json", ec);
+    if (ec) return {errc::io_error, dir_ + "/RESULT.json: " + ec.message()};
+    sync_dir(dir_);
+    return status::ok();
+  }
+
+  status write_job_id(std::uint64_t id) override {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) return {errc::io_error, dir_ + ": " + ec.message()};
+    const fs::path tmp = fs::path(dir_) / "JOB_ID.tmp";
+    SS_RETURN_IF_ERROR(write_file_synced(tmp, hex64(id) + "\n"));
+    fs::rename(tmp, fs::path(dir_) / "JOB_ID", ec);
+    if (ec) return {errc::io_error, dir_ + "/JOB_ID: " + ec.message()};
+    sync_dir(dir_);
+    return status::ok();
+  }
+
+  result<std::uint64_t> read_job_id() override {
+    auto text = read_file(fs::path(dir_) / "JOB_ID");
+    if (!text.is_ok()) return text.error();
+    char* end = nullptr;
+    const std::uint64_t id = std::strtoull(text->c_str(), &end, 16);
+    if (end == text->c_str() || id == 0) return corrupt(dir_ + "/JOB_ID does not hold a job id");
+    return id;
+  }
+
+  result<std::string> read_result() override {
+    auto text = read_file(fs::path(dir_) / "RESULT.json");
+    if (!text.is_ok()) return text.error();
+    std::string s = *text;
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    return s;
+  }
+
+ private:
+  static bool parse_name(const std::string& name, std::uint64_t& id) {
+    const std::string prefix = "snapshot-";
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return false;
+    for (std::size_t i = prefix.size(); i < name.size(); ++i)
+      if (name[i] < '0' || name[i] > '9') return false;
+    id = std::strtoull(name.c_str() + prefix.size(), nullptr, 10);
+    return id > 0;
+  }
+
+  std::string dir_;
+};
+
+class memory_store final : public snapshot_store {
+ public:
+  std::string location() const override { return "memory"; }
+  std::string path_of(std::uint64_t id) const override { return "memory/" + snapshot_dir_name(id); }
+  result<std::vector<std::uint64_t>> list() override {
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, s] : snapshots_) ids.push_back(id);
+    return ids;
+  }
+  status write(snapshot_manifest manifest, const dense_state& dense, const std::string& job_text) override {
+    if (snapshots_.count(manifest.snapshot_id) > 0)
+      return {errc::invalid_argument, path_of(manifest.snapshot_id) + " exists already"};
+    stored s;
+    s.dense = encode_dense(dense);
+    s.job = job_text;
+    seal(manifest, s.dense, dense, job_text);
+    s.manifest = format_manifest(manifest);
+    snapshots_[manifest.snapshot_id] = std::move(s);
+    return status::ok();
+  }
+  result<loaded_snapshot> read(std::uint64_t id) override {
+    auto it = snapshots_.find(id);
+    if (it == snapshots_.end()) return status(errc::not_found, "snapshot " + std::to_string(id) + " is not in memory");
+    return assemble(id, it->second.manifest, it->second.dense, it->second.job);
+  }
+  status remove(std::uint64_t id) override {
+    snapshots_.erase(id);
+    return status::ok();
+  }
+  result<std::size_t> remove_incomplete() override { return std::size_t{0}; }
+  status write_result(const std::string& json) override {
+    result_ = json;
+    return status::ok();
+  }
+  result<std::string> read_result() override {
+    if (result_.empty()) return status(errc::not_found, "no result yet");
+    return result_;
+  }
+  status write_job_id(std::uint64_t id) override {
+    job_id_ = id;
+    return status::ok();
+  }
+  result<std::uint64_t> read_job_id() override {
+    if (job_id_ == 0) return status(errc::not_found, "no job id yet");
+    return job_id_;
+  }
+
+ private:
+  struct stored {
+    std::string manifest, dense, job;
+  };
+  std::map<std::uint64_t, stored> snapshots_;
+  std::string result_;
+  std::uint64_t job_id_ = 0;
+};
+
+}  // namespace
+
+result<loaded_snapshot> latest_valid_snapshot(snapshot_store& store, std::vector<std::string>* skipped) {
+  auto ids = store.list();
+  if (!ids.is_ok()) return ids.error();
+  std::vector<std::string> notes;
+  for (auto it = ids->rbegin(); it != ids->rend(); ++it) {
+    auto s = store.read(*it);
+    if (s.is_ok()) {
+      if (skipped != nullptr)
+        for (auto& n : notes) skipped->push_back(n + "; using snapshot " + std::to_string(*it));
+      return s;
+    }
+    notes.push_back(s.error().message());
+  }
+  if (skipped != nullptr)
+    for (auto& n : notes) skipped->push_back(n + "; no older snapshot verifies");
+  return status(errc::not_found, "no valid snapshot in " + store.location());
+}
+
+std::unique_ptr<snapshot_store> directory_snapshot_store(const std::string& dir) {
+  return std::make_unique<directory_store>(dir);
+}
+
+std::unique_ptr<snapshot_store> memory_snapshot_store() { return std::make_unique<memory_store>(); }
+
+}  // namespace ss::job

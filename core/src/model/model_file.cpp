@@ -1,0 +1,723 @@
+#include "ss/core/model/model_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+
+#include "ss/core/checksum.hpp"
+#include "ss/core/model/dlrm.hpp"
+
+namespace ss::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr bool little_endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+constexpr std::size_t preamble_bytes = 12;
+constexpr std::size_t head_bytes = 20;
+constexpr std::uint64_t max_header_bytes = std::uint64_t{1} << 30;
+constexpr std::uint32_t max_tables = 1u << 20;
+constexpr std::uint32_t max_dim = 1u << 16;
+constexpr std::size_t io_buffer_bytes = std::size_t{1} << 20;
+
+constexpr char tag_head[4] = {'H', 'E', 'A', 'D'};
+constexpr char tag_dense[4] = {'D', 'E', 'N', 'S'};
+constexpr char tag_rows[4] = {'R', 'O', 'W', 'S'};
+constexpr char tag_foot[4] = {'F', 'O', 'O', 'T'};
+
+// --- little-endian encoding ---------------------------------------------------------------
+
+template <class T>
+void put_le(unsigned char* p, T v) {
+  static_assert(std::is_unsigned_v<T>);
+  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+template <class T>
+T get_le(const unsigned char* p) {
+  static_assert(std::is_unsigned_v<T>);
+  T v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
+  return v;
+}
+
+template <class T>
+void append_le(std::string& out, T v) {
+  unsigned char b[sizeof(T)];
+  put_le(b, v);
+  out.append(reinterpret_cast<const char*>(b), sizeof(T));
+}
+
+void append_str(std::string& out, const std::string& s) {
+  append_le(out, static_cast<std::uint32_t>(s.size()));
+  out += s;
+}
+
+std::uint32_t float_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+float bits_float(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// n floats to little-endian bytes at dst.
+void encode_floats(const float* src, std::size_t n, unsigned char* dst) {
+  if constexpr (little_endian) {
+    std::memcpy(dst, src, n * sizeof(float));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) put_le(dst + 4 * i, float_bits(src[i]));
+  }
+}
+
+void decode_floats(const unsigned char* src, std::size_t n, float* dst) {
+  if constexpr (little_endian) {
+    std::memcpy(dst, src, n * sizeof(float));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) dst[i] = bits_float(get_le<std::uint32_t>(src + 4 * i));
+  }
+}
+
+std::string tag_text(const unsigned char* tag) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned char c = tag[i];
+    if (c >= 0x20 && c < 0x7f) {
+      s += static_cast<char>(c);
+    } else {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      s += b;
+    }
+  }
+  return s;
+}
+
+void encode_head(unsigned char* out, const char* tag, std::uint32_t a, std::uint64_t b) {
+  std::memcpy(out, tag, 4);
+  put_le(out + 4, a);
+  put_le(out + 8, b);
+  put_le(out + 16, crc32c(out, 16));
+}
+
+std::string encode_header(const model_header& h) {
+  std::string p;
+  append_le(p, h.tables);
+  append_le(p, h.dim);
+  append_le(p, h.dense_params);
+  std::uint64_t rate_bits;
+  std::memcpy(&rate_bits, &h.train_click_rate, sizeof rate_bits);
+  append_le(p, rate_bits);
+  append_le(p, h.train_examples);
+  append_le(p, static_cast<std::uint64_t>(h.created_unix_ms));
+  append_str(p, h.producer);
+  append_str(p, h.config);
+  append_str(p, h.schema_text);
+  return p;
+}
+
+// Parses a HEAD payload; false when it is malformed.
+bool decode_header(const unsigned char* p, std::size_t n, model_header& h) {
+  std::size_t at = 0;
+  auto need = [&](std::size_t k) { return n - at >= k; };
+  auto u32 = [&](std::uint32_t& v) {
+    if (!need(4)) return false;
+    v = get_le<std::uint32_t>(p + at);
+    at += 4;
+    return true;
+  };
+  auto u64 = [&](std::uint64_t& v) {
+    if (!need(8)) return false;
+    v = get_le<std::uint64_t>(p + at);
+    at += 8;
+    return true;
+  };
+  auto str = [&](std::string& s) {
+    std::uint32_t len = 0;
+    if (!u32(len) || !need(len)) return false;
+    s.assign(reinterpret_cast<const char*>(p + at), len);
+    at += len;
+    return true;
+  };
+  std::uint64_t rate_bits = 0, created = 0;
+  if (!u32(h.tables) || !u32(h.dim) || !u64(h.dense_params) || !u64(rate_bits) || !u64(h.train_examples) ||
+      !u64(created) || !str(h.producer) || !str(h.config) || !str(h.schema_text))
+    return false;
+  std::memcpy(&h.train_click_rate, &rate_bits, sizeof rate_bits);
+  h.created_unix_ms = static_cast<std::int64_t>(created);
+  return at == n;
+}
+
+std::int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void sync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)::fsync(fd);
+    ::close(fd);
+  }
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+// ============================================================================================
+// model_writer
+
+struct model_writer::impl {
+  enum class stage { dense_next, rows_next, finished, failed };
+
+  std::string path;
+  std::string tmp;
+  std::FILE* f = nullptr;
+  std::vector<char> io_buffer;
+  model_header header;
+  stage at = stage::dense_next;
+  status error;
+  model_file_stats stats;
+  std::vector<unsigned char> block;
+
+  ~impl() { abort(); }
+
+  std::string prefix() const { return "model file " + path + ": "; }
+
+  void abort() {
+    if (f != nullptr) {
+      std::fclose(f);
+      f = nullptr;
+      std::error_code ec;
+      fs::remove(tmp, ec);
+    }
+  }
+
+  status fail(status st) {
+    abort();
+    at = stage::failed;
+    error = st;
+    return st;
+  }
+
+  status write(const void* p, std::size_t n) {
+    if (n > 0 && std::fwrite(p, 1, n, f) != n)
+      return fail({errc::io_error, prefix() + "cannot write " + tmp + ": " + errno_text()});
+    stats.bytes += n;
+    return status::ok();
+  }
+
+  // A whole section: head, payload (already encoded), payload CRC.
+  status write_section(const char* tag, std::uint32_t a, std::uint64_t b, const void* payload, std::size_t n) {
+    unsigned char head[head_bytes];
+    encode_head(head, tag, a, b);
+    SS_RETURN_IF_ERROR(write(head, sizeof head));
+    SS_RETURN_IF_ERROR(write(payload, n));
+    unsigned char crc[4];
+    put_le(crc, crc32c(payload, n));
+    return write(crc, sizeof crc);
+  }
+
+  status usable(stage wanted, const char* call) const {
+    if (at == stage::failed) return error;
+    if (at == stage::finished) return {errc::invalid_argument, prefix() + call + " after finish()"};
+    if (at != wanted)
+      return {errc::invalid_argument,
+              prefix() + call + (wanted == stage::rows_next ? " before write_dense()" : " called twice or after add_rows()")};
+    return status::ok();
+  }
+};
+
+model_writer::model_writer() = default;
+model_writer::~model_writer() = default;
+model_writer::model_writer(model_writer&&) noexcept = default;
+model_writer& model_writer::operator=(model_writer&&) noexcept = default;
+
+result<model_writer> model_writer::open(const std::string& path, const model_header& header) {
+  if (header.tables > max_tables || header.dim == 0 || header.dim > max_dim)
+    return status(errc::invalid_argument, "model file " + path + ": bad shape (" + std::to_string(header.tables) +
+                                              " tables of dim " + std::to_string(header.dim) + ")");
+  model_writer w;
+  w.impl_ = std::make_unique<impl>();
+  impl& m = *w.impl_;
+  m.path = path;
+  m.tmp = path + ".tmp";
+  m.header = header;
+  if (m.header.created_unix_ms == 0) m.header.created_unix_ms = now_unix_ms();
+  m.stats.table_rows.assign(header.tables, 0);
+  m.f = std::fopen(m.tmp.c_str(), "wb");
+  if (m.f == nullptr) return status(errc::io_error, m.prefix() + "cannot create " + m.tmp + ": " + errno_text());
+  m.io_buffer.resize(io_buffer_bytes);
+  std::setvbuf(m.f, m.io_buffer.data(), _IOFBF, m.io_buffer.size());
+
+  unsigned char pre[preamble_bytes];
+  std::memcpy(pre, model_magic, 8);
+  put_le(pre + 8, model_format_version);
+  SS_RETURN_IF_ERROR(m.write(pre, sizeof pre));
+  const std::string payload = encode_header(m.header);
+  SS_RETURN_IF_ERROR(m.write_section(tag_head, 0, payload.size(), payload.data(), payload.size()));
+  return w;
+}
+
+status model_writer::write_dense(const float* params, std::size_t n) {
+  if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::dense_next, "write_dense()"));
+  if (n != m.header.dense_params)
+    return m.fail({errc::invalid_argument, m.prefix() + "write_dense() got " + std::to_string(n) +
+                                               " parameters, the header says " + std::to_string(m.header.dense_params)});
+  const void* bytes = params;
+  std::vector<unsigned char> converted;
+  if constexpr (!little_endian) {
+    converted.resize(n * 4);
+    encode_floats(params, n, converted.data());
+    bytes = converted.data();
+  }
+  SS_RETURN_IF_ERROR(m.write_section(tag_dense, 0, n, bytes, n * sizeof(float)));
+  m.at = impl::stage::rows_next;
+  return status::ok();
+}
+
+status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, const float* values, std::size_t n,
+                              std::size_t stride) {
+  if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::rows_next, "add_rows()"));
+  if (table >= m.header.tables)
+    return m.fail({errc::invalid_argument, m.prefix() + "add_rows() for table " + std::to_string(table) +
+                                               ", the model has " + std::to_string(m.header.tables) + " tables"});
+  const std::size_t dim = m.header.dim;
+  if (stride == 0) stride = dim;
+  if (stride < dim)
+    return m.fail({errc::invalid_argument, m.prefix() + "add_rows() stride " + std::to_string(stride) +
+                                               " is smaller than the dim " + std::to_string(dim)});
+  const std::size_t row_bytes = 8 + 4 * dim;
+  for (std::size_t start = 0; start < n; start += max_block_rows) {
+    const std::size_t count = std::min(max_block_rows, n - start);
+    m.block.resize(count * row_bytes);
+    unsigned char* out = m.block.data();
+    for (std::size_t i = 0; i < count; ++i, out += row_bytes) {
+      put_le(out, ids[start + i]);
+      encode_floats(values + (start + i) * stride, dim, out + 8);
+    }
+    SS_RETURN_IF_ERROR(m.write_section(tag_rows, table, count, m.block.data(), m.block.size()));
+    m.stats.blocks += 1;
+    m.stats.rows += count;
+    m.stats.table_rows[table] += count;
+  }
+  return status::ok();
+}
+
+result<model_file_stats> model_writer::finish() {
+  if (!impl_) return status(errc::invalid_argument, "model_writer: not open");
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::rows_next, "finish()"));
+  std::string foot;
+  append_le(foot, m.stats.blocks);
+  append_le(foot, m.stats.rows);
+  for (const auto r : m.stats.table_rows) append_le(foot, r);
+  SS_RETURN_IF_ERROR(m.write_section(tag_foot, 0, foot.size(), foot.data(), foot.size()));
+  if (std::fflush(m.f) != 0) return m.fail({errc::io_error, m.prefix() + "cannot write " + m.tmp + ": " + errno_text()});
+  if (::fsync(::fileno(m.f)) != 0)
+    return m.fail({errc::io_error, m.prefix() + "fsync of " + m.tmp + ": " + errno_text()});
+  const int closed = std::fclose(m.f);
+  m.f = nullptr;
+  if (closed != 0) {
+    std::error_code ec;
+    fs::remove(m.tmp, ec);
+    return m.fail({errc::io_error, m.prefix() + "cannot close " + m.tmp + ": " + errno_text()});
+  }
+  std::error_code ec;
+  fs::rename(m.tmp, m.path, ec);
+  if (ec) {
+    fs::remove(m.tmp, ec);
+    return m.fail({errc::io_error, m.prefix() + "cannot rename " + m.tmp + " into place: " + ec.message()});
+  }
+  sync_dir(fs::path(m.path).parent_path());
+  m.at = impl::stage::finished;
+  return m.stats;
+}
+
+void model_writer::abort() {
+  if (!impl_) return;
+  if (impl_->at != impl::stage::finished) {
+    impl_->abort();
+    impl_->at = impl::stage::failed;
+    impl_->error = status(errc::cancelled, impl_->prefix() + "writing was aborted");
+  }
+}
+
+const std::string& model_writer::path() const {
+  static const std::string none;
+  return impl_ ? impl_->path : none;
+}
+std::uint64_t model_writer::rows() const { return impl_ ? impl_->stats.rows : 0; }
+std::uint64_t model_writer::bytes() const { return impl_ ? impl_->stats.bytes : 0; }
+
+// ============================================================================================
+// model_reader
+
+struct model_reader::impl {
+  enum class stage { dense_next, rows_next, done };
+
+  std::string path;
+  std::FILE* f = nullptr;
+  std::vector<char> io_buffer;
+  std::uint64_t size = 0;
+  std::uint64_t pos = 0;
+  std::uint32_t version = 0;
+  model_header header;
+  stage at = stage::dense_next;
+  model_file_stats totals;
+  std::vector<unsigned char> buf;
+  std::vector<std::uint64_t> ids;
+  std::vector<float> values;
+
+  ~impl() {
+    if (f != nullptr) std::fclose(f);
+  }
+
+  std::string prefix() const { return "model file " + path + ": "; }
+
+  status truncated(const std::string& where) const {
+    return {errc::corrupt, prefix() + "truncated after " + std::to_string(size) + " bytes (" + where + ")"};
+  }
+  status corrupt(const std::string& what) const { return {errc::corrupt, prefix() + what}; }
+
+  // Reads exactly n bytes of section `where`.
+  status read(void* p, std::size_t n, const std::string& where) {
+    if (n > size - pos) return truncated(where);
+    if (n > 0 && std::fread(p, 1, n, f) != n) {
+      if (std::ferror(f) != 0) return {errc::io_error, prefix() + "read failed: " + errno_text()};
+      return truncated(where);
+    }
+    pos += n;
+    return status::ok();
+  }
+
+  struct head {
+    unsigned char tag[4];
+    std::uint32_t a = 0;
+    std::uint64_t b = 0;
+    std::uint64_t offset = 0;
+    bool is(const char* t) const { return std::memcmp(tag, t, 4) == 0; }
+  };
+
+  // Reads and verifies a section head. `name` names the section for errors when its tag cannot.
+  result<head> read_head(const std::string& name) {
+    head h;
+    h.offset = pos;
+    unsigned char raw[head_bytes];
+    SS_RETURN_IF_ERROR(read(raw, sizeof raw, "in " + name));
+    std::memcpy(h.tag, raw, 4);
+    h.a = get_le<std::uint32_t>(raw + 4);
+    h.b = get_le<std::uint64_t>(raw + 8);
+    if (crc32c(raw, 16) != get_le<std::uint32_t>(raw + 16))
+      return corrupt(name + " fails its checksum (its section head, at offset " + std::to_string(h.offset) + ")");
+    return h;
+  }
+
+  // Reads a payload of n bytes and its CRC into buf; verifies it.
+  status read_payload(std::uint64_t n, const std::string& name, std::uint64_t offset) {
+    if (n > size - pos || size - pos - n < 4)
+      return truncated("in " + name + ", which needs " + std::to_string(n + 4) + " bytes from offset " +
+                       std::to_string(pos));
+    buf.resize(static_cast<std::size_t>(n) + 4);
+    SS_RETURN_IF_ERROR(read(buf.data(), buf.size(), "in " + name));
+    if (crc32c(buf.data(), static_cast<std::size_t>(n)) != get_le<std::uint32_t>(buf.data() + n))
+      return corrupt(name + " fails its checksum (section at offset " + std::to_string(offset) + ")");
+    return status::ok();
+  }
+
+  status open_file(const std::string& p) {
+    path = p;
+    std::error_code ec;
+    if (!fs::exists(p, ec)) return {errc::not_found, prefix() + "no such file"};
+    if (fs::is_directory(p, ec)) return {errc::invalid_argument, prefix() + "is a directory"};
+    f = std::fopen(p.c_str(), "rb");
+    if (f == nullptr) return {errc::io_error, prefix() + "cannot open: " + errno_text()};
+    io_buffer.resize(io_buffer_bytes);
+    std::setvbuf(f, io_buffer.data(), _IOFBF, io_buffer.size());
+    const auto n = fs::file_size(p, ec);
+    if (ec) return {errc::io_error, prefix() + "cannot stat: " + ec.message()};
+    size = n;
+
+    unsigned char pre[preamble_bytes];
+    if (size < 8) {
+      // Too short even for the magic: a truncated model if what is there matches it.
+      std::size_t got = std::fread(pre, 1, static_cast<std::size_t>(size), f);
+      if (got == size && std::memcmp(pre, model_magic, got) == 0) return truncated("in the preamble");
+      return corrupt("not a shadowsync model file (no SSMODEL magic)");
+    }
+    SS_RETURN_IF_ERROR(read(pre, 8, "in the preamble"));
+    if (std::memcmp(pre, model_magic, 8) != 0) return corrupt("not a shadowsync model file (no SSMODEL magic)");
+    SS_RETURN_IF_ERROR(read(pre + 8, 4, "in the preamble's format version"));
+    version = get_le<std::uint32_t>(pre + 8);
+    if (version > model_format_version)
+      return {errc::version_mismatch, prefix() + "written by format version " + std::to_string(version) +
+                                          ", this build reads " + std::to_string(model_format_version)};
+    if (version == 0) return corrupt("format version 0 is not a valid version (this build reads 1)");
+
+    auto h = read_head("the header");
+    if (!h.is_ok()) return h.error();
+    if (!h->is(tag_head)) return corrupt("expected the header section, found '" + tag_text(h->tag) + "'");
+    if (h->b > max_header_bytes) return corrupt("the header claims " + std::to_string(h->b) + " bytes");
+    SS_RETURN_IF_ERROR(read_payload(h->b, "the header", h->offset));
+    if (!decode_header(buf.data(), static_cast<std::size_t>(h->b), header))
+      return corrupt("the header is malformed");
+    if (header.tables > max_tables || header.dim == 0 || header.dim > max_dim)
+      return corrupt("the header gives a bad shape (" + std::to_string(header.tables) + " tables of dim " +
+                     std::to_string(header.dim) + ")");
+    totals.table_rows.assign(header.tables, 0);
+    return status::ok();
+  }
+
+  status dense(float* out, std::size_t n) {
+    if (at != stage::dense_next) return {errc::invalid_argument, prefix() + "the dense part was already read"};
+    if (out != nullptr && n != header.dense_params)
+      return {errc::invalid_argument, prefix() + "holds " + std::to_string(header.dense_params) +
+                                          " dense parameters, the caller expects " + std::to_string(n)};
+    auto h = read_head("the dense part");
+    if (!h.is_ok()) return h.error();
+    if (!h->is(tag_dense)) return corrupt("expected the dense part, found section '" + tag_text(h->tag) + "'");
+    if (h->b != header.dense_params)
+      return corrupt("the dense part holds " + std::to_string(h->b) + " parameters, the header says " +
+                     std::to_string(header.dense_params));
+    if (h->b > (size - pos) / 4) return truncated("in the dense part");
+    SS_RETURN_IF_ERROR(read_payload(h->b * 4, "the dense part", h->offset));
+    if (out != nullptr) decode_floats(buf.data(), static_cast<std::size_t>(h->b), out);
+    at = stage::rows_next;
+    return status::ok();
+  }
+
+  status blocks(const block_fn& fn) {
+    if (at == stage::done) return {errc::invalid_argument, prefix() + "the rows were already read"};
+    if (at == stage::dense_next) SS_RETURN_IF_ERROR(dense(nullptr, 0));
+    const std::size_t dim = header.dim;
+    const std::uint64_t row_bytes = 8 + 4 * std::uint64_t{dim};
+    for (;;) {
+      const std::string after = totals.blocks == 0 ? "the dense part" : "row block " + std::to_string(totals.blocks);
+      if (pos == size) return truncated("the footer is missing: the file ends after " + after);
+      auto h = read_head("the section after " + after);
+      if (!h.is_ok()) return h.error();
+      if (h->is(tag_foot)) {
+        const std::uint64_t want = 16 + 8 * std::uint64_t{header.tables};
+        if (h->a != 0 || h->b != want)
+          return corrupt("the footer has a bad size (" + std::to_string(h->b) + " bytes, expected " +
+                         std::to_string(want) + ")");
+        SS_RETURN_IF_ERROR(read_payload(h->b, "the footer", h->offset));
+        const unsigned char* p = buf.data();
+        const auto blocks = get_le<std::uint64_t>(p), rows = get_le<std::uint64_t>(p + 8);
+        if (blocks != totals.blocks || rows != totals.rows)
+          return corrupt("the footer says " + std::to_string(blocks) + " row blocks and " + std::to_string(rows) +
+                         " rows, the file holds " + std::to_string(totals.blocks) + " and " +
+                         std::to_string(totals.rows));
+        for (std::uint32_t t = 0; t < header.tables; ++t) {
+          const auto r = get_le<std::uint64_t>(p + 16 + 8 * std::size_t{t});
+          if (r != totals.table_rows[t])
+            return corrupt("the footer says table " + std::to_string(t) + " has " + std::to_string(r) +
+                           " rows, the file holds " + std::to_string(totals.table_rows[t]));
+        }
+        if (pos != size)
+          return corrupt(std::to_string(size - pos) + " unexpected bytes after the footer (at offset " +
+                         std::to_string(pos) + ")");
+        totals.bytes = size;
+        at = stage::done;
+        return status::ok();
+      }
+      if (!h->is(tag_rows))
+        return corrupt("unexpected section '" + tag_text(h->tag) + "' at offset " + std::to_string(h->offset) +
+                       " (after " + after + ")");
+      const std::string name = "row block " + std::to_string(totals.blocks + 1) + " (table " + std::to_string(h->a) + ")";
+      if (h->a >= header.tables)
+        return corrupt(name + " names a table the model does not have (" + std::to_string(header.tables) + " tables)");
+      if (h->b > (size - pos) / row_bytes)
+        return truncated("in " + name + ", which needs " + std::to_string(h->b * row_bytes + 4) +
+                         " bytes from offset " + std::to_string(pos));
+      SS_RETURN_IF_ERROR(read_payload(h->b * row_bytes, name, h->offset));
+      const std::size_t n = static_cast<std::size_t>(h->b);
+      ids.resize(n);
+      values.resize(n * dim);
+      const unsigned char* p = buf.data();
+      for (std::size_t i = 0; i < n; ++i, p += row_bytes) {
+        ids[i] = get_le<std::uint64_t>(p);
+        decode_floats(p + 8, dim, values.data() + i * dim);
+      }
+      totals.blocks += 1;
+      totals.rows += n;
+      totals.table_rows[h->a] += n;
+      SS_RETURN_IF_ERROR(fn(h->a, ids.data(), values.data(), n));
+    }
+  }
+};
+
+model_reader::model_reader() = default;
+model_reader::~model_reader() = default;
+model_reader::model_reader(model_reader&&) noexcept = default;
+model_reader& model_reader::operator=(model_reader&&) noexcept = default;
+
+result<model_reader> model_reader::open(const std::string& path) {
+  model_reader r;
+  r.impl_ = std::make_unique<impl>();
+  SS_RETURN_IF_ERROR(r.impl_->open_file(path));
+  return r;
+}
+
+const model_header& model_reader::header() const { return impl_->header; }
+std::uint32_t model_reader::format_version() const { return impl_->version; }
+std::uint64_t model_reader::file_bytes() const { return impl_->size; }
+std::size_t model_reader::row_dim() const { return impl_->header.dim; }
+const model_file_stats& model_reader::totals() const { return impl_->totals; }
+
+status model_reader::read_dense(float* out, std::size_t n) {
+  if (out == nullptr) return {errc::invalid_argument, impl_->prefix() + "read_dense() needs a buffer"};
+  return impl_->dense(out, n);
+}
+
+result<std::vector<float>> model_reader::read_dense() {
+  std::vector<float> v(static_cast<std::size_t>(impl_->header.dense_params));
+  SS_RETURN_IF_ERROR(impl_->dense(v.data(), v.size()));
+  return v;
+}
+
+status model_reader::for_each_block(const block_fn& fn) { return impl_->blocks(fn); }
+
+// ============================================================================================
+// Convenience
+
+result<model_header> header_for_job(const job::job_options& job, double train_click_rate,
+                                    std::uint64_t train_examples, std::string producer) {
+  if (job.dense_features < 0 || job.categorical_features < 0)
+    return status(errc::invalid_argument, "header_for_job: the job's feature counts are not resolved");
+  auto setup = job::resolve_model(job.model, static_cast<std::uint32_t>(job.dense_features),
+                                  static_cast<std::uint32_t>(job.categorical_features));
+  if (!setup.is_ok()) return setup.error();
+  model_header h;
+  h.tables = setup->dlrm.num_sparse;
+  h.dim = setup->dlrm.embedding_dim;
+  h.dense_params = dense_layout(setup->dlrm).size();
+  h.train_click_rate = train_click_rate;
+  h.train_examples = train_examples;
+  h.producer = std::move(producer);
+  h.config = job::job_config_text(job);
+  const std::string& schema = job.input.schema;
+  if (schema != "criteo" && schema != "avazu") {
+    std::ifstream in(schema, std::ios::binary);
+    if (!in) return status(errc::not_found, "schema file " + schema + " is not readable");
+    std::ostringstream text;
+    text << in.rdbuf();
+    h.schema_text = text.str();
+  }
+  return h;
+}
+
+result<model_file_stats> verify_model(const std::string& path) {
+  auto r = model_reader::open(path);
+  if (!r.is_ok()) return r.error();
+  SS_RETURN_IF_ERROR(r->for_each_block(
+      [](std::uint32_t, const std::uint64_t*, const float*, std::size_t) { return status::ok(); }));
+  return r->totals();
+}
+
+result<model_file_stats> save_model(const std::string& path, model_header header, const train::dense_model& dense,
+                                    const embedding::local_embeddings& embeddings) {
+  const auto& eo = embeddings.options();
+  if (dense.config().num_sparse != eo.tables || dense.config().embedding_dim != eo.dim)
+    return status(errc::invalid_argument, "save_model: the dense model and the embeddings disagree on the shape");
+  header.tables = eo.tables;
+  header.dim = eo.dim;
+  header.dense_params = dense.size();
+  auto w = model_writer::open(path, header);
+  if (!w.is_ok()) return w.error();
+  SS_RETURN_IF_ERROR(w->write_dense(dense.params(), dense.size()));
+  std::vector<std::uint64_t> ids;
+  std::vector<float> rows;
+  for (std::uint32_t t = 0; t < eo.tables; ++t) {
+    const auto& table = embeddings.table(t);
+    std::uint64_t position = 0;
+    do {
+      ids.clear();
+      rows.clear();
+      position = table.copy_rows(position, max_block_rows, ids, rows);
+      SS_RETURN_IF_ERROR(w->add_rows(t, ids.data(), rows.data(), ids.size(), table.row_floats()));
+    } while (position != 0);
+  }
+  return w->finish();
+}
+
+result<data::input_schema> model_schema(const model_header& header, const job::job_options& job) {
+  if (!header.schema_text.empty()) {
+    auto s = data::parse_schema(header.schema_text);
+    if (!s.is_ok()) return s.error().with_context("the model's schema");
+    return s;
+  }
+  return job::load_schema(job.input.schema);
+}
+
+result<loaded_model> load_model(const std::string& path) {
+  auto reader = model_reader::open(path);
+  if (!reader.is_ok()) return reader.error();
+  const std::string prefix = "model file " + path + ": ";
+  loaded_model m;
+  m.header = reader->header();
+  auto job = job::parse_job_config(m.header.config);
+  if (!job.is_ok()) return job.error().with_context(prefix + "its configuration");
+  m.job = std::move(*job);
+  if (m.job.dense_features < 0 || m.job.categorical_features < 0)
+    return status(errc::corrupt, prefix + "its configuration lacks the feature counts");
+  auto setup = job::resolve_model(m.job.model, static_cast<std::uint32_t>(m.job.dense_features),
+                                  static_cast<std::uint32_t>(m.job.categorical_features));
+  if (!setup.is_ok()) return setup.error().with_context(prefix + "its configuration");
+  m.setup = std::move(*setup);
+  const std::size_t params = dense_layout(m.setup.dlrm).size();
+  if (m.setup.dlrm.num_sparse != m.header.tables || m.setup.dlrm.embedding_dim != m.header.dim ||
+      params != m.header.dense_params)
+    return status(errc::corrupt, prefix + "its configuration (" + m.setup.dlrm.describe() + ", " +
+                                     std::to_string(params) + " dense parameters) does not match its contents (" +
+                                     std::to_string(m.header.tables) + " tables of dim " +
+                                     std::to_string(m.header.dim) + ", " + std::to_string(m.header.dense_params) +
+                                     " dense parameters)");
+  m.dense = std::make_unique<train::dense_model>(m.setup.dlrm, m.setup.dense, m.job.model.seed);
+  SS_RETURN_IF_ERROR(reader->read_dense(m.dense->params(), m.dense->size()));
+  m.embeddings = std::make_unique<embedding::local_embeddings>(m.setup.embeddings);
+  const std::size_t dim = m.header.dim;
+  std::vector<float> row;
+  auto& store = *m.embeddings;
+  SS_RETURN_IF_ERROR(reader->for_each_block([&](std::uint32_t t, const std::uint64_t* ids, const float* values,
+                                                std::size_t n) -> status {
+    auto& table = store.table(t);
+    row.assign(table.row_floats(), 0.0f);  // optimizer state (after the values) starts at zero
+    for (std::size_t i = 0; i < n; ++i) {
+      std::copy(values + i * dim, values + (i + 1) * dim, row.begin());
+      if (!table.put(ids[i], row.data()))
+        return {errc::resource_exhausted, prefix + "table " + std::to_string(t) +
+                                              " holds more rows than its max-rows-per-table (" +
+                                              std::to_string(table.options().max_rows) + ")"};
+    }
+    return status::ok();
+  }));
+  m.stats = reader->totals();
+  for (std::uint32_t t = 0; t < m.header.tables; ++t)
+    if (store.table(t).rows() != m.stats.table_rows[t])
+      return status(errc::corrupt, prefix + "table " + std::to_string(t) + " lists " +
+                                       std::to_string(m.stats.table_rows[t]) + " rows but only " +
+                                       std::to_string(store.table(t).rows()) + " distinct ids");
+  return m;
+}
+
+}  // namespace ss::model

@@ -1,0 +1,18 @@
+// One request to a running service, one answer: the client side of `shadowsync status`,
+// `shadowsync snapshot`, and the local supervisor's questions to its coordinator.
+#pragma once
+
+#include <string>
+
+#include "ss/core/status.hpp"
+#include "ss/wire/messages.hpp"
+
+namespace ss::cli {
+
+// Sends `message` to the service at `endpoint` and waits at most `timeout_seconds` for the answer.
+result<wire::body> call_once(const std::string& endpoint, wire::body message, double timeout_seconds);
+
+// The service's status JSON, or "" when it does not answer in time.
+std::string query_status(const std::string& endpoint, double timeout_seconds);
+
+}  // namespace ss::cli

@@ -1,0 +1,141 @@
+// Client commands: one request to a running coordinator, one answer.
+//   shadowsync status   --coordinator EP          the job's status JSON
+//   shadowsync snapshot --coordinator EP          take a cluster snapshot now
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <mutex>
+#include <string>
+
+#include "client.hpp"
+#include "commands.hpp"
+#include "ss/core/config/option_set.hpp"
+#include "ss/core/json.hpp"
+#include "ss/transport/zmq_transport.hpp"
+#include "ss/wire/codec.hpp"
+
+namespace ss::cli {
+namespace {
+
+struct client_flags {
+  std::string coordinator = "tcp://127.0.0.1:5555";
+  double timeout = 30;
+};
+
+void add_client_flags(config::option_set& opts, client_flags& f, double default_timeout) {
+  f.timeout = default_timeout;
+  opts.add("coordinator", &f.coordinator, "The coordinator's endpoint.");
+  opts.add("timeout", &f.timeout, "Seconds to wait for the answer.").range(0.1, 86400.0);
+}
+
+}  // namespace
+
+result<wire::body> call_once(const std::string& endpoint, wire::body message, double timeout_seconds) {
+  auto ctx = transport::make_zmq_context();
+  transport::zmq_transport_options o;
+  o.name = "client";
+  transport::zmq_transport t(ctx, o);
+  std::promise<result<wire::body>> answer;
+  auto future = answer.get_future();
+  std::once_flag once;
+  t.on_frame([&](const actors::peer_address&, wire::frame f) {
+    auto env = wire::decode(*f);
+    std::call_once(once, [&] {
+      if (!env.is_ok()) answer.set_value(env.error().with_context("the coordinator's answer"));
+      else answer.set_value(std::move(env->message));
+    });
+  });
+  auto link = t.connect(endpoint);
+  if (!link.is_ok()) return link.error();
+  wire::envelope e;
+  e.request_id = 1;
+  e.message = std::move(message);
+  if (auto st = t.send(actors::peer_address{*link, {}}, wire::encode(e)); !st.is_ok()) return st;
+  if (future.wait_for(std::chrono::duration<double>(timeout_seconds)) != std::future_status::ready) {
+    t.stop();
+    return status(errc::timeout, "no answer from " + endpoint + " within " + std::to_string(timeout_seconds) + "s");
+  }
+  auto out = future.get();
+  t.stop();
+  return out;
+}
+
+std::string query_status(const std::string& endpoint, double timeout_seconds) {
+  auto reply = call_once(endpoint, wire::status_request{}, timeout_seconds);
+  if (!reply.is_ok()) return "";
+  const auto* r = std::get_if<wire::status_reply>(&*reply);
+  return r != nullptr ? r->json : "";
+}
+
+namespace {
+
+template <class Fn>
+int run_client(const char* name, const char* description, double default_timeout, const args& a,
+               const config::environment& env, Fn&& fn) {
+  client_flags f;
+  config::option_set opts(name, description);
+  add_client_flags(opts, f, default_timeout);
+  if (auto st = opts.parse(a, env); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync %s: %s\n", name, st.message().c_str());
+    return 2;
+  }
+  if (opts.help_requested()) {
+    std::printf("%s", opts.help().c_str());
+    return 0;
+  }
+  return fn(f);
+}
+
+int print_error(const char* name, const std::string& message) {
+  std::fprintf(stderr, "shadowsync %s: %s\n", name, message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int run_status(const args& a, const config::environment& env) {
+  return run_client("status", "Prints the status of a running job (one JSON object) as the coordinator sees it.", 10,
+                    a, env, [](const client_flags& f) {
+                      auto reply = call_once(f.coordinator, wire::status_request{}, f.timeout);
+                      if (!reply.is_ok()) return print_error("status", reply.error().message());
+                      if (const auto* r = std::get_if<wire::status_reply>(&*reply)) {
+                        std::printf("%s\n", r->json.c_str());
+                        return 0;
+                      }
+                      if (const auto* err = std::get_if<wire::error_reply>(&*reply))
+                        return print_error("status", err->message);
+                      return print_error("status", std::string("unexpected answer ") + wire::message_name(*reply));
+                    });
+}
+
+int run_snapshot(const args& a, const config::environment& env) {
+  return run_client(
+      "snapshot",
+      "Asks a running coordinator to take a cluster snapshot now (shard checkpoints, the dense state and the "
+      "readers' committed positions under one id) and waits until it is complete. The coordinator needs "
+      "--snapshot-dir. Prints a summary and one JSON line.",
+      600, a, env, [](const client_flags& f) {
+        auto reply = call_once(f.coordinator, wire::snapshot_now{}, f.timeout);
+        if (!reply.is_ok()) return print_error("snapshot", reply.error().message());
+        if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return print_error("snapshot", err->message);
+        const auto* r = std::get_if<wire::snapshot_reply>(&*reply);
+        if (r == nullptr) return print_error("snapshot", std::string("unexpected answer ") + wire::message_name(*reply));
+        std::printf("shadowsync snapshot: snapshot %llu complete in %.2fs: %llu embedding rows (%.1f MB on the "
+                    "shards) at %s\n",
+                    static_cast<unsigned long long>(r->snapshot_id), r->seconds,
+                    static_cast<unsigned long long>(r->rows), static_cast<double>(r->bytes) / 1e6, r->path.c_str());
+        std::printf("%s\n", json_object()
+                                .add("command", "snapshot")
+                                .add("ok", true)
+                                .add("snapshot", r->snapshot_id)
+                                .add("path", r->path)
+                                .add("rows", r->rows)
+                                .add("bytes", r->bytes)
+                                .add("seconds", r->seconds)
+                                .str()
+                                .c_str());
+        return 0;
+      });
+}
+
+}  // namespace ss::cli

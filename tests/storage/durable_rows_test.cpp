@@ -1,0 +1,253 @@
+// Behavioural tests of the durable_rows port, written once and run against both implementations:
+// memory_rows (core) and rocksdb_rows (services/storage, real RocksDB in a temp dir).
+#include <atomic>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "storage_fixture.hpp"
+
+using namespace ss_storage_test;
+using ss::errc;
+
+namespace {
+
+constexpr std::uint32_t kRowFloats = 17;  // 16 values + 1 optimizer state float
+
+// 100k rows over 4 tables (the same ids in several tables), in pages of 10k.
+void write_100k(ss::embedding::durable_rows& store, row_map* expect) {
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    tables.push_back(static_cast<std::uint32_t>(i % 4));
+    ids.push_back((i / 4) * 7919 + (i % 4 == 3 ? (std::uint64_t{1} << 40) : 0));
+    if (tables.size() == 10000) {
+      write_rows(store, tables, ids, 0, expect);
+      tables.clear();
+      ids.clear();
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("durable rows write and scan round trip with overwrites", "[storage]", memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(kRowFloats);
+  REQUIRE(store->row_floats() == kRowFloats);
+  REQUIRE(store->rows() == 0);
+  REQUIRE(scan_all(*store).empty());
+
+  row_map expect;
+  write_100k(*store, &expect);
+  REQUIRE(expect.size() == 100000);
+  REQUIRE(store->rows() == 100000);
+
+  // Overwrite 30k existing rows mixed with 5k new ones; one key appears twice in the call (the
+  // later row wins and it counts once).
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  for (std::uint64_t i = 0; i < 30000; ++i) {
+    tables.push_back(static_cast<std::uint32_t>(i % 4));
+    ids.push_back((i / 4) * 7919 + (i % 4 == 3 ? (std::uint64_t{1} << 40) : 0));
+  }
+  for (std::uint64_t i = 0; i < 5000; ++i) {
+    tables.push_back(9);
+    ids.push_back(i);
+  }
+  write_rows(*store, tables, ids, 1, &expect);
+  REQUIRE(store->rows() == 105000);
+  write_rows(*store, {9, 9, 2}, {77, 77, 7919}, 2, nullptr);
+  {
+    // (9, 77) written twice in one call: the second row (version 3) wins.
+    std::vector<float> flat;
+    for (int v : {2, 3}) {
+      auto r = make_row(9, 77, v, kRowFloats);
+      flat.insert(flat.end(), r.begin(), r.end());
+    }
+    const std::uint32_t t[2] = {9, 9};
+    const std::uint64_t d[2] = {77, 77};
+    REQUIRE(store->write(t, d, flat.data(), 2).is_ok());
+    expect[{9, 77}] = make_row(9, 77, 3, kRowFloats);
+    expect[{2, 7919}] = make_row(2, 7919, 2, kRowFloats);
+  }
+  REQUIRE(store->rows() == 105000);
+  REQUIRE(store->write(nullptr, nullptr, nullptr, 0).is_ok());
+  REQUIRE(store->rows() == 105000);
+
+  const row_map got = scan_all(*store);
+  REQUIRE(got.size() == 105000);
+  REQUIRE(got == expect);
+}
+
+TEMPLATE_TEST_CASE("durable rows checkpoint then writes then restore gives the checkpointed rows", "[storage]",
+                   memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(kRowFloats);
+  row_map at_checkpoint;
+  write_rows(*store, {1, 1, 2, 3}, {10, 11, 10, 12345}, 0, &at_checkpoint);
+  REQUIRE(store->set_meta("job", "job-a").is_ok());
+
+  auto info = store->checkpoint(5);
+  INFO(info.error().to_string());
+  REQUIRE(info.is_ok());
+  CHECK(info->id == 5);
+  CHECK(info->rows == 4);
+
+  // A second checkpoint with the same id is refused.
+  auto again = store->checkpoint(5);
+  REQUIRE_FALSE(again.is_ok());
+  CHECK(again.error().code() == errc::invalid_argument);
+
+  row_map later = at_checkpoint;
+  write_rows(*store, {1, 4, 4}, {10, 1, 2}, 1, &later);  // one overwrite, two new rows
+  REQUIRE(store->set_meta("job", "job-b").is_ok());
+  REQUIRE(store->set_meta("extra", "x").is_ok());
+  REQUIRE(store->rows() == 6);
+  REQUIRE(scan_all(*store) == later);
+
+  auto list = store->checkpoints();
+  REQUIRE(list.is_ok());
+  REQUIRE(list->size() == 1);
+  CHECK(list->front().id == 5);
+  CHECK(list->front().rows == 4);
+  CHECK(list->front().checksum == info->checksum);
+  REQUIRE(store->verify(5).is_ok());
+
+  REQUIRE(store->restore(5).is_ok());
+  CHECK(store->rows() == 4);
+  CHECK(scan_all(*store) == at_checkpoint);
+  auto job = store->get_meta("job");
+  REQUIRE(job.is_ok());
+  CHECK(*job == "job-a");
+  CHECK(store->get_meta("extra").error().code() == errc::not_found);
+
+  // The store keeps working after a restore, and the checkpoint is still there.
+  write_rows(*store, {7}, {7}, 0, &at_checkpoint);
+  CHECK(store->rows() == 5);
+  CHECK(scan_all(*store) == at_checkpoint);
+  CHECK(store->verify(5).is_ok());
+}
+
+TEMPLATE_TEST_CASE("durable rows checkpoints are listed oldest first and dropped", "[storage]", memory_impl,
+                   rocks_impl) {
+  TestType impl;
+  auto store = impl.open(4);
+  for (std::uint64_t id : {30, 4, 12}) {
+    write_rows(*store, {0}, {id}, 0, nullptr);
+    REQUIRE(store->checkpoint(id).is_ok());
+  }
+  auto list = store->checkpoints();
+  REQUIRE(list.is_ok());
+  REQUIRE(list->size() == 3);
+  CHECK((*list)[0].id == 4);
+  CHECK((*list)[1].id == 12);
+  CHECK((*list)[2].id == 30);
+  CHECK((*list)[0].rows == 2);
+  CHECK((*list)[1].rows == 3);
+  CHECK((*list)[2].rows == 1);
+
+  REQUIRE(store->drop(12).is_ok());
+  CHECK(store->drop(12).code() == errc::not_found);
+  CHECK(store->verify(12).code() == errc::not_found);
+  CHECK(store->restore(12).code() == errc::not_found);
+  list = store->checkpoints();
+  REQUIRE(list.is_ok());
+  REQUIRE(list->size() == 2);
+  CHECK((*list)[0].id == 4);
+  CHECK((*list)[1].id == 30);
+  // The id can be used again once dropped.
+  REQUIRE(store->checkpoint(12).is_ok());
+  CHECK(store->verify(12).is_ok());
+}
+
+TEMPLATE_TEST_CASE("durable rows a missing checkpoint is not_found", "[storage]", memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(4);
+  CHECK(store->verify(99).code() == errc::not_found);
+  CHECK(store->restore(99).code() == errc::not_found);
+  CHECK(store->drop(99).code() == errc::not_found);
+  auto list = store->checkpoints();
+  REQUIRE(list.is_ok());
+  CHECK(list->empty());
+}
+
+TEMPLATE_TEST_CASE("durable rows meta set get and clear", "[storage]", memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(4);
+  CHECK(store->get_meta("job").error().code() == errc::not_found);
+  REQUIRE(store->set_meta("job", "j1").is_ok());
+  REQUIRE(store->set_meta("empty", "").is_ok());
+  REQUIRE(store->set_meta("binary", std::string("a\0b\xff", 4)).is_ok());
+  REQUIRE(store->set_meta("job", "j2").is_ok());
+  CHECK(*store->get_meta("job") == "j2");
+  CHECK(*store->get_meta("empty") == "");
+  CHECK(*store->get_meta("binary") == std::string("a\0b\xff", 4));
+
+  row_map expect;
+  write_rows(*store, {1, 2, 3}, {1, 2, 3}, 0, &expect);
+  REQUIRE(store->checkpoint(1).is_ok());
+  REQUIRE(store->clear().is_ok());
+  CHECK(store->rows() == 0);
+  CHECK(scan_all(*store).empty());
+  CHECK(store->get_meta("job").error().code() == errc::not_found);
+  CHECK(store->get_meta("binary").error().code() == errc::not_found);
+  // Checkpoints stay, and rows written after a clear count from zero.
+  CHECK(store->verify(1).is_ok());
+  write_rows(*store, {1, 5}, {1, 5}, 1, nullptr);
+  CHECK(store->rows() == 2);
+  REQUIRE(store->restore(1).is_ok());
+  CHECK(scan_all(*store) == expect);
+  CHECK(*store->get_meta("job") == "j2");
+}
+
+TEMPLATE_TEST_CASE("durable rows restore of a corrupt checkpoint leaves the live rows untouched", "[storage]",
+                   memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(kRowFloats);
+  row_map expect;
+  write_rows(*store, {3, 3, 1}, {12345, 12346, 1}, 0, &expect);
+  REQUIRE(store->checkpoint(8).is_ok());
+  write_rows(*store, {3, 2}, {12345, 2}, 1, &expect);
+  REQUIRE(store->set_meta("job", "live").is_ok());
+  impl.corrupt_row(*store, 8, 3, 12345);
+
+  const ss::status v = store->verify(8);
+  CHECK(v.code() == errc::corrupt);
+  CHECK_THAT(v.message(), Catch::Contains("checkpoint 8 is corrupt"));
+  const ss::status r = store->restore(8);
+  CHECK(r.code() == errc::corrupt);
+  CHECK(store->rows() == 4);
+  CHECK(scan_all(*store) == expect);
+  CHECK(*store->get_meta("job") == "live");
+}
+
+TEMPLATE_TEST_CASE("durable rows scans run while the writer writes", "[storage]", memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(8);
+  row_map expect;
+  std::vector<std::uint32_t> tables(1000, 1);
+  std::vector<std::uint64_t> ids(1000);
+  for (std::uint64_t i = 0; i < 1000; ++i) ids[i] = i;
+  write_rows(*store, tables, ids, 0, &expect);
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      std::size_t n = 0;
+      const ss::status s = store->scan([&](std::uint32_t, std::uint64_t, const float*) { ++n; });
+      // Each write call is atomic: a scan sees whole pages of 1000 rows.
+      if (!s || n % 1000 != 0 || n < 1000) ++bad;
+      if (store->rows() < 1000) ++bad;
+    }
+  });
+  for (int page = 1; page < 20; ++page) {
+    for (std::uint64_t i = 0; i < 1000; ++i) ids[i] = static_cast<std::uint64_t>(page) * 1000 + i;
+    write_rows(*store, tables, ids, page, &expect);
+  }
+  done = true;
+  reader.join();
+  CHECK(bad.load() == 0);
+  CHECK(store->rows() == 20000);
+  CHECK(scan_all(*store) == expect);
+}

@@ -1,0 +1,417 @@
+// rocksdb_rows specifics: reopening (after a clean close and after a SIGKILL), the on-disk layout,
+// every corruption path verify() must catch, latest_valid_checkpoint, crash leftovers, row size.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "ss/core/checksum.hpp"
+#include "storage_fixture.hpp"
+
+using namespace ss_storage_test;
+using ss::errc;
+using ss::storage::rocksdb_rows;
+using ss::storage::rocksdb_rows_options;
+
+namespace {
+
+constexpr std::uint32_t kRowFloats = 17;
+
+std::unique_ptr<rocksdb_rows> open_store(const temp_dir& dir, std::uint32_t row_floats = kRowFloats) {
+  auto r = rocksdb_rows::open(dir.path.string(), row_floats, rocksdb_rows_options{});
+  INFO(r.error().to_string());
+  REQUIRE(r.is_ok());
+  return std::move(r).value();
+}
+
+// n rows in tables 0..3 (ids spread out), plus (3, 12345).
+row_map fill(rocksdb_rows& store, std::size_t n, int version = 0) {
+  row_map expect;
+  std::vector<std::uint32_t> tables{3};
+  std::vector<std::uint64_t> ids{12345};
+  for (std::size_t i = 0; i < n; ++i) {
+    tables.push_back(static_cast<std::uint32_t>(i % 4));
+    ids.push_back(1000000 + i * 13);
+  }
+  write_rows(store, tables, ids, version, &expect);
+  return expect;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& s) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << s;
+}
+
+// Replaces the manifest's hash with `hash` and gives it a correct crc again.
+void rewrite_manifest_hash(const fs::path& manifest, const std::string& hash) {
+  std::string text = read_text(manifest);
+  const auto h = text.find("hash ");
+  REQUIRE(h != std::string::npos);
+  text.replace(h + 5, 16, hash);
+  const auto c = text.find("crc ");
+  REQUIRE(c != std::string::npos);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", ss::crc32c(text.data(), c));
+  text = text.substr(0, c) + "crc " + buf + "\n";
+  write_text(manifest, text);
+}
+
+}  // namespace
+
+TEST_CASE("rocksdb rows reopen after a clean close keeps rows and meta", "[storage]") {
+  temp_dir dir;
+  row_map expect;
+  {
+    auto store = open_store(dir);
+    expect = fill(*store, 20000);
+    REQUIRE(store->set_meta("job", "j7").is_ok());
+    REQUIRE(store->rows() == 20001);
+  }
+  auto store = open_store(dir);
+  CHECK(store->rows() == 20001);
+  CHECK(scan_all(*store) == expect);
+  CHECK(*store->get_meta("job") == "j7");
+  // Overwrites after a reopen are told from new rows too.
+  const row_map more = fill(*store, 100, 1);
+  for (const auto& [k, v] : more) expect[k] = v;
+  CHECK(store->rows() == 20001);
+  CHECK(scan_all(*store) == expect);
+}
+
+TEST_CASE("rocksdb rows a killed process loses nothing it wrote", "[storage]") {
+  temp_dir dir;
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child writes (WAL on, no sync), reports, and waits to be killed: no clean close.
+    ::close(fds[0]);
+    auto r = rocksdb_rows::open(dir.path.string(), kRowFloats, rocksdb_rows_options{});
+    if (!r) ::_exit(2);
+    std::vector<std::uint32_t> tables;
+    std::vector<std::uint64_t> ids;
+    std::vector<float> rows;
+    for (std::uint64_t i = 0; i < 50000; ++i) {
+      tables.push_back(static_cast<std::uint32_t>(i % 3));
+      ids.push_back(i);
+      auto row = make_row(tables.back(), i, 0, kRowFloats);
+      rows.insert(rows.end(), row.begin(), row.end());
+    }
+    for (std::size_t page = 0; page < 5; ++page) {
+      const std::size_t at = page * 10000;
+      if (!(*r)->write(&tables[at], &ids[at], &rows[at * kRowFloats], 10000)) ::_exit(3);
+    }
+    if (!(*r)->set_meta("job", "killed")) ::_exit(4);
+    const char done = 'x';
+    if (::write(fds[1], &done, 1) != 1) ::_exit(5);
+    for (;;) ::pause();
+  }
+  ::close(fds[1]);
+  char got = 0;
+  REQUIRE(::read(fds[0], &got, 1) == 1);
+  ::close(fds[0]);
+  REQUIRE(::kill(child, SIGKILL) == 0);
+  int wstatus = 0;
+  REQUIRE(::waitpid(child, &wstatus, 0) == child);
+  REQUIRE(WIFSIGNALED(wstatus));
+
+  auto store = open_store(dir);
+  CHECK(store->rows() == 50000);
+  const row_map rows = scan_all(*store);
+  REQUIRE(rows.size() == 50000);
+  for (std::uint64_t i = 0; i < 50000; i += 997) {
+    const auto t = static_cast<std::uint32_t>(i % 3);
+    CHECK(rows.at({t, i}) == make_row(t, i, 0, kRowFloats));
+  }
+  CHECK(*store->get_meta("job") == "killed");
+}
+
+TEST_CASE("rocksdb rows on-disk layout and manifest", "[storage]") {
+  temp_dir dir;
+  auto store = open_store(dir);
+  fill(*store, 1000);
+  auto info = store->checkpoint(42);
+  REQUIRE(info.is_ok());
+  CHECK(info->path == (dir.path / "checkpoints" / "42").string());
+  CHECK(info->rows == 1001);
+  CHECK(info->bytes > 1001 * 68);
+  CHECK(fs::is_directory(dir.path / "live"));
+  CHECK_FALSE(fs::exists(dir.path / "checkpoints" / "42.tmp"));
+  const std::string manifest = read_text(dir.path / "checkpoints" / "42" / "SHADOWSYNC-CHECKPOINT");
+  CHECK_THAT(manifest, Catch::StartsWith("shadowsync-checkpoint 1\nid 42\nrows 1001\nrow_floats 17\nhash "));
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "hash %016llx\n", static_cast<unsigned long long>(info->checksum));
+  CHECK_THAT(manifest, Catch::Contains(hash));
+  auto list = store->checkpoints();
+  REQUIRE(list.is_ok());
+  REQUIRE(list->size() == 1);
+  CHECK(list->front().checksum == info->checksum);
+  CHECK(list->front().rows == 1001);
+  CHECK(list->front().bytes > 0);
+
+  // The same content gives the same hash whatever the write order.
+  temp_dir other;
+  auto store2 = open_store(other);
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  for (std::size_t i = 1000; i-- > 0;) {
+    tables.push_back(static_cast<std::uint32_t>(i % 4));
+    ids.push_back(1000000 + i * 13);
+  }
+  write_rows(*store2, tables, ids, 0, nullptr);
+  write_rows(*store2, {3}, {12345}, 0, nullptr);
+  auto info2 = store2->checkpoint(1);
+  REQUIRE(info2.is_ok());
+  CHECK(info2->checksum == info->checksum);
+}
+
+TEST_CASE("rocksdb rows verify catches a flipped byte inside a record", "[storage]") {
+  temp_dir dir;
+  auto store = open_store(dir);
+  fill(*store, 5000);
+  REQUIRE(store->checkpoint(12).is_ok());
+  flip_byte_in_checkpoint_row(store->checkpoint_path(12), 3, 12345);
+  const ss::status s = store->verify(12);
+  CHECK(s.code() == errc::corrupt);
+  CHECK(s.message() == "checkpoint 12 is corrupt: row (3, 12345) fails its checksum");
+}
+
+TEST_CASE("rocksdb rows verify catches a row missing versus the manifest", "[storage]") {
+  temp_dir dir;
+  auto store = open_store(dir);
+  fill(*store, 5000);
+  REQUIRE(store->checkpoint(3).is_ok());
+  {
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), store->checkpoint_path(3), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    char key[ss::storage::format::kRowKeySize];
+    ss::storage::format::encode_row_key(3, 12345, key);
+    REQUIRE(db->Delete(rocksdb::WriteOptions(), rocksdb::Slice(key, sizeof key)).ok());
+    REQUIRE(db->Close().ok());
+  }
+  const ss::status s = store->verify(3);
+  CHECK(s.code() == errc::corrupt);
+  CHECK(s.message() == "checkpoint 3 is corrupt: its manifest promises 5001 rows, found 5000");
+}
+
+TEST_CASE("rocksdb rows verify catches a manifest with a wrong hash or a bad checksum", "[storage]") {
+  temp_dir dir;
+  auto store = open_store(dir);
+  fill(*store, 100);
+  REQUIRE(store->checkpoint(4).is_ok());
+  const fs::path manifest = fs::path(store->checkpoint_path(4)) / "SHADOWSYNC-CHECKPOINT";
+  const std::string good = read_text(manifest);
+
+  rewrite_manifest_hash(manifest, "0123456789abcdef");
+  ss::status s = store->verify(4);
+  CHECK(s.code() == errc::corrupt);
+  CHECK_THAT(s.message(), Catch::StartsWith("checkpoint 4 is corrupt: its content hash "));
+  CHECK_THAT(s.message(), Catch::EndsWith("differs from its manifest's 0123456789abcdef"));
+
+  std::string edited = good;
+  edited[edited.find("rows 101") + 5] = '2';  // rows 201, crc not updated
+  write_text(manifest, edited);
+  s = store->verify(4);
+  CHECK(s.code() == errc::corrupt);
+  CHECK(s.message() == "checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT fails its checksum");
+
+  fs::remove(manifest);
+  s = store->verify(4);
+  CHECK(s.code() == errc::corrupt);
+  CHECK(s.message() == "checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT is missing");
+
+  write_text(manifest, good);
+  CHECK(store->verify(4).is_ok());
+}
+
+TEST_CASE("rocksdb rows verify catches a deleted SST file", "[storage]") {
+  temp_dir dir;
+  auto store = open_store(dir);
+  const row_map expect = fill(*store, 20000);
+  REQUIRE(store->checkpoint(6).is_ok());
+  int removed = 0;
+  for (const auto& e : fs::directory_iterator(store->checkpoint_path(6))) {
+    if (e.path().extension() == ".sst") {
+      fs::remove(e.path());
+      ++removed;
+      break;
+    }
+  }
+  REQUIRE(removed == 1);
+  const ss::status s = store->verify(6);
+  CHECK(s.code() == errc::corrupt);
+  CHECK_THAT(s.message(), Catch::StartsWith("checkpoint 6 is corrupt: "));
+  CHECK_THAT(s.message(), Catch::Contains("No such file"));
+  // The live rows do not share the fate of the checkpoint's hard link.
+  CHECK(store->restore(6).code() == errc::corrupt);
+  CHECK(scan_all(*store) == expect);
+}
+
+TEST_CASE("rocksdb rows a leftover tmp checkpoint is never listed and is cleaned on open", "[storage]") {
+  temp_dir dir;
+  {
+    auto store = open_store(dir);
+    fill(*store, 10);
+    REQUIRE(store->checkpoint(1).is_ok());
+  }
+  const fs::path tmp = dir.path / "checkpoints" / "2.tmp";
+  fs::create_directories(tmp);
+  write_text(tmp / "CURRENT", "half made");
+  {
+    auto store = open_store(dir);
+    CHECK_FALSE(fs::exists(tmp));
+    auto list = store->checkpoints();
+    REQUIRE(list.is_ok());
+    REQUIRE(list->size() == 1);
+    CHECK(list->front().id == 1);
+    CHECK(store->verify(2).code() == errc::not_found);
+    // A tmp dir that appears while the store is open is ignored, and checkpoint(2) replaces it.
+    fs::create_directories(tmp);
+    list = store->checkpoints();
+    REQUIRE(list.is_ok());
+    CHECK(list->size() == 1);
+    REQUIRE(store->checkpoint(2).is_ok());
+    CHECK(store->verify(2).is_ok());
+    CHECK_FALSE(fs::exists(tmp));
+  }
+}
+
+TEST_CASE("rocksdb rows latest valid checkpoint skips a corrupt newest one and says why", "[storage]") {
+  temp_dir dir;
+  auto store = open_store(dir);
+  std::vector<std::string> skipped;
+  auto none = store->latest_valid_checkpoint(&skipped);
+  CHECK(none.error().code() == errc::not_found);
+  CHECK(skipped.empty());
+
+  fill(*store, 300);
+  REQUIRE(store->checkpoint(10).is_ok());
+  fill(*store, 400, 1);
+  REQUIRE(store->checkpoint(11).is_ok());
+  fill(*store, 500, 2);
+  REQUIRE(store->checkpoint(12).is_ok());
+
+  auto best = store->latest_valid_checkpoint(&skipped);
+  REQUIRE(best.is_ok());
+  CHECK(best->id == 12);
+  CHECK(skipped.empty());
+
+  flip_byte_in_checkpoint_row(store->checkpoint_path(12), 3, 12345);
+  best = store->latest_valid_checkpoint(&skipped);
+  REQUIRE(best.is_ok());
+  CHECK(best->id == 11);
+  CHECK(best->rows == 401);
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0] == "checkpoint 12 is corrupt: row (3, 12345) fails its checksum; using checkpoint 11");
+
+  // When none verifies: errc::corrupt, and each one says why.
+  flip_byte_in_checkpoint_row(store->checkpoint_path(11), 3, 12345);
+  fs::remove(fs::path(store->checkpoint_path(10)) / "SHADOWSYNC-CHECKPOINT");
+  skipped.clear();
+  auto bad = store->latest_valid_checkpoint(&skipped);
+  CHECK(bad.error().code() == errc::corrupt);
+  REQUIRE(skipped.size() == 3);
+  CHECK(skipped[2] == "checkpoint 10 is corrupt: its manifest SHADOWSYNC-CHECKPOINT is missing; no valid checkpoint remains");
+}
+
+TEST_CASE("rocksdb rows restore replaces live rows and survives reopen", "[storage]") {
+  temp_dir dir;
+  row_map at_checkpoint;
+  {
+    auto store = open_store(dir);
+    at_checkpoint = fill(*store, 30000);
+    REQUIRE(store->checkpoint(1).is_ok());
+    fill(*store, 40000, 1);
+    REQUIRE(store->rows() == 40001);
+    REQUIRE(store->restore(1).is_ok());
+    CHECK(store->rows() == 30001);
+    CHECK_FALSE(fs::exists(dir.path / "live.old"));
+    CHECK_FALSE(fs::exists(dir.path / "live.restore"));
+  }
+  auto store = open_store(dir);
+  CHECK(store->rows() == 30001);
+  CHECK(scan_all(*store) == at_checkpoint);
+  CHECK(store->verify(1).is_ok());  // writing to the restored copy leaves the checkpoint intact
+  fill(*store, 100, 5);
+  CHECK(store->verify(1).is_ok());
+}
+
+TEST_CASE("rocksdb rows open puts back the live DB a crashed restore had moved aside", "[storage]") {
+  temp_dir dir;
+  row_map expect;
+  {
+    auto store = open_store(dir);
+    expect = fill(*store, 100);
+  }
+  fs::rename(dir.path / "live", dir.path / "live.old");  // crash between the two renames
+  fs::create_directories(dir.path / "live.restore");
+  auto store = open_store(dir);
+  CHECK(store->rows() == 101);
+  CHECK(scan_all(*store) == expect);
+  CHECK_FALSE(fs::exists(dir.path / "live.old"));
+  CHECK_FALSE(fs::exists(dir.path / "live.restore"));
+}
+
+TEST_CASE("rocksdb rows refuses a live DB of another row size", "[storage]") {
+  temp_dir dir;
+  {
+    auto store = open_store(dir, 17);
+    fill(*store, 10);
+  }
+  auto r = rocksdb_rows::open(dir.path.string(), 9, rocksdb_rows_options{});
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.error().code() == errc::invalid_argument);
+  CHECK_THAT(r.error().message(), Catch::Contains("holds rows of 17 floats, opened for rows of 9 floats"));
+  CHECK(rocksdb_rows::open(dir.path.string(), 0, rocksdb_rows_options{}).error().code() == errc::invalid_argument);
+  auto store = open_store(dir, 17);  // the right size still opens
+  CHECK(store->rows() == 11);
+}
+
+TEST_CASE("rocksdb rows scan reports a corrupt live record", "[storage]") {
+  temp_dir dir;
+  {
+    auto store = open_store(dir);
+    fill(*store, 10);
+  }
+  flip_byte_in_checkpoint_row((dir.path / "live").string(), 3, 12345);
+  auto store = open_store(dir);
+  const ss::status s = store->scan([](std::uint32_t, std::uint64_t, const float*) {});
+  CHECK(s.code() == errc::corrupt);
+  CHECK_THAT(s.message(), Catch::Contains("row (3, 12345) fails its checksum"));
+  // A checkpoint of corrupt live rows is refused rather than blessed by a manifest.
+  auto cp = store->checkpoint(1);
+  CHECK(cp.error().code() == errc::corrupt);
+  CHECK(store->checkpoints()->empty());
+}
+
+TEST_CASE("rocksdb rows options lz4 and synced writes work", "[storage]") {
+  temp_dir dir;
+  rocksdb_rows_options o;
+  o.compression = ss::storage::rocksdb_compression::lz4;
+  o.sync_writes = true;
+  o.bloom_bits_per_key = 0;
+  o.write_buffer_size = 1 << 20;  // several flushes
+  auto r = rocksdb_rows::open(dir.path.string(), kRowFloats, o);
+  REQUIRE(r.is_ok());
+  auto& store = **r;
+  row_map expect = fill(store, 30000);
+  const row_map more = fill(store, 30000, 1);
+  for (const auto& [k, v] : more) expect[k] = v;
+  CHECK(store.rows() == 30001);
+  CHECK(scan_all(store) == expect);
+  REQUIRE(store.checkpoint(1).is_ok());
+  CHECK(store.verify(1).is_ok());
+}
