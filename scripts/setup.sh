@@ -12,10 +12,11 @@ BUILD_PACKAGES=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libcaf-dev libzmq3-dev cppzmq-dev capnproto libcapnp-dev
   librocksdb-dev libspdlog-dev catch2 zlib1g-dev libdnnl-dev
-  python3
+  python3 curl
+  docker-compose kubernetes-client python3-kubernetes python3-yaml nodejs npm
 )
 BENCH_PACKAGES=(python3-torch libopenblas0-pthread python3-numpy python3-matplotlib libopenblas-dev libblis-dev libeigen3-dev libxsmm-dev)
-DOCKER_PACKAGES=(docker.io debootstrap)
+DOCKER_PACKAGES=(docker.io debootstrap docker-compose)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
 wanted=("${BUILD_PACKAGES[@]}")

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Validates the deployment files with real tools and schemas (the CI check of docker/ and deploy/):
+#
+#   1. docker/compose.yaml: `docker-compose config` (Debian's docker-compose 1.29, or the
+#      `docker compose` v2 plugin) checks it against the Compose file schema;
+#   2. every kustomization under deploy/: tests/deploy/kustomize_files.py checks that every file it
+#      names exists and every YAML file is used, and `kubectl kustomize` renders it (Debian 12's
+#      kubernetes-client 1.20 embeds kustomize v2; newer kubectl works too);
+#   3. every manifest file, and every rendered kustomization, against the Kubernetes API schemas:
+#      tests/deploy/validate-k8s.js (npm kubernetes-models: the official OpenAPI schemas compiled
+#      to JSON-schema validators: types, required fields, enums, formats) and
+#      tests/deploy/k8s_strict.py (python3-kubernetes models: unknown or misplaced fields).
+#
+#   scripts/validate-deploy.sh              validate
+#   scripts/validate-deploy.sh --self-test  validate, then prove that each validator rejects
+#                                           deliberately broken copies (what ctest runs)
+#
+# Debian 12 packages: docker-compose kubernetes-client python3-kubernetes python3-yaml nodejs npm.
+# The npm packages (tests/deploy/package-lock.json) are installed once with `npm ci` into
+# $SS_DEPLOY_TOOLS (default ~/.cache/shadowsync/deploy-validate); that needs the npm registry the
+# first time only. A missing tool makes the script exit 77 (ctest: skipped), or 1 with
+# SS_DEPLOY_REQUIRE_TOOLS=1 (set it in CI).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SELF_TEST=0
+for arg in "$@"; do
+  case "$arg" in
+    --self-test) SELF_TEST=1 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    *) echo "validate-deploy: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+cd "$ROOT"
+PY=/usr/bin/python3
+TOOLS=${SS_DEPLOY_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/shadowsync/deploy-validate}
+DRIVER="$ROOT/tests/deploy"
+
+missing() {
+  echo "validate-deploy: $1 (Debian 12: apt-get install $2)" >&2
+  if [ "${SS_DEPLOY_REQUIRE_TOOLS:-0}" = 1 ]; then exit 1; fi
+  echo "validate-deploy: SKIPPED (set SS_DEPLOY_REQUIRE_TOOLS=1 to make this an error)" >&2
+  exit 77
+}
+
+# --- tools ---------------------------------------------------------------------------------------
+if command -v docker-compose >/dev/null 2>&1; then
+  COMPOSE=(docker-compose)
+elif docker compose version >/dev/null 2>&1; then
+  COMPOSE=(docker compose)
+else
+  missing "neither docker-compose nor 'docker compose' found" docker-compose
+fi
+KUBECTL=${KUBECTL:-kubectl}
+command -v "$KUBECTL" >/dev/null 2>&1 || missing "kubectl not found (for kubectl kustomize)" kubernetes-client
+if ! { [ -x "$PY" ] && "$PY" -c 'import yaml, kubernetes' 2>/dev/null; }; then
+  missing "$PY cannot import yaml and kubernetes" "python3-yaml python3-kubernetes"
+fi
+command -v node >/dev/null 2>&1 || missing "node not found" nodejs
+command -v npm >/dev/null 2>&1 || missing "npm not found" npm
+
+# npm packages, pinned by the lock file; reinstalled when the lock file changes.
+lock_sum=$(sha256sum "$DRIVER/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$TOOLS/.lock-sha256" 2>/dev/null || true)" != "$lock_sum" ] || [ ! -d "$TOOLS/node_modules/kubernetes-models" ]; then
+  mkdir -p "$TOOLS"
+  cp "$DRIVER/package.json" "$DRIVER/package-lock.json" "$TOOLS/"
+  echo "validate-deploy: npm ci into $TOOLS"
+  if ! (cd "$TOOLS" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+    echo "validate-deploy: npm ci failed (the npm registry is needed once)" >&2
+    if [ "${SS_DEPLOY_REQUIRE_TOOLS:-0}" = 1 ]; then exit 1; fi
+    exit 77
+  fi
+  echo "$lock_sum" > "$TOOLS/.lock-sha256"
+fi
+export NODE_PATH="$TOOLS/node_modules"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-validate.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+schema() { node "$DRIVER/validate-k8s.js" "$@"; }
+strict() { "$PY" "$DRIVER/k8s_strict.py" "$@"; }
+kustomize() { "$KUBECTL" kustomize "$1" 2> "$WORK/kustomize.err" \
+                || { grep -v "^# Warning: '.*' is deprecated" "$WORK/kustomize.err" >&2; return 1; }; }
+compose_config() { "${COMPOSE[@]}" -f "$1" config -q; }
+
+FAILED=0
+step() { printf '== %s\n' "$*"; }
+fail() { echo "validate-deploy: FAILED: $*" >&2; FAILED=1; }
+
+# --- 1. compose ------------------------------------------------------------------------------------
+step "compose: ${COMPOSE[*]} config docker/compose.yaml"
+compose_config docker/compose.yaml || fail "docker/compose.yaml"
+
+# --- 2 and 3. kustomize trees and manifests ------------------------------------------------------------
+mapfile -t KDIRS < <(find deploy -name kustomization.yaml -printf '%h\n' | sort)
+[ ${#KDIRS[@]} -gt 0 ] || fail "no kustomization.yaml under deploy/"
+step "kustomize trees: ${KDIRS[*]}"
+"$PY" "$DRIVER/kustomize_files.py" "${KDIRS[@]}" > "$WORK/files" || fail "kustomize file references"
+mapfile -t FULL < <(awk '$1 == "full" {print $2}' "$WORK/files")
+mapfile -t PARTIAL < <(awk '$1 == "partial" {print $2}' "$WORK/files")
+
+step "manifests (${#FULL[@]} files): Kubernetes schemas and strict fields"
+if [ ${#FULL[@]} -gt 0 ]; then
+  schema "${FULL[@]}" || fail "schema validation of ${FULL[*]}"
+  strict "${FULL[@]}" || fail "strict field check of ${FULL[*]}"
+fi
+step "patches (${#PARTIAL[@]} files): schemas (partial) and strict fields"
+if [ ${#PARTIAL[@]} -gt 0 ]; then
+  schema --partial "${PARTIAL[@]}" || fail "schema validation of ${PARTIAL[*]}"
+  strict --partial "${PARTIAL[@]}" || fail "strict field check of ${PARTIAL[*]}"
+fi
+for d in "${KDIRS[@]}"; do
+  step "rendered: $KUBECTL kustomize $d"
+  out="$WORK/rendered-$(echo "$d" | tr / _).yaml"
+  if kustomize "$d" > "$out"; then
+    schema "$out" || fail "schema validation of the rendered $d"
+    strict "$out" || fail "strict field check of the rendered $d"
+  else
+    fail "kubectl kustomize $d"
+  fi
+done
+
+if [ "$FAILED" != 0 ]; then
+  echo "validate-deploy: FAILED" >&2
+  exit 1
+fi
+echo "validate-deploy: compose file and ${#KDIRS[@]} kustomization(s) valid"
+[ "$SELF_TEST" = 1 ] || exit 0
+
+# --- self-test: every validator must reject a broken copy ---------------------------------------
+step "self-test: broken copies must be rejected"
+ST=0
+expect_reject() {  # NAME COMMAND...
+  local name=$1; shift
+  if "$@" > "$WORK/reject.log" 2>&1; then
+    echo "self-test: NOT rejected: $name" >&2; sed 's/^/    /' "$WORK/reject.log" >&2; ST=1
+  else
+    echo "self-test: rejected as expected: $name: $( (grep -iE 'error|invalid|unknown|must|not exist' "$WORK/reject.log" || cat "$WORK/reject.log") | head -1)"
+  fi
+}
+mutate() {  # SRC DST PYTHON-EXPR-ON-s (a string replacement that must apply)
+  "$PY" - "$1" "$2" "$3" <<'EOF'
+import sys
+src, dst, expr = sys.argv[1:4]
+s = open(src, encoding="utf-8").read()
+t = eval(expr)
+assert t != s, f"mutation {expr!r} did not change {src}"
+open(dst, "w", encoding="utf-8").write(t)
+EOF
+}
+B="$WORK/broken"; mkdir -p "$B"
+
+mutate docker/compose.yaml "$B/compose-field.yaml" \
+  's.replace("    restart: \"no\"\n", "    restart: \"no\"\n    restart_policy: always\n", 1)'
+expect_reject "compose: unknown service field" compose_config "$B/compose-field.yaml"
+mutate docker/compose.yaml "$B/compose-type.yaml" 's.replace("stop_grace_period: 60s", "stop_grace_period: [60s]", 1)'
+expect_reject "compose: wrong type" compose_config "$B/compose-type.yaml"
+
+mutate deploy/base/shards.yaml "$B/field.yaml" 's.replace("imagePullPolicy:", "imagePulPolicy:", 1)'
+expect_reject "manifest: misspelled field (strict)" strict "$B/field.yaml"
+mutate deploy/base/shards.yaml "$B/place.yaml" 's.replace("      terminationGracePeriodSeconds:", "      replicas: 3\n      terminationGracePeriodSeconds:", 1)'
+expect_reject "manifest: field in the wrong object (strict)" strict "$B/place.yaml"
+mutate deploy/base/readers.yaml "$B/type.yaml" 's.replace("containerPort: 5557", "containerPort: reader-port", 1)'
+expect_reject "manifest: wrong type (schema)" schema "$B/type.yaml"
+mutate deploy/base/shards.yaml "$B/enum.yaml" 's.replace("podManagementPolicy: Parallel", "podManagementPolicy: AllAtOnce", 1)'
+expect_reject "manifest: value not in enum (schema)" schema "$B/enum.yaml"
+mutate deploy/base/shards.yaml "$B/required.yaml" 's.replace("  serviceName: shard\n", "", 1)'
+expect_reject "manifest: missing required field (schema)" schema "$B/required.yaml"
+mutate deploy/overlays/example/small-resources.yaml "$B/patch.yaml" 's.replace("requests:", "request:", 1)'
+expect_reject "overlay patch: misspelled field (strict)" strict --partial "$B/patch.yaml"
+
+cp -r deploy "$B/deploy"
+mutate deploy/base/kustomization.yaml "$B/deploy/base/kustomization.yaml" 's.replace("  - trainers.yaml\n", "  - trainer.yaml\n", 1)'
+expect_reject "kustomization: missing resource file" "$PY" "$DRIVER/kustomize_files.py" "$B/deploy/base"
+expect_reject "kustomization: missing resource file (kubectl kustomize)" kustomize "$B/deploy/base"
+
+[ "$ST" = 0 ] || { echo "validate-deploy: self-test FAILED" >&2; exit 1; }
+echo "validate-deploy: self-test passed (every broken copy was rejected)"
