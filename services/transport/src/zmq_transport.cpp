@@ -23,7 +23,10 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <zmq.hpp>
+
+#include "zap_authenticator.hpp"
 
 namespace ss::transport {
 namespace {
@@ -78,6 +81,18 @@ void block_async_signals() {
 // libzmq's free function for zero-copy messages: drops the reference that kept the frame alive
 // while libzmq held its bytes (runs on a libzmq I/O thread, or the receiver's thread for inproc).
 void release_frame(void* /*data*/, void* hint) { delete static_cast<wire::frame*>(hint); }
+
+// A refused peer redials every reconnect interval: one log line per peer and key a minute.
+constexpr std::chrono::seconds kRefusalLogInterval{60};
+// Distinct refusals remembered for that (a flood of random keys must not grow memory).
+constexpr std::size_t kRefusalLogEntries = 1024;
+
+std::string hex32(std::uint32_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string s = "0x00000000";
+  for (int i = 9; i >= 2; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 0xf];
+  return s;
+}
 
 }  // namespace
 
@@ -136,7 +151,20 @@ struct zmq_transport::impl {
   std::atomic<std::uint64_t> frames_rejected{0}, send_failures{0};
   std::atomic<std::uint64_t> peers_accepted{0}, peers_disconnected{0}, unroutable{0};
   std::atomic<std::uint64_t> handler_exceptions{0};
+  std::atomic<std::uint64_t> auth_refused{0}, handshakes_failed{0};
   std::mutex join_mu;
+
+  // ---- security: the ZAP domain is registered on the poll thread, refusals come from the ZAP
+  // thread (rate-limited logging under refusal_mu) ----
+  std::shared_ptr<detail::zap_authenticator> zap;
+  std::string zap_domain;
+  bool plain_warned = false;  // poll thread
+  struct refusal_log {
+    clock_type::time_point last;
+    std::uint64_t suppressed = 0;
+  };
+  std::mutex refusal_mu;
+  std::unordered_map<std::string, refusal_log> refusals;
 
   // ---- poll thread only ----
   // Shared so that a handler may replace itself (on_frame from inside it) while it runs.
@@ -152,6 +180,38 @@ struct zmq_transport::impl {
   bool on_poll_thread() const { return std::this_thread::get_id() == thread_id; }
 
   std::string prefix() const { return opts.name + ": "; }
+
+  bool curve() const { return opts.security.mode == security_mode::curve; }
+
+  void warn(const std::string& message) const {
+    if (opts.warn) {
+      opts.warn(message);
+    } else {
+      spdlog::warn("{}", message);
+    }
+  }
+
+  // Logs a refusal unless the same one was logged less than kRefusalLogInterval ago.
+  void report_refusal(const std::string& what, const std::string& key) {
+    const auto now = clock_type::now();
+    std::string line;
+    {
+      std::lock_guard<std::mutex> lock(refusal_mu);
+      if (refusals.size() >= kRefusalLogEntries && refusals.count(key) == 0) refusals.clear();
+      auto [it, fresh] = refusals.try_emplace(key);
+      if (!fresh && now - it->second.last < kRefusalLogInterval) {
+        ++it->second.suppressed;
+        return;
+      }
+      line = prefix() + what;
+      if (it->second.suppressed > 0) {
+        line += " (again; " + std::to_string(it->second.suppressed) + " more time(s) since the last report)";
+      }
+      it->second.last = now;
+      it->second.suppressed = 0;
+    }
+    warn(line);
+  }
 
   // ---------------------------------------------------------------- callers' side
 
@@ -256,30 +316,67 @@ struct zmq_transport::impl {
     s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(opts.max_frame_bytes));
   }
 
-  void open_router() {
-    router.emplace(*ctx, zmq::socket_type::router);
+  // CURVE server: the cluster's server secret key, and this transport's ZAP domain registered
+  // with the context's ZAP handler (started here if the context has none yet).
+  status secure_router(zmq::socket_t& r) {
+    if (opts.security.server.secret_key.empty()) {
+      return status(errc::invalid_argument, prefix() + "cannot listen with CURVE: no server secret key "
+                                                       "(--curve-server-key must name the secret .key file)");
+    }
+    if (opts.security.authorized_clients.empty()) {
+      return status(errc::invalid_argument, prefix() + "cannot listen with CURVE: no authorized client keys");
+    }
+    auto a = detail::zap_authenticator::for_context(ctx);
+    if (!a.is_ok()) return a.error().with_context(opts.name);
+    zap = *a;
+    zap_domain = "shadowsync/" + id_prefix;
+    zap->add_domain(zap_domain, opts.security.authorized_clients,
+                    [this](const std::string& key, const std::string& address) {
+                      auth_refused.fetch_add(1, std::memory_order_relaxed);
+                      report_refusal("refused a CURVE client with unknown key " + key + " from " + address +
+                                         " (not in the authorized keys)",
+                                     key + "@" + address);
+                    });
+    r.set(zmq::sockopt::zap_domain, zap_domain);
+    r.set(zmq::sockopt::curve_server, true);
+    r.set(zmq::sockopt::curve_secretkey, opts.security.server.secret_key);
+    return status::ok();
+  }
+
+  status open_router() {
+    zmq::socket_t r(*ctx, zmq::socket_type::router);
+    if (curve()) SS_RETURN_IF_ERROR(secure_router(r));
+    router.emplace(std::move(r));
     apply_socket_options(*router);
     // An unknown route fails with EHOSTUNREACH and a full peer with EAGAIN, instead of a silent
     // drop: both are counted, and EAGAIN keeps the frame queued.
     router->set(zmq::sockopt::router_mandatory, true);
     const std::string endpoint = "inproc://ss-transport-monitor." + hex64(random64());
     if (zmq_socket_monitor(router->handle(), endpoint.c_str(),
-                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0) {
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0) {
       monitor.emplace(*ctx, zmq::socket_type::pair);
       monitor->set(zmq::sockopt::linger, 0);
       monitor->connect(endpoint);
     }
+    return status::ok();
   }
 
   result<std::string> do_listen(const std::string& endpoint) {
     try {
-      if (!router) open_router();
+      if (!router) SS_RETURN_IF_ERROR(open_router());
       router->bind(endpoint);
     } catch (const zmq::error_t& e) {
       return status(endpoint_errc(e.num()),
                     prefix() + "cannot bind " + endpoint + ": " + e.what());
     }
     std::string real = router->get(zmq::sockopt::last_endpoint);
+    if (!curve() && !plain_warned && !is_loopback_endpoint(endpoint)) {
+      plain_warned = true;
+      warn("shadowsync: plain (unauthenticated, unencrypted) transport on " + endpoint + " (" + opts.name +
+           "): anyone who can reach this port can read and change the model; use --curve-* keys (shadowsync "
+           "keygen --cluster)");
+    }
     std::lock_guard<std::mutex> lock(mu);
     listening = true;
     return real;
@@ -299,6 +396,12 @@ struct zmq_transport::impl {
       s.set(zmq::sockopt::routing_id, id_prefix + std::to_string(id));
       s.set(zmq::sockopt::reconnect_ivl, static_cast<int>(opts.reconnect_interval.count()));
       s.set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(opts.reconnect_interval_max.count()));
+      if (curve()) {
+        // A CURVE client: it talks only to a server holding the pinned key's secret half.
+        s.set(zmq::sockopt::curve_serverkey, opts.security.server.public_key);
+        s.set(zmq::sockopt::curve_publickey, opts.security.client.public_key);
+        s.set(zmq::sockopt::curve_secretkey, opts.security.client.secret_key);
+      }
       s.connect(endpoint);
       links.emplace(id, link_state(std::move(s)));
     } catch (const zmq::error_t& e) {
@@ -468,9 +571,39 @@ struct zmq_transport::impl {
         if (kind == ZMQ_EVENT_DISCONNECTED) {
           peers_disconnected.fetch_add(1, std::memory_order_relaxed);
         }
+        if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+          handshakes_failed.fetch_add(1, std::memory_order_relaxed);
+          std::uint32_t value = 0;
+          if (event.size() >= sizeof(std::uint16_t) + sizeof value) {
+            std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof kind, sizeof value);
+          }
+          zmq::message_t where;  // the second part: the endpoint (the bound one, for accepted peers)
+          if (event.more() && monitor->recv(where, zmq::recv_flags::dontwait)) {
+            if (curve()) report_handshake_failure(kind, value, where.to_string());
+            discard_rest(*monitor, where);
+            continue;
+          }
+        }
       }
       discard_rest(*monitor, event);  // the second part names the endpoint
     }
+  }
+
+  void report_handshake_failure(std::uint16_t kind, std::uint32_t value, const std::string& endpoint) {
+    std::string why;
+    if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      why = "the peer does not speak CURVE (a plain client, or one without --curve-* keys)";
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC) {
+      why = "its CURVE handshake does not decrypt (a client that pinned another server key?)";
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+      why = "protocol error " + hex32(value);
+    } else {
+      // Whichever side notices a mismatch first drops the connection: a plain client often sees
+      // the server's CURVE greeting first and hangs up, and this side only sees EPIPE.
+      why = "the peer hung up during the handshake (" + std::string(std::strerror(static_cast<int>(value))) +
+            "): a plain client, or one without the cluster's keys?";
+    }
+    report_refusal("refused a connection on " + endpoint + ": " + why, "handshake " + why);
   }
 
   void drain_wake_fd() {
@@ -587,6 +720,10 @@ struct zmq_transport::impl {
     if (router && monitor) zmq_socket_monitor(router->handle(), nullptr, 0);
     monitor.reset();
     router.reset();
+    // No refusal reaches this transport after this (the authenticator itself stops, unbinding
+    // inproc://zeromq.zap.01, when the last transport of the context lets go of it).
+    if (zap) zap->remove_domain(zap_domain);
+    zap.reset();
     handler.reset();  // what it captured is released here, on the thread that used it
   }
 
@@ -626,6 +763,9 @@ std::shared_ptr<zmq::context_t> make_zmq_context(int io_threads) {
 zmq_transport::zmq_transport(std::shared_ptr<zmq::context_t> context, zmq_transport_options options)
     : impl_(std::make_unique<impl>(std::move(context), std::move(options))) {
   if (!impl_->ctx) throw std::invalid_argument("zmq_transport: null context");
+  if (auto st = check_security(impl_->opts.security); !st.is_ok()) {
+    throw std::invalid_argument(impl_->prefix() + st.message());
+  }
   impl_->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (impl_->wake_fd < 0) {
     throw std::system_error(errno, std::generic_category(), impl_->prefix() + "eventfd");
@@ -689,6 +829,8 @@ actors::transport_stats zmq_transport::stats() const {
   s.bytes_out = impl_->bytes_out.load(std::memory_order_relaxed);
   s.frames_rejected = impl_->frames_rejected.load(std::memory_order_relaxed);
   s.send_failures = impl_->send_failures.load(std::memory_order_relaxed);
+  s.auth_refused = impl_->auth_refused.load(std::memory_order_relaxed);
+  s.handshakes_failed = impl_->handshakes_failed.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(impl_->mu);
   s.queue_depth = impl_->queued_frames;
   s.queue_high_water = impl_->queue_high_water;
@@ -701,6 +843,8 @@ zmq_transport_counters zmq_transport::counters() const {
   c.peers_disconnected = impl_->peers_disconnected.load(std::memory_order_relaxed);
   c.unroutable = impl_->unroutable.load(std::memory_order_relaxed);
   c.handler_exceptions = impl_->handler_exceptions.load(std::memory_order_relaxed);
+  c.auth_refused = impl_->auth_refused.load(std::memory_order_relaxed);
+  c.handshakes_failed = impl_->handshakes_failed.load(std::memory_order_relaxed);
   return c;
 }
 

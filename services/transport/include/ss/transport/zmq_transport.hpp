@@ -10,15 +10,24 @@
 // Lifetime. Each transport holds a shared_ptr to its context, so the context is terminated only
 // after every transport using it was stopped and destroyed: its sockets are closed (linger 0 by
 // default) on the poll thread before stop() returns (stack-notes P7).
+//
+// Security. With options.security.mode == curve every tcp/ipc socket speaks CURVE: the ROUTER is
+// a CURVE server whose clients are checked by a ZAP handler (one per context, on a thread of its
+// own, shared by the context's transports); every DEALER is a CURVE client pinning the cluster's
+// server key. A refused peer never delivers a frame; its refusal is logged through options.warn
+// and counted (auth_refused, handshakes_failed). The threat model is in ss/transport/curve.hpp.
+// In plain mode, listen() on an address beyond loopback warns loudly once.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "ss/actors/transport.hpp"
+#include "ss/transport/curve.hpp"
 
 namespace zmq {
 class context_t;
@@ -88,6 +97,18 @@ struct zmq_transport_options {
   // at 64 KiB, and 100 B frames pipeline 10-40% slower (an allocation more per frame).
   // Default: 64 KiB
   std::size_t zero_copy_min_bytes = std::size_t{64} << 10;
+
+  // plain, or CURVE with the cluster's server key, this service's client key and the authorized
+  // client keys (ss/transport/curve.hpp). The constructor throws std::invalid_argument when
+  // check_security() refuses it (CURVE unavailable, a malformed key); listen() in CURVE mode
+  // fails without the server secret key or authorized keys.
+  // Default: plain
+  transport_security security;
+
+  // Where the transport's warnings go: refused peers (at most one line per peer and key a
+  // minute), and plain mode bound beyond loopback. Called from the poll thread or the ZAP thread.
+  // Default: spdlog::warn
+  std::function<void(const std::string& message)> warn;
 };
 
 // Counters specific to ZeroMQ, next to the port's transport_stats.
@@ -97,6 +118,9 @@ struct zmq_transport_counters {
                                          // (a message over max_frame_bytes, a protocol error)
   std::uint64_t unroutable = 0;          // replies to a route no peer has (peer gone): dropped
   std::uint64_t handler_exceptions = 0;  // exceptions the frame handler let escape (swallowed)
+  std::uint64_t auth_refused = 0;        // CURVE clients with a key not in authorized_clients
+  std::uint64_t handshakes_failed = 0;   // inbound handshakes that failed before ZAP: a plain
+                                         // client, a client pinning another server key, garbage
 };
 
 class zmq_transport final : public actors::transport {

@@ -1,0 +1,137 @@
+// shadowsync keygen: CURVE key pairs for authenticated, encrypted links (ss/transport/curve.hpp).
+//   shadowsync keygen --out DIR [--name NAME]
+//       DIR/NAME.key (public + secret key, mode 0600) and DIR/NAME.pub (public key)
+//   shadowsync keygen --cluster --out DIR --members coordinator,shard-0,...
+//       DIR/server.{key,pub}: the cluster's server pair (every listener's secret, every dialer's
+//       pinned public key); DIR/<member>.{key,pub} for each member; DIR/authorized_keys: every
+//       member's public key. Mount DIR as a Kubernetes Secret (defaultMode 0400) or compose
+//       secrets and start each service with
+//         --curve-server-key DIR/server.key --curve-client-key DIR/<member>.key
+//         --curve-authorized-keys DIR/authorized_keys
+// Existing key files are never overwritten.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "ss/core/config/option_set.hpp"
+#include "ss/core/json.hpp"
+#include "ss/transport/curve.hpp"
+
+namespace ss::cli {
+namespace {
+
+int fail(const std::string& message, int rc = 1) {
+  std::fprintf(stderr, "shadowsync keygen: %s\n", message.c_str());
+  return rc;
+}
+
+}  // namespace
+
+status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members, std::string* server_public) {
+  if (members.empty()) return status(errc::invalid_argument, "--cluster needs --members (e.g. coordinator,shard-0,reader-0,trainer-0)");
+  std::set<std::string> seen;
+  for (const auto& m : members) {
+    if (m.empty() || m.find('/') != std::string::npos) return status(errc::invalid_argument, "bad member name '" + m + "'");
+    if (m == "server" || m == "authorized_keys") return status(errc::invalid_argument, "member name '" + m + "' is reserved");
+    if (!seen.insert(m).second) return status(errc::invalid_argument, "member '" + m + "' is listed twice");
+  }
+  if (!transport::curve_available()) {
+    return status(errc::unavailable, "this libzmq was built without CURVE (libsodium): no keys can be made");
+  }
+  const auto authorized = std::filesystem::path(dir) / "authorized_keys";
+  if (std::filesystem::exists(authorized)) {
+    return status(errc::invalid_argument,
+                  authorized.string() + " exists already (keys are never overwritten; use a new directory)");
+  }
+  auto make = [&](const std::string& n) -> result<transport::curve_key_pair> {
+    auto k = transport::generate_curve_key_pair();
+    if (!k.is_ok()) return k;
+    if (auto st = transport::write_key_pair(dir, n, *k); !st.is_ok()) return st;
+    return k;
+  };
+  auto server = make("server");
+  if (!server.is_ok()) return server.error();
+  if (server_public != nullptr) *server_public = server->public_key;
+  std::string list = "# shadowsync: client public keys accepted by every service of this cluster\n";
+  for (const auto& m : members) {
+    auto k = make(m);
+    if (!k.is_ok()) return k.error();
+    list += k->public_key + "  # " + m + "\n";
+  }
+  // Written last: its presence means the set is complete.
+  std::ofstream f(authorized);
+  f << list;
+  if (!f.flush()) return status(errc::io_error, authorized.string() + ": cannot write");
+  return status::ok();
+}
+
+int run_keygen(const args& a, const config::environment& env) {
+  std::string out;
+  std::string name = "client";
+  bool cluster = false;
+  std::vector<std::string> members;
+  config::option_set opts("keygen",
+                          "Makes CURVE key pairs for authenticated, encrypted links between services. Alone: "
+                          "--out/NAME.key (secret, mode 0600) and --out/NAME.pub. With --cluster: the cluster's "
+                          "server pair (server.key, server.pub), one client pair per --members entry and an "
+                          "authorized_keys file listing their public keys, ready to mount as a Kubernetes Secret "
+                          "or compose secret; start each service with --curve-server-key DIR/server.key "
+                          "--curve-client-key DIR/<member>.key --curve-authorized-keys DIR/authorized_keys. "
+                          "Never overwrites a key file.");
+  opts.add("out", &out, "Directory to write the key files to (created if missing).");
+  opts.add("name", &name, "Name of the key pair (without --cluster).");
+  opts.add("cluster", &cluster, "Make a whole cluster's key set (needs --members).");
+  opts.add("members", &members,
+           "With --cluster: the members that get a client pair, e.g. coordinator,shard-0,shard-1,reader-0,trainer-0 "
+           "(add an `admin` member for shadowsync status/snapshot/export).");
+  if (auto st = opts.parse(a, env); !st.is_ok()) return fail(st.message(), 2);
+  if (opts.help_requested()) {
+    std::printf("%s", opts.help().c_str());
+    return 0;
+  }
+  if (out.empty()) return fail("--out is required", 2);
+  if (!transport::curve_available()) return fail("this libzmq was built without CURVE (libsodium): no keys can be made");
+  auto make = [&](const std::string& n) -> result<transport::curve_key_pair> {
+    auto k = transport::generate_curve_key_pair();
+    if (!k.is_ok()) return k;
+    if (auto st = transport::write_key_pair(out, n, *k); !st.is_ok()) return st;
+    return k;
+  };
+  if (!cluster) {
+    if (!members.empty()) return fail("--members needs --cluster", 2);
+    auto k = make(name);
+    if (!k.is_ok()) return fail(k.error().message());
+    std::printf("shadowsync keygen: wrote %s/%s.key (secret) and %s.pub: public key %s\n", out.c_str(), name.c_str(),
+                name.c_str(), k->public_key.c_str());
+    std::printf("%s\n", json_object()
+                            .add("command", "keygen")
+                            .add("ok", true)
+                            .add("name", name)
+                            .add("public_key", k->public_key)
+                            .str()
+                            .c_str());
+    return 0;
+  }
+  std::string server_public;
+  if (auto st = write_cluster_keys(out, members, &server_public); !st.is_ok()) {
+    return fail(st.message(), st.code() == errc::invalid_argument ? 2 : 1);
+  }
+  std::printf("shadowsync keygen: wrote a cluster key set to %s: server.key/.pub, %zu member pair(s), "
+              "authorized_keys\n",
+              out.c_str(), members.size());
+  std::printf("%s\n", json_object()
+                          .add("command", "keygen")
+                          .add("ok", true)
+                          .add("cluster", true)
+                          .add("members", static_cast<std::uint64_t>(members.size()))
+                          .add("server_public_key", server_public)
+                          .str()
+                          .c_str());
+  return 0;
+}
+
+}  // namespace ss::cli

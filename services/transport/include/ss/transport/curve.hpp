@@ -1,0 +1,112 @@
+// Authenticated, encrypted links between services: ZeroMQ CURVE (CurveZMQ) keys, their files,
+// and the transport's security settings (zmq_transport_options::security).
+//
+// The scheme. A cluster has ONE server key pair and one client key pair per member:
+//   - every listening socket (each service's ROUTER) is a CURVE server with the cluster's server
+//     secret key; every outbound link (DEALER) is a CURVE client that pins the cluster's server
+//     PUBLIC key (ZMQ_CURVE_SERVERKEY) and authenticates with its own client key pair;
+//   - a ZAP handler (one per zmq context, on a thread of its own) accepts a client only when its
+//     public key is in the transport's authorized list (the `authorized_keys` file); any other key
+//     is refused, logged ("refused a CURVE client with unknown key XYZ... from 10.0.0.7") and
+//     counted (zmq_transport_counters::auth_refused).
+// `shadowsync keygen --cluster --out DIR --members coordinator,shard-0,...` writes such a set,
+// ready to mount as a Kubernetes Secret or compose secret.
+//
+// Threat model. What CURVE gives every tcp/ipc link: confidentiality and integrity of every
+// frame (Curve25519 key exchange, XSalsa20-Poly1305 per message, perfect forward secrecy through
+// per-connection transient keys); client authentication (only listed client keys get a
+// connection; a plain client, a client with an unknown key, or a client that pinned another
+// server key never delivers a single frame); server authentication (a dialer talks only to a
+// server holding the secret key of the public key it pinned, so a man in the middle or an
+// impostor service cannot read or answer it). What it does not give: protection against a
+// compromised member (anyone holding a listed client key and the server public key is a full
+// member: remove the key from authorized_keys and restart the listeners to revoke it; anyone
+// holding the server secret key can impersonate every service: rotate the whole set);
+// authorization between members (every member may send every message: roles are not bound to
+// keys); protection from connection floods or slow handshakes (bounded only by the OS, the
+// high-water marks and frame size limits, and a network policy in front of the ports); and
+// inproc:// links, which never leave the process and to which libzmq applies no mechanism.
+// Plain mode stays for a single-machine run; bound beyond loopback it warns loudly at start.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ss/core/status.hpp"
+
+namespace ss::transport {
+
+// A CURVE key pair, each key Z85-encoded (40 characters for 32 bytes). A public-only pair (for
+// a dialer that only pins a server key) has an empty secret_key.
+struct curve_key_pair {
+  std::string public_key;
+  std::string secret_key;
+};
+
+enum class security_mode { plain, curve };
+
+struct transport_security {
+  // plain: no authentication, no encryption (a single-machine run).
+  // curve: every tcp/ipc socket uses CURVE as described above.
+  // Default: plain
+  security_mode mode = security_mode::plain;
+
+  // The cluster's server key pair: listening sockets use its secret key, every outbound link
+  // pins its public key. A transport that never listens (a CLI client) needs only the public key.
+  curve_key_pair server;
+
+  // This service's client key pair: its outbound links authenticate with it.
+  curve_key_pair client;
+
+  // The client public keys (Z85) the listening socket accepts; every other key is refused.
+  // Required (non-empty) for a CURVE transport that listens.
+  std::vector<std::string> authorized_clients;
+};
+
+// Whether the libzmq in use was built with CURVE (libsodium): zmq_has("curve").
+bool curve_available();
+
+// A fresh key pair (zmq_curve_keypair). Errors: unavailable without CURVE support.
+result<curve_key_pair> generate_curve_key_pair();
+
+// Checks that `key` is a Z85 CURVE key (40 characters of the Z85 alphabet that decode to 32
+// bytes). `what` names it in the message: "server public key: 39 characters, a Z85 CURVE key has 40".
+status check_z85_key(const std::string& key, const std::string& what);
+
+// The checks zmq_transport's constructor applies: plain always passes; curve needs CURVE support,
+// valid keys, a client pair, the server public key, and the public key matching each secret key.
+status check_security(const transport_security& s);
+
+// Reads a key file. The format (also what czmq's zcert writes, which is accepted):
+//   # comment
+//   public-key = <40 Z85 characters>
+//   secret-key = <40 Z85 characters>      (only in the secret file, NAME.key)
+// Values may be quoted; other lines ("metadata", "curve", "name = ...") are ignored. With
+// `require_secret`, a file without a secret-key is an error, and a file holding a secret key
+// must not be readable or writable by group or others (mode & 0077 == 0), like ssh's keys:
+// "keys/shard-0.key: a secret key file must not be accessible by group or others (mode 0644); run chmod 600 keys/shard-0.key".
+// The secret key must match the public key.
+result<curve_key_pair> read_key_file(const std::string& path, bool require_secret);
+
+// Reads an authorized_keys file: one Z85 public key per line (40 characters), optionally followed
+// by whitespace and a '#' comment ('#' is itself a Z85 character); lines starting with '#' and
+// blank lines are ignored. An empty list is an error.
+result<std::vector<std::string>> read_authorized_keys(const std::string& path);
+
+// Writes DIR/NAME.key (public and secret key, mode 0600, created exclusively: an existing file is
+// an error, never overwritten) and DIR/NAME.pub (public key only, mode 0644).
+status write_key_pair(const std::string& dir, const std::string& name, const curve_key_pair& keys);
+
+// The security of a service started with --curve-server-key, --curve-client-key and
+// --curve-authorized-keys (an empty path: not given). All empty: plain. `listens`: the service
+// binds, so the server file must hold the secret key and authorized keys are required; a client
+// (status, snapshot, export) needs the server's public key and its client pair only.
+result<transport_security> load_curve_security(const std::string& server_key_file,
+                                               const std::string& client_key_file,
+                                               const std::string& authorized_keys_file, bool listens);
+
+// Whether an endpoint stays on this machine: inproc://, ipc://, tcp on 127.0.0.0/8, ::1 or
+// localhost. Plain mode warns when it listens on anything else.
+bool is_loopback_endpoint(const std::string& endpoint);
+
+}  // namespace ss::transport

@@ -1,0 +1,349 @@
+// zmq_transport with CURVE over tcp loopback: an authorized client and the server exchange frames
+// both ways; an unknown client key, a plain client and a client that pinned another server key
+// are refused (no frame delivered, counted, logged); key files parse with precise errors; keys
+// written by write_key_pair read back. Catch2 assertions run on the test thread only.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ss/transport/curve.hpp"
+#include "ss/transport/zmq_transport.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using ss::actors::peer_address;
+using ss::transport::curve_key_pair;
+using ss::transport::make_zmq_context;
+using ss::transport::security_mode;
+using ss::transport::transport_security;
+using ss::transport::zmq_transport;
+using ss::transport::zmq_transport_options;
+using ss::wire::frame;
+
+frame text_frame(const std::string& s) { return ss::wire::make_frame(s.data(), s.size()); }
+std::string text(const frame& f) { return std::string(reinterpret_cast<const char*>(f->data()), f->size()); }
+
+template <class Pred>
+bool eventually(Pred done, std::chrono::milliseconds deadline = 10s) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+struct received {
+  std::mutex mu;
+  std::vector<std::pair<peer_address, std::string>> frames;
+  std::size_t size() {
+    std::lock_guard<std::mutex> lock(mu);
+    return frames.size();
+  }
+  ss::actors::transport::frame_handler handler() {
+    return [this](const peer_address& from, frame f) {
+      std::lock_guard<std::mutex> lock(mu);
+      frames.emplace_back(from, text(f));
+    };
+  }
+};
+
+struct log_lines {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& l) {
+      std::lock_guard<std::mutex> lock(mu);
+      lines.push_back(l);
+    };
+  }
+  bool contains(const std::string& part) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& l : lines)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+};
+
+curve_key_pair fresh() {
+  auto k = ss::transport::generate_curve_key_pair();
+  REQUIRE(k.is_ok());
+  return *k;
+}
+
+struct cluster_keys {
+  curve_key_pair server = fresh();
+  curve_key_pair member = fresh();
+  transport_security for_member(const curve_key_pair& client) const {
+    transport_security s;
+    s.mode = security_mode::curve;
+    s.server = server;
+    s.client = client;
+    s.authorized_clients = {member.public_key};
+    return s;
+  }
+};
+
+zmq_transport_options options(const std::string& name, transport_security s, log_lines* log = nullptr) {
+  zmq_transport_options o;
+  o.name = name;
+  o.security = std::move(s);
+  if (log != nullptr) o.warn = log->sink();
+  return o;
+}
+
+std::filesystem::path temp_dir() {
+  char tmpl[] = "/tmp/ss-curve-test.XXXXXX";
+  const char* d = ::mkdtemp(tmpl);
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+void write_text(const std::filesystem::path& p, const std::string& s, mode_t mode) {
+  std::ofstream(p) << s;
+  ::chmod(p.c_str(), mode);
+}
+
+}  // namespace
+
+TEST_CASE("curve is available in this libzmq") { REQUIRE(ss::transport::curve_available()); }
+
+TEST_CASE("an authorized curve client and the curve server exchange frames both ways") {
+  cluster_keys keys;
+  auto ctx = make_zmq_context();
+  log_lines log;
+  zmq_transport server(ctx, options("server", keys.for_member(keys.member), &log));
+  zmq_transport client(ctx, options("client", keys.for_member(keys.member)));
+  received at_server, at_client;
+  server.on_frame([&](const peer_address& from, frame f) {
+    at_server.handler()(from, f);
+    (void)server.send(from, text_frame("pong:" + text(f)));
+  });
+  client.on_frame(at_client.handler());
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+  auto link = client.connect(*ep);
+  REQUIRE(link.is_ok());
+  for (int i = 0; i < 10; ++i) REQUIRE(client.send(peer_address{*link, {}}, text_frame("ping" + std::to_string(i))).is_ok());
+  REQUIRE(eventually([&] { return at_client.size() == 10; }));
+  CHECK(at_server.size() == 10);
+  std::lock_guard<std::mutex> lock(at_client.mu);
+  CHECK(at_client.frames.front().second == "pong:ping0");
+  CHECK(at_client.frames.back().second == "pong:ping9");
+  CHECK(server.counters().auth_refused == 0);
+  CHECK(server.counters().handshakes_failed == 0);
+  CHECK_FALSE(log.contains("plain"));
+}
+
+TEST_CASE("a curve client with an unknown key is refused and logged and counted") {
+  cluster_keys keys;
+  const curve_key_pair stranger = fresh();
+  auto ctx = make_zmq_context();
+  log_lines log;
+  zmq_transport server(ctx, options("server", keys.for_member(keys.member), &log));
+  received at_server;
+  server.on_frame(at_server.handler());
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+  // Its own context: a separate process as far as ZAP is concerned.
+  auto other = make_zmq_context();
+  zmq_transport client(other, options("stranger", keys.for_member(stranger)));
+  auto link = client.connect(*ep);
+  REQUIRE(link.is_ok());
+  REQUIRE(client.send(peer_address{*link, {}}, text_frame("let me in")).is_ok());
+  REQUIRE(eventually([&] { return server.counters().auth_refused >= 1; }));
+  CHECK(eventually([&] { return log.contains("refused a CURVE client with unknown key " + stranger.public_key +
+                                              " from 127.0.0.1"); }));
+  std::this_thread::sleep_for(300ms);  // several redials
+  CHECK(at_server.size() == 0);
+  CHECK(server.stats().frames_in == 0);
+  // Redials are counted, but logged once a minute at most.
+  std::lock_guard<std::mutex> lock(log.mu);
+  CHECK(log.lines.size() == 1);
+}
+
+TEST_CASE("a plain client against a curve server is refused") {
+  cluster_keys keys;
+  auto ctx = make_zmq_context();
+  log_lines log;
+  zmq_transport server(ctx, options("server", keys.for_member(keys.member), &log));
+  received at_server;
+  server.on_frame(at_server.handler());
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+  zmq_transport client(ctx, options("plain", {}));
+  auto link = client.connect(*ep);
+  REQUIRE(link.is_ok());
+  REQUIRE(client.send(peer_address{*link, {}}, text_frame("hello")).is_ok());
+  REQUIRE(eventually([&] { return server.counters().handshakes_failed >= 1; }));
+  // Whichever side notices the mechanism mismatch first hangs up: "does not speak CURVE" or "hung up".
+  CHECK(eventually([&] { return log.contains("refused a connection on " + *ep); }));
+  std::this_thread::sleep_for(300ms);
+  CHECK(at_server.size() == 0);
+}
+
+TEST_CASE("a client that pinned another server key cannot connect") {
+  cluster_keys keys;
+  auto ctx = make_zmq_context();
+  log_lines log;
+  zmq_transport server(ctx, options("server", keys.for_member(keys.member), &log));
+  received at_server, at_client;
+  server.on_frame([&](const peer_address& from, frame f) {
+    at_server.handler()(from, f);
+    (void)server.send(from, text_frame("answer"));
+  });
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+  transport_security wrong = keys.for_member(keys.member);
+  wrong.server = fresh();  // an impostor's key, as the client sees it
+  wrong.server.secret_key.clear();
+  zmq_transport client(ctx, options("client", wrong));
+  client.on_frame(at_client.handler());
+  auto link = client.connect(*ep);
+  REQUIRE(link.is_ok());
+  REQUIRE(client.send(peer_address{*link, {}}, text_frame("hello")).is_ok());
+  REQUIRE(eventually([&] { return server.counters().handshakes_failed >= 1; }));
+  CHECK(eventually([&] { return log.contains("does not decrypt"); }));
+  std::this_thread::sleep_for(300ms);
+  CHECK(at_server.size() == 0);
+  CHECK(at_client.size() == 0);
+}
+
+TEST_CASE("plain mode warns once when bound beyond loopback and not on loopback") {
+  auto ctx = make_zmq_context();
+  log_lines log;
+  zmq_transport t(ctx, options("svc", {}, &log));
+  REQUIRE(t.listen("tcp://127.0.0.1:0").is_ok());
+  CHECK_FALSE(log.contains("plain"));
+  REQUIRE(t.listen("tcp://0.0.0.0:0").is_ok());
+  REQUIRE(t.listen("tcp://0.0.0.0:0").is_ok());
+  CHECK(log.contains("shadowsync: plain (unauthenticated, unencrypted) transport on tcp://0.0.0.0:0"));
+  std::lock_guard<std::mutex> lock(log.mu);
+  CHECK(log.lines.size() == 1);
+  CHECK(ss::transport::is_loopback_endpoint("tcp://127.0.0.1:5555"));
+  CHECK(ss::transport::is_loopback_endpoint("tcp://[::1]:5555"));
+  CHECK(ss::transport::is_loopback_endpoint("inproc://shard-0"));
+  CHECK(ss::transport::is_loopback_endpoint("ipc:///tmp/x"));
+  CHECK_FALSE(ss::transport::is_loopback_endpoint("tcp://0.0.0.0:5555"));
+  CHECK_FALSE(ss::transport::is_loopback_endpoint("tcp://10.0.0.7:5555"));
+  CHECK_FALSE(ss::transport::is_loopback_endpoint("tcp://*:5555"));
+}
+
+TEST_CASE("curve settings are checked before a transport starts") {
+  cluster_keys keys;
+  auto ctx = make_zmq_context();
+  transport_security bad = keys.for_member(keys.member);
+  bad.client.public_key = keys.server.public_key;  // not the client's secret's half
+  CHECK_THROWS_WITH(zmq_transport(ctx, options("x", bad)), Catch::Contains("client key pair: the public key does not belong"));
+  transport_security no_secret = keys.for_member(keys.member);
+  no_secret.server.secret_key.clear();
+  zmq_transport t(ctx, options("dialer", no_secret));
+  auto ep = t.listen("tcp://127.0.0.1:0");
+  REQUIRE_FALSE(ep.is_ok());
+  CHECK_THAT(ep.error().message(), Catch::Contains("no server secret key"));
+}
+
+TEST_CASE("key files parse with precise errors") {
+  const auto dir = temp_dir();
+  const curve_key_pair k = fresh();
+  const auto good = dir / "good.key";
+  write_text(good, "# comment\npublic-key = " + k.public_key + "\nsecret-key = \"" + k.secret_key + "\"\n", 0600);
+  auto read = ss::transport::read_key_file(good.string(), true);
+  REQUIRE(read.is_ok());
+  CHECK(read->public_key == k.public_key);
+  CHECK(read->secret_key == k.secret_key);
+
+  write_text(dir / "short.key", "public-key = " + k.public_key.substr(1) + "\n", 0600);
+  auto s = ss::transport::read_key_file((dir / "short.key").string(), false);
+  REQUIRE_FALSE(s.is_ok());
+  CHECK_THAT(s.error().message(), Catch::Contains("short.key:1: public-key: 39 characters, a Z85 CURVE key has 40"));
+
+  std::string bad = k.public_key;
+  bad[4] = '~';
+  write_text(dir / "bad.pub", "\n\npublic-key = " + bad + "\n", 0644);
+  auto b = ss::transport::read_key_file((dir / "bad.pub").string(), false);
+  REQUIRE_FALSE(b.is_ok());
+  CHECK_THAT(b.error().message(), Catch::Contains("bad.pub:3: public-key: character '~' at position 5 is not in the Z85 alphabet"));
+
+  write_text(dir / "open.key", "public-key = " + k.public_key + "\nsecret-key = " + k.secret_key + "\n", 0644);
+  auto o = ss::transport::read_key_file((dir / "open.key").string(), true);
+  REQUIRE_FALSE(o.is_ok());
+  CHECK_THAT(o.error().message(), Catch::Contains("must not be accessible by group or others (mode 0644)"));
+  CHECK_THAT(o.error().message(), Catch::Contains("chmod 600"));
+
+  write_text(dir / "only.pub", "public-key = " + k.public_key + "\n", 0644);
+  auto p = ss::transport::read_key_file((dir / "only.pub").string(), true);
+  REQUIRE_FALSE(p.is_ok());
+  CHECK_THAT(p.error().message(), Catch::Contains("no 'secret-key = <Z85>' line"));
+
+  const curve_key_pair other = fresh();
+  write_text(dir / "mixed.key", "public-key = " + other.public_key + "\nsecret-key = " + k.secret_key + "\n", 0600);
+  auto m = ss::transport::read_key_file((dir / "mixed.key").string(), true);
+  REQUIRE_FALSE(m.is_ok());
+  CHECK_THAT(m.error().message(), Catch::Contains("the public key does not belong to the secret key"));
+
+  auto missing = ss::transport::read_key_file((dir / "nope.key").string(), true);
+  REQUIRE_FALSE(missing.is_ok());
+  CHECK(missing.error().code() == ss::errc::not_found);
+
+  write_text(dir / "authorized_keys", "# members\n" + k.public_key + "  # shard-0\n\n" + other.public_key + "\n", 0644);
+  auto keys = ss::transport::read_authorized_keys((dir / "authorized_keys").string());
+  REQUIRE(keys.is_ok());
+  CHECK(*keys == std::vector<std::string>{k.public_key, other.public_key});
+  write_text(dir / "bad_keys", k.public_key + "\nnot-a-key\n", 0644);
+  auto bk = ss::transport::read_authorized_keys((dir / "bad_keys").string());
+  REQUIRE_FALSE(bk.is_ok());
+  CHECK_THAT(bk.error().message(), Catch::Contains("bad_keys:2: 9 characters"));
+  write_text(dir / "empty_keys", "# nobody\n", 0644);
+  CHECK_FALSE(ss::transport::read_authorized_keys((dir / "empty_keys").string()).is_ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("written key pairs read back and load as curve security") {
+  const auto dir = temp_dir();
+  const curve_key_pair server = fresh(), member = fresh();
+  REQUIRE(ss::transport::write_key_pair(dir.string(), "server", server).is_ok());
+  REQUIRE(ss::transport::write_key_pair(dir.string(), "shard-0", member).is_ok());
+  struct stat st{};
+  REQUIRE(::stat((dir / "shard-0.key").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  REQUIRE(::stat((dir / "shard-0.pub").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0644);
+  auto again = ss::transport::write_key_pair(dir.string(), "shard-0", member);
+  REQUIRE_FALSE(again.is_ok());
+  CHECK_THAT(again.message(), Catch::Contains("never overwritten"));
+  auto pub = ss::transport::read_key_file((dir / "shard-0.pub").string(), false);
+  REQUIRE(pub.is_ok());
+  CHECK(pub->public_key == member.public_key);
+  CHECK(pub->secret_key.empty());
+  write_text(dir / "authorized_keys", member.public_key + "\n", 0644);
+  auto sec = ss::transport::load_curve_security((dir / "server.key").string(), (dir / "shard-0.key").string(),
+                                                (dir / "authorized_keys").string(), true);
+  REQUIRE(sec.is_ok());
+  CHECK(sec->mode == security_mode::curve);
+  CHECK(sec->server.secret_key == server.secret_key);
+  CHECK(sec->client.public_key == member.public_key);
+  CHECK(sec->authorized_clients == std::vector<std::string>{member.public_key});
+  // A client command needs only the server's public key.
+  auto cli = ss::transport::load_curve_security((dir / "server.pub").string(), (dir / "shard-0.key").string(), "", false);
+  REQUIRE(cli.is_ok());
+  auto partial = ss::transport::load_curve_security((dir / "server.key").string(), "", "", true);
+  REQUIRE_FALSE(partial.is_ok());
+  CHECK_THAT(partial.error().message(), Catch::Contains("give all three of --curve-server-key"));
+  auto plain = ss::transport::load_curve_security("", "", "", true);
+  REQUIRE(plain.is_ok());
+  CHECK(plain->mode == security_mode::plain);
+  std::filesystem::remove_all(dir);
+}
