@@ -3,6 +3,8 @@
 # warnings as errors, and runs the whole test suite with CTest.
 #   scripts/run-tests.sh                 everything
 #   scripts/run-tests.sh -L unit         extra arguments go to ctest (here: one label)
+#   SS_FUZZ_SECONDS=30 scripts/run-tests.sh   then also runs every libFuzzer target 30 s (clang,
+#                                        ASan+UBSan; scripts/fuzz.sh); CI does this
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -11,3 +13,7 @@ export SS_CMAKE_ARGS="-DSS_WERROR=ON ${SS_CMAKE_ARGS:-}"
 build_dir=${SS_BUILD_DIR:-$root/build}
 cd "$build_dir"
 ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" "$@"
+if [ "${SS_FUZZ_SECONDS:-0}" != 0 ]; then
+  "$root/scripts/setup.sh" --fuzz
+  "$root/scripts/fuzz.sh" "$SS_FUZZ_SECONDS"
+fi

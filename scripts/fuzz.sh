@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target for a bounded time (CI's fuzz step, and by hand).
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+#
+# Configures build-fuzz/ with clang (ASan + UBSan + libFuzzer instrumentation of every library
+# the targets link), builds the targets (only those), and runs each one for SECONDS_PER_TARGET on
+# its seed corpus (tests/fuzz/corpus/<target>/) and past findings (tests/fuzz/regressions/<target>/).
+# New interesting inputs go to build-fuzz/fuzz-work/<target>/, never into the repository. A crash,
+# leak, timeout or out-of-memory input is copied to tests/fuzz/regressions/<target>/ (the ctest
+# `fuzz_regressions` replays it in every normal build from then on) and the script exits 1.
+#
+# Environment: SS_FUZZ_JOBS (build parallelism, default 2), SS_FUZZ_TARGETS (a subset, space-
+# separated), SS_FUZZ_BUILD_DIR (default build-fuzz). Needs `scripts/setup.sh --fuzz`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+seconds=${1:-60}
+build=${SS_FUZZ_BUILD_DIR:-build-fuzz}
+jobs=${SS_FUZZ_JOBS:-2}
+targets=(${SS_FUZZ_TARGETS:-fuzz_frame fuzz_messages fuzz_row_parser fuzz_config})
+
+if ! command -v clang++ >/dev/null; then
+  echo "fuzz.sh: clang++ not found; run scripts/setup.sh --fuzz" >&2
+  exit 2
+fi
+
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_CXX_FLAGS_FUZZ="-O1 -g" -DCMAKE_C_FLAGS_FUZZ="-O1 -g" \
+    -DSS_FUZZ=ON -DSS_BUILD_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS="$san -fsanitize=fuzzer-no-link" -DCMAKE_C_FLAGS="$san"
+fi
+ninja -C "$build" -j"$jobs" "${targets[@]}"
+
+# -max_len: frames up to 1 MiB; rows and config text up to 64 KiB.
+max_len_of() {
+  case "$1" in
+    fuzz_frame|fuzz_messages) echo $((1 << 20)) ;;
+    *) echo $((64 << 10)) ;;
+  esac
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=0
+summary=()
+for t in "${targets[@]}"; do
+  work="$build/fuzz-work/$t"
+  artifacts="$build/fuzz-artifacts/$t"
+  seeds="tests/fuzz/corpus/$t"
+  regress="tests/fuzz/regressions/$t"
+  mkdir -p "$work" "$artifacts" "$regress"
+  rm -f "$artifacts"/*
+  log="$build/fuzz-$t.log"
+  echo "== $t: ${seconds}s, -max_len=$(max_len_of "$t")"
+  set +e
+  "$build/tests/fuzz/$t" "$work" "$seeds" "$regress" \
+    -max_total_time="$seconds" -max_len="$(max_len_of "$t")" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
+  speed=$(grep -Eo 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
+  cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
+  found=0
+  for f in "$artifacts"/*; do
+    [ -f "$f" ] || continue
+    cp "$f" "$regress/"
+    echo "   finding: $regress/$(basename "$f")"
+    found=1
+  done
+  if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+    failed=1
+    echo "   FAILED (exit $rc); log: $log"
+    grep -E 'ERROR|runtime error|fuzz invariant failed|SUMMARY' "$log" | head -5 | sed 's/^/   /'
+  fi
+  summary+=("$t: $execs runs, $speed exec/s, $cov, exit $rc")
+done
+echo "== summary"
+printf '   %s\n' "${summary[@]}"
+exit "$failed"
