@@ -55,7 +55,6 @@ void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
     st.retired_trainers[m.incarnation] = m.progress;
     st.ghosts.erase(m.incarnation);  // its own report included what the snapshot had of it
   }
-  if (m.role == wire::role::reader) st.departed_sent += m.progress.examples;
 }
 
 void change_view(coordinator_actor* self) {
@@ -77,6 +76,7 @@ void change_view(coordinator_actor* self) {
     }
   }
   if (st.options.local_sync) self->send(st.options.local_sync, view_atom::value, st.view);
+  check_snapshot_members(self);
 }
 
 struct totals {
@@ -91,6 +91,13 @@ struct totals {
   std::string error;
 };
 
+totals sum_up(const coordinator_state& st);
+
+// The training click rate: the base of NE (the evaluator's and an exported model's).
+double click_rate_of(const totals& t) {
+  return t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
+}
+
 totals sum_up(const coordinator_state& st) {
   totals t;
   job::trainer_counters trained = st.departed;
@@ -100,7 +107,6 @@ totals sum_up(const coordinator_state& st) {
     trained.loss_sum += g.loss_sum;
     trained.active_seconds = std::max(trained.active_seconds, g.active_seconds);
   }
-  t.sent = st.departed_sent;
   for (const auto& c : st.reader_commits) {
     t.committed += c.examples;
     t.committed_bad_rows += c.bad_rows;
@@ -151,6 +157,15 @@ void set_state(coordinator_actor* self, wire::job_state s) {
 
 void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows) {
   auto& st = self->state;
+  if (st.state != wire::job_state::failed && !st.options.export_path.empty() && st.export_stage == 0 &&
+      !st.central.empty()) {
+    // The model file first; the result (and the members' release) waits for it.
+    st.export_stage = 1;
+    if (test != nullptr) st.final_test = *test;
+    st.final_test_bad_rows = test_bad_rows;
+    const totals so_far = sum_up(st);
+    return start_final_export(self, st.central, click_rate_of(so_far), so_far.examples);
+  }
   const totals t = sum_up(st);
   // The job's training time: the longest a trainer trained (first batch to last), which the
   // trainers measure themselves; the coordinator's own view lags by up to a heartbeat.
@@ -227,6 +242,10 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("snapshots", st.snapshots_taken)
       .add("snapshots_failed", st.snapshots_failed)
       .add("last_snapshot_seconds", st.last_snapshot_seconds)
+      .add("export_path", st.exported ? st.exported->path : std::string())
+      .add("export_rows", st.exported ? st.exported->rows : 0)
+      .add("export_bytes", st.exported ? st.exported->bytes : 0)
+      .add("export_error", st.export_error)
       .add_raw("trainer_stats", trainers);
   st.result_json = j.str();
   char buf[512];
@@ -273,6 +292,14 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
                   static_cast<unsigned long long>(st.snapshots_failed),
                   st.resumed_from > 0 ? (", resumed from snapshot " + std::to_string(st.resumed_from)).c_str() : "");
     summary += buf;
+  }
+  if (st.exported) {
+    std::snprintf(buf, sizeof buf, "  model   %s: %llu embedding rows, %.1f MB (shadowsync predict --model ...)\n",
+                  st.exported->path.c_str(), static_cast<unsigned long long>(st.exported->rows),
+                  static_cast<double>(st.exported->bytes) / 1e6);
+    summary += buf;
+  } else if (!st.export_error.empty()) {
+    summary += "  model   NOT written: " + st.export_error + "\n";
   }
   if (!failed) set_state(self, wire::job_state::done);
   if (!failed && st.options.snapshots) {
@@ -377,6 +404,7 @@ void log_progress(coordinator_actor* self) {
   const double eps = dt > 0 ? static_cast<double>(t.examples - std::min(t.examples, st.last_examples)) / dt : 0.0;
   st.last_progress = now;
   st.last_examples = t.examples;
+  st.recent_eps = eps;
   const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
   const double window_ne =
       t.window_examples > 0 ? metrics::normalized_entropy(t.window_loss / static_cast<double>(t.window_examples), base)
@@ -492,6 +520,8 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
     }
   }
   if (r.from == wire::role::trainer) {
+    // A trainer the resumed snapshot knew reports everything it did itself, that included.
+    st.ghosts.erase(r.incarnation);
     // A trainer dropped for missed heartbeats that comes back reports all it did again.
     auto back = st.retired_trainers.find(r.incarnation);
     if (back != st.retired_trainers.end()) {
@@ -594,6 +624,8 @@ body_ptr on_status(coordinator_actor* self) {
           .add("examples", t.examples)
           .add("examples_committed", t.committed)
           .add("examples_read", t.sent)
+          .add("examples_per_sec", st.recent_eps)  // over the last --progress-interval
+          .add("trainers", t.trainers)
           .add("bad_rows", t.bad_rows)
           .add("job_id", st.job_id)
           .add("resumed_from_snapshot", st.resumed_from)
@@ -616,6 +648,7 @@ body_ptr on_status(coordinator_actor* self) {
 caf::behavior coordinator(coordinator_actor* self, coordinator_options options, caf::actor gateway) {
   auto& st = self->state;
   st.options = std::move(options);
+  st.next_member_id = std::max<std::uint64_t>(1, st.options.first_member_id);
   st.gateway = std::move(gateway);
   st.job_text = job::job_config_text(st.options.job);
   st.shard_slots.assign(static_cast<std::size_t>(st.options.job.shards), 0);
@@ -673,6 +706,10 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
           return p;
         }
         if (std::holds_alternative<wire::status_request>(m)) return on_status(self);
+        if (const auto* ex = std::get_if<wire::export_request>(&m)) {
+          const totals t = sum_up(self->state);
+          return serve_export(self, *ex, click_rate_of(t), t.examples);
+        }
         if (const auto* stop = std::get_if<wire::stop_request>(&m)) {
           fail_job(self, "stopped: " + stop->reason);
           return make_body(wire::ack{});
@@ -682,6 +719,15 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
       },
       [self](result_atom, const metrics::summary& test, std::uint64_t bad_rows) { finish(self, &test, bad_rows); },
       [self](result_atom, const std::string& error) { fail_job(self, error); },
+      // The exporter of the final model reports.
+      [self](result_atom, const body_ptr& b) {
+        auto& s = self->state;
+        if (s.export_stage != 1) return;
+        s.export_stage = 2;
+        if (const auto* r = std::get_if<wire::export_reply>(b.get())) s.exported = *r;
+        else if (const auto* e = std::get_if<wire::error_reply>(b.get())) s.export_error = e->message;
+        finish(self, s.final_test ? &*s.final_test : nullptr, s.final_test_bad_rows);
+      },
       // Members still registered: after the end, the coordinator lingers until they have seen it.
       [self](done_atom) -> std::uint64_t { return self->state.members.size(); },
       [self](result_atom) -> caf::result<std::string> {
@@ -704,7 +750,7 @@ caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, 
   for (std::size_t kind : {kind_of<wire::register_request>(), kind_of<wire::heartbeat>(), kind_of<wire::leave>(),
                            kind_of<wire::dense_request>(), kind_of<wire::dense_report>(),
                            kind_of<wire::status_request>(), kind_of<wire::stop_request>(),
-                           kind_of<wire::snapshot_now>()})
+                           kind_of<wire::snapshot_now>(), kind_of<wire::export_request>()})
     caf::anon_send(gateway, route_atom::value, kind, a);
   return a;
 }

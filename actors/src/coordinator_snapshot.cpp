@@ -172,7 +172,13 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
       r.momentum.assign(snapshot.dense.momentum.begin() + static_cast<std::ptrdiff_t>(offset),
                         snapshot.dense.momentum.begin() + static_cast<std::ptrdiff_t>(offset + length));
     auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 0, std::move(r)});
-    self->send(st.options.local_sync, serve_atom::value, env);
+    // A request, not a send: the answer must come back as a response, not as a stray message.
+    self->request(st.options.local_sync, caf::infinite, serve_atom::value, env)
+        .then([](const body_ptr&) {},
+              [name = st.options.name](const caf::error& e) {
+                spdlog::warn("{}: the local sync server did not take the snapshot's state: {}", name,
+                             caf::to_string(e));
+              });
   }
 }
 
@@ -317,6 +323,7 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   req.snapshot_id = id;
   req.keep = ids_to_keep(st);
   snap.shards_pending = st.shard_slots.size();
+  snap.shard_members = st.shard_slots;
   const std::uint64_t snapshot_id = id;
   for (std::size_t i = 0; i < st.shard_slots.size(); ++i) {
     const std::string endpoint = st.members.at(st.shard_slots[i]).endpoint;
@@ -351,6 +358,14 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
     complete_if_done(self);
   });
   spdlog::info("{}: snapshot {} started", st.options.name, id);
+}
+
+void check_snapshot_members(coordinator_actor* self) {
+  auto& st = self->state;
+  if (!st.snapshot || st.snapshot->shard_members == st.shard_slots) return;
+  for (std::size_t i = 0; i < st.shard_slots.size(); ++i)
+    if (st.shard_slots[i] != st.snapshot->shard_members[i])
+      return abandon(self, "shard " + std::to_string(i) + " restarted or left while it was under way");
 }
 
 void snapshot_tick(coordinator_actor* self) {

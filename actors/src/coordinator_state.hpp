@@ -16,6 +16,7 @@
 #include "ss/actors/coordinator.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/core/job/snapshot.hpp"
+#include "ss/core/metrics/metrics.hpp"
 
 namespace ss::actors::coordinator_detail {
 
@@ -43,6 +44,7 @@ struct snapshot_in_progress {
   job::dense_state dense;
   bool dense_done = false;
   std::size_t shards_pending = 0;
+  std::vector<std::uint64_t> shard_members;  // who holds each shard slot: a restart voids the snapshot
   std::string failure;  // the first thing that went wrong; the snapshot is then abandoned
   std::vector<caf::response_promise> waiters;  // snapshot_now requests
 };
@@ -75,7 +77,6 @@ struct coordinator_state {
   std::map<std::uint64_t, job::trainer_counters> ghosts;
   // Trainers dropped for missed heartbeats (by incarnation), in case they come back.
   std::map<std::uint64_t, wire::member_progress> retired_trainers;
-  std::uint64_t departed_sent = 0;
   // Each reader's committed position, as last reported (or as the snapshot recorded it): where a
   // restarted reader starts, and the job's exact count of examples trained.
   std::vector<job::reader_commit> reader_commits;
@@ -94,6 +95,14 @@ struct coordinator_state {
   bool evaluating = false;
   std::string result_json;
   std::vector<caf::response_promise> result_waiters;
+  // The export at the job's end (options.export_path): 0 not started, 1 writing, 2 done; the test
+  // metrics wait here meanwhile.
+  double recent_eps = 0;  // examples/s over the last progress interval
+  int export_stage = 0;
+  std::optional<metrics::summary> final_test;
+  std::uint64_t final_test_bad_rows = 0;
+  std::optional<wire::export_reply> exported;
+  std::string export_error;
 };
 using coordinator_actor = caf::stateful_actor<coordinator_state>;
 
@@ -112,11 +121,21 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
 void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done);
 // A trainer asks for the central copy (it starts or restarts).
 caf::result<body_ptr> serve_dense_request(coordinator_actor* self);
+// Writes the current model (the central dense state and every shard's rows) to `path` and
+// answers with an export_reply (or an error_reply): `shadowsync export`.
+caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_request& req, double click_rate,
+                                   std::uint64_t examples);
+// Starts the export of the final model (dense = `dense`); the exporter reports to the coordinator.
+void start_final_export(coordinator_actor* self, const std::vector<float>& dense, double click_rate,
+                        std::uint64_t examples);
 // A sync server registered while the job resumes: send it its slice of the snapshot's state.
 void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std::string& endpoint);
 // Periodic: start a snapshot when one is due; ask finished trainers for replicas never reported.
 void snapshot_tick(coordinator_actor* self);
 // Start a snapshot now; `waiter` (optional) is answered with a snapshot_reply or an error_reply.
 void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise> waiter);
+// Membership changed: a snapshot whose shard restarted (or left) is abandoned at once, since the
+// restarted shard cannot answer for its predecessor's checkpoint.
+void check_snapshot_members(coordinator_actor* self);
 
 }  // namespace ss::actors::coordinator_detail

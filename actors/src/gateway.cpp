@@ -50,9 +50,13 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
   auto it = self->state.routes.find(env->message.index());
   if (it == self->state.routes.end()) {
     self->state.counters->requests_unrouted.fetch_add(1, std::memory_order_relaxed);
+    // No routes at all: the service's role is still starting; the caller may retry.
+    const bool starting = self->state.routes.empty();
     reply(self, from, env->request_id,
-          wire::error_reply{errc::invalid_argument, std::string(self->state.options.name) + " does not serve " +
-                                                        wire::message_name(env->message)});
+          starting ? wire::error_reply{errc::unavailable, std::string(self->state.options.name) +
+                                                              " is starting and serves nothing yet"}
+                   : wire::error_reply{errc::invalid_argument, std::string(self->state.options.name) +
+                                                                   " does not serve " + wire::message_name(env->message)});
     return;
   }
   self->state.counters->requests_served.fetch_add(1, std::memory_order_relaxed);
@@ -166,6 +170,8 @@ std::string stats_json(gateway_actor* self) {
             .add("transport_rejected", ts.frames_rejected)
             .add("queue_depth", ts.queue_depth)
             .add("queue_high_water", ts.queue_high_water)
+            .add("auth_refused", ts.auth_refused)
+            .add("handshakes_failed", ts.handshakes_failed)
             .add("pending_calls", static_cast<std::uint64_t>(self->state.pending.size()))
             .str();
 }

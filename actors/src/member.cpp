@@ -52,7 +52,14 @@ void try_register(member_actor* self) {
           [self](const envelope_ptr& env) {
             auto& s = self->state;
             s.registering = false;
-            if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+            const auto* err = std::get_if<wire::error_reply>(&env->message);
+            if (err != nullptr && (err->code == errc::unavailable || err->code == errc::timeout)) {
+              // A coordinator that is starting (or resuming): retried on the next tick.
+              if (s.failed_heartbeats++ % 10 == 0)
+                spdlog::warn("{}: the coordinator is not ready: {}", s.options.identity.name, err->message);
+              return;
+            }
+            if (err != nullptr) {
               spdlog::error("{}: the coordinator refused registration: {}", s.options.identity.name, err->message);
               // A refusal is final for this configuration (version, index out of range, ...).
               self->quit(caf::make_error(caf::sec::runtime_error, err->message));

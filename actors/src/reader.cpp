@@ -240,6 +240,7 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::b
   {
     std::lock_guard<std::mutex> lock(st.counters->mu);
     st.counters->committed_examples = st.options.resume_examples;
+    st.counters->examples_before.store(st.options.resume_examples);
     st.counters->committed_bad_rows = st.options.resume_bad_rows;
   }
   const auto every = std::chrono::duration_cast<caf::timespan>(

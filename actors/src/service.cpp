@@ -305,6 +305,8 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   coordinator.detached_evaluator = options.detached;
   coordinator.name = options.name;
   coordinator.endpoint = svc->endpoint_;
+  // High bits from this process's incarnation: ids of an earlier coordinator process never match.
+  coordinator.first_member_id = (svc->incarnation_ & 0xffffffff00000000ULL) | 1;
   if (auto st = job::check_job(coordinator.job); !st.is_ok()) return st;
   SS_RETURN_IF_ERROR(find_snapshot_to_resume(coordinator));
   if (coordinator.resume) {
@@ -392,7 +394,8 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
   auto counters = svc->reader_counters_;
   auto reply = svc->join(wire::role::reader, [counters] {
     wire::member_progress p;
-    p.examples = counters->examples_sent.load();
+    // Counted from the start of the data, so a restarted reader does not count its predecessor's twice.
+    p.examples = counters->examples_before.load() + counters->examples_sent.load();
     p.batches = counters->batches_sent.load();
     p.bytes_done = counters->bytes_done.load();
     p.bytes_total = counters->bytes_total.load();

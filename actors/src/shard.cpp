@@ -269,6 +269,8 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
                                          std::uint64_t at_most, const shard_options& o, shard_counters& c) {
   auto list = storage.checkpoints();
   if (!list.is_ok()) return list.error();
+  if (at_most != ~0ULL && std::none_of(list->begin(), list->end(), [at_most](const auto& cp) { return cp.id == at_most; }))
+    spdlog::error("{}: checkpoint {} is missing; trying an older one", o.name, at_most);
   for (auto it = list->rbegin(); it != list->rend(); ++it) {
     if (it->id > at_most) continue;
     auto restored = storage.restore(it->id);

@@ -203,6 +203,11 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
 
 caf::actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway, const sync_server_options& options) {
   auto a = sys.spawn(sync_server, options);
+  // A sync server only stops with its service; anything else is a bug worth a loud line.
+  a->attach_functor([name = options.name](const caf::error& reason) {
+    if (reason && reason != caf::exit_reason::user_shutdown && reason != caf::exit_reason::kill)
+      spdlog::error("{}: stopped unexpectedly: {}", name, caf::to_string(reason));
+  });
   caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_request>(), a);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_restore>(), a);
   return a;

@@ -721,8 +721,8 @@ void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int at
             if (round != s.round_id) return;
             const auto* reply = std::get_if<wire::sync_reply>(&env->message);
             const auto [off, len] = s.slices[k];
-            if (const auto* err = std::get_if<wire::error_reply>(&env->message);
-                err != nullptr && err->code != errc::cancelled) {
+            const auto* err = std::get_if<wire::error_reply>(&env->message);
+            if (err != nullptr && (err->code == errc::invalid_argument || err->code == errc::out_of_range)) {
               // A misconfigured slice or a diverged model: nothing a retry can mend.
               spdlog::error("{}: sync server {} refused the sync: {}", s.ctx->options.name, k, err->message);
               s.ctx->progress->set_error("sync server " + std::to_string(k) + ": " + err->message);
@@ -735,7 +735,8 @@ void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int at
                                                                   ? ": " + std::get<wire::error_reply>(env->message).message
                                                                   : std::string())
                                                        : "a reply of the wrong size";
-              spdlog::warn("{}: sync server {} answered {}; retrying", s.ctx->options.name, k, why);
+              if (attempt % 20 == 0)  // a restarting sync server answers errors for a while
+                spdlog::warn("{}: sync server {} answered {}; retrying", s.ctx->options.name, k, why);
               self->delayed_send(self, retry_delay, tick_atom::value, k, round, attempt + 1);
               return;
             }

@@ -20,20 +20,49 @@ namespace {
 struct client_flags {
   std::string coordinator = "tcp://127.0.0.1:5555";
   double timeout = 30;
+  std::string curve_server_key;  // the cluster's server.pub (or server.key); "" = plain
+  std::string curve_client_key;  // a client pair listed in the cluster's authorized_keys
+  transport::transport_security security;  // loaded from the two above
 };
 
 void add_client_flags(config::option_set& opts, client_flags& f, double default_timeout) {
   f.timeout = default_timeout;
   opts.add("coordinator", &f.coordinator, "The coordinator's endpoint.");
   opts.add("timeout", &f.timeout, "Seconds to wait for the answer.").range(0.1, 86400.0);
+  opts.add("curve-server-key", &f.curve_server_key,
+           "A CURVE cluster's server public key file (server.pub); with --curve-client-key. Empty: plain.");
+  opts.add("curve-client-key", &f.curve_client_key,
+           "This client's CURVE key pair file (e.g. admin.key; its public key must be in the cluster's "
+           "authorized_keys).");
+}
+
+// Loads --curve-* into f.security; false (after printing why) when they are wrong.
+bool load_client_security(const char* name, client_flags& f) {
+  auto sec = transport::load_curve_security(f.curve_server_key, f.curve_client_key, "", false);
+  if (!sec.is_ok()) {
+    std::fprintf(stderr, "shadowsync %s: %s\n", name, sec.error().message().c_str());
+    return false;
+  }
+  f.security = *sec;
+  return true;
+}
+
+// A timeout from a CURVE cluster looks the same as one from a dead coordinator: say so.
+std::string with_hint(const status& st, const client_flags& f) {
+  if (st.code() != errc::timeout) return st.message();
+  return st.message() + (f.security.mode == transport::security_mode::plain
+                             ? " (if the cluster runs CURVE, give --curve-server-key and --curve-client-key)"
+                             : " (or the coordinator refused this client's key: is it in authorized_keys?)");
 }
 
 }  // namespace
 
-result<wire::body> call_once(const std::string& endpoint, wire::body message, double timeout_seconds) {
+result<wire::body> call_once(const std::string& endpoint, wire::body message, double timeout_seconds,
+                             const transport::transport_security& security) {
   auto ctx = transport::make_zmq_context();
   transport::zmq_transport_options o;
   o.name = "client";
+  o.security = security;
   transport::zmq_transport t(ctx, o);
   std::promise<result<wire::body>> answer;
   auto future = answer.get_future();
@@ -60,8 +89,9 @@ result<wire::body> call_once(const std::string& endpoint, wire::body message, do
   return out;
 }
 
-std::string query_status(const std::string& endpoint, double timeout_seconds) {
-  auto reply = call_once(endpoint, wire::status_request{}, timeout_seconds);
+std::string query_status(const std::string& endpoint, double timeout_seconds,
+                         const transport::transport_security& security) {
+  auto reply = call_once(endpoint, wire::status_request{}, timeout_seconds, security);
   if (!reply.is_ok()) return "";
   const auto* r = std::get_if<wire::status_reply>(&*reply);
   return r != nullptr ? r->json : "";
@@ -83,6 +113,7 @@ int run_client(const char* name, const char* description, double default_timeout
     std::printf("%s", opts.help().c_str());
     return 0;
   }
+  if (!load_client_security(name, f)) return 2;
   return fn(f);
 }
 
@@ -96,8 +127,8 @@ int print_error(const char* name, const std::string& message) {
 int run_status(const args& a, const config::environment& env) {
   return run_client("status", "Prints the status of a running job (one JSON object) as the coordinator sees it.", 10,
                     a, env, [](const client_flags& f) {
-                      auto reply = call_once(f.coordinator, wire::status_request{}, f.timeout);
-                      if (!reply.is_ok()) return print_error("status", reply.error().message());
+                      auto reply = call_once(f.coordinator, wire::status_request{}, f.timeout, f.security);
+                      if (!reply.is_ok()) return print_error("status", with_hint(reply.error(), f));
                       if (const auto* r = std::get_if<wire::status_reply>(&*reply)) {
                         std::printf("%s\n", r->json.c_str());
                         return 0;
@@ -115,8 +146,8 @@ int run_snapshot(const args& a, const config::environment& env) {
       "readers' committed positions under one id) and waits until it is complete. The coordinator needs "
       "--snapshot-dir. Prints a summary and one JSON line.",
       600, a, env, [](const client_flags& f) {
-        auto reply = call_once(f.coordinator, wire::snapshot_now{}, f.timeout);
-        if (!reply.is_ok()) return print_error("snapshot", reply.error().message());
+        auto reply = call_once(f.coordinator, wire::snapshot_now{}, f.timeout, f.security);
+        if (!reply.is_ok()) return print_error("snapshot", with_hint(reply.error(), f));
         if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return print_error("snapshot", err->message);
         const auto* r = std::get_if<wire::snapshot_reply>(&*reply);
         if (r == nullptr) return print_error("snapshot", std::string("unexpected answer ") + wire::message_name(*reply));
@@ -136,6 +167,49 @@ int run_snapshot(const args& a, const config::environment& env) {
                                 .c_str());
         return 0;
       });
+}
+
+int run_export(const args& a, const config::environment& env) {
+  std::string out;
+  client_flags f;
+  config::option_set opts("export",
+                          "Asks a running coordinator to write the current model (the central dense state and every "
+                          "shard's embedding rows) to a model file on the coordinator's file system, for `shadowsync "
+                          "predict`. Training goes on meanwhile. (For the final model, give the coordinator or "
+                          "`shadowsync local` --export.) Prints a summary and one JSON line.");
+  add_client_flags(opts, f, 600);
+  opts.add("out", &out, "Path of the model file, on the coordinator's machine (absolute, or relative to its "
+                        "working directory).");
+  if (auto st = opts.parse(a, env); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync export: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (opts.help_requested()) {
+    std::printf("%s", opts.help().c_str());
+    return 0;
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "shadowsync export: --out is required\n");
+    return 2;
+  }
+  if (!load_client_security("export", f)) return 2;
+  auto reply = call_once(f.coordinator, wire::export_request{out}, f.timeout, f.security);
+  if (!reply.is_ok()) return print_error("export", with_hint(reply.error(), f));
+  if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return print_error("export", err->message);
+  const auto* r = std::get_if<wire::export_reply>(&*reply);
+  if (r == nullptr) return print_error("export", std::string("unexpected answer ") + wire::message_name(*reply));
+  std::printf("shadowsync export: the model is at %s: %llu embedding rows, %.1f MB, in %.2fs\n", r->path.c_str(),
+              static_cast<unsigned long long>(r->rows), static_cast<double>(r->bytes) / 1e6, r->seconds);
+  std::printf("%s\n", json_object()
+                          .add("command", "export")
+                          .add("ok", true)
+                          .add("path", r->path)
+                          .add("rows", r->rows)
+                          .add("bytes", r->bytes)
+                          .add("seconds", r->seconds)
+                          .str()
+                          .c_str());
+  return 0;
 }
 
 }  // namespace ss::cli

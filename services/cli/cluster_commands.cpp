@@ -27,6 +27,7 @@
 #include "ss/service/logging.hpp"
 #include "ss/service/shutdown_signal.hpp"
 #include "ss/storage/rocksdb_rows.hpp"
+#include "ops_endpoint.hpp"
 #include "ss/transport/zmq_transport.hpp"
 
 namespace ss::cli {
@@ -45,6 +46,10 @@ struct service_flags {
   double request_timeout = 5.0;
   std::string log_level = "info";
   std::string log_format = "human";
+  std::string ops_listen;  // HOST:PORT of the HTTP health/metrics endpoint; "" = none
+  std::string curve_server_key;       // the cluster's server pair (server.key); "" = plain
+  std::string curve_client_key;       // this service's client pair
+  std::string curve_authorized_keys;  // the client keys every listener accepts
 };
 
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
@@ -66,6 +71,26 @@ void add_service_flags(config::option_set& opts, service_flags& f, const std::st
       .range(0, 256);
   opts.add("log-level", &f.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
   opts.add("log-format", &f.log_format, "Log line format.").choices({"human", "json"});
+  opts.add("ops-listen", &f.ops_listen,
+           "HOST:PORT for HTTP /healthz, /readyz and /metrics (Prometheus), e.g. 0.0.0.0:9100 (port 0: any "
+           "free port); empty: none.");
+  opts.add("curve-server-key", &f.curve_server_key,
+           "CURVE: the cluster's server key pair file (server.key from `shadowsync keygen --cluster`); with "
+           "--curve-client-key and --curve-authorized-keys (all three or none). None: plain transport.");
+  opts.add("curve-client-key", &f.curve_client_key, "CURVE: this service's client key pair file (e.g. shard-0.key).");
+  opts.add("curve-authorized-keys", &f.curve_authorized_keys,
+           "CURVE: the client public keys this service accepts, one per line (authorized_keys).");
+}
+
+// The transport security from the --curve-* flags; false (after printing why) when they are wrong.
+bool load_security(const char* role, const service_flags& f, transport::transport_security& out) {
+  auto sec = transport::load_curve_security(f.curve_server_key, f.curve_client_key, f.curve_authorized_keys, true);
+  if (!sec.is_ok()) {
+    std::fprintf(stderr, "shadowsync %s: %s\n", role, sec.error().message().c_str());
+    return false;
+  }
+  out = *sec;
+  return true;
 }
 
 // Binding 0.0.0.0 or * is not an address peers can dial: advertise the host name instead.
@@ -105,9 +130,11 @@ actors::service_options to_service_options(const service_flags& f, const std::st
   return o;
 }
 
-std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::context_t>& ctx, const std::string& name) {
+std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::context_t>& ctx, const std::string& name,
+                                                  const transport::transport_security& security = {}) {
   transport::zmq_transport_options o;
   o.name = name;
+  o.security = security;
   return std::make_unique<transport::zmq_transport>(ctx, o);
 }
 
@@ -148,6 +175,8 @@ int run_member(const char* role, const args& a, const config::environment& env, 
     std::fprintf(stderr, "shadowsync %s: --index is required\n", role);
     return 2;
   }
+  transport::transport_security security;
+  if (!load_security(role, f, security)) return 2;
   if (auto st = service::init_logging(f.log_level, f.log_format); !st.is_ok()) {
     std::fprintf(stderr, "shadowsync %s: %s\n", role, st.message().c_str());
     return 2;
@@ -155,6 +184,11 @@ int run_member(const char* role, const args& a, const config::environment& env, 
   auto options = to_service_options(f, role);
   options.advertise = advertised(f.listen, f.advertise);
   if (extra.configure) extra.configure(options);
+  auto ops = ops_endpoint::start(f.ops_listen, options.name);
+  if (!ops.is_ok()) {
+    std::fprintf(stderr, "shadowsync %s: %s\n", role, ops.error().message().c_str());
+    return 2;
+  }
   std::atomic<actors::running_service*> running{nullptr};
   std::atomic<bool> cancel{false};
   options.cancel = &cancel;
@@ -168,18 +202,30 @@ int run_member(const char* role, const args& a, const config::environment& env, 
   {
     caf::actor_system sys{*cfg};
     auto ctx = transport::make_zmq_context();
-    auto svc = start(sys, make_transport(ctx, options.name), options);
+    auto svc = start(sys, make_transport(ctx, options.name, security), options);
     if (!svc.is_ok()) {
       spdlog::error("{}", svc.error().message());
       rc = cancel.load() ? 0 : 1;
     } else {
       running.store(svc->get());
+      (*ops)->attach(svc->get());
       spdlog::info("{}: up{}", options.name, (*svc)->endpoint().empty() ? "" : " at " + (*svc)->endpoint());
       const bool finished = (*svc)->wait();
+      (*ops)->stopping(finished ? "the job is done" : "stopping");
       running.store(nullptr);
       (*svc)->stop(finished ? "job done" : "stopping");
       rc = finished ? 0 : (signals.received() ? 0 : 1);
       spdlog::info("{}: {}", options.name, finished ? "the job is done; exiting" : "stopped");
+      // Its state is safe now (drained, written, left the job). If an actor still holds the
+      // actor system open (seen with requests in flight at a mid-job SIGTERM), exit anyway rather
+      // than outlive an orchestrator's grace period.
+      std::thread([name = options.name, rc] {
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        spdlog::warn("{}: shutting down took over 5s; exiting now", name);
+        spdlog::default_logger()->flush();
+        std::fflush(nullptr);
+        std::_Exit(rc);
+      }).detach();
     }
   }
   return rc;
@@ -192,6 +238,7 @@ struct coordinator_flags {
   double snapshot_interval = 60;
   int snapshot_retain = 3;
   bool resume = false;
+  std::string export_path;
 };
 
 void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
@@ -205,6 +252,8 @@ void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
       .range(0.0, 86400.0 * 7);
   opts.add("snapshot-retain", &c.snapshot_retain, "Complete snapshots to keep (older ones are pruned).").range(1, 1000);
   opts.add("resume", &c.resume, "Require a snapshot to resume from in --snapshot-dir (fail if there is none).");
+  opts.add("export", &c.export_path,
+           "Write the final model here when the job ends (a model file for `shadowsync predict`).");
   job::add_job_options(opts, c.job);
 }
 
@@ -213,6 +262,7 @@ void configure_snapshots(const coordinator_flags& c, actors::coordinator_options
   co.snapshot_interval = c.snapshot_interval;
   co.snapshot_retain = c.snapshot_retain;
   co.require_resume = c.resume;
+  co.export_path = c.export_path;
 }
 
 }  // namespace
@@ -241,8 +291,15 @@ int run_coordinator(const args& a, const config::environment& env) {
     std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
     return 2;
   }
+  transport::transport_security security;
+  if (!load_security("coordinator", c.service, security)) return 2;
   auto options = to_service_options(c.service, "coordinator");
   options.advertise = advertised(c.service.listen, c.service.advertise);
+  auto ops = ops_endpoint::start(c.service.ops_listen, options.name);
+  if (!ops.is_ok()) {
+    std::fprintf(stderr, "shadowsync coordinator: %s\n", ops.error().message().c_str());
+    return 2;
+  }
   std::atomic<actors::running_service*> running{nullptr};
   service::shutdown_signal signals([&running](int sig) {
     spdlog::warn("coordinator: signal {}: stopping", sig);
@@ -263,12 +320,13 @@ int run_coordinator(const args& a, const config::environment& env) {
   {
     caf::actor_system sys{*cfg};
     auto ctx = transport::make_zmq_context();
-    auto svc = actors::start_coordinator(sys, make_transport(ctx, options.name), options, co);
+    auto svc = actors::start_coordinator(sys, make_transport(ctx, options.name, security), options, co);
     if (!svc.is_ok()) {
       spdlog::error("{}", svc.error().message());
       return 1;
     }
     running.store(svc->get());
+    (*ops)->attach(svc->get());
     spdlog::info("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", (*svc)->endpoint(),
                  c.job.shards, c.job.readers);
     const bool finished = (*svc)->wait();
@@ -276,6 +334,7 @@ int run_coordinator(const args& a, const config::environment& env) {
     if (!signals.received() &&
         !(*svc)->wait_for_members_to_leave(std::chrono::milliseconds(static_cast<long>(c.job.member_timeout * 1000))))
       spdlog::warn("coordinator: some members did not leave after the job ended");
+    (*ops)->stopping(finished ? "the job is done" : "stopping");
     running.store(nullptr);
     (*svc)->stop("job ended");
     rc = finished || signals.received() ? 0 : 1;
@@ -356,10 +415,12 @@ struct local_flags {
   std::string run_dir;     // pid files and the coordinator's output; "" = a temporary one
   bool keep_state = false;
   double snapshot_interval = 60;
+  std::string export_path;  // the final model file
   int snapshot_retain = 3;
   double flush_interval = 5;
   double restart_delay = 1;
   int max_restarts = 10;
+  std::string curve_dir;  // --processes: CURVE keys of every child (made here when absent); "" = plain
 };
 
 std::string self_exe() {
@@ -414,12 +475,22 @@ std::string describe_exit(int status) {
 
 // The job's state as the coordinator reports it ("running", "done", ...), or "" when it does not
 // answer (it is restarting).
-std::string job_state_of(const std::string& coordinator) {
-  const std::string json = query_status(coordinator, 2.0);
+std::string job_state_of(const std::string& coordinator, const transport::transport_security& security = {}) {
+  const std::string json = query_status(coordinator, 2.0, security);
   const std::string key = "\"state\":\"";
   const auto at = json.find(key);
   if (at == std::string::npos) return "";
   return json.substr(at + key.size(), json.find('"', at + key.size()) - at - key.size());
+}
+
+// A coordinator prints its result line when the job ends; one stopped by a signal before that
+// exits 0 too (a graceful stop), but the job goes on when it comes back.
+bool has_result(const std::filesystem::path& coordinator_out) {
+  std::ifstream in(coordinator_out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("{\"command\":\"cluster\"", 0) == 0) return true;
+  return false;
 }
 
 // Runs the cluster as child processes of this binary on loopback and supervises them: a service
@@ -442,6 +513,10 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
   std::filesystem::remove(run_dir / "coordinator.out");
   const std::string config = (run_dir / "job.ini").string();
   {
+    // For `shadowsync status --coordinator $(cat RUN_DIR/coordinator.endpoint)` and tools.
+    std::ofstream(run_dir / "coordinator.endpoint") << coordinator << "\n";
+  }
+  {
     // The job section, renamed for the coordinator command.
     std::string text = job_text;
     const auto at = text.find("[job]");
@@ -463,7 +538,10 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
   add("coordinator",
       shell_quote(exe) + " coordinator --config " + shell_quote(config) + " --listen " + coordinator +
           " --snapshot-dir " + shell_quote((state_dir / "snapshots").string()) + " --snapshot-interval " +
-          std::to_string(l.snapshot_interval) + " --snapshot-retain " + std::to_string(l.snapshot_retain) + common,
+          std::to_string(l.snapshot_interval) + " --snapshot-retain " + std::to_string(l.snapshot_retain) +
+          (l.export_path.empty() ? std::string()
+                                 : " --export " + shell_quote(std::filesystem::absolute(l.export_path).string())) +
+          common,
       true);
   for (int i = 0; i < l.job.shards; ++i)
     add("shard-" + std::to_string(i),
@@ -481,6 +559,38 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
     add("trainer-" + std::to_string(i), shell_quote(exe) + " trainer --name trainer-" + std::to_string(i) +
                                             " --coordinator " + coordinator + " --listen tcp://127.0.0.1:0 --threads " +
                                             std::to_string(l.workers) + timing + common);
+  // --curve-dir: every child gets the cluster's keys; the supervisor asks as member "local".
+  transport::transport_security security;
+  if (!l.curve_dir.empty()) {
+    const std::filesystem::path keys = std::filesystem::absolute(l.curve_dir);
+    if (!std::filesystem::exists(keys / "authorized_keys")) {
+      std::vector<std::string> members{"local", "admin"};
+      for (const auto& c : children) members.push_back(c.name);
+      if (auto st = write_cluster_keys(keys.string(), members, nullptr); !st.is_ok()) {
+        spdlog::error("local: --curve-dir: {}", st.message());
+        return 1;
+      }
+      spdlog::info("local: made a CURVE key set in {} (admin.key is for shadowsync status/snapshot/export)",
+                   keys.string());
+    }
+    for (auto& c : children) {
+      if (!std::filesystem::exists(keys / (c.name + ".key"))) {
+        spdlog::error("local: --curve-dir {} has no key for {} (made for another cluster shape?); use a new directory",
+                      keys.string(), c.name);
+        return 1;
+      }
+      c.command += " --curve-server-key " + shell_quote((keys / "server.key").string()) + " --curve-client-key " +
+                   shell_quote((keys / (c.name + ".key")).string()) + " --curve-authorized-keys " +
+                   shell_quote((keys / "authorized_keys").string());
+    }
+    auto sec = transport::load_curve_security((keys / "server.key").string(), (keys / "local.key").string(),
+                                              (keys / "authorized_keys").string(), false);
+    if (!sec.is_ok()) {
+      spdlog::error("local: --curve-dir: {}", sec.error().message());
+      return 1;
+    }
+    security = *sec;
+  }
   for (auto& c : children) {
     c.pid = spawn_child(c, run_dir);
     spdlog::info("local: started {} (pid {})", c.name, c.pid);
@@ -508,7 +618,7 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
     child& c = *it;
     c.pid = -1;
     const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (c.coordinator && clean) {
+    if (c.coordinator && clean && has_result(run_dir / "coordinator.out")) {
       rc = 0;  // the job is over; its result is in coordinator.out
       break;
     }
@@ -518,10 +628,23 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
       break;
     }
     if (!c.coordinator) {
-      const std::string state = job_state_of(coordinator);
+      const std::string state = job_state_of(coordinator, security);
       if (state == "done" || state == "failed") {
         c.done = true;  // it left because the job ended
         continue;
+      }
+      if (clean && state.empty()) {
+        // No answer: the coordinator may have ended the job and exited already (its exit is
+        // simply not reaped yet). A member that left cleanly then is done, not to be restarted.
+        // Peek (WNOWAIT) so the loop above still reaps and judges the coordinator's exit.
+        auto coord = std::find_if(children.begin(), children.end(), [](const child& x) { return x.coordinator; });
+        siginfo_t info{};
+        if (coord != children.end() && coord->pid > 0 &&
+            waitid(P_PID, static_cast<id_t>(coord->pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == coord->pid && has_result(run_dir / "coordinator.out")) {
+          c.done = true;
+          continue;
+        }
       }
     }
     if (c.restarts >= l.max_restarts) {
@@ -591,6 +714,7 @@ int run_local_in_process(const local_flags& l) {
     };
     actors::coordinator_options co;
     co.job = l.job;
+    co.export_path = l.export_path;
     if (!l.state_dir.empty()) {
       co.snapshots = job::directory_snapshot_store((std::filesystem::path(l.state_dir) / "snapshots").string());
       co.snapshot_interval = l.snapshot_interval;
@@ -685,6 +809,7 @@ int run_local(const args& a, const config::environment& env) {
   opts.add("snapshot-interval", &l.snapshot_interval, "Seconds between cluster snapshots; 0: only on request.")
       .range(0.0, 86400.0 * 7);
   opts.add("snapshot-retain", &l.snapshot_retain, "Complete snapshots to keep.").range(1, 1000);
+  opts.add("export", &l.export_path, "Write the final model here when the job ends (for `shadowsync predict`).");
   opts.add("flush-interval", &l.flush_interval, "Seconds between a shard's writes of changed rows to storage.")
       .range(0.0, 86400.0);
   opts.add("restart-delay", &l.restart_delay, "--processes: seconds before a service that died is started again.")
@@ -693,6 +818,10 @@ int run_local(const args& a, const config::environment& env) {
       .range(0, 100000);
   opts.add("log-level", &l.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
   opts.add("log-format", &l.log_format, "Log line format.").choices({"human", "json"});
+  opts.add("curve-dir", &l.curve_dir,
+           "--processes: run every link with CURVE, with the key set in this directory (made with `shadowsync "
+           "keygen --cluster` when it has no authorized_keys; DIR/admin.key is for shadowsync status/snapshot/export "
+           "with --curve-server-key DIR/server.pub). Empty: plain.");
   job::add_job_options(opts, l.job);
   if (auto st = opts.parse(a, env); !st.is_ok()) {
     std::fprintf(stderr, "shadowsync local: %s\n", st.message().c_str());
@@ -737,6 +866,11 @@ int run_local(const args& a, const config::environment& env) {
   }
   spdlog::info("local: {} trainer(s) x {} thread(s), {} shard(s), {} reader(s), {}", l.trainers, l.workers,
                l.job.shards, l.job.readers, l.processes ? "separate processes on loopback" : "in this process");
+  if (!l.curve_dir.empty() && !l.processes) {
+    spdlog::error("local: --curve-dir needs --processes (in one process the services talk over inproc://, which "
+                  "never leaves the process and which libzmq does not encrypt)");
+    return 2;
+  }
   if (l.processes) return run_local_processes(l, job::job_config_text(l.job));
   return run_local_in_process(l);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ss/core/config/environment.hpp"
+#include "ss/core/status.hpp"
 
 namespace ss::cli {
 
@@ -22,6 +23,11 @@ int run_trainer(const args& a, const config::environment& env);
 int run_sync_server(const args& a, const config::environment& env);
 int run_status(const args& a, const config::environment& env);
 int run_snapshot(const args& a, const config::environment& env);
+int run_export(const args& a, const config::environment& env);
 int run_predict(const args& a, const config::environment& env);
+int run_keygen(const args& a, const config::environment& env);
+
+// keygen --cluster: DIR/server.{key,pub}, DIR/<member>.{key,pub}, DIR/authorized_keys (written last).
+status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members, std::string* server_public);
 
 }  // namespace ss::cli

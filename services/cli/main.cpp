@@ -31,8 +31,11 @@ const command commands[] = {
     {"sync-server", "run an extra sync server (one slice of the dense parameters)", ss::cli::run_sync_server},
     {"status", "print a running job's status (JSON) from its coordinator", ss::cli::run_status},
     {"snapshot", "take a cluster snapshot of a running job now", ss::cli::run_snapshot},
+    {"export", "write a running job's current model to a model file (for predict)", ss::cli::run_export},
     {"predict", "score data files with an exported model (.ssm) and report its test metrics",
      ss::cli::run_predict},
+    {"keygen", "make CURVE key pairs (one, or a cluster's set) for authenticated, encrypted links",
+     ss::cli::run_keygen},
 };
 
 void usage(FILE* out) {

@@ -3,3 +3,4 @@ target_sources(ss_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accumulator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/window.cpp)
+target_sources(ss_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/prometheus.cpp)

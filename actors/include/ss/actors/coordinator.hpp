@@ -43,6 +43,12 @@ struct coordinator_options {
   bool require_resume = false;
   // A finished job's stored result: the coordinator reports it instead of training again.
   std::string finished_result;
+  // Where to write the final model (a model file: `shadowsync predict` scores with it) when the job
+  // ends; "" = none. `shadowsync export` writes one on demand too.
+  std::string export_path;
+  // Member ids start here. A restarted coordinator must not reuse its predecessor's ids, or a
+  // member still heartbeating under an old id would be taken for another (the service draws it).
+  std::uint64_t first_member_id = 1;
   // Wall-clock milliseconds since the epoch, for snapshot timestamps (injected for tests).
   std::function<std::int64_t()> wall_clock_ms;
 };

@@ -44,6 +44,7 @@ struct reader_counters {
   std::atomic<bool> exhausted{false};  // no more batches to hand out
   std::atomic<bool> finished{false};   // exhausted and every batch acked
   std::atomic<std::uint64_t> batches_requeued{0}, examples_requeued{0};
+  std::atomic<std::uint64_t> examples_before{0};  // good rows before where this process started reading
   mutable std::mutex mu;
   // The committed position (under mu): every row before it was trained.
   bool has_committed = false;

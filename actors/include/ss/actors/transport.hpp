@@ -33,6 +33,8 @@ struct transport_stats {
   std::uint64_t send_failures = 0;     // queue full, unknown link, peer gone
   std::uint64_t queue_depth = 0;       // outbound frames waiting now
   std::uint64_t queue_high_water = 0;
+  std::uint64_t auth_refused = 0;       // CURVE clients with a key not in the authorized list
+  std::uint64_t handshakes_failed = 0;  // connections that failed the security handshake
 };
 
 class transport {

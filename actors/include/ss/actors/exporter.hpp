@@ -1,0 +1,30 @@
+// Writes the cluster's model to a model file (core/model/model_file.hpp): the dense parameters it
+// is given, then every embedding row, dumped from the shards page by page (read-only: training
+// may go on meanwhile, and a row updated during the export is written as of its page).
+//   spawn, then the exporter sends (result_atom, body_ptr) to `report_to` — an export_reply, or
+//   an error_reply saying what failed — and quits. A failed export leaves no file behind.
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "ss/core/model/model_file.hpp"
+
+namespace ss::actors {
+
+struct exporter_input {
+  std::string path;
+  model::model_header header;
+  std::vector<float> dense;
+  std::vector<std::string> shard_endpoints;
+  std::chrono::milliseconds timeout{30000};  // per page
+  std::uint32_t page_rows = 65536;
+};
+
+caf::actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
+                          const caf::actor& report_to, bool detached);
+
+}  // namespace ss::actors

@@ -1,0 +1,74 @@
+// The coordinator's model export: the final model at the job's end (--export) and on request
+// (`shadowsync export`). The exporter actor does the work; this file gives it the model's header,
+// the dense state and the shards.
+#include <spdlog/spdlog.h>
+
+#include "coordinator_state.hpp"
+#include "ss/actors/exporter.hpp"
+
+namespace ss::actors::coordinator_detail {
+namespace {
+
+result<exporter_input> export_input(coordinator_actor* self, const std::string& path, std::vector<float> dense,
+                                    double click_rate, std::uint64_t examples) {
+  auto& st = self->state;
+  if (path.empty()) return status(errc::invalid_argument, "no path to export to");
+  job::job_options job = st.options.job;
+  SS_RETURN_IF_ERROR(job::resolve_feature_counts(job));
+  auto header = model::header_for_job(job, click_rate, examples, "shadowsync coordinator, job " + std::to_string(st.job_id));
+  if (!header.is_ok()) return header.error();
+  if (dense.size() != header->dense_params)
+    return status(errc::internal, "the dense state has " + std::to_string(dense.size()) + " parameters, the model " +
+                                      std::to_string(header->dense_params));
+  exporter_input in;
+  in.path = path;
+  in.header = std::move(*header);
+  in.dense = std::move(dense);
+  in.shard_endpoints = st.view.shards;
+  in.timeout = std::chrono::milliseconds(static_cast<long>(std::max(30.0, st.options.job.request_timeout) * 1000));
+  return in;
+}
+
+}  // namespace
+
+void start_final_export(coordinator_actor* self, const std::vector<float>& dense, double click_rate,
+                        std::uint64_t examples) {
+  auto& st = self->state;
+  auto in = export_input(self, st.options.export_path, dense, click_rate, examples);
+  if (!in.is_ok()) {
+    self->send(self, result_atom::value, make_body(wire::error_reply{in.error().code(), in.error().message()}));
+    return;
+  }
+  spdlog::info("{}: writing the model to {}", st.options.name, st.options.export_path);
+  spawn_exporter(self->system(), st.gateway, std::move(*in), caf::actor{self}, st.options.detached_evaluator);
+}
+
+caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_request& req, double click_rate,
+                                   std::uint64_t examples) {
+  auto& st = self->state;
+  if (st.state != wire::job_state::running && st.state != wire::job_state::draining)
+    return make_body(wire::error_reply{errc::unavailable, std::string("the job is ") + wire::to_string(st.state) +
+                                                              ": export while it runs, or use the coordinator's "
+                                                              "--export for the final model"});
+  auto p = self->make_response_promise<body_ptr>();
+  const std::string path = req.path;
+  gather_central(self, [self, p, path, click_rate, examples](job::dense_state d) mutable {
+    auto in = export_input(self, path, std::move(d.params), click_rate, examples);
+    if (!in.is_ok()) {
+      p.deliver(make_body(wire::error_reply{in.error().code(), in.error().message()}));
+      return;
+    }
+    // A relay answers the request when the exporter reports.
+    auto relay = self->spawn([p](caf::event_based_actor* a) mutable -> caf::behavior {
+      return {[a, p](result_atom, const body_ptr& b) mutable {
+        p.deliver(b);
+        a->quit();
+      }};
+    });
+    spdlog::info("{}: exporting the model to {} (on request)", self->state.options.name, path);
+    spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, self->state.options.detached_evaluator);
+  });
+  return p;
+}
+
+}  // namespace ss::actors::coordinator_detail
