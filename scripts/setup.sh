@@ -31,8 +31,13 @@ for arg in "$@"; do
   esac
 done
 
+# Packages whose command may come from elsewhere (e.g. nodejs from NodeSource bundles npm and
+# conflicts with Debian's npm package): present when the command is.
+declare -A PROVIDES=([npm]=npm [nodejs]=node [kubernetes-client]=kubectl [docker-compose]=docker-compose [curl]=curl)
+
 missing=()
 for pkg in "${wanted[@]}"; do
+  if [ -n "${PROVIDES[$pkg]:-}" ] && command -v "${PROVIDES[$pkg]}" >/dev/null 2>&1; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
