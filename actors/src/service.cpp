@@ -125,6 +125,25 @@ class service_impl final : public running_service {
 
   void stop(const std::string& reason) override {
     if (stopped_.exchange(true)) return;
+    if (is_coordinator_ && role_) {
+      // Stopped while the job runs (SIGTERM: an upgrade, an eviction): leave a fresh snapshot for
+      // the successor to resume from. Refused at once when there is no snapshot store or the job
+      // is not running; bounded so a stop never outlasts a grace period.
+      caf::scoped_actor self{sys_};
+      auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 1, wire::snapshot_now{}});
+      self->request(role_, std::chrono::seconds(60), serve_atom::value, env)
+          .receive(
+              [this](const body_ptr& b) {
+                if (const auto* r = std::get_if<wire::snapshot_reply>(b.get()))
+                  spdlog::info("{}: snapshot {} taken before stopping", options_.name, r->snapshot_id);
+                else if (const auto* e = std::get_if<wire::error_reply>(b.get()); e != nullptr && e->code != errc::unavailable &&
+                                                                               e->code != errc::invalid_argument)
+                  spdlog::warn("{}: no snapshot before stopping: {}", options_.name, e->message);
+              },
+              [this](const caf::error& err) {
+                spdlog::warn("{}: no snapshot before stopping: {}", options_.name, sys_.render(err));
+              });
+    }
     if (persister_) {
       // Drain: every changed row goes to storage before the shard leaves.
       caf::scoped_actor self{sys_};
