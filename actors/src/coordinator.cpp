@@ -531,6 +531,10 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
       st.retired_trainers.erase(back);
     }
   }
+  // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers
+  // its state. Afterwards a restarted shard keeps its own newer rows. Decided before this
+  // registration can start the job (the last member to join must resume too).
+  const bool resuming = st.resumed_from > 0 && !st.running_seen;
   member_info m;
   m.role = r.from;
   m.name = r.name;
@@ -553,9 +557,6 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   reply.view = st.view;
   reply.state = st.state;
   reply.job_id = st.job_id;
-  // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers
-  // its state. Afterwards a restarted shard keeps its own newer rows.
-  const bool resuming = st.resumed_from > 0 && !st.running_seen;
   if (r.from == wire::role::shard && resuming) reply.restore_snapshot = st.resumed_from;
   if (r.from == wire::role::sync && resuming) restore_sync_server(self, static_cast<std::uint32_t>(r.index), r.endpoint);
   if (r.from == wire::role::reader) {

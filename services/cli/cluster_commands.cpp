@@ -157,6 +157,20 @@ struct role_flags {
 };
 
 // Runs one service until its job ends or a signal arrives. Exit 0 when the job finished.
+// Called once a service's state is safe (drained, written, left the job). If an actor still holds
+// the actor system open after that (seen after a SIGTERM mid-job: ~actor_system waits for a
+// running actor that never ends; not yet explained), exit anyway rather than outlive an
+// orchestrator's grace period.
+void exit_if_shutdown_hangs(const std::string& name, int rc) {
+  std::thread([name, rc] {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    spdlog::warn("{}: shutting down took over 5s; exiting now", name);
+    spdlog::default_logger()->flush();
+    std::fflush(nullptr);
+    std::_Exit(rc);
+  }).detach();
+}
+
 int run_member(const char* role, const args& a, const config::environment& env, const std::string& default_listen,
                bool indexed, const char* description, const starter& start, const role_flags& extra = {}) {
   service_flags f;
@@ -184,11 +198,6 @@ int run_member(const char* role, const args& a, const config::environment& env, 
   auto options = to_service_options(f, role);
   options.advertise = advertised(f.listen, f.advertise);
   if (extra.configure) extra.configure(options);
-  auto ops = ops_endpoint::start(f.ops_listen, options.name);
-  if (!ops.is_ok()) {
-    std::fprintf(stderr, "shadowsync %s: %s\n", role, ops.error().message().c_str());
-    return 2;
-  }
   std::atomic<actors::running_service*> running{nullptr};
   std::atomic<bool> cancel{false};
   options.cancel = &cancel;
@@ -197,6 +206,12 @@ int run_member(const char* role, const args& a, const config::environment& env, 
     cancel.store(true);
     if (auto* s = running.load()) s->stop("signal " + std::to_string(sig));
   });
+  // After the signal mask: a thread started earlier would take SIGTERM's default action.
+  auto ops = ops_endpoint::start(f.ops_listen, options.name);
+  if (!ops.is_ok()) {
+    std::fprintf(stderr, "shadowsync %s: %s\n", role, ops.error().message().c_str());
+    return 2;
+  }
   auto cfg = actor_config(f.scheduler_threads);
   int rc = 0;
   {
@@ -216,16 +231,7 @@ int run_member(const char* role, const args& a, const config::environment& env, 
       (*svc)->stop(finished ? "job done" : "stopping");
       rc = finished ? 0 : (signals.received() ? 0 : 1);
       spdlog::info("{}: {}", options.name, finished ? "the job is done; exiting" : "stopped");
-      // Its state is safe now (drained, written, left the job). If an actor still holds the
-      // actor system open (seen with requests in flight at a mid-job SIGTERM), exit anyway rather
-      // than outlive an orchestrator's grace period.
-      std::thread([name = options.name, rc] {
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        spdlog::warn("{}: shutting down took over 5s; exiting now", name);
-        spdlog::default_logger()->flush();
-        std::fflush(nullptr);
-        std::_Exit(rc);
-      }).detach();
+      exit_if_shutdown_hangs(options.name, rc);
     }
   }
   return rc;
@@ -295,16 +301,17 @@ int run_coordinator(const args& a, const config::environment& env) {
   if (!load_security("coordinator", c.service, security)) return 2;
   auto options = to_service_options(c.service, "coordinator");
   options.advertise = advertised(c.service.listen, c.service.advertise);
-  auto ops = ops_endpoint::start(c.service.ops_listen, options.name);
-  if (!ops.is_ok()) {
-    std::fprintf(stderr, "shadowsync coordinator: %s\n", ops.error().message().c_str());
-    return 2;
-  }
   std::atomic<actors::running_service*> running{nullptr};
   service::shutdown_signal signals([&running](int sig) {
     spdlog::warn("coordinator: signal {}: stopping", sig);
     if (auto* s = running.load()) s->stop("signal");
   });
+  // After the signal mask: a thread started earlier would take SIGTERM's default action.
+  auto ops = ops_endpoint::start(c.service.ops_listen, options.name);
+  if (!ops.is_ok()) {
+    std::fprintf(stderr, "shadowsync coordinator: %s\n", ops.error().message().c_str());
+    return 2;
+  }
   actors::coordinator_options co;
   co.job = c.job;
   configure_snapshots(c, co);
@@ -338,10 +345,13 @@ int run_coordinator(const args& a, const config::environment& env) {
     running.store(nullptr);
     (*svc)->stop("job ended");
     rc = finished || signals.received() ? 0 : 1;
+    {
+      std::lock_guard<std::mutex> lock(result_mu);
+      if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
+      std::fflush(stdout);
+    }
+    exit_if_shutdown_hangs(options.name, rc);
   }
-  std::lock_guard<std::mutex> lock(result_mu);
-  if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
-  std::fflush(stdout);
   return rc;
 }
 

@@ -350,6 +350,50 @@ TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent
   (void)c;
 }
 
+TEST_CASE("coordinator: on resume every shard restores the snapshot even the one whose joining starts the job", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  job::job_options job;
+  job.train = {dir.str("train.tsv")};
+  job.shards = 2;
+  job.readers = 1;
+  job.dense_features = 13;
+  job.categorical_features = 26;
+  node coord(f, "coordinator", "mem://coordinator");
+  coordinator_options co;
+  co.job = job;
+  co.detached_evaluator = false;
+  co.snapshots = std::shared_ptr<job::snapshot_store>(job::memory_snapshot_store());
+  co.snapshot_interval = 0;
+  job::loaded_snapshot snap;
+  snap.manifest.job_id = 0x42;
+  snap.manifest.snapshot_id = 5;
+  snap.manifest.readers.resize(1);
+  snap.manifest.readers[0] = job::reader_commit{true, 0, 4096, 641, 640, 0};
+  snap.manifest.shards.resize(2);
+  co.resume = snap;
+  co.job_id = 0x42;
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto join = [&](wire::role role, const std::string& name, int index) {
+    auto r = call(f, client.gateway, "mem://coordinator",
+                  wire::register_request{role, name, index, "mem://" + name, 7});
+    REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
+    return std::get<wire::register_reply>(*r->reply);
+  };
+  CHECK(join(wire::role::shard, "shard-0", 0).restore_snapshot == 5);
+  join(wire::role::trainer, "trainer-a", -1);
+  const auto reader = join(wire::role::reader, "reader-0", 0);
+  CHECK(reader.resume_examples == 640);
+  const auto last = join(wire::role::shard, "shard-1", 1);  // the job starts with this one
+  CHECK(last.restore_snapshot == 5);
+  auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
+  CHECK(std::get<wire::status_reply>(*st->reply).json.find("\"state\":\"running\"") != std::string::npos);
+  // Once the job runs, a restarted shard keeps its own (newer) rows.
+  CHECK(join(wire::role::shard, "shard-1", 1).restore_snapshot == 0);
+  (void)c;
+}
+
 namespace {
 sync_server_options sync_options(const char* name, std::uint64_t length);
 }  // namespace
