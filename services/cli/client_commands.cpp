@@ -99,12 +99,15 @@ std::string query_status(const std::string& endpoint, double timeout_seconds,
 
 namespace {
 
-template <class Fn>
+// Parses a client command's flags (the shared ones, plus those `add_flags` adds), answers --help,
+// loads the CURVE keys, then runs `fn`.
+template <class AddFlags, class Fn>
 int run_client(const char* name, const char* description, double default_timeout, const args& a,
-               const config::environment& env, Fn&& fn) {
+               const config::environment& env, AddFlags&& add_flags, Fn&& fn) {
   client_flags f;
   config::option_set opts(name, description);
   add_client_flags(opts, f, default_timeout);
+  add_flags(opts);
   if (auto st = opts.parse(a, env); !st.is_ok()) {
     std::fprintf(stderr, "shadowsync %s: %s\n", name, st.message().c_str());
     return 2;
@@ -115,6 +118,12 @@ int run_client(const char* name, const char* description, double default_timeout
   }
   if (!load_client_security(name, f)) return 2;
   return fn(f);
+}
+
+template <class Fn>
+int run_client(const char* name, const char* description, double default_timeout, const args& a,
+               const config::environment& env, Fn&& fn) {
+  return run_client(name, description, default_timeout, a, env, [](config::option_set&) {}, std::forward<Fn>(fn));
 }
 
 int print_error(const char* name, const std::string& message) {
@@ -171,45 +180,40 @@ int run_snapshot(const args& a, const config::environment& env) {
 
 int run_export(const args& a, const config::environment& env) {
   std::string out;
-  client_flags f;
-  config::option_set opts("export",
-                          "Asks a running coordinator to write the current model (the central dense state and every "
-                          "shard's embedding rows) to a model file on the coordinator's file system, for `shadowsync "
-                          "predict`. Training goes on meanwhile. (For the final model, give the coordinator or "
-                          "`shadowsync local` --export.) Prints a summary and one JSON line.");
-  add_client_flags(opts, f, 600);
-  opts.add("out", &out, "Path of the model file, on the coordinator's machine (absolute, or relative to its "
-                        "working directory).");
-  if (auto st = opts.parse(a, env); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync export: %s\n", st.message().c_str());
-    return 2;
-  }
-  if (opts.help_requested()) {
-    std::printf("%s", opts.help().c_str());
-    return 0;
-  }
-  if (out.empty()) {
-    std::fprintf(stderr, "shadowsync export: --out is required\n");
-    return 2;
-  }
-  if (!load_client_security("export", f)) return 2;
-  auto reply = call_once(f.coordinator, wire::export_request{out}, f.timeout, f.security);
-  if (!reply.is_ok()) return print_error("export", with_hint(reply.error(), f));
-  if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return print_error("export", err->message);
-  const auto* r = std::get_if<wire::export_reply>(&*reply);
-  if (r == nullptr) return print_error("export", std::string("unexpected answer ") + wire::message_name(*reply));
-  std::printf("shadowsync export: the model is at %s: %llu embedding rows, %.1f MB, in %.2fs\n", r->path.c_str(),
-              static_cast<unsigned long long>(r->rows), static_cast<double>(r->bytes) / 1e6, r->seconds);
-  std::printf("%s\n", json_object()
-                          .add("command", "export")
-                          .add("ok", true)
-                          .add("path", r->path)
-                          .add("rows", r->rows)
-                          .add("bytes", r->bytes)
-                          .add("seconds", r->seconds)
-                          .str()
-                          .c_str());
-  return 0;
+  return run_client(
+      "export",
+      "Asks a running coordinator to write the current model (the central dense state and every "
+      "shard's embedding rows) to a model file on the coordinator's file system, for `shadowsync "
+      "predict`. Training goes on meanwhile. (For the final model, give the coordinator or "
+      "`shadowsync local` --export.) Prints a summary and one JSON line.",
+      600, a, env,
+      [&out](config::option_set& opts) {
+        opts.add("out", &out, "Path of the model file, on the coordinator's machine (absolute, or relative to its "
+                              "working directory).");
+      },
+      [&out](const client_flags& f) {
+        if (out.empty()) {
+          std::fprintf(stderr, "shadowsync export: --out is required\n");
+          return 2;
+        }
+        auto reply = call_once(f.coordinator, wire::export_request{out}, f.timeout, f.security);
+        if (!reply.is_ok()) return print_error("export", with_hint(reply.error(), f));
+        if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return print_error("export", err->message);
+        const auto* r = std::get_if<wire::export_reply>(&*reply);
+        if (r == nullptr) return print_error("export", std::string("unexpected answer ") + wire::message_name(*reply));
+        std::printf("shadowsync export: the model is at %s: %llu embedding rows, %.1f MB, in %.2fs\n", r->path.c_str(),
+                    static_cast<unsigned long long>(r->rows), static_cast<double>(r->bytes) / 1e6, r->seconds);
+        std::printf("%s\n", json_object()
+                                .add("command", "export")
+                                .add("ok", true)
+                                .add("path", r->path)
+                                .add("rows", r->rows)
+                                .add("bytes", r->bytes)
+                                .add("seconds", r->seconds)
+                                .str()
+                                .c_str());
+        return 0;
+      });
 }
 
 }  // namespace ss::cli
