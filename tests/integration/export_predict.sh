@@ -26,6 +26,12 @@ deadline=$((SECONDS + 60))
 until "$bin" status --coordinator "$ep" --timeout 1 2>/dev/null | grep -q '"state":"running"' || ((SECONDS > deadline)); do
   sleep 0.2
 done
+if "$bin" export --coordinator "$ep" >noout.out 2>noout.err; then
+  fail "an export without --out succeeded"
+else
+  rc=$?
+  [[ $rc == 2 ]] && grep -q -- "--out is required" noout.err || fail "export without --out: exit $rc, $(cat noout.err)"
+fi
 if "$bin" export --coordinator "$ep" --out "$work/no/such/dir/m.ssm" >bad.out 2>bad.err; then
   fail "an export into a missing directory succeeded"
 else
