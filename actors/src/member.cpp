@@ -22,6 +22,7 @@ struct member_state {
   std::vector<caf::response_promise> awaiting;
   std::vector<caf::actor> subscribers;
   std::uint64_t view_epoch = 0;
+  wire::cluster_view view;  // the newest view seen (registration or heartbeat): what a new subscriber gets
   wire::job_state state = wire::job_state::waiting;
   bool state_known = false;
   std::uint64_t failed_heartbeats = 0;
@@ -33,6 +34,7 @@ void publish(member_actor* self, const wire::cluster_view& view, wire::job_state
   auto& st = self->state;
   if (view.epoch != st.view_epoch || !st.state_known) {
     st.view_epoch = view.epoch;
+    st.view = view;
     for (auto& s : st.subscribers) self->send(s, view_atom::value, view);
   }
   if (!st.state_known || state != st.state) {
@@ -147,7 +149,8 @@ caf::behavior member_agent(member_actor* self, caf::actor gateway, member_option
       [self](view_atom, const caf::actor& subscriber) {
         self->state.subscribers.push_back(subscriber);
         if (self->state.registered) {
-          self->send(subscriber, view_atom::value, self->state.registration.view);
+          // The newest view, not the registration's: members that joined since must be in it.
+          self->send(subscriber, view_atom::value, self->state.view);
           self->send(subscriber, state_atom::value, self->state.state);
         }
       },
