@@ -59,15 +59,28 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
                                                                    " does not serve " + wire::message_name(env->message)});
     return;
   }
-  self->state.counters->requests_served.fetch_add(1, std::memory_order_relaxed);
+  auto& counters = *self->state.counters;
   if (env->request_id == 0) {
+    counters.requests_served.fetch_add(1, std::memory_order_relaxed);
     self->send(it->second, serve_atom::value, env);
     return;
   }
-  const std::uint64_t id = env->request_id;
+  const std::uint32_t bound = self->state.options.max_requests_in_flight;
   const bool status = std::holds_alternative<wire::status_request>(env->message);
+  // Status is never shed: an operator must be able to see an overload.
+  if (bound != 0 && !status && counters.requests_in_flight.load(std::memory_order_relaxed) >= bound) {
+    counters.requests_shed.fetch_add(1, std::memory_order_relaxed);
+    reply(self, from, env->request_id,
+          wire::error_reply{errc::unavailable, self->state.options.name + " is overloaded: " + std::to_string(bound) +
+                                                   " requests in flight (--max-inflight-requests); ask again"});
+    return;
+  }
+  counters.requests_served.fetch_add(1, std::memory_order_relaxed);
+  counters.requests_in_flight.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t id = env->request_id;
   self->request(it->second, caf::infinite, serve_atom::value, env)
       .then([self, from, id, status](const body_ptr& b) {
+              self->state.counters->requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
               // A status answer also carries this service's transport counters.
               const auto* s = std::get_if<wire::status_reply>(b.get());
               if (status && s != nullptr) {
@@ -80,6 +93,7 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
               reply(self, from, id, *b);
             },
             [self, from, id](const caf::error& err) {
+              self->state.counters->requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
               reply(self, from, id, wire::error_reply{errc::internal, self->system().render(err)});
             });
 }
@@ -159,6 +173,9 @@ std::string stats_json(gateway_actor* self) {
             .add("version_mismatches", c.version_mismatches.load())
             .add("requests_served", c.requests_served.load())
             .add("requests_unrouted", c.requests_unrouted.load())
+            .add("requests_in_flight", c.requests_in_flight.load())
+            .add("requests_shed", c.requests_shed.load())
+            .add("max_requests_in_flight", self->state.options.max_requests_in_flight)
             .add("calls", c.calls.load())
             .add("call_timeouts", c.call_timeouts.load())
             .add("late_replies", c.late_replies.load())
@@ -172,6 +189,11 @@ std::string stats_json(gateway_actor* self) {
             .add("queue_high_water", ts.queue_high_water)
             .add("auth_refused", ts.auth_refused)
             .add("handshakes_failed", ts.handshakes_failed)
+            .add("connections_open", ts.connections_open)
+            .add("connections_refused", ts.connections_refused)
+            .add("max_connections", ts.max_connections)
+            .add("links_refused", ts.links_refused)
+            .add("max_frame_bytes", static_cast<std::uint64_t>(self->state.options.limits.max_frame_bytes))
             .add("pending_calls", static_cast<std::uint64_t>(self->state.pending.size()))
             .str();
 }

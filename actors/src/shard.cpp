@@ -34,6 +34,7 @@ status check_ownership(const shard_options& o, const std::vector<std::uint32_t>&
 
 body_ptr refuse(shard_counters& c, const status& st) {
   c.refused.fetch_add(1, std::memory_order_relaxed);
+  if (st.code() == errc::resource_exhausted) c.table_full.fetch_add(1, std::memory_order_relaxed);
   return make_body(wire::error_reply{st.code(), st.message()});
 }
 
@@ -111,6 +112,8 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("pushes", c.pushes.load())
                                           .add("rows_pushed", c.rows_pushed.load())
                                           .add("refused", c.refused.load())
+                                          .add("table_full_refusals", c.table_full.load())
+                                          .add("max_rows_per_table", store.options().max_rows_per_table)
                                           .add("busy_seconds", static_cast<double>(c.busy_ns.load()) * 1e-9)
                                           .add("persisted", o.storage != nullptr)
                                           .add("dirty_rows", store.dirty_rows())

@@ -81,7 +81,11 @@ result<wire::body> call_once(const std::string& endpoint, wire::body message, do
   e.message = std::move(message);
   if (auto st = t.send(actors::peer_address{*link, {}}, wire::encode(e)); !st.is_ok()) return st;
   if (future.wait_for(std::chrono::duration<double>(timeout_seconds)) != std::future_status::ready) {
+    const bool refused = t.counters().links_refused > 0;
     t.stop();
+    if (refused)
+      return status(errc::unavailable, endpoint + " refused this client's connection at its handshake: it is at its "
+                                                  "--max-connections, or it does not authorize this client's key");
     return status(errc::timeout, "no answer from " + endpoint + " within " + std::to_string(timeout_seconds) + "s");
   }
   auto out = future.get();

@@ -50,6 +50,12 @@ struct service_flags {
   std::string curve_server_key;       // the cluster's server pair (server.key); "" = plain
   std::string curve_client_key;       // this service's client pair
   std::string curve_authorized_keys;  // the client keys every listener accepts
+  // Resource bounds (zmq_transport_options, gateway_options).
+  int max_frame_mb = 64;
+  int max_connections = 1024;
+  int max_inflight_requests = 4096;
+  int max_queued_frames = 65536;
+  int max_queued_mb = 256;
 };
 
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
@@ -80,6 +86,22 @@ void add_service_flags(config::option_set& opts, service_flags& f, const std::st
   opts.add("curve-client-key", &f.curve_client_key, "CURVE: this service's client key pair file (e.g. shard-0.key).");
   opts.add("curve-authorized-keys", &f.curve_authorized_keys,
            "CURVE: the client public keys this service accepts, one per line (authorized_keys).");
+  opts.add("max-frame-mb", &f.max_frame_mb,
+           "Largest message in MiB, in and out: a bigger inbound one is dropped before it is read (and its "
+           "connection closed), a bigger outbound one refused. Use the same value across the job.")
+      .range(1, 2047);
+  opts.add("max-connections", &f.max_connections,
+           "Inbound connections kept open (tcp); one more is refused at its handshake until one closes. 0: no "
+           "bound.")
+      .range(0, 1000000);
+  opts.add("max-inflight-requests", &f.max_inflight_requests,
+           "Requests served at once; one more is answered 'overloaded, ask again' (callers retry). 0: no bound.")
+      .range(0, 1000000);
+  opts.add("max-queued-frames", &f.max_queued_frames,
+           "Outbound messages waiting for a slow or absent peer; sending more fails (and is counted).")
+      .range(1, 100000000);
+  opts.add("max-queued-mb", &f.max_queued_mb, "The same bound on the waiting messages' size, in MiB.")
+      .range(1, 1000000);
 }
 
 // The transport security from the --curve-* flags; false (after printing why) when they are wrong.
@@ -127,14 +149,23 @@ actors::service_options to_service_options(const service_flags& f, const std::st
   o.threads = f.threads;
   o.heartbeat_interval = std::chrono::milliseconds(static_cast<long>(f.heartbeat_interval * 1000));
   o.request_timeout = std::chrono::milliseconds(static_cast<long>(f.request_timeout * 1000));
+  o.max_frame_bytes = static_cast<std::size_t>(f.max_frame_mb) << 20;
+  o.max_requests_in_flight = static_cast<std::uint32_t>(f.max_inflight_requests);
   return o;
 }
 
 std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::context_t>& ctx, const std::string& name,
-                                                  const transport::transport_security& security = {}) {
+                                                  const transport::transport_security& security = {},
+                                                  const service_flags* limits = nullptr) {
   transport::zmq_transport_options o;
   o.name = name;
   o.security = security;
+  if (limits != nullptr) {
+    o.max_frame_bytes = static_cast<std::size_t>(limits->max_frame_mb) << 20;
+    o.max_connections = static_cast<std::size_t>(limits->max_connections);
+    o.max_queued_frames = static_cast<std::size_t>(limits->max_queued_frames);
+    o.max_queued_bytes = static_cast<std::size_t>(limits->max_queued_mb) << 20;
+  }
   return std::make_unique<transport::zmq_transport>(ctx, o);
 }
 
@@ -217,7 +248,7 @@ int run_member(const char* role, const args& a, const config::environment& env, 
   {
     caf::actor_system sys{*cfg};
     auto ctx = transport::make_zmq_context();
-    auto svc = start(sys, make_transport(ctx, options.name, security), options);
+    auto svc = start(sys, make_transport(ctx, options.name, security, &f), options);
     if (!svc.is_ok()) {
       spdlog::error("{}", svc.error().message());
       rc = cancel.load() ? 0 : 1;
@@ -327,7 +358,7 @@ int run_coordinator(const args& a, const config::environment& env) {
   {
     caf::actor_system sys{*cfg};
     auto ctx = transport::make_zmq_context();
-    auto svc = actors::start_coordinator(sys, make_transport(ctx, options.name, security), options, co);
+    auto svc = actors::start_coordinator(sys, make_transport(ctx, options.name, security, &c.service), options, co);
     if (!svc.is_ok()) {
       spdlog::error("{}", svc.error().message());
       return 1;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "actor_fixture.hpp"
@@ -69,10 +70,11 @@ struct node {
   std::unique_ptr<memory_transport> transport;
   std::shared_ptr<gateway_counters> counters = std::make_shared<gateway_counters>();
   caf::actor gateway;
-  node(actor_fixture& f, const std::string& name, const std::string& listen = "") {
+  node(actor_fixture& f, const std::string& name, const std::string& listen = "", std::uint32_t max_in_flight = 4096) {
     transport = std::make_unique<memory_transport>(f.net, name);
     gateway_options o;
     o.name = name;
+    o.max_requests_in_flight = max_in_flight;
     gateway = spawn_gateway(f.sys, *transport, o, counters);
     if (!listen.empty()) REQUIRE(transport->listen(listen).is_ok());
   }
@@ -117,6 +119,73 @@ TEST_CASE("gateway: a request nobody serves gets an error reply naming the messa
   CHECK(std::get<wire::error_reply>(*r->reply).code == errc::invalid_argument);
   CHECK(std::get<wire::error_reply>(*r->reply).message.find("lookup_request") != std::string::npos);
   CHECK(server.counters->requests_unrouted.load() == 2);
+}
+
+// Holds every lookup it is asked until it gets done_atom, then answers them all.
+caf::behavior holder(caf::stateful_actor<std::vector<caf::response_promise>>* self) {
+  return {
+      [self](serve_atom, const envelope_ptr&) -> caf::result<body_ptr> {
+        self->state.push_back(self->make_response_promise<body_ptr>());
+        return self->state.back();
+      },
+      [self](done_atom) {
+        for (auto& p : self->state) p.deliver(make_body(wire::lookup_reply{}));
+        self->state.clear();
+      },
+  };
+}
+
+TEST_CASE("gateway: requests beyond max_requests_in_flight are shed as unavailable, status never", "[actors]") {
+  actor_fixture f;
+  node server(f, "server", "mem://server", 2);
+  auto slow = f.sys.spawn(holder);
+  caf::anon_send(server.gateway, route_atom::value, kind_of<wire::lookup_request>(), slow);
+  caf::anon_send(server.gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
+  f.settle();
+  memory_transport raw(f.net, "raw");
+  std::map<std::uint64_t, wire::body> answers;
+  raw.on_frame([&answers](const peer_address&, wire::frame fr) {
+    auto e = wire::decode(*fr);
+    if (e.is_ok()) answers.emplace(e->request_id, e->message);
+  });
+  auto link = raw.connect("mem://server");
+  REQUIRE(link.is_ok());
+  auto send = [&](std::uint64_t id, wire::body b) {
+    wire::envelope e;
+    e.request_id = id;
+    e.message = std::move(b);
+    REQUIRE(raw.send(peer_address{*link, {}}, wire::encode(e)).is_ok());
+    f.settle();
+  };
+  send(1, wire::lookup_request{});
+  send(2, wire::lookup_request{});
+  CHECK(answers.empty());  // both held
+  CHECK(server.counters->requests_in_flight.load() == 2);
+  send(3, wire::lookup_request{});
+  REQUIRE(answers.count(3) == 1);
+  REQUIRE(std::holds_alternative<wire::error_reply>(answers[3]));
+  CHECK(std::get<wire::error_reply>(answers[3]).code == errc::unavailable);
+  CHECK(std::get<wire::error_reply>(answers[3]).message.find("overloaded") != std::string::npos);
+  CHECK(server.counters->requests_shed.load() == 1);
+  // An operator still sees the service, and what it shed.
+  send(4, wire::status_request{});
+  REQUIRE(answers.count(4) == 1);
+  REQUIRE(std::holds_alternative<wire::status_reply>(answers[4]));
+  const auto json = std::get<wire::status_reply>(answers[4]).json;
+  CHECK(json.find("\"requests_shed\":1") != std::string::npos);
+  CHECK(json.find("\"max_requests_in_flight\":2") != std::string::npos);
+  // Once the held ones are answered, the next is served.
+  caf::anon_send(slow, done_atom::value);
+  f.settle();
+  CHECK(answers.count(1) == 1);
+  CHECK(answers.count(2) == 1);
+  CHECK(server.counters->requests_in_flight.load() == 0);
+  send(5, wire::lookup_request{});
+  caf::anon_send(slow, done_atom::value);
+  f.settle();
+  REQUIRE(answers.count(5) == 1);
+  CHECK(std::holds_alternative<wire::lookup_reply>(answers[5]));
+  raw.stop();
 }
 
 TEST_CASE("gateway: a call to a peer that never answers times out", "[actors]") {

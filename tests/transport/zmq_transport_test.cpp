@@ -779,3 +779,99 @@ TEST_CASE("zmq transport reaches a peer that starts listening later", "[transpor
   REQUIRE(got.size() == 3);
   for (std::uint32_t i = 0; i < 3; ++i) CHECK(seq_of(got[i].f).second == i);
 }
+
+TEST_CASE("zmq transport keeps at most max_connections open and admits the next when one closes",
+          "[transport]") {
+  auto ctx = make_zmq_context();
+  auto bounded = options("server");
+  bounded.max_connections = 2;
+  std::vector<std::string> warnings;
+  std::mutex warnings_mu;
+  bounded.warn = [&](const std::string& w) {
+    std::lock_guard<std::mutex> lock(warnings_mu);
+    warnings.push_back(w);
+  };
+  inbox seen;
+  zmq_transport server(ctx, bounded);
+  echo_on(server, seen);
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+
+  // Each client is its own transport, so each opens its own connection.
+  auto client_options = [](const std::string& name) {
+    auto o = options(name);
+    o.reconnect_interval = 20ms;
+    return o;
+  };
+  inbox at_a, at_b, at_c;
+  zmq_transport a(ctx, client_options("a")), b(ctx, client_options("b")), c(ctx, client_options("c"));
+  a.on_frame(at_a.handler());
+  b.on_frame(at_b.handler());
+  c.on_frame(at_c.handler());
+  auto la = a.connect(*ep);
+  auto lb = b.connect(*ep);
+  REQUIRE(la.is_ok());
+  REQUIRE(lb.is_ok());
+  REQUIRE(a.send({*la, {}}, text_frame("a")).is_ok());
+  REQUIRE(b.send({*lb, {}}, text_frame("b")).is_ok());
+  REQUIRE(at_a.wait_for(1));
+  REQUIRE(at_b.wait_for(1));
+  CHECK(server.stats().connections_open == 2);
+
+  // The third is refused at its handshake while two are open, and dials again after a pause
+  // (libzmq itself never redials a refused handshake): refused again.
+  auto lc = c.connect(*ep);
+  REQUIRE(lc.is_ok());
+  REQUIRE(c.send({*lc, {}}, text_frame("c")).is_ok());
+  REQUIRE(eventually([&] { return server.stats().connections_refused >= 2; }));
+  CHECK(eventually([&] { return c.counters().links_refused >= 2; }));
+  CHECK(at_c.size() == 0);
+  CHECK(seen.size() == 2);
+  {
+    std::lock_guard<std::mutex> lock(warnings_mu);
+    REQUIRE_FALSE(warnings.empty());
+    CHECK(warnings.front().find("2 connections are open") != std::string::npos);
+    CHECK(warnings.size() == 1);  // once a minute per address, not once per redial
+  }
+  // Those already in keep working.
+  REQUIRE(a.send({*la, {}}, text_frame("a2")).is_ok());
+  REQUIRE(at_a.wait_for(2));
+
+  // One leaves; the third gets in on its next redial. (Its first frame went down with the
+  // refused connection: callers retry requests that time out, as this one does.)
+  a.close_link(*la);
+  bool answered = false;
+  for (int i = 0; i < 100 && !answered; ++i) {
+    REQUIRE(c.send({*lc, {}}, text_frame("c")).is_ok());
+    answered = at_c.wait_for(1, 200ms);
+  }
+  REQUIRE(answered);
+  CHECK(text(at_c.items().at(0).f) == "c");
+  CHECK(eventually([&] { return server.stats().connections_open == 2; }));
+  CHECK(server.stats().max_connections == 2);
+}
+
+TEST_CASE("zmq transport with max_connections 0 admits every connection", "[transport]") {
+  auto ctx = make_zmq_context();
+  auto unbounded = options("server");
+  unbounded.max_connections = 0;
+  inbox seen;
+  zmq_transport server(ctx, unbounded);
+  echo_on(server, seen);
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+  std::vector<std::unique_ptr<zmq_transport>> clients;
+  std::vector<std::unique_ptr<inbox>> inboxes;
+  for (int i = 0; i < 8; ++i) {
+    inboxes.push_back(std::make_unique<inbox>());
+    clients.push_back(std::make_unique<zmq_transport>(ctx, options("c" + std::to_string(i))));
+    clients.back()->on_frame(inboxes.back()->handler());
+    auto l = clients.back()->connect(*ep);
+    REQUIRE(l.is_ok());
+    REQUIRE(clients.back()->send({*l, {}}, text_frame("hi")).is_ok());
+  }
+  for (auto& in : inboxes) CHECK(in->wait_for(1));
+  CHECK(server.stats().connections_refused == 0);
+  CHECK(eventually([&] { return server.stats().connections_open == 8; }));
+  for (auto& c : clients) c->stop();  // before the inboxes their handlers use
+}

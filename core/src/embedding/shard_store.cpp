@@ -6,6 +6,9 @@
 namespace ss::embedding {
 namespace {
 
+// What a full table's error tells the operator to do about it.
+constexpr const char* kFullHint = " rows, --max-rows-per-table; raise it, or fold ids into fixed rows with --buckets)";
+
 // Reusable per-thread scratch for grouping one request's rows by table.
 struct grouping {
   std::vector<std::uint32_t> order;     // request positions sorted by table
@@ -79,7 +82,7 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
     if (create) {
       if (tab->find_or_create_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch) > 0)
         return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
-                                              std::to_string(options_.max_rows_per_table) + " rows)"};
+                                              std::to_string(options_.max_rows_per_table) + kFullHint};
     } else {
       tab->find_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch);
     }
@@ -121,7 +124,7 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
     };
     if (tab->update_batch(tls.ids.data() + begin, count, apply, &c, tls.scratch) > 0)
       return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
-                                            std::to_string(options_.max_rows_per_table) + " rows)"};
+                                            std::to_string(options_.max_rows_per_table) + kFullHint};
   }
   return status::ok();
 }
@@ -160,7 +163,7 @@ status shard_store::put(std::uint32_t t, std::uint64_t id, const float* row) {
                                     std::to_string(options_.max_tables) + " tables"};
   if (!tab->put(id, row))
     return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
-                                          std::to_string(options_.max_rows_per_table) + " rows)"};
+                                          std::to_string(options_.max_rows_per_table) + kFullHint};
   return status::ok();
 }
 

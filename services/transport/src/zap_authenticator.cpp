@@ -32,8 +32,8 @@ std::map<const zmq::context_t*, std::weak_ptr<zap_authenticator>>& registry() {
 
 struct zap_authenticator::impl {
   struct domain_state {
+    domain_policy policy;
     std::set<std::string> keys;
-    refusal_handler on_refused;
   };
 
   std::shared_ptr<zmq::context_t> ctx;
@@ -60,21 +60,34 @@ struct zap_authenticator::impl {
     std::string code = "400", reason = "refused";
     if (parts.size() >= 6 && text(0) == "1.0") {
       const std::string domain = text(2), address = text(3), mechanism = text(5);
-      if (mechanism == "CURVE" && parts.size() >= 7 && parts[6].size() == 32) {
-        char z85[41] = {0};
-        zmq_z85_encode(z85, static_cast<const std::uint8_t*>(parts[6].data()), 32);
-        std::lock_guard<std::mutex> lock(mu);
-        auto it = domains.find(domain);
-        if (it != domains.end() && it->second.keys.count(z85) != 0) {
-          code = "200";
-          reason = "OK";
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = domains.find(domain);
+      if (it == domains.end()) {
+        reason = "unknown ZAP domain";
+      } else if (it->second.policy.curve) {
+        if (mechanism == "CURVE" && parts.size() >= 7 && parts[6].size() == 32) {
+          char z85[41] = {0};
+          zmq_z85_encode(z85, static_cast<const std::uint8_t*>(parts[6].data()), 32);
+          if (it->second.keys.count(z85) != 0) {
+            code = "200";
+          } else {
+            reason = "unknown client key";
+            if (it->second.policy.on_refused) it->second.policy.on_refused(z85, address);
+          }
         } else {
-          reason = "unknown client key";
-          if (it != domains.end() && it->second.on_refused) it->second.on_refused(z85, address);
+          reason = "mechanism " + mechanism + " is not accepted";
         }
+      } else if (mechanism == "NULL") {
+        code = "200";
       } else {
         reason = "mechanism " + mechanism + " is not accepted";
       }
+      if (code == "200" && it->second.policy.admit && !it->second.policy.admit()) {
+        code = "400";
+        reason = "too many connections";
+        if (it->second.policy.on_full) it->second.policy.on_full(address);
+      }
+      if (code == "200") reason = "OK";
     }
     const std::string request_id = text(1);
     rep.send(zmq::buffer(std::string("1.0")), zmq::send_flags::sndmore);
@@ -107,8 +120,8 @@ struct zap_authenticator::impl {
         }
       }
     } catch (const zmq::error_t& e) {
-      bound.set_value(status(errc::unavailable, std::string("cannot start the ZAP handler (CURVE client "
-                                                            "authentication) at ") +
+      bound.set_value(status(errc::unavailable, std::string("cannot start the ZAP handler (client "
+                                                            "authentication and connection limits) at ") +
                                                     kZapEndpoint + ": " + e.what()));
       return;
     }
@@ -171,12 +184,11 @@ result<std::shared_ptr<zap_authenticator>> zap_authenticator::for_context(const 
   return a;
 }
 
-void zap_authenticator::add_domain(const std::string& domain, const std::vector<std::string>& keys,
-                                   refusal_handler on_refused) {
+void zap_authenticator::add_domain(const std::string& domain, domain_policy policy) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto& d = impl_->domains[domain];
-  d.keys = std::set<std::string>(keys.begin(), keys.end());
-  d.on_refused = std::move(on_refused);
+  d.keys = std::set<std::string>(policy.keys.begin(), policy.keys.end());
+  d.policy = std::move(policy);
 }
 
 void zap_authenticator::remove_domain(const std::string& domain) {

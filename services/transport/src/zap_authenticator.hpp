@@ -1,6 +1,8 @@
 // The ZAP handler (ZeroMQ RFC 27) of one zmq context: a REP socket bound at
-// inproc://zeromq.zap.01 that libzmq asks, for every CURVE handshake on any listening socket of
-// that context, whether the client's public key may connect. libzmq allows one handler per
+// inproc://zeromq.zap.01 that libzmq asks, for every handshake on a listening socket of that
+// context that has a ZAP domain, whether the client may connect: by its CURVE public key, and
+// whether the socket has a free connection slot (connection_limit.hpp; plain sockets get a
+// domain only for that). libzmq allows one handler per
 // context, while several transports (one per service of the in-process cluster, or a test's
 // pair) share a context: each transport registers its own ZAP domain (ZMQ_ZAP_DOMAIN of its
 // ROUTER) with its authorized keys and a callback for refusals, and one authenticator per
@@ -39,9 +41,20 @@ class zap_authenticator {
   zap_authenticator(const zap_authenticator&) = delete;
   zap_authenticator& operator=(const zap_authenticator&) = delete;
 
-  // Accepts the listed Z85 keys for `domain` from now on. `on_refused` runs under the
-  // authenticator's lock: it must be quick (count, log) and must not call back.
-  void add_domain(const std::string& domain, const std::vector<std::string>& keys, refusal_handler on_refused);
+  struct domain_policy {
+    // true: CURVE clients whose Z85 key is in `keys`; false: plain (NULL mechanism) clients.
+    bool curve = false;
+    std::vector<std::string> keys;
+    refusal_handler on_refused;  // a CURVE client with an unknown key
+    // Asked last, for a client that passed the key check: is there a free connection slot?
+    // Null: always. `on_full` runs when it says no (with the peer's address).
+    std::function<bool()> admit;
+    std::function<void(const std::string& address)> on_full;
+  };
+
+  // Answers for `domain` by `policy` from now on. The callbacks run under the authenticator's
+  // lock: they must be quick (count, log) and must not call back.
+  void add_domain(const std::string& domain, domain_policy policy);
   // After it returns `on_refused` of that domain is never called again; its clients are refused.
   void remove_domain(const std::string& domain);
 

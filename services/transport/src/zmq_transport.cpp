@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -26,6 +27,7 @@
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
+#include "ss/transport/connection_limit.hpp"
 #include "zap_authenticator.hpp"
 
 namespace ss::transport {
@@ -40,6 +42,12 @@ constexpr int kReceiveBatch = 256;
 // How long the poll thread waits before retrying ROUTER sends whose peers were full when a
 // POLLOUT wake-up brought no progress (another peer's pipe had room, not theirs).
 constexpr std::chrono::milliseconds kRouterRetry{1};
+// After a peer refused our handshake: the first wait before dialling again, and the longest.
+constexpr std::chrono::milliseconds kRedialFirst{500};
+// How often the poll thread drains a monitor it shares with the ZAP thread (disconnections,
+// failed handshakes): it cannot wait on a socket another thread reads.
+constexpr std::chrono::milliseconds kSharedMonitorInterval{100};
+constexpr std::chrono::milliseconds kRedialMax{10000};
 
 std::string hex64(std::uint64_t v) {
   static const char* digits = "0123456789abcdef";
@@ -107,11 +115,18 @@ struct zmq_transport::impl {
     std::function<void()> cancel;
   };
   struct link_state {
-    explicit link_state(zmq::socket_t s) : socket(std::move(s)) {}
+    link_state(zmq::socket_t s, std::string ep) : socket(std::move(s)), endpoint(std::move(ep)) {}
     zmq::socket_t socket;
+    std::string endpoint;
     std::deque<wire::frame> pending;  // accepted by send(), not yet taken by libzmq
     bool blocked = false;             // the last send hit the high-water mark
     bool writable = false;            // poll reported POLLOUT since then
+    // The peer refusing our handshake (ZAP: an unknown key, or its connection bound) ends the
+    // DEALER's session for good in libzmq: no reconnect. The monitor sees that, and the poll
+    // thread opens a fresh DEALER at redial_at, backing off while refusals go on.
+    std::optional<zmq::socket_t> monitor;
+    std::optional<clock_type::time_point> redial_at;
+    std::chrono::milliseconds backoff{0};
   };
 
   impl(std::shared_ptr<zmq::context_t> c, zmq_transport_options o)
@@ -152,12 +167,14 @@ struct zmq_transport::impl {
   std::atomic<std::uint64_t> peers_accepted{0}, peers_disconnected{0}, unroutable{0};
   std::atomic<std::uint64_t> handler_exceptions{0};
   std::atomic<std::uint64_t> auth_refused{0}, handshakes_failed{0};
+  std::atomic<std::uint64_t> links_refused{0};  // our outbound handshakes a peer refused
   std::mutex join_mu;
 
   // ---- security: the ZAP domain is registered on the poll thread, refusals come from the ZAP
   // thread (rate-limited logging under refusal_mu) ----
   std::shared_ptr<detail::zap_authenticator> zap;
   std::string zap_domain;
+  connection_limit connections{opts.max_connections};
   bool plain_warned = false;  // poll thread
   struct refusal_log {
     clock_type::time_point last;
@@ -170,7 +187,12 @@ struct zmq_transport::impl {
   // Shared so that a handler may replace itself (on_frame from inside it) while it runs.
   std::shared_ptr<const frame_handler> handler;
   std::optional<zmq::socket_t> router;
-  std::optional<zmq::socket_t> monitor;  // PAIR receiving the ROUTER's connection events
+  // PAIR receiving the ROUTER's connection events. With a connection bound it is shared with
+  // the ZAP thread, which drains it before each admission (see admit_connection), so it is not
+  // polled but drained under monitor_mu on every turn of the loop instead.
+  std::optional<zmq::socket_t> monitor;
+  std::mutex monitor_mu;
+  bool monitor_shared = false;
   std::unordered_map<std::string, std::deque<wire::frame>> router_pending;
   bool router_progress = true;  // the last ROUTER flush sent something
   std::map<std::uint32_t, link_state> links;
@@ -316,8 +338,50 @@ struct zmq_transport::impl {
     s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(opts.max_frame_bytes));
   }
 
-  // CURVE server: the cluster's server secret key, and this transport's ZAP domain registered
-  // with the context's ZAP handler (started here if the context has none yet).
+  // This transport's ZAP domain, registered with the context's ZAP handler (started here if the
+  // context has none yet): CURVE clients are checked against the authorized keys, and every
+  // client (plain ones too) against the connection bound.
+  status register_zap_domain(zmq::socket_t& r) {
+    auto a = detail::zap_authenticator::for_context(ctx);
+    if (!a.is_ok()) return a.error().with_context(opts.name);
+    zap = *a;
+    zap_domain = "shadowsync/" + id_prefix;
+    detail::zap_authenticator::domain_policy policy;
+    policy.curve = curve();
+    policy.keys = opts.security.authorized_clients;
+    policy.on_refused = [this](const std::string& key, const std::string& address) {
+      auth_refused.fetch_add(1, std::memory_order_relaxed);
+      report_refusal("refused a CURVE client with unknown key " + key + " from " + address +
+                         " (not in the authorized keys)",
+                     key + "@" + address);
+    };
+    if (opts.max_connections > 0) {
+      monitor_shared = true;
+      policy.admit = [this] { return admit_connection(); };
+      policy.on_full = [this](const std::string& address) {
+        report_refusal("refused a connection from " + address + ": " + std::to_string(connections.max()) +
+                           " connections are open (the bound, --max-connections)",
+                       "full@" + address);
+      };
+    }
+    zap->add_domain(zap_domain, std::move(policy));
+    r.set(zmq::sockopt::zap_domain, zap_domain);
+    return status::ok();
+  }
+
+  // ZAP thread (under the authenticator's lock, so never after shut_down removed the domain):
+  // the asking connection's ACCEPTED event was written to the monitor before its handshake
+  // began, so after draining the monitor the count includes it; poll-thread lag cannot let a
+  // burst of handshakes past the bound.
+  bool admit_connection() {
+    {
+      std::lock_guard<std::mutex> lock(monitor_mu);
+      drain_monitor_locked(SIZE_MAX);
+    }
+    return connections.admit();
+  }
+
+  // CURVE server: the cluster's server secret key; clients are checked through ZAP.
   status secure_router(zmq::socket_t& r) {
     if (opts.security.server.secret_key.empty()) {
       return status(errc::invalid_argument, prefix() + "cannot listen with CURVE: no server secret key "
@@ -326,18 +390,6 @@ struct zmq_transport::impl {
     if (opts.security.authorized_clients.empty()) {
       return status(errc::invalid_argument, prefix() + "cannot listen with CURVE: no authorized client keys");
     }
-    auto a = detail::zap_authenticator::for_context(ctx);
-    if (!a.is_ok()) return a.error().with_context(opts.name);
-    zap = *a;
-    zap_domain = "shadowsync/" + id_prefix;
-    zap->add_domain(zap_domain, opts.security.authorized_clients,
-                    [this](const std::string& key, const std::string& address) {
-                      auth_refused.fetch_add(1, std::memory_order_relaxed);
-                      report_refusal("refused a CURVE client with unknown key " + key + " from " + address +
-                                         " (not in the authorized keys)",
-                                     key + "@" + address);
-                    });
-    r.set(zmq::sockopt::zap_domain, zap_domain);
     r.set(zmq::sockopt::curve_server, true);
     r.set(zmq::sockopt::curve_secretkey, opts.security.server.secret_key);
     return status::ok();
@@ -346,6 +398,7 @@ struct zmq_transport::impl {
   status open_router() {
     zmq::socket_t r(*ctx, zmq::socket_type::router);
     if (curve()) SS_RETURN_IF_ERROR(secure_router(r));
+    if (curve() || opts.max_connections > 0) SS_RETURN_IF_ERROR(register_zap_domain(r));
     router.emplace(std::move(r));
     apply_socket_options(*router);
     // An unknown route fails with EHOSTUNREACH and a full peer with EAGAIN, instead of a silent
@@ -382,6 +435,52 @@ struct zmq_transport::impl {
     return real;
   }
 
+  // A DEALER to `endpoint` with routing id `id`, and a monitor that reports refused handshakes.
+  void open_dealer(std::uint32_t id, const std::string& endpoint, link_state* existing) {
+    zmq::socket_t s(*ctx, zmq::socket_type::dealer);
+    apply_socket_options(s);
+    // The peer's ROUTER addresses its replies by this id; unique per transport and link, and
+    // random across processes (a duplicate id would be refused by the peer's ROUTER).
+    s.set(zmq::sockopt::routing_id, id_prefix + std::to_string(id));
+    s.set(zmq::sockopt::reconnect_ivl, static_cast<int>(opts.reconnect_interval.count()));
+    s.set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(opts.reconnect_interval_max.count()));
+    if (curve()) {
+      // A CURVE client: it talks only to a server holding the pinned key's secret half.
+      s.set(zmq::sockopt::curve_serverkey, opts.security.server.public_key);
+      s.set(zmq::sockopt::curve_publickey, opts.security.client.public_key);
+      s.set(zmq::sockopt::curve_secretkey, opts.security.client.secret_key);
+    }
+    std::optional<zmq::socket_t> watch;
+    if (endpoint.rfind("inproc://", 0) != 0) {  // inproc has no handshake to refuse
+      const std::string where = "inproc://ss-link-monitor." + hex64(random64());
+      if (zmq_socket_monitor(s.handle(), where.c_str(), ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_SUCCEEDED) ==
+          0) {
+        watch.emplace(*ctx, zmq::socket_type::pair);
+        watch->set(zmq::sockopt::linger, 0);
+        watch->connect(where);
+      }
+    }
+    s.connect(endpoint);
+    if (existing != nullptr) {
+      close_dealer(*existing);
+      existing->socket = std::move(s);
+      existing->monitor = std::move(watch);
+      existing->blocked = existing->writable = false;
+      return;
+    }
+    auto [it, added] = links.emplace(id, link_state(std::move(s), endpoint));
+    (void)added;
+    it->second.monitor = std::move(watch);
+  }
+
+  void close_dealer(link_state& l) {
+    if (l.monitor) {
+      zmq_socket_monitor(l.socket.handle(), nullptr, 0);
+      l.monitor.reset();
+    }
+    l.socket.close();
+  }
+
   result<std::uint32_t> do_connect(const std::string& endpoint) {
     std::uint32_t id;
     {
@@ -389,21 +488,7 @@ struct zmq_transport::impl {
       id = next_link++;
     }
     try {
-      zmq::socket_t s(*ctx, zmq::socket_type::dealer);
-      apply_socket_options(s);
-      // The peer's ROUTER addresses its replies by this id; unique per transport and link, and
-      // random across processes (a duplicate id would be refused by the peer's ROUTER).
-      s.set(zmq::sockopt::routing_id, id_prefix + std::to_string(id));
-      s.set(zmq::sockopt::reconnect_ivl, static_cast<int>(opts.reconnect_interval.count()));
-      s.set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(opts.reconnect_interval_max.count()));
-      if (curve()) {
-        // A CURVE client: it talks only to a server holding the pinned key's secret half.
-        s.set(zmq::sockopt::curve_serverkey, opts.security.server.public_key);
-        s.set(zmq::sockopt::curve_publickey, opts.security.client.public_key);
-        s.set(zmq::sockopt::curve_secretkey, opts.security.client.secret_key);
-      }
-      s.connect(endpoint);
-      links.emplace(id, link_state(std::move(s)));
+      open_dealer(id, endpoint, nullptr);
     } catch (const zmq::error_t& e) {
       return status(endpoint_errc(e.num()),
                     prefix() + "cannot connect to " + endpoint + ": " + e.what());
@@ -411,6 +496,56 @@ struct zmq_transport::impl {
     std::lock_guard<std::mutex> lock(mu);
     open_links.insert(id);
     return id;
+  }
+
+  // Events of link `id`'s monitor: a refused handshake schedules a fresh DEALER.
+  void receive_link_monitor(std::uint32_t id) {
+    auto it = links.find(id);
+    if (it == links.end() || !it->second.monitor) return;
+    link_state& l = it->second;
+    for (int n = 0; n < kReceiveBatch && l.monitor; ++n) {
+      zmq::message_t event;
+      if (!l.monitor->recv(event, zmq::recv_flags::dontwait)) return;
+      std::uint16_t kind = 0;
+      std::uint32_t value = 0;
+      if (event.size() >= sizeof kind + sizeof value) {
+        std::memcpy(&kind, event.data(), sizeof kind);
+        std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof kind, sizeof value);
+      }
+      discard_rest(*l.monitor, event);
+      if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        l.backoff = std::chrono::milliseconds(0);
+      } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH && !l.redial_at) {
+        links_refused.fetch_add(1, std::memory_order_relaxed);
+        l.backoff = std::clamp(l.backoff * 2, kRedialFirst, kRedialMax);
+        l.redial_at = clock_type::now() + l.backoff;
+        report_refusal(l.endpoint + " refused this service's connection (ZAP status " +
+                           std::to_string(value) + ": it does not authorize this service's key, or it is at " +
+                           "its --max-connections); dialling again every few seconds",
+                       "link " + l.endpoint);
+      }
+    }
+  }
+
+  // Opens a fresh DEALER for every link whose redial is due; the time until the next one.
+  std::optional<clock_type::duration> redial_due_links() {
+    std::optional<clock_type::duration> next;
+    const auto now = clock_type::now();
+    for (auto& [id, l] : links) {
+      if (!l.redial_at) continue;
+      if (*l.redial_at <= now) {
+        l.redial_at.reset();
+        try {
+          open_dealer(id, l.endpoint, &l);
+        } catch (const zmq::error_t& e) {
+          warn(prefix() + "cannot dial " + l.endpoint + " again: " + e.what());
+        }
+      } else {
+        const auto wait = *l.redial_at - now;
+        if (!next || wait < *next) next = wait;
+      }
+    }
+    return next;
   }
 
   void do_close_link(std::uint32_t id) {
@@ -421,7 +556,8 @@ struct zmq_transport::impl {
     auto it = links.find(id);
     if (it == links.end()) return;
     for (const auto& f : it->second.pending) drop(f);
-    links.erase(it);  // closes the DEALER (linger per options)
+    close_dealer(it->second);  // linger per options
+    links.erase(it);
   }
 
   // Moves frames taken from the shared inbox to their socket's queue, in order.
@@ -561,22 +697,31 @@ struct zmq_transport::impl {
   }
 
   void receive_monitor_events() {
-    for (int n = 0; n < kReceiveBatch && monitor; ++n) {
+    std::lock_guard<std::mutex> lock(monitor_mu);
+    drain_monitor_locked(kReceiveBatch);
+  }
+
+  void drain_monitor_locked(std::size_t limit) {
+    for (std::size_t n = 0; n < limit && monitor; ++n) {
       zmq::message_t event;
       if (!monitor->recv(event, zmq::recv_flags::dontwait)) return;
       if (event.size() >= sizeof(std::uint16_t)) {
         std::uint16_t kind;
         std::memcpy(&kind, event.data(), sizeof kind);
-        if (kind == ZMQ_EVENT_ACCEPTED) peers_accepted.fetch_add(1, std::memory_order_relaxed);
+        std::uint32_t value = 0;  // the socket descriptor, for ACCEPTED and DISCONNECTED
+        if (event.size() >= sizeof kind + sizeof value) {
+          std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof kind, sizeof value);
+        }
+        if (kind == ZMQ_EVENT_ACCEPTED) {
+          peers_accepted.fetch_add(1, std::memory_order_relaxed);
+          connections.accepted(static_cast<int>(value));
+        }
         if (kind == ZMQ_EVENT_DISCONNECTED) {
           peers_disconnected.fetch_add(1, std::memory_order_relaxed);
+          connections.closed(static_cast<int>(value));
         }
         if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
           handshakes_failed.fetch_add(1, std::memory_order_relaxed);
-          std::uint32_t value = 0;
-          if (event.size() >= sizeof(std::uint16_t) + sizeof value) {
-            std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof kind, sizeof value);
-          }
           zmq::message_t where;  // the second part: the endpoint (the bound one, for accepted peers)
           if (event.more() && monitor->recv(where, zmq::recv_flags::dontwait)) {
             if (curve()) report_handshake_failure(kind, value, where.to_string());
@@ -636,6 +781,7 @@ struct zmq_transport::impl {
     std::deque<command> cmds;
     std::vector<zmq::pollitem_t> items;
     std::vector<std::uint32_t> item_links;  // link id of items[first_link + i]
+    std::vector<std::uint32_t> monitor_links;  // link id of items[first_link_monitor + i]
     for (;;) {
       wake_pending.store(false);
       sync(batch, cmds);
@@ -649,13 +795,21 @@ struct zmq_transport::impl {
       flush_router();
       release_sync();
 
-      // [0] the wake-up eventfd, [1] the monitor (if any), [2] the ROUTER (if any), then DEALERs.
+      // Before the poll items are built: a redial replaces a link's socket.
+      const auto redial = redial_due_links();
+
+      // [0] the wake-up eventfd, [1] the monitor (if any), [2] the ROUTER (if any), then DEALERs
+      // and their monitors.
       items.clear();
       item_links.clear();
       items.push_back({nullptr, wake_fd, ZMQ_POLLIN, 0});
-      const std::size_t monitor_item = monitor ? items.size() : SIZE_MAX;
-      if (monitor) items.push_back({monitor->handle(), 0, ZMQ_POLLIN, 0});
+      const std::size_t monitor_item = monitor && !monitor_shared ? items.size() : SIZE_MAX;
+      if (monitor_item != SIZE_MAX) items.push_back({monitor->handle(), 0, ZMQ_POLLIN, 0});
       auto timeout = std::chrono::milliseconds(-1);
+      if (monitor && monitor_shared) {
+        receive_monitor_events();
+        timeout = kSharedMonitorInterval;
+      }
       const std::size_t router_item = router ? items.size() : SIZE_MAX;
       if (router) {
         short events = ZMQ_POLLIN;
@@ -676,6 +830,17 @@ struct zmq_transport::impl {
         if (!l.pending.empty()) events |= ZMQ_POLLOUT;  // DEALER's POLLOUT is exact
         items.push_back({l.socket.handle(), 0, events, 0});
         item_links.push_back(id);
+      }
+      const std::size_t first_link_monitor = items.size();
+      monitor_links.clear();
+      for (auto& [id, l] : links) {
+        if (!l.monitor) continue;
+        items.push_back({l.monitor->handle(), 0, ZMQ_POLLIN, 0});
+        monitor_links.push_back(id);
+      }
+      if (redial) {
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*redial);
+        if (timeout.count() < 0 || ms < timeout) timeout = ms;
       }
 
       try {
@@ -699,6 +864,9 @@ struct zmq_transport::impl {
         }
         if (revents & ZMQ_POLLIN) receive_link(item_links[i]);
       }
+      for (std::size_t i = 0; i < monitor_links.size(); ++i) {
+        if (items[first_link_monitor + i].revents & ZMQ_POLLIN) receive_link_monitor(monitor_links[i]);
+      }
     }
   }
 
@@ -715,15 +883,16 @@ struct zmq_transport::impl {
       queued_frames = queued_bytes = 0;
     }
     for (auto& c : left) c.cancel();
+    for (auto& [id, l] : links) close_dealer(l);
     links.clear();
     router_pending.clear();
+    // No ZAP callback reaches this transport after this (the authenticator itself stops,
+    // unbinding inproc://zeromq.zap.01, when the last transport of the context lets go of it).
+    if (zap) zap->remove_domain(zap_domain);
+    zap.reset();
     if (router && monitor) zmq_socket_monitor(router->handle(), nullptr, 0);
     monitor.reset();
     router.reset();
-    // No refusal reaches this transport after this (the authenticator itself stops, unbinding
-    // inproc://zeromq.zap.01, when the last transport of the context lets go of it).
-    if (zap) zap->remove_domain(zap_domain);
-    zap.reset();
     handler.reset();  // what it captured is released here, on the thread that used it
   }
 
@@ -831,6 +1000,10 @@ actors::transport_stats zmq_transport::stats() const {
   s.send_failures = impl_->send_failures.load(std::memory_order_relaxed);
   s.auth_refused = impl_->auth_refused.load(std::memory_order_relaxed);
   s.handshakes_failed = impl_->handshakes_failed.load(std::memory_order_relaxed);
+  s.connections_open = impl_->connections.open();
+  s.connections_refused = impl_->connections.refused();
+  s.max_connections = impl_->opts.max_connections;
+  s.links_refused = impl_->links_refused.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(impl_->mu);
   s.queue_depth = impl_->queued_frames;
   s.queue_high_water = impl_->queue_high_water;
@@ -845,6 +1018,9 @@ zmq_transport_counters zmq_transport::counters() const {
   c.handler_exceptions = impl_->handler_exceptions.load(std::memory_order_relaxed);
   c.auth_refused = impl_->auth_refused.load(std::memory_order_relaxed);
   c.handshakes_failed = impl_->handshakes_failed.load(std::memory_order_relaxed);
+  c.connections_open = impl_->connections.open();
+  c.connections_refused = impl_->connections.refused();
+  c.links_refused = impl_->links_refused.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -36,6 +36,12 @@ namespace ss::actors {
 struct gateway_options {
   std::string name = "service";  // for logs and stats
   wire::decode_limits limits;
+  // Requests this service may be serving at once (handed to its actors, not yet answered). One
+  // beyond it is answered at once with errc::unavailable ("overloaded"), which every caller
+  // treats as "ask again shortly", so a flood queues in the callers instead of in this service's
+  // mailboxes. One-way messages are not bounded here. 0: no bound.
+  // Default: 4096 (a cluster's callers keep a few requests each outstanding)
+  std::uint32_t max_requests_in_flight = 4096;
 };
 
 // Counters the transport thread and the gateway update; read by status and metrics.
@@ -45,6 +51,8 @@ struct gateway_counters {
   std::atomic<std::uint64_t> version_mismatches{0};
   std::atomic<std::uint64_t> requests_served{0};
   std::atomic<std::uint64_t> requests_unrouted{0};    // no actor serves that message type
+  std::atomic<std::uint64_t> requests_shed{0};        // refused at max_requests_in_flight
+  std::atomic<std::uint64_t> requests_in_flight{0};   // being served now
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> call_timeouts{0};
   std::atomic<std::uint64_t> late_replies{0};         // arrived after their deadline

@@ -39,6 +39,9 @@ struct service_options {
   // memory only and a restarted shard starts empty). Injected: RocksDB in production.
   std::function<result<std::unique_ptr<embedding::durable_rows>>(std::uint32_t row_floats)> open_storage;
   double flush_interval = 5;  // shards: seconds between writes of changed rows to storage
+  // Inbound bounds (gateway_options): the largest frame decoded, requests served at once.
+  std::size_t max_frame_bytes = std::size_t{64} << 20;
+  std::uint32_t max_requests_in_flight = 4096;
 };
 
 // A running service. wait() blocks until the job is done (or failed, or stop() was called);

@@ -35,6 +35,10 @@ struct transport_stats {
   std::uint64_t queue_high_water = 0;
   std::uint64_t auth_refused = 0;       // CURVE clients with a key not in the authorized list
   std::uint64_t handshakes_failed = 0;  // connections that failed the security handshake
+  std::uint64_t connections_open = 0;     // inbound connections open now (tcp/ipc)
+  std::uint64_t connections_refused = 0;  // refused at the connection bound
+  std::uint64_t max_connections = 0;      // that bound (0: none)
+  std::uint64_t links_refused = 0;        // outbound handshakes a peer refused
 };
 
 class transport {

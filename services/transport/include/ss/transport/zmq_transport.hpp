@@ -75,6 +75,21 @@ struct zmq_transport_options {
   // Default: 256 MiB
   std::size_t max_queued_bytes = std::size_t{256} << 20;
 
+  // The most connections the listening socket keeps open (tcp/ipc; inproc peers do not count).
+  // A connection beyond it is refused at its handshake through the ZAP hook (so plain sockets
+  // get a ZAP domain too) and closed by libzmq; the client redials every reconnect_interval and
+  // gets in once a connection closes. Refusals are logged (once a minute per address) and
+  // counted (transport_stats::connections_refused); 0: no bound. See connection_limit.hpp.
+  // Default: 1024 (a shard serves every trainer's workers and the readers, a coordinator every
+  // member: far below it)
+  std::size_t max_connections = 1024;
+
+  // (A peer that refuses one of this transport's outbound handshakes — a key it does not
+  // authorize, or its own connection bound — ends that connection for good in libzmq; the
+  // transport then dials again after 0.5 s, doubling up to 10 s while refusals go on, logs it
+  // once a minute and counts it in links_refused. Frames libzmq already held for that connection
+  // are lost; callers' requests time out and are retried.)
+
   // ZMQ_LINGER of every socket: how long closing a socket (close_link, stop) keeps trying to
   // deliver frames libzmq already holds. 0 drops them at once, so stop() never waits on a peer.
   // Default: 0 ms
@@ -121,6 +136,9 @@ struct zmq_transport_counters {
   std::uint64_t auth_refused = 0;        // CURVE clients with a key not in authorized_clients
   std::uint64_t handshakes_failed = 0;   // inbound handshakes that failed before ZAP: a plain
                                          // client, a client pinning another server key, garbage
+  std::uint64_t connections_open = 0;     // accepted and not yet closed, now
+  std::uint64_t connections_refused = 0;  // refused because max_connections were open
+  std::uint64_t links_refused = 0;        // our outbound handshakes a peer refused (each redialled)
 };
 
 class zmq_transport final : public actors::transport {

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Resource bounds of real service processes: a coordinator with --max-connections 2 refuses a
+# third connection at its handshake (the client is told, the refusal is counted in status and
+# /metrics) and admits it once one closes; the bounds are reported in status; a full embedding
+# table fails the job with an error that says what to change; bad bound flags exit 2.
+# usage: resource_limits.sh SHADOWSYNC_BINARY
+set -euo pipefail
+bin=$(readlink -f "$1")
+work=$(mktemp -d /tmp/ss-limits.XXXXXX)
+trap 'exec 3>&- 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; [[ -n "${SS_KEEP:-}" ]] || rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+wait_for() {  # wait_for SECONDS COMMAND...: until the command succeeds
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+"$bin" gen-data --rows 5000 --test-rows 500 --out data >/dev/null 2>&1
+
+# Bad bounds are refused before anything starts.
+for flag in "--max-frame-mb 0" "--max-connections -1" "--max-inflight-requests x" "--max-queued-frames 0"; do
+  # shellcheck disable=SC2086
+  if "$bin" shard --index 0 $flag >/dev/null 2>bad.err; then
+    fail "shard $flag was accepted"
+  else
+    [[ $? == 2 ]] || fail "shard $flag: exit code is not 2"
+    grep -q -- "${flag%% *}" bad.err || fail "shard $flag: the error does not name the flag: $(cat bad.err)"
+  fi
+done
+
+# A coordinator that keeps at most 2 connections open, and one shard that joins it (1 open).
+"$bin" coordinator --listen tcp://127.0.0.1:0 --ops-listen 127.0.0.1:0 --shards 1 --readers 1 \
+  --max-connections 2 --max-inflight-requests 64 --max-frame-mb 16 \
+  --train data/train.tsv 2>coord.err >coord.out &
+ep_of() { grep -o 'coordinator: up at tcp://[0-9.]*:[0-9]*' coord.err | grep -o 'tcp://.*'; }
+wait_for 20 ep_of >/dev/null || fail "the coordinator did not come up: $(cat coord.err)"
+ep=$(ep_of)
+port=${ep##*:}
+ops=$(grep -o 'metrics at http://[^:]*:[0-9]*' coord.err | grep -o '[0-9]*$')
+"$bin" shard --index 0 --coordinator "$ep" --listen tcp://127.0.0.1:0 2>shard.err &
+wait_for 20 grep -q "shard-0 joined" coord.err || fail "the shard did not join: $(cat shard.err)"
+
+status_json() { "$bin" status --coordinator "$ep" --timeout "${1:-5}" 2>status.err; }
+status_json >status.json || fail "status with 1 of 2 connections open failed: $(cat status.err)"
+for f in '"max_connections":2' '"max_requests_in_flight":64' '"max_frame_bytes":16777216' '"connections_refused":0'; do
+  grep -q "$f" status.json || fail "status lacks $f: $(cat status.json)"
+done
+
+# A raw tcp connection that never speaks ZMTP holds the second slot (libzmq drops it after its
+# 30 s handshake interval); the next client is refused at its handshake.
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+if status_json 3 >refused.json; then
+  fail "status got through with the bound reached: $(cat refused.json)"
+fi
+grep -q "refused this client.s connection at its handshake" status.err || fail "the refused client was not told why: $(cat status.err)"
+grep -q "connections are open (the bound, --max-connections)" coord.err ||
+  fail "the coordinator did not log the refusal: $(tail -5 coord.err)"
+curl -s "http://127.0.0.1:$ops/metrics" >coord.metrics
+grep -Eq '^shadowsync_transport_connections_refused\{service="coordinator"\} [1-9]' coord.metrics ||
+  fail "/metrics does not count the refusal: $(grep connections coord.metrics)"
+
+# Once the raw connection closes, the next client is admitted.
+exec 3>&-
+wait_for 10 status_json 2 >after.json || fail "status was still refused after a connection closed: $(cat status.err)"
+grep -Eq '"connections_refused":[1-9]' after.json || fail "status does not report the refusals: $(cat after.json)"
+kill -TERM %1 %2 2>/dev/null || true
+wait || true
+
+# A table that reaches --max-rows-per-table fails the job, and the error says what to change.
+if "$bin" local --rows 5000 --test-rows 500 --data-dir data-local --max-rows-per-table 50 >full.out 2>full.err; then
+  fail "a job with 50-row tables finished"
+fi
+grep -q "is full (50 rows, --max-rows-per-table; raise it, or fold ids into fixed rows with --buckets)" full.out full.err ||
+  fail "the full-table error does not say what to change: $(tail -3 full.err)"
+
+if ((failures > 0)); then
+  echo "resource_limits: $failures failure(s)"
+  exit 1
+fi
+echo "resource_limits: all checks passed"
