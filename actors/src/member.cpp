@@ -21,7 +21,7 @@ struct member_state {
   wire::register_reply registration;
   std::vector<caf::response_promise> awaiting;
   std::vector<caf::actor> subscribers;
-  std::uint64_t view_epoch = 0;
+  bool view_known = false;
   wire::cluster_view view;  // the newest view seen (registration or heartbeat): what a new subscriber gets
   wire::job_state state = wire::job_state::waiting;
   bool state_known = false;
@@ -30,10 +30,17 @@ struct member_state {
 
 using member_actor = caf::stateful_actor<member_state>;
 
+// By content, not by epoch alone: a restarted coordinator numbers its views afresh, so a new
+// view can carry the epoch of the old coordinator's last one.
+bool same_view(const wire::cluster_view& a, const wire::cluster_view& b) {
+  return a.epoch == b.epoch && a.shards == b.shards && a.readers == b.readers && a.trainers == b.trainers &&
+         a.syncs == b.syncs && a.trainer_incarnations == b.trainer_incarnations;
+}
+
 void publish(member_actor* self, const wire::cluster_view& view, wire::job_state state) {
   auto& st = self->state;
-  if (view.epoch != st.view_epoch || !st.state_known) {
-    st.view_epoch = view.epoch;
+  if (!st.view_known || !same_view(view, st.view)) {
+    st.view_known = true;
     st.view = view;
     for (auto& s : st.subscribers) self->send(s, view_atom::value, view);
   }

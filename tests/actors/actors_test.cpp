@@ -379,6 +379,70 @@ TEST_CASE("reader: batches of a trainer that left the cluster go to another trai
   CHECK(t.counters->examples_acked.load() == 200);
 }
 
+// A coordinator stand-in: answers registrations and heartbeats with whatever view the test set.
+struct fake_coordinator {
+  wire::cluster_view view;
+  wire::job_state state = wire::job_state::running;
+};
+caf::behavior fake_coordinator_actor(caf::event_based_actor*, std::shared_ptr<fake_coordinator> c) {
+  return {[c](serve_atom, const envelope_ptr& env) -> body_ptr {
+    if (std::holds_alternative<wire::register_request>(env->message)) {
+      wire::register_reply r;
+      r.member_id = 1;
+      r.view = c->view;
+      r.state = c->state;
+      return make_body(std::move(r));
+    }
+    return make_body(wire::heartbeat_reply{c->state, c->view, true});
+  }};
+}
+
+// Keeps every view a member agent sends it.
+caf::behavior view_collector(caf::event_based_actor*, std::shared_ptr<std::vector<wire::cluster_view>> seen) {
+  return {[seen](view_atom, const wire::cluster_view& v) { seen->push_back(v); }, [](state_atom, wire::job_state) {}};
+}
+
+wire::cluster_view view_of(std::uint64_t epoch, std::vector<std::string> shards) {
+  wire::cluster_view v;
+  v.epoch = epoch;
+  v.shards = std::move(shards);
+  return v;
+}
+
+TEST_CASE("member agent: a late subscriber gets the newest view; a same-epoch view of a new coordinator is news",
+          "[actors]") {
+  actor_fixture f;
+  node coord(f, "coordinator", "mem://coordinator"), member(f, "trainer-0");
+  auto c = std::make_shared<fake_coordinator>();
+  c->view = view_of(1, {"mem://shard-0", ""});
+  auto fake = f.sys.spawn(fake_coordinator_actor, c);
+  caf::anon_send(coord.gateway, route_atom::value, kind_of<wire::register_request>(), fake);
+  caf::anon_send(coord.gateway, route_atom::value, kind_of<wire::heartbeat>(), fake);
+  f.settle();
+  member_options mo;
+  mo.identity = wire::register_request{wire::role::trainer, "trainer-0", -1, "", 1};
+  mo.coordinator = "mem://coordinator";
+  mo.heartbeat_interval = std::chrono::milliseconds(100);
+  auto agent = f.own(spawn_member_agent(f.sys, member.gateway, mo));
+  f.settle();
+  // The second shard joins; a heartbeat brings the newer view before anyone subscribed.
+  c->view = view_of(2, {"mem://shard-0", "mem://shard-1"});
+  f.advance(std::chrono::milliseconds(100));
+  auto seen = std::make_shared<std::vector<wire::cluster_view>>();
+  caf::anon_send(agent, view_atom::value, f.sys.spawn(view_collector, seen));
+  f.settle();
+  REQUIRE(seen->size() == 1);
+  CHECK(seen->back().shards == std::vector<std::string>{"mem://shard-0", "mem://shard-1"});
+  // A restarted coordinator whose view happens to carry epoch 2 again, with shard-1 elsewhere.
+  c->view = view_of(2, {"mem://shard-0", "mem://shard-1-new"});
+  f.advance(std::chrono::milliseconds(100));
+  REQUIRE(seen->size() == 2);
+  CHECK(seen->back().shards.at(1) == "mem://shard-1-new");
+  // An unchanged view is not sent again.
+  f.advance(std::chrono::milliseconds(300));
+  CHECK(seen->size() == 2);
+}
+
 TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent", "[actors]") {
   actor_fixture f;
   ss::test::temp_dir dir;
