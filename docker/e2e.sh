@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end test of the container deployment: builds the image, starts the compose cluster
-# (docker/compose.yaml), restarts shard-1 in the middle of training, and checks that the job
-# finishes with every training example trained exactly once.
+# End-to-end test of the container deployment: builds the image, makes a CURVE key set
+# (docker/curve-keys.sh), starts the compose cluster (docker/compose.yaml: CURVE on every link),
+# checks that clients without an accepted key are refused while the admin key is answered, restarts
+# shard-1 in the middle of training, and checks that the job finishes with every training example
+# trained exactly once.
 #
 #   docker/e2e.sh [--prebuilt PATH | --image TAG] [--rows N] [--jobs N] [--keep]
 #
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --rows) ROWS="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "e2e: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -112,6 +114,8 @@ elif command -v docker-compose >/dev/null; then
 else
   die "neither 'docker compose' nor docker-compose is installed (apt-get install docker-compose)"
 fi
+# The CURVE keys of this run (compose secrets), made once the image exists; never the repository's.
+export SS_CURVE_DIR="$E2E_DIR/curve-keys"
 export SHADOWSYNC_IMAGE="$IMAGE" SS_ROWS="$ROWS" SS_TEST_ROWS=${SS_TEST_ROWS:-20000}
 dc() { "${COMPOSE[@]}" -f "$ROOT/docker/compose.yaml" -p "$PROJECT" "$@"; }
 
@@ -119,6 +123,7 @@ cleanup() {
   local rc=$?
   if [ "$KEEP" = 0 ]; then
     dc down -v --remove-orphans >/dev/null 2>&1 || true
+    rm -rf "$SS_CURVE_DIR"
     stop_dockerd
   else
     log "--keep: cluster '$PROJECT' left running (${COMPOSE[*]} -f docker/compose.yaml -p $PROJECT down -v)"
@@ -150,18 +155,55 @@ fi
 [ -n "$USE_IMAGE" ] || log "image $IMAGE built in $(( $(date +%s) - t0 ))s ($("$DOCKER" image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1/1e6}'))"
 [ "$("$DOCKER" image inspect -f '{{.Config.User}}' "$IMAGE")" = "10001:10001" ] || die "image does not run as the non-root user"
 
-# --- 3. the cluster ------------------------------------------------------------------------------
+# --- 3. the cluster, CURVE on every link -----------------------------------------------------------
 dc down -v --remove-orphans >/dev/null 2>&1 || true
+rm -rf "$SS_CURVE_DIR"
+"$ROOT/docker/curve-keys.sh" --out "$SS_CURVE_DIR" --image "$IMAGE" > "$E2E_DIR/curve-keys.log" 2>&1 \
+  || { cat "$E2E_DIR/curve-keys.log"; die "docker/curve-keys.sh"; }
+log "CURVE key set in $SS_CURVE_DIR ($(grep -c . "$SS_CURVE_DIR/authorized_keys") lines in authorized_keys)"
 log "starting the cluster: $ROWS training rows, 2 shards, 1 reader, 2 trainers"
 t0=$(date +%s)
 dc up -d >/dev/null 2>&1 || { dc logs --no-color | tail -40; die "compose up"; }
 [ "$(dc ps -q gen-data | xargs "$DOCKER" inspect -f '{{.State.ExitCode}}')" = 0 ] || die "gen-data failed"
 
+# In the coordinator's container the SHADOWSYNC_CURVE_* variables give `status` its keys.
 status() { dc exec -T coordinator shadowsync status --coordinator tcp://127.0.0.1:5555 --timeout 3 2>/dev/null; }
 # The first (top-level) occurrence of a numeric JSON field.
 field() { { grep -o "\"$1\":[0-9]*" || true; } | head -1 | cut -d: -f2; }
 
-# --- 4. restart a shard mid-training ---------------------------------------------------------------
+# --- 4. CURVE: outsiders on the cluster network are refused, the admin key is answered ----------
+outsider() { "$DOCKER" run --rm --network "${PROJECT}_cluster" -v "$SS_CURVE_DIR:/keys:ro" "$@"; }
+admin_status() {
+  outsider "$IMAGE" status --coordinator tcp://coordinator:5555 --timeout 3 \
+    --curve-server-key /keys/server.pub --curve-client-key /keys/admin.key 2>"$E2E_DIR/admin.err"
+}
+deadline=$(( $(date +%s) + 120 ))
+until admin_status > "$E2E_DIR/admin.out" || [ "$(date +%s)" -ge "$deadline" ]; do sleep 1; done
+grep -q '"state"' "$E2E_DIR/admin.out" || { dc logs --no-color --tail 30; die "status with admin.key got no answer: $(cat "$E2E_DIR/admin.err")"; }
+log "CURVE: status from outside the cluster with server.pub and admin.key answers"
+if outsider "$IMAGE" status --coordinator tcp://coordinator:5555 --timeout 3 > "$E2E_DIR/plain.out" 2>&1; then
+  die "a plain client (no CURVE keys) got an answer from the coordinator: $(head -c 200 "$E2E_DIR/plain.out")"
+fi
+log "CURVE: status without keys is refused: $(tail -1 "$E2E_DIR/plain.out")"
+if outsider --entrypoint /bin/sh "$IMAGE" -c 'shadowsync keygen --out /tmp/eve --name eve >/dev/null &&
+     exec shadowsync status --coordinator tcp://coordinator:5555 --timeout 3 \
+       --curve-server-key /keys/server.pub --curve-client-key /tmp/eve/eve.key' > "$E2E_DIR/eve.out" 2>&1; then
+  die "a client with a key not in authorized_keys got an answer: $(head -c 200 "$E2E_DIR/eve.out")"
+fi
+log "CURVE: status with an unknown key is refused: $(tail -1 "$E2E_DIR/eve.out")"
+refusal=""
+for _ in $(seq 10); do
+  refusal=$(dc logs --no-color coordinator 2>/dev/null | grep -m1 'refused a CURVE client with unknown key' || true)
+  [ -n "$refusal" ] && break
+  sleep 1
+done
+[ -n "$refusal" ] || { dc logs --no-color --tail 20 coordinator; die "the coordinator did not log the refused unknown key"; }
+log "CURVE: the coordinator logged: ${refusal#*| }"
+plain_refusal=$(dc logs --no-color coordinator 2>/dev/null | grep -Em1 'does not speak CURVE|hung up during the handshake' || true)
+[ -z "$plain_refusal" ] || log "CURVE: the coordinator logged: ${plain_refusal#*| }"
+# (No second admin call: these checks must not eat the training time the restart below needs.)
+
+# --- 5. restart a shard mid-training ---------------------------------------------------------------
 target=$(( ROWS / 4 ))
 restarted=0
 deadline=$(( $(date +%s) + TIMEOUT ))
@@ -190,7 +232,7 @@ if [ "$restart_secs" -ge 60 ]; then
   log "WARNING: shard-1 did not exit within its 60 s stop_grace_period after SIGTERM: Docker killed it"
 fi
 
-# --- 5. the job finishes -------------------------------------------------------------------------
+# --- 6. the job finishes -------------------------------------------------------------------------
 coord=$(dc ps -q coordinator)
 left=$(( deadline - $(date +%s) ))
 rc=$(timeout "$left" "$DOCKER" wait "$coord" || echo timeout)

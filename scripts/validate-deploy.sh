@@ -9,7 +9,15 @@
 #   3. every manifest file, and every rendered kustomization, against the Kubernetes API schemas:
 #      tests/deploy/validate-k8s.js (npm kubernetes-models: the official OpenAPI schemas compiled
 #      to JSON-schema validators: types, required fields, enums, formats) and
-#      tests/deploy/k8s_strict.py (python3-kubernetes models: unknown or misplaced fields).
+#      tests/deploy/k8s_strict.py (python3-kubernetes models: unknown or misplaced fields);
+#   4. CURVE everywhere (tests/deploy/curve_check.py): every compose service and every container of
+#      every rendered workload has the three --curve-* options (SHADOWSYNC_CURVE_* variables) set
+#      to its own keys from secrets (compose secrets; Secret volumes mounted read-only with a mode
+#      the key loader accepts, fsGroup for non-root pods), and an overlay that generates the
+#      Secrets really has them.
+# The kustomize trees are checked in a scratch copy without their git-ignored curve-keys/
+# directories: the key files a secretGenerator names are placeholders there, so the trees render
+# without real keys and no key is read or copied.
 #
 #   scripts/validate-deploy.sh              validate
 #   scripts/validate-deploy.sh --self-test  validate, then prove that each validator rejects
@@ -27,7 +35,7 @@ SELF_TEST=0
 for arg in "$@"; do
   case "$arg" in
     --self-test) SELF_TEST=1 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "validate-deploy: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -79,9 +87,11 @@ trap 'rm -rf "$WORK"' EXIT
 
 schema() { node "$DRIVER/validate-k8s.js" "$@"; }
 strict() { "$PY" "$DRIVER/k8s_strict.py" "$@"; }
+curve() { "$PY" "$DRIVER/curve_check.py" "$@"; }
 kustomize() { "$KUBECTL" kustomize "$1" 2> "$WORK/kustomize.err" \
                 || { grep -v "^# Warning: '.*' is deprecated" "$WORK/kustomize.err" >&2; return 1; }; }
 compose_config() { "${COMPOSE[@]}" -f "$1" config -q; }
+compose_curve() { "${COMPOSE[@]}" -f "$1" config > "$WORK/compose-config.yaml" && curve --compose "$WORK/compose-config.yaml"; }
 
 FAILED=0
 step() { printf '== %s\n' "$*"; }
@@ -90,12 +100,18 @@ fail() { echo "validate-deploy: FAILED: $*" >&2; FAILED=1; }
 # --- 1. compose ------------------------------------------------------------------------------------
 step "compose: ${COMPOSE[*]} config docker/compose.yaml"
 compose_config docker/compose.yaml || fail "docker/compose.yaml"
+step "compose: CURVE on every service"
+compose_curve docker/compose.yaml || fail "CURVE in docker/compose.yaml"
 
 # --- 2 and 3. kustomize trees and manifests ------------------------------------------------------------
+TREE="$WORK/tree"
+mkdir -p "$TREE"
+tar -C "$ROOT" --exclude=curve-keys -cf - deploy | tar -C "$TREE" -xf -
+pushd "$TREE" > /dev/null
 mapfile -t KDIRS < <(find deploy -name kustomization.yaml -printf '%h\n' | sort)
 [ ${#KDIRS[@]} -gt 0 ] || fail "no kustomization.yaml under deploy/"
-step "kustomize trees: ${KDIRS[*]}"
-"$PY" "$DRIVER/kustomize_files.py" "${KDIRS[@]}" > "$WORK/files" || fail "kustomize file references"
+step "kustomize trees: ${KDIRS[*]} (generated key files: placeholders)"
+"$PY" "$DRIVER/kustomize_files.py" --placeholders "${KDIRS[@]}" > "$WORK/files" || fail "kustomize file references"
 mapfile -t FULL < <(awk '$1 == "full" {print $2}' "$WORK/files")
 mapfile -t PARTIAL < <(awk '$1 == "partial" {print $2}' "$WORK/files")
 
@@ -115,10 +131,15 @@ for d in "${KDIRS[@]}"; do
   if kustomize "$d" > "$out"; then
     schema "$out" || fail "schema validation of the rendered $d"
     strict "$out" || fail "strict field check of the rendered $d"
+    # A kustomization that generates Secrets must hold every Secret its workloads mount.
+    generated=()
+    grep -q '^secretGenerator:' "$d/kustomization.yaml" && generated=(--secrets-present)
+    curve "${generated[@]}" "$out" || fail "CURVE keys of the rendered $d"
   else
     fail "kubectl kustomize $d"
   fi
 done
+popd > /dev/null
 
 if [ "$FAILED" != 0 ]; then
   echo "validate-deploy: FAILED" >&2
@@ -169,7 +190,28 @@ expect_reject "manifest: missing required field (schema)" schema "$B/required.ya
 mutate deploy/overlays/example/small-resources.yaml "$B/patch.yaml" 's.replace("requests:", "request:", 1)'
 expect_reject "overlay patch: misspelled field (strict)" strict --partial "$B/patch.yaml"
 
-cp -r deploy "$B/deploy"
+mutate docker/compose.yaml "$B/compose-nokey.yaml" 's.replace("      - {source: trainer-1-key, target: client.key}\n", "", 1)'
+expect_reject "compose: a service without its client key secret (curve)" compose_curve "$B/compose-nokey.yaml"
+mutate docker/compose.yaml "$B/compose-shared.yaml" 's.replace("{source: trainer-1-key, target: client.key}", "{source: trainer-0-key, target: client.key}", 1)'
+expect_reject "compose: two services share a client key (curve)" compose_curve "$B/compose-shared.yaml"
+mutate docker/compose.yaml "$B/compose-noenv.yaml" 's.replace("  SHADOWSYNC_CURVE_AUTHORIZED_KEYS: /run/secrets/authorized_keys\n", "", 1)'
+expect_reject "compose: no --curve-authorized-keys (curve)" compose_curve "$B/compose-noenv.yaml"
+
+mutate deploy/base/shards.yaml "$B/nomount.yaml" 's.replace("            - name: curve-member\n              mountPath: /etc/shadowsync-curve/member\n              readOnly: true\n", "", 1)'
+expect_reject "manifest: CURVE key volume not mounted (curve)" curve "$B/nomount.yaml"
+mutate deploy/base/readers.yaml "$B/noflag.yaml" 's.replace("            - name: SHADOWSYNC_CURVE_CLIENT_KEY\n              value: /etc/shadowsync-curve/member/client.key\n", "", 1)'
+expect_reject "manifest: no --curve-client-key (curve)" curve "$B/noflag.yaml"
+mutate deploy/base/coordinator.yaml "$B/mode.yaml" 's.replace("defaultMode: 288", "defaultMode: 420", 1)'
+expect_reject "manifest: CURVE Secret readable by others, mode 0644 (curve)" curve "$B/mode.yaml"
+mutate deploy/base/trainers.yaml "$B/nofsgroup.yaml" 's.replace("        fsGroup: 10001\n", "", 1)'
+expect_reject "manifest: non-root pod without fsGroup cannot read the keys (curve)" curve "$B/nofsgroup.yaml"
+cp -r "$TREE/deploy" "$B/deploy-nosecret"
+mutate "$TREE/deploy/overlays/example/kustomization.yaml" "$B/deploy-nosecret/overlays/example/kustomization.yaml" \
+  's.replace("  - name: shadowsync-curve-trainer\n    files:\n      - client.key=curve-keys/trainer.key\n", "", 1)'
+kustomize "$B/deploy-nosecret/overlays/example" > "$B/nosecret.yaml" || { echo "self-test: cannot render the overlay without a Secret" >&2; ST=1; }
+expect_reject "overlay: a mounted CURVE Secret is not generated (curve)" curve --secrets-present "$B/nosecret.yaml"
+
+cp -r "$TREE/deploy" "$B/deploy"
 mutate deploy/base/kustomization.yaml "$B/deploy/base/kustomization.yaml" 's.replace("  - trainers.yaml\n", "  - trainer.yaml\n", 1)'
 expect_reject "kustomization: missing resource file" "$PY" "$DRIVER/kustomize_files.py" "$B/deploy/base"
 expect_reject "kustomization: missing resource file (kubectl kustomize)" kustomize "$B/deploy/base"

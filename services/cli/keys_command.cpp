@@ -4,7 +4,7 @@
 //   shadowsync keygen --cluster --out DIR --members coordinator,shard-0,...
 //       DIR/server.{key,pub}: the cluster's server pair (every listener's secret, every dialer's
 //       pinned public key); DIR/<member>.{key,pub} for each member; DIR/authorized_keys: every
-//       member's public key. Mount DIR as a Kubernetes Secret (defaultMode 0400) or compose
+//       member's public key. Mount DIR as a Kubernetes Secret (defaultMode 0440 with fsGroup) or compose
 //       secrets and start each service with
 //         --curve-server-key DIR/server.key --curve-client-key DIR/<member>.key
 //         --curve-authorized-keys DIR/authorized_keys

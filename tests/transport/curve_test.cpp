@@ -1,10 +1,13 @@
 // zmq_transport with CURVE over tcp loopback: an authorized client and the server exchange frames
 // both ways; an unknown client key, a plain client and a client that pinned another server key
-// are refused (no frame delivered, counted, logged); key files parse with precise errors; keys
-// written by write_key_pair read back. Catch2 assertions run on the test thread only.
+// are refused (no frame delivered, counted, logged); key files parse with precise errors; the
+// secret key files' ownership and mode rule (own files 0600, root-owned files readable by the
+// process's group: Kubernetes Secret volumes with fsGroup); keys written by write_key_pair read back. Catch2 assertions run on the test thread only.
 #include <catch2/catch.hpp>
 
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -345,5 +348,98 @@ TEST_CASE("written key pairs read back and load as curve security") {
   auto plain = ss::transport::load_curve_security("", "", "", true);
   REQUIRE(plain.is_ok());
   CHECK(plain->mode == security_mode::plain);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("secret key file ownership and mode: own files 0600 and root-owned files readable by our group") {
+  using ss::transport::check_secret_key_file_access;
+  const uid_t me = 10001;
+  const gid_t my_gid = 10001;
+  const std::vector<gid_t> groups{10001, 2000};
+  auto check = [&](mode_t mode, uid_t owner, gid_t group) {
+    return check_secret_key_file_access("k/server.key", mode, owner, group, me, my_gid, groups);
+  };
+  // A file this process's user owns: nothing for group or others, like ssh.
+  CHECK(check(0100600, me, my_gid).is_ok());
+  CHECK(check(0100400, me, my_gid).is_ok());
+  auto own_group = check(0100640, me, my_gid);
+  REQUIRE_FALSE(own_group.is_ok());
+  CHECK(own_group.code() == ss::errc::invalid_argument);
+  CHECK_THAT(own_group.message(), Catch::Contains("k/server.key: a secret key file must not be accessible by group or "
+                                                  "others (mode 0640); run chmod 600 k/server.key"));
+  CHECK_FALSE(check(0100604, me, my_gid).is_ok());
+  CHECK_FALSE(check(0100660, me, my_gid).is_ok());
+
+  // Owned by root and readable by this process's group: a Kubernetes Secret volume with fsGroup
+  // (defaultMode 0400 or 0440 both end up 0440 root:<fsGroup>).
+  CHECK(check(0100440, 0, my_gid).is_ok());
+  CHECK(check(0100640, 0, my_gid).is_ok());
+  CHECK(check(0100440, 0, 2000).is_ok());  // a supplementary group
+  CHECK(check(0100400, 0, 0).is_ok());     // nothing for the group: no group to check
+  CHECK(check(0100600, 0, 4242).is_ok());
+  auto foreign = check(0100440, 0, 4242);
+  REQUIRE_FALSE(foreign.is_ok());
+  CHECK_THAT(foreign.message(), Catch::Contains("k/server.key: a group-readable secret key file owned by root must "
+                                                "belong to one of this process's groups (10001,2000), not to gid 4242 "
+                                                "(mode 0440); run chgrp 10001 k/server.key"));
+  auto others = check(0100444, 0, my_gid);
+  REQUIRE_FALSE(others.is_ok());
+  CHECK_THAT(others.message(), Catch::Contains("owned by root may be readable by its group at most"));
+  CHECK_THAT(others.message(), Catch::Contains("(mode 0444, at most 0640); run chmod 640 k/server.key"));
+  CHECK_FALSE(check(0100460, 0, my_gid).is_ok());  // group-writable
+  CHECK_FALSE(check(0100450, 0, my_gid).is_ok());  // group-executable
+  CHECK_FALSE(check(0100404, 0, my_gid).is_ok());  // others may read
+
+  // Owned by another user: refused whatever the mode.
+  auto stranger = check(0100600, 1000, 1000);
+  REQUIRE_FALSE(stranger.is_ok());
+  CHECK_THAT(stranger.message(), Catch::Contains("k/server.key: a secret key file must be owned by this process's "
+                                                 "user (uid 10001) or by root, not by uid 1000; run chown 10001"));
+  CHECK_FALSE(check(0100440, 1000, my_gid).is_ok());
+
+  // A process running as root owns root's files: the strict rule applies, not the group one.
+  auto as_root = check_secret_key_file_access("k/server.key", 0100440, 0, 0, 0, 0, {0});
+  REQUIRE_FALSE(as_root.is_ok());
+  CHECK_THAT(as_root.message(), Catch::Contains("must not be accessible by group or others (mode 0440)"));
+}
+
+TEST_CASE("a non-root process reads a root-owned group-readable key file as a Kubernetes Secret volume has it") {
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root to make root-owned files and switch to uid 10001 (the fsGroup case is covered by the "
+         "rule test above)");
+    return;
+  }
+  const auto dir = temp_dir();
+  ::chmod(dir.c_str(), 0711);  // the unprivileged child must reach the files
+  const curve_key_pair k = fresh();
+  const std::string body = "public-key = " + k.public_key + "\nsecret-key = " + k.secret_key + "\n";
+  // What the kubelet makes of a Secret with defaultMode 0400 and fsGroup 10001: root:10001, 0440.
+  write_text(dir / "fsgroup.key", body, 0440);
+  REQUIRE(::chown((dir / "fsgroup.key").c_str(), 0, 10001) == 0);
+  write_text(dir / "foreign.key", body, 0440);
+  REQUIRE(::chown((dir / "foreign.key").c_str(), 0, 10002) == 0);
+  write_text(dir / "other.key", body, 0444);
+  REQUIRE(::chown((dir / "other.key").c_str(), 0, 10001) == 0);
+  // A child switches to uid/gid 10001 (supplementary group 10001 only) and reports, by exit status,
+  // which files load: bit 0 fsgroup.key loaded, bit 1 foreign.key refused, bit 2 other.key refused.
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const gid_t g = 10001;
+    if (::setgroups(1, &g) != 0 || ::setresgid(g, g, g) != 0 || ::setresuid(10001, 10001, 10001) != 0) ::_exit(100);
+    int bits = 0;
+    if (ss::transport::read_key_file((dir / "fsgroup.key").string(), true).is_ok()) bits |= 1;
+    auto foreign = ss::transport::read_key_file((dir / "foreign.key").string(), true);
+    // 10001 cannot even open it (0440, another group): refused before the mode rule.
+    if (!foreign.is_ok()) bits |= 2;
+    auto other = ss::transport::read_key_file((dir / "other.key").string(), true);
+    if (!other.is_ok() && other.error().message().find("at most 0640") != std::string::npos) bits |= 4;
+    ::_exit(bits);
+  }
+  int wstatus = 0;
+  REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
+  REQUIRE(WIFEXITED(wstatus));
+  CHECK(WEXITSTATUS(wstatus) != 100);
+  CHECK(WEXITSTATUS(wstatus) == 7);
   std::filesystem::remove_all(dir);
 }

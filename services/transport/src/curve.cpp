@@ -106,12 +106,88 @@ status check_security(const transport_security& s) {
   return status::ok();
 }
 
-result<curve_key_pair> read_key_file(const std::string& path, bool require_secret) {
-  std::ifstream in(path);
-  if (!in) {
-    return status(errno == ENOENT ? errc::not_found : errc::io_error,
-                  path + ": cannot read the key file: " + std::strerror(errno));
+status check_secret_key_file_access(const std::string& path, mode_t mode, uid_t owner, gid_t group, uid_t euid,
+                                    gid_t egid, const std::vector<gid_t>& supplementary_groups) {
+  const std::string m = octal_mode(mode);
+  if (owner == euid) {
+    if ((mode & 0077) != 0) {
+      return status(errc::invalid_argument,
+                    path + ": a secret key file must not be accessible by group or others (mode " + m +
+                        "); run chmod 600 " + path +
+                        (euid == 0 ? std::string()
+                                   : std::string(" (only a file owned by root may be readable by this process's "
+                                                 "group, as a Kubernetes Secret volume with fsGroup is)")));
+    }
+    return status::ok();
   }
+  if (owner != 0) {
+    return status(errc::invalid_argument, path + ": a secret key file must be owned by this process's user (uid " +
+                                              std::to_string(euid) + ") or by root, not by uid " +
+                                              std::to_string(owner) + "; run chown " + std::to_string(euid) +
+                                              " " + path + " (and chmod 600)");
+  }
+  if ((mode & 0037) != 0) {
+    return status(errc::invalid_argument,
+                  path + ": a secret key file owned by root may be readable by its group at most, not writable or "
+                         "executable by it nor accessible by others (mode " +
+                      m + ", at most 0640); run chmod 640 " + path + " (a Kubernetes Secret volume: defaultMode 0440)");
+  }
+  if ((mode & 0040) != 0 && group != egid) {
+    bool member = false;
+    for (const gid_t g : supplementary_groups) member = member || g == group;
+    if (!member) {
+      std::string groups = std::to_string(egid);
+      for (const gid_t g : supplementary_groups)
+        if (g != egid) groups += "," + std::to_string(g);
+      return status(errc::invalid_argument,
+                    path + ": a group-readable secret key file owned by root must belong to one of this process's "
+                           "groups (" +
+                        groups + "), not to gid " + std::to_string(group) + " (mode " + m + "); run chgrp " +
+                        std::to_string(egid) + " " + path + " (Kubernetes: the pod's securityContext.fsGroup)");
+    }
+  }
+  return status::ok();
+}
+
+namespace {
+
+std::vector<gid_t> process_groups() {
+  const int n = ::getgroups(0, nullptr);
+  if (n <= 0) return {};
+  std::vector<gid_t> groups(static_cast<std::size_t>(n));
+  const int got = ::getgroups(n, groups.data());
+  groups.resize(got < 0 ? 0 : static_cast<std::size_t>(got));
+  return groups;
+}
+
+}  // namespace
+
+result<curve_key_pair> read_key_file(const std::string& path, bool require_secret) {
+  // One open file for the contents and the mode check (fstat), so that both are the same file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    return status(e == ENOENT ? errc::not_found : errc::io_error,
+                  path + ": cannot read the key file: " + std::strerror(e));
+  }
+  struct stat st{};
+  std::string text;
+  {
+    bool ok = ::fstat(fd, &st) == 0;
+    char buf[4096];
+    // A key file is a few lines; anything far larger is not one.
+    while (ok && text.size() < (1u << 20)) {
+      const ssize_t r = ::read(fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) ok = false;
+      if (r <= 0) break;
+      text.append(buf, static_cast<std::size_t>(r));
+    }
+    const int e = errno;
+    ::close(fd);
+    if (!ok) return status(errc::io_error, path + ": cannot read the key file: " + std::strerror(e));
+  }
+  std::istringstream in(text);
   curve_key_pair k;
   std::string line;
   int n = 0, public_line = 0, secret_line = 0;
@@ -139,16 +215,8 @@ result<curve_key_pair> read_key_file(const std::string& path, bool require_secre
     return status(errc::parse_error, path + ": no 'secret-key = <Z85>' line (give the secret NAME.key file, not NAME.pub)");
   }
   if (secret_line != 0) {
-    struct stat st{};
-    if (::stat(path.c_str(), &st) != 0) {
-      return status(errc::io_error, path + ": " + std::strerror(errno));
-    }
-    if ((st.st_mode & 0077) != 0) {
-      return status(errc::invalid_argument,
-                    path + ": a secret key file must not be accessible by group or others (mode " +
-                        octal_mode(st.st_mode) + "); run chmod 600 " + path +
-                        " (a Kubernetes Secret volume: defaultMode 0400)");
-    }
+    SS_RETURN_IF_ERROR(check_secret_key_file_access(path, st.st_mode, st.st_uid, st.st_gid, ::geteuid(), ::getegid(),
+                                                    process_groups()));
     SS_RETURN_IF_ERROR(check_pair_matches(k, path));
   }
   return k;

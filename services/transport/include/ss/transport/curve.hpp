@@ -10,7 +10,7 @@
 //     is refused, logged ("refused a CURVE client with unknown key XYZ... from 10.0.0.7") and
 //     counted (zmq_transport_counters::auth_refused).
 // `shadowsync keygen --cluster --out DIR --members coordinator,shard-0,...` writes such a set,
-// ready to mount as a Kubernetes Secret or compose secret.
+// ready to mount as a Kubernetes Secret or compose secret (deploy/, docker/compose.yaml).
 //
 // Threat model. What CURVE gives every tcp/ipc link: confidentiality and integrity of every
 // frame (Curve25519 key exchange, XSalsa20-Poly1305 per message, perfect forward secrecy through
@@ -28,6 +28,8 @@
 // inproc:// links, which never leave the process and to which libzmq applies no mechanism.
 // Plain mode stays for a single-machine run; bound beyond loopback it warns loudly at start.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 #include <vector>
@@ -82,11 +84,29 @@ status check_security(const transport_security& s);
 //   public-key = <40 Z85 characters>
 //   secret-key = <40 Z85 characters>      (only in the secret file, NAME.key)
 // Values may be quoted; other lines ("metadata", "curve", "name = ...") are ignored. With
-// `require_secret`, a file without a secret-key is an error, and a file holding a secret key
-// must not be readable or writable by group or others (mode & 0077 == 0), like ssh's keys:
+// `require_secret`, a file without a secret-key is an error. A file holding a secret key must pass
+// check_secret_key_file_access (below) for the file it read (fstat of the open file), e.g.
 // "keys/shard-0.key: a secret key file must not be accessible by group or others (mode 0644); run chmod 600 keys/shard-0.key".
 // The secret key must match the public key.
 result<curve_key_pair> read_key_file(const std::string& path, bool require_secret);
+
+// The ownership and mode rule for a file holding a secret key (the rule PostgreSQL applies to its
+// ssl_key_file), given the file's mode, owner and group and this process's effective uid, gid and
+// supplementary groups:
+//   - owned by this process's user: no access at all for group or others (0600 or less), as ssh;
+//   - owned by root: readable by its group at most (0640 or less: no group write or execute,
+//     nothing for others), and a group-readable file's group must be this process's effective gid
+//     or one of its supplementary groups. This is how a Kubernetes Secret volume looks to a
+//     non-root pod with securityContext.fsGroup: the kubelet makes every file root:<fsGroup> and
+//     adds group read (defaultMode 0400 becomes 0440, kubernetes/kubernetes#57923), and without
+//     fsGroup a non-root process cannot read a Secret file that is not readable by others at all.
+//     A group-readable key is thus exposed only to processes that hold that group, which root
+//     (the owner) granted deliberately; a file the process owns itself stays 0600, so a key does
+//     not end up group-readable by accident (umask, copies);
+//   - owned by anyone else: refused.
+// OK, or invalid_argument with a message that names the path, the mode and the fix.
+status check_secret_key_file_access(const std::string& path, mode_t mode, uid_t owner, gid_t group, uid_t euid,
+                                    gid_t egid, const std::vector<gid_t>& supplementary_groups);
 
 // Reads an authorized_keys file: one Z85 public key per line (40 characters), optionally followed
 // by whitespace and a '#' comment ('#' is itself a Z85 character); lines starting with '#' and
