@@ -116,6 +116,9 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("max_rows_per_table", store.options().max_rows_per_table)
                                           .add("busy_seconds", static_cast<double>(c.busy_ns.load()) * 1e-9)
                                           .add("persisted", o.storage != nullptr)
+                                          .add("storage_memory_bytes", o.storage ? o.storage->memory_bytes() : 0)
+                                          .add("storage_memory_bound_bytes",
+                                               o.storage ? o.storage->memory_bound_bytes() : 0)
                                           .add("dirty_rows", store.dirty_rows())
                                           .add("flushes", c.flushes.load())
                                           .add("rows_flushed", c.rows_flushed.load())

@@ -89,6 +89,18 @@ TEST_CASE("rocksdb rows reopen after a clean close keeps rows and meta", "[stora
   CHECK(scan_all(*store) == expect);
 }
 
+TEST_CASE("rocksdb rows report the memory RocksDB holds, within its configured bound", "[storage]") {
+  temp_dir dir;
+  auto store = open_store(dir);
+  const rocksdb_rows_options defaults;
+  CHECK(store->memory_bound_bytes() == 2 * defaults.write_buffer_size + defaults.block_cache_bytes);
+  const auto before = store->memory_bytes();
+  fill(*store, 20000);  // 20,001 rows of 17 floats: about 1.5 MB of records in the memtable
+  const auto after = store->memory_bytes();
+  CHECK(after >= before + 1000000);
+  CHECK(after <= store->memory_bound_bytes());
+}
+
 TEST_CASE("rocksdb rows a killed process loses nothing it wrote", "[storage]") {
   temp_dir dir;
   int fds[2];

@@ -294,6 +294,20 @@ rocksdb_rows::rocksdb_rows(std::string dir, std::uint32_t row_floats, rocksdb_ro
 
 rocksdb_rows::~rocksdb_rows() { close_live(); }
 
+std::uint64_t rocksdb_rows::memory_bytes() const {
+  std::uint64_t memtables = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(db_mu_);
+    if (db_ != nullptr) db_->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtables);
+  }
+  return memtables + state_->cache->GetUsage();
+}
+
+std::uint64_t rocksdb_rows::memory_bound_bytes() const {
+  const auto& o = state_->options;
+  return static_cast<std::uint64_t>(o.max_write_buffer_number) * o.write_buffer_size + options_.block_cache_bytes;
+}
+
 std::string rocksdb_rows::checkpoint_path(std::uint64_t id) const {
   return (fs::path(dir_) / "checkpoints" / std::to_string(id)).string();
 }

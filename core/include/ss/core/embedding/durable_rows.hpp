@@ -47,6 +47,12 @@ class durable_rows {
   // Rows currently stored (an estimate is not acceptable: it is counted on write).
   virtual std::uint64_t rows() const = 0;
 
+  // Memory the storage engine holds now (write buffers, read cache), and the most its
+  // configuration lets it hold: a shard's memory beyond its rows, reported so a soak can tell
+  // bounded buffering from a leak. Thread-safe. Default: none.
+  virtual std::uint64_t memory_bytes() const { return 0; }
+  virtual std::uint64_t memory_bound_bytes() const { return 0; }
+
   // Makes a durable copy of everything written so far, named `id`. errc::invalid_argument if a
   // checkpoint with that id exists. A checkpoint interrupted by a crash is never listed.
   virtual result<checkpoint_info> checkpoint(std::uint64_t id) = 0;

@@ -116,6 +116,10 @@ class rocksdb_rows final : public embedding::durable_rows {
   status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) override;
   status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) override;
   std::uint64_t rows() const override { return rows_.load(std::memory_order_relaxed); }
+  // Memtables (rocksdb.cur-size-all-mem-tables) plus the block cache's usage; bounded by
+  // max_write_buffer_number x write_buffer_size + block_cache_bytes.
+  std::uint64_t memory_bytes() const override;
+  std::uint64_t memory_bound_bytes() const override;
 
   result<embedding::checkpoint_info> checkpoint(std::uint64_t id) override;
   // Every directory checkpoints/<digits>, oldest first, with rows and checksum from its manifest
