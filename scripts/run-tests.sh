@@ -5,6 +5,9 @@
 #   scripts/run-tests.sh -L unit         extra arguments go to ctest (here: one label)
 #   SS_FUZZ_SECONDS=30 scripts/run-tests.sh   then also runs every libFuzzer target 30 s (clang,
 #                                        ASan+UBSan; scripts/fuzz.sh); CI does this
+#   SS_SANITIZERS=asan-adapters scripts/run-tests.sh   then also builds and runs test suites under
+#                                        sanitizers (asan-adapters, asan, tsan: see
+#                                        scripts/sanitize.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -13,6 +16,9 @@ export SS_CMAKE_ARGS="-DSS_WERROR=ON ${SS_CMAKE_ARGS:-}"
 build_dir=${SS_BUILD_DIR:-$root/build}
 cd "$build_dir"
 ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" "$@"
+for kind in ${SS_SANITIZERS:-}; do
+  "$root/scripts/sanitize.sh" "$kind" "$@"
+done
 if [ "${SS_FUZZ_SECONDS:-0}" != 0 ]; then
   "$root/scripts/setup.sh" --fuzz
   "$root/scripts/fuzz.sh" "$SS_FUZZ_SECONDS"

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the test suite with sanitizers and runs it (CI's sanitizer step, and by hand).
+#
+#   scripts/sanitize.sh asan-adapters [CTEST_ARGS...]   ASan + UBSan on the code that takes bytes
+#                                                 from outside (wire codec, ZeroMQ transport, RocksDB
+#                                                 rows, ops HTTP server) and the embedding store and
+#                                                 sync math, with their test suites (build-asan/)
+#   scripts/sanitize.sh asan   [CTEST_ARGS...]   AddressSanitizer + UndefinedBehaviorSanitizer,
+#                                                 the whole suite (build-asan/)
+#   scripts/sanitize.sh tsan   [CTEST_ARGS...]   ThreadSanitizer on the multi-threaded parts that
+#                                                 do not race by design (build-tsan/; see below)
+#   scripts/sanitize.sh all                       both, one after the other
+#
+# Any finding fails its test: UBSan does not recover (-fno-sanitize-recover=all), ASan and TSan
+# abort with exit code 66, LeakSanitizer reports leaks at exit. Reports go to the test's output
+# (ctest --output-on-failure).
+#
+# ThreadSanitizer and Hogwild: trainer workers update the shared dense parameters without locks
+# on purpose (design.md, Hogwild). TSan runs the suites whose threads must never race: the ZeroMQ
+# transport (poll thread, ZAP thread, senders), the RocksDB adapter (persister vs. writers), the
+# ops HTTP server, the wire codec, the actors (CAF's own scheduler threads in the service tests),
+# the shard store and embedding tables (striped locks), the sync algorithms, and real service
+# processes (resource_limits, ops_endpoints), with scripts/tsan.supp allowing
+# exactly the Hogwild functions and nothing else. Suites that train with several Hogwild threads
+# through OpenMP/oneDNN (whose runtime TSan cannot see into) are left to ASan.
+#
+# Environment: SS_SANITIZE_JOBS (build parallelism, default 2), SS_TEST_JOBS (ctest -j, default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=${SS_SANITIZE_JOBS:-2}
+kind=${1:-asan}
+shift || true
+
+configure() {  # configure BUILD_DIR SANITIZERS
+  if [ ! -f "$1/build.ninja" ]; then
+    cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSS_WERROR=ON -DSS_BUILD_BENCH=OFF \
+      -DSS_SANITIZE="$2" >/dev/null
+  fi
+}
+
+asan_env() {
+  # detect_stack_use_after_return costs little at -O2 and finds dangling captures in callbacks.
+  export ASAN_OPTIONS="abort_on_error=0:exitcode=66:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:${ASAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+  export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:${LSAN_OPTIONS:-}"
+}
+
+run_asan() {
+  configure build-asan address,undefined
+  cmake --build build-asan -j "$jobs"
+  asan_env
+  # deploy_validation checks YAML and JSON with node and python: nothing of ours runs in it.
+  (cd build-asan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -E '^deploy_validation$' "$@")
+}
+
+adapter_targets=(transport_tests wire_tests storage_tests http_tests embedding_tests sync_tests)
+adapter_tests='^(transport_tests|wire_tests|storage_tests|http_tests|embedding_tests|sync_tests): '
+
+run_asan_adapters() {
+  configure build-asan address,undefined
+  cmake --build build-asan -j "$jobs" --target "${adapter_targets[@]}"
+  asan_env
+  (cd build-asan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -R "$adapter_tests" "$@")
+}
+
+tsan_targets=(transport_tests storage_tests http_tests wire_tests actor_tests embedding_tests sync_tests shadowsync)
+tsan_tests='^(transport_tests|storage_tests|http_tests|wire_tests|actor_tests|embedding_tests|sync_tests): |^(resource_limits|ops_endpoints)$'
+
+run_tsan() {
+  configure build-tsan thread
+  cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"
+  export TSAN_OPTIONS="exitcode=66:halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp:${TSAN_OPTIONS:-}"
+  (cd build-tsan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -R "$tsan_tests" "$@")
+}
+
+case "$kind" in
+  asan-adapters) run_asan_adapters "$@" ;;
+  asan) run_asan "$@" ;;
+  tsan) run_tsan "$@" ;;
+  all) run_asan "$@" && run_tsan "$@" ;;
+  *)
+    echo "usage: scripts/sanitize.sh asan-adapters|asan|tsan|all [CTEST_ARGS...]" >&2
+    exit 2
+    ;;
+esac
