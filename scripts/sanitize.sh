@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the test suite with sanitizers and runs it (CI's sanitizer step, and by hand).
+# Builds the test suite with sanitizers and runs it (by hand, or after the suite with
+# SS_SANITIZERS=... scripts/run-tests.sh; not yet part of .ci/run).
 #
 #   scripts/sanitize.sh asan-adapters [CTEST_ARGS...]   ASan + UBSan on the code that takes bytes
 #                                                 from outside (wire codec, ZeroMQ transport, RocksDB
