@@ -56,7 +56,7 @@ run_asan() {
 }
 
 adapter_targets=(transport_tests wire_tests storage_tests http_tests embedding_tests sync_tests)
-adapter_tests='^(transport_tests|wire_tests|storage_tests|http_tests|embedding_tests|sync_tests): '
+adapter_tests='^(transport_tests|wire_tests|storage_tests|http_tests|embedding_tests|sync_tests):'
 
 run_asan_adapters() {
   configure build-asan address,undefined
@@ -66,7 +66,7 @@ run_asan_adapters() {
 }
 
 tsan_targets=(transport_tests storage_tests http_tests wire_tests actor_tests embedding_tests sync_tests shadowsync)
-tsan_tests='^(transport_tests|storage_tests|http_tests|wire_tests|actor_tests|embedding_tests|sync_tests): |^(resource_limits|ops_endpoints)$'
+tsan_tests='^(transport_tests|storage_tests|http_tests|wire_tests|actor_tests|embedding_tests|sync_tests):|^(resource_limits|ops_endpoints)$'
 
 run_tsan() {
   configure build-tsan thread
