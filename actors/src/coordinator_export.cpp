@@ -58,13 +58,16 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
       p.deliver(make_body(wire::error_reply{in.error().code(), in.error().message()}));
       return;
     }
-    // A relay answers the request when the exporter reports.
-    auto relay = self->spawn([p](caf::event_based_actor* a) mutable -> caf::behavior {
-      return {[a, p](result_atom, const body_ptr& b) mutable {
-        p.deliver(b);
-        a->quit();
-      }};
-    });
+    // A relay answers the request when the exporter reports. The promise is a spawn argument, not
+    // a capture: CAF 0.17 binds a null reference for an actor spawned without arguments (UBSan).
+    auto relay = self->spawn(
+        [](caf::event_based_actor* a, caf::response_promise promise) -> caf::behavior {
+          return {[a, promise](result_atom, const body_ptr& b) mutable {
+            promise.deliver(b);
+            a->quit();
+          }};
+        },
+        p);
     spdlog::info("{}: exporting the model to {} (on request)", self->state.options.name, path);
     spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, self->state.options.detached_evaluator);
   });

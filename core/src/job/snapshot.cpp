@@ -290,7 +290,7 @@ result<dense_state> decode_dense(const std::string& bytes) {
     at += sizeof n;
     if (n > (end - at) / sizeof(float)) return corrupt("dense.bin claims " + std::to_string(n) + " floats, more than it holds");
     v.resize(n);
-    std::memcpy(v.data(), bytes.data() + at, n * sizeof(float));
+    if (n > 0) std::memcpy(v.data(), bytes.data() + at, n * sizeof(float));  // an empty vector's data() may be null
     at += n * sizeof(float);
     return status::ok();
   };

@@ -77,6 +77,7 @@ float bits_float(std::uint32_t u) {
 
 // n floats to little-endian bytes at dst.
 void encode_floats(const float* src, std::size_t n, unsigned char* dst) {
+  if (n == 0) return;  // memcpy's pointers must not be null, even for 0 bytes; an empty vector's may be
   if constexpr (little_endian) {
     std::memcpy(dst, src, n * sizeof(float));
   } else {
@@ -85,6 +86,7 @@ void encode_floats(const float* src, std::size_t n, unsigned char* dst) {
 }
 
 void decode_floats(const unsigned char* src, std::size_t n, float* dst) {
+  if (n == 0) return;  // memcpy's pointers must not be null, even for 0 bytes; an empty vector's may be
   if constexpr (little_endian) {
     std::memcpy(dst, src, n * sizeof(float));
   } else {
