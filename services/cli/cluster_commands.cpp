@@ -172,10 +172,11 @@ std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::con
 using starter = std::function<result<std::unique_ptr<actors::running_service>>(
     caf::actor_system&, std::unique_ptr<actors::transport>, const actors::service_options&)>;
 
-// A shard's rows in RocksDB under `dir`.
-decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir) {
-  return [dir](std::uint32_t row_floats) -> result<std::unique_ptr<embedding::durable_rows>> {
-    auto rows = storage::rocksdb_rows::open(dir, row_floats, storage::rocksdb_rows_options{});
+// A shard's rows in RocksDB under `dir`, its memtables and block cache within `memory_mb`.
+decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir, int memory_mb) {
+  const auto options = storage::rocksdb_rows_options::with_memory_budget(static_cast<std::size_t>(memory_mb) << 20);
+  return [dir, options](std::uint32_t row_floats) -> result<std::unique_ptr<embedding::durable_rows>> {
+    auto rows = storage::rocksdb_rows::open(dir, row_floats, options);
     if (!rows.is_ok()) return rows.error();
     return std::unique_ptr<embedding::durable_rows>(std::move(*rows));
   };
@@ -389,6 +390,7 @@ int run_coordinator(const args& a, const config::environment& env) {
 int run_shard(const args& a, const config::environment& env) {
   std::string data_dir;
   double flush_interval = 5;
+  int storage_memory_mb = 64;
   role_flags extra;
   extra.add = [&](config::option_set& opts) {
     opts.add("data-dir", &data_dir,
@@ -398,11 +400,15 @@ int run_shard(const args& a, const config::environment& env) {
              "Seconds between writes of changed rows to --data-dir (a kill -9 loses at most this much of the "
              "shard's updates; SIGTERM loses none). 0: only at snapshots and on SIGTERM.")
         .range(0.0, 86400.0);
+    opts.add("storage-memory-mb", &storage_memory_mb,
+             "RocksDB's memory with --data-dir (two memtables of a quarter each, half for the block cache), on "
+             "top of the rows themselves; reported as storage_memory_bytes and storage_memory_bound_bytes.")
+        .range(4, 1 << 20);
   };
   extra.configure = [&](actors::service_options& o) {
     o.flush_interval = flush_interval;
     if (data_dir.empty()) return;
-    o.open_storage = rocksdb_storage(data_dir);
+    o.open_storage = rocksdb_storage(data_dir, storage_memory_mb);
   };
   return run_member("shard", a, env, "tcp://0.0.0.0:5556", true,
                     "Runs an embedding shard server: it holds the rows of every table that hash to its "
@@ -459,6 +465,7 @@ struct local_flags {
   std::string export_path;  // the final model file
   int snapshot_retain = 3;
   double flush_interval = 5;
+  int storage_memory_mb = 64;
   double restart_delay = 1;
   int max_restarts = 10;
   std::string curve_dir;  // --processes: CURVE keys of every child (made here when absent); "" = plain
@@ -589,7 +596,8 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
         shell_quote(exe) + " shard --index " + std::to_string(i) + " --coordinator " + coordinator +
             " --listen tcp://127.0.0.1:0 --threads " + std::to_string(l.shard_threads) + " --data-dir " +
             shell_quote((state_dir / ("shard-" + std::to_string(i))).string()) + " --flush-interval " +
-            std::to_string(l.flush_interval) + timing + common);
+            std::to_string(l.flush_interval) + " --storage-memory-mb " + std::to_string(l.storage_memory_mb) + timing +
+            common);
   for (int i = 1; i < l.job.sync_servers; ++i)
     add("sync-" + std::to_string(i), shell_quote(exe) + " sync-server --index " + std::to_string(i) +
                                          " --coordinator " + coordinator + " --listen tcp://127.0.0.1:0" + timing + common);
@@ -782,7 +790,7 @@ int run_local_in_process(const local_flags& l) {
       o.threads = l.shard_threads;
       o.flush_interval = l.flush_interval;
       if (!l.state_dir.empty()) {
-        o.open_storage = rocksdb_storage((std::filesystem::path(l.state_dir) / o.name).string());
+        o.open_storage = rocksdb_storage((std::filesystem::path(l.state_dir) / o.name).string(), l.storage_memory_mb);
       }
       ok = add(actors::start_shard(sys, make_transport(ctx, o.name), o));
     }
@@ -853,6 +861,9 @@ int run_local(const args& a, const config::environment& env) {
   opts.add("export", &l.export_path, "Write the final model here when the job ends (for `shadowsync predict`).");
   opts.add("flush-interval", &l.flush_interval, "Seconds between a shard's writes of changed rows to storage.")
       .range(0.0, 86400.0);
+  opts.add("storage-memory-mb", &l.storage_memory_mb,
+           "RocksDB's memory per shard with a state directory (memtables + block cache; see `shadowsync shard`).")
+      .range(4, 1 << 20);
   opts.add("restart-delay", &l.restart_delay, "--processes: seconds before a service that died is started again.")
       .range(0.0, 3600.0);
   opts.add("max-restarts", &l.max_restarts, "--processes: restarts of one service before the run gives up.")

@@ -22,7 +22,7 @@ wait_for() {  # wait_for SECONDS COMMAND...: until the command succeeds
 "$bin" gen-data --rows 5000 --test-rows 500 --out data >/dev/null 2>&1
 
 # Bad bounds are refused before anything starts.
-for flag in "--max-frame-mb 0" "--max-connections -1" "--max-inflight-requests x" "--max-queued-frames 0"; do
+for flag in "--max-frame-mb 0" "--max-connections -1" "--max-inflight-requests x" "--max-queued-frames 0" "--storage-memory-mb 2"; do
   # shellcheck disable=SC2086
   if "$bin" shard --index 0 $flag >/dev/null 2>bad.err; then
     fail "shard $flag was accepted"
@@ -41,7 +41,8 @@ wait_for 20 ep_of >/dev/null || fail "the coordinator did not come up: $(cat coo
 ep=$(ep_of)
 port=${ep##*:}
 ops=$(grep -o 'metrics at http://[^:]*:[0-9]*' coord.err | grep -o '[0-9]*$')
-"$bin" shard --index 0 --coordinator "$ep" --listen tcp://127.0.0.1:0 2>shard.err &
+"$bin" shard --index 0 --coordinator "$ep" --listen tcp://127.0.0.1:0 --data-dir shard-data --storage-memory-mb 16 \
+  2>shard.err &
 wait_for 20 grep -q "shard-0 joined" coord.err || fail "the shard did not join: $(cat shard.err)"
 
 status_json() { "$bin" status --coordinator "$ep" --timeout "${1:-5}" 2>status.err; }
@@ -49,6 +50,10 @@ status_json >status.json || fail "status with 1 of 2 connections open failed: $(
 for f in '"max_connections":2' '"max_requests_in_flight":64' '"max_frame_bytes":16777216' '"connections_refused":0'; do
   grep -q "$f" status.json || fail "status lacks $f: $(cat status.json)"
 done
+# The shard's RocksDB memory stays within --storage-memory-mb, and says so.
+shard_ep=$(grep -o '"name":"shard-0","role":"shard","index":0,"endpoint":"[^"]*"' status.json | grep -o 'tcp://[^"]*')
+"$bin" status --coordinator "$shard_ep" --timeout 5 >shard-status.json 2>&1 || fail "shard status failed: $(cat shard-status.json)"
+grep -q '"storage_memory_bound_bytes":16777216' shard-status.json || fail "the shard does not report its storage bound: $(cat shard-status.json)"
 
 # A raw tcp connection that never speaks ZMTP holds the second slot (libzmq drops it after its
 # 30 s handshake interval); the next client is refused at its handshake.

@@ -101,6 +101,31 @@ TEST_CASE("rocksdb rows report the memory RocksDB holds, within its configured b
   CHECK(after <= store->memory_bound_bytes());
 }
 
+TEST_CASE("rocksdb rows sized by a memory budget stay within it", "[storage]") {
+  const auto defaults = rocksdb_rows_options{};
+  // The defaults are the 64 MiB budget the shard's --storage-memory-mb defaults to.
+  const auto budget64 = rocksdb_rows_options::with_memory_budget(std::size_t{64} << 20);
+  CHECK(budget64.write_buffer_size == defaults.write_buffer_size);
+  CHECK(budget64.block_cache_bytes == defaults.block_cache_bytes);
+  CHECK(budget64.max_write_buffers == defaults.max_write_buffers);
+  temp_dir dir;
+  auto o = rocksdb_rows_options::with_memory_budget(std::size_t{8} << 20);
+  CHECK(o.write_buffer_size == std::size_t{2} << 20);
+  CHECK(o.block_cache_bytes == std::size_t{4} << 20);
+  auto store = rocksdb_rows::open(dir.path.string(), kRowFloats, o);
+  REQUIRE(store.is_ok());
+  CHECK((*store)->memory_bound_bytes() == std::uint64_t{8} << 20);
+  // Many times the memtables' size in overwrites: they flush, and the memory stays in the budget.
+  std::uint64_t most = 0;
+  for (int round = 0; round < 12; ++round) {
+    fill(**store, 20000, round);
+    most = std::max(most, (*store)->memory_bytes());
+  }
+  CHECK(most > std::uint64_t{1} << 20);
+  CHECK(most <= (*store)->memory_bound_bytes());
+  CHECK((*store)->rows() == 20001);
+}
+
 TEST_CASE("rocksdb rows a killed process loses nothing it wrote", "[storage]") {
   temp_dir dir;
   int fds[2];

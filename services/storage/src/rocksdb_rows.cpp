@@ -257,6 +257,14 @@ status copy_db_dir(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
+rocksdb_rows_options rocksdb_rows_options::with_memory_budget(std::size_t bytes) {
+  rocksdb_rows_options o;
+  o.max_write_buffers = 2;
+  o.write_buffer_size = std::max<std::size_t>(bytes / 4, std::size_t{1} << 20);
+  o.block_cache_bytes = std::max<std::size_t>(bytes / 2, std::size_t{1} << 20);
+  return o;
+}
+
 struct rocksdb_rows::rocks_state {
   rocksdb::Options options;
   std::shared_ptr<rocksdb::Cache> cache;
@@ -268,6 +276,7 @@ rocksdb_rows::rocksdb_rows(std::string dir, std::uint32_t row_floats, rocksdb_ro
   o.create_if_missing = true;
   o.paranoid_checks = true;
   o.write_buffer_size = options_.write_buffer_size;
+  o.max_write_buffer_number = std::max(2, options_.max_write_buffers);
   o.max_background_jobs = std::max(1, options_.background_jobs);
   o.keep_log_file_num = 4;
   o.max_manifest_file_size = std::uint64_t{64} << 20;

@@ -65,9 +65,19 @@ enum class rocksdb_compression {
 };
 
 struct rocksdb_rows_options {
+  // Options whose RocksDB memory (memtables + block cache, memory_bound_bytes()) is `bytes`: two
+  // memtables of a quarter each, half for the block cache. A shard rewrites its changed rows every
+  // flush interval, so a memtable holds many versions of the same rows: small ones fill, flush and
+  // reach their steady state within the first minutes of a job (soak: bench/soak.sh).
+  static rocksdb_rows_options with_memory_budget(std::size_t bytes);
+
   // Size of one RocksDB memtable. Larger batches more rows per flush to an SST file.
-  // Default: 64 MiB
-  std::size_t write_buffer_size = std::size_t{64} << 20;
+  // Default: 16 MiB (the 64 MiB budget of `shadowsync shard --storage-memory-mb`)
+  std::size_t write_buffer_size = std::size_t{16} << 20;
+
+  // Memtables that may exist at once (the active one and those being flushed).
+  // Default: 2
+  int max_write_buffers = 2;
 
   // fsync the WAL on every write() call. With false (the default) a write is in the OS page cache
   // when write() returns: a killed process loses nothing, a power loss or kernel crash may lose
