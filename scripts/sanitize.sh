@@ -24,9 +24,10 @@
 # transport (poll thread, ZAP thread, senders), the RocksDB adapter (persister vs. writers), the
 # ops HTTP server, the wire codec, the actors (CAF's own scheduler threads in the service tests),
 # the shard store and embedding tables (striped locks), the sync algorithms, and real service
-# processes (resource_limits, ops_endpoints), with scripts/tsan.supp allowing
-# exactly the Hogwild functions and nothing else. Suites that train with several Hogwild threads
-# through OpenMP/oneDNN (whose runtime TSan cannot see into) are left to ASan.
+# processes (resource_limits, ops_endpoints). scripts/tsan.supp suppresses only reports with a
+# frame of libzmq, CAF, RocksDB or spdlog on a stack: Debian builds them without TSan, so the
+# synchronization inside them is invisible to it (see the file). Suites that train with several
+# Hogwild threads through OpenMP/oneDNN (whose runtime TSan cannot see into) are left to ASan.
 #
 # Environment: SS_SANITIZE_JOBS (build parallelism, default 2), SS_TEST_JOBS (ctest -j, default 2).
 set -euo pipefail
