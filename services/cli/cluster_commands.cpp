@@ -25,6 +25,7 @@
 #include "ss/core/data/generator.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/service/logging.hpp"
+#include "ss/service/memory_release.hpp"
 #include "ss/service/shutdown_signal.hpp"
 #include "ss/storage/rocksdb_rows.hpp"
 #include "ops_endpoint.hpp"
@@ -56,6 +57,7 @@ struct service_flags {
   int max_inflight_requests = 4096;
   int max_queued_frames = 65536;
   int max_queued_mb = 256;
+  double release_memory_interval = 10;  // seconds between malloc_trim calls; 0: never
 };
 
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
@@ -102,6 +104,14 @@ void add_service_flags(config::option_set& opts, service_flags& f, const std::st
       .range(1, 100000000);
   opts.add("max-queued-mb", &f.max_queued_mb, "The same bound on the waiting messages' size, in MiB.")
       .range(1, 1000000);
+  opts.add("release-memory-interval", &f.release_memory_interval,
+           "Seconds between returns of the allocator's free memory to the system (malloc_trim), so that the "
+           "RSS a container limit sees is the memory in use; 0: never.")
+      .range(0.0, 3600.0);
+}
+
+std::chrono::milliseconds release_interval(double seconds) {
+  return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
 }
 
 // The transport security from the --curve-* flags; false (after printing why) when they are wrong.
@@ -244,6 +254,7 @@ int run_member(const char* role, const args& a, const config::environment& env, 
     std::fprintf(stderr, "shadowsync %s: %s\n", role, ops.error().message().c_str());
     return 2;
   }
+  service::periodic_memory_release memory_release(release_interval(f.release_memory_interval));
   auto cfg = actor_config(f.scheduler_threads);
   int rc = 0;
   {
@@ -344,6 +355,7 @@ int run_coordinator(const args& a, const config::environment& env) {
     std::fprintf(stderr, "shadowsync coordinator: %s\n", ops.error().message().c_str());
     return 2;
   }
+  service::periodic_memory_release memory_release(release_interval(c.service.release_memory_interval));
   actors::coordinator_options co;
   co.job = c.job;
   configure_snapshots(c, co);
@@ -746,6 +758,7 @@ int run_local_in_process(const local_flags& l) {
     std::lock_guard<std::mutex> lock(services_mu);
     for (auto& s : services) s->stop("interrupted");
   });
+  service::periodic_memory_release memory_release(release_interval(service_flags{}.release_memory_interval));
   auto cfg = actor_config(l.scheduler_threads);
   int rc = 1;
   {

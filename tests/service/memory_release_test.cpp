@@ -1,0 +1,100 @@
+// The periodic release of free heap memory: what it gives back, and the thread's lifetime.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ss/service/memory_release.hpp"
+
+using namespace ss::service;
+
+namespace {
+
+std::uint64_t resident_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      std::uint64_t kib = 0;
+      in >> kib;
+      return kib * 1024;
+    }
+    in.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+
+}  // namespace
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Under a sanitizer malloc is the sanitizer's allocator, not glibc's: only the calls are checked.
+constexpr bool glibc_malloc = false;
+#else
+constexpr bool glibc_malloc = true;
+#endif
+
+TEST_CASE("memory a thread freed inside its arena goes back to the system", "[service][memory]") {
+  if (!glibc_malloc) {
+    WARN("sanitizer build: its allocator is not glibc's; only checking that the release runs");
+    release_free_memory();
+    return;
+  }
+  // A worker thread (its own arena) fills 48 MB in blocks below the mmap threshold, keeps the last
+  // one (so the arena cannot simply shrink from its top), and frees the rest: the pages stay
+  // resident in the arena until they are released.
+  constexpr std::size_t block = 96 * 1024, blocks = 512;
+  void* kept = nullptr;
+  std::thread([&] {
+    std::vector<void*> v;
+    for (std::size_t i = 0; i < blocks; ++i) {
+      v.push_back(std::malloc(block));
+      std::memset(v.back(), 0x5a, block);
+    }
+    kept = v.back();
+    v.pop_back();
+    for (void* p : v) std::free(p);
+  }).join();
+  const auto before = resident_bytes();
+  const auto free_before = current_heap_usage().free_bytes;
+  CHECK(free_before >= (blocks - 1) * block);
+  release_free_memory();
+  const auto after = resident_bytes();
+  INFO("resident before " << before << ", after " << after);
+  CHECK(after + (blocks / 2) * block < before);  // most of the 48 MB went back
+  std::free(kept);
+}
+
+TEST_CASE("heap usage counts what is allocated", "[service][memory]") {
+  if (!glibc_malloc) return;
+  const auto base = current_heap_usage().in_use_bytes;
+  void* p = std::malloc(8 << 20);
+  std::memset(p, 1, 8 << 20);
+  CHECK(current_heap_usage().in_use_bytes >= base + (8 << 20));
+  std::free(p);
+}
+
+TEST_CASE("periodic release runs on its interval and stops promptly", "[service][memory]") {
+  {
+    periodic_memory_release off(std::chrono::milliseconds(0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    CHECK(off.releases() == 0);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  {
+    periodic_memory_release every(std::chrono::milliseconds(5));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (every.releases() < 3 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(every.releases() >= 3);
+  }
+  {
+    // An hour's interval: the destructor wakes the thread instead of waiting it out.
+    periodic_memory_release hourly(std::chrono::hours(1));
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
