@@ -5,9 +5,9 @@
 #   scripts/run-tests.sh -L unit         extra arguments go to ctest (here: one label)
 #   SS_FUZZ_SECONDS=30 scripts/run-tests.sh   then also runs every libFuzzer target 30 s (clang,
 #                                        ASan+UBSan; scripts/fuzz.sh); CI does this
-#   SS_SANITIZERS=asan-adapters scripts/run-tests.sh   then also builds and runs test suites under
+#   SS_SANITIZERS="asan tsan" scripts/run-tests.sh   then also builds and runs test suites under
 #                                        sanitizers (asan-adapters, asan, tsan: see
-#                                        scripts/sanitize.sh)
+#                                        scripts/sanitize.sh); CI does this
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"

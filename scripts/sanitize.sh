@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test suite with sanitizers and runs it (by hand, or after the suite with
-# SS_SANITIZERS=... scripts/run-tests.sh; not yet part of .ci/run).
+# SS_SANITIZERS="asan tsan" scripts/run-tests.sh, which is what .ci/run does).
 #
 #   scripts/sanitize.sh asan-adapters [CTEST_ARGS...]   ASan + UBSan on the code that takes bytes
 #                                                 from outside (wire codec, ZeroMQ transport, RocksDB
