@@ -13,6 +13,9 @@
 
 using namespace ss::service;
 
+// These two are about glibc's allocator: a sanitizer build replaces it with its own, so they are
+// only compiled without one (the periodic thread below is tested in every build).
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 namespace {
 
 std::uint64_t resident_bytes() {
@@ -31,9 +34,6 @@ std::uint64_t resident_bytes() {
 
 }  // namespace
 
-// These two are about glibc's allocator: a sanitizer build replaces it with its own, so they are
-// only compiled without one (the periodic thread below is tested in every build).
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 
 TEST_CASE("memory a thread freed inside its arena goes back to the system", "[service][memory]") {
   // A worker thread (its own arena) fills 48 MB in blocks below the mmap threshold, keeps the last
