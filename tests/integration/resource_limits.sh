@@ -52,7 +52,9 @@ for f in '"max_connections":2' '"max_requests_in_flight":64' '"max_frame_bytes":
 done
 # The shard's RocksDB memory stays within --storage-memory-mb, and says so.
 shard_ep=$(grep -o '"name":"shard-0","role":"shard","index":0,"endpoint":"[^"]*"' status.json | grep -o 'tcp://[^"]*')
-"$bin" status --coordinator "$shard_ep" --timeout 5 >shard-status.json 2>&1 || fail "shard status failed: $(cat shard-status.json)"
+# (A shard answers status once it has opened its storage; a slow build gets there later.)
+shard_status() { "$bin" status --coordinator "$shard_ep" --timeout 5 >shard-status.json 2>&1; }
+wait_for 30 shard_status || fail "shard status failed: $(cat shard-status.json)"
 grep -q '"storage_memory_bound_bytes":16777216' shard-status.json || fail "the shard does not report its storage bound: $(cat shard-status.json)"
 
 # A raw tcp connection that never speaks ZMTP holds the second slot (libzmq drops it after its
