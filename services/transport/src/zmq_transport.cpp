@@ -427,6 +427,9 @@ struct zmq_transport::impl {
     if (zmq_socket_monitor(router->handle(), endpoint.c_str(),
                            ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0) {
+      // Under monitor_mu: the ZAP thread drains this monitor (admit_connection), and libzmq's
+      // ordering of bind, handshake and ZAP request is invisible to ThreadSanitizer.
+      std::lock_guard<std::mutex> lock(monitor_mu);
       monitor.emplace(*ctx, zmq::socket_type::pair);
       monitor->set(zmq::sockopt::linger, 0);
       monitor->connect(endpoint);
