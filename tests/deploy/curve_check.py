@@ -85,6 +85,21 @@ def mode_problem(mode, where):
 OFFLINE_COMMANDS = {"gen-data", "keygen"}
 
 
+def report(errors, client_key_users, shared_error, checked, nothing_error, ok_message):
+    """The end of both checks: a client key used by more than one service, nothing checked, then
+    the errors (exit 1) or the summary line (exit 0)."""
+    for name, users in sorted(client_key_users.items(), key=lambda x: str(x[0])):
+        if len(users) > 1:
+            errors.append(shared_error(name, ", ".join(sorted(users))))
+    if checked == 0:
+        errors.append(nothing_error)
+    for e in errors:
+        print(f"curve_check: {e}", file=sys.stderr)
+    if not errors:
+        print(f"curve_check: {ok_message}")
+    return 1 if errors else 0
+
+
 def check_compose(path):
     with open(path, encoding="utf-8") as fh:
         doc = yaml.safe_load(fh) or {}
@@ -125,16 +140,10 @@ def check_compose(path):
                     errors.append(f"{where}: secret {sname} is not declared with a file")
                 if opt == "client":
                     client_users.setdefault(sname, set()).add(svc)
-    for sname, users in sorted(client_users.items()):
-        if len(users) > 1:
-            errors.append(f"{path}: client key secret {sname} is shared by {', '.join(sorted(users))}: each service needs its own")
-    if checked == 0:
-        errors.append(f"{path}: no services to check")
-    for e in errors:
-        print(f"curve_check: {e}", file=sys.stderr)
-    if not errors:
-        print(f"curve_check: {checked} compose service(s) run CURVE with their own keys from secrets")
-    return 1 if errors else 0
+    return report(errors, client_users,
+                  lambda sname, users: f"{path}: client key secret {sname} is shared by {users}: each service needs its own",
+                  checked, f"{path}: no services to check",
+                  f"{checked} compose service(s) run CURVE with their own keys from secrets")
 
 
 def main(argv):
@@ -261,16 +270,10 @@ def main(argv):
                         break
                     if not found:
                         errors.append(f"{where}: no Secret in volume {m.get('name')} provides {rel!r} ({path})")
-    for sname, users in sorted(client_secret_users.items(), key=lambda x: str(x[0])):
-        if len(users) > 1:
-            errors.append(f"client key Secret {sname} is shared by {', '.join(sorted(users))}: each workload needs its own client key")
-    if workloads == 0:
-        errors.append(f"{' '.join(files)}: no workloads to check")
-    for e in errors:
-        print(f"curve_check: {e}", file=sys.stderr)
-    if not errors:
-        print(f"curve_check: {workloads} workload(s) run CURVE with keys from Secret volumes")
-    return 1 if errors else 0
+    return report(errors, client_secret_users,
+                  lambda sname, users: f"client key Secret {sname} is shared by {users}: each workload needs its own client key",
+                  workloads, f"{' '.join(files)}: no workloads to check",
+                  f"{workloads} workload(s) run CURVE with keys from Secret volumes")
 
 
 if __name__ == "__main__":
