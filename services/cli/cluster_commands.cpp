@@ -35,6 +35,9 @@ namespace ss::cli {
 namespace {
 
 // What every service command shares.
+// Seconds between returns of free heap memory to the system (--release-memory-interval).
+constexpr double kDefaultReleaseMemorySeconds = 10;
+
 struct service_flags {
   std::string name;
   std::string listen;
@@ -57,7 +60,7 @@ struct service_flags {
   int max_inflight_requests = 4096;
   int max_queued_frames = 65536;
   int max_queued_mb = 256;
-  double release_memory_interval = 10;  // seconds between malloc_trim calls; 0: never
+  double release_memory_interval = kDefaultReleaseMemorySeconds;  // 0: never
 };
 
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
@@ -758,7 +761,7 @@ int run_local_in_process(const local_flags& l) {
     std::lock_guard<std::mutex> lock(services_mu);
     for (auto& s : services) s->stop("interrupted");
   });
-  service::periodic_memory_release memory_release(release_interval(service_flags{}.release_memory_interval));
+  service::periodic_memory_release memory_release(release_interval(kDefaultReleaseMemorySeconds));
   auto cfg = actor_config(l.scheduler_threads);
   int rc = 1;
   {
