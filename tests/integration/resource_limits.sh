@@ -22,7 +22,7 @@ wait_for() {  # wait_for SECONDS COMMAND...: until the command succeeds
 "$bin" gen-data --rows 5000 --test-rows 500 --out data >/dev/null 2>&1
 
 # Bad bounds are refused before anything starts.
-for flag in "--max-frame-mb 0" "--max-connections -1" "--max-inflight-requests x" "--max-queued-frames 0" "--storage-memory-mb 2"; do
+for flag in "--max-frame-mb 0" "--max-connections -1" "--max-inflight-requests x" "--max-queued-frames 0" "--storage-memory-mb 2" "--release-memory-interval -1"; do
   # shellcheck disable=SC2086
   if "$bin" shard --index 0 $flag >/dev/null 2>bad.err; then
     fail "shard $flag was accepted"
