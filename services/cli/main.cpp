@@ -1,7 +1,6 @@
 // shadowsync: one binary, one subcommand per job or service.
-#include <malloc.h>
-
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -9,6 +8,7 @@
 #include "commands.hpp"
 #include "ss/core/config/suggest.hpp"
 #include "ss/core/model/gemm.hpp"
+#include "ss/service/memory_release.hpp"
 
 namespace {
 
@@ -49,10 +49,7 @@ void usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Frames, lookup replies and batches are 50 KB to a few MB: keep such buffers on the heap
-  // instead of mmap/munmap (and page faults) for every message (stack-notes §7).
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  ss::service::apply_allocator_policy(ss::service::allocator_policy{}, std::getenv("GLIBC_TUNABLES"));
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -13,7 +14,7 @@
 
 using namespace ss::service;
 
-// These two are about glibc's allocator: a sanitizer build replaces it with its own, so they are
+// These are about glibc's allocator: a sanitizer build replaces it with its own, so they are
 // only compiled without one (the periodic thread below is tested in every build).
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 namespace {
@@ -61,6 +62,36 @@ TEST_CASE("memory a thread freed inside its arena goes back to the system", "[se
   std::free(kept);
 }
 
+// RSS change across one worker thread that fills and frees a 16 MB buffer (below the mmap
+// threshold, so from its arena): what the arena kept of it.
+std::int64_t resident_kept_by_a_thread() {
+  constexpr std::size_t bytes = 16 << 20;
+  const auto before = static_cast<std::int64_t>(resident_bytes());
+  std::thread([] {
+    void* p = std::malloc(bytes);
+    std::memset(p, 0x5a, bytes);
+    asm volatile("" : : "r"(p) : "memory");  // or GCC drops the memset, and malloc with it
+    std::free(p);
+  }).join();
+  return static_cast<std::int64_t>(resident_bytes()) - before;
+}
+
+TEST_CASE("the trim threshold decides whether a thread's transient buffer stays resident", "[service][memory]") {
+  constexpr std::int64_t mib = 1 << 20;
+  // The old policy (256 MiB): the freed buffer is the arena's free top, which malloc_trim does
+  // not return for a thread's arena - this is the coordinator's step per snapshot in the soak.
+  REQUIRE(apply_allocator_policy(allocator_policy{64 << 20, 256 << 20}, nullptr));
+  const auto kept_high = resident_kept_by_a_thread();
+  release_free_memory();
+  INFO("kept with a 256 MiB trim threshold: " << kept_high / mib << " MiB");
+  CHECK(kept_high >= 12 * mib);
+  // The services' policy: a free top above the threshold is given back when the buffer is freed.
+  REQUIRE(apply_allocator_policy(allocator_policy{}, nullptr));
+  const auto kept_default = resident_kept_by_a_thread();
+  INFO("kept with the default trim threshold: " << kept_default / mib << " MiB");
+  CHECK(kept_default < 4 * mib);
+}
+
 TEST_CASE("heap usage counts what is allocated", "[service][memory]") {
   const auto base = current_heap_usage().in_use_bytes;
   void* p = std::malloc(8 << 20);
@@ -69,6 +100,14 @@ TEST_CASE("heap usage counts what is allocated", "[service][memory]") {
   std::free(p);
 }
 #endif
+
+TEST_CASE("the allocator policy leaves glibc.malloc tunables the operator set alone", "[service][memory]") {
+  CHECK_FALSE(apply_allocator_policy(allocator_policy{}, "glibc.malloc.trim_threshold=8388608"));
+  CHECK_FALSE(apply_allocator_policy(allocator_policy{}, "glibc.rtld.nns=2:glibc.malloc.arena_max=2"));
+  CHECK(apply_allocator_policy(allocator_policy{}, "glibc.rtld.nns=2"));
+  CHECK(apply_allocator_policy(allocator_policy{}, ""));
+  CHECK(apply_allocator_policy(allocator_policy{}, nullptr));
+}
 
 TEST_CASE("periodic release runs on its interval and stops promptly", "[service][memory]") {
   {

@@ -2,7 +2,16 @@
 
 #include <malloc.h>
 
+#include <cstring>
+
 namespace ss::service {
+
+bool apply_allocator_policy(const allocator_policy& policy, const char* glibc_tunables) {
+  if (glibc_tunables != nullptr && std::strstr(glibc_tunables, "glibc.malloc.") != nullptr) return false;
+  ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(policy.mmap_threshold_bytes));
+  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(policy.trim_threshold_bytes));
+  return true;
+}
 
 bool release_free_memory() { return ::malloc_trim(0) != 0; }
 

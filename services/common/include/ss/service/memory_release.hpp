@@ -1,21 +1,41 @@
-// Gives the allocator's free memory back to the operating system every few seconds.
+// The allocator policy every service starts with, and the periodic return of free heap memory.
 //
-// glibc's malloc keeps memory a thread freed in that thread's arena, and a non-main arena only
-// shrinks from its top: a 6 MB buffer that passed through a CAF worker, the ZeroMQ I/O thread and
-// the transport's poll thread (a dense-model snapshot, a large sync reply) leaves a 6 MB hole in
-// each of their arenas, so a service's RSS climbs in steps to threads x largest transient
-// buffer while the memory in use stays flat (malloc_stats of a coordinator in the soak: 17.7 MB
-// in use throughout, arenas 35 -> 71 MB). malloc_trim(0) returns the whole free pages of every
-// arena (madvise), so the RSS a container limit and `top` see is what is really in use.
+// glibc's malloc keeps memory a thread freed in that thread's arena. Two ways it stays resident
+// while the memory in use is flat (malloc_stats of a soak coordinator: 17.7 MB in use throughout,
+// arenas 35 -> 71 MB):
+// - a free top: a non-main arena gives its top back only when it exceeds the trim threshold, so
+//   a 6 MB buffer (a dense-model snapshot, a large sync reply) that passed through a CAF worker,
+//   the ZeroMQ I/O thread and the poll thread leaves a 6 MB top in each of their arenas; the
+//   policy's trim threshold (8 MiB) is what bounds that, and malloc_trim cannot help (it trims
+//   only the main arena's top);
+// - free chunks inside an arena, below live ones: malloc_trim(0) returns their whole pages
+//   (madvise), which periodic_memory_release does every few seconds.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <thread>
 
 namespace ss::service {
+
+// How large a request goes to mmap instead of the heap, and how large a free top an arena keeps
+// before giving it back. A high mmap threshold keeps the 50 KB - few MB frames, lookup replies
+// and batches on the heap instead of mmap/munmap and page faults per message (stack-notes §7).
+struct allocator_policy {
+  std::size_t mmap_threshold_bytes = std::size_t{64} << 20;
+  // Above 8 MiB a free top goes back to the system. Measured in bench/soak.sh (fast-reader):
+  // 256 MiB left the coordinator and trainer 28 and 38 MiB above their in-use memory for the
+  // same throughput (README, Load and soak).
+  std::size_t trim_threshold_bytes = std::size_t{8} << 20;
+};
+
+// Applies the policy with mallopt, unless `glibc_tunables` (the GLIBC_TUNABLES variable, may be
+// null) already tunes glibc.malloc: mallopt would silently override what the operator set.
+// Returns true when the policy was applied.
+bool apply_allocator_policy(const allocator_policy& policy, const char* glibc_tunables);
 
 // Releases the free heap once now; true when the allocator gave memory back.
 bool release_free_memory();
