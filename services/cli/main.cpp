@@ -49,7 +49,8 @@ void usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ss::service::apply_allocator_policy(ss::service::allocator_policy{}, std::getenv("GLIBC_TUNABLES"));
+  ss::service::apply_allocator_policy(ss::service::allocator_policy_for(argc > 1 ? argv[1] : nullptr),
+                                      std::getenv("GLIBC_TUNABLES"));
   if (argc < 2) {
     usage(stderr);
     return 2;

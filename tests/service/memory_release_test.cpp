@@ -62,12 +62,11 @@ TEST_CASE("memory a thread freed inside its arena goes back to the system", "[se
   std::free(kept);
 }
 
-// RSS change across one worker thread that fills and frees a 16 MB buffer (below the mmap
-// threshold, so from its arena): what the arena kept of it.
-std::int64_t resident_kept_by_a_thread() {
-  constexpr std::size_t bytes = 16 << 20;
+// RSS change across one worker thread that fills and frees a buffer (below the mmap threshold,
+// so from its arena): what the arena kept of it.
+std::int64_t resident_kept_by_a_thread(std::size_t bytes = 16 << 20) {
   const auto before = static_cast<std::int64_t>(resident_bytes());
-  std::thread([] {
+  std::thread([bytes] {
     void* p = std::malloc(bytes);
     std::memset(p, 0x5a, bytes);
     asm volatile("" : : "r"(p) : "memory");  // or GCC drops the memset, and malloc with it
@@ -90,6 +89,16 @@ TEST_CASE("the trim threshold decides whether a thread's transient buffer stays 
   const auto kept_default = resident_kept_by_a_thread();
   INFO("kept with the default trim threshold: " << kept_default / mib << " MiB");
   CHECK(kept_default < 4 * mib);
+  // A shard keeps less: a 3 MB buffer stays with the default policy and goes with the shard's.
+  CHECK(allocator_policy_for("reader").trim_threshold_bytes == allocator_policy_for("shard").trim_threshold_bytes);
+  CHECK(allocator_policy_for("trainer").trim_threshold_bytes == allocator_policy{}.trim_threshold_bytes);
+  const auto kept_3mb_default = resident_kept_by_a_thread(3 << 20);
+  REQUIRE(apply_allocator_policy(allocator_policy_for("shard"), nullptr));
+  const auto kept_3mb_shard = resident_kept_by_a_thread(3 << 20);
+  INFO("a 3 MB buffer kept: " << kept_3mb_default / 1024 << " KiB (default), " << kept_3mb_shard / 1024 << " KiB (shard)");
+  CHECK(kept_3mb_default >= 2 * mib);
+  CHECK(kept_3mb_shard < mib);
+  REQUIRE(apply_allocator_policy(allocator_policy{}, nullptr));
 }
 
 TEST_CASE("heap usage counts what is allocated", "[service][memory]") {

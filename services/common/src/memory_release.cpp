@@ -13,6 +13,14 @@ bool apply_allocator_policy(const allocator_policy& policy, const char* glibc_tu
   return true;
 }
 
+allocator_policy allocator_policy_for(const char* command) {
+  allocator_policy p;
+  const bool holds_no_dense_model =
+      command != nullptr && (std::strcmp(command, "shard") == 0 || std::strcmp(command, "reader") == 0);
+  if (holds_no_dense_model) p.trim_threshold_bytes = std::size_t{2} << 20;
+  return p;
+}
+
 bool release_free_memory() { return ::malloc_trim(0) != 0; }
 
 heap_usage current_heap_usage() {

@@ -24,13 +24,22 @@ namespace ss::service {
 // How large a request goes to mmap instead of the heap, and how large a free top an arena keeps
 // before giving it back. A high mmap threshold keeps the 50 KB - few MB frames, lookup replies
 // and batches on the heap instead of mmap/munmap and page faults per message (stack-notes §7).
+// A buffer larger than the trim threshold is paid for in page faults each time it is allocated
+// again (this VM: about 0.5 µs per KiB, 1.4 ms for 2.5 MB, against 27 µs below the threshold),
+// so the threshold sits above the buffers a service handles routinely, and no higher.
 struct allocator_policy {
   std::size_t mmap_threshold_bytes = std::size_t{64} << 20;
-  // Above 8 MiB a free top goes back to the system. Measured in bench/soak.sh (fast-reader):
-  // 256 MiB left the coordinator and trainer 28 and 38 MiB above their in-use memory for the
-  // same throughput (README, Load and soak).
+  // Trainers and the coordinator: dense-model buffers (1.9 MB for the default model, 5.9 MB for
+  // the soak's large one) stay cheap. bench/soak.sh fast-reader, 256 MiB vs 8 MiB: coordinator
+  // 90.0 vs 39.8 MiB, trainer 85.9 vs 47.4 MiB in the late window, same throughput.
   std::size_t trim_threshold_bytes = std::size_t{8} << 20;
 };
+
+// The policy for one shadowsync command. Shards and readers never hold a dense model: their
+// largest routine buffers are lookup replies, pushes and batches (200 KB at batch 128), so they
+// keep at most 2 MiB per arena; with 8 MiB, shards in the 64-member soak kept 4-5 MiB steps from
+// RocksDB's background work, and the hammer soak's reader a 2 MiB one.
+allocator_policy allocator_policy_for(const char* command);
 
 // Applies the policy with mallopt, unless `glibc_tunables` (the GLIBC_TUNABLES variable, may be
 // null) already tunes glibc.malloc: mallopt would silently override what the operator set.
