@@ -8,6 +8,9 @@
 #   fast-reader  1 trainer with a large model against 4 readers: readers far faster than the
 #                trainer, which pulls with bounded credits, so readers must not buffer
 #   members64    a coordinator with 64 members: 40 trainers + 16 readers + 8 shards, small model
+# Shards run with a small RocksDB budget (--storage-memory-mb, SOAK_STORAGE_MEMORY_MB, default 8):
+# their memtables and block cache fill toward that bound over minutes, and a bounded-time run
+# should see them reach it and stay there (the report checks they never pass it), not fill.
 # Every service's RSS is sampled each second, the job's status every 2 s (bench/soak_report.py),
 # and the verdicts (exactly once, flat memory, bounded time) printed and written to
 # bench/results/soak-STAMP.{txt,json} and soak-STAMP-<scenario>.png. Exit status 1 if one fails.
@@ -28,6 +31,7 @@ scenarios=hammer,fast-reader,members64
 out_dir=$root/bench/results
 timeout=""
 snapshot_interval=${SOAK_SNAPSHOT_INTERVAL:-30} # a few snapshots per scenario: part of the soak
+storage_memory_mb=${SOAK_STORAGE_MEMORY_MB:-8}
 while (($#)); do
   case $1 in
   --bin) bin=$2; shift 2 ;;
@@ -96,7 +100,7 @@ scenario() {
   echo "soak: $name: $trainers trainers, $shards shards, $readers readers, $rows rows x $epochs epochs (watchdog ${deadline}s)" >&2
   t0=$(date +%s.%N)
   "$bin" local --processes --run-dir "$dir/run" --trainers "$trainers" --shards "$shards" --readers "$readers" \
-    --train "$train" --snapshot-interval "$snapshot_interval" --startup-timeout 180 --progress-interval 10 "$@" \
+    --train "$train" --snapshot-interval "$snapshot_interval" --storage-memory-mb "$storage_memory_mb" --startup-timeout 180 --progress-interval 10 "$@" \
     >"$dir/stdout.txt" 2>"$dir/stderr.txt" &
   supervisor=$!
   "$py" "$report" sample --run-dir "$dir/run" --bin "$bin" --supervisor "$supervisor" --out "$dir/samples.jsonl" \
@@ -113,7 +117,7 @@ scenario() {
   order=$((order + 1))
   # The flags go into the report as given, without the long --train list.
   "$py" - "$dir/meta.json" "$name" "$desc" "$rows" "$epochs" "$trainers" "$shards" "$readers" "$rc" "$t0" "$t1" \
-    "$deadline" "$order" "$*" <<'PY'
+    "$deadline" "$order" "$* --storage-memory-mb $storage_memory_mb --snapshot-interval $snapshot_interval" <<'PY'
 import json, sys
 a = sys.argv
 json.dump({"name": a[2], "description": a[3], "rows": int(a[4]), "epochs": int(a[5]), "trainers": int(a[6]),
@@ -128,7 +132,7 @@ scenario hammer "16 trainers hammering one shard, 1 reader, s-easgd" 50 100000 1
   --threads 1 --sync s-easgd "${small[@]}"
 scenario fast-reader "4 readers feeding 1 trainer with a large model (readers far faster)" 8 16000 1 1 4 \
   --threads 1 --bottom-mlp 1024-512-64-16 --top-mlp 1024-512-1
-scenario members64 "coordinator with 64 members: 40 trainers, 16 readers, 8 shards, s-easgd" 10 20000 40 8 16 \
+scenario members64 "coordinator with 64 members: 40 trainers, 16 readers, 8 shards, s-easgd" 20 20000 40 8 16 \
   --threads 1 --sync s-easgd "${small[@]}"
 current_run=""
 

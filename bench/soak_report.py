@@ -26,7 +26,8 @@ Criteria (a scenario passes when all hold):
                  (coordinator, shards, readers, trainers) passes when each of its processes does.
                  The small floor is there because the RSS of a 10-20 MiB process moves in
                  allocator-arena steps of about a MiB; the slope (least squares over the steady
-                 state, MiB/min) is reported beside it.
+                 state, MiB/min) is reported beside it. Shards' RocksDB buffers (memtables + block
+                 cache, from their status) must also stay within the bound they report.
   bounded time   the run ended by itself before the deadline
 """
 import argparse
@@ -368,7 +369,7 @@ def analyse(sdir):
                 busy.append((pts[-1][1].get("busy_seconds", 0) - pts[0][1].get("busy_seconds", 0)) / (pts[-1][0] - pts[0][0]))
         r["shard_busy_fraction_max"] = round(max(busy), 3) if busy else None
         # RocksDB's own buffers (memtables + block cache), bounded by its configuration: how much
-        # of a shard's RSS growth they explain.
+        # of a shard's RSS growth they explain, and whether they stayed within their bound.
         if epoch1 is not None:
             grow = []
             for n in shard_names:
@@ -378,10 +379,15 @@ def analyse(sdir):
                     grow.append((n, (pts[-1][1] - pts[0][1]) / 2**20, pts[-1][1] / 2**20))
             if grow:
                 worst = max(grow, key=lambda g: g[1])
+                peak = max(((st.get("storage_memory_bytes") or 0, n) for n in shard_names for _, st in members[n]))
+                bound = max(st.get("storage_memory_bound_bytes", 0) for n in shard_names for _, st in members[n])
                 r["shard_storage_memory"] = {
                     "growth_mib_max": round(worst[1], 2), "shard": worst[0], "end_mib_max": round(max(g[2] for g in grow), 2),
-                    "bound_mib": round(max(st.get("storage_memory_bound_bytes", 0) for n in shard_names
-                                           for _, st in members[n]) / 2**20, 1)}
+                    "peak_mib": round(peak[0] / 2**20, 2), "peak_shard": peak[1], "bound_mib": round(bound / 2**20, 1)}
+                if bound and peak[0] > bound:
+                    r["flat_memory"] = False
+                    r["problems"].append(f"RocksDB buffers of {peak[1]} reached {peak[0] / 2**20:.1f} MiB, "
+                                         f"above their bound of {bound / 2**20:.1f} MiB")
     reader_names = sorted(n for n in members if n.startswith("reader-"))
     if reader_names:
         r["reader_in_flight_max"] = max(st.get("in_flight", 0) for n in reader_names for _, st in members[n])
@@ -479,7 +485,8 @@ def report(a):
         if r.get("shard_storage_memory"):
             m = r["shard_storage_memory"]
             extra.append(f"RocksDB buffers (memtables + block cache) grew at most {m['growth_mib_max']:+.1f} MiB "
-                         f"({m['shard']}) after epoch 1, at most {m['end_mib_max']:.1f} MiB at the end, bound {m['bound_mib']:.0f} MiB per shard")
+                         f"({m['shard']}) after epoch 1, at most {m['end_mib_max']:.1f} MiB at the end, peak "
+                         f"{m.get('peak_mib', 0):.1f} MiB ({m.get('peak_shard', '-')}), bound {m['bound_mib']:.0f} MiB per shard")
         if r.get("reader_in_flight_max") is not None:
             extra.append(f"readers' batches in flight at most {r['reader_in_flight_max']}")
         if r.get("trainer_examples_min_max"):
