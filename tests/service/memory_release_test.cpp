@@ -1,4 +1,5 @@
-// The periodic release of free heap memory: what it gives back, and the thread's lifetime.
+// The allocator policy (what a thread's freed buffer leaves resident under each trim threshold;
+// GLIBC_TUNABLES stepping it aside) and the periodic release of free heap memory.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -89,7 +90,8 @@ TEST_CASE("the trim threshold decides whether a thread's transient buffer stays 
   const auto kept_default = resident_kept_by_a_thread();
   INFO("kept with the default trim threshold: " << kept_default / mib << " MiB");
   CHECK(kept_default < 4 * mib);
-  // A shard keeps less: a 3 MB buffer stays with the default policy and goes with the shard's.
+  // Shards and readers keep less: a 3 MB buffer stays with the default policy and goes with the
+  // shard's.
   CHECK(allocator_policy_for("reader").trim_threshold_bytes == allocator_policy_for("shard").trim_threshold_bytes);
   CHECK(allocator_policy_for("trainer").trim_threshold_bytes == allocator_policy{}.trim_threshold_bytes);
   const auto kept_3mb_default = resident_kept_by_a_thread(3 << 20);

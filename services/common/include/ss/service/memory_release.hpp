@@ -6,8 +6,8 @@
 // - a free top: a non-main arena gives its top back only when it exceeds the trim threshold, so
 //   a 6 MB buffer (a dense-model snapshot, a large sync reply) that passed through a CAF worker,
 //   the ZeroMQ I/O thread and the poll thread leaves a 6 MB top in each of their arenas; the
-//   policy's trim threshold (8 MiB) is what bounds that, and malloc_trim cannot help (it trims
-//   only the main arena's top);
+//   policy's trim threshold (allocator_policy_for: 8 MiB, 2 MiB for shards and readers) is what
+//   bounds that, and malloc_trim cannot help (it trims only the main arena's top);
 // - free chunks inside an arena, below live ones: malloc_trim(0) returns their whole pages
 //   (madvise), which periodic_memory_release does every few seconds.
 #pragma once
