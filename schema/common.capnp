@@ -29,6 +29,7 @@ enum ErrorCode {
   tooManyBadRows @11;
   cancelled @12;
   internal @13;
+  permissionDenied @14;
 }
 
 enum Role {

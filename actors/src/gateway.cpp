@@ -6,7 +6,9 @@
 #include <unordered_map>
 
 #include "ss/actors/messages.hpp"
+#include "ss/core/clock.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/log_limiter.hpp"
 
 namespace ss::actors {
 namespace {
@@ -24,6 +26,9 @@ struct gateway_state {
   std::unordered_map<std::string, std::uint32_t> links;  // endpoint -> link
   std::unordered_map<std::uint64_t, pending_call> pending;
   std::uint64_t next_request_id = 1;
+  // Refused control requests are logged at most once a minute per sender and message.
+  log_limiter refusal_log{60'000'000'000};
+  steady_clock_source clock;
 };
 
 using gateway_actor = caf::stateful_actor<gateway_state>;
@@ -46,7 +51,29 @@ void reply(gateway_actor* self, const peer_address& to, std::uint64_t request_id
 
 std::string stats_json(gateway_actor* self);
 
+// Control requests only from a sender allowed to control the job; each one logged with its sender.
+bool authorized(gateway_actor* self, const peer_address& from, const envelope_ptr& env) {
+  auto& st = self->state;
+  if (class_of(env->message) != request_class::control) return true;
+  const status verdict = authorize(st.options.authority, from.sender, env->message);
+  if (verdict.is_ok()) {
+    st.counters->control_served.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("{}: serving {} from {}", st.options.name, wire::message_name(env->message), from.sender.describe());
+    return true;
+  }
+  st.counters->control_refused.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t held_back = 0;
+  if (st.refusal_log.admit(from.sender.describe() + "/" + wire::message_name(env->message), st.clock.now_ns(),
+                           &held_back)) {
+    spdlog::warn("{}: {}{}", st.options.name, verdict.message(),
+                 held_back > 0 ? " (" + std::to_string(held_back) + " more since the last report)" : std::string());
+  }
+  reply(self, from, env->request_id, wire::error_reply{errc::permission_denied, st.options.name + ": " + verdict.message()});
+  return false;
+}
+
 void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& env) {
+  if (!authorized(self, from, env)) return;
   auto it = self->state.routes.find(env->message.index());
   if (it == self->state.routes.end()) {
     self->state.counters->requests_unrouted.fetch_add(1, std::memory_order_relaxed);
@@ -175,6 +202,8 @@ std::string stats_json(gateway_actor* self) {
             .add("requests_unrouted", c.requests_unrouted.load())
             .add("requests_in_flight", c.requests_in_flight.load())
             .add("requests_shed", c.requests_shed.load())
+            .add("control_served", c.control_served.load())
+            .add("control_refused", c.control_refused.load())
             .add("max_requests_in_flight", self->state.options.max_requests_in_flight)
             .add("calls", c.calls.load())
             .add("call_timeouts", c.call_timeouts.load())
@@ -206,7 +235,10 @@ caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_opt
   const auto limits = options.limits;
   const std::string name = options.name;
   // Runs on the transport's thread: decode (hostile input stops here), then hand over.
-  t.on_frame([gw, limits, counters, &t, name](const peer_address& from, wire::frame f) {
+  // Refusal lines: at most one a minute per sender (a flood of garbage must not flood the log).
+  auto refusal_log = std::make_shared<log_limiter>(60'000'000'000);
+  auto clock = std::make_shared<steady_clock_source>();
+  t.on_frame([gw, limits, counters, &t, name, refusal_log, clock](const peer_address& from, wire::frame f) {
     auto env = wire::decode(*f, limits);
     if (env.is_ok()) {
       counters->frames_decoded.fetch_add(1, std::memory_order_relaxed);
@@ -219,8 +251,14 @@ caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_opt
     } else {
       counters->frames_refused.fetch_add(1, std::memory_order_relaxed);
     }
-    spdlog::warn("{}: refused a frame of {} bytes from {}: {}", name, f->size(),
-                 from.link != 0 ? "link " + std::to_string(from.link) : "a client", err.message());
+    const std::string sender = from.link != 0 ? "link " + std::to_string(from.link) : from.sender.describe();
+    std::uint64_t held_back = 0;
+    if (refusal_log->admit(sender, clock->now_ns(), &held_back)) {
+      spdlog::warn("{}: refused a frame of {} bytes from {}: {}{}", name, f->size(), sender, err.message(),
+                   held_back > 0 ? " (and " + std::to_string(held_back) + " more refused frames from there since the "
+                                                                           "last report)"
+                                 : std::string());
+    }
     // Answer a request we can identify, so the peer learns why instead of timing out.
     auto header = wire::peek_header(*f, limits);
     if (from.link == 0 && header.is_ok() && header->request_id != 0) {

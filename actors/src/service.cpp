@@ -173,6 +173,7 @@ class service_impl final : public running_service {
     go.name = options_.name;
     go.limits.max_frame_bytes = options_.max_frame_bytes;
     go.max_requests_in_flight = options_.max_requests_in_flight;
+    go.authority = options_.authority;
     gateway_ = spawn_gateway(sys_, *transport_, go, counters_);
     if (!options_.listen.empty()) {
       auto bound = transport_->listen(options_.listen);

@@ -18,6 +18,7 @@ const char* to_string(errc code) noexcept {
     case errc::too_many_bad_rows: return "too_many_bad_rows";
     case errc::cancelled: return "cancelled";
     case errc::internal: return "internal";
+    case errc::permission_denied: return "permission_denied";
   }
   return "unknown";
 }

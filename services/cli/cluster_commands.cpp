@@ -61,6 +61,7 @@ struct service_flags {
   int max_queued_frames = 65536;
   int max_queued_mb = 256;
   double release_memory_interval = kDefaultReleaseMemorySeconds;  // 0: never
+  bool allow_remote_control = false;  // plain mode: control requests from other hosts too
 };
 
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
@@ -107,6 +108,10 @@ void add_service_flags(config::option_set& opts, service_flags& f, const std::st
       .range(1, 100000000);
   opts.add("max-queued-mb", &f.max_queued_mb, "The same bound on the waiting messages' size, in MiB.")
       .range(1, 1000000);
+  opts.add("allow-remote-control", &f.allow_remote_control,
+           "Plain transport only: serve control requests (stop, snapshot, export, and the coordinator's own to "
+           "shards and sync servers) from other hosts too; without it they are served only from this host. "
+           "Anyone who can reach the port can then stop the job: prefer CURVE keys with an admin role.");
   opts.add("release-memory-interval", &f.release_memory_interval,
            "Seconds between returns of the allocator's free memory to the system (malloc_trim), so that the "
            "RSS a container limit sees is the memory in use; 0: never.")
@@ -126,6 +131,21 @@ bool load_security(const char* role, const service_flags& f, transport::transpor
   }
   out = *sec;
   return true;
+}
+
+// Who may send this service control requests: roles of CURVE keys, else this host only (or, with
+// --allow-remote-control, anyone, said loudly).
+actors::authority_policy authority_of(const service_flags& f, const transport::transport_security& security) {
+  actors::authority_policy p;
+  p.authenticated = security.mode == transport::security_mode::curve;
+  p.allow_remote_control = f.allow_remote_control;
+  if (p.allow_remote_control && !p.authenticated) {
+    spdlog::warn("shadowsync: --allow-remote-control without CURVE keys: ANYONE who can reach this service's port "
+                 "can stop the job, take snapshots and export models");
+  } else if (p.allow_remote_control) {
+    spdlog::info("shadowsync: --allow-remote-control has no effect with CURVE keys (roles in authorized_keys decide)");
+  }
+  return p;
 }
 
 // Binding 0.0.0.0 or * is not an address peers can dial: advertise the host name instead.
@@ -242,6 +262,7 @@ int run_member(const char* role, const args& a, const config::environment& env, 
   }
   auto options = to_service_options(f, role);
   options.advertise = advertised(f.listen, f.advertise);
+  options.authority = authority_of(f, security);
   if (extra.configure) extra.configure(options);
   std::atomic<actors::running_service*> running{nullptr};
   std::atomic<bool> cancel{false};
@@ -347,6 +368,7 @@ int run_coordinator(const args& a, const config::environment& env) {
   if (!load_security("coordinator", c.service, security)) return 2;
   auto options = to_service_options(c.service, "coordinator");
   options.advertise = advertised(c.service.listen, c.service.advertise);
+  options.authority = authority_of(c.service, security);
   std::atomic<actors::running_service*> running{nullptr};
   service::shutdown_signal signals([&running](int sig) {
     spdlog::warn("coordinator: signal {}: stopping", sig);
@@ -630,7 +652,7 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
     if (!std::filesystem::exists(keys / "authorized_keys")) {
       std::vector<std::string> members{"local", "admin"};
       for (const auto& c : children) members.push_back(c.name);
-      if (auto st = write_cluster_keys(keys.string(), members, nullptr); !st.is_ok()) {
+      if (auto st = write_cluster_keys(keys.string(), members, {"local", "admin"}, nullptr); !st.is_ok()) {
         spdlog::error("local: --curve-dir: {}", st.message());
         return 1;
       }

@@ -28,6 +28,7 @@ int run_predict(const args& a, const config::environment& env);
 int run_keygen(const args& a, const config::environment& env);
 
 // keygen --cluster: DIR/server.{key,pub}, DIR/<member>.{key,pub}, DIR/authorized_keys (written last).
-status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members, std::string* server_public);
+status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members,
+                          const std::vector<std::string>& admins, std::string* server_public);
 
 }  // namespace ss::cli

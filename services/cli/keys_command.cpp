@@ -9,6 +9,7 @@
 //         --curve-server-key DIR/server.key --curve-client-key DIR/<member>.key
 //         --curve-authorized-keys DIR/authorized_keys
 // Existing key files are never overwritten.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -31,13 +32,17 @@ int fail(const std::string& message, int rc = 1) {
 
 }  // namespace
 
-status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members, std::string* server_public) {
+status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members,
+                          const std::vector<std::string>& admins, std::string* server_public) {
   if (members.empty()) return status(errc::invalid_argument, "--cluster needs --members (e.g. coordinator,shard-0,reader-0,trainer-0)");
   std::set<std::string> seen;
   for (const auto& m : members) {
     if (m.empty() || m.find('/') != std::string::npos) return status(errc::invalid_argument, "bad member name '" + m + "'");
     if (m == "server" || m == "authorized_keys") return status(errc::invalid_argument, "member name '" + m + "' is reserved");
     if (!seen.insert(m).second) return status(errc::invalid_argument, "member '" + m + "' is listed twice");
+  }
+  for (const auto& a : admins) {
+    if (seen.count(a) == 0) return status(errc::invalid_argument, "admin '" + a + "' is not one of --members");
   }
   if (!transport::curve_available()) {
     return status(errc::unavailable, "this libzmq was built without CURVE (libsodium): no keys can be made");
@@ -60,7 +65,11 @@ status write_cluster_keys(const std::string& dir, const std::vector<std::string>
   for (const auto& m : members) {
     auto k = make(m);
     if (!k.is_ok()) return k.error();
-    list += k->public_key + "  # " + m + "\n";
+    // Roles (authority.hpp): the coordinator drives shards and sync servers; admins may stop,
+    // snapshot and export; everyone else is a member.
+    const bool admin = std::find(admins.begin(), admins.end(), m) != admins.end();
+    const char* role = admin ? "admin" : m == "coordinator" ? "coordinator" : "member";
+    list += k->public_key + "  name=" + m + " role=" + role + "\n";
   }
   // Written last: its presence means the set is complete.
   std::ofstream f(authorized);
@@ -74,6 +83,7 @@ int run_keygen(const args& a, const config::environment& env) {
   std::string name = "client";
   bool cluster = false;
   std::vector<std::string> members;
+  std::vector<std::string> admins{"admin"};
   config::option_set opts("keygen",
                           "Makes CURVE key pairs for authenticated, encrypted links between services. Alone: "
                           "--out/NAME.key (secret, mode 0600) and --out/NAME.pub. With --cluster: the cluster's "
@@ -87,7 +97,12 @@ int run_keygen(const args& a, const config::environment& env) {
   opts.add("cluster", &cluster, "Make a whole cluster's key set (needs --members).");
   opts.add("members", &members,
            "With --cluster: the members that get a client pair, e.g. coordinator,shard-0,shard-1,reader-0,trainer-0 "
-           "(add an `admin` member for shadowsync status/snapshot/export).");
+           "(add an `admin` member for shadowsync status/snapshot/export). The member named coordinator gets "
+           "role=coordinator in authorized_keys.");
+  opts.add("admins", &admins,
+           "With --cluster: the members that get role=admin (may stop the job, take snapshots and export); "
+           "members not listed here cannot, though they may join and train. Names missing from --members are "
+           "skipped.");
   if (auto st = opts.parse(a, env); !st.is_ok()) return fail(st.message(), 2);
   if (opts.help_requested()) {
     std::printf("%s", opts.help().c_str());
@@ -117,7 +132,10 @@ int run_keygen(const args& a, const config::environment& env) {
     return 0;
   }
   std::string server_public;
-  if (auto st = write_cluster_keys(out, members, &server_public); !st.is_ok()) {
+  std::vector<std::string> listed_admins;
+  for (const auto& adm : admins)
+    if (std::find(members.begin(), members.end(), adm) != members.end()) listed_admins.push_back(adm);
+  if (auto st = write_cluster_keys(out, members, listed_admins, &server_public); !st.is_ok()) {
     return fail(st.message(), st.code() == errc::invalid_argument ? 2 : 1);
   }
   std::printf("shadowsync keygen: wrote a cluster key set to %s: server.key/.pub, %zu member pair(s), "

@@ -70,11 +70,13 @@ struct node {
   std::unique_ptr<memory_transport> transport;
   std::shared_ptr<gateway_counters> counters = std::make_shared<gateway_counters>();
   caf::actor gateway;
-  node(actor_fixture& f, const std::string& name, const std::string& listen = "", std::uint32_t max_in_flight = 4096) {
+  node(actor_fixture& f, const std::string& name, const std::string& listen = "", std::uint32_t max_in_flight = 4096,
+       authority_policy authority = {}) {
     transport = std::make_unique<memory_transport>(f.net, name);
     gateway_options o;
     o.name = name;
     o.max_requests_in_flight = max_in_flight;
+    o.authority = authority;
     gateway = spawn_gateway(f.sys, *transport, o, counters);
     if (!listen.empty()) REQUIRE(transport->listen(listen).is_ok());
   }
@@ -186,6 +188,77 @@ TEST_CASE("gateway: requests beyond max_requests_in_flight are shed as unavailab
   REQUIRE(answers.count(5) == 1);
   CHECK(std::holds_alternative<wire::lookup_reply>(answers[5]));
   raw.stop();
+}
+
+// Answers every request it is routed with an ack, and counts them.
+caf::behavior acker(caf::stateful_actor<int>* self) {
+  return {[self](serve_atom, const envelope_ptr&) -> body_ptr {
+    ++self->state;
+    return make_body(wire::ack{});
+  }};
+}
+
+namespace {
+// Sends `b` from `client` and returns the error code of the answer (errc::ok for an ack).
+errc answer_code(actor_fixture& f, node& client, wire::body b) {
+  auto r = call(f, client.gateway, "mem://server", std::move(b));
+  REQUIRE(r->reply.has_value());
+  if (const auto* e = std::get_if<wire::error_reply>(&*r->reply)) return e->code;
+  return errc::ok;
+}
+}  // namespace
+
+TEST_CASE("gateway: control requests only from a sender allowed to control the job", "[actors]") {
+  actor_fixture f;
+  SECTION("plain: from this host, or from anywhere with allow_remote_control") {
+    node server(f, "server", "mem://server");
+    node local(f, "local"), remote(f, "remote");
+    f.net.set_identity("remote", peer_identity{peer_role::unauthenticated, "", "10.0.0.7", false});
+    auto a = f.sys.spawn(acker);
+    for (std::size_t k : {kind_of<wire::stop_request>(), kind_of<wire::snapshot_request>(),
+                          kind_of<wire::heartbeat>(), kind_of<wire::status_request>()})
+      caf::anon_send(server.gateway, route_atom::value, k, a);
+    f.settle();
+    CHECK(answer_code(f, local, wire::stop_request{"operator"}) == errc::ok);
+    CHECK(answer_code(f, remote, wire::stop_request{"a stray frame"}) == errc::permission_denied);
+    CHECK(answer_code(f, remote, wire::snapshot_request{}) == errc::permission_denied);
+    // Members' own traffic and status are not control.
+    CHECK(answer_code(f, remote, wire::heartbeat{}) == errc::ok);
+    CHECK(answer_code(f, remote, wire::status_request{}) == errc::ok);
+    CHECK(server.counters->control_refused.load() == 2);
+    CHECK(server.counters->control_served.load() == 1);
+    auto r = call(f, remote.gateway, "mem://server", wire::export_request{"/tmp/x"});
+    REQUIRE(r->reply.has_value());
+    const auto& refusal = std::get<wire::error_reply>(*r->reply);
+    CHECK(refusal.message.find("export_request from an unauthenticated client at 10.0.0.7 refused") != std::string::npos);
+    CHECK(refusal.message.find("--allow-remote-control") != std::string::npos);
+
+    node open_server(f, "open", "mem://open", 4096, authority_policy{false, true});
+    caf::anon_send(open_server.gateway, route_atom::value, kind_of<wire::stop_request>(), a);
+    f.settle();
+    auto served = call(f, remote.gateway, "mem://open", wire::stop_request{"allowed"});
+    REQUIRE(served->reply.has_value());
+    CHECK(std::holds_alternative<wire::ack>(*served->reply));
+  }
+  SECTION("CURVE: keys with role coordinator or admin only") {
+    node server(f, "server", "mem://server", 4096, authority_policy{true, true});
+    node reader(f, "reader-0"), admin(f, "ops"), coord(f, "coordinator");
+    f.net.set_identity("reader-0", peer_identity{peer_role::member, "reader-0", "127.0.0.1", true});
+    f.net.set_identity("ops", peer_identity{peer_role::admin, "ops", "10.0.0.9", false});
+    f.net.set_identity("coordinator", peer_identity{peer_role::coordinator, "coordinator", "10.0.0.2", false});
+    auto a = f.sys.spawn(acker);
+    for (std::size_t k : {kind_of<wire::stop_request>(), kind_of<wire::dump_request>(), kind_of<wire::heartbeat>()})
+      caf::anon_send(server.gateway, route_atom::value, k, a);
+    f.settle();
+    // A member key on this very host is still only a member: allow_remote_control does not widen CURVE.
+    CHECK(answer_code(f, reader, wire::stop_request{"mutated status request"}) == errc::permission_denied);
+    CHECK(answer_code(f, reader, wire::dump_request{}) == errc::permission_denied);
+    CHECK(answer_code(f, reader, wire::heartbeat{}) == errc::ok);
+    CHECK(answer_code(f, admin, wire::stop_request{"maintenance"}) == errc::ok);
+    CHECK(answer_code(f, coord, wire::dump_request{}) == errc::ok);
+    CHECK(server.counters->control_refused.load() == 2);
+    CHECK(server.counters->control_served.load() == 2);
+  }
 }
 
 TEST_CASE("gateway: a call to a peer that never answers times out", "[actors]") {

@@ -35,6 +35,12 @@ void memory_network::reconnect(const std::string& endpoint) {
   disconnected_.erase(endpoint);
 }
 
+void memory_network::set_identity(const std::string& name, actors::peer_identity identity) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, t] : transports_)
+    if (t.name == name) t.identity = identity;
+}
+
 memory_network_stats memory_network::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
@@ -106,7 +112,7 @@ bool memory_network::deliver_one() {
       auto t = transports_.find(listener->second);
       if (t == transports_.end() || t->second.stopped) return dropped(nullptr);
       target = t->second.transport;
-      from = peer_address{0, link->second.route};
+      from = peer_address{0, link->second.route, sender->second.identity};
     } else {
       auto route = routes_.find(e.route);
       if (route == routes_.end()) return dropped(nullptr);

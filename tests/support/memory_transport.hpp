@@ -79,6 +79,10 @@ class memory_network {
   void disconnect(const std::string& endpoint);
   void reconnect(const std::string& endpoint);
 
+  // Frames that the transport named `name` sends on its links arrive with this sender identity
+  // (as ZeroMQ's CURVE handshake and peer address would give it). Default: unauthenticated, local.
+  void set_identity(const std::string& name, actors::peer_identity identity);
+
   memory_network_stats stats() const;
   // Frames dropped because `endpoint` was disconnected.
   std::uint64_t dropped_at(const std::string& endpoint) const;
@@ -105,6 +109,7 @@ class memory_network {
   struct transport_entry {
     memory_transport* transport = nullptr;
     std::string name;
+    actors::peer_identity identity;
     bool stopped = false;
     std::uint32_t next_link = 1;
     std::map<std::uint32_t, link_entry> links;

@@ -150,6 +150,67 @@ TEST_CASE("an authorized curve client and the curve server exchange frames both 
   CHECK_FALSE(log.contains("plain"));
 }
 
+TEST_CASE("the server learns each frame's sender from the handshake: the key's role and name, the address") {
+  cluster_keys keys;
+  const curve_key_pair ops = fresh();
+  transport_security server_side = keys.for_member(keys.member);
+  server_side.authorized_clients = {ss::transport::authorized_client(keys.member.public_key, "reader-0"),
+                                    ss::transport::authorized_client(ops.public_key, "ops", ss::actors::peer_role::admin)};
+  auto ctx = make_zmq_context();
+  zmq_transport server(ctx, options("server", server_side));
+  zmq_transport reader(ctx, options("reader", keys.for_member(keys.member)));
+  zmq_transport admin(ctx, options("admin", keys.for_member(ops)));
+  received at_server;
+  server.on_frame(at_server.handler());
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+  auto r = reader.connect(*ep), a = admin.connect(*ep);
+  REQUIRE(r.is_ok());
+  REQUIRE(a.is_ok());
+  REQUIRE(reader.send(peer_address{*r, {}}, text_frame("from reader")).is_ok());
+  REQUIRE(eventually([&] { return at_server.size() == 1; }));
+  REQUIRE(admin.send(peer_address{*a, {}}, text_frame("from admin")).is_ok());
+  REQUIRE(eventually([&] { return at_server.size() == 2; }));
+  std::lock_guard<std::mutex> lock(at_server.mu);
+  const auto& from_reader = at_server.frames[0].first.sender;
+  const auto& from_admin = at_server.frames[1].first.sender;
+  CHECK(from_reader.role == ss::actors::peer_role::member);
+  CHECK(from_reader.name == "reader-0");
+  CHECK(from_reader.address == "127.0.0.1");
+  CHECK(from_reader.local);
+  CHECK(from_admin.role == ss::actors::peer_role::admin);
+  CHECK(from_admin.name == "ops");
+  CHECK(from_admin.describe() == "admin key 'ops' at 127.0.0.1");
+}
+
+TEST_CASE("a plain sender is unauthenticated, with its address; identity_of reads user ids and addresses") {
+  auto ctx = make_zmq_context();
+  zmq_transport server(ctx, options("server", {}));
+  zmq_transport client(ctx, options("client", {}));
+  received at_server;
+  server.on_frame(at_server.handler());
+  auto ep = server.listen("tcp://127.0.0.1:0");
+  REQUIRE(ep.is_ok());
+  auto link = client.connect(*ep);
+  REQUIRE(link.is_ok());
+  REQUIRE(client.send(peer_address{*link, {}}, text_frame("hello")).is_ok());
+  REQUIRE(eventually([&] { return at_server.size() == 1; }));
+  {
+    std::lock_guard<std::mutex> lock(at_server.mu);
+    const auto& sender = at_server.frames[0].first.sender;
+    CHECK(sender.role == ss::actors::peer_role::unauthenticated);
+    CHECK(sender.address == "127.0.0.1");
+    CHECK(sender.local);
+  }
+  using ss::transport::identity_of;
+  CHECK_FALSE(identity_of("", "10.1.2.3").local);
+  CHECK(identity_of("", "::1").local);
+  CHECK(identity_of("", "::ffff:127.0.0.1").local);
+  CHECK(identity_of("", "").local);  // inproc, ipc
+  CHECK(identity_of("coordinator:coordinator", "10.0.0.2").role == ss::actors::peer_role::coordinator);
+  CHECK(identity_of("root:eve", "10.0.0.2").role == ss::actors::peer_role::unauthenticated);
+}
+
 TEST_CASE("a curve client with an unknown key is refused and logged and counted") {
   cluster_keys keys;
   const curve_key_pair stranger = fresh();
@@ -301,10 +362,23 @@ TEST_CASE("key files parse with precise errors") {
   REQUIRE_FALSE(missing.is_ok());
   CHECK(missing.error().code() == ss::errc::not_found);
 
-  write_text(dir / "authorized_keys", "# members\n" + k.public_key + "  # shard-0\n\n" + other.public_key + "\n", 0644);
+  write_text(dir / "authorized_keys",
+             "# members\n" + k.public_key + "  # shard-0\n\n" + other.public_key + " name=ops role=admin  # on call\n",
+             0644);
   auto keys = ss::transport::read_authorized_keys((dir / "authorized_keys").string());
   REQUIRE(keys.is_ok());
-  CHECK(*keys == std::vector<std::string>{k.public_key, other.public_key});
+  using ss::actors::peer_role;
+  using ss::transport::authorized_client;
+  CHECK(*keys == std::vector<authorized_client>{authorized_client(k.public_key, k.public_key.substr(0, 8)),
+                                                authorized_client(other.public_key, "ops", peer_role::admin)});
+  write_text(dir / "bad_role", k.public_key + " name=x role=root\n", 0644);
+  auto br = ss::transport::read_authorized_keys((dir / "bad_role").string());
+  REQUIRE_FALSE(br.is_ok());
+  CHECK_THAT(br.error().message(), Catch::Contains("bad_role:1: unknown role 'root' (member, coordinator or admin)"));
+  write_text(dir / "bad_field", k.public_key + " shard-0\n", 0644);
+  auto bf = ss::transport::read_authorized_keys((dir / "bad_field").string());
+  REQUIRE_FALSE(bf.is_ok());
+  CHECK_THAT(bf.error().message(), Catch::Contains("bad_field:1: unexpected 'shard-0'"));
   write_text(dir / "bad_keys", k.public_key + "\nnot-a-key\n", 0644);
   auto bk = ss::transport::read_authorized_keys((dir / "bad_keys").string());
   REQUIRE_FALSE(bk.is_ok());
@@ -338,7 +412,8 @@ TEST_CASE("written key pairs read back and load as curve security") {
   CHECK(sec->mode == security_mode::curve);
   CHECK(sec->server.secret_key == server.secret_key);
   CHECK(sec->client.public_key == member.public_key);
-  CHECK(sec->authorized_clients == std::vector<std::string>{member.public_key});
+  REQUIRE(sec->authorized_clients.size() == 1);
+  CHECK(sec->authorized_clients[0].public_key == member.public_key);
   // A client command needs only the server's public key.
   auto cli = ss::transport::load_curve_security((dir / "server.pub").string(), (dir / "shard-0.key").string(), "", false);
   REQUIRE(cli.is_ok());

@@ -64,6 +64,7 @@ static_assert(wire(schema::ErrorCode::TOO_MANY_BAD_ROWS) ==
               static_cast<int>(errc::too_many_bad_rows));
 static_assert(wire(schema::ErrorCode::CANCELLED) == static_cast<int>(errc::cancelled));
 static_assert(wire(schema::ErrorCode::INTERNAL) == static_cast<int>(errc::internal));
+static_assert(wire(schema::ErrorCode::PERMISSION_DENIED) == static_cast<int>(errc::permission_denied));
 static_assert(wire(schema::Role::COORDINATOR) == static_cast<int>(role::coordinator));
 static_assert(wire(schema::Role::SHARD) == static_cast<int>(role::shard));
 static_assert(wire(schema::Role::TRAINER) == static_cast<int>(role::trainer));
@@ -654,9 +655,9 @@ status get(schema::ErrorReply::Reader r, error_reply& m) {
   if (code == static_cast<std::uint16_t>(errc::ok)) {
     return parse_error("error_reply: error code 0 (ok) is not an error");
   }
-  if (code > static_cast<std::uint16_t>(errc::internal)) {
+  if (code > static_cast<std::uint16_t>(errc::permission_denied)) {
     return parse_error("error_reply: error code " + num(code) + " is out of range (1-" +
-                       num(static_cast<std::uint64_t>(errc::internal)) + ")");
+                       num(static_cast<std::uint64_t>(errc::permission_denied)) + ")");
   }
   m.code = static_cast<errc>(code);
   m.message = get_text(r.getMessage());

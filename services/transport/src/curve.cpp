@@ -102,7 +102,7 @@ status check_security(const transport_security& s) {
   SS_RETURN_IF_ERROR(check_pair_matches(s.server, "server key pair"));
   SS_RETURN_IF_ERROR(check_pair_matches(s.client, "client key pair"));
   for (std::size_t i = 0; i < s.authorized_clients.size(); ++i)
-    SS_RETURN_IF_ERROR(check_z85_key(s.authorized_clients[i], "authorized key " + std::to_string(i + 1)));
+    SS_RETURN_IF_ERROR(check_z85_key(s.authorized_clients[i].public_key, "authorized key " + std::to_string(i + 1)));
   return status::ok();
 }
 
@@ -222,31 +222,50 @@ result<curve_key_pair> read_key_file(const std::string& path, bool require_secre
   return k;
 }
 
-result<std::vector<std::string>> read_authorized_keys(const std::string& path) {
+result<actors::peer_role> parse_key_role(const std::string& text) {
+  if (text == "member") return actors::peer_role::member;
+  if (text == "coordinator") return actors::peer_role::coordinator;
+  if (text == "admin") return actors::peer_role::admin;
+  return status(errc::invalid_argument, "unknown role '" + text + "' (member, coordinator or admin)");
+}
+
+result<std::vector<authorized_client>> read_authorized_keys(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     return status(errno == ENOENT ? errc::not_found : errc::io_error,
                   path + ": cannot read the authorized keys: " + std::strerror(errno));
   }
-  std::vector<std::string> keys;
+  std::vector<authorized_client> keys;
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    // '#' is a Z85 character: a comment is a line starting with '#', or anything after the key
-    // and whitespace ("<key>  # shard-0").
-    std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    if (const auto space = t.find_first_of(" \t"); space != std::string::npos) {
-      const std::string rest = trim(t.substr(space));
-      if (!rest.empty() && rest[0] != '#') {
-        return status(errc::parse_error, path + ":" + std::to_string(n) + ": expected one key per line, then "
-                                                                          "nothing or a '#' comment");
+    const std::string where = path + ":" + std::to_string(n);
+    // '#' is a Z85 character: a comment is a line starting with '#', or a word starting with '#'
+    // after the key ("<key>  # shard-0").
+    std::istringstream words(trim(line));
+    std::string key;
+    if (!(words >> key) || key[0] == '#') continue;
+    SS_RETURN_IF_ERROR(check_z85_key(key, where));
+    authorized_client client(key, key.substr(0, 8));
+    std::string word;
+    while (words >> word) {
+      if (word[0] == '#') break;
+      const auto eq = word.find('=');
+      const std::string field = eq == std::string::npos ? word : word.substr(0, eq);
+      const std::string value = eq == std::string::npos ? std::string() : word.substr(eq + 1);
+      if (field == "name" && !value.empty()) {
+        client.name = value;
+      } else if (field == "role") {
+        auto role = parse_key_role(value);
+        if (!role.is_ok()) return role.error().with_context(where);
+        client.role = *role;
+      } else {
+        return status(errc::parse_error, where + ": unexpected '" + word +
+                                             "': a key may be followed by name=NAME, role=ROLE and a '#' comment");
       }
-      t.resize(space);
     }
-    SS_RETURN_IF_ERROR(check_z85_key(t, path + ":" + std::to_string(n)));
-    keys.push_back(t);
+    keys.push_back(std::move(client));
   }
   if (keys.empty()) return status(errc::parse_error, path + ": no authorized keys (one Z85 public key per line)");
   return keys;
@@ -338,6 +357,27 @@ bool is_loopback_endpoint(const std::string& endpoint) {
   const auto colon = host.rfind(':');
   if (colon != std::string::npos) host.resize(colon);
   return host == "localhost" || host == "lo" || host.rfind("127.", 0) == 0;
+}
+
+bool is_loopback_address(const std::string& address) {
+  return address == "::1" || address.rfind("127.", 0) == 0 || address.rfind("::ffff:127.", 0) == 0;
+}
+
+std::string user_id_of(const authorized_client& client) {
+  return std::string(actors::to_string(client.role)) + ":" + client.name;
+}
+
+actors::peer_identity identity_of(const std::string& user_id, const std::string& address) {
+  actors::peer_identity id;
+  id.address = address;
+  id.local = address.empty() || is_loopback_address(address);
+  const auto colon = user_id.find(':');
+  if (colon == std::string::npos) return id;  // plain: nobody is authenticated
+  auto role = parse_key_role(user_id.substr(0, colon));
+  if (!role.is_ok()) return id;
+  id.role = *role;
+  id.name = user_id.substr(colon + 1);
+  return id;
 }
 
 }  // namespace ss::transport

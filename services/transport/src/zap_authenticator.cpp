@@ -33,7 +33,7 @@ std::map<const zmq::context_t*, std::weak_ptr<zap_authenticator>>& registry() {
 struct zap_authenticator::impl {
   struct domain_state {
     domain_policy policy;
-    std::set<std::string> keys;
+    std::map<std::string, std::string> keys;  // Z85 key -> user id
   };
 
   std::shared_ptr<zmq::context_t> ctx;
@@ -57,7 +57,7 @@ struct zap_authenticator::impl {
   // identity, mechanism, credentials...).
   void answer(zmq::socket_t& rep, std::vector<zmq::message_t>& parts) {
     auto text = [&](std::size_t i) { return i < parts.size() ? parts[i].to_string() : std::string(); };
-    std::string code = "400", reason = "refused";
+    std::string code = "400", reason = "refused", user_id;
     if (parts.size() >= 6 && text(0) == "1.0") {
       const std::string domain = text(2), address = text(3), mechanism = text(5);
       std::lock_guard<std::mutex> lock(mu);
@@ -68,8 +68,9 @@ struct zap_authenticator::impl {
         if (mechanism == "CURVE" && parts.size() >= 7 && parts[6].size() == 32) {
           char z85[41] = {0};
           zmq_z85_encode(z85, static_cast<const std::uint8_t*>(parts[6].data()), 32);
-          if (it->second.keys.count(z85) != 0) {
+          if (auto key = it->second.keys.find(z85); key != it->second.keys.end()) {
             code = "200";
+            user_id = key->second;
           } else {
             reason = "unknown client key";
             if (it->second.policy.on_refused) it->second.policy.on_refused(z85, address);
@@ -94,7 +95,8 @@ struct zap_authenticator::impl {
     rep.send(zmq::buffer(request_id), zmq::send_flags::sndmore);
     rep.send(zmq::buffer(code), zmq::send_flags::sndmore);
     rep.send(zmq::buffer(reason), zmq::send_flags::sndmore);
-    rep.send(zmq::buffer(std::string()), zmq::send_flags::sndmore);  // user id
+    // libzmq attaches the user id to every message of the connection ("User-Id" property).
+    rep.send(zmq::buffer(code == "200" ? user_id : std::string()), zmq::send_flags::sndmore);
     rep.send(zmq::buffer(std::string()), zmq::send_flags::none);     // metadata
   }
 
@@ -187,7 +189,7 @@ result<std::shared_ptr<zap_authenticator>> zap_authenticator::for_context(const 
 void zap_authenticator::add_domain(const std::string& domain, domain_policy policy) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto& d = impl_->domains[domain];
-  d.keys = std::set<std::string>(policy.keys.begin(), policy.keys.end());
+  d.keys = policy.keys;
   d.policy = std::move(policy);
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,7 +45,8 @@ class zap_authenticator {
   struct domain_policy {
     // true: CURVE clients whose Z85 key is in `keys`; false: plain (NULL mechanism) clients.
     bool curve = false;
-    std::vector<std::string> keys;
+    // Z85 key -> the user id libzmq attaches to every message of that client's connection.
+    std::map<std::string, std::string> keys;
     refusal_handler on_refused;  // a CURVE client with an unknown key
     // Asked last, for a client that passed the key check: is there a free connection slot?
     // Null: always. `on_full` runs when it says no (with the peer's address).

@@ -367,7 +367,7 @@ struct zmq_transport::impl {
     zap_domain = "shadowsync/" + id_prefix;
     detail::zap_authenticator::domain_policy policy;
     policy.curve = curve();
-    policy.keys = opts.security.authorized_clients;
+    for (const auto& client : opts.security.authorized_clients) policy.keys[client.public_key] = user_id_of(client);
     policy.on_refused = [this](const std::string& key, const std::string& address) {
       auth_refused.fetch_add(1, std::memory_order_relaxed);
       report_refusal("refused a CURVE client with unknown key " + key + " from " + address +
@@ -682,6 +682,16 @@ struct zmq_transport::impl {
     }
   }
 
+  // Who sent a message on the listening socket: libzmq attaches the ZAP handler's user id (CURVE:
+  // the key's role and name) and the peer's address to every message of a connection.
+  static actors::peer_identity sender_of(zmq::message_t& payload) {
+    auto property = [&](const char* name) {
+      const char* v = zmq_msg_gets(payload.handle(), name);
+      return v != nullptr ? std::string(v) : std::string();
+    };
+    return identity_of(property("User-Id"), property("Peer-Address"));
+  }
+
   // ROUTER: [routing id][payload], anything else is rejected.
   void receive_router() {
     for (int n = 0; n < kReceiveBatch && router; ++n) {
@@ -697,8 +707,9 @@ struct zmq_transport::impl {
         frames_rejected.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      deliver(peer_address{0, std::string(static_cast<const char*>(id.data()), id.size())},
-              payload);
+      peer_address from{0, std::string(static_cast<const char*>(id.data()), id.size()), {}};
+      from.sender = sender_of(payload);
+      deliver(std::move(from), payload);
     }
   }
 

@@ -8,8 +8,9 @@
 //                                                          caller, or an error at the deadline
 //
 // The transport's thread decodes frames (hostile input is refused there, answered with an
-// error_reply and counted) and hands envelopes to the gateway, so actors only ever see decoded
-// messages. Messages:
+// error_reply, counted, and logged at most once a minute per sender) and hands envelopes to the
+// gateway, so actors only ever see decoded messages. Control requests are checked against the
+// authority policy (authority.hpp) before they are routed. Messages:
 //   (route_atom, size_t kind, actor)                    serve requests of body index `kind`
 //   (link_atom, std::string endpoint) -> uint32_t       open or reuse a link
 //   (call_atom, uint32_t link, body_ptr, timespan)      -> envelope_ptr (the reply), or
@@ -27,6 +28,7 @@
 #include <string>
 #include <variant>
 
+#include "ss/actors/authority.hpp"
 #include "ss/actors/transport.hpp"
 #include "ss/wire/codec.hpp"
 #include "ss/wire/messages.hpp"
@@ -42,6 +44,8 @@ struct gateway_options {
   // mailboxes. One-way messages are not bounded here. 0: no bound.
   // Default: 4096 (a cluster's callers keep a few requests each outstanding)
   std::uint32_t max_requests_in_flight = 4096;
+  // Who may send control requests (authority.hpp). Default: plain, control from this host only.
+  authority_policy authority;
 };
 
 // Counters the transport thread and the gateway update; read by status and metrics.
@@ -52,6 +56,8 @@ struct gateway_counters {
   std::atomic<std::uint64_t> requests_served{0};
   std::atomic<std::uint64_t> requests_unrouted{0};    // no actor serves that message type
   std::atomic<std::uint64_t> requests_shed{0};        // refused at max_requests_in_flight
+  std::atomic<std::uint64_t> control_served{0};       // control requests let through (authority.hpp)
+  std::atomic<std::uint64_t> control_refused{0};      // control requests refused: the sender may not
   std::atomic<std::uint64_t> requests_in_flight{0};   // being served now
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> call_timeouts{0};

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "ss/actors/authority.hpp"
 #include "ss/actors/coordinator.hpp"
 #include "ss/actors/transport.hpp"
 #include "ss/core/embedding/durable_rows.hpp"
@@ -42,6 +43,8 @@ struct service_options {
   // Inbound bounds (gateway_options): the largest frame decoded, requests served at once.
   std::size_t max_frame_bytes = std::size_t{64} << 20;
   std::uint32_t max_requests_in_flight = 4096;
+  // Who may send control requests (authority.hpp).
+  authority_policy authority;
 };
 
 // A running service. wait() blocks until the job is done (or failed, or stop() was called);

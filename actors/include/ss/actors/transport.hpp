@@ -16,12 +16,48 @@
 
 namespace ss::actors {
 
+// What the sender of an inbound frame may ask for, as its transport established it (never
+// what the frame claims). Under CURVE a client key is listed in `authorized_keys` with a role;
+// a plain transport authenticates nobody.
+enum class peer_role : std::uint8_t {
+  unauthenticated,  // plain transport: anyone who can reach the port
+  member,           // an authorized key without a higher role (shards, readers, trainers)
+  coordinator,      // the coordinator's key: it drives snapshots, dumps and sync restores
+  admin,            // an operator's key: stop, snapshot and export on request
+};
+
+inline const char* to_string(peer_role r) noexcept {
+  switch (r) {
+    case peer_role::unauthenticated: return "unauthenticated";
+    case peer_role::member: return "member";
+    case peer_role::coordinator: return "coordinator";
+    case peer_role::admin: return "admin";
+  }
+  return "unknown";
+}
+
+struct peer_identity {
+  peer_role role = peer_role::unauthenticated;
+  std::string name;     // the key's name in authorized_keys (CURVE); "" otherwise
+  std::string address;  // the remote IP for tcp; "" for inproc and ipc
+  bool local = true;    // inproc, ipc, or tcp from a loopback address
+
+  // For logs: "admin key 'ops' at 10.0.0.7", "an unauthenticated client at 127.0.0.1".
+  std::string describe() const {
+    std::string who = role == peer_role::unauthenticated ? std::string("an unauthenticated client")
+                                                         : std::string(to_string(role)) + " key '" + name + "'";
+    return who + (address.empty() ? std::string(" in this host") : " at " + address);
+  }
+};
+
 // Where a frame came from, or where it goes.
 struct peer_address {
   // An outbound link opened with connect() (> 0), or 0 for the listening socket.
   std::uint32_t link = 0;
   // For the listening socket: the identity of the peer that sent the frame.
   std::string route;
+  // For the listening socket: who sent it (not part of the address: replies go by route).
+  peer_identity sender;
 
   bool operator==(const peer_address& o) const { return link == o.link && route == o.route; }
 };

@@ -25,6 +25,7 @@ enum class errc {
   too_many_bad_rows,   // the bad-row rate went over the configured limit
   cancelled,           // stopped on request
   internal,            // should not happen; reported rather than crashing a service
+  permission_denied,   // the sender may not ask for this (authority.hpp)
 };
 
 // A short, stable name for each code, used in messages and metrics labels.

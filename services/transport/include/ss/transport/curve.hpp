@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "ss/actors/transport.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::transport {
@@ -46,6 +47,20 @@ struct curve_key_pair {
 };
 
 enum class security_mode { plain, curve };
+
+// One line of an authorized_keys file: a client public key (Z85) and what its holder may ask.
+struct authorized_client {
+  authorized_client() = default;
+  authorized_client(std::string key, std::string key_name = {}, actors::peer_role key_role = actors::peer_role::member)
+      : public_key(std::move(key)), name(std::move(key_name)), role(key_role) {}
+  std::string public_key;
+  std::string name;  // for logs: who holds the key ("shard-0", "ops")
+  actors::peer_role role = actors::peer_role::member;
+
+  bool operator==(const authorized_client& o) const {
+    return public_key == o.public_key && name == o.name && role == o.role;
+  }
+};
 
 struct transport_security {
   // plain: no authentication, no encryption (a single-machine run).
@@ -60,9 +75,9 @@ struct transport_security {
   // This service's client key pair: its outbound links authenticate with it.
   curve_key_pair client;
 
-  // The client public keys (Z85) the listening socket accepts; every other key is refused.
-  // Required (non-empty) for a CURVE transport that listens.
-  std::vector<std::string> authorized_clients;
+  // The client keys the listening socket accepts, each with its name and role; every other key is
+  // refused. Required (non-empty) for a CURVE transport that listens.
+  std::vector<authorized_client> authorized_clients;
 };
 
 // Whether the libzmq in use was built with CURVE (libsodium): zmq_has("curve").
@@ -109,9 +124,15 @@ status check_secret_key_file_access(const std::string& path, mode_t mode, uid_t 
                                     gid_t egid, const std::vector<gid_t>& supplementary_groups);
 
 // Reads an authorized_keys file: one Z85 public key per line (40 characters), optionally followed
-// by whitespace and a '#' comment ('#' is itself a Z85 character); lines starting with '#' and
-// blank lines are ignored. An empty list is an error.
-result<std::vector<std::string>> read_authorized_keys(const std::string& path);
+// by `name=NAME` and `role=ROLE` (member, coordinator or admin; member when absent) and a '#'
+// comment ('#' is itself a Z85 character); lines starting with '#' and blank lines are ignored.
+//   rq7...Zt  name=coordinator role=coordinator
+//   Hb2...9w  name=ops role=admin   # the on-call operator
+// A key without a name is named by its first 8 characters. An empty list is an error.
+result<std::vector<authorized_client>> read_authorized_keys(const std::string& path);
+
+// The role names of authorized_keys ("member", "coordinator", "admin"); invalid_argument else.
+result<actors::peer_role> parse_key_role(const std::string& text);
 
 // Writes DIR/NAME.key (public and secret key, mode 0600, created exclusively: an existing file is
 // an error, never overwritten) and DIR/NAME.pub (public key only, mode 0644).
@@ -128,5 +149,14 @@ result<transport_security> load_curve_security(const std::string& server_key_fil
 // Whether an endpoint stays on this machine: inproc://, ipc://, tcp on 127.0.0.0/8, ::1 or
 // localhost. Plain mode warns when it listens on anything else.
 bool is_loopback_endpoint(const std::string& endpoint);
+
+// Whether a peer's IP address (as libzmq reports it: "127.0.0.1", "::1", "::ffff:127.0.0.1") is
+// a loopback address of this host.
+bool is_loopback_address(const std::string& address);
+
+// The User-Id a CURVE connection of `client` carries ("admin:ops"), and the identity read back
+// from it (with the peer's address) on every message of that connection.
+std::string user_id_of(const authorized_client& client);
+actors::peer_identity identity_of(const std::string& user_id, const std::string& address);
 
 }  // namespace ss::transport
