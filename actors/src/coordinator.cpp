@@ -370,6 +370,10 @@ void start_evaluation(coordinator_actor* self) {
 
 void evaluate_final_model(coordinator_actor* self) {
   auto& st = self->state;
+  if (const std::size_t bad = train::non_finite_count(st.central.data(), st.central.size()); bad > 0)
+    return fail_job(self, "training diverged: " + std::to_string(bad) + " of " + std::to_string(st.central.size()) +
+                              " dense parameters of the final model are NaN or infinite; lower --learning-rate or "
+                              "--embedding-learning-rate. No model is scored or exported");
   if (st.options.job.test.empty()) {
     finish(self, nullptr, 0);
     return;

@@ -5,6 +5,7 @@
 
 #include "coordinator_state.hpp"
 #include "ss/actors/exporter.hpp"
+#include "ss/core/job/preflight.hpp"
 
 namespace ss::actors::coordinator_detail {
 namespace {
@@ -50,8 +51,13 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
     return make_body(wire::error_reply{errc::unavailable, std::string("the job is ") + wire::to_string(st.state) +
                                                               ": export while it runs, or use the coordinator's "
                                                               "--export for the final model"});
+  auto target = job::resolve_export_request(req.path, st.options.export_dir, st.options.protected_dirs);
+  if (!target.is_ok()) {
+    spdlog::warn("{}: {}", st.options.name, target.error().message());
+    return make_body(wire::error_reply{target.error().code(), target.error().message()});
+  }
   auto p = self->make_response_promise<body_ptr>();
-  const std::string path = req.path;
+  const std::string path = *target;
   gather_central(self, [self, p, path, click_rate, examples](job::dense_state d) mutable {
     auto in = export_input(self, path, std::move(d.params), click_rate, examples);
     if (!in.is_ok()) {

@@ -24,6 +24,7 @@
 #include "ss/core/config/option_set.hpp"
 #include "ss/core/data/generator.hpp"
 #include "ss/core/job/job_options.hpp"
+#include "ss/core/job/preflight.hpp"
 #include "ss/service/logging.hpp"
 #include "ss/service/memory_release.hpp"
 #include "ss/service/shutdown_signal.hpp"
@@ -312,6 +313,7 @@ struct coordinator_flags {
   int snapshot_retain = 3;
   bool resume = false;
   std::string export_path;
+  std::string export_dir;  // where `shadowsync export` may write; "" = the working directory
 };
 
 void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
@@ -327,7 +329,25 @@ void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
   opts.add("resume", &c.resume, "Require a snapshot to resume from in --snapshot-dir (fail if there is none).");
   opts.add("export", &c.export_path,
            "Write the final model here when the job ends (a model file for `shadowsync predict`).");
+  opts.add("export-dir", &c.export_dir,
+           "Where `shadowsync export --out P` may write: P relative to it, or absolute inside it; never inside "
+           "--snapshot-dir, and an existing file is replaced only when it is a model file. Default: the "
+           "coordinator's working directory.");
   job::add_job_options(opts, c.job);
+}
+
+// The export directory of a coordinator: the flag, else the working directory.
+std::string export_dir_or_cwd(const std::string& flag) {
+  std::error_code ec;
+  return std::filesystem::absolute(flag.empty() ? std::filesystem::current_path(ec) : std::filesystem::path(flag), ec)
+      .string();
+}
+
+// Before anything trains: the final model's path can be written and every test file is data of the
+// job's schema, so that neither mistake is found only after the training.
+status preflight(const job::job_options& job, const std::string& export_path) {
+  SS_RETURN_IF_ERROR(job::check_output_path(export_path, "--export"));
+  return job::check_input_files(job.input, job.test, "--test");
 }
 
 void configure_snapshots(const coordinator_flags& c, actors::coordinator_options& co) {
@@ -336,6 +356,8 @@ void configure_snapshots(const coordinator_flags& c, actors::coordinator_options
   co.snapshot_retain = c.snapshot_retain;
   co.require_resume = c.resume;
   co.export_path = c.export_path;
+  co.export_dir = export_dir_or_cwd(c.export_dir);
+  if (!c.snapshot_dir.empty()) co.protected_dirs.push_back(c.snapshot_dir);
 }
 
 }  // namespace
@@ -361,6 +383,10 @@ int run_coordinator(const args& a, const config::environment& env) {
     return 2;
   }
   if (auto st = job::check_job(c.job); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (auto st = preflight(c.job, c.export_path); !st.is_ok()) {
     std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
     return 2;
   }
@@ -626,6 +652,7 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
           std::to_string(l.snapshot_interval) + " --snapshot-retain " + std::to_string(l.snapshot_retain) +
           (l.export_path.empty() ? std::string()
                                  : " --export " + shell_quote(std::filesystem::absolute(l.export_path).string())) +
+          " --export-dir " + shell_quote(export_dir_or_cwd("")) +
           common,
       true);
   for (int i = 0; i < l.job.shards; ++i)
@@ -802,6 +829,8 @@ int run_local_in_process(const local_flags& l) {
     actors::coordinator_options co;
     co.job = l.job;
     co.export_path = l.export_path;
+    co.export_dir = export_dir_or_cwd("");
+    if (!l.state_dir.empty()) co.protected_dirs.push_back(l.state_dir);
     if (!l.state_dir.empty()) {
       co.snapshots = job::directory_snapshot_store((std::filesystem::path(l.state_dir) / "snapshots").string());
       co.snapshot_interval = l.snapshot_interval;
@@ -951,6 +980,10 @@ int run_local(const args& a, const config::environment& env) {
     return 2;
   }
   if (auto st = job::check_job(l.job); !st.is_ok()) {
+    spdlog::error("local: {}", st.message());
+    return 2;
+  }
+  if (auto st = preflight(l.job, l.export_path); !st.is_ok()) {
     spdlog::error("local: {}", st.message());
     return 2;
   }

@@ -13,6 +13,7 @@
 #include "ss/core/clock.hpp"
 #include "ss/core/config/option_set.hpp"
 #include "ss/core/job/job_options.hpp"
+#include "ss/core/job/preflight.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/model/gemm.hpp"
 #include "ss/core/model/model_file.hpp"
@@ -86,14 +87,21 @@ int run_train(const args& a, const config::environment& env) {
     std::fprintf(stderr, "shadowsync train: --train needs at least one file (see --help)\n");
     return 2;
   }
-  if (!o.export_path.empty()) {
-    const auto dir = std::filesystem::path(o.export_path).parent_path();
-    std::error_code ec;
-    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
-      std::fprintf(stderr, "shadowsync train: --export: directory '%s' does not exist\n", dir.string().c_str());
-      return 2;
-    }
+  // Before training: the model's path can be written and the test files are data of this schema.
+  if (auto st = job::check_output_path(o.export_path, "--export"); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync train: %s\n", st.message().c_str());
+    return 2;
   }
+  if (auto st = job::check_input_files(o.input, o.test, "--test"); !st.is_ok()) {
+    std::fprintf(stderr, "shadowsync train: %s\n", st.message().c_str());
+    return 2;
+  }
+  // A run that fails after it started still ends with a JSON line, saying why.
+  auto failed = [](const std::string& why) {
+    spdlog::error("{}", why);
+    std::printf("%s\n", json_object().add("command", "train").add("ok", false).add("error", why).str().c_str());
+    return 1;
+  };
 
   auto ropts = job::reader_options(o.input, o.train, static_cast<std::size_t>(o.batch_size));
   if (!ropts.is_ok()) {
@@ -101,10 +109,7 @@ int run_train(const args& a, const config::environment& env) {
     return 2;
   }
   auto reader = data::batch_reader::open(*ropts);
-  if (!reader.is_ok()) {
-    spdlog::error("cannot read training data: {}", reader.error().message());
-    return 1;
-  }
+  if (!reader.is_ok()) return failed("cannot read training data: " + reader.error().message());
   const auto& bound = reader->schema();
   auto setup = job::resolve_model(o.model, bound.num_dense(), bound.num_categorical());
   if (!setup.is_ok()) {
@@ -151,21 +156,20 @@ int run_train(const args& a, const config::environment& env) {
                  where, p.examples_per_sec, service::with_commas(p.window.examples), p.window.ne, p.window.auc);
   });
   print_bad_rows(source.reader(), "training data");
-  if (!trained.is_ok()) {
-    spdlog::error("training stopped: {}", trained.error().message());
-    return 1;
-  }
+  if (!trained.is_ok()) return failed("training stopped: " + trained.error().message());
   const auto& tr = *trained;
+  if (const std::size_t bad = train::non_finite_params(model); bad > 0 || !std::isfinite(tr.train_log_loss)) {
+    return failed("training diverged: " + std::to_string(bad) + " of " + std::to_string(model.size()) +
+                  " dense parameters are NaN or infinite (train log loss " + std::to_string(tr.train_log_loss) +
+                  "); lower --learning-rate or --embedding-learning-rate. No model is scored or exported");
+  }
 
   metrics::summary test;
   std::uint64_t test_bad_rows = 0;
   if (!o.test.empty() && !tr.cancelled) {
     auto topts = job::reader_options(o.input, o.test, 4096);
     auto test_reader = topts.is_ok() ? data::batch_reader::open(*topts) : result<data::batch_reader>(topts.error());
-    if (!test_reader.is_ok()) {
-      spdlog::error("cannot read test data: {}", test_reader.error().message());
-      return 1;
-    }
+    if (!test_reader.is_ok()) return failed("cannot read test data: " + test_reader.error().message());
     train::reader_source test_source(std::move(*test_reader));
     train::eval_options eo;
     eo.threads = o.threads;
@@ -173,10 +177,7 @@ int run_train(const args& a, const config::environment& env) {
     auto scored = train::evaluate(model, store, test_source, tr.train_click_rate, eo);
     print_bad_rows(test_source.reader(), "test data");
     test_bad_rows = test_source.reader().counters().bad;
-    if (!scored.is_ok()) {
-      spdlog::error("evaluation failed: {}", scored.error().message());
-      return 1;
-    }
+    if (!scored.is_ok()) return failed("evaluation failed: " + scored.error().message());
     test = *scored;
   }
 
@@ -189,10 +190,7 @@ int run_train(const args& a, const config::environment& env) {
     auto header = model::header_for_job(model_job, tr.train_click_rate, tr.examples, "shadowsync train");
     auto saved = header.is_ok() ? model::save_model(o.export_path, *header, model, store)
                                 : result<model::model_file_stats>(header.error());
-    if (!saved.is_ok()) {
-      spdlog::error("cannot export the model: {}", saved.error().message());
-      return 1;
-    }
+    if (!saved.is_ok()) return failed("cannot export the model: " + saved.error().message());
     exported = *saved;
     export_seconds = clock.now_seconds() - start;
     spdlog::info("exported the model to {}: {} rows, {} in {}", o.export_path, service::with_commas(exported.rows),
@@ -218,6 +216,8 @@ int run_train(const args& a, const config::environment& env) {
                 service::human_seconds(export_seconds).c_str());
   json_object j;
   j.add("command", "train")
+      .add("ok", true)
+      .add("error", "")
       .add("examples", tr.examples)
       .add("seconds", tr.seconds)
       .add("examples_per_sec", tr.examples_per_sec)

@@ -140,3 +140,40 @@ TEST_CASE("cli: a few bad rows are skipped, counted and reported", "[cli]") {
   CHECK(json_number(j, "bad_rows") == 2);
   CHECK(r.out.find("mixed.tsv:102:") != std::string::npos);
 }
+
+TEST_CASE("cli: outputs and test files are checked before training, not after", "[cli]") {
+  ss::test::temp_dir dir;
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 2000 --test-rows 200 --seed 5").exit_code == 0);
+  const std::string train = " train --progress-interval 0 --train " + dir.str("train.tsv");
+  auto no_dir = run_command(bin + train + " --export " + dir.str("missing/m.ssm"));
+  CHECK(no_dir.exit_code == 2);
+  CHECK(no_dir.out.find("--export " + dir.str("missing/m.ssm") + ": the directory") != std::string::npos);
+  CHECK(no_dir.out.find("examples in") == std::string::npos);  // nothing trained
+  // A typo must not overwrite data: only a model file is replaced.
+  auto over_data = run_command(bin + train + " --export " + dir.str("test.tsv"));
+  CHECK(over_data.exit_code == 2);
+  CHECK(over_data.out.find("is not a model file") != std::string::npos);
+  auto no_test = run_command(bin + train + " --test " + dir.str("nope.tsv"));
+  CHECK(no_test.exit_code == 2);
+  CHECK(no_test.out.find("--test " + dir.str("nope.tsv")) != std::string::npos);
+  {
+    std::ofstream(dir.str("garbage.tsv")) << "this is not\ta criteo row\n" << std::string(300, 'x') << "\n";
+  }
+  auto garbage = run_command(bin + train + " --test " + dir.str("garbage.tsv"));
+  CHECK(garbage.exit_code == 2);
+  CHECK(garbage.out.find("none of its first 2 rows parse with the criteo schema") != std::string::npos);
+  CHECK(garbage.out.find("examples in") == std::string::npos);
+}
+
+TEST_CASE("cli: a diverged model is an error with a JSON line, never an export", "[cli]") {
+  ss::test::temp_dir dir;
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 3000 --test-rows 200 --seed 6").exit_code == 0);
+  auto r = run_command(bin + " train --progress-interval 0 --train " + dir.str("train.tsv") + " --test " +
+                       dir.str("test.tsv") + " --learning-rate 1e30 --export " + dir.str("m.ssm"));
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  const std::string j = last_json_line(r.out);
+  CHECK(j.find("\"ok\":false") != std::string::npos);
+  CHECK(j.find("training diverged") != std::string::npos);
+  CHECK_FALSE(std::ifstream(dir.str("m.ssm")).good());
+}

@@ -3,4 +3,5 @@ target_sources(ss_core PRIVATE
   src/job/input_options.cpp
   src/job/job_options.cpp
   src/job/model_options.cpp
-  src/job/snapshot.cpp)
+  src/job/snapshot.cpp
+  src/job/preflight.cpp)

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -276,6 +277,14 @@ result<model_writer> model_writer::open(const std::string& path, const model_hea
   return w;
 }
 
+namespace {
+// A non-finite value means training diverged: such a model is an error, never a file.
+using train::non_finite_count;
+const char* const kDivergedHint =
+    ": training diverged (lower --learning-rate or --embedding-learning-rate, or add warmup); the model is not "
+    "written";
+}  // namespace
+
 status model_writer::write_dense(const float* params, std::size_t n) {
   if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
   impl& m = *impl_;
@@ -283,6 +292,9 @@ status model_writer::write_dense(const float* params, std::size_t n) {
   if (n != m.header.dense_params)
     return m.fail({errc::invalid_argument, m.prefix() + "write_dense() got " + std::to_string(n) +
                                                " parameters, the header says " + std::to_string(m.header.dense_params)});
+  if (const std::size_t bad = non_finite_count(params, n); bad > 0)
+    return m.fail({errc::out_of_range, m.prefix() + std::to_string(bad) + " of " + std::to_string(n) +
+                                           " dense parameters are NaN or infinite" + kDivergedHint});
   const void* bytes = params;
   std::vector<unsigned char> converted;
   if constexpr (!little_endian) {
@@ -314,6 +326,9 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
     m.block.resize(count * row_bytes);
     unsigned char* out = m.block.data();
     for (std::size_t i = 0; i < count; ++i, out += row_bytes) {
+      if (non_finite_count(values + (start + i) * stride, dim) > 0)
+        return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
+                                               std::to_string(table) + " has NaN or infinite values" + kDivergedHint});
       put_le(out, ids[start + i]);
       encode_floats(values + (start + i) * stride, dim, out + 8);
     }

@@ -1,5 +1,7 @@
 #include "ss/core/train/dense_model.hpp"
 
+#include <cmath>
+
 #include <cassert>
 
 namespace ss::train {
@@ -10,6 +12,12 @@ dense_model::dense_model(const model::dlrm_config& config, const optim::dense_op
   assert(config.validate().is_ok());
   model::init_dense_parameters(layout_, seed, params_.data());
   if (optimizer.state_per_param() > 0) state_.resize(layout_.size() * optimizer.state_per_param());
+}
+
+std::size_t non_finite_count(const float* v, std::size_t n) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) bad += std::isfinite(v[i]) ? 0 : 1;
+  return bad;
 }
 
 }  // namespace ss::train

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -259,6 +260,34 @@ TEST_CASE("model file: written to PATH.tmp and renamed only when finished", "[mo
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.error().code() == errc::io_error);
   CHECK(contains(bad.error().message(), "no/such/dir/m.ssm.tmp"));
+}
+
+TEST_CASE("model file: a diverged model (NaN or infinite values) is refused, never written", "[model_file]") {
+  test::temp_dir dir;
+  const std::string path = dir.str("nan.ssm");
+  small_model m(1);
+  m.dense->params()[2] = std::numeric_limits<float>::quiet_NaN();
+  m.dense->params()[5] = std::numeric_limits<float>::infinity();
+  auto saved = model::save_model(path, m.header, *m.dense, *m.store);
+  REQUIRE_FALSE(saved.is_ok());
+  CHECK(saved.error().code() == errc::out_of_range);
+  CHECK(contains(saved.error().message(), "2 of " + std::to_string(m.dense->size()) +
+                                               " dense parameters are NaN or infinite: training diverged"));
+  CHECK_FALSE(fs::exists(path));
+  CHECK_FALSE(fs::exists(path + ".tmp"));
+
+  small_model good(1);
+  auto w = model::model_writer::open(path, good.header);
+  REQUIRE(w.is_ok());
+  REQUIRE(w->write_dense(good.dense->params(), good.dense->size()).is_ok());
+  const std::uint64_t ids[2] = {7, 9};
+  std::vector<float> rows(2 * good.header.dim, 0.5f);
+  rows[good.header.dim + 1] = -std::numeric_limits<float>::infinity();
+  auto added = w->add_rows(0, ids, rows.data(), 2);
+  CHECK(added.code() == errc::out_of_range);
+  CHECK(contains(added.message(), "row 9 of table 0 has NaN or infinite values"));
+  CHECK_FALSE(w->finish().is_ok());
+  CHECK_FALSE(fs::exists(path));
 }
 
 TEST_CASE("model file: a newer format version is refused naming both versions", "[model_file]") {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/snapshot.hpp"
@@ -46,6 +47,10 @@ struct coordinator_options {
   // Where to write the final model (a model file: `shadowsync predict` scores with it) when the job
   // ends; "" = none. `shadowsync export` writes one on demand too.
   std::string export_path;
+  // Where an export on request may write (job::resolve_export_request): relative paths land here,
+  // absolute ones must lie inside it, never inside `protected_dirs` (the job's state). "" = none.
+  std::string export_dir;
+  std::vector<std::string> protected_dirs;
   // Member ids start here. A restarted coordinator must not reuse its predecessor's ids, or a
   // member still heartbeating under an old id would be taken for another (the service draws it).
   std::uint64_t first_member_id = 1;

@@ -36,4 +36,8 @@ class dense_model {
   aligned_buffer<float> state_;
 };
 
+// How many values of `v` (n floats) are NaN or infinite: a diverged model, which is an error.
+std::size_t non_finite_count(const float* v, std::size_t n);
+inline std::size_t non_finite_params(const dense_model& m) { return non_finite_count(m.params(), m.size()); }
+
 }  // namespace ss::train
