@@ -304,7 +304,7 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
   if (!failed) set_state(self, wire::job_state::done);
   if (!failed && st.options.snapshots) {
     // A restarted coordinator of a finished job reports this instead of training again.
-    if (auto w = st.options.snapshots->write_result(st.result_json); !w.is_ok())
+    if (auto w = st.options.snapshots->write_result(job::stored_result{st.result_json, st.job_text}); !w.is_ok())
       spdlog::warn("{}: cannot store the job's result: {}", st.options.name, w.message());
   }
   if (st.options.on_result) st.options.on_result(summary, st.result_json);
@@ -322,16 +322,13 @@ void fail_job(coordinator_actor* self, const std::string& why) {
 }
 
 // The final model: the average of the trainers' replicas (with sync, they agree closely; with
-// none it is the model-averaging baseline).
+// none it is the model-averaging baseline), each weighted by the examples it trained. A replica
+// that trained nothing (a trainer restarted while the job drained) is left out: it holds the
+// initial or central weights, not training.
 std::vector<float> average_replicas(const coordinator_state& st) {
-  std::vector<float> avg;
-  if (st.replicas.empty()) return avg;
-  avg.assign(st.replicas.begin()->second.first.size(), 0.0f);
-  for (const auto& [id, r] : st.replicas)
-    for (std::size_t i = 0; i < avg.size() && i < r.first.size(); ++i) avg[i] += r.first[i];
-  const float inv = 1.0f / static_cast<float>(st.replicas.size());
-  for (auto& v : avg) v *= inv;
-  return avg;
+  std::vector<sync::weighted_replica> replicas;
+  for (const auto& [id, r] : st.replicas) replicas.push_back({&r.first, r.second});
+  return sync::average_by_examples(replicas);
 }
 
 void evaluate_final_model(coordinator_actor* self);

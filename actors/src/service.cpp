@@ -282,8 +282,23 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
   if (auto removed = store.remove_incomplete(); removed.is_ok() && *removed > 0)
     spdlog::warn("{}: removed {} half-made snapshot(s) from {}", co.name, *removed, store.location());
   if (auto finished = store.read_result(); finished.is_ok()) {
-    co.finished_result = *finished;
+    // The result answers only the job it belongs to: other training files or settings are a
+    // new job, which needs a state of its own.
+    auto saved = job::parse_job_config(finished->job_text);
+    if (!saved.is_ok())
+      return {errc::corrupt, store.location() + ": the finished job's settings cannot be read (" +
+                                 saved.error().message() + "); give another --snapshot-dir (--state-dir)"};
+    if (const auto conflicts = job::resume_conflicts(*saved, co.job); !conflicts.empty()) {
+      std::string why;
+      for (const auto& c : conflicts) why += "\n  " + c;
+      return {errc::invalid_argument, "the job in " + store.location() + " finished already, with another "
+                                      "configuration:" + why + "\n(a new job needs another --snapshot-dir or --state-dir)"};
+    }
+    co.finished_result = finished->json;
     return ss::status::ok();
+  } else if (finished.error().code() != errc::not_found) {
+    return {errc::corrupt, finished.error().message() + ": the job finished, but its result cannot be read; move it "
+                                                         "away to run the job again"};
   }
   std::vector<std::string> skipped;
   auto latest = job::latest_valid_snapshot(store, &skipped);

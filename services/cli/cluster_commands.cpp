@@ -343,6 +343,16 @@ std::string export_dir_or_cwd(const std::string& flag) {
       .string();
 }
 
+// Creates `dir` (and its parents) if needed and checks that this process can write there.
+status make_directory(const std::string& dir, const std::string& flag) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec))
+    return status(errc::invalid_argument, flag + " " + dir + ": cannot create the directory" +
+                                              (ec ? ": " + ec.message() : std::string(" (a file is in the way)")));
+  return job::check_output_path((std::filesystem::path(dir) / "probe").string(), flag);
+}
+
 // Before anything trains: the final model's path can be written and every test file is data of the
 // job's schema, so that neither mistake is found only after the training.
 status preflight(const job::job_options& job, const std::string& export_path) {
@@ -389,6 +399,12 @@ int run_coordinator(const args& a, const config::environment& env) {
   if (auto st = preflight(c.job, c.export_path); !st.is_ok()) {
     std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
     return 2;
+  }
+  if (!c.snapshot_dir.empty()) {
+    if (auto st = make_directory(c.snapshot_dir, "--snapshot-dir"); !st.is_ok()) {
+      std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
+      return 2;
+    }
   }
   transport::transport_security security;
   if (!load_security("coordinator", c.service, security)) return 2;
@@ -616,12 +632,25 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
     return 1;
   }
   const std::string coordinator = "tcp://127.0.0.1:" + std::to_string(port);
-  const auto temp = std::filesystem::temp_directory_path() / ("shadowsync-local-" + std::to_string(getpid()));
+  std::error_code ec;
+  std::filesystem::path temp;
+  if (l.run_dir.empty()) {
+    temp = std::filesystem::temp_directory_path(ec) / ("shadowsync-local-" + std::to_string(getpid()));
+    if (ec) {
+      spdlog::error("local: no temporary directory ({}; TMPDIR={}): set TMPDIR or give --run-dir", ec.message(),
+                    std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "");
+      return 2;
+    }
+  }
   const std::filesystem::path run_dir = l.run_dir.empty() ? temp : std::filesystem::path(l.run_dir);
   const std::filesystem::path state_dir = l.state_dir.empty() ? run_dir / "state" : std::filesystem::path(l.state_dir);
-  std::filesystem::create_directories(run_dir);
-  std::filesystem::create_directories(state_dir);
-  std::filesystem::remove(run_dir / "coordinator.out");
+  for (const auto& [dir, flag] : {std::pair{run_dir, "--run-dir"}, std::pair{state_dir, "--state-dir"}}) {
+    if (auto st = make_directory(dir.string(), flag); !st.is_ok()) {
+      spdlog::error("local: {}", st.message());
+      return 2;
+    }
+  }
+  std::filesystem::remove(run_dir / "coordinator.out", ec);
   const std::string config = (run_dir / "job.ini").string();
   {
     // For `shadowsync status --coordinator $(cat RUN_DIR/coordinator.endpoint)` and tools.
@@ -794,7 +823,6 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
   text << out.rdbuf();
   std::printf("%s", text.str().c_str());
   std::fflush(stdout);
-  std::error_code ec;
   if (l.run_dir.empty() && !l.keep_state) std::filesystem::remove_all(temp, ec);
   return rc;
 }
@@ -986,6 +1014,12 @@ int run_local(const args& a, const config::environment& env) {
   if (auto st = preflight(l.job, l.export_path); !st.is_ok()) {
     spdlog::error("local: {}", st.message());
     return 2;
+  }
+  if (!l.state_dir.empty()) {
+    if (auto st = make_directory(l.state_dir, "--state-dir"); !st.is_ok()) {
+      spdlog::error("local: {}", st.message());
+      return 2;
+    }
   }
   spdlog::info("local: {} trainer(s) x {} thread(s), {} shard(s), {} reader(s), {}", l.trainers, l.workers,
                l.job.shards, l.job.readers, l.processes ? "separate processes on loopback" : "in this process");

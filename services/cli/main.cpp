@@ -1,5 +1,7 @@
 // shadowsync: one binary, one subcommand per job or service.
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -69,7 +71,15 @@ int main(int argc, char** argv) {
     names.emplace_back(c.name);
     if (name == c.name) {
       ss::cli::args a(argv + 2, argv + argc);
-      return c.run(a, ss::config::process_environment());
+      // Nothing that escapes a command may end in a core dump: say what it was and exit 1.
+      try {
+        return c.run(a, ss::config::process_environment());
+      } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "shadowsync %s: out of memory\n", c.name);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "shadowsync %s: %s\n", c.name, e.what());
+      }
+      return 1;
     }
   }
   const std::string guess = ss::config::closest_match(name, names);

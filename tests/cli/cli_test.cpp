@@ -177,3 +177,54 @@ TEST_CASE("cli: a diverged model is an error with a JSON line, never an export",
   CHECK(j.find("training diverged") != std::string::npos);
   CHECK_FALSE(std::ifstream(dir.str("m.ssm")).good());
 }
+
+TEST_CASE("cli: bad directories and absurd model sizes exit 2 with a message, never a core dump", "[cli]") {
+  ss::test::temp_dir dir;
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 1000 --test-rows 100 --seed 7").exit_code == 0);
+  auto huge = run_command(bin + " train --progress-interval 0 --train " + dir.str("train.tsv") +
+                          " --top-mlp 65536-65536-65536-1");
+  CHECK(huge.exit_code == 2);
+  CHECK(huge.out.find("dense parameters") != std::string::npos);
+  const std::string local = bin + " local --processes --rows 1000 --log-level warn --train " + dir.str("train.tsv");
+  auto tmp = run_command("TMPDIR=" + dir.str("nonexistent") + " " + local);
+  CHECK(tmp.exit_code == 2);
+  CHECK(tmp.out.find("set TMPDIR or give --run-dir") != std::string::npos);
+  { std::ofstream(dir.str("afile")) << "x"; }
+  auto run_dir = run_command(local + " --run-dir " + dir.str("afile/run"));
+  CHECK(run_dir.exit_code == 2);
+  CHECK(run_dir.out.find("--run-dir " + dir.str("afile/run") + ": cannot create the directory") != std::string::npos);
+  auto state_dir = run_command(bin + " local --rows 1000 --log-level warn --train " + dir.str("train.tsv") +
+                               " --state-dir " + dir.str("afile/state"));
+  CHECK(state_dir.exit_code == 2);
+  CHECK(state_dir.out.find("--state-dir") != std::string::npos);
+}
+
+TEST_CASE("cli: a finished job's state answers only that job; a damaged stored result is an error", "[cli]") {
+  ss::test::temp_dir dir;
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str("a") + " --rows 3000 --test-rows 300 --seed 8").exit_code == 0);
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str("b") + " --rows 3000 --test-rows 300 --seed 9").exit_code == 0);
+  const std::string local = bin + " local --log-level warn --progress-interval 0 --state-dir " + dir.str("state");
+  auto first = run_command(local + " --train " + dir.str("a/train.tsv"));
+  INFO(first.out);
+  REQUIRE(first.exit_code == 0);
+  auto again = run_command(local + " --train " + dir.str("a/train.tsv"));
+  CHECK(again.exit_code == 0);
+  CHECK(again.out.find("the job had finished before") != std::string::npos);
+  auto other = run_command(local + " --train " + dir.str("b/train.tsv"));
+  CHECK(other.exit_code != 0);
+  CHECK(other.out.find("finished already, with another configuration") != std::string::npos);
+  CHECK(other.out.find("a new job needs another --snapshot-dir or --state-dir") != std::string::npos);
+  // A stored result cut short is not printed as if it were whole.
+  const std::string stored = dir.str("state/snapshots/RESULT.json");
+  std::string text;
+  {
+    std::ifstream in(stored);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  REQUIRE(text.size() > 40);
+  { std::ofstream(stored, std::ios::trunc) << text.substr(0, text.size() / 2); }
+  auto cut = run_command(local + " --train " + dir.str("a/train.tsv"));
+  CHECK(cut.exit_code != 0);
+  CHECK(cut.out.find("RESULT.json") != std::string::npos);
+  CHECK(cut.out.find("its result cannot be read") != std::string::npos);
+}

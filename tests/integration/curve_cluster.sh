@@ -75,6 +75,24 @@ if "$bin" status --coordinator "$ep" --timeout 2 --curve-server-key ck/server.pu
   --curve-client-key stranger/eve.key >eve.out 2>eve.err; then
   fail "a client with an unknown key got an answer: $(cat eve.out)"
 fi
+# Authority: a member's key (a reader's) may train but not control the job; the admin key may.
+member=(--curve-server-key ck/server.pub --curve-client-key ck/reader-0.key)
+if "$bin" export --coordinator "$ep" --timeout 5 "${member[@]}" --out m.ssm >member.out 2>member.err; then
+  fail "a reader's key exported the model"
+else
+  grep -q "export_request from member key 'reader-0' at 127.0.0.1 refused" member.err ||
+    fail "the member's export was not refused by role: $(cat member.err)"
+fi
+"$bin" status --coordinator "$ep" --timeout 5 "${member[@]}" >member-status.out 2>&1 ||
+  fail "a member's key could not read the status: $(cat member-status.out)"
+if "$bin" export --coordinator "$ep" --timeout 5 "${keyed[@]}" --out /etc/shadowsync-test.ssm >out.out 2>out.err; then
+  fail "an export outside the coordinator's --export-dir succeeded"
+else
+  grep -q "only under the coordinator's --export-dir" out.err || fail "export outside: $(cat out.err)"
+fi
+"$bin" snapshot --coordinator "$ep" --timeout 60 "${keyed[@]}" >snap.out 2>snap.err ||
+  fail "the admin key could not take a snapshot: $(cat snap.err)"
+grep -q "^role=\|role=admin" ck/authorized_keys || fail "authorized_keys has no roles: $(cat ck/authorized_keys)"
 wait $cluster || fail "the CURVE cluster failed: $(tail -5 cluster.err)"
 cluster=""
 tail -1 cluster.out >cluster.json
@@ -85,6 +103,8 @@ grep -qF "refused a CURVE client with unknown key $eve from 127.0.0.1" cluster.e
 grep -Eq "refused a connection on .*(does not speak CURVE|hung up during the handshake)" cluster.err ||
   fail "the coordinator did not log the plain client"
 grep -q "plain (unauthenticated" cluster.err && fail "a CURVE cluster warned about plain mode"
+grep -q "export_request from member key 'reader-0' at 127.0.0.1 refused" cluster.err ||
+  fail "the coordinator did not log the refused control request with its sender"
 [[ "$(stat -c %a ck/trainer-0.key)" == 600 ]] || fail "local --curve-dir wrote trainer-0.key with mode $(stat -c %a ck/trainer-0.key)"
 echo "cluster:  $(grep -o '"examples_committed":[^,]*' cluster.json), $(grep -o '"test_ne":[^,]*' cluster.json)"
 echo "refusals: $(grep -c 'refused' cluster.err) line(s) in the cluster's log, e.g."

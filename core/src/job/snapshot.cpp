@@ -150,20 +150,44 @@ std::string format_manifest(const snapshot_manifest& m) {
   }
   line("dense", std::to_string(m.dense_params) + " " + std::to_string(m.dense_momentum) + " " + hex32(m.dense_crc));
   line("job_crc", hex32(m.job_crc));
-  out += "crc32c = " + hex32(crc32c(out.data(), out.size())) + "\n";
-  return out;
+  return with_crc_line(out);
 }
 
-result<snapshot_manifest> parse_manifest(const std::string& text) {
+std::string with_crc_line(const std::string& text) { return text + "crc32c = " + hex32(crc32c(text.data(), text.size())) + "\n"; }
+
+result<std::string> without_crc_line(const std::string& text, const std::string& what) {
   const std::string tag = "crc32c = ";
   const auto at = text.rfind(tag);
   if (at == std::string::npos || (at > 0 && text[at - 1] != '\n'))
-    return corrupt("MANIFEST has no crc32c line (cut short?)");
+    return corrupt(what + " has no crc32c line (cut short?)");
   const std::string stored = text.substr(at + tag.size(), 8);
   const std::string actual = hex32(crc32c(text.data(), at));
-  if (stored != actual) return corrupt("MANIFEST fails its checksum (stored " + stored + ", computed " + actual + ")");
+  if (stored != actual) return corrupt(what + " fails its checksum (stored " + stored + ", computed " + actual + ")");
+  return text.substr(0, at);
+}
+
+std::string encode_result(const stored_result& r) {
+  return with_crc_line(r.json + "\n" + r.job_text + (r.job_text.empty() || r.job_text.back() == '\n' ? "" : "\n"));
+}
+
+result<stored_result> decode_result(const std::string& text) {
+  auto body = without_crc_line(text, "the stored result");
+  if (!body.is_ok())
+    return status(errc::corrupt, body.error().message() + "; written by an older shadowsync, or damaged");
+  stored_result r;
+  const auto eol = body->find('\n');
+  r.json = body->substr(0, eol);
+  r.job_text = eol == std::string::npos ? std::string() : body->substr(eol + 1);
+  if (r.json.empty() || r.json.front() != '{' || r.json.back() != '}')
+    return status(errc::corrupt, "the stored result is not a JSON object");
+  return r;
+}
+
+result<snapshot_manifest> parse_manifest(const std::string& text) {
+  auto body = without_crc_line(text, "MANIFEST");
+  if (!body.is_ok()) return body.error();
   std::map<std::string, std::string> kv;
-  std::istringstream in(text.substr(0, at));
+  std::istringstream in(*body);
   std::string l;
   int number = 0;
   while (std::getline(in, l)) {
@@ -454,11 +478,11 @@ class directory_store final : public snapshot_store {
     return removed;
   }
 
-  status write_result(const std::string& json) override {
+  status write_result(const stored_result& r) override {
     std::error_code ec;
     fs::create_directories(dir_, ec);
     const fs::path tmp = fs::path(dir_) / "RESULT.json.tmp";
-    SS_RETURN_IF_ERROR(write_file_synced(tmp, json + "\n"));
+    SS_RETURN_IF_ERROR(write_file_synced(tmp, encode_result(r)));
     fs::rename(tmp, fs::path(dir_) / "RESULT.json", ec);
     if (ec) return {errc::io_error, dir_ + "/RESULT.json: " + ec.message()};
     sync_dir(dir_);
@@ -486,12 +510,12 @@ class directory_store final : public snapshot_store {
     return id;
   }
 
-  result<std::string> read_result() override {
+  result<stored_result> read_result() override {
     auto text = read_file(fs::path(dir_) / "RESULT.json");
     if (!text.is_ok()) return text.error();
-    std::string s = *text;
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-    return s;
+    auto r = decode_result(*text);
+    if (!r.is_ok()) return r.error().with_context(dir_ + "/RESULT.json");
+    return r;
   }
 
  private:
@@ -537,13 +561,13 @@ class memory_store final : public snapshot_store {
     return status::ok();
   }
   result<std::size_t> remove_incomplete() override { return std::size_t{0}; }
-  status write_result(const std::string& json) override {
-    result_ = json;
+  status write_result(const stored_result& r) override {
+    result_ = encode_result(r);
     return status::ok();
   }
-  result<std::string> read_result() override {
+  result<stored_result> read_result() override {
     if (result_.empty()) return status(errc::not_found, "no result yet");
-    return result_;
+    return decode_result(result_);
   }
   status write_job_id(std::uint64_t id) override {
     job_id_ = id;

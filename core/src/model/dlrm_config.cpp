@@ -26,6 +26,16 @@ status dlrm_config::validate() const {
   if (top_mlp.back() != 1)
     return {errc::invalid_argument, "the last top MLP layer must have width 1 (the logit), got " +
                                         std::to_string(top_mlp.back())};
+  // Weights and biases of both MLPs, counted before anything is allocated: an absurd shape is a
+  // message, not an allocation failure.
+  std::uint64_t params = 0, in = num_dense;
+  for (auto w : bottom_mlp) params += (in + 1) * w, in = w;
+  in = top_input();
+  for (auto w : top_mlp) params += (in + 1) * w, in = w;
+  if (params > max_dense_params)
+    return {errc::invalid_argument, "the MLPs would have " + std::to_string(params) + " dense parameters (" +
+                                        std::to_string(params * 4 >> 20) + " MiB); at most " +
+                                        std::to_string(max_dense_params) + " are supported: use narrower layers"};
   return status::ok();
 }
 

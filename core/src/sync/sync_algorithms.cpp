@@ -102,4 +102,17 @@ double relative_distance(const float* a, const float* b, std::size_t n) {
   return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
 }
 
+std::vector<float> average_by_examples(const std::vector<weighted_replica>& replicas) {
+  if (replicas.empty()) return {};
+  double total = 0;
+  for (const auto& r : replicas) total += static_cast<double>(r.examples);
+  std::vector<double> sum(replicas.front().params->size(), 0.0);
+  for (const auto& r : replicas) {
+    const double w = total > 0 ? static_cast<double>(r.examples) / total : 1.0 / static_cast<double>(replicas.size());
+    if (w == 0) continue;
+    for (std::size_t i = 0; i < sum.size() && i < r.params->size(); ++i) sum[i] += w * (*r.params)[i];
+  }
+  return std::vector<float>(sum.begin(), sum.end());
+}
+
 }  // namespace ss::sync

@@ -2,6 +2,9 @@
 // damage the decoders must refuse with a message saying what is wrong.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include "ss/core/job/snapshot.hpp"
@@ -78,4 +81,33 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   REQUIRE(at != std::string::npos);
   changed[changed.find('7', at)] = '8';
   CHECK_FALSE(parse_manifest(changed).is_ok());
+}
+
+TEST_CASE("a stored result keeps its job and is refused when cut short, damaged or of an older format",
+          "[job][snapshot]") {
+  const stored_result r{"{\"command\":\"cluster\",\"ok\":true}", "[job]\ntrain = a.tsv\n"};
+  const std::string text = encode_result(r);
+  auto back = decode_result(text);
+  REQUIRE(back.is_ok());
+  CHECK(back->json == r.json);
+  CHECK(back->job_text == r.job_text);
+  for (std::size_t cut : {text.size() - 2, text.size() - 12, r.json.size() / 2}) {
+    auto shorter = decode_result(text.substr(0, cut));
+    REQUIRE_FALSE(shorter.is_ok());
+    CHECK(shorter.error().code() == errc::corrupt);
+  }
+  std::string flipped = text;
+  flipped[5] ^= 0x20;
+  CHECK(decode_result(flipped).error().message().find("fails its checksum") != std::string::npos);
+  // What older versions wrote: the JSON line alone.
+  auto old = decode_result(r.json + "\n");
+  REQUIRE_FALSE(old.is_ok());
+  CHECK(old.error().message().find("written by an older shadowsync, or damaged") != std::string::npos);
+  auto store = directory_snapshot_store("/tmp/ss-snapshot-test-result-" + std::to_string(::getpid()));
+  CHECK(store->read_result().error().code() == errc::not_found);
+  REQUIRE(store->write_result(r).is_ok());
+  auto stored = store->read_result();
+  REQUIRE(stored.is_ok());
+  CHECK(stored->json == r.json);
+  std::filesystem::remove_all(store->location());
 }

@@ -146,3 +146,14 @@ TEST_CASE("relative distance", "[core][sync]") {
   CHECK(relative_distance(a, c, 2) == 0.0);
   CHECK(relative_distance(b, a, 2) == Approx(1.0));  // ||a|| / ||a||
 }
+
+TEST_CASE("average_by_examples: weighted by examples; a replica that trained nothing adds nothing", "[core][sync]") {
+  const std::vector<float> a{1.0f, 2.0f}, b{3.0f, 6.0f}, untrained{100.0f, -100.0f};
+  auto avg = ss::sync::average_by_examples({{&a, 300}, {&b, 100}, {&untrained, 0}});
+  REQUIRE(avg.size() == 2);
+  CHECK(avg[0] == Approx(1.5));  // (300 * 1 + 100 * 3) / 400
+  CHECK(avg[1] == Approx(3.0));
+  auto simulated = ss::sync::average_by_examples({{&a, 0}, {&b, 0}});
+  CHECK(simulated[0] == Approx(2.0));
+  CHECK(ss::sync::average_by_examples({}).empty());
+}

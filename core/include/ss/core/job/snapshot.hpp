@@ -92,6 +92,21 @@ struct loaded_snapshot {
 };
 
 // Where snapshots live. Injected into the coordinator: a directory in production, memory in tests.
+// A finished job's result line and the job it belongs to (job_config_text), so that a later run
+// with other settings is not answered with this job's result. Stored as the JSON line, the job
+// text and a crc32c line.
+struct stored_result {
+  std::string json;
+  std::string job_text;
+};
+std::string encode_result(const stored_result& r);
+result<stored_result> decode_result(const std::string& text);
+
+// Text followed by a "crc32c = XXXXXXXX" line over it, and back (errc::corrupt naming `what`
+// when the line is missing or does not match).
+std::string with_crc_line(const std::string& text);
+result<std::string> without_crc_line(const std::string& text, const std::string& what);
+
 // Not thread-safe: the coordinator calls it from one actor.
 class snapshot_store {
  public:
@@ -110,10 +125,11 @@ class snapshot_store {
   virtual result<std::size_t> remove_incomplete() = 0;
   // The path of snapshot `id` (for messages and replies).
   virtual std::string path_of(std::uint64_t id) const = 0;
-  // The job's final result (JSON), written when the job ends, so a restarted coordinator of a
-  // finished job reports it instead of training again. errc::not_found while the job runs.
-  virtual status write_result(const std::string& json) = 0;
-  virtual result<std::string> read_result() = 0;
+  // The job's final result, written when the job ends, so a restarted coordinator of a finished
+  // job reports it instead of training again. errc::not_found while the job runs; errc::corrupt
+  // when it fails its checksum.
+  virtual status write_result(const stored_result& r) = 0;
+  virtual result<stored_result> read_result() = 0;
   // The job's id, stored when the job starts, so a coordinator restarted before the first
   // snapshot keeps it (shards refuse stored rows of another job). errc::not_found if none.
   virtual status write_job_id(std::uint64_t id) = 0;

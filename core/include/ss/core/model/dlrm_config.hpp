@@ -28,6 +28,9 @@ struct dlrm_config {
   }
   // Width of the top MLP's input: the bottom output concatenated with the pairwise dots.
   std::uint32_t top_input() const { return embedding_dim + interaction_pairs(); }
+  // The most dense parameters a model may have (1 GiB of floats; each trainer holds a replica,
+  // optimizer state and sync buffers of this size).
+  static constexpr std::uint64_t max_dense_params = std::uint64_t{1} << 28;
 
   status validate() const;
   // "13-512-256-64-16 | 367-512-256-1 | 26 x 16"

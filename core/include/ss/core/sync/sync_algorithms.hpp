@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -98,5 +99,15 @@ class bmuf_state {
 
 // ||a - b|| / max(||b||, 1e-12): how far a replica is from the central copy or the mean.
 double relative_distance(const float* a, const float* b, std::size_t n);
+
+// The final model of model averaging: the replicas' average, each weighted by the examples it
+// trained, so a replica that trained nothing (restarted while the job drained) adds nothing.
+// When none trained anything (a simulated job) every replica counts the same. Replicas are
+// (parameters, examples); all of the first one's size.
+struct weighted_replica {
+  const std::vector<float>* params;
+  std::uint64_t examples;
+};
+std::vector<float> average_by_examples(const std::vector<weighted_replica>& replicas);
 
 }  // namespace ss::sync
