@@ -22,8 +22,9 @@
 // compromised member (anyone holding a listed client key and the server public key is a full
 // member: remove the key from authorized_keys and restart the listeners to revoke it; anyone
 // holding the server secret key can impersonate every service: rotate the whole set);
-// authorization between members (every member may send every message: roles are not bound to
-// keys); protection from connection floods or slow handshakes (bounded only by the OS, the
+// fine-grained authorization between members (a key's role in authorized_keys decides only
+// whether it may send control requests, ss/actors/authority.hpp; any member may send any member
+// message); protection from connection floods or slow handshakes (bounded only by the OS, the
 // high-water marks and frame size limits, and a network policy in front of the ports); and
 // inproc:// links, which never leave the process and to which libzmq applies no mechanism.
 // Plain mode stays for a single-machine run; bound beyond loopback it warns loudly at start.
