@@ -237,8 +237,8 @@ caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_opt
   // Runs on the transport's thread: decode (hostile input stops here), then hand over.
   // Refusal lines: at most one a minute per sender (a flood of garbage must not flood the log).
   auto refusal_log = std::make_shared<log_limiter>(60'000'000'000);
-  auto clock = std::make_shared<steady_clock_source>();
-  t.on_frame([gw, limits, counters, &t, name, refusal_log, clock](const peer_address& from, wire::frame f) {
+  t.on_frame([gw, limits, counters, &t, name, refusal_log, clock = steady_clock_source()](const peer_address& from,
+                                                                                       wire::frame f) {
     auto env = wire::decode(*f, limits);
     if (env.is_ok()) {
       counters->frames_decoded.fetch_add(1, std::memory_order_relaxed);
@@ -253,7 +253,7 @@ caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_opt
     }
     const std::string sender = from.link != 0 ? "link " + std::to_string(from.link) : from.sender.describe();
     std::uint64_t held_back = 0;
-    if (refusal_log->admit(sender, clock->now_ns(), &held_back)) {
+    if (refusal_log->admit(sender, clock.now_ns(), &held_back)) {
       spdlog::warn("{}: refused a frame of {} bytes from {}: {}{}", name, f->size(), sender, err.message(),
                    held_back > 0 ? " (and " + std::to_string(held_back) + " more refused frames from there since the "
                                                                            "last report)"

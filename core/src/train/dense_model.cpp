@@ -1,8 +1,7 @@
 #include "ss/core/train/dense_model.hpp"
 
-#include <cmath>
-
 #include <cassert>
+#include <cmath>
 
 namespace ss::train {
 

@@ -27,6 +27,7 @@
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
+#include "ss/core/log_limiter.hpp"
 #include "ss/transport/connection_limit.hpp"
 #include "zap_authenticator.hpp"
 
@@ -192,12 +193,8 @@ struct zmq_transport::impl {
   std::string zap_domain;
   connection_limit connections{opts.max_connections};
   bool plain_warned = false;  // poll thread
-  struct refusal_log {
-    clock_type::time_point last;
-    std::uint64_t suppressed = 0;
-  };
   std::mutex refusal_mu;
-  std::unordered_map<std::string, refusal_log> refusals;
+  log_limiter refusals{std::chrono::nanoseconds(kRefusalLogInterval).count(), kRefusalLogEntries};
 
   // ---- poll thread only ----
   // Shared so that a handler may replace itself (on_frame from inside it) while it runs.
@@ -231,23 +228,14 @@ struct zmq_transport::impl {
 
   // Logs a refusal unless the same one was logged less than kRefusalLogInterval ago.
   void report_refusal(const std::string& what, const std::string& key) {
-    const auto now = clock_type::now();
-    std::string line;
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count();
+    std::uint64_t suppressed = 0;
     {
       std::lock_guard<std::mutex> lock(refusal_mu);
-      if (refusals.size() >= kRefusalLogEntries && refusals.count(key) == 0) refusals.clear();
-      auto [it, fresh] = refusals.try_emplace(key);
-      if (!fresh && now - it->second.last < kRefusalLogInterval) {
-        ++it->second.suppressed;
-        return;
-      }
-      line = prefix() + what;
-      if (it->second.suppressed > 0) {
-        line += " (again; " + std::to_string(it->second.suppressed) + " more time(s) since the last report)";
-      }
-      it->second.last = now;
-      it->second.suppressed = 0;
+      if (!refusals.admit(key, now, &suppressed)) return;
     }
+    std::string line = prefix() + what;
+    if (suppressed > 0) line += " (again; " + std::to_string(suppressed) + " more time(s) since the last report)";
     warn(line);
   }
 
