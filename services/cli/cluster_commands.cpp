@@ -350,7 +350,7 @@ status make_directory(const std::string& dir, const std::string& flag) {
   if (ec || !std::filesystem::is_directory(dir, ec))
     return status(errc::invalid_argument, flag + " " + dir + ": cannot create the directory" +
                                               (ec ? ": " + ec.message() : std::string(" (a file is in the way)")));
-  return job::check_output_path((std::filesystem::path(dir) / "probe").string(), flag);
+  return job::check_writable_directory(dir, flag + " " + dir);
 }
 
 // Before anything trains: the final model's path can be written and every test file is data of the

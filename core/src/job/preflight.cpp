@@ -48,21 +48,23 @@ fs::path resolved(const fs::path& p) {
 
 }  // namespace
 
-status check_output_path(const std::string& path, const std::string& flag) {
-  if (path.empty()) return status::ok();
-  const std::string dir = directory_of(path);
+status check_writable_directory(const std::string& dir, const std::string& what) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return status(errc::not_found, flag + " " + path + ": the directory " + dir + " does not exist");
-  if (fs::is_directory(path, ec))
-    return status(errc::invalid_argument, flag + " " + path + " is a directory; give a file name");
+  if (!fs::is_directory(dir, ec)) return status(errc::not_found, what + ": the directory " + dir + " does not exist");
   std::string probe = (fs::path(dir) / ".shadowsync-probe-XXXXXX").string();
   const int fd = ::mkstemp(probe.data());
-  if (fd < 0) {
-    return status(errc::io_error, flag + " " + path + ": cannot create a file in " + dir + ": " + std::strerror(errno));
-  }
+  if (fd < 0) return status(errc::io_error, what + ": cannot create a file in " + dir + ": " + std::strerror(errno));
   ::close(fd);
   ::unlink(probe.c_str());
+  return status::ok();
+}
+
+status check_output_path(const std::string& path, const std::string& flag) {
+  if (path.empty()) return status::ok();
+  std::error_code ec;
+  SS_RETURN_IF_ERROR(check_writable_directory(directory_of(path), flag + " " + path));
+  if (fs::is_directory(path, ec))
+    return status(errc::invalid_argument, flag + " " + path + " is a directory; give a file name");
   if (fs::exists(path, ec) && !is_model_file(path))
     return status(errc::invalid_argument, flag + " " + path + " exists and is not a model file; it is not replaced");
   return status::ok();

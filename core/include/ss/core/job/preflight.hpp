@@ -10,6 +10,10 @@
 
 namespace ss::job {
 
+// `dir` exists and this process can create a file in it (tried: a probe file is made and
+// removed); messages start with `what`.
+status check_writable_directory(const std::string& dir, const std::string& what);
+
 // `path` (named by `flag` in messages, e.g. "--export") can be written: its directory exists and
 // this process can create a file in it (tried: a probe file is made and removed), and the path is
 // not a directory. An existing file there is replaced only when it is a model file (a typo must
