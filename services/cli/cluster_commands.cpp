@@ -400,6 +400,12 @@ int run_coordinator(const args& a, const config::environment& env) {
     std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
     return 2;
   }
+  if (!c.export_dir.empty()) {
+    if (auto st = job::check_writable_directory(c.export_dir, "--export-dir"); !st.is_ok()) {
+      std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
+      return 2;
+    }
+  }
   if (!c.snapshot_dir.empty()) {
     if (auto st = make_directory(c.snapshot_dir, "--snapshot-dir"); !st.is_ok()) {
       std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());

@@ -193,6 +193,11 @@ TEST_CASE("cli: bad directories and absurd model sizes exit 2 with a message, ne
   auto run_dir = run_command(local + " --run-dir " + dir.str("afile/run"));
   CHECK(run_dir.exit_code == 2);
   CHECK(run_dir.out.find("--run-dir " + dir.str("afile/run") + ": cannot create the directory") != std::string::npos);
+  auto export_dir = run_command(bin + " coordinator --listen tcp://127.0.0.1:0 --train " + dir.str("train.tsv") +
+                                " --export-dir " + dir.str("no-exports"));
+  CHECK(export_dir.exit_code == 2);
+  CHECK(export_dir.out.find("--export-dir: the directory " + dir.str("no-exports") + " does not exist") !=
+        std::string::npos);
   auto state_dir = run_command(bin + " local --rows 1000 --log-level warn --train " + dir.str("train.tsv") +
                                " --state-dir " + dir.str("afile/state"));
   CHECK(state_dir.exit_code == 2);
