@@ -43,6 +43,11 @@ struct ClusterView {
   trainerIncarnations @5 :List(UInt64);
   # The live trainers' incarnations, parallel to trainers (readers hand the batches of a trainer
   # that is gone to others).
+  shardIncarnations @6 :List(UInt64);
+  # Parallel to shards (0 while absent): a restarted shard is a new incarnation even at the same
+  # endpoint, and calls to the one before will never be answered.
+  syncIncarnations @7 :List(UInt64);
+  # Parallel to syncs (0 while absent; slice 0's is the coordinator's).
 }
 
 struct RegisterReply {

@@ -62,14 +62,25 @@ void change_view(coordinator_actor* self) {
   ++st.view.epoch;
   st.view.shards.assign(st.shard_slots.size(), "");
   st.view.readers.assign(st.reader_slots.size(), "");
+  st.view.shard_incarnations.assign(st.shard_slots.size(), 0);
   st.view.syncs.assign(st.sync_slots.size(), "");
-  if (!st.view.syncs.empty()) st.view.syncs[0] = st.options.endpoint;
+  st.view.sync_incarnations.assign(st.sync_slots.size(), 0);
+  if (!st.view.syncs.empty()) {
+    st.view.syncs[0] = st.options.endpoint;
+    st.view.sync_incarnations[0] = st.options.incarnation;
+  }
   st.view.trainers.clear();
   st.view.trainer_incarnations.clear();
   for (const auto& [id, m] : st.members) {
-    if (m.role == wire::role::shard) st.view.shards[m.index] = m.endpoint;
+    if (m.role == wire::role::shard) {
+      st.view.shards[m.index] = m.endpoint;
+      st.view.shard_incarnations[m.index] = m.incarnation;
+    }
     if (m.role == wire::role::reader) st.view.readers[m.index] = m.endpoint;
-    if (m.role == wire::role::sync) st.view.syncs[m.index] = m.endpoint;
+    if (m.role == wire::role::sync) {
+      st.view.syncs[m.index] = m.endpoint;
+      st.view.sync_incarnations[m.index] = m.incarnation;
+    }
     if (m.role == wire::role::trainer) {
       st.view.trainers.push_back(m.name);
       st.view.trainer_incarnations.push_back(m.incarnation);

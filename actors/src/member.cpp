@@ -34,7 +34,8 @@ using member_actor = caf::stateful_actor<member_state>;
 // view can carry the epoch of the old coordinator's last one.
 bool same_view(const wire::cluster_view& a, const wire::cluster_view& b) {
   return a.epoch == b.epoch && a.shards == b.shards && a.readers == b.readers && a.trainers == b.trainers &&
-         a.syncs == b.syncs && a.trainer_incarnations == b.trainer_incarnations;
+         a.syncs == b.syncs && a.trainer_incarnations == b.trainer_incarnations &&
+         a.shard_incarnations == b.shard_incarnations && a.sync_incarnations == b.sync_incarnations;
 }
 
 void publish(member_actor* self, const wire::cluster_view& view, wire::job_state state) {

@@ -342,6 +342,7 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   coordinator.detached_evaluator = options.detached;
   coordinator.name = options.name;
   coordinator.endpoint = svc->endpoint_;
+  coordinator.incarnation = svc->incarnation_;
   // High bits from this process's incarnation: ids of an earlier coordinator process never match.
   coordinator.first_member_id = (svc->incarnation_ & 0xffffffff00000000ULL) | 1;
   if (auto st = job::check_job(coordinator.job); !st.is_ok()) return st;

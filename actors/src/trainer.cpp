@@ -691,6 +691,11 @@ struct syncer_state {
   double distance = 0;
   std::chrono::steady_clock::time_point round_start, paused_at;
   std::uint64_t round_id = 0;
+  // Per slice: the call whose answer counts (answers to earlier ones, e.g. to a sync server that
+  // restarted since, are ignored) and whether the round still waits for it.
+  std::vector<std::uint64_t> live_call;
+  std::vector<bool> waiting;
+  std::uint64_t calls = 0;
 };
 using syncer_actor = caf::stateful_actor<syncer_state>;
 
@@ -698,9 +703,11 @@ void round_done(syncer_actor* self);
 
 void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int attempt) {
   auto& st = self->state;
+  const std::uint64_t call = ++st.calls;
+  st.live_call[k] = call;
   const auto link = st.ctx->sync_links[k].load();
   if (link == 0) {  // the sync server's endpoint is not known yet
-    self->delayed_send(self, retry_delay, tick_atom::value, k, round, attempt);
+    self->delayed_send(self, retry_delay, tick_atom::value, k, call, attempt);
     return;
   }
   const auto [offset, length] = st.slices[k];
@@ -712,13 +719,15 @@ void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int at
   req.params.assign(st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset),
                     st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset + length));
   // A round may wait for every trainer (MA, BMUF): allow it the round timeout on top.
-  const auto timeout = st.ctx->timeout + std::chrono::duration_cast<caf::timespan>(
-                                             std::chrono::duration<double>(st.ctx->job.sync_round_timeout));
+  const bool waits_for_all = st.ctx->sync.algo != sync::algorithm::easgd;
+  const auto timeout = st.ctx->timeout + (waits_for_all ? std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(
+                                                              st.ctx->job.sync_round_timeout))
+                                                        : caf::timespan{0});
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), timeout)
       .then(
-          [self, k, round, attempt](const envelope_ptr& env) {
+          [self, k, round, call, attempt](const envelope_ptr& env) {
             auto& s = self->state;
-            if (round != s.round_id) return;
+            if (round != s.round_id || call != s.live_call[k]) return;
             const auto* reply = std::get_if<wire::sync_reply>(&env->message);
             const auto [off, len] = s.slices[k];
             const auto* err = std::get_if<wire::error_reply>(&env->message);
@@ -737,9 +746,10 @@ void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int at
                                                        : "a reply of the wrong size";
               if (attempt % 20 == 0)  // a restarting sync server answers errors for a while
                 spdlog::warn("{}: sync server {} answered {}; retrying", s.ctx->options.name, k, why);
-              self->delayed_send(self, retry_delay, tick_atom::value, k, round, attempt + 1);
+              self->delayed_send(self, retry_delay, tick_atom::value, k, call, attempt + 1);
               return;
             }
+            s.waiting[k] = false;
             float* live = s.ctx->model->params() + off;
             if (reply->is_delta) {
               sync::subtract(live, reply->params.data(), len);  // EASGD: w_i -= d
@@ -751,9 +761,9 @@ void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int at
             }
             if (--s.pending == 0) round_done(self);
           },
-          [self, k, round, attempt](const caf::error&) {
-            if (round != self->state.round_id) return;
-            self->delayed_send(self, retry_delay, tick_atom::value, k, round, attempt + 1);
+          [self, k, round, call, attempt](const caf::error&) {
+            if (round != self->state.round_id || call != self->state.live_call[k]) return;
+            self->delayed_send(self, retry_delay, tick_atom::value, k, call, attempt + 1);
           });
 }
 
@@ -767,6 +777,7 @@ void start_round(syncer_actor* self) {
   const float* params = st.ctx->model->params();
   st.snapshot.assign(params, params + st.ctx->model->size());
   st.pending = static_cast<int>(st.slices.size());
+  st.waiting.assign(st.slices.size(), true);
   for (std::uint32_t k = 0; k < st.slices.size(); ++k) send_slice(self, k, st.round_id, 0);
 }
 
@@ -799,6 +810,8 @@ caf::behavior syncer(syncer_actor* self, context_ptr ctx) {
   st.ctx = ctx;
   const auto slices = static_cast<std::uint32_t>(ctx->sync_links.size());
   for (std::uint32_t k = 0; k < slices; ++k) st.slices.push_back(slice_bounds(ctx->model->size(), k, slices));
+  st.live_call.assign(slices, 0);
+  st.waiting.assign(slices, false);
   return {
       // The workers to park for foreground syncs.
       [self](view_atom, const std::vector<caf::actor>& workers) { self->state.workers = workers; },
@@ -821,8 +834,18 @@ caf::behavior syncer(syncer_actor* self, context_ptr ctx) {
           });
         }
       },
-      [self](tick_atom, std::uint32_t k, std::uint64_t round, int attempt) {
-        if (round == self->state.round_id && self->state.in_round) send_slice(self, k, round, attempt);
+      // A retry of slice k's call (a stale one, after a renew sent it again, is dropped).
+      [self](tick_atom, std::uint32_t k, std::uint64_t call, int attempt) {
+        auto& s = self->state;
+        if (s.in_round && call == s.live_call[k]) send_slice(self, k, s.round_id, attempt);
+      },
+      // Slice k's sync server restarted (or moved): the call it holds will never be answered.
+      [self](renew_atom, std::uint32_t k) {
+        auto& s = self->state;
+        if (!s.in_round || k >= s.waiting.size() || !s.waiting[k]) return;
+        spdlog::info("{}: sync server {} restarted; sending round {} to it again", s.ctx->options.name, k,
+                     s.round_id);
+        send_slice(self, k, s.round_id, 0);
       },
       [self](stop_atom) {
         self->state.stopping = true;
@@ -842,6 +865,7 @@ struct trainer_state {
   std::vector<std::string> shard_endpoints;
   std::uint32_t coordinator_link = 0;
   std::vector<std::string> sync_endpoints;
+  std::vector<std::uint64_t> sync_incarnations;
   bool started = false;
   bool model_ready = false;  // started from the central copy (or the seeded model)
   bool job_running = false;  // the coordinator says every member is there
@@ -959,12 +983,23 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
               .then([self, s](std::uint32_t link) { self->state.ctx->shard_links[s].store(link); });
         }
         if (st.feeder) self->send(st.feeder, view_atom::value, view);
-        if (st.sync_endpoints.size() < view.syncs.size()) st.sync_endpoints.resize(view.syncs.size());
+        if (st.sync_endpoints.size() < view.syncs.size()) {
+          st.sync_endpoints.resize(view.syncs.size());
+          st.sync_incarnations.resize(view.syncs.size());
+        }
         for (std::uint32_t k = 0; k < view.syncs.size() && k < st.ctx->sync_links.size(); ++k) {
-          if (view.syncs[k].empty() || view.syncs[k] == st.sync_endpoints[k]) continue;
+          const std::uint64_t incarnation = k < view.sync_incarnations.size() ? view.sync_incarnations[k] : 0;
+          if (view.syncs[k].empty() ||
+              (view.syncs[k] == st.sync_endpoints[k] && incarnation == st.sync_incarnations[k]))
+            continue;
+          const bool restarted = !st.sync_endpoints[k].empty();
           st.sync_endpoints[k] = view.syncs[k];
+          st.sync_incarnations[k] = incarnation;
           self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.syncs[k])
-              .then([self, k](std::uint32_t link) { self->state.ctx->sync_links[k].store(link); });
+              .then([self, k, restarted](std::uint32_t link) {
+                self->state.ctx->sync_links[k].store(link);
+                if (restarted) self->send(self->state.ctx->syncer, renew_atom::value, k);
+              });
         }
       },
       [self](state_atom, wire::job_state state) {

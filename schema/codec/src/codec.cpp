@@ -167,7 +167,8 @@ std::size_t texts_words(const std::vector<std::string>& v) {
 }
 std::size_t view_words(const cluster_view& v) {
   return struct_words<schema::ClusterView>() + texts_words(v.shards) + texts_words(v.readers) +
-         texts_words(v.trainers) + texts_words(v.syncs) + list_words(v.trainer_incarnations);
+         texts_words(v.trainers) + texts_words(v.syncs) + list_words(v.trainer_incarnations) +
+         list_words(v.shard_incarnations) + list_words(v.sync_incarnations);
 }
 
 struct encoded_words {
@@ -273,6 +274,8 @@ void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
   put_texts(v.trainers, [&](capnp::uint n) { return b.initTrainers(n); });
   put_texts(v.syncs, [&](capnp::uint n) { return b.initSyncs(n); });
   put_list(v.trainer_incarnations, [&](capnp::uint n) { return b.initTrainerIncarnations(n); });
+  put_list(v.shard_incarnations, [&](capnp::uint n) { return b.initShardIncarnations(n); });
+  put_list(v.sync_incarnations, [&](capnp::uint n) { return b.initSyncIncarnations(n); });
 }
 
 // Non-const calls: capnp builders are handles whose init* methods are not const.
@@ -648,6 +651,8 @@ void get_view(schema::ClusterView::Reader r, cluster_view& v) {
   get_texts(r.getTrainers(), v.trainers);
   get_texts(r.getSyncs(), v.syncs);
   get_list<std::uint64_t>(r.getTrainerIncarnations(), v.trainer_incarnations);
+  get_list<std::uint64_t>(r.getShardIncarnations(), v.shard_incarnations);
+  get_list<std::uint64_t>(r.getSyncIncarnations(), v.sync_incarnations);
 }
 
 status get(schema::ErrorReply::Reader r, error_reply& m) {

@@ -31,6 +31,7 @@ struct coordinator_options {
   // the endpoint trainers reach it at (the coordinator's own).
   caf::actor local_sync;
   std::string endpoint;
+  std::uint64_t incarnation = 0;  // this process's: slice 0's in the cluster view
   // The job's id: the resumed snapshot's, else a fresh random one (the service draws it).
   std::uint64_t job_id = 0;
   // Cluster snapshots (core/job/snapshot.hpp); none without a store.

@@ -48,6 +48,7 @@ using sync_atom = caf::atom_constant<caf::atom("sync")>;          // time for a 
 using park_atom = caf::atom_constant<caf::atom("park")>;          // a worker stops for a sync
 using parked_atom = caf::atom_constant<caf::atom("parked")>;      // ... and has stopped
 using sim_atom = caf::atom_constant<caf::atom("simstep")>;        // a simulated training step
+using renew_atom = caf::atom_constant<caf::atom("renew")>;        // a peer restarted: send again what it held
 using flush_atom = caf::atom_constant<caf::atom("flush")>;        // write changed rows to storage now
 
 }  // namespace ss::actors

@@ -58,6 +58,8 @@ struct cluster_view {
   std::vector<std::string> trainers; // names of live trainers
   std::vector<std::string> syncs;    // endpoint of sync server k (slice k; 0 = the coordinator)
   std::vector<std::uint64_t> trainer_incarnations;  // parallel to trainers
+  std::vector<std::uint64_t> shard_incarnations;    // parallel to shards (0 while absent)
+  std::vector<std::uint64_t> sync_incarnations;     // parallel to syncs (0 while absent)
 };
 
 enum class job_state : std::uint8_t {

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The fault matrix: one service of a `local --processes` cluster killed (SIGKILL), stopped
+# (SIGTERM) or paused (SIGSTOP, SIGCONT later) at a chosen phase of a small job, one case per
+# run, each under a hard deadline. Every case must end ok with every row committed once, test NE
+# at most 1% above an undisturbed run's, and what the case names on top (e.g. syncing resumed).
+# fault_injection.sh covers kills while training on a larger job; this script covers the cases
+# one at a time.
+#
+# usage: fault_matrix.sh SHADOWSYNC_BINARY [WORK_DIR]
+#   SS_MATRIX_CASES="sync-1:KILL:startup ..." runs only those cases.
+set -euo pipefail
+
+bin=$(readlink -f "$1")
+work=${2:-$(mktemp -d /tmp/ss-matrix.XXXXXX)}
+mkdir -p "$work"
+cd "$work"
+trap 'pkill -P $$ 2>/dev/null || true' EXIT
+rows=${SS_MATRIX_ROWS:-300000}
+"$bin" gen-data --rows "$rows" --test-rows 30000 --out data >/dev/null 2>&1
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2; }
+
+job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --train data/train.tsv
+  --test data/test.tsv --sync s-easgd --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2
+  --restart-delay 0.5 --log-level info)
+
+# run_case NAME SERVICE SIGNAL PHASE: runs the job, delivers SIGNAL to SERVICE at PHASE, waits for
+# the job under a deadline; leaves the JSON line in NAME.json and the log in NAME.err.
+#   startup  - 1 s after the service's process starts (it has just registered)
+#   training - once 30% of the rows are committed
+run_case() {
+  local name=$1 service=$2 signal=$3 phase=$4 deadline pid rc=0
+  rm -rf "$name"
+  "$bin" local "${job_flags[@]}" --run-dir "$name" >"$name.out" 2>"$name.err" &
+  local job=$!
+  if [[ "$service" != none ]]; then
+    deadline=$((SECONDS + 60))
+    case $phase in
+      startup)
+        until [[ -s "$name/$service.pid" ]] || ((SECONDS > deadline)); do sleep 0.1; done
+        sleep 1
+        ;;
+      training)
+        until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)); do sleep 0.1; done
+        local target=$((rows * 3 / 10)) c
+        while ((SECONDS < deadline)); do
+          c=$("$bin" status --coordinator "$(cat "$name/coordinator.endpoint")" --timeout 1 2>/dev/null |
+            grep -o '"examples_committed":[0-9]*' | head -1 | cut -d: -f2 || true)
+          [[ -n "$c" ]] && ((c >= target)) && break
+          sleep 0.2
+        done
+        ;;
+    esac
+    pid=$(cat "$name/$service.pid")
+    echo "  $name: $(date +%T) SIG$signal to $service (pid $pid) at $phase"
+    if [[ $signal == STOP ]]; then
+      kill -STOP "$pid"
+      sleep 4  # past --member-timeout: the coordinator drops it, and it must come back
+      kill -CONT "$pid"
+    else
+      kill "-$signal" "$pid" 2>/dev/null || true
+    fi
+  fi
+  # The hard deadline: a job that outlives it hangs.
+  deadline=$((SECONDS + ${SS_MATRIX_DEADLINE:-240}))
+  while kill -0 $job 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+  if kill -0 $job 2>/dev/null; then
+    fail "$name: no result within the deadline (the job hangs)"
+    kill -9 $job "$(cat "$name"/*.pid 2>/dev/null)" 2>/dev/null || true
+  fi
+  wait $job || rc=$?
+  tail -1 "$name.out" >"$name.json"
+  echo "  $name: exit $rc, $(grep -o '"ok":[a-z]*' "$name.json"), committed $(field "$name.json" examples_committed)," \
+    "test NE $(field "$name.json" test_ne), sync rounds $(field "$name.json" sync_rounds)"
+}
+
+# check_case NAME: the guarantees every case keeps.
+check_case() {
+  local ne
+  [[ "$(field "$1.json" ok)" == true ]] || fail "$1: the job did not end ok: $(field "$1.json" error)"
+  [[ "$(field "$1.json" examples_committed)" == "$rows" ]] ||
+    fail "$1: $(field "$1.json" examples_committed) examples committed, expected exactly $rows"
+  ne=$(field "$1.json" test_ne)
+  awk -v a="${ne:-9}" -v b="$base_ne" 'BEGIN { exit !(a <= b * 1.01) }' ||
+    fail "$1: test NE $ne is more than 1% above the undisturbed run's $base_ne"
+}
+
+# check_syncing NAME: syncing went on after a sync server's restart. A call to the dead process
+# is never answered; unless the trainers send it again to the new one, every round waits out its
+# timeout and the job syncs a fraction of the undisturbed run's rounds.
+check_syncing() {
+  local rounds
+  rounds=$(field "$1.json" sync_rounds)
+  awk -v a="${rounds:-0}" -v b="$base_rounds" 'BEGIN { exit !(a >= b * 0.6) }' ||
+    fail "$1: $rounds sync rounds, under 60% of the undisturbed run's $base_rounds: syncing stalled"
+  grep -q "sync server 1 restarted; sending round" "$1.err" ||
+    fail "$1: no trainer sent its round again to the restarted sync server"
+}
+
+echo "fault matrix in $work ($rows rows)"
+run_case base none - -
+[[ "$(field base.json ok)" == true ]] || fail "the undisturbed run failed: $(field base.json error)"
+base_ne=$(field base.json test_ne)
+base_rounds=$(field base.json sync_rounds)
+
+cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training"}
+for c in $cases; do
+  IFS=: read -r service signal phase <<<"$c"
+  name="$service-$signal-$phase"
+  run_case "$name" "$service" "$signal" "$phase"
+  check_case "$name"
+  if [[ $service == sync-* && $signal != STOP ]]; then check_syncing "$name"; fi
+done
+
+if ((failures > 0)); then
+  echo "fault matrix: $failures check(s) failed (logs in $work)"
+  exit 1
+fi
+echo "fault matrix: every case passed"
+[[ -n "${2:-}" ]] || rm -rf "$work"
