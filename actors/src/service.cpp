@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -63,6 +64,12 @@ caf::behavior not_ready(caf::event_based_actor*, std::string why) {
         return make_body(wire::error_reply{errc::unavailable, why});
       },
   };
+}
+
+// The requests a shard serves from its rows: refused while it loads them and while it stops.
+std::array<std::size_t, 4> shard_request_kinds() {
+  return {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(), kind_of<wire::dump_request>(),
+          kind_of<wire::snapshot_request>()};
 }
 
 // Follows the membership agent's job state and settles the service's end.
@@ -145,13 +152,34 @@ class service_impl final : public running_service {
               });
     }
     if (persister_) {
-      // Drain: every changed row goes to storage before the shard leaves.
+      // Drain: refuse new row requests (`unavailable`: peers send them again, to the successor),
+      // let those already taken finish, then write every changed row to storage before leaving.
+      // A push applied after the last write would be lost with the process.
       caf::scoped_actor self{sys_};
+      auto refuser = sys_.spawn(not_ready, options_.name + " is stopping; its successor will serve");
+      for (std::size_t kind : shard_request_kinds()) self->send(gateway_, route_atom::value, kind, refuser);
+      // Same sender: the gateway has taken the new routes once it answers this.
+      self->request(gateway_, std::chrono::seconds(5), stats_atom::value).receive([](const std::string&) {}, [](const caf::error&) {});
+      const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (counters_->requests_in_flight.load() > 0 && std::chrono::steady_clock::now() < drain_deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (counters_->requests_in_flight.load() > 0)
+        spdlog::warn("{}: {} requests still in flight after 10 s; writing the rows anyway", options_.name,
+                     counters_->requests_in_flight.load());
       self->request(persister_, std::chrono::seconds(60), flush_atom::value)
-          .receive([this](bool ok) { if (ok) spdlog::info("{}: changed rows written to storage", options_.name); },
-                   [this](const caf::error& err) {
-                     spdlog::error("{}: could not write changed rows before stopping: {}", options_.name, sys_.render(err));
-                   });
+          .receive(
+              [this](bool ok) {
+                if (ok)
+                  spdlog::info("{}: all {} rows written to storage before stopping", options_.name,
+                               store_ ? store_->stats().rows : 0);
+                else
+                  spdlog::error("{}: could not write changed rows before stopping (see the storage error above)",
+                                options_.name);
+              },
+              [this](const caf::error& err) {
+                spdlog::error("{}: could not write changed rows before stopping: {}", options_.name, sys_.render(err));
+              });
+      caf::anon_send_exit(refuser, caf::exit_reason::user_shutdown);
     }
     if (member_) {
       // Leave politely (one-way) and give the frame a moment to go out before the transport stops.
@@ -372,8 +400,7 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
   svc->shard_counters_ = std::make_shared<shard_counters>();
   // Until its rows are loaded, the shard asks peers to come back.
   svc->not_ready_ = sys.spawn(not_ready, options.name + " is loading its rows; retry shortly");
-  for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
-                           kind_of<wire::dump_request>(), kind_of<wire::snapshot_request>()})
+  for (std::size_t kind : shard_request_kinds())
     caf::anon_send(svc->gateway_, route_atom::value, kind, svc->not_ready_);
   auto* raw = svc.get();
   auto reply = svc->join(wire::role::shard, [raw] {

@@ -99,19 +99,30 @@ check_syncing() {
     fail "$1: no trainer sent its round again to the restarted sync server"
 }
 
+# check_rows_kept NAME SHARD: a shard stopped with SIGTERM refuses new row requests, finishes those
+# it took and writes every row before it leaves: its successor loads exactly the rows it held.
+check_rows_kept() {
+  local held loaded
+  held=$(grep -o "$2: all [0-9]* rows written to storage before stopping" "$1.err" | head -1 | awk '{print $3}')
+  loaded=$(grep -o "$2: loaded its stored rows: [0-9]* rows" "$1.err" | sed -n 2p | awk '{print $6}')
+  [[ -n "$held" && "$held" == "$loaded" ]] ||
+    fail "$1: $2 held ${held:-?} rows when it stopped, its successor loaded ${loaded:-?}"
+}
+
 echo "fault matrix in $work ($rows rows)"
 run_case base none - -
 [[ "$(field base.json ok)" == true ]] || fail "the undisturbed run failed: $(field base.json error)"
 base_ne=$(field base.json test_ne)
 base_rounds=$(field base.json sync_rounds)
 
-cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training"}
+cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training"}
 for c in $cases; do
   IFS=: read -r service signal phase <<<"$c"
   name="$service-$signal-$phase"
   run_case "$name" "$service" "$signal" "$phase"
   check_case "$name"
   if [[ $service == sync-* && $signal != STOP ]]; then check_syncing "$name"; fi
+  if [[ $service == shard-* && $signal == TERM ]]; then check_rows_kept "$name" "$service"; fi
 done
 
 if ((failures > 0)); then

@@ -50,6 +50,8 @@ inline cluster_view sample_view() {
   v.trainers = {"trainer-7f3a", "trainer-01bc", "a name that is longer than sixteen bytes"};
   v.syncs = {"tcp://coordinator:5555", "tcp://sync-1:5558"};
   v.trainer_incarnations = {0x7f3a, 0xffffffffffffffffULL, 3};
+  v.shard_incarnations = {0, 0x8000000000000001ULL};
+  v.sync_incarnations = {42};
   return v;
 }
 
@@ -167,6 +169,8 @@ inline void check_same(const cluster_view& a, const cluster_view& b) {
   CHECK(a.trainers == b.trainers);
   CHECK(a.syncs == b.syncs);
   CHECK(a.trainer_incarnations == b.trainer_incarnations);
+  CHECK(a.shard_incarnations == b.shard_incarnations);
+  CHECK(a.sync_incarnations == b.sync_incarnations);
 }
 
 inline void check_same(const error_reply& a, const error_reply& b) {

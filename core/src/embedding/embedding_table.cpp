@@ -102,7 +102,7 @@ void embedding_table::group_by_stripe(const std::uint64_t* ids, std::size_t n, b
 std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows,
                                                   batch_scratch& scratch) {
   group_by_stripe(ids, n, scratch);
-  std::size_t missing = 0;
+  std::size_t missing = 0, marked = 0;
   constexpr std::size_t ahead = 8;  // slots prefetched ahead of the probe
   for (std::size_t si = 0; si < stripe_count; ++si) {
     const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
@@ -115,12 +115,23 @@ std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std:
         __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
       }
       const std::uint32_t i = scratch.order[k];
-      const std::size_t at = probe(s, ids[i], scratch.hashes[i]);
-      float* row = s.slots[at].row != nullptr ? s.slots[at].row : insert_locked(s, ids[i], at);
+      std::size_t at = probe(s, ids[i], scratch.hashes[i]);
+      float* row = s.slots[at].row;
+      if (row == nullptr) {
+        row = insert_locked(s, ids[i], at);
+        if (row == nullptr) {
+          ++missing;
+        } else {
+          // A new row is a change too: storage holds every row the table holds once flushed.
+          at = probe(s, ids[i], scratch.hashes[i]);  // the insert may have grown the index
+          s.dirty[at] = 1;
+          ++marked;
+        }
+      }
       rows[i] = row;
-      if (row == nullptr) ++missing;
     }
   }
+  dirty_.fetch_add(marked, std::memory_order_relaxed);
   return missing;
 }
 

@@ -111,6 +111,29 @@ TEST_CASE("embedding table: batch lookups match single lookups and create rows o
   CHECK(t.rows() == 1500);
 }
 
+TEST_CASE("embedding table: created rows are dirty once, so storage holds every row after a flush",
+          "[core][embedding]") {
+  table_options o;
+  o.dim = 2;
+  embedding_table t(o);
+  embedding_table::batch_scratch scratch;
+  std::vector<std::uint64_t> ids;
+  for (std::uint64_t i = 0; i < 300; ++i) ids.push_back(i * 40503ULL + 11);  // enough to grow the index
+  std::vector<float*> rows(ids.size());
+  REQUIRE(t.find_or_create_batch(ids.data(), ids.size(), rows.data(), scratch) == 0);
+  CHECK(t.dirty_rows() == ids.size());
+  std::vector<std::uint64_t> taken;
+  std::vector<float> values;
+  for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) t.take_dirty(s, taken, values);
+  std::sort(taken.begin(), taken.end());
+  CHECK(taken == ids);  // each created row once (ids are ascending)
+  CHECK(values.size() == ids.size() * t.row_floats());
+  CHECK(t.dirty_rows() == 0);
+  // Looking them up again creates nothing and marks nothing.
+  REQUIRE(t.find_or_create_batch(ids.data(), ids.size(), rows.data(), scratch) == 0);
+  CHECK(t.dirty_rows() == 0);
+}
+
 TEST_CASE("embedding table: concurrent first touches create each row once", "[core][embedding]") {
   table_options o;
   o.dim = 4;

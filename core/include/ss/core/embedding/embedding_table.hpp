@@ -65,7 +65,7 @@ class embedding_table {
   std::size_t update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
                            batch_scratch& scratch);
 
-  // The rows changed by update_batch() since they were last taken: appends their ids to `ids`
+  // The rows created (find_or_create_batch) or changed (update_batch) since they were last taken: appends their ids to `ids`
   // and copies of their row_floats() values to `rows`, for stripe `stripe` (0 <= stripe <
   // stripe_count), clearing their dirty marks. One stripe at a time keeps each lock short.
   std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows);

@@ -52,7 +52,7 @@ class shard_store {
   const embedding_table* existing_table(std::uint32_t t) const;
   shard_store_stats stats() const;
 
-  // Persistence. Pushes mark the rows they change dirty; take_dirty hands them over (values and
+  // Persistence. Lookups that create rows and pushes mark the rows dirty; take_dirty hands them over (values and
   // optimizer state, row_floats() each) one stripe of one table per call, clearing the marks:
   // calls fn(table, ids, rows, n) until every dirty row was handed over. Runs concurrently with
   // lookups and pushes; each stripe's lock is held only while its rows are copied.
