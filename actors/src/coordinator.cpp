@@ -471,6 +471,17 @@ void tick(coordinator_actor* self) {
   auto& st = self->state;
   const auto now = self->clock().now();
   const auto timeout = std::chrono::duration<double>(st.options.job.member_timeout);
+  // Ticks come every 250 ms at most. A gap much longer than that means this process did not run
+  // (SIGSTOP, a frozen VM, starvation): the members' heartbeats could not be heard meanwhile, so
+  // that time does not count against them. Their heartbeats are waiting in the mailbox.
+  if (st.last_tick && now - *st.last_tick > std::chrono::seconds(1)) {
+    const auto gap = now - *st.last_tick;
+    spdlog::warn("{}: did not run for {:.1f}s (paused or starved): that time does not count against the members' "
+                 "heartbeats",
+                 st.options.name, std::chrono::duration<double>(gap).count());
+    for (auto& [id, m] : st.members) m.last_seen = std::min(now, m.last_seen + gap);
+  }
+  st.last_tick = now;
   bool changed = false;
   for (auto it = st.members.begin(); it != st.members.end();) {
     if (now - it->second.last_seen > timeout) {

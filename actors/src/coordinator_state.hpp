@@ -68,6 +68,8 @@ struct coordinator_state {
   std::vector<float> central;  // the final model's dense part, once the job is evaluated
   clock_type::time_point started_at, running_at, drained_at;
   bool running_seen = false, drained_seen = false;
+  // When tick() last ran: a long gap means the coordinator itself did not run (paused, starved).
+  std::optional<clock_type::time_point> last_tick;
   // Progress line bookkeeping.
   clock_type::time_point last_progress;
   std::uint64_t last_examples = 0;

@@ -556,6 +556,45 @@ TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent
   (void)c;
 }
 
+TEST_CASE("coordinator: a coordinator that did not run for a while does not drop members for it", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  job::job_options job;
+  job.train = {dir.str("train.tsv")};
+  job.shards = 1;
+  job.readers = 1;
+  job.member_timeout = 1.0;
+  job.dense_features = 13;
+  job.categorical_features = 26;
+  node coord(f, "coordinator", "mem://coordinator");
+  coordinator_options co;
+  co.job = job;
+  co.detached_evaluator = false;
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto reg = call(f, client.gateway, "mem://coordinator",
+                  wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  REQUIRE(std::holds_alternative<wire::register_reply>(*reg->reply));
+  const std::uint64_t id = std::get<wire::register_reply>(*reg->reply).member_id;
+  auto has_shard = [&] {
+    auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
+    return std::get<wire::status_reply>(*st->reply).json.find("shard-0") != std::string::npos;
+  };
+  // The clock jumps 25 s at once: the coordinator's next tick comes 25 s late, as after SIGSTOP.
+  f.sched.advance_time(std::chrono::seconds(25));
+  f.settle();
+  CHECK(has_shard());
+  // The member's heartbeat (waiting while the coordinator was frozen) keeps it in.
+  auto hb = call(f, client.gateway, "mem://coordinator", wire::heartbeat{id, {}});
+  CHECK(std::get<wire::heartbeat_reply>(*hb->reply).known);
+  f.advance(std::chrono::milliseconds(600));
+  CHECK(has_shard());
+  // Silence while the coordinator runs still drops it.
+  f.advance(std::chrono::milliseconds(1500));
+  CHECK_FALSE(has_shard());
+  (void)c;
+}
+
 TEST_CASE("coordinator: on resume every shard restores the snapshot even the one whose joining starts the job", "[actors]") {
   actor_fixture f;
   ss::test::temp_dir dir;

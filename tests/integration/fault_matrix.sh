@@ -115,7 +115,7 @@ run_case base none - -
 base_ne=$(field base.json test_ne)
 base_rounds=$(field base.json sync_rounds)
 
-cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training"}
+cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training"}
 for c in $cases; do
   IFS=: read -r service signal phase <<<"$c"
   name="$service-$signal-$phase"
