@@ -646,25 +646,59 @@ TEST_CASE("ops http: the handler sees method path query headers and peer", "[htt
   CHECK(p.head.find("999") == std::string::npos);
 }
 
-TEST_CASE("ops http: connections beyond max_connections are 503", "[http][server]") {
+TEST_CASE("ops http: at max_connections the slowest idle client makes way; new ones at once get 503",
+          "[http][server]") {
   fake_service svc;
   ops_http_options o = svc.options();
   o.max_connections = 2;
   auto server = start_server(std::move(o));
   const int a = connect_to(server->port());
+  std::this_thread::sleep_for(50ms);
   const int b = connect_to(server->port());
-  std::this_thread::sleep_for(100ms);
-  auto p = parse_response(curl("-i " + url(*server, "/healthz")).output);
-  CHECK(p.status == 503);
+  std::this_thread::sleep_for(150ms);
+  // Both slots hold clients that sent nothing: the oldest (a) is dropped with a 503 and the new
+  // request is served.
+  CHECK(parse_response(curl("-i " + url(*server, "/healthz")).output).status == 200);
+  auto dropped = read_until_close(a, 2000ms);
+  CHECK(dropped.eof);
+  CHECK(parse_response(dropped.data).status == 503);
+  // b waited less long; a second request drops it in turn.
+  CHECK(parse_response(curl("-i " + url(*server, "/healthz")).output).status == 200);
+  CHECK(parse_response(read_until_close(b, 2000ms).data).status == 503);
   ::close(a);
   ::close(b);
-  // Once they are gone, requests are served again.
-  int status = 0;
-  for (int i = 0; i < 50 && status != 200; ++i) {
-    std::this_thread::sleep_for(20ms);
-    status = parse_response(curl("-i " + url(*server, "/healthz")).output).status;
+  // Connections that arrive together fill the slots and none of them is old enough to drop:
+  // the third is answered 503 at once.
+  const int c = connect_to(server->port());
+  const int d = connect_to(server->port());
+  auto over = raw_exchange(server->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 2000ms);
+  CHECK(parse_response(over.data).status == 503);
+  ::close(c);
+  ::close(d);
+}
+
+TEST_CASE("ops http: probes are answered while 70 slow clients hold connections (slowloris)", "[http][server]") {
+  fake_service svc;
+  auto server = start_server(svc.options());  // the default limit of 64 connections
+  std::vector<int> slow;
+  for (int i = 0; i < 70; ++i) {
+    const int fd = connect_to(server->port());
+    (void)::send(fd, "GET /hea", 8, MSG_NOSIGNAL);  // a request head that never completes
+    slow.push_back(fd);
   }
-  CHECK(status == 200);
+  std::this_thread::sleep_for(150ms);
+  int ok = 0;
+  for (int i = 0; i < 50; ++i) {
+    if (parse_response(raw_exchange(server->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 2000ms).data)
+            .status == 200)
+      ++ok;
+    // The slow clients come back as fast as they are dropped.
+    const int fd = connect_to(server->port());
+    (void)::send(fd, "GET /rea", 8, MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  CHECK(ok == 50);
+  for (int fd : slow) ::close(fd);
 }
 
 TEST_CASE("ops http: mutated requests never crash or hang the server", "[http][server]") {

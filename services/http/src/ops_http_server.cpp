@@ -20,6 +20,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ss/core/log_limiter.hpp"
+
 namespace ss::http {
 
 namespace {
@@ -261,6 +263,7 @@ struct ops_http_server::impl {
   std::vector<std::unique_ptr<connection>> conns;
   steady::time_point accept_paused_until{};
   steady::time_point last_accept_warning{};
+  log_limiter drop_log{60'000'000'000};  // slow clients dropped: a line a minute at most
 
   ~impl() {
     if (listen_fd >= 0) ::close(listen_fd);
@@ -270,6 +273,7 @@ struct ops_http_server::impl {
 
   void run();
   void accept_all(steady::time_point now);
+  bool drop_slowest_reader(steady::time_point now);
   void on_readable(connection& c);
   int advance(connection& c);
   void dispatch(connection& c);
@@ -367,8 +371,11 @@ void ops_http_server::impl::accept_all(steady::time_point now) {
       return;
     }
     const auto limit = static_cast<std::size_t>(options.max_connections);
-    const std::size_t active = static_cast<std::size_t>(
-        std::count_if(conns.begin(), conns.end(), [](const auto& c) { return !c->overflow; }));
+    // A connection counts while it reads its request or writes its answer; lingering after the
+    // answer (at most max_linger) does not.
+    std::size_t active = static_cast<std::size_t>(std::count_if(conns.begin(), conns.end(), [](const auto& c) {
+      return !c->overflow && c->state != connection::phase::draining;
+    }));
     if (active >= limit && conns.size() >= 2 * limit) {
       ::close(fd);  // far over the limit: not even a 503
       continue;
@@ -376,6 +383,7 @@ void ops_http_server::impl::accept_all(steady::time_point now) {
     auto c = std::make_unique<connection>();
     c->fd = fd;
     c->peer = peer_name(addr, len);
+    if (active >= limit && drop_slowest_reader(now)) --active;
     if (active >= limit) {
       // Over the limit: answer 503 at once, then linger briefly like any other connection so the
       // answer is not lost to a reset. These do not count against max_connections.
@@ -388,6 +396,35 @@ void ops_http_server::impl::accept_all(steady::time_point now) {
     c->in.reserve(std::min<std::size_t>(options.max_request_bytes + 1, 4096));
     conns.push_back(std::move(c));
   }
+}
+
+// At the limit, the connection that has waited longest for its request head (a slow or idle
+// client, e.g. slowloris) makes way for the new one, so a fresh request such as a liveness probe
+// is still served however many slow clients there are. A connection younger than
+// min_age_to_drop keeps its place: a flood of new connections cannot push out a probe whose
+// request is on its way.
+bool ops_http_server::impl::drop_slowest_reader(steady::time_point now) {
+  constexpr std::chrono::milliseconds min_age_to_drop{100};
+  connection* slowest = nullptr;
+  for (auto& k : conns) {
+    if (k->overflow || k->fd < 0 || k->state != connection::phase::reading) continue;
+    if (slowest == nullptr || k->deadline < slowest->deadline) slowest = k.get();  // deadline = accept + timeout
+  }
+  if (slowest == nullptr) return false;
+  const auto waited = now - (slowest->deadline - options.read_timeout);
+  if (waited < min_age_to_drop) return false;
+  std::uint64_t held_back = 0;
+  if (drop_log.admit("slow", std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count(),
+                     &held_back)) {
+    spdlog::warn("ops http: {} connections open (the limit): dropped {}, which sent no complete request in {} ms, "
+                 "to serve a new one{}",
+                 options.max_connections, slowest->peer,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(),
+                 held_back > 0 ? " (" + std::to_string(held_back) + " more since the last report)" : std::string());
+  }
+  slowest->overflow = true;  // lingers with its answer, outside the limit
+  respond(*slowest, plain(503, "too many connections: dropped to serve newer ones\n"), false);
+  return true;
 }
 
 void ops_http_server::impl::on_readable(connection& c) {

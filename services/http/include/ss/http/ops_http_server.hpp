@@ -11,7 +11,11 @@
 //  - a malformed request line or header gets 400, a request line longer than max_request_bytes
 //    414, a request head (line + headers) longer than max_request_bytes 431, an HTTP version
 //    other than 1.0/1.1 505, a head not complete within read_timeout of the accept 408, and a
-//    handler that throws 500. Connections beyond max_connections get 503 and are closed at once;
+//    handler that throws 500;
+//  - at max_connections (those reading a request or writing an answer), a new connection drops
+//    the one that has waited longest for its request head (503, if it has waited 100 ms), so
+//    slow or idle clients cannot starve health probes; when none can be dropped, the new one
+//    gets 503 and is closed;
 //  - stop() (or the destructor) wakes the thread through a self-pipe and returns promptly, even
 //    while clients hold connections open.
 //
@@ -63,7 +67,7 @@ struct ops_http_options {
   http_handler handler;          // required
   std::size_t max_request_bytes = 16384;      // request line + headers
   std::chrono::milliseconds read_timeout{5000};  // from accept to a complete request head
-  int max_connections = 64;                   // open connections at once
+  int max_connections = 64;                   // connections reading or answering at once
 };
 
 class ops_http_server {
