@@ -508,7 +508,14 @@ void tick(coordinator_actor* self) {
     if (all) set_state(self, wire::job_state::running);
   }
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
-  if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating) start_evaluation(self);
+  if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating) {
+    if (st.options.snapshots && !st.final_snapshot_begun) {
+      st.final_snapshot_begun = true;
+      spdlog::info("{}: training finished; a last snapshot before the scoring", st.options.name);
+      begin_snapshot(self, std::nullopt);
+    }
+    if (!st.snapshot) start_evaluation(self);  // once the last snapshot is complete or abandoned
+  }
   if (st.state == wire::job_state::running && st.options.job.progress_interval > 0 &&
       seconds_between(st.last_progress, now) >= st.options.job.progress_interval)
     log_progress(self);
@@ -750,10 +757,20 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
         s.export_stage = 2;
         if (const auto* r = std::get_if<wire::export_reply>(b.get())) s.exported = *r;
         else if (const auto* e = std::get_if<wire::error_reply>(b.get())) s.export_error = e->message;
+        if (!s.exported) {
+          // The model the job was asked for is not there: the job failed (and stores no result,
+          // so running it again resumes from its newest snapshot and exports then).
+          if (s.export_error.empty()) s.export_error = "the exporter reported nothing";
+          s.failure = "the model was not written: " + s.export_error;
+          spdlog::error("{}: the job failed: {}", s.options.name, s.failure);
+          set_state(self, wire::job_state::failed);
+        }
         finish(self, s.final_test ? &*s.final_test : nullptr, s.final_test_bad_rows);
       },
       // Members still registered: after the end, the coordinator lingers until they have seen it.
       [self](done_atom) -> std::uint64_t { return self->state.members.size(); },
+      // The cluster view, for the coordinator's own helpers (the exporter) that follow restarts.
+      [self](view_atom) -> wire::cluster_view { return self->state.view; },
       [self](result_atom) -> caf::result<std::string> {
         auto& s = self->state;
         if (!s.result_json.empty()) return s.result_json;

@@ -26,7 +26,12 @@ result<exporter_input> export_input(coordinator_actor* self, const std::string& 
   in.header = std::move(*header);
   in.dense = std::move(dense);
   in.shard_endpoints = st.view.shards;
-  in.timeout = std::chrono::milliseconds(static_cast<long>(std::max(30.0, st.options.job.request_timeout) * 1000));
+  in.shard_incarnations = st.view.shard_incarnations;
+  in.page_rows = static_cast<std::uint32_t>(st.options.job.export_page_rows);
+  // A page is answered in well under a second; the watch on the view catches a dead shard sooner.
+  in.timeout = std::chrono::milliseconds(static_cast<long>(std::max(10.0, st.options.job.request_timeout) * 1000));
+  // Long enough for a shard to be dropped and restarted, and to load its rows.
+  in.shard_wait = std::chrono::milliseconds(static_cast<long>((60.0 + 2 * st.options.job.member_timeout) * 1000));
   return in;
 }
 
@@ -41,7 +46,8 @@ void start_final_export(coordinator_actor* self, const std::vector<float>& dense
     return;
   }
   spdlog::info("{}: writing the model to {}", st.options.name, st.options.export_path);
-  spawn_exporter(self->system(), st.gateway, std::move(*in), caf::actor{self}, st.options.detached_evaluator);
+  spawn_exporter(self->system(), st.gateway, std::move(*in), caf::actor{self}, caf::actor{self},
+                 st.options.detached_evaluator);
 }
 
 caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_request& req, double click_rate,
@@ -75,7 +81,8 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
         },
         p);
     spdlog::info("{}: exporting the model to {} (on request)", self->state.options.name, path);
-    spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, self->state.options.detached_evaluator);
+    spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, caf::actor{self},
+                   self->state.options.detached_evaluator);
   });
   return p;
 }

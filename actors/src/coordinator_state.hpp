@@ -95,6 +95,9 @@ struct coordinator_state {
   std::uint64_t last_snapshot_rows = 0, last_snapshot_bytes = 0;
   // Result.
   bool evaluating = false;
+  // Training is over: one last snapshot writes every shard's rows to storage before the scoring,
+  // so a shard restarted during the scoring or the export serves the rows that were scored.
+  bool final_snapshot_begun = false;
   std::string result_json;
   std::vector<caf::response_promise> result_waiters;
   // The export at the job's end (options.export_path): 0 not started, 1 writing, 2 done; the test

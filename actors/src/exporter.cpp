@@ -11,21 +11,31 @@
 namespace ss::actors {
 namespace {
 
+constexpr auto watch_every = std::chrono::seconds(1);    // how often the view is checked mid-dump
+constexpr auto retry_after = std::chrono::milliseconds(500);
+
 struct exporter_state {
   static inline const char* name = "exporter";
   exporter_input in;
-  caf::actor gateway, report_to;
+  caf::actor gateway, report_to, view_source;
   std::optional<model::model_writer> writer;
   std::chrono::steady_clock::time_point started;
   std::size_t shard = 0;  // the shard being dumped
   std::uint32_t link = 0;
+  std::uint64_t incarnation = 0;  // of the shard process being dumped (0: unknown)
+  model::model_writer::rows_mark shard_start;  // the file before this shard's rows
   wire::dump_request next;
-  std::uint64_t rows = 0;
+  std::uint64_t call = 0;  // the page call whose answer counts; older ones are abandoned
+  bool waiting = false;    // between a failed page and the retry
+  std::optional<std::chrono::steady_clock::time_point> trouble_since;
+  bool finished = false;
 };
 using exporter_actor = caf::stateful_actor<exporter_state>;
 
 void fail(exporter_actor* self, const std::string& why) {
   auto& st = self->state;
+  if (st.finished) return;
+  st.finished = true;
   st.writer.reset();  // an unfinished writer removes its temporary file
   spdlog::error("exporter: exporting the model to {} failed: {}", st.in.path, why);
   self->send(st.report_to, result_atom::value,
@@ -34,20 +44,76 @@ void fail(exporter_actor* self, const std::string& why) {
 }
 
 void next_shard(exporter_actor* self);
+void next_page(exporter_actor* self);
+
+std::uint64_t incarnation_in(const wire::cluster_view& view, std::size_t shard) {
+  return shard < view.shard_incarnations.size() ? view.shard_incarnations[shard] : 0;
+}
+
+// Dumps the current shard from the page in st.next, at `endpoint`.
+void dump_at(exporter_actor* self, const std::string& endpoint) {
+  self->request(self->state.gateway, caf::infinite, link_atom::value, endpoint)
+      .then(
+          [self](std::uint32_t link) {
+            self->state.link = link;
+            next_page(self);
+          },
+          [self](const caf::error& err) {
+            fail(self, "cannot reach shard " + std::to_string(self->state.shard) + ": " + self->system().render(err));
+          });
+}
+
+// The shard did not answer the page (a timeout, `unavailable` while it loads or stops, a restart):
+// wait for it through the cluster view, within in.shard_wait. A new incarnation keeps its rows in
+// another order, so its dump starts over and the rows written from its predecessor are taken back.
+void retry(exporter_actor* self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.view_source) return fail(self, "shard " + std::to_string(st.shard) + ": " + why);
+  const auto now = std::chrono::steady_clock::now();
+  if (!st.trouble_since) {
+    st.trouble_since = now;
+    spdlog::warn("exporter: shard {}: {}; waiting for it (at most {} s)", st.shard, why, st.in.shard_wait.count() / 1000);
+  }
+  if (now - *st.trouble_since > st.in.shard_wait)
+    return fail(self, "shard " + std::to_string(st.shard) + " did not come back within " +
+                          std::to_string(st.in.shard_wait.count() / 1000) + " s: " + why);
+  ++st.call;  // an answer to the page in flight no longer counts
+  st.waiting = true;
+  self->delayed_send(self, retry_after, tick_atom::value, st.call);
+}
+
+void resume(exporter_actor* self, const wire::cluster_view& view) {
+  auto& st = self->state;
+  const std::string endpoint = st.shard < view.shards.size() ? view.shards[st.shard] : std::string();
+  if (endpoint.empty()) return retry(self, "it is not in the cluster view (restarting?)");
+  const std::uint64_t incarnation = incarnation_in(view, st.shard);
+  st.waiting = false;
+  if (incarnation != st.incarnation) {
+    spdlog::warn("exporter: shard {} restarted during the export: dumping it again from its first row", st.shard);
+    if (auto r = st.writer->rewind(st.shard_start); !r.is_ok()) return fail(self, r.message());
+    st.incarnation = incarnation;
+    st.next = wire::dump_request{0, 0, st.in.page_rows};
+  }
+  dump_at(self, endpoint);
+}
 
 void next_page(exporter_actor* self) {
   auto& st = self->state;
+  const std::uint64_t call = ++st.call;
   self->request(st.gateway, caf::infinite, call_atom::value, st.link, make_body(st.next),
                 std::chrono::duration_cast<caf::timespan>(st.in.timeout))
       .then(
-          [self](const envelope_ptr& env) {
+          [self, call](const envelope_ptr& env) {
             auto& s = self->state;
+            if (call != s.call || s.finished) return;
             const auto* page = std::get_if<wire::dump_reply>(&env->message);
             if (page == nullptr) {
               const auto* err = std::get_if<wire::error_reply>(&env->message);
+              if (err != nullptr && err->code == errc::unavailable) return retry(self, err->message);
               return fail(self, "shard " + std::to_string(s.shard) + " answered " +
                                     (err != nullptr ? err->message : std::string(wire::message_name(env->message))));
             }
+            s.trouble_since.reset();
             const std::size_t n = page->ids.size();
             const std::size_t dim = s.in.header.dim;
             if (page->tables.size() != n || page->values.size() != n * dim)
@@ -61,7 +127,6 @@ void next_page(exporter_actor* self) {
               if (!added.is_ok()) return fail(self, added.message());
               begin = end;
             }
-            s.rows += n;
             if (page->done) {
               ++s.shard;
               return next_shard(self);
@@ -70,8 +135,9 @@ void next_page(exporter_actor* self) {
             s.next.position = page->next_position;
             next_page(self);
           },
-          [self](const caf::error& err) {
-            fail(self, "shard " + std::to_string(self->state.shard) + ": " + self->system().render(err));
+          [self, call](const caf::error& err) {
+            if (call != self->state.call || self->state.finished) return;
+            retry(self, self->system().render(err));
           });
 }
 
@@ -80,6 +146,7 @@ void next_shard(exporter_actor* self) {
   if (st.shard == st.in.shard_endpoints.size()) {
     auto done = st.writer->finish();
     if (!done.is_ok()) return fail(self, done.error().message());
+    st.finished = true;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
     spdlog::info("exporter: wrote the model to {}: {} dense parameters, {} embedding rows, {:.1f} MB in {:.2f}s",
                  st.in.path, st.in.dense.size(), done->rows, static_cast<double>(done->bytes) / 1e6, seconds);
@@ -87,30 +154,23 @@ void next_shard(exporter_actor* self) {
                make_body(wire::export_reply{st.in.path, done->rows, done->bytes, seconds}));
     return self->quit();
   }
+  st.shard_start = st.writer->mark();
+  st.incarnation = st.shard < st.in.shard_incarnations.size() ? st.in.shard_incarnations[st.shard] : 0;
   st.next = wire::dump_request{0, 0, st.in.page_rows};
-  self->request(st.gateway, caf::infinite, link_atom::value, st.in.shard_endpoints[st.shard])
-      .then(
-          [self](std::uint32_t link) {
-            self->state.link = link;
-            next_page(self);
-          },
-          [self](const caf::error& err) {
-            fail(self, "cannot reach shard " + std::to_string(self->state.shard) + ": " + self->system().render(err));
-          });
+  st.trouble_since.reset();
+  const std::string& endpoint = st.in.shard_endpoints[st.shard];
+  if (endpoint.empty()) return retry(self, "it is not in the cluster view (restarting?)");
+  dump_at(self, endpoint);
 }
 
 caf::behavior exporter(exporter_actor* self, std::shared_ptr<exporter_input> input, caf::actor gateway,
-                       caf::actor report_to) {
+                       caf::actor report_to, caf::actor view_source) {
   auto& st = self->state;
   st.in = std::move(*input);
   st.gateway = std::move(gateway);
   st.report_to = std::move(report_to);
+  st.view_source = std::move(view_source);
   st.started = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < st.in.shard_endpoints.size(); ++i)
-    if (st.in.shard_endpoints[i].empty()) {
-      fail(self, "shard " + std::to_string(i) + " is absent");
-      return {};
-    }
   auto writer = model::model_writer::open(st.in.path, st.in.header);
   if (!writer.is_ok()) {
     fail(self, writer.error().message());
@@ -122,17 +182,47 @@ caf::behavior exporter(exporter_actor* self, std::shared_ptr<exporter_input> inp
     return {};
   }
   next_shard(self);
-  return {[](start_atom) {}};
+  if (st.view_source) self->delayed_send(self, watch_every, view_atom::value);
+  return {
+      // A retry: where is the shard now?
+      [self](tick_atom, std::uint64_t call) {
+        auto& s = self->state;
+        if (call != s.call || !s.waiting || s.finished) return;
+        self->request(s.view_source, std::chrono::seconds(10), view_atom::value)
+            .then([self, call](const wire::cluster_view& view) {
+                    if (call == self->state.call && self->state.waiting) resume(self, view);
+                  },
+                  [self](const caf::error& err) { fail(self, "the coordinator's view: " + self->system().render(err)); });
+      },
+      // The watch: a page call to a process that has died is never answered; abandon it as soon
+      // as the view shows the shard gone or replaced, instead of waiting out its timeout.
+      [self](view_atom) {
+        auto& s = self->state;
+        if (s.finished) return;
+        self->delayed_send(self, watch_every, view_atom::value);
+        if (s.waiting || s.shard >= s.in.shard_endpoints.size()) return;
+        self->request(s.view_source, std::chrono::seconds(10), view_atom::value)
+            .then([self, shard = s.shard, incarnation = s.incarnation](const wire::cluster_view& view) {
+                    auto& t = self->state;
+                    if (t.finished || t.waiting || t.shard != shard || t.incarnation != incarnation) return;
+                    const bool gone = shard >= view.shards.size() || view.shards[shard].empty();
+                    const std::uint64_t now_inc = incarnation_in(view, shard);
+                    if (gone) retry(self, "it left the cluster view (restarting?)");
+                    else if (incarnation != 0 && now_inc != 0 && now_inc != incarnation) retry(self, "it restarted");
+                  },
+                  [](const caf::error&) {});
+      },
+  };
 }
 
 }  // namespace
 
 caf::actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
-                          const caf::actor& report_to, bool detached) {
+                          const caf::actor& report_to, const caf::actor& view_source, bool detached) {
   auto in = std::make_shared<exporter_input>(std::move(input));
   // Detached: writing the file blocks on the disk, never a scheduler thread.
-  if (detached) return sys.spawn<caf::detached>(exporter, in, gateway, report_to);
-  return sys.spawn(exporter, in, gateway, report_to);
+  if (detached) return sys.spawn<caf::detached>(exporter, in, gateway, report_to, view_source);
+  return sys.spawn(exporter, in, gateway, report_to, view_source);
 }
 
 }  // namespace ss::actors

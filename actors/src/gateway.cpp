@@ -58,7 +58,9 @@ bool authorized(gateway_actor* self, const peer_address& from, const envelope_pt
   const status verdict = authorize(st.options.authority, from.sender, env->message);
   if (verdict.is_ok()) {
     st.counters->control_served.fetch_add(1, std::memory_order_relaxed);
-    spdlog::info("{}: serving {} from {}", st.options.name, wire::message_name(env->message), from.sender.describe());
+    // An export asks for every page of rows: those go to the debug log, the rest to info.
+    const auto level = std::holds_alternative<wire::dump_request>(env->message) ? spdlog::level::debug : spdlog::level::info;
+    spdlog::log(level, "{}: serving {} from {}", st.options.name, wire::message_name(env->message), from.sender.describe());
     return true;
   }
   st.counters->control_refused.fetch_add(1, std::memory_order_relaxed);
@@ -121,6 +123,9 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
             },
             [self, from, id](const caf::error& err) {
               self->state.counters->requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
+              // A handler that is gone: the service is stopping, and the caller may ask its successor.
+              if (err == caf::sec::request_receiver_down)
+                return reply(self, from, id, wire::error_reply{errc::unavailable, self->state.options.name + " is stopping"});
               reply(self, from, id, wire::error_reply{errc::internal, self->system().render(err)});
             });
 }

@@ -179,14 +179,14 @@ class service_impl final : public running_service {
               [this](const caf::error& err) {
                 spdlog::error("{}: could not write changed rows before stopping: {}", options_.name, sys_.render(err));
               });
-      caf::anon_send_exit(refuser, caf::exit_reason::user_shutdown);
+      stopping_ = refuser;  // answers until the transport stops
     }
     if (member_) {
       // Leave politely (one-way) and give the frame a moment to go out before the transport stops.
       caf::anon_send(member_, stop_atom::value, reason);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    for (auto& a : {watcher_, role_, member_, sync_, persister_, not_ready_}) {
+    for (auto& a : {watcher_, role_, member_, sync_, persister_, not_ready_, stopping_}) {
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }
     transport_->stop();
@@ -260,7 +260,7 @@ class service_impl final : public running_service {
   std::shared_ptr<gateway_counters> counters_;
   std::shared_ptr<job_end> end_;
   std::string endpoint_;
-  caf::actor gateway_, member_, role_, watcher_, sync_, persister_, not_ready_;
+  caf::actor gateway_, member_, role_, watcher_, sync_, persister_, not_ready_, stopping_;
   std::atomic<bool> stopped_{false};
   const std::uint64_t incarnation_ = random_incarnation();
   bool is_coordinator_ = false;

@@ -29,6 +29,10 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("request-timeout", &o.request_timeout, "Seconds before a request to a peer counts as lost.")
       .range(0.01, 3600.0);
   opts.add("progress-interval", &o.progress_interval, "Seconds between progress lines; 0 = none.").min(0.0);
+  opts.add("export-page-rows", &o.export_page_rows,
+           "Embedding rows per page when a model is exported (each page is held in memory by the shard and "
+           "the coordinator).")
+      .range(1, 1 << 20);
   opts.add("window", &o.window, "Recent examples in the windowed metrics.");
   opts.add("dense-features", &o.dense_features,
            "Dense features per example; -1 = from the schema (and the first training file's header).")

@@ -340,6 +340,21 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
   return status::ok();
 }
 
+model_writer::rows_mark model_writer::mark() const { return rows_mark{impl_ ? impl_->stats : model_file_stats{}}; }
+
+status model_writer::rewind(const rows_mark& to) {
+  if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::rows_next, "rewind()"));
+  if (to.stats.bytes > m.stats.bytes || to.stats.table_rows.size() != m.stats.table_rows.size())
+    return m.fail({errc::invalid_argument, m.prefix() + "rewind() to a mark this writer did not make"});
+  if (std::fflush(m.f) != 0 || ::ftruncate(::fileno(m.f), static_cast<off_t>(to.stats.bytes)) != 0 ||
+      std::fseek(m.f, static_cast<long>(to.stats.bytes), SEEK_SET) != 0)
+    return m.fail({errc::io_error, m.prefix() + "cannot rewind " + m.tmp + ": " + errno_text()});
+  m.stats = to.stats;
+  return status::ok();
+}
+
 result<model_file_stats> model_writer::finish() {
   if (!impl_) return status(errc::invalid_argument, "model_writer: not open");
   impl& m = *impl_;

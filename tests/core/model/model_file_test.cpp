@@ -221,6 +221,45 @@ TEST_CASE("model file: the streaming writer takes pages of any table in any orde
   CHECK(row[4] == 0.0f);
 }
 
+TEST_CASE("model file: rewind takes back the rows added after a mark", "[model_file]") {
+  test::temp_dir dir;
+  small_model m(0);
+  const std::string path = dir.str("r.ssm");
+  auto w = model::model_writer::open(path, m.header);
+  REQUIRE(w.is_ok());
+  REQUIRE(w->write_dense(m.dense->params(), m.dense->size()).is_ok());
+  std::vector<std::uint64_t> ids = {1, 2, 3, 4, 5, 6};
+  std::vector<float> values(ids.size() * 4);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  REQUIRE(w->add_rows(0, ids.data(), values.data(), 2).is_ok());
+  const auto mark = w->mark();
+  // A shard's first pages, then it restarts: its rows are dumped again from the start.
+  REQUIRE(w->add_rows(1, ids.data() + 2, values.data() + 8, 3).is_ok());
+  REQUIRE(w->add_rows(3, ids.data() + 5, values.data() + 20, 1).is_ok());
+  CHECK(w->rows() == 6);
+  REQUIRE(w->rewind(mark).is_ok());
+  CHECK(w->rows() == 2);
+  CHECK(w->bytes() == mark.stats.bytes);
+  REQUIRE(w->add_rows(1, ids.data() + 2, values.data() + 8, 3).is_ok());
+  REQUIRE(w->add_rows(3, ids.data() + 5, values.data() + 20, 1).is_ok());
+  auto stats = w->finish();
+  REQUIRE(stats.is_ok());
+  CHECK(stats->rows == 6);
+  CHECK(stats->table_rows == std::vector<std::uint64_t>{2, 3, 0, 1});
+  CHECK(fs::file_size(path) == stats->bytes);
+  auto loaded = model::load_model(path);  // verifies every section and the footer
+  REQUIRE(loaded.is_ok());
+  CHECK(loaded->embeddings->table(1).rows() == 3);
+  CHECK(loaded->embeddings->table(3).find(6)[0] == 20.0f);
+  // A mark from another writer is refused.
+  auto other = model::model_writer::open(dir.str("o.ssm"), m.header);
+  REQUIRE(other.is_ok());
+  REQUIRE(other->write_dense(m.dense->params(), m.dense->size()).is_ok());
+  auto foreign = mark;
+  foreign.stats.bytes = other->bytes() + 1000;
+  CHECK(other->rewind(foreign).code() == errc::invalid_argument);
+}
+
 TEST_CASE("model file: written to PATH.tmp and renamed only when finished", "[model_file]") {
   test::temp_dir dir;
   small_model old_model;

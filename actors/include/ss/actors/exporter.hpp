@@ -3,6 +3,10 @@
 // may go on meanwhile, and a row updated during the export is written as of its page).
 //   spawn, then the exporter sends (result_atom, body_ptr) to `report_to` — an export_reply, or
 //   an error_reply saying what failed — and quits. A failed export leaves no file behind.
+// A shard that does not answer (killed, stopped, loading) is waited for through the cluster view
+// that `view_source` answers (view_atom -> wire::cluster_view), at most shard_wait; a shard that
+// restarted is dumped again from its first row (the rows from its predecessor are taken back).
+// Without a view_source, a shard that does not answer fails the export.
 #pragma once
 
 #include <caf/fwd.hpp>
@@ -19,12 +23,14 @@ struct exporter_input {
   std::string path;
   model::model_header header;
   std::vector<float> dense;
-  std::vector<std::string> shard_endpoints;
-  std::chrono::milliseconds timeout{30000};  // per page
+  std::vector<std::string> shard_endpoints;      // "" while absent
+  std::vector<std::uint64_t> shard_incarnations;  // parallel (0: unknown)
+  std::chrono::milliseconds timeout{30000};       // per page
+  std::chrono::milliseconds shard_wait{60000};    // how long a shard may be away
   std::uint32_t page_rows = 65536;
 };
 
 caf::actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
-                          const caf::actor& report_to, bool detached);
+                          const caf::actor& report_to, const caf::actor& view_source, bool detached);
 
 }  // namespace ss::actors

@@ -131,6 +131,14 @@ class model_writer {
   // (split every max_block_rows rows); n = 0 writes nothing.
   status add_rows(std::uint32_t table, const std::uint64_t* ids, const float* values, std::size_t n,
                   std::size_t stride = 0);
+  // A point to come back to: rewind(mark) takes back every row added after mark() (an exporter
+  // dumps a shard that restarted mid-dump again from its first row, since the new process keeps
+  // its rows in another order). Only between write_dense and finish.
+  struct rows_mark {
+    model_file_stats stats;  // stats.bytes is the file offset
+  };
+  rows_mark mark() const;
+  status rewind(const rows_mark& m);
   // Writes the footer, flushes and fsyncs, renames PATH.tmp to PATH and fsyncs the directory.
   result<model_file_stats> finish();
   // Gives up: closes and removes PATH.tmp. Idempotent.
