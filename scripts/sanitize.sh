@@ -30,7 +30,8 @@
 # synchronization inside them is invisible to it (see the file). Suites that train with several
 # Hogwild threads through OpenMP/oneDNN (whose runtime TSan cannot see into) are left to ASan.
 #
-# Environment: SS_SANITIZE_JOBS (build parallelism, default 2), SS_TEST_JOBS (ctest -j, default 2).
+# Environment: SS_SANITIZE_JOBS (build parallelism, default 2), SS_TEST_JOBS (ctest -j, default 2),
+# SS_FAULT_ROWS and SS_MATRIX_ROWS (the fault tests' job sizes under ASan: 400,000 and 150,000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -56,6 +57,9 @@ run_asan() {
   configure build-asan address,undefined
   cmake --build build-asan -j "$jobs"
   asan_env
+  # The fault tests run the same cases on smaller jobs: ASan trains about 8x slower, and at full
+  # size fault_injection alone took 34 minutes of CI.
+  export SS_FAULT_ROWS=${SS_FAULT_ROWS:-400000} SS_MATRIX_ROWS=${SS_MATRIX_ROWS:-150000}
   # deploy_validation checks YAML and JSON with node and python: nothing of ours runs in it.
   (cd build-asan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -E '^deploy_validation$' "$@")
 }

@@ -516,20 +516,25 @@ TEST_CASE("member agent: a late subscriber gets the newest view; a same-epoch vi
   CHECK(seen->size() == 2);
 }
 
+// A coordinator at mem://coordinator of a job with one shard and one reader, whose members time
+// out after 1 s.
+coordinator_options small_coordinator(const ss::test::temp_dir& dir) {
+  coordinator_options co;
+  co.job.train = {dir.str("train.tsv")};
+  co.job.shards = 1;
+  co.job.readers = 1;
+  co.job.member_timeout = 1.0;
+  co.job.dense_features = 13;
+  co.job.categorical_features = 26;
+  co.detached_evaluator = false;
+  return co;
+}
+
 TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent", "[actors]") {
   actor_fixture f;
   ss::test::temp_dir dir;
-  job::job_options job;
-  job.train = {dir.str("train.tsv")};
-  job.shards = 1;
-  job.readers = 1;
-  job.member_timeout = 1.0;
-  job.dense_features = 13;
-  job.categorical_features = 26;
+  const coordinator_options co = small_coordinator(dir);
   node coord(f, "coordinator", "mem://coordinator");
-  coordinator_options co;
-  co.job = job;
-  co.detached_evaluator = false;
   auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client(f, "client");
   auto reg = call(f, client.gateway, "mem://coordinator",
@@ -540,7 +545,7 @@ TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent
   CHECK(reply.state == wire::job_state::waiting);
   auto parsed = job::parse_job_config(reply.job_config);
   REQUIRE(parsed.is_ok());
-  CHECK(parsed->train == job.train);
+  CHECK(parsed->train == co.job.train);
   // An index outside the job is refused.
   auto bad = call(f, client.gateway, "mem://coordinator",
                   wire::register_request{wire::role::reader, "reader-5", 5, "mem://reader-5", 1});
@@ -559,17 +564,8 @@ TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent
 TEST_CASE("coordinator: a coordinator that did not run for a while does not drop members for it", "[actors]") {
   actor_fixture f;
   ss::test::temp_dir dir;
-  job::job_options job;
-  job.train = {dir.str("train.tsv")};
-  job.shards = 1;
-  job.readers = 1;
-  job.member_timeout = 1.0;
-  job.dense_features = 13;
-  job.categorical_features = 26;
+  const coordinator_options co = small_coordinator(dir);
   node coord(f, "coordinator", "mem://coordinator");
-  coordinator_options co;
-  co.job = job;
-  co.detached_evaluator = false;
   auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client(f, "client");
   auto reg = call(f, client.gateway, "mem://coordinator",
