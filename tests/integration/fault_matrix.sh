@@ -28,7 +28,7 @@ job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --tr
 
 # run_case NAME SERVICE SIGNAL PHASE: runs the job, delivers SIGNAL to SERVICE at PHASE, waits for
 # the job under a deadline; leaves the JSON line in NAME.json and the log in NAME.err.
-#   startup  - 1 s after the service's process starts (it has just registered)
+#   startup  - 0.5 s after the service registered with the coordinator (its first seconds)
 #   training - once 30% of the rows are committed
 #   export   - once the final export (--export NAME.ssm, in pages of 100 rows) has begun
 run_case() {
@@ -41,8 +41,11 @@ run_case() {
     deadline=$((SECONDS + 60))
     case $phase in
       startup)
-        until [[ -s "$name/$service.pid" ]] || ((SECONDS > deadline)); do sleep 0.1; done
-        sleep 1
+        local logged=${service/sync-/sync-server-}  # the name it logs under
+        until grep -q "$logged: registered with the coordinator" "$name.err" || ((SECONDS > deadline)); do
+          sleep 0.05
+        done
+        sleep 0.5
         ;;
       training)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)); do sleep 0.1; done
