@@ -311,6 +311,17 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
              " was missing or corrupt): " + std::to_string(c.rows_restored.load()) + " rows";
     return "rows of snapshot " + std::to_string(*id) + ": " + std::to_string(c.rows_restored.load()) + " rows";
   }
+  if (const std::string damage = storage.live_damage(); !damage.empty()) {
+    // Its rows are gone with the damaged database: an empty table is not the job's.
+    spdlog::error("{}: its stored rows are unusable: {}; falling back to the newest checkpoint", o.name, damage);
+    auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
+    if (!id.is_ok())
+      return id.error().with_context("its stored rows are unusable (" + damage +
+                                     ") and no checkpoint can replace them; the shard does not serve an empty table");
+    SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+    return "rows of checkpoint " + std::to_string(*id) + " (the stored rows were unusable): " +
+           std::to_string(c.rows_restored.load()) + " rows";
+  }
   auto live = load(store, storage, c);
   if (live.is_ok()) return "its stored rows: " + std::to_string(c.rows_restored.load()) + " rows";
   spdlog::error("{}: the stored rows are unusable: {}; falling back to the newest checkpoint", o.name, live.message());

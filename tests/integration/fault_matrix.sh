@@ -38,7 +38,9 @@ run_case() {
   "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" >"$name.out" 2>"$name.err" &
   local job=$!
   if [[ "$service" != none ]]; then
-    deadline=$((SECONDS + 60))
+    # Reaching the phase is bounded by the case's deadline too (a slow build takes minutes).
+    deadline=$((SECONDS + ${SS_MATRIX_DEADLINE:-240}))
+    local reached=false
     case $phase in
       startup)
         local logged=${service/sync-/sync-server-}  # the name it logs under
@@ -46,6 +48,7 @@ run_case() {
           sleep 0.05
         done
         sleep 0.5
+        grep -q "$logged: registered with the coordinator" "$name.err" && reached=true
         ;;
       training)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)); do sleep 0.1; done
@@ -53,14 +56,19 @@ run_case() {
         while ((SECONDS < deadline)); do
           c=$("$bin" status --coordinator "$(cat "$name/coordinator.endpoint")" --timeout 1 2>/dev/null |
             grep -o '"examples_committed":[0-9]*' | head -1 | cut -d: -f2 || true)
-          [[ -n "$c" ]] && ((c >= target)) && break
+          if [[ -n "$c" ]] && ((c >= target)); then
+            reached=true
+            break
+          fi
           sleep 0.2
         done
         ;;
       export)
         until grep -q "writing the model to" "$name.err" || ((SECONDS > deadline)); do sleep 0.02; done
+        grep -q "writing the model to" "$name.err" && reached=true
         ;;
     esac
+    $reached || fail "$name: the job never reached the $phase phase within the deadline; signalled anyway"
     pid=$(cat "$name/$service.pid")
     echo "  $name: $(date +%T) SIG$signal to $service (pid $pid) at $phase"
     if [[ $signal == STOP ]]; then

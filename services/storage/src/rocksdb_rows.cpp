@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -345,7 +346,18 @@ result<std::unique_ptr<rocksdb_rows>> rocksdb_rows::open(const std::string& dir,
     }
   }
   std::unique_ptr<rocksdb_rows> store(new rocksdb_rows(dir, row_floats, options));
-  SS_RETURN_IF_ERROR(store->open_live());
+  auto opened = store->open_live();
+  if (opened.code() == errc::corrupt) {
+    // Kept for a post-mortem, out of the way: the shard falls back to its newest checkpoint.
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+    const fs::path aside = root / ("live.damaged-" + std::to_string(seconds));
+    fs::rename(live, aside, ec);
+    if (ec) return {errc::io_error, opened.message() + "; cannot move it aside: " + ec.message()};
+    store->live_damage_ = opened.message() + " (moved to " + aside.string() + ")";
+    opened = store->open_live();
+  }
+  SS_RETURN_IF_ERROR(opened);
   return store;
 }
 

@@ -47,6 +47,11 @@ class durable_rows {
   // Rows currently stored (an estimate is not acceptable: it is counted on write).
   virtual std::uint64_t rows() const = 0;
 
+  // Why the live rows were found unusable when the storage was opened and set aside (a corrupt
+  // database), or "" when they opened fine. The live rows are then empty: the owner restores a
+  // checkpoint or refuses to serve, never takes the empty table for its rows.
+  virtual std::string live_damage() const { return {}; }
+
   // Memory the storage engine holds now (write buffers, read cache), and the most its
   // configuration lets it hold: a shard's memory beyond its rows, reported so a soak can tell
   // bounded buffering from a leak. Thread-safe. Default: none.

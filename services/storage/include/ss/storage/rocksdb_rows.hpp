@@ -111,6 +111,8 @@ class rocksdb_rows final : public embedding::durable_rows {
   // dir/checkpoints. Cleans up what a crash left: checkpoints/<id>.tmp, live.restore, live.old (and
   // if a crash hit a restore between its two renames, puts the old live DB back). Counts the rows
   // (one scan). errc::invalid_argument if the live DB holds rows of another size, or row_floats is 0.
+  // A live DB that RocksDB cannot open as corrupt (a damaged CURRENT or MANIFEST) is moved to
+  // dir/live.damaged-<unix seconds> and an empty one opened; live_damage() says why.
   static result<std::unique_ptr<rocksdb_rows>> open(const std::string& dir, std::uint32_t row_floats,
                                                     rocksdb_rows_options options);
 
@@ -119,6 +121,7 @@ class rocksdb_rows final : public embedding::durable_rows {
   rocksdb_rows& operator=(const rocksdb_rows&) = delete;
 
   std::uint32_t row_floats() const override { return row_floats_; }
+  std::string live_damage() const override { return live_damage_; }
 
   // One WriteBatch (WAL on) per call. New rows are told from overwrites with one batched MultiGet
   // over the call's distinct keys (bloom filters make misses cheap), so rows() stays exact; a key
@@ -169,6 +172,7 @@ class rocksdb_rows final : public embedding::durable_rows {
   mutable std::shared_mutex db_mu_;      // shared: every use of db_; exclusive: swapping it
   rocksdb::DB* db_ = nullptr;
   std::atomic<std::uint64_t> rows_{0};
+  std::string live_damage_;  // set by open() only
 };
 
 }  // namespace ss::storage
