@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The fault matrix: one service of a `local --processes` cluster killed (SIGKILL), stopped
-# (SIGTERM) or paused (SIGSTOP, SIGCONT later) at a chosen phase of a small job, one case per
+# (SIGTERM), paused (SIGSTOP, SIGCONT later) or, for a shard, killed with its RocksDB CURRENT file
+# overwritten (CORRUPT) at a chosen phase of a small job, one case per
 # run, each under a hard deadline. Every case must end ok with every row committed once, test NE
 # at most 1% above an undisturbed run's, and what the case names on top (e.g. syncing resumed).
 # fault_injection.sh covers kills while training on a larger job; this script covers the cases
@@ -24,7 +25,7 @@ field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2; }
 
 job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --train data/train.tsv
   --test data/test.tsv --sync s-easgd --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2
-  --restart-delay 0.5 --log-level info)
+  --restart-delay 0.5 --snapshot-interval 1 --log-level info)
 
 # run_case NAME SERVICE SIGNAL PHASE: runs the job, delivers SIGNAL to SERVICE at PHASE, waits for
 # the job under a deadline; leaves the JSON line in NAME.json and the log in NAME.err.
@@ -35,7 +36,8 @@ run_case() {
   local name=$1 service=$2 signal=$3 phase=$4 deadline pid rc=0 extra=()
   rm -rf "$name" "$name.ssm"
   [[ $phase == export ]] && extra=(--export "$work/$name.ssm" --export-page-rows 100)
-  "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" >"$name.out" 2>"$name.err" &
+  "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" --state-dir "$name/state" \
+    >"$name.out" 2>"$name.err" &
   local job=$!
   if [[ "$service" != none ]]; then
     # Reaching the phase is bounded by the case's deadline too (a slow build takes minutes).
@@ -70,11 +72,18 @@ run_case() {
     esac
     $reached || fail "$name: the job never reached the $phase phase within the deadline; signalled anyway"
     pid=$(cat "$name/$service.pid")
-    echo "  $name: $(date +%T) SIG$signal to $service (pid $pid) at $phase"
+    echo "  $name: $(date +%T) $([[ $signal == CORRUPT ]] && echo "CURRENT overwritten and SIGKILL" || echo "SIG$signal")" \
+      "to $service (pid $pid) at $phase"
     if [[ $signal == STOP ]]; then
       kill -STOP "$pid"
       sleep 4  # past --member-timeout: the coordinator drops it, and it must come back
       kill -CONT "$pid"
+    elif [[ $signal == CORRUPT ]]; then
+      # A shard's RocksDB CURRENT file overwritten with garbage, then the shard killed: its
+      # successor must restore the newest checkpoint instead of failing at every start.
+      until ls -d "$name"/state/snapshots/snapshot-* >/dev/null 2>&1 || ((SECONDS > deadline)); do sleep 0.1; done
+      printf 'garbage\n' >"$name/state/$service/live/CURRENT"
+      kill -KILL "$pid" 2>/dev/null || true
     else
       kill "-$signal" "$pid" 2>/dev/null || true
     fi
@@ -92,15 +101,16 @@ run_case() {
     "test NE $(field "$name.json" test_ne), sync rounds $(field "$name.json" sync_rounds)"
 }
 
-# check_case NAME: the guarantees every case keeps.
+# check_case NAME [NE_BOUND]: the guarantees every case keeps; NE at most NE_BOUND (default 1.01)
+# times the undisturbed run's.
 check_case() {
-  local ne
+  local ne bound=${2:-1.01}
   [[ "$(field "$1.json" ok)" == true ]] || fail "$1: the job did not end ok: $(field "$1.json" error)"
   [[ "$(field "$1.json" examples_committed)" == "$rows" ]] ||
     fail "$1: $(field "$1.json" examples_committed) examples committed, expected exactly $rows"
   ne=$(field "$1.json" test_ne)
-  awk -v a="${ne:-9}" -v b="$base_ne" 'BEGIN { exit !(a <= b * 1.01) }' ||
-    fail "$1: test NE $ne is more than 1% above the undisturbed run's $base_ne"
+  awk -v a="${ne:-9}" -v b="$base_ne" -v x="$bound" 'BEGIN { exit !(a <= b * x) }' ||
+    fail "$1: test NE $ne is more than x$bound the undisturbed run's $base_ne"
 }
 
 # check_syncing NAME: syncing went on after a sync server's restart. A call to the dead process
@@ -113,6 +123,15 @@ check_syncing() {
     fail "$1: $rounds sync rounds, under 60% of the undisturbed run's $base_rounds: syncing stalled"
   grep -q "sync server 1 restarted; sending round" "$1.err" ||
     fail "$1: no trainer sent its round again to the restarted sync server"
+}
+
+# check_fallback NAME SHARD: the successor of a shard whose live database is corrupt says so and
+# restores its newest checkpoint.
+check_fallback() {
+  grep -q "$2: its stored rows are unusable: .*CURRENT" "$1.err" ||
+    fail "$1: no message that $2's stored rows are unusable (CURRENT)"
+  grep -q "$2: loaded rows of checkpoint [0-9]* (the stored rows were unusable)" "$1.err" ||
+    fail "$1: $2 did not restore a checkpoint"
 }
 
 # check_rows_kept NAME SHARD: a shard stopped with SIGTERM refuses new row requests, finishes those
@@ -152,15 +171,18 @@ base_ne=$(field base.json test_ne)
 base_rounds=$(field base.json sync_rounds)
 
 cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
-  shard-0:KILL:export shard-0:TERM:export"}
+  shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training"}
 for c in $cases; do
   IFS=: read -r service signal phase <<<"$c"
   name="$service-$signal-$phase"
   run_case "$name" "$service" "$signal" "$phase"
-  check_case "$name"
+  # A shard restored from its checkpoint has lost its updates since (the readers do not rewind):
+  # about 2% of NE on this small job, where a checkpoint is a second old.
+  if [[ $signal == CORRUPT ]]; then check_case "$name" 1.05; else check_case "$name"; fi
   if [[ $service == sync-* && $signal != STOP ]]; then check_syncing "$name"; fi
   if [[ $service == shard-* && $signal == TERM && $phase != export ]]; then check_rows_kept "$name" "$service"; fi
   if [[ $phase == export ]]; then check_export "$name" "$signal"; fi
+  if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
 done
 
 if ((failures > 0)); then
