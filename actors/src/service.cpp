@@ -491,6 +491,17 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     counters->has_committed = true;
     counters->committed = reply->resume_position;
   }
+  // Input this reader cannot open or resume (a file deleted or cut short since the job began) ends
+  // the job: the error goes to the coordinator with the next heartbeat, which fails the job with
+  // it and prints the result. Exiting instead would only restart the reader into the same error.
+  auto input_failed = [&](const status& st) -> result<std::unique_ptr<running_service>> {
+    spdlog::error("{}: {}; the job cannot go on without this input", options.name, st.message());
+    {
+      std::lock_guard<std::mutex> lock(counters->mu);
+      counters->error = st.message();
+    }
+    return std::unique_ptr<running_service>(std::move(svc));
+  };
   std::unique_ptr<data::batch_reader> input;
   if (files.empty()) {
     // More readers than files: this one has nothing to read and is done at once.
@@ -500,12 +511,12 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     auto ropts = job::reader_options(job->input, files, static_cast<std::size_t>(job->batch_size));
     if (!ropts.is_ok()) return ropts.error().with_context(options.name);
     auto reader = data::batch_reader::open(*ropts);
-    if (!reader.is_ok()) return reader.error().with_context(options.name);
+    if (!reader.is_ok()) return input_failed(reader.error());
     input = std::make_unique<data::batch_reader>(std::move(*reader));
     if (reply->has_resume_position) {
       const auto& p = reply->resume_position;
       if (auto st = input->seek(data::line_position{p.file_index, p.byte_offset, p.line_number}); !st.is_ok())
-        return st.with_context(options.name + ": resuming at the committed position");
+        return input_failed(st.with_context("resuming at the committed position"));
       spdlog::info("{}: resuming at file {} line {} ({} examples before it were trained)", options.name,
                    p.file_index, p.line_number, reply->resume_examples);
     } else {

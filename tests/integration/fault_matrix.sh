@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fault matrix: one service of a `local --processes` cluster killed (SIGKILL), stopped
 # (SIGTERM), paused (SIGSTOP, SIGCONT later) or, for a shard, killed with its RocksDB CURRENT file
-# overwritten (CORRUPT) at a chosen phase of a small job, one case per
+# overwritten (CORRUPT), or for a reader, killed after its training file was deleted (DELETE: the
+# job must fail with the reason) at a chosen phase of a small job, one case per
 # run, each under a hard deadline. Every case must end ok with every row committed once, test NE
 # at most 1% above an undisturbed run's, and what the case names on top (e.g. syncing resumed).
 # fault_injection.sh covers kills while training on a larger job; this script covers the cases
@@ -23,8 +24,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2; }
 
-job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --train data/train.tsv
-  --test data/test.tsv --sync s-easgd --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2
+job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --test data/test.tsv --sync s-easgd --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2
   --restart-delay 0.5 --snapshot-interval 1 --log-level info)
 
 # run_case NAME SERVICE SIGNAL PHASE: runs the job, delivers SIGNAL to SERVICE at PHASE, waits for
@@ -36,6 +36,12 @@ run_case() {
   local name=$1 service=$2 signal=$3 phase=$4 deadline pid rc=0 extra=()
   rm -rf "$name" "$name.ssm"
   [[ $phase == export ]] && extra=(--export "$work/$name.ssm" --export-page-rows 100)
+  local train=data/train.tsv
+  if [[ $signal == DELETE ]]; then  # this case deletes its training file: a copy of its own
+    train=$name.train.tsv
+    cp data/train.tsv "$train"
+  fi
+  extra+=(--train "$train")
   "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" --state-dir "$name/state" \
     >"$name.out" 2>"$name.err" &
   local job=$!
@@ -72,12 +78,20 @@ run_case() {
     esac
     $reached || fail "$name: the job never reached the $phase phase within the deadline; signalled anyway"
     pid=$(cat "$name/$service.pid")
-    echo "  $name: $(date +%T) $([[ $signal == CORRUPT ]] && echo "CURRENT overwritten and SIGKILL" || echo "SIG$signal")" \
+    local what="SIG$signal"
+    [[ $signal == CORRUPT ]] && what="CURRENT overwritten and SIGKILL"
+    [[ $signal == DELETE ]] && what="training file deleted and SIGKILL"
+    echo "  $name: $(date +%T) $what" \
       "to $service (pid $pid) at $phase"
     if [[ $signal == STOP ]]; then
       kill -STOP "$pid"
       sleep 4  # past --member-timeout: the coordinator drops it, and it must come back
       kill -CONT "$pid"
+    elif [[ $signal == DELETE ]]; then
+      # The training file deleted, then the reader killed: its successor cannot resume, and the
+      # job must fail with the reason and a result line (it crash-looped without a result).
+      rm -f "$train"
+      kill -KILL "$pid" 2>/dev/null || true
     elif [[ $signal == CORRUPT ]]; then
       # A shard's RocksDB CURRENT file overwritten with garbage, then the shard killed: its
       # successor must restore the newest checkpoint instead of failing at every start.
@@ -134,6 +148,13 @@ check_fallback() {
     fail "$1: $2 did not restore a checkpoint"
 }
 
+# check_input_lost NAME: a reader whose training file is gone fails the job with the reason.
+check_input_lost() {
+  [[ "$(field "$1.json" ok)" == false ]] || fail "$1: the job did not fail (ok: $(field "$1.json" ok))"
+  grep -q "\"error\":\"reader-0: .*$1.train.tsv: no such file" "$1.json" ||
+    fail "$1: the result does not name the missing file: $(field "$1.json" error)"
+}
+
 # check_rows_kept NAME SHARD: a shard stopped with SIGTERM refuses new row requests, finishes those
 # it took and writes every row before it leaves: its successor loads exactly the rows it held.
 check_rows_kept() {
@@ -171,13 +192,18 @@ base_ne=$(field base.json test_ne)
 base_rounds=$(field base.json sync_rounds)
 
 cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
-  shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training"}
+  shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
+  reader-0:DELETE:training"}
 for c in $cases; do
   IFS=: read -r service signal phase <<<"$c"
   name="$service-$signal-$phase"
   run_case "$name" "$service" "$signal" "$phase"
   # A shard restored from its checkpoint has lost its updates since (the readers do not rewind):
   # about 2% of NE on this small job, where a checkpoint is a second old.
+  if [[ $signal == DELETE ]]; then
+    check_input_lost "$name"
+    continue
+  fi
   if [[ $signal == CORRUPT ]]; then check_case "$name" 1.05; else check_case "$name"; fi
   if [[ $service == sync-* && $signal != STOP ]]; then check_syncing "$name"; fi
   if [[ $service == shard-* && $signal == TERM && $phase != export ]]; then check_rows_kept "$name" "$service"; fi
