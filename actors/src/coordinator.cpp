@@ -252,6 +252,7 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("resumed_from_snapshot", st.resumed_from)
       .add("snapshots", st.snapshots_taken)
       .add("snapshots_failed", st.snapshots_failed)
+      .add("snapshot_error", st.last_snapshot_error)
       .add("last_snapshot_seconds", st.last_snapshot_seconds)
       .add("export_path", st.exported ? st.exported->path : std::string())
       .add("export_rows", st.exported ? st.exported->rows : 0)
@@ -304,6 +305,10 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
                   st.resumed_from > 0 ? (", resumed from snapshot " + std::to_string(st.resumed_from)).c_str() : "");
     summary += buf;
   }
+  if (!st.last_snapshot_error.empty())
+    summary += "  state   the last snapshot FAILED (" + st.last_snapshot_error + "): the newest complete one is " +
+               (st.last_snapshot_id > 0 ? "snapshot " + std::to_string(st.last_snapshot_id) : std::string("none")) +
+               "; exit status 3\n";
   if (st.exported) {
     std::snprintf(buf, sizeof buf, "  model   %s: %llu embedding rows, %.1f MB (shadowsync predict --model ...)\n",
                   st.exported->path.c_str(), static_cast<unsigned long long>(st.exported->rows),

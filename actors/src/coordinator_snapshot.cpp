@@ -75,6 +75,7 @@ void abandon(coordinator_actor* self, const std::string& why) {
   auto& st = self->state;
   auto& snap = *st.snapshot;
   ++st.snapshots_failed;
+  st.last_snapshot_error = "snapshot " + std::to_string(snap.id) + ": " + why;
   spdlog::warn("{}: snapshot {} abandoned: {} (the previous snapshot stays the latest)", st.options.name, snap.id,
                why);
   answer_waiters(snap, make_body(wire::error_reply{errc::unavailable, "snapshot " + std::to_string(snap.id) +
@@ -117,6 +118,7 @@ void complete_if_done(coordinator_actor* self) {
     bytes += s.bytes;
   }
   ++st.snapshots_taken;
+  st.last_snapshot_error.clear();
   st.last_snapshot_id = snap.id;
   st.last_snapshot_at = self->clock().now();
   st.last_snapshot_seconds = seconds;
@@ -301,7 +303,15 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   for (std::size_t i = 0; i < st.shard_slots.size(); ++i)
     if (st.shard_slots[i] == 0) return refuse(errc::unavailable, "shard " + std::to_string(i) + " is absent");
   auto ids = st.options.snapshots->list();
-  if (!ids.is_ok()) return refuse(ids.error().code(), ids.error().message());
+  if (!ids.is_ok()) {
+    // The store is unusable (gone, not a directory, unreadable): a failed snapshot, said loudly,
+    // not a silent skip; tried again an interval later.
+    ++st.snapshots_failed;
+    st.last_snapshot_error = "the snapshot store: " + ids.error().message();
+    st.last_snapshot_at = self->clock().now();
+    spdlog::warn("{}: no snapshot: {}", st.options.name, st.last_snapshot_error);
+    return refuse(ids.error().code(), ids.error().message());
+  }
   const std::uint64_t id = std::max(st.last_snapshot_id, ids->empty() ? 0 : ids->back()) + 1;
   st.snapshot.emplace();
   auto& snap = *st.snapshot;

@@ -91,6 +91,9 @@ struct coordinator_state {
   std::uint64_t last_snapshot_id = 0;
   clock_type::time_point last_snapshot_at;
   std::uint64_t snapshots_taken = 0, snapshots_failed = 0;
+  // Why the newest snapshot attempt failed, "" once one completes: when set at the end, the state
+  // on disk is older than the job (a full disk, say), which the result and exit status say.
+  std::string last_snapshot_error;
   double last_snapshot_seconds = 0;
   std::uint64_t last_snapshot_rows = 0, last_snapshot_bytes = 0;
   // Result.

@@ -216,6 +216,16 @@ decltype(actors::service_options::open_storage) rocksdb_storage(const std::strin
   };
 }
 
+// The exit status of a coordinator whose job ended: 0 when it finished and its last snapshot
+// holds it, 3 when it finished but the last snapshot failed (the state on disk is older than the
+// job: a full disk), 1 when it failed.
+int exit_status_of(bool finished, const std::string& result_json) {
+  if (!finished) return 1;
+  const bool snapshot_failed = result_json.find("\"snapshot_error\":\"") != std::string::npos &&
+                               result_json.find("\"snapshot_error\":\"\"") == std::string::npos;
+  return snapshot_failed ? 3 : 0;
+}
+
 // Role-specific flags and what they configure (a shard's storage).
 struct role_flags {
   std::function<void(config::option_set&)> add;
@@ -461,9 +471,9 @@ int run_coordinator(const args& a, const config::environment& env) {
     (*ops)->stopping(finished ? "the job is done" : "stopping");
     running.store(nullptr);
     (*svc)->stop("job ended");
-    rc = finished || signals.received() ? 0 : 1;
     {
       std::lock_guard<std::mutex> lock(result_mu);
+      rc = signals.received() && !finished ? 0 : exit_status_of(finished, json);
       if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
       std::fflush(stdout);
     }
@@ -770,6 +780,11 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
       rc = 0;  // the job is over; its result is in coordinator.out
       break;
     }
+    if (c.coordinator && WIFEXITED(status) && WEXITSTATUS(status) == 3 && has_result(run_dir / "coordinator.out")) {
+      spdlog::warn("local: the job finished, but its last snapshot failed (see snapshot_error in the result)");
+      rc = 3;
+      break;
+    }
     if (c.coordinator && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
       spdlog::error("local: the coordinator {}: the job failed", describe_exit(status));
       rc = 1;
@@ -915,7 +930,8 @@ int run_local_in_process(const local_flags& l) {
       // Let the members see the end in their next heartbeat, then stop everything.
       for (std::size_t i = 1; i < services.size(); ++i)
         services[i]->wait_for(std::chrono::milliseconds(static_cast<long>(l.job.member_timeout * 1000)));
-      rc = finished ? 0 : 1;
+      std::lock_guard<std::mutex> lock(result_mu);
+      rc = exit_status_of(finished, json);
     }
     std::lock_guard<std::mutex> lock(services_mu);
     for (auto it = services.rbegin(); it != services.rend(); ++it) (*it)->stop("local cluster done");

@@ -2,7 +2,8 @@
 # The fault matrix: one service of a `local --processes` cluster killed (SIGKILL), stopped
 # (SIGTERM), paused (SIGSTOP, SIGCONT later) or, for a shard, killed with its RocksDB CURRENT file
 # overwritten (CORRUPT), or for a reader, killed after its training file was deleted (DELETE: the
-# job must fail with the reason) at a chosen phase of a small job, one case per
+# job must fail with the reason), or its snapshot directory made unwritable (NODISK) at a chosen
+# phase of a small job, one case per
 # run, each under a hard deadline. Every case must end ok with every row committed once, test NE
 # at most 1% above an undisturbed run's, and what the case names on top (e.g. syncing resumed).
 # fault_injection.sh covers kills while training on a larger job; this script covers the cases
@@ -81,6 +82,7 @@ run_case() {
     local what="SIG$signal"
     [[ $signal == CORRUPT ]] && what="CURRENT overwritten and SIGKILL"
     [[ $signal == DELETE ]] && what="training file deleted and SIGKILL"
+    [[ $signal == NODISK ]] && what="snapshot directory made unwritable (no signal)"
     echo "  $name: $(date +%T) $what" \
       "to $service (pid $pid) at $phase"
     if [[ $signal == STOP ]]; then
@@ -92,6 +94,11 @@ run_case() {
       # job must fail with the reason and a result line (it crash-looped without a result).
       rm -f "$train"
       kill -KILL "$pid" 2>/dev/null || true
+    elif [[ $signal == NODISK ]]; then
+      # The snapshot directory made unwritable (a file in its place, as root ignores modes): every
+      # later snapshot fails, the last one too; the job must finish, and say so (exit 3).
+      rm -rf "$name/state/snapshots"
+      : >"$name/state/snapshots"
     elif [[ $signal == CORRUPT ]]; then
       # A shard's RocksDB CURRENT file overwritten with garbage, then the shard killed: its
       # successor must restore the newest checkpoint instead of failing at every start.
@@ -110,6 +117,7 @@ run_case() {
     kill -9 $job "$(cat "$name"/*.pid 2>/dev/null)" 2>/dev/null || true
   fi
   wait $job || rc=$?
+  last_rc=$rc
   tail -1 "$name.out" >"$name.json"
   echo "  $name: exit $rc, $(grep -o '"ok":[a-z]*' "$name.json"), committed $(field "$name.json" examples_committed)," \
     "test NE $(field "$name.json" test_ne), sync rounds $(field "$name.json" sync_rounds)"
@@ -146,6 +154,14 @@ check_fallback() {
     fail "$1: no message that $2's stored rows are unusable (CURRENT)"
   grep -q "$2: loaded rows of checkpoint [0-9]* (the stored rows were unusable)" "$1.err" ||
     fail "$1: $2 did not restore a checkpoint"
+}
+
+# check_snapshots_failed NAME RC: a job whose snapshots fail finishes ok, with the failure in the
+# result, the summary and the exit status (3).
+check_snapshots_failed() {
+  [[ "$2" == 3 ]] || fail "$1: exit $2, expected 3 (finished, but the last snapshot failed)"
+  grep -q '"snapshot_error":"[^"]' "$1.json" || fail "$1: no snapshot_error in the result"
+  grep -q "the last snapshot FAILED" "$1.out" || fail "$1: the summary does not say that the last snapshot failed"
 }
 
 # check_input_lost NAME: a reader whose training file is gone fails the job with the reason.
@@ -193,7 +209,7 @@ base_rounds=$(field base.json sync_rounds)
 
 cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
-  reader-0:DELETE:training"}
+  reader-0:DELETE:training coordinator:NODISK:training"}
 for c in $cases; do
   IFS=: read -r service signal phase <<<"$c"
   name="$service-$signal-$phase"
@@ -204,6 +220,7 @@ for c in $cases; do
     check_input_lost "$name"
     continue
   fi
+  if [[ $signal == NODISK ]]; then check_snapshots_failed "$name" "$last_rc"; fi
   if [[ $signal == CORRUPT ]]; then check_case "$name" 1.05; else check_case "$name"; fi
   if [[ $service == sync-* && $signal != STOP ]]; then check_syncing "$name"; fi
   if [[ $service == shard-* && $signal == TERM && $phase != export ]]; then check_rows_kept "$name" "$service"; fi
