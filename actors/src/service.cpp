@@ -267,6 +267,8 @@ class service_impl final : public running_service {
   // Role state the progress callbacks read.
   std::shared_ptr<embedding::shard_store> store_;
   std::shared_ptr<shard_counters> shard_counters_;
+  std::mutex shard_error_mu_;
+  std::string shard_error_;  // a loss that ends the job, reported with the heartbeats
   std::shared_ptr<reader_counters> reader_counters_;
   std::shared_ptr<trainer_progress> trainer_progress_;
 };
@@ -411,6 +413,8 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
       p.row_bytes = s.bytes;
     }
     p.examples = raw->shard_counters_->rows_looked_up.load();
+    std::lock_guard<std::mutex> lock(raw->shard_error_mu_);
+    p.error = raw->shard_error_;
     return p;
   });
   if (!reply.is_ok()) return reply.error();
@@ -437,8 +441,17 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
     if (!storage.is_ok()) return storage.error().with_context(options.name + ": opening its storage");
     sh.storage = std::shared_ptr<embedding::durable_rows>(std::move(*storage));
     const auto start = std::chrono::steady_clock::now();
-    auto loaded = restore_rows(*svc->store_, *sh.storage, reply->job_id, reply->restore_snapshot, sh,
+    const bool job_running = reply->state != wire::job_state::waiting;
+    auto loaded = restore_rows(*svc->store_, *sh.storage, reply->job_id, reply->restore_snapshot, job_running, sh,
                                *svc->shard_counters_);
+    if (!loaded.is_ok() && job_running) {
+      // Rows a restarted shard cannot bring back end the job, through the coordinator (a result
+      // line with the reason); exiting would only restart the shard into the same loss.
+      spdlog::error("{}: {}", options.name, loaded.error().message());
+      std::lock_guard<std::mutex> lock(svc->shard_error_mu_);
+      svc->shard_error_ = loaded.error().message();
+      return std::unique_ptr<running_service>(std::move(svc));
+    }
     if (!loaded.is_ok()) return loaded.error().with_context(options.name);
     spdlog::info("{}: loaded {} in {:.2f}s", options.name, *loaded,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -291,10 +291,25 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
 }  // namespace
 
 result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
-                                 std::uint64_t restore_snapshot, const shard_options& o, shard_counters& c) {
+                                 std::uint64_t restore_snapshot, bool job_running, const shard_options& o,
+                                 shard_counters& c) {
   char job_hex[24];
   std::snprintf(job_hex, sizeof job_hex, "%016llx", static_cast<unsigned long long>(job_id));
   auto stored_job = storage.get_meta("job_id");
+  if (!stored_job.is_ok() && job_running && restore_snapshot == 0 && storage.live_damage().empty()) {
+    // A restart into the running job with storage that never saw it: the rows are gone.
+    const std::string why = "its storage holds nothing of this job, which is running (was its data directory "
+                            "deleted or replaced?)";
+    spdlog::error("{}: {}; falling back to the newest checkpoint", o.name, why);
+    auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
+    if (!id.is_ok())
+      return status(errc::not_found, why + ", and no checkpoint can replace its rows: the shard does not serve an "
+                                           "empty table; restore its data directory and resume the job, or run "
+                                           "it again from the start");
+    SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+    return "rows of checkpoint " + std::to_string(*id) + " (its storage had lost them): " +
+           std::to_string(c.rows_restored.load()) + " rows";
+  }
   if (stored_job.is_ok() && *stored_job != job_hex) {
     spdlog::warn("{}: the storage holds rows of job {}, not of this job {}: clearing it", o.name, *stored_job, job_hex);
     SS_RETURN_IF_ERROR(storage.clear());

@@ -2,7 +2,8 @@
 # The fault matrix: one service of a `local --processes` cluster killed (SIGKILL), stopped
 # (SIGTERM), paused (SIGSTOP, SIGCONT later) or, for a shard, killed with its RocksDB CURRENT file
 # overwritten (CORRUPT), or for a reader, killed after its training file was deleted (DELETE: the
-# job must fail with the reason), or its snapshot directory made unwritable (NODISK) at a chosen
+# job must fail with the reason), a shard's data directory deleted before a SIGKILL (WIPE: the job
+# must fail with the reason), or the snapshot directory made unwritable (NODISK) at a chosen
 # phase of a small job, one case per
 # run, each under a hard deadline. Every case must end ok with every row committed once, test NE
 # at most 1% above an undisturbed run's, and what the case names on top (e.g. syncing resumed).
@@ -83,6 +84,7 @@ run_case() {
     [[ $signal == CORRUPT ]] && what="CURRENT overwritten and SIGKILL"
     [[ $signal == DELETE ]] && what="training file deleted and SIGKILL"
     [[ $signal == NODISK ]] && what="snapshot directory made unwritable (no signal)"
+    [[ $signal == WIPE ]] && what="data directory deleted and SIGKILL"
     echo "  $name: $(date +%T) $what" \
       "to $service (pid $pid) at $phase"
     if [[ $signal == STOP ]]; then
@@ -93,6 +95,11 @@ run_case() {
       # The training file deleted, then the reader killed: its successor cannot resume, and the
       # job must fail with the reason and a result line (it crash-looped without a result).
       rm -f "$train"
+      kill -KILL "$pid" 2>/dev/null || true
+    elif [[ $signal == WIPE ]]; then
+      # The shard's data directory deleted (rows and checkpoints), then the shard killed: its
+      # successor must not serve an empty table as the job's; the job fails with the reason.
+      rm -rf "$name/state/$service"
       kill -KILL "$pid" 2>/dev/null || true
     elif [[ $signal == NODISK ]]; then
       # The snapshot directory made unwritable (a file in its place, as root ignores modes): every
@@ -164,6 +171,13 @@ check_snapshots_failed() {
   grep -q "the last snapshot FAILED" "$1.out" || fail "$1: the summary does not say that the last snapshot failed"
 }
 
+# check_rows_lost NAME SHARD: a shard whose rows are gone ends the job with the reason.
+check_rows_lost() {
+  [[ "$(field "$1.json" ok)" == false ]] || fail "$1: the job did not fail (ok: $(field "$1.json" ok))"
+  grep -q "\"error\":\"$2: .*holds nothing of this job" "$1.json" ||
+    fail "$1: the result does not say that $2's rows are gone: $(field "$1.json" error)"
+}
+
 # check_input_lost NAME: a reader whose training file is gone fails the job with the reason.
 check_input_lost() {
   [[ "$(field "$1.json" ok)" == false ]] || fail "$1: the job did not fail (ok: $(field "$1.json" ok))"
@@ -209,7 +223,7 @@ base_rounds=$(field base.json sync_rounds)
 
 cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
-  reader-0:DELETE:training coordinator:NODISK:training"}
+  reader-0:DELETE:training coordinator:NODISK:training shard-0:WIPE:training"}
 for c in $cases; do
   IFS=: read -r service signal phase <<<"$c"
   name="$service-$signal-$phase"
@@ -218,6 +232,10 @@ for c in $cases; do
   # about 2% of NE on this small job, where a checkpoint is a second old.
   if [[ $signal == DELETE ]]; then
     check_input_lost "$name"
+    continue
+  fi
+  if [[ $signal == WIPE ]]; then
+    check_rows_lost "$name" "$service"
     continue
   fi
   if [[ $signal == NODISK ]]; then check_snapshots_failed "$name" "$last_rc"; fi
