@@ -75,6 +75,9 @@ struct RegisterReply {
   # Identifies the job across coordinator restarts: a shard refuses stored rows of another job.
   resumeBadRows @9 :UInt64;
   # Reader: bad rows before resumePosition.
+  jobWasRunning @10 :Bool;
+  # The job had started before this registration (so a shard registering now is a restart: storage
+  # holding nothing of the job means its rows were lost). False for the registration that starts it.
 }
 
 struct MemberProgress {

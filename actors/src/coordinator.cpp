@@ -570,6 +570,7 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   // its state. Afterwards a restarted shard keeps its own newer rows. Decided before this
   // registration can start the job (the last member to join must resume too).
   const bool resuming = st.resumed_from > 0 && !st.running_seen;
+  const bool was_running = st.running_seen;  // before this registration can start the job
   member_info m;
   m.role = r.from;
   m.name = r.name;
@@ -592,6 +593,7 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   reply.view = st.view;
   reply.state = st.state;
   reply.job_id = st.job_id;
+  reply.job_was_running = was_running;
   if (r.from == wire::role::shard && resuming) reply.restore_snapshot = st.resumed_from;
   if (r.from == wire::role::sync && resuming) restore_sync_server(self, static_cast<std::uint32_t>(r.index), r.endpoint);
   if (r.from == wire::role::reader) {

@@ -441,7 +441,7 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
     if (!storage.is_ok()) return storage.error().with_context(options.name + ": opening its storage");
     sh.storage = std::shared_ptr<embedding::durable_rows>(std::move(*storage));
     const auto start = std::chrono::steady_clock::now();
-    const bool job_running = reply->state != wire::job_state::waiting;
+    const bool job_running = reply->job_was_running;
     auto loaded = restore_rows(*svc->store_, *sh.storage, reply->job_id, reply->restore_snapshot, job_running, sh,
                                *svc->shard_counters_);
     if (!loaded.is_ok() && job_running) {

@@ -47,6 +47,7 @@ run_case() {
   "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" --state-dir "$name/state" \
     >"$name.out" 2>"$name.err" &
   local job=$!
+  alive() { kill -0 "$job" 2>/dev/null; }  # the job is still running (a failed one ends the wait)
   if [[ "$service" != none ]]; then
     # Reaching the phase is bounded by the case's deadline too (a slow build takes minutes).
     deadline=$((SECONDS + ${SS_MATRIX_DEADLINE:-240}))
@@ -54,16 +55,16 @@ run_case() {
     case $phase in
       startup)
         local logged=${service/sync-/sync-server-}  # the name it logs under
-        until grep -q "$logged: registered with the coordinator" "$name.err" || ((SECONDS > deadline)); do
+        until grep -q "$logged: registered with the coordinator" "$name.err" || ((SECONDS > deadline)) || ! alive; do
           sleep 0.05
         done
         sleep 0.5
         grep -q "$logged: registered with the coordinator" "$name.err" && reached=true
         ;;
       training)
-        until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)); do sleep 0.1; done
+        until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)) || ! alive; do sleep 0.1; done
         local target=$((rows * 3 / 10)) c
-        while ((SECONDS < deadline)); do
+        while ((SECONDS < deadline)) && alive; do
           c=$("$bin" status --coordinator "$(cat "$name/coordinator.endpoint")" --timeout 1 2>/dev/null |
             grep -o '"examples_committed":[0-9]*' | head -1 | cut -d: -f2 || true)
           if [[ -n "$c" ]] && ((c >= target)); then
@@ -74,11 +75,11 @@ run_case() {
         done
         ;;
       export)
-        until grep -q "writing the model to" "$name.err" || ((SECONDS > deadline)); do sleep 0.02; done
+        until grep -q "writing the model to" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.02; done
         grep -q "writing the model to" "$name.err" && reached=true
         ;;
     esac
-    $reached || fail "$name: the job never reached the $phase phase within the deadline; signalled anyway"
+    $reached || fail "$name: the job never reached the $phase phase (it ended, or the deadline passed); signalled anyway"
     pid=$(cat "$name/$service.pid")
     local what="SIG$signal"
     [[ $signal == CORRUPT ]] && what="CURRENT overwritten and SIGKILL"
@@ -104,8 +105,13 @@ run_case() {
     elif [[ $signal == NODISK ]]; then
       # The snapshot directory made unwritable (a file in its place, as root ignores modes): every
       # later snapshot fails, the last one too; the job must finish, and say so (exit 3).
-      rm -rf "$name/state/snapshots"
-      : >"$name/state/snapshots"
+      # (A snapshot under way may create the directory again between the two steps: retry.)
+      for _ in $(seq 50); do
+        rm -rf "$name/state/snapshots"
+        { : >"$name/state/snapshots"; } 2>/dev/null && break
+        sleep 0.05
+      done
+      [[ -f "$name/state/snapshots" ]] || fail "$name: could not put a file in place of the snapshot directory"
     elif [[ $signal == CORRUPT ]]; then
       # A shard's RocksDB CURRENT file overwritten with garbage, then the shard killed: its
       # successor must restore the newest checkpoint instead of failing at every start.

@@ -79,6 +79,7 @@ inline std::vector<envelope> one_of_each() {
     r.resume_examples = 20000;
     r.job_id = 0x5eed5eed5eedULL;
     r.resume_bad_rows = 12;
+    r.job_was_running = true;
     add(r);
   }
   {
@@ -197,6 +198,7 @@ inline void check_same(const register_reply& a, const register_reply& b) {
   CHECK(a.resume_examples == b.resume_examples);
   CHECK(a.job_id == b.job_id);
   CHECK(a.resume_bad_rows == b.resume_bad_rows);
+  CHECK(a.job_was_running == b.job_was_running);
 }
 inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(a.member_id == b.member_id);

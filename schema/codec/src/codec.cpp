@@ -309,6 +309,7 @@ struct body_writer {
     r.setResumeExamples(m.resume_examples);
     r.setJobId(m.job_id);
     r.setResumeBadRows(m.resume_bad_rows);
+    r.setJobWasRunning(m.job_was_running);
   }
   void operator()(const heartbeat& m) {
     auto r = b.initHeartbeat();
@@ -693,6 +694,7 @@ status get(schema::RegisterReply::Reader r, register_reply& m) {
   m.resume_examples = r.getResumeExamples();
   m.job_id = r.getJobId();
   m.resume_bad_rows = r.getResumeBadRows();
+  m.job_was_running = r.getJobWasRunning();
   return status::ok();
 }
 

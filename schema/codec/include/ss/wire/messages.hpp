@@ -91,6 +91,7 @@ struct register_reply {
   std::uint64_t resume_examples = 0;   // reader: examples before resume_position
   std::uint64_t job_id = 0;            // the same across coordinator restarts
   std::uint64_t resume_bad_rows = 0;   // reader: bad rows before resume_position
+  bool job_was_running = false;        // the job had started before this registration (a restart)
 };
 
 // What a member reports with each heartbeat (cumulative counters since it started).
