@@ -441,10 +441,9 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
     if (!storage.is_ok()) return storage.error().with_context(options.name + ": opening its storage");
     sh.storage = std::shared_ptr<embedding::durable_rows>(std::move(*storage));
     const auto start = std::chrono::steady_clock::now();
-    const bool job_running = reply->job_was_running;
-    auto loaded = restore_rows(*svc->store_, *sh.storage, reply->job_id, reply->restore_snapshot, job_running, sh,
-                               *svc->shard_counters_);
-    if (!loaded.is_ok() && job_running) {
+    auto loaded = restore_rows(*svc->store_, *sh.storage, reply->job_id, reply->restore_snapshot,
+                               reply->job_was_running, sh, *svc->shard_counters_);
+    if (!loaded.is_ok() && reply->job_was_running) {
       // Rows a restarted shard cannot bring back end the job, through the coordinator (a result
       // line with the reason); exiting would only restart the shard into the same loss.
       spdlog::error("{}: {}", options.name, loaded.error().message());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
@@ -288,27 +289,38 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
                                      " verifies");
 }
 
+// The live rows cannot serve (`why`, logged): loads the newest checkpoint that verifies and says
+// so with `note`. When none does, `none_left` turns that error into the shard's reason not to start.
+result<std::string> newest_checkpoint_instead(embedding::shard_store& store, embedding::durable_rows& storage,
+                                              const std::string& job_hex, const std::string& why,
+                                              const std::string& note,
+                                              const std::function<status(const status&)>& none_left,
+                                              const shard_options& o, shard_counters& c) {
+  spdlog::error("{}: {}; falling back to the newest checkpoint", o.name, why);
+  auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
+  if (!id.is_ok()) return none_left(id.error());
+  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  return "rows of checkpoint " + std::to_string(*id) + " (" + note + "): " + std::to_string(c.rows_restored.load()) +
+         " rows";
+}
+
 }  // namespace
 
 result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
-                                 std::uint64_t restore_snapshot, bool job_running, const shard_options& o,
+                                 std::uint64_t restore_snapshot, bool job_was_running, const shard_options& o,
                                  shard_counters& c) {
   char job_hex[24];
   std::snprintf(job_hex, sizeof job_hex, "%016llx", static_cast<unsigned long long>(job_id));
   auto stored_job = storage.get_meta("job_id");
-  if (!stored_job.is_ok() && job_running && restore_snapshot == 0 && storage.live_damage().empty()) {
+  if (!stored_job.is_ok() && job_was_running && restore_snapshot == 0 && storage.live_damage().empty()) {
     // A restart into the running job with storage that never saw it: the rows are gone.
     const std::string why = "its storage holds nothing of this job, which is running (was its data directory "
                             "deleted or replaced?)";
-    spdlog::error("{}: {}; falling back to the newest checkpoint", o.name, why);
-    auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
-    if (!id.is_ok())
+    return newest_checkpoint_instead(store, storage, job_hex, why, "its storage had lost them", [&why](const status&) {
       return status(errc::not_found, why + ", and no checkpoint can replace its rows: the shard does not serve an "
                                            "empty table; restore its data directory and resume the job, or run "
                                            "it again from the start");
-    SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
-    return "rows of checkpoint " + std::to_string(*id) + " (its storage had lost them): " +
-           std::to_string(c.rows_restored.load()) + " rows";
+    }, o, c);
   }
   if (stored_job.is_ok() && *stored_job != job_hex) {
     spdlog::warn("{}: the storage holds rows of job {}, not of this job {}: clearing it", o.name, *stored_job, job_hex);
@@ -328,23 +340,20 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
   }
   if (const std::string damage = storage.live_damage(); !damage.empty()) {
     // Its rows are gone with the damaged database: an empty table is not the job's.
-    spdlog::error("{}: its stored rows are unusable: {}; falling back to the newest checkpoint", o.name, damage);
-    auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
-    if (!id.is_ok())
-      return id.error().with_context("its stored rows are unusable (" + damage +
-                                     ") and no checkpoint can replace them; the shard does not serve an empty table");
-    SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
-    return "rows of checkpoint " + std::to_string(*id) + " (the stored rows were unusable): " +
-           std::to_string(c.rows_restored.load()) + " rows";
+    return newest_checkpoint_instead(
+        store, storage, job_hex, "its stored rows are unusable: " + damage, "the stored rows were unusable",
+        [&damage](const status& none) {
+          return none.with_context("its stored rows are unusable (" + damage +
+                                   ") and no checkpoint can replace them; the shard does not serve an empty table");
+        },
+        o, c);
   }
   auto live = load(store, storage, c);
   if (live.is_ok()) return "its stored rows: " + std::to_string(c.rows_restored.load()) + " rows";
-  spdlog::error("{}: the stored rows are unusable: {}; falling back to the newest checkpoint", o.name, live.message());
-  auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
-  if (!id.is_ok()) return id.error().with_context("the stored rows are unusable (" + live.message() + ")");
-  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
-  return "rows of checkpoint " + std::to_string(*id) + " (the stored rows were unusable): " +
-         std::to_string(c.rows_restored.load()) + " rows";
+  return newest_checkpoint_instead(
+      store, storage, job_hex, "the stored rows are unusable: " + live.message(), "the stored rows were unusable",
+      [&live](const status& none) { return none.with_context("the stored rows are unusable (" + live.message() + ")"); },
+      o, c);
 }
 
 shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,

@@ -683,7 +683,6 @@ struct syncer_state {
   std::vector<caf::actor> workers;
   std::vector<float> snapshot;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> slices;  // offset, length per server
-  int pending = 0;
   bool in_round = false;
   bool running = false;    // shadow loop on
   bool stopping = false;
@@ -692,7 +691,7 @@ struct syncer_state {
   std::chrono::steady_clock::time_point round_start, paused_at;
   std::uint64_t round_id = 0;
   // Per slice: the call whose answer counts (answers to earlier ones, e.g. to a sync server that
-  // restarted since, are ignored) and whether the round still waits for it.
+  // restarted since, are ignored) and whether the round still waits for it (done when none does).
   std::vector<std::uint64_t> live_call;
   std::vector<bool> waiting;
   std::uint64_t calls = 0;
@@ -759,7 +758,7 @@ void send_slice(syncer_actor* self, std::uint32_t k, std::uint64_t round, int at
               s.distance = std::max(s.distance, sync::relative_distance(snap, reply->params.data(), len));
               sync::apply_target(live, snap, reply->params.data(), len);  // w_i += target - snapshot
             }
-            if (--s.pending == 0) round_done(self);
+            if (std::find(s.waiting.begin(), s.waiting.end(), true) == s.waiting.end()) round_done(self);
           },
           [self, k, round, call, attempt](const caf::error&) {
             if (round != self->state.round_id || call != self->state.live_call[k]) return;
@@ -776,7 +775,6 @@ void start_round(syncer_actor* self) {
   st.distance = 0;
   const float* params = st.ctx->model->params();
   st.snapshot.assign(params, params + st.ctx->model->size());
-  st.pending = static_cast<int>(st.slices.size());
   st.waiting.assign(st.slices.size(), true);
   for (std::uint32_t k = 0; k < st.slices.size(); ++k) send_slice(self, k, st.round_id, 0);
 }

@@ -517,78 +517,74 @@ TEST_CASE("member agent: a late subscriber gets the newest view; a same-epoch vi
 }
 
 // A coordinator at mem://coordinator of a job with one shard and one reader, whose members time
-// out after 1 s.
-coordinator_options small_coordinator(const ss::test::temp_dir& dir) {
-  coordinator_options co;
-  co.job.train = {dir.str("train.tsv")};
-  co.job.shards = 1;
-  co.job.readers = 1;
-  co.job.member_timeout = 1.0;
-  co.job.dense_features = 13;
-  co.job.categorical_features = 26;
-  co.detached_evaluator = false;
-  return co;
-}
-
-TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent", "[actors]") {
+// out after 1 s, and a client to talk to it.
+struct one_shard_job {
   actor_fixture f;
   ss::test::temp_dir dir;
-  const coordinator_options co = small_coordinator(dir);
-  node coord(f, "coordinator", "mem://coordinator");
-  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
-  node client(f, "client");
-  auto reg = call(f, client.gateway, "mem://coordinator",
-                  wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  coordinator_options co = options(dir);
+  node coord{f, "coordinator", "mem://coordinator"};
+  caf::actor coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client{f, "client"};
+
+  static coordinator_options options(const ss::test::temp_dir& dir) {
+    coordinator_options o;
+    o.job.train = {dir.str("train.tsv")};
+    o.job.shards = 1;
+    o.job.readers = 1;
+    o.job.member_timeout = 1.0;
+    o.job.dense_features = 13;
+    o.job.categorical_features = 26;
+    o.detached_evaluator = false;
+    return o;
+  }
+  std::shared_ptr<call_result> ask(wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); }
+  std::shared_ptr<call_result> register_shard() {
+    return ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  }
+  bool has_shard() {
+    return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json.find("shard-0") != std::string::npos;
+  }
+};
+
+TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent", "[actors]") {
+  one_shard_job j;
+  auto reg = j.register_shard();
   REQUIRE(std::holds_alternative<wire::register_reply>(*reg->reply));
   const auto& reply = std::get<wire::register_reply>(*reg->reply);
   CHECK(reply.view.shards == std::vector<std::string>{"mem://shard-0"});
   CHECK(reply.state == wire::job_state::waiting);
   auto parsed = job::parse_job_config(reply.job_config);
   REQUIRE(parsed.is_ok());
-  CHECK(parsed->train == co.job.train);
+  CHECK(parsed->train == j.co.job.train);
   // An index outside the job is refused.
-  auto bad = call(f, client.gateway, "mem://coordinator",
-                  wire::register_request{wire::role::reader, "reader-5", 5, "mem://reader-5", 1});
+  auto bad = j.ask(wire::register_request{wire::role::reader, "reader-5", 5, "mem://reader-5", 1});
   REQUIRE(std::holds_alternative<wire::error_reply>(*bad->reply));
   CHECK(std::get<wire::error_reply>(*bad->reply).code == errc::out_of_range);
   // A heartbeat from an unknown member is told to register again.
-  auto hb = call(f, client.gateway, "mem://coordinator", wire::heartbeat{999, {}});
+  auto hb = j.ask(wire::heartbeat{999, {}});
   CHECK_FALSE(std::get<wire::heartbeat_reply>(*hb->reply).known);
   // Silence past the member timeout drops the shard from the view.
-  f.advance(std::chrono::milliseconds(1500));
-  auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
-  CHECK(std::get<wire::status_reply>(*st->reply).json.find("shard-0") == std::string::npos);
-  (void)c;
+  j.f.advance(std::chrono::milliseconds(1500));
+  CHECK_FALSE(j.has_shard());
 }
 
 TEST_CASE("coordinator: a coordinator that did not run for a while does not drop members for it", "[actors]") {
-  actor_fixture f;
-  ss::test::temp_dir dir;
-  const coordinator_options co = small_coordinator(dir);
-  node coord(f, "coordinator", "mem://coordinator");
-  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
-  node client(f, "client");
-  auto reg = call(f, client.gateway, "mem://coordinator",
-                  wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  one_shard_job j;
+  auto reg = j.register_shard();
   REQUIRE(std::holds_alternative<wire::register_reply>(*reg->reply));
   const std::uint64_t id = std::get<wire::register_reply>(*reg->reply).member_id;
-  auto has_shard = [&] {
-    auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
-    return std::get<wire::status_reply>(*st->reply).json.find("shard-0") != std::string::npos;
-  };
   // The clock jumps 25 s at once: the coordinator's next tick comes 25 s late, as after SIGSTOP.
-  f.sched.advance_time(std::chrono::seconds(25));
-  f.settle();
-  CHECK(has_shard());
+  j.f.sched.advance_time(std::chrono::seconds(25));
+  j.f.settle();
+  CHECK(j.has_shard());
   // The member's heartbeat (waiting while the coordinator was frozen) keeps it in.
-  auto hb = call(f, client.gateway, "mem://coordinator", wire::heartbeat{id, {}});
+  auto hb = j.ask(wire::heartbeat{id, {}});
   CHECK(std::get<wire::heartbeat_reply>(*hb->reply).known);
-  f.advance(std::chrono::milliseconds(600));
-  CHECK(has_shard());
+  j.f.advance(std::chrono::milliseconds(600));
+  CHECK(j.has_shard());
   // Silence while the coordinator runs still drops it.
-  f.advance(std::chrono::milliseconds(1500));
-  CHECK_FALSE(has_shard());
-  (void)c;
+  j.f.advance(std::chrono::milliseconds(1500));
+  CHECK_FALSE(j.has_shard());
 }
 
 TEST_CASE("coordinator: on resume every shard restores the snapshot even the one whose joining starts the job", "[actors]") {

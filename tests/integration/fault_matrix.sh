@@ -177,18 +177,11 @@ check_snapshots_failed() {
   grep -q "the last snapshot FAILED" "$1.out" || fail "$1: the summary does not say that the last snapshot failed"
 }
 
-# check_rows_lost NAME SHARD: a shard whose rows are gone ends the job with the reason.
-check_rows_lost() {
+# check_job_failed NAME ERROR_PATTERN WHAT: a loss the job cannot recover from ends it at once,
+# with a result line whose error matches ERROR_PATTERN (a grep pattern) and says WHAT.
+check_job_failed() {
   [[ "$(field "$1.json" ok)" == false ]] || fail "$1: the job did not fail (ok: $(field "$1.json" ok))"
-  grep -q "\"error\":\"$2: .*holds nothing of this job" "$1.json" ||
-    fail "$1: the result does not say that $2's rows are gone: $(field "$1.json" error)"
-}
-
-# check_input_lost NAME: a reader whose training file is gone fails the job with the reason.
-check_input_lost() {
-  [[ "$(field "$1.json" ok)" == false ]] || fail "$1: the job did not fail (ok: $(field "$1.json" ok))"
-  grep -q "\"error\":\"reader-0: .*$1.train.tsv: no such file" "$1.json" ||
-    fail "$1: the result does not name the missing file: $(field "$1.json" error)"
+  grep -q "\"error\":\"$2" "$1.json" || fail "$1: the result does not say $3: $(field "$1.json" error)"
 }
 
 # check_rows_kept NAME SHARD: a shard stopped with SIGTERM refuses new row requests, finishes those
@@ -237,11 +230,11 @@ for c in $cases; do
   # A shard restored from its checkpoint has lost its updates since (the readers do not rewind):
   # about 2% of NE on this small job, where a checkpoint is a second old.
   if [[ $signal == DELETE ]]; then
-    check_input_lost "$name"
+    check_job_failed "$name" "$service: .*$name.train.tsv: no such file" "that the training file is missing"
     continue
   fi
   if [[ $signal == WIPE ]]; then
-    check_rows_lost "$name" "$service"
+    check_job_failed "$name" "$service: .*holds nothing of this job" "that $service's rows are gone"
     continue
   fi
   if [[ $signal == NODISK ]]; then check_snapshots_failed "$name" "$last_rc"; fi

@@ -62,6 +62,18 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i
   return row;
 }
 
+std::size_t embedding_table::find_or_insert_locked(stripe& s, std::uint64_t id, std::uint64_t hash, float** row,
+                                                   bool* created) {
+  std::size_t at = probe(s, id, hash);
+  *row = s.slots[at].row;
+  *created = false;
+  if (*row != nullptr) return at;
+  *row = insert_locked(s, id, at);
+  if (*row == nullptr) return at;
+  *created = true;
+  return probe(s, id, hash);  // the insert may have grown the index
+}
+
 float* embedding_table::find_or_create(std::uint64_t id) {
   const std::uint64_t h = mix64(id);
   stripe& s = stripes_[stripe_index(h)];
@@ -115,20 +127,15 @@ std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std:
         __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
       }
       const std::uint32_t i = scratch.order[k];
-      std::size_t at = probe(s, ids[i], scratch.hashes[i]);
-      float* row = s.slots[at].row;
-      if (row == nullptr) {
-        row = insert_locked(s, ids[i], at);
-        if (row == nullptr) {
-          ++missing;
-        } else {
-          // A new row is a change too: storage holds every row the table holds once flushed.
-          at = probe(s, ids[i], scratch.hashes[i]);  // the insert may have grown the index
-          s.dirty[at] = 1;
-          ++marked;
-        }
+      bool created = false;
+      const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &rows[i], &created);
+      if (rows[i] == nullptr) {
+        ++missing;
+      } else if (created) {
+        // A new row is a change too: storage holds every row the table holds once flushed.
+        s.dirty[at] = 1;
+        ++marked;
       }
-      rows[i] = row;
     }
   }
   dirty_.fetch_add(marked, std::memory_order_relaxed);
@@ -170,15 +177,12 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
         __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
       }
       const std::uint32_t i = scratch.order[k];
-      std::size_t at = probe(s, ids[i], scratch.hashes[i]);
-      float* row = s.slots[at].row;
+      float* row = nullptr;
+      bool created = false;
+      const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &row, &created);
       if (row == nullptr) {
-        row = insert_locked(s, ids[i], at);
-        if (row == nullptr) {
-          ++missing;
-          continue;
-        }
-        at = probe(s, ids[i], scratch.hashes[i]);  // the insert may have grown the index
+        ++missing;
+        continue;
       }
       update(context, row, i);
       if (s.dirty[at] == 0) {

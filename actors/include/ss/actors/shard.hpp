@@ -46,13 +46,13 @@ struct shard_counters {
 //     or corrupt, the newest older checkpoint that verifies (each skipped one is logged);
 //   otherwise: the live rows (the latest flush); when they are corrupt, the newest checkpoint
 //     that verifies.
-// A shard that joins a job already running (`job_running`: its index served the job before, so
+// A shard that joins a job already running (`job_was_running`: its index served the job before, so
 // this is a restart) and finds storage holding nothing of the job (no job id: the state directory
 // was deleted or replaced) restores the newest checkpoint that verifies; with none, it is an
 // error (errc::not_found): an empty table is not the job's rows.
 // Returns a one-line description of what was loaded, or an error when nothing usable is left.
 result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
-                                 std::uint64_t restore_snapshot, bool job_running, const shard_options& options,
+                                 std::uint64_t restore_snapshot, bool job_was_running, const shard_options& options,
                                  shard_counters& counters);
 
 // Spawns the workers and routes the shard's message types to them through `gateway`; with

@@ -126,6 +126,9 @@ class embedding_table {
   static std::size_t probe(const stripe& s, std::uint64_t id, std::uint64_t hash);
   // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows.
   float* insert_locked(stripe& s, std::uint64_t id, std::size_t i);
+  // The slot of `id`, its row added when absent (*created): *row is the row, nullptr at max_rows.
+  // Lock held.
+  std::size_t find_or_insert_locked(stripe& s, std::uint64_t id, std::uint64_t hash, float** row, bool* created);
   static void grow_locked(stripe& s);
   // Sorts ids by stripe into scratch.order (counting sort), with their hashes.
   static void group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch);
