@@ -23,6 +23,19 @@
 namespace ss::actors {
 namespace {
 
+// CAF keeps a reference to the actor system's logger in a thread-local of every thread that
+// spawns an actor or opens a scoped actor, and ~actor_system waits until every reference is gone.
+// A thread that is not CAF's and outlives the actor system (the signal thread, which runs stop(),
+// an ops server thread that asks status()) must drop it before it leaves the service's code, or
+// the process hangs on exit.
+class foreign_thread_scope {
+ public:
+  foreign_thread_scope() = default;
+  foreign_thread_scope(const foreign_thread_scope&) = delete;
+  foreign_thread_scope& operator=(const foreign_thread_scope&) = delete;
+  ~foreign_thread_scope() { caf::logger::set_current_actor_system(nullptr); }
+};
+
 std::uint64_t random_incarnation() {
   std::random_device rd;
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
@@ -101,6 +114,7 @@ class service_impl final : public running_service {
   int wait_for(std::chrono::milliseconds d) override { return end_->wait_for(d); }
 
   std::string status() override {
+    foreign_thread_scope thread_scope;
     caf::scoped_actor self{sys_};
     std::string role_status = "{}", gateway_status = "{}";
     auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 1, wire::status_request{}});
@@ -118,6 +132,7 @@ class service_impl final : public running_service {
 
   bool wait_for_members_to_leave(std::chrono::milliseconds limit) override {
     if (!is_coordinator_) return true;
+    foreign_thread_scope thread_scope;
     const auto deadline = std::chrono::steady_clock::now() + limit;
     caf::scoped_actor self{sys_};
     while (std::chrono::steady_clock::now() < deadline) {
@@ -132,6 +147,7 @@ class service_impl final : public running_service {
 
   void stop(const std::string& reason) override {
     if (stopped_.exchange(true)) return;
+    foreign_thread_scope thread_scope;
     if (is_coordinator_ && role_) {
       // Stopped while the job runs (SIGTERM: an upgrade, an eviction): leave a fresh snapshot for
       // the successor to resume from. Refused at once when there is no snapshot store or the job

@@ -232,21 +232,6 @@ struct role_flags {
   std::function<void(actors::service_options&)> configure;
 };
 
-// Runs one service until its job ends or a signal arrives. Exit 0 when the job finished.
-// Called once a service's state is safe (drained, written, left the job). If an actor still holds
-// the actor system open after that (seen after a SIGTERM mid-job: ~actor_system waits for a
-// running actor that never ends; not yet explained), exit anyway rather than outlive an
-// orchestrator's grace period.
-void exit_if_shutdown_hangs(const std::string& name, int rc) {
-  std::thread([name, rc] {
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-    spdlog::warn("{}: shutting down took over 5s; exiting now", name);
-    spdlog::default_logger()->flush();
-    std::fflush(nullptr);
-    std::_Exit(rc);
-  }).detach();
-}
-
 int run_member(const char* role, const args& a, const config::environment& env, const std::string& default_listen,
                bool indexed, const char* description, const starter& start, const role_flags& extra = {}) {
   service_flags f;
@@ -309,7 +294,6 @@ int run_member(const char* role, const args& a, const config::environment& env, 
       (*svc)->stop(finished ? "job done" : "stopping");
       rc = finished ? 0 : (signals.received() ? 0 : 1);
       spdlog::info("{}: {}", options.name, finished ? "the job is done; exiting" : "stopped");
-      exit_if_shutdown_hangs(options.name, rc);
     }
   }
   return rc;
@@ -477,7 +461,6 @@ int run_coordinator(const args& a, const config::environment& env) {
       if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
       std::fflush(stdout);
     }
-    exit_if_shutdown_hangs(options.name, rc);
   }
   return rc;
 }
