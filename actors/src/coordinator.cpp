@@ -408,9 +408,11 @@ void evaluate_final_model(coordinator_actor* self) {
   in.model = model;
   in.buckets = setup->buckets;
   in.shard_endpoints = st.view.shards;
+  in.shard_wait = std::chrono::milliseconds(static_cast<long>(st.options.job.peer_wait * 1000));
   in.base_click_rate = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
   spdlog::info("{}: training finished; scoring {} test file(s)", st.options.name, st.options.job.test.size());
-  spawn_evaluator(self->system(), st.gateway, std::move(in), caf::actor{self}, st.options.detached_evaluator);
+  spawn_evaluator(self->system(), st.gateway, std::move(in), caf::actor{self}, caf::actor{self},
+                  st.options.detached_evaluator);
 }
 
 void log_progress(coordinator_actor* self) {

@@ -31,7 +31,7 @@ result<exporter_input> export_input(coordinator_actor* self, const std::string& 
   // A page is answered in well under a second; the watch on the view catches a dead shard sooner.
   in.timeout = std::chrono::milliseconds(static_cast<long>(std::max(10.0, st.options.job.request_timeout) * 1000));
   // Long enough for a shard to be dropped and restarted, and to load its rows.
-  in.shard_wait = std::chrono::milliseconds(static_cast<long>((60.0 + 2 * st.options.job.member_timeout) * 1000));
+  in.shard_wait = std::chrono::milliseconds(static_cast<long>(st.options.job.peer_wait * 1000));
   return in;
 }
 

@@ -3,6 +3,10 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
 #include "ss/actors/messages.hpp"
 #include "ss/core/embedding/sharding.hpp"
 #include "ss/core/metrics/accumulator.hpp"
@@ -11,19 +15,26 @@
 namespace ss::actors {
 namespace {
 
+constexpr auto retry_after = std::chrono::milliseconds(500);
+
 struct evaluator_state {
   static inline const char* name = "evaluator";
   evaluator_input in;
   caf::actor gateway;
   caf::actor report_to;
+  caf::actor view_source;
   std::unique_ptr<data::batch_reader> reader;
   std::vector<std::uint32_t> links;
+  std::vector<bool> linked;
+  // Per shard: since when it has not answered (unset while it answers).
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> trouble_since;
   std::unique_ptr<train::worker_scratch> scratch;
   embedding::batch_rows rows;
   embedding::shard_split split;
   data::example_batch batch;
   metrics::accumulator acc;
   int pending = 0;
+  bool started = false;
   bool failed = false;
   caf::timespan timeout;
 };
@@ -37,8 +48,48 @@ void fail(evaluator_actor* self, const std::string& why) {
 }
 
 void next_batch(evaluator_actor* self);
+void lookup(evaluator_actor* self, std::uint32_t shard);
 
-void lookup(evaluator_actor* self, std::uint32_t shard, int attempt) {
+// Shard `shard` did not answer (a timeout, `unavailable` while it loads or stops, a restart at
+// another address): look it up in the cluster view again in a moment, within in.shard_wait. The
+// lookups are read-only, so a restarted shard answers them as its predecessor did; scoring goes
+// on from the batch it was at.
+void retry(evaluator_actor* self, std::uint32_t shard, const std::string& why) {
+  auto& st = self->state;
+  if (st.failed) return;
+  const auto now = std::chrono::steady_clock::now();
+  auto& since = st.trouble_since[shard];
+  if (!since) {
+    since = now;
+    spdlog::warn("evaluator: shard {}: {}; waiting for it (at most {} s)", shard, why, st.in.shard_wait.count() / 1000);
+  }
+  if (now - *since > st.in.shard_wait)
+    return fail(self, "shard " + std::to_string(shard) + " did not answer lookups for " +
+                          std::to_string(st.in.shard_wait.count() / 1000) + " s (--peer-wait): " + why);
+  self->delayed_send(self, retry_after, renew_atom::value, shard);
+}
+
+// Links to shard `shard` at the address the cluster view has for it now, then goes on.
+void relink(evaluator_actor* self, std::uint32_t shard, const std::string& endpoint) {
+  if (endpoint.empty()) return retry(self, shard, "it is not in the cluster view (restarting?)");
+  self->request(self->state.gateway, caf::infinite, link_atom::value, endpoint)
+      .then(
+          [self, shard](std::uint32_t link) {
+            auto& st = self->state;
+            st.links[shard] = link;
+            st.linked[shard] = true;
+            if (st.started) return lookup(self, shard);
+            if (std::all_of(st.linked.begin(), st.linked.end(), [](bool b) { return b; })) {
+              st.started = true;
+              next_batch(self);
+            }
+          },
+          [self, shard](const caf::error& err) {
+            retry(self, shard, "cannot reach it: " + self->system().render(err));
+          });
+}
+
+void lookup(evaluator_actor* self, std::uint32_t shard) {
   auto& st = self->state;
   const auto& part = st.split.of(shard);
   self->request(st.gateway, caf::infinite, call_atom::value, st.links[shard],
@@ -46,21 +97,21 @@ void lookup(evaluator_actor* self, std::uint32_t shard, int attempt) {
       .then(
           [self, shard](const envelope_ptr& env) {
             auto& s = self->state;
-            if (const auto* err = std::get_if<wire::error_reply>(&env->message))
+            if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              if (err->code == errc::unavailable) return retry(self, shard, err->message);
               return fail(self, "shard " + std::to_string(shard) + " refused a lookup: " + err->message);
+            }
             const auto* reply = std::get_if<wire::lookup_reply>(&env->message);
             if (reply == nullptr || !s.split.scatter_values(shard, reply->values, s.rows))
               return fail(self, "shard " + std::to_string(shard) + " answered a lookup badly");
+            s.trouble_since[shard].reset();
             if (--s.pending > 0) return;
             s.rows.use_values();
             train::predict_batch(*s.in.model, s.batch, s.rows, *s.scratch);
             s.acc.add(s.scratch->ws.probs.data(), s.batch.labels.data(), s.batch.size());
             next_batch(self);
           },
-          [self, shard, attempt](const caf::error&) {
-            if (attempt >= 30) return fail(self, "shard " + std::to_string(shard) + " does not answer lookups");
-            lookup(self, shard, attempt + 1);
-          });
+          [self, shard](const caf::error& err) { retry(self, shard, self->system().render(err)); });
 }
 
 void next_batch(evaluator_actor* self) {
@@ -81,15 +132,16 @@ void next_batch(evaluator_actor* self) {
   for (std::uint32_t s = 0; s < st.split.shards(); ++s)
     if (!st.split.of(s).ids.empty()) ++st.pending;
   for (std::uint32_t s = 0; s < st.split.shards(); ++s)
-    if (!st.split.of(s).ids.empty()) lookup(self, s, 0);
+    if (!st.split.of(s).ids.empty()) lookup(self, s);
 }
 
 caf::behavior evaluator(evaluator_actor* self, std::shared_ptr<evaluator_input> in, caf::actor gateway,
-                        caf::actor report_to) {
+                        caf::actor report_to, caf::actor view_source) {
   auto& st = self->state;
   st.in = *in;
   st.gateway = std::move(gateway);
   st.report_to = std::move(report_to);
+  st.view_source = std::move(view_source);
   st.timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.in.job.request_timeout));
   st.scratch = std::make_unique<train::worker_scratch>(st.in.model->config(), 4096);
   auto ropts = job::reader_options(st.in.job.input, st.in.job.test, 4096);
@@ -103,28 +155,35 @@ caf::behavior evaluator(evaluator_actor* self, std::shared_ptr<evaluator_input> 
     return {};
   }
   st.reader = std::make_unique<data::batch_reader>(std::move(*reader));
-  st.links.assign(st.in.shard_endpoints.size(), 0);
-  // Open a link per shard, then start.
-  auto remaining = std::make_shared<std::size_t>(st.links.size());
-  for (std::uint32_t s = 0; s < st.links.size(); ++s) {
-    self->request(st.gateway, caf::infinite, link_atom::value, st.in.shard_endpoints[s])
-        .then(
-            [self, s, remaining](std::uint32_t link) {
-              self->state.links[s] = link;
-              if (--*remaining == 0) next_batch(self);
-            },
-            [self](const caf::error& err) { fail(self, "cannot reach a shard: " + self->system().render(err)); });
-  }
-  return {[](start_atom) {}};
+  const std::size_t shards = st.in.shard_endpoints.size();
+  st.links.assign(shards, 0);
+  st.linked.assign(shards, false);
+  st.trouble_since.assign(shards, std::nullopt);
+  // A link per shard (a shard away at the start is waited for like one that leaves later), then start.
+  for (std::uint32_t s = 0; s < shards; ++s) relink(self, s, st.in.shard_endpoints[s]);
+  return {
+      // A retry: where is the shard now? Without a view, the address it had.
+      [self](renew_atom, std::uint32_t shard) {
+        auto& s = self->state;
+        if (s.failed) return;
+        if (!s.view_source) return relink(self, shard, s.in.shard_endpoints[shard]);
+        self->request(s.view_source, std::chrono::seconds(10), view_atom::value)
+            .then(
+                [self, shard](const wire::cluster_view& view) {
+                  relink(self, shard, shard < view.shards.size() ? view.shards[shard] : std::string());
+                },
+                [self](const caf::error& err) { fail(self, "the coordinator's view: " + self->system().render(err)); });
+      },
+  };
 }
 
 }  // namespace
 
 caf::actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
-                           const caf::actor& report_to, bool detached) {
+                           const caf::actor& report_to, const caf::actor& view_source, bool detached) {
   auto in = std::make_shared<evaluator_input>(std::move(input));
-  return detached ? sys.spawn<caf::detached>(evaluator, in, gateway, report_to)
-                  : sys.spawn(evaluator, in, gateway, report_to);
+  return detached ? sys.spawn<caf::detached>(evaluator, in, gateway, report_to, view_source)
+                  : sys.spawn(evaluator, in, gateway, report_to, view_source);
 }
 
 }  // namespace ss::actors

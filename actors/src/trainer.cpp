@@ -290,6 +290,8 @@ void pull(feeder_actor* self, std::uint32_t r) {
             },
             [self, r](const caf::error&) {
               --self->state.readers[r].outstanding;
+              // The last pull outstanding (to a reader that died) may be what kept the input open.
+              hand_out(self);
               schedule_retry(self, r);
             });
   }

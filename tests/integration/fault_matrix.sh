@@ -33,11 +33,15 @@ job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --te
 # the job under a deadline; leaves the JSON line in NAME.json and the log in NAME.err.
 #   startup  - 0.5 s after the service registered with the coordinator (its first seconds)
 #   training - once 30% of the rows are committed
+#   draining - once the input is exhausted and the job waits for the batches in flight
+#   scoring  - once the coordinator scores the test files (ten copies of the test file here, so
+#              that scoring lasts long enough to be hit; the metrics are those of one copy)
 #   export   - once the final export (--export NAME.ssm, in pages of 100 rows) has begun
 run_case() {
   local name=$1 service=$2 signal=$3 phase=$4 deadline pid rc=0 extra=()
   rm -rf "$name" "$name.ssm"
   [[ $phase == export ]] && extra=(--export "$work/$name.ssm" --export-page-rows 100)
+  [[ $phase == scoring ]] && extra=(--test "$(printf 'data/test.tsv,%.0s' $(seq 9))data/test.tsv")
   local train=data/train.tsv
   if [[ $signal == DELETE ]]; then  # this case deletes its training file: a copy of its own
     train=$name.train.tsv
@@ -74,9 +78,12 @@ run_case() {
           sleep 0.2
         done
         ;;
-      export)
-        until grep -q "writing the model to" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.02; done
-        grep -q "writing the model to" "$name.err" && reached=true
+      export | draining | scoring)
+        local mark="writing the model to"
+        [[ $phase == draining ]] && mark="job running -> draining"
+        [[ $phase == scoring ]] && mark="scoring [0-9]* test file"
+        until grep -q "$mark" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.02; done
+        grep -q "$mark" "$name.err" && reached=true
         ;;
     esac
     $reached || fail "$name: the job never reached the $phase phase (it ended, or the deadline passed); signalled anyway"
@@ -214,6 +221,13 @@ check_export() {
   fi
 }
 
+# check_scoring_waited NAME SHARD: the scoring saw the shard go and waited for it through the
+# cluster view (it asked its successor), so the job's test metrics are complete.
+check_scoring_waited() {
+  grep -q "evaluator: shard $2: .*waiting for it" "$1.err" ||
+    fail "$1: the scoring did not see shard $2 go (it finished before the signal?); the case proves nothing"
+}
+
 echo "fault matrix in $work ($rows rows)"
 run_case base none - -
 [[ "$(field base.json ok)" == true ]] || fail "the undisturbed run failed: $(field base.json error)"
@@ -242,6 +256,7 @@ for c in $cases; do
   if [[ $service == sync-* && $signal != STOP ]]; then check_syncing "$name"; fi
   if [[ $service == shard-* && $signal == TERM && $phase != export ]]; then check_rows_kept "$name" "$service"; fi
   if [[ $phase == export ]]; then check_export "$name" "$signal"; fi
+  if [[ $phase == scoring && $service == shard-* ]]; then check_scoring_waited "$name" "${service#shard-}"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
 done
 

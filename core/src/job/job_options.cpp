@@ -33,6 +33,10 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "Embedding rows per page when a model is exported (each page is held in memory by the shard and "
            "the coordinator).")
       .range(1, 1 << 20);
+  opts.add("peer-wait", &o.peer_wait,
+           "Seconds the scoring of the test files and an export wait for a shard that stopped answering (a "
+           "restart) before the job fails with the reason.")
+      .range(1.0, 86400.0);
   opts.add("window", &o.window, "Recent examples in the windowed metrics.");
   opts.add("dense-features", &o.dense_features,
            "Dense features per example; -1 = from the schema (and the first training file's header).")

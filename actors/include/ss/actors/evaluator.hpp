@@ -2,10 +2,15 @@
 // row the shards do not hold reads as its initial values and is not created).
 //   spawn, then the evaluator sends (result_atom, metrics summary) or (result_atom, error text)
 //   to `report_to` and quits.
+// A shard that does not answer (killed, stopped, loading, away from the view) is waited for
+// through the cluster view that `view_source` answers (view_atom -> wire::cluster_view), at most
+// shard_wait, and asked again at its new address; scoring goes on from the batch it was at.
+// Without a view_source, the shard is asked again at the address it had.
 #pragma once
 
 #include <caf/fwd.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,9 +26,10 @@ struct evaluator_input {
   std::vector<std::uint64_t> buckets;
   std::vector<std::string> shard_endpoints;
   double base_click_rate = 0;
+  std::chrono::milliseconds shard_wait{90000};  // how long a shard may be away
 };
 
 caf::actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
-                           const caf::actor& report_to, bool detached);
+                           const caf::actor& report_to, const caf::actor& view_source, bool detached);
 
 }  // namespace ss::actors

@@ -29,6 +29,7 @@ struct job_options {
   double request_timeout = 10.0;    // seconds before a request to a peer counts as lost
   double progress_interval = 5.0;   // seconds between progress lines at the coordinator
   int export_page_rows = 65536;     // embedding rows per page when a model is exported
+  double peer_wait = 90.0;          // seconds scoring and export wait for a shard that went away
   std::uint64_t window = 100000;    // examples in the windowed metrics
   // Feature counts of the input; -1 = derive them from the schema (Criteo: 13 and 26; a CSV
   // schema: from the first training file's header, read by the coordinator).
