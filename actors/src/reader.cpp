@@ -29,6 +29,7 @@ struct reader_state {
     std::uint64_t examples_through = 0;  // good rows up to the batch's end, all incarnations
     std::uint64_t bad_through = 0;       // bad rows up to the batch's end, all incarnations
     std::uint64_t holder = 0;          // incarnation of the trainer that has it
+    clock_type::time_point handed_at;  // when it was (last) handed out
     bool acked = false;
     bool queued = false;               // waiting in `requeue` for another trainer
   };
@@ -68,11 +69,20 @@ void report_bad_rows(reader_state& st) {
 }
 
 // Hands batch `sequence` (new or requeued) to `trainer`.
-body_ptr hand(reader_state& st, std::uint64_t sequence, std::uint64_t trainer) {
-  auto& h = st.in_flight.at(sequence);
+body_ptr hand(reader_actor* self, std::uint64_t sequence, std::uint64_t trainer) {
+  auto& h = self->state.in_flight.at(sequence);
   h.holder = trainer;
   h.queued = false;
+  h.handed_at = self->clock().now();
   return std::make_shared<const wire::body>(*h.message);
+}
+
+// Puts a handed-out batch back in line for the next trainer that asks.
+void requeue(reader_state& st, std::uint64_t sequence, reader_state::handed_out& h) {
+  h.queued = true;
+  st.requeue.push_back(sequence);
+  st.counters->batches_requeued.fetch_add(1, std::memory_order_relaxed);
+  st.counters->examples_requeued.fetch_add(h.message->batch.size(), std::memory_order_relaxed);
 }
 
 body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
@@ -84,7 +94,7 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
     st.requeue.pop_front();
     auto it = st.in_flight.find(seq);
     if (it == st.in_flight.end() || it->second.acked || !it->second.queued) continue;  // acked meanwhile
-    return hand(st, seq, pull.trainer);
+    return hand(self, seq, pull.trainer);
   }
   if (st.counters->exhausted.load()) {
     if (st.unacked == 0) return make_body(wire::end_of_data{st.options.index, st.next_sequence});
@@ -128,7 +138,26 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
   st.counters->batches_sent.fetch_add(1, std::memory_order_relaxed);
   st.counters->examples_sent.fetch_add(n, std::memory_order_relaxed);
   update_progress(st);
-  return hand(st, seq, pull.trainer);
+  return hand(self, seq, pull.trainer);
+}
+
+// A trainer trains its batches in about the order it got them. One it was handed before a batch
+// it has acked, and still holds `lost_after` after it was handed out, never reached it: the answer
+// to its pull came after it had given up the call (this reader was paused or slow). Nobody will
+// ack that batch; it goes to the next trainer that asks (a replay in the rare case it was only slow).
+void requeue_overtaken(reader_actor* self, std::uint64_t holder, clock_type::time_point acked_batch_handed_at) {
+  auto& st = self->state;
+  const auto now = self->clock().now();
+  std::uint64_t lost = 0;
+  for (auto& [seq, h] : st.in_flight) {
+    if (h.acked || h.queued || h.holder != holder || h.handed_at >= acked_batch_handed_at) continue;
+    if (now - h.handed_at < st.options.lost_after) continue;
+    requeue(st, seq, h);
+    ++lost;
+  }
+  if (lost > 0)
+    spdlog::warn("{}: trainer {:x} never got {} batch(es) handed to it (their answer came too late); they go to the "
+                 "next trainer", st.options.name, holder, lost);
 }
 
 body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
@@ -146,6 +175,7 @@ body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
   it->second.acked = true;
   it->second.queued = false;
   --st.unacked;
+  requeue_overtaken(self, it->second.holder, it->second.handed_at);
   st.counters->batches_acked.fetch_add(1, std::memory_order_relaxed);
   st.counters->examples_acked.fetch_add(it->second.message->batch.size(), std::memory_order_relaxed);
   bool moved = false;
@@ -166,6 +196,23 @@ body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
   return make_body(wire::ack{});
 }
 
+// Requeues the batches held longer than the lease by a trainer that is alive but acks nothing
+// newer either (the last batches of a reader whose answers came too late).
+void requeue_expired(reader_actor* self) {
+  auto& st = self->state;
+  if (st.unacked == 0) return;
+  const auto now = self->clock().now();
+  std::uint64_t expired = 0;
+  for (auto& [seq, h] : st.in_flight) {
+    if (h.acked || h.queued || now - h.handed_at < st.options.lease) continue;
+    requeue(st, seq, h);
+    ++expired;
+  }
+  if (expired > 0)
+    spdlog::warn("{}: {} batch(es) not trained within the --batch-lease of {} s; they go to the next trainer",
+                 st.options.name, expired, std::chrono::duration_cast<std::chrono::seconds>(st.options.lease).count());
+}
+
 // Requeues the batches of trainers missing from the view for longer than requeue_after.
 void requeue_orphans(reader_actor* self) {
   auto& st = self->state;
@@ -176,11 +223,8 @@ void requeue_orphans(reader_actor* self) {
     if (h.acked || h.queued || st.live_trainers.count(h.holder) > 0) continue;
     auto since = st.missing_since.emplace(h.holder, now).first->second;
     if (now - since >= st.options.requeue_after) {
-      h.queued = true;
-      st.requeue.push_back(seq);
+      requeue(st, seq, h);
       gone.insert(h.holder);
-      st.counters->batches_requeued.fetch_add(1, std::memory_order_relaxed);
-      st.counters->examples_requeued.fetch_add(h.message->batch.size(), std::memory_order_relaxed);
     }
   }
   for (auto holder : gone) {
@@ -265,6 +309,7 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::b
       [](state_atom, wire::job_state) {},
       [self, every](tick_atom) {
         requeue_orphans(self);
+        requeue_expired(self);
         self->delayed_send(self, every, tick_atom::value);
       },
   };

@@ -512,6 +512,10 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
   ro.index = static_cast<std::uint32_t>(options.index);
   ro.incarnation = svc->incarnation_;
   ro.requeue_after = std::chrono::milliseconds(static_cast<long>(job->member_timeout * 1000));
+  // A trainer gives a pull up after request_timeout; twice that, and a batch overtaken by a later
+  // one was never received.
+  ro.lost_after = std::chrono::milliseconds(static_cast<long>(2 * job->request_timeout * 1000));
+  ro.lease = std::chrono::milliseconds(static_cast<long>(job->batch_lease * 1000));
   if (reply->has_resume_position) {
     ro.resume_examples = reply->resume_examples;
     ro.resume_bad_rows = reply->resume_bad_rows;

@@ -452,6 +452,51 @@ TEST_CASE("reader: batches of a trainer that left the cluster go to another trai
   CHECK(t.counters->examples_acked.load() == 200);
 }
 
+TEST_CASE("reader: a batch its live trainer never got goes to the next trainer once a later one is acked", "[actors]") {
+  reader_options o;
+  o.lost_after = std::chrono::milliseconds(2000);
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  // Trainer 1 gave up its pull before the answer came: batch 0 is out, but trainer 1 never got it.
+  const auto lost = t.pull(1);
+  t.f.advance(std::chrono::milliseconds(1000));
+  const auto later = t.pull(1);  // its next pull is answered in time
+  CHECK(t.acked(later.sequence, 0));
+  CHECK(t.counters->batches_requeued.load() == 0);  // batch 0 may still be training: too early to say
+  t.f.advance(std::chrono::milliseconds(1500));
+  const auto third = t.pull(1);
+  CHECK(third.sequence == 2);
+  CHECK(t.acked(third.sequence, 0));  // acked 2.5 s after batch 0 was handed out: batch 0 is lost
+  CHECK(t.counters->batches_requeued.load() == 1);
+  const auto again = t.pull(2);
+  CHECK(again.sequence == lost.sequence);
+  CHECK(t.acked(again.sequence, 0));
+  CHECK(std::holds_alternative<wire::end_of_data>(*ask(t.f, t.r, wire::pull_request{1, 2})));
+  CHECK(t.counters->finished.load());
+  CHECK(t.counters->examples_acked.load() == 300);  // each row once
+}
+
+TEST_CASE("reader: a batch held past the lease goes to the next trainer, and a late ack does not count twice", "[actors]") {
+  reader_options o;
+  o.lease = std::chrono::milliseconds(5000);
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  const auto held = t.pull(1);  // trainer 1 is alive, but never acks it (and nothing later)
+  t.f.advance(std::chrono::milliseconds(4000));
+  CHECK(t.counters->batches_requeued.load() == 0);
+  t.f.advance(std::chrono::milliseconds(1500));
+  CHECK(t.counters->batches_requeued.load() == 1);
+  const auto again = t.pull(2);
+  CHECK(again.sequence == held.sequence);
+  CHECK(t.acked(held.sequence, 0));        // the slow first trainer's ack counts...
+  CHECK_FALSE(t.acked(again.sequence, 0));  // ...and the second one's is a duplicate
+  CHECK(t.counters->examples_acked.load() == 100);
+}
+
 // A coordinator stand-in: answers registrations and heartbeats with whatever view the test set.
 struct fake_coordinator {
   wire::cluster_view view;

@@ -24,7 +24,7 @@ rows=${SS_MATRIX_ROWS:-300000}
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2; }
+field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 || true; }
 
 job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --test data/test.tsv --sync s-easgd --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2
   --restart-delay 0.5 --snapshot-interval 1 --log-level info)
@@ -235,6 +235,7 @@ base_ne=$(field base.json test_ne)
 base_rounds=$(field base.json sync_rounds)
 
 cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
+  reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring
   shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
   reader-0:DELETE:training coordinator:NODISK:training shard-0:WIPE:training"}
 for c in $cases; do

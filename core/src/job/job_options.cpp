@@ -37,6 +37,10 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "Seconds the scoring of the test files and an export wait for a shard that stopped answering (a "
            "restart) before the job fails with the reason.")
       .range(1.0, 86400.0);
+  opts.add("batch-lease", &o.batch_lease,
+           "Seconds a trainer may hold a batch without acking it before the reader hands it to another trainer "
+           "(a replay if the first one was only slow).")
+      .range(1.0, 86400.0);
   opts.add("window", &o.window, "Recent examples in the windowed metrics.");
   opts.add("dense-features", &o.dense_features,
            "Dense features per example; -1 = from the schema (and the first training file's header).")

@@ -4,11 +4,14 @@
 //
 // Nothing is lost: a batch stays in memory until it is acked. When the trainer holding it has
 // been missing from the cluster view for `requeue_after`, the batch goes to the next trainer
-// that asks (a replay if the first trainer had trained it). A restarted reader starts at the
+// that asks (a replay if the first trainer had trained it). So does a batch its live trainer never
+// got (it acked a later one; the answer came after it had given up the pull) and any batch held
+// past the lease. A restarted reader starts at the
 // committed position the coordinator last heard of, so it replays the batches after it.
 // Messages besides the wire requests (serve_atom):
 //   (view_atom, cluster_view)   the live trainers
-//   (tick_atom)                 periodic: requeue the batches of trainers that are gone
+//   (tick_atom)                 periodic: requeue the batches of trainers that are gone, and
+//                               those held past the lease
 #pragma once
 
 #include <caf/fwd.hpp>
@@ -33,6 +36,11 @@ struct reader_options {
   std::uint64_t resume_bad_rows = 0;  // bad rows before it
   // How long a trainer may be missing from the view before its batches go to others.
   std::chrono::milliseconds requeue_after{10000};
+  // A batch its trainer never got (the answer to the pull came after the trainer gave up): one
+  // handed out this long ago, to a trainer that acked a batch handed to it later.
+  std::chrono::milliseconds lost_after{20000};
+  // Any batch not acked this long after it was handed out goes to the next trainer.
+  std::chrono::milliseconds lease{120000};
 };
 
 // Progress the membership agent reports; written by the reader actor only.
