@@ -145,7 +145,11 @@ class service_impl final : public running_service {
     return false;
   }
 
+  void interrupt() override { end_->settle(-1); }
+
   void stop(const std::string& reason) override {
+    // A second caller waits for the first: whoever returns from stop() may destroy the service.
+    std::lock_guard<std::mutex> stop_lock(stop_mu_);
     if (stopped_.exchange(true)) return;
     foreign_thread_scope thread_scope;
     if (is_coordinator_ && role_) {
@@ -277,6 +281,7 @@ class service_impl final : public running_service {
   std::shared_ptr<job_end> end_;
   std::string endpoint_;
   caf::actor gateway_, member_, role_, watcher_, sync_, persister_, not_ready_, stopping_;
+  std::mutex stop_mu_;
   std::atomic<bool> stopped_{false};
   const std::uint64_t incarnation_ = random_incarnation();
   bool is_coordinator_ = false;

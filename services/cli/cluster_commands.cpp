@@ -232,6 +232,33 @@ struct role_flags {
   std::function<void(actors::service_options&)> configure;
 };
 
+// The service a shutdown signal interrupts. The signal thread only ends the service's wait; the
+// thread that started the service stops and destroys it, so a stop never runs on an object that
+// is being destroyed (it did: the signal thread's stop() woke the main thread, which destroyed
+// the service while that stop() was still returning).
+class signalled_service {
+ public:
+  void set(actors::running_service* service) {
+    std::lock_guard<std::mutex> lock(mu_);
+    service_ = service;
+    if (service_ != nullptr && signal_ != 0) service_->interrupt();  // the signal came during start-up
+  }
+  void interrupt(int sig) {
+    std::lock_guard<std::mutex> lock(mu_);
+    signal_ = sig;
+    if (service_ != nullptr) service_->interrupt();
+  }
+  int signal() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return signal_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  actors::running_service* service_ = nullptr;
+  int signal_ = 0;
+};
+
 int run_member(const char* role, const args& a, const config::environment& env, const std::string& default_listen,
                bool indexed, const char* description, const starter& start, const role_flags& extra = {}) {
   service_flags f;
@@ -260,13 +287,13 @@ int run_member(const char* role, const args& a, const config::environment& env, 
   options.advertise = advertised(f.listen, f.advertise);
   options.authority = authority_of(f, security);
   if (extra.configure) extra.configure(options);
-  std::atomic<actors::running_service*> running{nullptr};
+  signalled_service running;
   std::atomic<bool> cancel{false};
   options.cancel = &cancel;
   service::shutdown_signal signals([&running, &cancel, &options](int sig) {
     spdlog::warn("{}: signal {}: leaving the job", options.name, sig);
     cancel.store(true);
-    if (auto* s = running.load()) s->stop("signal " + std::to_string(sig));
+    running.interrupt(sig);
   });
   // After the signal mask: a thread started earlier would take SIGTERM's default action.
   auto ops = ops_endpoint::start(f.ops_listen, options.name);
@@ -285,13 +312,13 @@ int run_member(const char* role, const args& a, const config::environment& env, 
       spdlog::error("{}", svc.error().message());
       rc = cancel.load() ? 0 : 1;
     } else {
-      running.store(svc->get());
+      running.set(svc->get());
       (*ops)->attach(svc->get());
       spdlog::info("{}: up{}", options.name, (*svc)->endpoint().empty() ? "" : " at " + (*svc)->endpoint());
       const bool finished = (*svc)->wait();
       (*ops)->stopping(finished ? "the job is done" : "stopping");
-      running.store(nullptr);
-      (*svc)->stop(finished ? "job done" : "stopping");
+      running.set(nullptr);
+      (*svc)->stop(finished ? "job done" : running.signal() != 0 ? "signal " + std::to_string(running.signal()) : "stopping");
       rc = finished ? 0 : (signals.received() ? 0 : 1);
       spdlog::info("{}: {}", options.name, finished ? "the job is done; exiting" : "stopped");
     }
@@ -411,10 +438,10 @@ int run_coordinator(const args& a, const config::environment& env) {
   auto options = to_service_options(c.service, "coordinator");
   options.advertise = advertised(c.service.listen, c.service.advertise);
   options.authority = authority_of(c.service, security);
-  std::atomic<actors::running_service*> running{nullptr};
+  signalled_service running;
   service::shutdown_signal signals([&running](int sig) {
     spdlog::warn("coordinator: signal {}: stopping", sig);
-    if (auto* s = running.load()) s->stop("signal");
+    running.interrupt(sig);
   });
   // After the signal mask: a thread started earlier would take SIGTERM's default action.
   auto ops = ops_endpoint::start(c.service.ops_listen, options.name);
@@ -443,7 +470,7 @@ int run_coordinator(const args& a, const config::environment& env) {
       spdlog::error("{}", svc.error().message());
       return 1;
     }
-    running.store(svc->get());
+    running.set(svc->get());
     (*ops)->attach(svc->get());
     spdlog::info("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", (*svc)->endpoint(),
                  c.job.shards, c.job.readers);
@@ -453,8 +480,8 @@ int run_coordinator(const args& a, const config::environment& env) {
         !(*svc)->wait_for_members_to_leave(std::chrono::milliseconds(static_cast<long>(c.job.member_timeout * 1000))))
       spdlog::warn("coordinator: some members did not leave after the job ended");
     (*ops)->stopping(finished ? "the job is done" : "stopping");
-    running.store(nullptr);
-    (*svc)->stop("job ended");
+    running.set(nullptr);
+    (*svc)->stop(running.signal() != 0 ? "signal " + std::to_string(running.signal()) : "job ended");
     {
       std::lock_guard<std::mutex> lock(result_mu);
       rc = signals.received() && !finished ? 0 : exit_status_of(finished, json);

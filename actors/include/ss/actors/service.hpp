@@ -64,6 +64,9 @@ class running_service {
   // Coordinator: waits until every member has left (each leaves once it sees the job end) or
   // `limit` passes; true when none is left. Other services: true at once.
   virtual bool wait_for_members_to_leave(std::chrono::milliseconds limit) = 0;
+  // Ends wait() at once, as if the job had failed (a signal): thread-safe and cheap, so a signal
+  // thread may call it; the thread that waits then calls stop(), and only it destroys the service.
+  virtual void interrupt() = 0;
   virtual void stop(const std::string& reason) = 0;
 };
 
