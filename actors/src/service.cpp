@@ -210,7 +210,17 @@ class service_impl final : public running_service {
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }
     transport_->stop();
-    if (gateway_) caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
+    if (gateway_) {
+      // The gateway sends through the transport this service owns: it must be gone before the
+      // transport is destroyed with the service (a call it was still handling used freed memory).
+      caf::scoped_actor self{sys_};
+      self->monitor(gateway_);
+      caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
+      bool down = false;
+      self->receive([&down](const caf::down_msg&) { down = true; },
+                    caf::after(std::chrono::seconds(10)) >> [] {});
+      if (!down) spdlog::error("{}: the gateway did not stop within 10 s", options_.name);
+    }
     end_->settle(-1);
   }
 
