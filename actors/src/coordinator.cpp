@@ -714,6 +714,10 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
       std::chrono::duration<double>(std::min(0.25, st.options.job.heartbeat_interval)));
   self->send(self, tick_atom::value, interval);
   return {
+      // The snapshot's state for a sync server whose role was still starting: send it again.
+      [self](renew_atom, std::uint32_t slice, const std::string& endpoint, int attempt) {
+        restore_sync_server(self, slice, endpoint, attempt);
+      },
       [self](tick_atom, caf::timespan every) {
         tick(self);
         self->delayed_send(self, every, tick_atom::value, every);

@@ -184,7 +184,7 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
   }
 }
 
-void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std::string& endpoint) {
+void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std::string& endpoint, int attempt) {
   auto& st = self->state;
   if (!st.resumed_dense || st.resumed_dense->params.empty()) return;
   const auto& d = *st.resumed_dense;
@@ -199,9 +199,16 @@ void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std
   const std::string name = st.options.name;
   call_endpoint(
       self, endpoint, make_body(std::move(r)), seconds_span(st.options.job.request_timeout),
-      [name, slice](const envelope_ptr& e) {
-        if (const auto* err = std::get_if<wire::error_reply>(&e->message))
-          spdlog::warn("{}: sync server {} refused the snapshot's state: {}", name, slice, err->message);
+      [self, name, slice, endpoint, attempt](const envelope_ptr& e) {
+        const auto* err = std::get_if<wire::error_reply>(&e->message);
+        if (err == nullptr) return;
+        // It registers before its role runs (the job's settings come with the registration):
+        // `unavailable` until then. Send the state again shortly; give up after about 10 s.
+        if (err->code == errc::unavailable && attempt < 50) {
+          self->delayed_send(self, std::chrono::milliseconds(200), renew_atom::value, slice, endpoint, attempt + 1);
+          return;
+        }
+        spdlog::warn("{}: sync server {} refused the snapshot's state: {}", name, slice, err->message);
       },
       [name, slice](const std::string& why) {
         spdlog::warn("{}: could not send sync server {} the snapshot's state ({}); it starts from the first replica",

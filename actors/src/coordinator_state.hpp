@@ -136,8 +136,9 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
 // Starts the export of the final model (dense = `dense`); the exporter reports to the coordinator.
 void start_final_export(coordinator_actor* self, const std::vector<float>& dense, double click_rate,
                         std::uint64_t examples);
-// A sync server registered while the job resumes: send it its slice of the snapshot's state.
-void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std::string& endpoint);
+// A sync server registered while the job resumes: send it its slice of the snapshot's state
+// (again, `attempt` times so far, while it answers that its role is still starting).
+void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std::string& endpoint, int attempt = 0);
 // Periodic: start a snapshot when one is due; ask finished trainers for replicas never reported.
 void snapshot_tick(coordinator_actor* self);
 // Start a snapshot now; `waiter` (optional) is answered with a snapshot_reply or an error_reply.

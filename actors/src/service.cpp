@@ -474,9 +474,10 @@ result<std::unique_ptr<running_service>> start_shard(caf::actor_system& sys, std
     const auto start = std::chrono::steady_clock::now();
     auto loaded = restore_rows(*svc->store_, *sh.storage, reply->job_id, reply->restore_snapshot,
                                reply->job_was_running, sh, *svc->shard_counters_);
-    if (!loaded.is_ok() && reply->job_was_running) {
-      // Rows a restarted shard cannot bring back end the job, through the coordinator (a result
-      // line with the reason); exiting would only restart the shard into the same loss.
+    if (!loaded.is_ok() && (reply->job_was_running || reply->restore_snapshot > 0)) {
+      // Rows a restarted or resuming shard cannot bring back end the job, through the coordinator
+      // (a result line with the reason); exiting would only restart the shard into the same loss,
+      // or into a registration that no longer asks for the snapshot's rows.
       spdlog::error("{}: {}", options.name, loaded.error().message());
       std::lock_guard<std::mutex> lock(svc->shard_error_mu_);
       svc->shard_error_ = loaded.error().message();

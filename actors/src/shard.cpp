@@ -331,6 +331,18 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
   SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
   if (restore_snapshot > 0) {
     auto id = restore_checkpoint(store, storage, restore_snapshot, o, c);
+    if (!id.is_ok() && stored_job.is_ok() && *stored_job == job_hex && storage.live_damage().empty()) {
+      // No checkpoint of the snapshot is left, but the live rows are this job's, flushed after
+      // the snapshot: newer, not lost. The examples since the snapshot are trained again.
+      spdlog::error("{}: resuming from snapshot {}: {}; using its live rows instead (newer than the snapshot: the "
+                    "examples since it are trained twice)", o.name, restore_snapshot, id.error().message());
+      auto live = load(store, storage, c);
+      if (live.is_ok())
+        return "its live rows (no checkpoint of snapshot " + std::to_string(restore_snapshot) + " was left): " +
+               std::to_string(c.rows_restored.load()) + " rows";
+      return live.with_context("resuming from snapshot " + std::to_string(restore_snapshot) + ": " + id.error().message() +
+                               ", and the live rows are unusable");
+    }
     if (!id.is_ok()) return id.error().with_context("resuming from snapshot " + std::to_string(restore_snapshot));
     SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
     if (*id != restore_snapshot)

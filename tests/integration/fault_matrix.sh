@@ -37,6 +37,9 @@ job_flags=(--processes --trainers 2 --shards 1 --readers 1 --sync-servers 2 --te
 #   scoring  - once the coordinator scores the test files (ten copies of the test file here, so
 #              that scoring lasts long enough to be hit; the metrics are those of one copy)
 #   export   - once the final export (--export NAME.ssm, in pages of 100 rows) has begun
+#   resume   - the whole cluster killed at once (a power cut) once 30% of the rows are committed
+#              and two snapshots exist; the signal's damage done (KILL: none); the job started
+#              again on its state directory
 run_case() {
   local name=$1 service=$2 signal=$3 phase=$4 deadline pid rc=0 extra=()
   rm -rf "$name" "$name.ssm"
@@ -65,7 +68,7 @@ run_case() {
         sleep 0.5
         grep -q "$logged: registered with the coordinator" "$name.err" && reached=true
         ;;
-      training)
+      training | resume)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)) || ! alive; do sleep 0.1; done
         local target=$((rows * 3 / 10)) c
         while ((SECONDS < deadline)) && alive; do
@@ -87,15 +90,33 @@ run_case() {
         ;;
     esac
     $reached || fail "$name: the job never reached the $phase phase (it ended, or the deadline passed); signalled anyway"
-    pid=$(cat "$name/$service.pid")
+    if [[ $phase == resume ]]; then
+      until (($(ls -d "$name"/state/snapshots/snapshot-* 2>/dev/null | wc -l) >= 2)) || ((SECONDS > deadline)); do
+        sleep 0.1
+      done
+      echo "  $name: $(date +%T) every process killed, then $signal for $service, then the job started again"
+      kill -9 "$job" $(cat "$name"/*.pid) 2>/dev/null || true
+      wait "$job" 2>/dev/null || true
+      mv "$name" "$name.killed" && mkdir "$name" && mv "$name.killed/state" "$name/" && rm -rf "$name.killed"
+      # NOCKPT: every checkpoint of the shard deleted (its live rows, newer, must serve instead);
+      # WIPE: its whole data directory (the job must fail, saying so).
+      [[ $signal == NOCKPT ]] && rm -rf "$name/state/$service/checkpoints"/*
+      [[ $signal == WIPE ]] && rm -rf "$name/state/$service"
+      "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" --state-dir "$name/state" \
+        >"$name.out" 2>>"$name.err" &
+      job=$!
+      signal=none
+    fi
+    [[ $signal == none ]] || pid=$(cat "$name/$service.pid")
     local what="SIG$signal"
     [[ $signal == CORRUPT ]] && what="CURRENT overwritten and SIGKILL"
     [[ $signal == DELETE ]] && what="training file deleted and SIGKILL"
     [[ $signal == NODISK ]] && what="snapshot directory made unwritable (no signal)"
     [[ $signal == WIPE ]] && what="data directory deleted and SIGKILL"
-    echo "  $name: $(date +%T) $what" \
-      "to $service (pid $pid) at $phase"
-    if [[ $signal == STOP ]]; then
+    [[ $signal == none ]] || echo "  $name: $(date +%T) $what to $service (pid $pid) at $phase"
+    if [[ $signal == none ]]; then
+      :
+    elif [[ $signal == STOP ]]; then
       kill -STOP "$pid"
       sleep 4  # past --member-timeout: the coordinator drops it, and it must come back
       kill -CONT "$pid"
@@ -234,7 +255,7 @@ run_case base none - -
 base_ne=$(field base.json test_ne)
 base_rounds=$(field base.json sync_rounds)
 
-cases=${SS_MATRIX_CASES:-"sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
+cases=${SS_MATRIX_CASES:-"all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:resume sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring
   shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
   reader-0:DELETE:training coordinator:NODISK:training shard-0:WIPE:training"}
@@ -248,9 +269,20 @@ for c in $cases; do
     check_job_failed "$name" "$service: .*$name.train.tsv: no such file" "that the training file is missing"
     continue
   fi
+  if [[ $signal == WIPE && $phase == resume ]]; then
+    check_job_failed "$name" "$service: .*resuming from snapshot [0-9]*: no checkpoint" "that $service's rows are gone"
+    continue
+  fi
   if [[ $signal == WIPE ]]; then
     check_job_failed "$name" "$service: .*holds nothing of this job" "that $service's rows are gone"
     continue
+  fi
+  if [[ $signal == NOCKPT ]]; then
+    grep -q "$service: resuming from snapshot [0-9]*: .*using its live rows instead" "$name.err" ||
+      fail "$name: $service did not say that it serves its live rows for want of a checkpoint"
+  fi
+  if [[ $phase == resume ]] && grep -q "refused the snapshot's state" "$name.err"; then
+    fail "$name: a sync server refused the snapshot's state (its slice starts over)"
   fi
   if [[ $signal == NODISK ]]; then check_snapshots_failed "$name" "$last_rc"; fi
   if [[ $signal == CORRUPT ]]; then check_case "$name" 1.05; else check_case "$name"; fi

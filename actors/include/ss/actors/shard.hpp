@@ -43,7 +43,8 @@ struct shard_counters {
 // Loads the shard's rows from storage into `store` at start-up, after checking that the storage
 // belongs to job `job_id` (rows of another job are cleared, with a warning):
 //   restore_snapshot > 0 (the job resumes from that snapshot): its checkpoint; when it is missing
-//     or corrupt, the newest older checkpoint that verifies (each skipped one is logged);
+//     or corrupt, the newest older checkpoint that verifies (each skipped one is logged); with
+//     none left, the live rows when they are this job's (newer than the snapshot), else an error;
 //   otherwise: the live rows (the latest flush); when they are corrupt, the newest checkpoint
 //     that verifies.
 // A shard that joins a job already running (`job_was_running`: its index served the job before, so
