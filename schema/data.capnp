@@ -17,6 +17,11 @@ struct ReadPosition {
   # Byte offset in that file (of the uncompressed stream for gzip files).
   lineNumber @2 :UInt64 = 1;
   # 1-based number of the next line, for messages about bad rows.
+  previousLineCrc @3 :UInt32;
+  # CRC32C of the line that ends at byteOffset, its line break included (0: not recorded). A
+  # restarted reader checks it, so that it never resumes in a file that changed.
+  fileSize @4 :UInt64;
+  # The file's on-disk size when it was read (0: not recorded); checked the same way.
 }
 
 struct ExampleBatch {

@@ -604,7 +604,8 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
     const auto& c = st.reader_commits[static_cast<std::size_t>(r.index)];
     if (c.valid) {
       reply.has_resume_position = true;
-      reply.resume_position = wire::read_position{c.file_index, c.byte_offset, c.line_number};
+      reply.resume_position =
+          wire::read_position{c.file_index, c.byte_offset, c.line_number, c.previous_line_crc, c.file_size};
       reply.resume_examples = c.examples;
       reply.resume_bad_rows = c.bad_rows;
     }
@@ -626,8 +627,14 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
         st.reader_slots[static_cast<std::size_t>(m.index)] == hb.member_id) {
       auto& c = st.reader_commits[static_cast<std::size_t>(m.index)];
       const auto& p = hb.progress.committed;
-      c = job::reader_commit{true, p.file_index, p.byte_offset, p.line_number, hb.progress.committed_examples,
-                             hb.progress.committed_bad_rows};
+      c = job::reader_commit{true,
+                             p.file_index,
+                             p.byte_offset,
+                             p.line_number,
+                             hb.progress.committed_examples,
+                             hb.progress.committed_bad_rows,
+                             p.previous_line_crc,
+                             p.file_size};
     }
   }
   reply.state = st.state;

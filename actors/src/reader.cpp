@@ -125,7 +125,7 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
     return serve_pull(self, pull);
   }
   const auto pos = st.reader->position();
-  m->end = wire::read_position{pos.file_index, pos.byte_offset, pos.line_number};
+  m->end = wire::read_position{pos.file_index, pos.byte_offset, pos.line_number, pos.previous_line_crc, pos.file_size};
   m->sequence = st.next_sequence++;
   const std::uint64_t n = m->batch.size();
   reader_state::handed_out h;

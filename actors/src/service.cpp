@@ -535,9 +535,13 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
   if (reply->has_resume_position) {
     ro.resume_examples = reply->resume_examples;
     ro.resume_bad_rows = reply->resume_bad_rows;
+    // All three now: a reader whose input fails never spawns its actor, and its heartbeats must
+    // not report the job's committed rows as none.
     std::lock_guard<std::mutex> lock(counters->mu);
     counters->has_committed = true;
     counters->committed = reply->resume_position;
+    counters->committed_examples = reply->resume_examples;
+    counters->committed_bad_rows = reply->resume_bad_rows;
   }
   // Input this reader cannot open or resume (a file deleted or cut short since the job began) ends
   // the job: the error goes to the coordinator with the next heartbeat, which fails the job with
@@ -563,7 +567,8 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     input = std::make_unique<data::batch_reader>(std::move(*reader));
     if (reply->has_resume_position) {
       const auto& p = reply->resume_position;
-      if (auto st = input->seek(data::line_position{p.file_index, p.byte_offset, p.line_number}); !st.is_ok())
+      const data::line_position at{p.file_index, p.byte_offset, p.line_number, p.previous_line_crc, p.file_size};
+      if (auto st = input->seek(at); !st.is_ok())
         return input_failed(st.with_context("resuming at the committed position"));
       spdlog::info("{}: resuming at file {} line {} ({} examples before it were trained)", options.name,
                    p.file_index, p.line_number, reply->resume_examples);

@@ -74,7 +74,7 @@ inline std::vector<envelope> one_of_each() {
     r.view = sample_view();
     r.state = job_state::draining;
     r.restore_snapshot = 42;
-    r.resume_position = read_position{1, 5550000, 20001};
+    r.resume_position = read_position{1, 5550000, 20001, 0xc0ffee01u, 9000000};
     r.has_resume_position = true;
     r.resume_examples = 20000;
     r.job_id = 0x5eed5eed5eedULL;
@@ -108,7 +108,7 @@ inline std::vector<envelope> one_of_each() {
     p.sync_latency_p99_ms = 8.0;
     p.sync_distance = 0.0031;
     p.sync_wait_seconds = 2.5;
-    p.committed = read_position{2, 123456, 789};
+    p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777};
     p.has_committed = true;
     p.committed_examples = 5000;
     p.committed_bad_rows = 7;
@@ -122,7 +122,7 @@ inline std::vector<envelope> one_of_each() {
     m.reader_index = 2;
     m.sequence = 123456789012ULL;
     m.batch = criteo_batch(5, 7);
-    m.end = read_position{3, 987654321ULL, 4242};
+    m.end = read_position{3, 987654321ULL, 4242, 0xfffffffeu, 1ULL << 40};
     m.incarnation = 0xabcdef0123456789ULL;
     add(m);
   }
@@ -195,6 +195,8 @@ inline void check_same(const register_reply& a, const register_reply& b) {
   CHECK(a.resume_position.file_index == b.resume_position.file_index);
   CHECK(a.resume_position.byte_offset == b.resume_position.byte_offset);
   CHECK(a.resume_position.line_number == b.resume_position.line_number);
+  CHECK(a.resume_position.previous_line_crc == b.resume_position.previous_line_crc);
+  CHECK(a.resume_position.file_size == b.resume_position.file_size);
   CHECK(a.resume_examples == b.resume_examples);
   CHECK(a.job_id == b.job_id);
   CHECK(a.resume_bad_rows == b.resume_bad_rows);
@@ -230,6 +232,8 @@ inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(p.committed.file_index == q.committed.file_index);
   CHECK(p.committed.byte_offset == q.committed.byte_offset);
   CHECK(p.committed.line_number == q.committed.line_number);
+  CHECK(p.committed.previous_line_crc == q.committed.previous_line_crc);
+  CHECK(p.committed.file_size == q.committed.file_size);
   CHECK(p.committed_examples == q.committed_examples);
   CHECK(p.committed_bad_rows == q.committed_bad_rows);
 }
@@ -258,6 +262,8 @@ inline void check_same(const batch_message& a, const batch_message& b) {
   CHECK(a.end.file_index == b.end.file_index);
   CHECK(a.end.byte_offset == b.end.byte_offset);
   CHECK(a.end.line_number == b.end.line_number);
+  CHECK(a.end.previous_line_crc == b.end.previous_line_crc);
+  CHECK(a.end.file_size == b.end.file_size);
   CHECK(a.incarnation == b.incarnation);
 }
 inline void check_same(const end_of_data& a, const end_of_data& b) {

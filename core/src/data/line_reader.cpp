@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "ss/core/checksum.hpp"
+
 namespace ss::data {
 namespace {
 
@@ -164,10 +166,19 @@ status line_reader::open_current() {
   begin_ = scan_ = end_ = 0;
   skipping_ = false;
   skipped_ = 0;
+  last_line_buffered_ = false;
+  last_line_crc_ = 0;
   return status::ok();
 }
 
+void line_reader::keep_last_line_crc() {
+  if (!last_line_buffered_) return;
+  last_line_crc_ = crc32c(buffer_.data() + last_line_begin_, last_line_bytes_);
+  last_line_buffered_ = false;
+}
+
 status line_reader::fill() {
+  keep_last_line_crc();  // the compaction below moves the bytes away
   if (begin_ > 0) {
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     scan_ -= begin_;
@@ -213,6 +224,11 @@ result<bool> line_reader::next(text_line& out) {
         if (!out.text.empty() && out.text.back() == '\r') out.text.remove_suffix(1);
       }
       const std::size_t consumed = length + (nl != nullptr ? 1 : 0);
+      // Its CRC is taken only if position() is asked for (once a batch) or the bytes must go.
+      last_line_begin_ = begin_;
+      last_line_bytes_ = consumed;
+      last_line_buffered_ = !out.too_long;
+      last_line_crc_ = 0;
       begin_ += consumed;
       scan_ = begin_;
       offset_ += consumed;
@@ -230,12 +246,15 @@ result<bool> line_reader::next(text_line& out) {
       ++file_;
       offset_ = 0;
       line_number_ = 1;
+      last_line_buffered_ = false;
+      last_line_crc_ = 0;
       continue;
     }
     scan_ = end_;
     if (!skipping_ && end_ - begin_ > options_.max_line_bytes) skipping_ = true;
     if (skipping_) {
       // Throw the over-long line away as it streams by, keeping only its length.
+      keep_last_line_crc();
       skipped_ += end_ - begin_;
       offset_ += end_ - begin_;
       begin_ = scan_ = end_ = 0;
@@ -249,7 +268,41 @@ result<bool> line_reader::next(text_line& out) {
 
 line_position line_reader::position() const noexcept {
   if (file_ >= paths_.size()) return {file_, 0, 1};
-  return {file_, offset_, line_number_};
+  const std::uint32_t crc =
+      last_line_buffered_ ? crc32c(buffer_.data() + last_line_begin_, last_line_bytes_) : last_line_crc_;
+  return {file_, offset_, line_number_, offset_ > 0 ? crc : 0, sizes_[file_]};
+}
+
+result<std::uint32_t> line_reader::crc_of_line_before(std::uint64_t offset) const {
+  // Read a window that ends at the offset, wider until it holds the line's start.
+  std::vector<char> bytes;
+  for (std::uint64_t window = 4096;; window *= 8) {
+    const std::uint64_t from = offset > window ? offset - window : 0;
+    auto src = source::open(paths_[file_]);
+    if (!src) return src.error();
+    if (status s = (*src)->seek(from); !s.is_ok()) return s;
+    bytes.resize(offset - from);
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+      auto n = (*src)->read(bytes.data() + got, bytes.size() - got);
+      if (!n) return n.error();
+      if (*n == 0) break;
+      got += *n;
+    }
+    if (got < bytes.size()) {
+      return status(errc::out_of_range, paths_[file_] + ": byte offset " + std::to_string(offset) +
+                                            " is past the end of the file");
+    }
+    // The line's own break is its last byte; the one before it ends the previous line.
+    const auto end = bytes.end() - 1;
+    const auto prev = std::find(std::make_reverse_iterator(end), bytes.rend(), '\n');
+    if (prev != bytes.rend()) {
+      const std::size_t start = static_cast<std::size_t>(bytes.rend() - prev);
+      return crc32c(bytes.data() + start, bytes.size() - start);
+    }
+    if (from == 0) return crc32c(bytes.data(), bytes.size());
+    if (window > options_.max_line_bytes + 2) return std::uint32_t{0};  // over-long: never recorded
+  }
 }
 
 std::uint64_t line_reader::bytes_consumed() const noexcept {
@@ -280,6 +333,30 @@ status line_reader::seek(const line_position& pos) {
   offset_ = 0;
   line_number_ = 1;
   if (file_ == paths_.size()) return status::ok();
+  if (pos.byte_offset > 0) {
+    // Resuming in a file that is no longer the one read would train on a meaningless remainder.
+    const std::string& path = paths_[file_];
+    const std::string changed = path + " changed since it was read (";
+    const std::string why = "); a training file must stay as it is while its job runs: new data needs a new job";
+    if (pos.file_size != 0 && sizes_[file_] != pos.file_size) {
+      error_ = status(errc::corrupt, changed + std::to_string(pos.file_size) + " bytes then, " +
+                                         std::to_string(sizes_[file_]) + " now" + why);
+      return error_;
+    }
+    if (pos.previous_line_crc != 0) {
+      auto crc = crc_of_line_before(pos.byte_offset);
+      if (!crc) {
+        error_ = crc.error();
+        return error_;
+      }
+      if (*crc != 0 && *crc != pos.previous_line_crc) {
+        error_ = status(errc::corrupt, changed + "line " + std::to_string(pos.line_number - 1) +
+                                           ", the last one before byte offset " + std::to_string(pos.byte_offset) +
+                                           ", is not the one read" + why);
+        return error_;
+      }
+    }
+  }
   if (status s = open_current(); !s.is_ok()) {
     error_ = s;
     return s;
@@ -321,6 +398,7 @@ status line_reader::seek(const line_position& pos) {
   }
   offset_ = pos.byte_offset;
   line_number_ = pos.line_number;
+  last_line_crc_ = pos.byte_offset > 0 ? pos.previous_line_crc : 0;
   return status::ok();
 }
 

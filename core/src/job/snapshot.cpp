@@ -58,6 +58,8 @@ class fields {
     std::getline(in_ >> std::ws, out);
     return true;
   }
+  // No field left (without consuming one, unlike done()).
+  bool at_end() { return (in_ >> std::ws).peek() == std::char_traits<char>::eof(); }
   bool done() {
     std::string word;
     if (in_ >> word) return fail("has an unexpected field '" + word + "'");
@@ -140,7 +142,8 @@ std::string format_manifest(const snapshot_manifest& m) {
     const auto& r = m.readers[i];
     line("reader." + std::to_string(i), std::string(r.valid ? "1" : "0") + " " + std::to_string(r.file_index) + " " +
                                             std::to_string(r.byte_offset) + " " + std::to_string(r.line_number) + " " +
-                                            std::to_string(r.examples) + " " + std::to_string(r.bad_rows));
+                                            std::to_string(r.examples) + " " + std::to_string(r.bad_rows) + " " +
+                                            std::to_string(r.previous_line_crc) + " " + std::to_string(r.file_size));
   }
   line("shards", std::to_string(m.shards.size()));
   for (std::size_t i = 0; i < m.shards.size(); ++i) {
@@ -249,8 +252,10 @@ result<snapshot_manifest> parse_manifest(const std::string& text) {
     reader_commit r;
     std::uint32_t valid = 0;
     if (!f.next(valid) || !f.next(r.file_index) || !f.next(r.byte_offset) || !f.next(r.line_number) ||
-        !f.next(r.examples) || !f.next(r.bad_rows) || !f.done())
+        !f.next(r.examples) || !f.next(r.bad_rows))
       return corrupt(f.error());
+    // The file check came later: a manifest without it resumes unchecked.
+    if (!f.at_end() && (!f.next(r.previous_line_crc) || !f.next(r.file_size) || !f.done())) return corrupt(f.error());
     r.valid = valid != 0;
     m.readers.push_back(r);
   }

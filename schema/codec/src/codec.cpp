@@ -265,6 +265,8 @@ void put_position(const read_position& p, schema::ReadPosition::Builder b) {
   b.setFileIndex(p.file_index);
   b.setByteOffset(p.byte_offset);
   b.setLineNumber(p.line_number);
+  b.setPreviousLineCrc(p.previous_line_crc);
+  b.setFileSize(p.file_size);
 }
 
 void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
@@ -643,6 +645,8 @@ void get_position(schema::ReadPosition::Reader r, read_position& p) {
   p.file_index = r.getFileIndex();
   p.byte_offset = r.getByteOffset();
   p.line_number = r.getLineNumber();
+  p.previous_line_crc = r.getPreviousLineCrc();
+  p.file_size = r.getFileSize();
 }
 
 void get_view(schema::ClusterView::Reader r, cluster_view& v) {

@@ -51,7 +51,7 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   m.created_unix_ms = 1795300000000;
   m.departed = {0, 1000, 512.5, 250, 12.5};
   m.trainers = {{3, 2000, 1000.25, 500, 30.0}};
-  m.readers = {{true, 2, 4096, 101, 100, 1}, {}};
+  m.readers = {{true, 2, 4096, 101, 100, 1, 0x9abcdef0u, 123456789}, {}};
   m.shards = {{7, 330778, 29200000, 0xfeedULL, "/state/shard-0/checkpoints/7"}};
   m.dense_params = 3;
   m.dense_crc = 0xdeadbeef;
@@ -69,12 +69,26 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   REQUIRE(back->readers.size() == 2);
   CHECK(back->readers[0].valid);
   CHECK(back->readers[0].byte_offset == 4096);
+  CHECK(back->readers[0].previous_line_crc == 0x9abcdef0u);
+  CHECK(back->readers[0].file_size == 123456789);
   CHECK_FALSE(back->readers[1].valid);
   REQUIRE(back->shards.size() == 1);
   CHECK(back->shards[0].rows == 330778);
   CHECK(back->shards[0].path == "/state/shard-0/checkpoints/7");
   CHECK(back->dense_crc == 0xdeadbeef);
   CHECK(back->job_crc == 0x01020304);
+
+  // A manifest of the version before the file check: its reader lines end at the bad rows.
+  std::string old_format = *without_crc_line(text, "MANIFEST");
+  const std::string fields = "reader.0 = 1 2 4096 101 100 1";
+  const auto line = old_format.find(fields);
+  REQUIRE(line != std::string::npos);
+  old_format.erase(line + fields.size(), old_format.find('\n', line) - line - fields.size());
+  auto old_back = parse_manifest(with_crc_line(old_format));
+  REQUIRE(old_back.is_ok());
+  CHECK(old_back->readers[0].byte_offset == 4096);
+  CHECK(old_back->readers[0].previous_line_crc == 0);  // not checked on resume
+  CHECK(old_back->readers[0].file_size == 0);
 
   std::string changed = text;
   const auto at = changed.find("snapshot = 7");

@@ -14,11 +14,18 @@
 namespace ss::data {
 
 // Where the next line starts. byte_offset counts uncompressed bytes from the start of the file, so
-// a position is the same whether or not the file is compressed.
+// a position is the same whether or not the file is compressed. The last two fields let seek()
+// tell that the file is still the one the position was taken in (a file replaced or rewritten
+// under the same name would resume at a meaningless offset); they are not part of the identity.
 struct line_position {
   std::uint32_t file_index = 0;
   std::uint64_t byte_offset = 0;
   std::uint64_t line_number = 1;  // 1-based number of the line at byte_offset
+  // CRC32C of the raw bytes of the line that ends at byte_offset (its line break included); 0:
+  // not recorded (offset 0, an over-long line, or a position from an older version).
+  std::uint32_t previous_line_crc = 0;
+  // The file's on-disk size when it was read; 0: not recorded (or not a regular file).
+  std::uint64_t file_size = 0;
 
   friend bool operator==(const line_position& a, const line_position& b) noexcept {
     return a.file_index == b.file_index && a.byte_offset == b.byte_offset && a.line_number == b.line_number;
@@ -62,7 +69,9 @@ class line_reader {
   // Where the next line starts; pass it to seek() (also in a new reader) to resume there.
   line_position position() const noexcept;
   // Continues at `pos`. Plain files seek directly; gzip files are decompressed up to the offset.
-  // The byte before the offset must be a line break (or the offset the end of the file).
+  // The byte before the offset must be a line break (or the offset the end of the file). Where
+  // `pos` recorded them, the file's size and the line before the offset must be as they were
+  // (errc::corrupt, "... changed since it was read", otherwise).
   status seek(const line_position& pos);
 
   // On-disk (compressed) sizes of all inputs, and how much of them was read so far.
@@ -79,6 +88,11 @@ class line_reader {
   line_reader(std::vector<std::string> paths, std::vector<std::uint64_t> sizes, line_reader_options options);
   status open_current();
   status fill();  // reads more bytes after end_, compacting or growing the buffer first
+  // Takes the CRC of the last consumed line while its bytes are still in the buffer.
+  void keep_last_line_crc();
+  // CRC32C of the bytes from the line break before `offset - 1` (exclusive) to `offset`, read
+  // from the current file; 0 when that line is longer than max_line_bytes.
+  result<std::uint32_t> crc_of_line_before(std::uint64_t offset) const;
   void finish_line(text_line& out, std::size_t length, std::size_t consumed);
 
   std::vector<std::string> paths_;
@@ -95,6 +109,12 @@ class line_reader {
   std::size_t end_ = 0;    // end of the valid bytes in buffer_
   std::uint64_t offset_ = 0;       // uncompressed offset of buffer_[begin_]
   std::uint64_t line_number_ = 1;  // of the line starting at begin_
+  // The line that ends at offset_: its bytes at buffer_[last_line_begin_, +last_line_bytes_)
+  // while last_line_buffered_, else its CRC in last_line_crc_ (0: unknown).
+  std::size_t last_line_begin_ = 0;
+  std::size_t last_line_bytes_ = 0;
+  bool last_line_buffered_ = false;
+  std::uint32_t last_line_crc_ = 0;
   std::uint64_t skipped_ = 0;      // bytes of an over-long line already thrown away
   bool skipping_ = false;
   std::uint64_t empty_lines_ = 0;

@@ -35,6 +35,9 @@ struct reader_commit {
   std::uint64_t line_number = 1;
   std::uint64_t examples = 0;  // good rows before the position
   std::uint64_t bad_rows = 0;  // bad rows before the position
+  // What the reader checks before it resumes there (ss::data::line_position); 0: not recorded.
+  std::uint32_t previous_line_crc = 0;
+  std::uint64_t file_size = 0;
 };
 
 // What a shard checkpointed for the snapshot.

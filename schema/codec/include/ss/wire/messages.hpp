@@ -76,6 +76,8 @@ struct read_position {
   std::uint32_t file_index = 0;
   std::uint64_t byte_offset = 0;
   std::uint64_t line_number = 1;
+  std::uint32_t previous_line_crc = 0;  // of the line ending at byte_offset; 0: not recorded
+  std::uint64_t file_size = 0;          // on disk, when read; 0: not recorded
 };
 
 struct register_reply {
