@@ -271,9 +271,11 @@ status load(embedding::shard_store& store, embedding::durable_rows& storage, sha
   return status::ok();
 }
 
-// Restores the newest checkpoint with an id <= `at_most` that verifies; logs each one skipped.
+// Restores the newest checkpoint of job `job_hex` with an id <= `at_most` that verifies; logs each
+// one skipped.
 result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embedding::durable_rows& storage,
-                                         std::uint64_t at_most, const shard_options& o, shard_counters& c) {
+                                         std::uint64_t at_most, const std::string& job_hex, const shard_options& o,
+                                         shard_counters& c) {
   auto list = storage.checkpoints();
   if (!list.is_ok()) return list.error();
   if (at_most != ~0ULL && std::none_of(list->begin(), list->end(), [at_most](const auto& cp) { return cp.id == at_most; }))
@@ -281,6 +283,11 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
   for (auto it = list->rbegin(); it != list->rend(); ++it) {
     if (it->id > at_most) continue;
     auto restored = storage.restore(it->id);
+    if (restored.is_ok()) {
+      // Checked before its rows are loaded: another job's checkpoint is not this job's rows.
+      auto owner = storage.get_meta("job_id");
+      if (owner.is_ok() && *owner != job_hex) restored = status(errc::not_found, "it holds rows of job " + *owner);
+    }
     if (restored.is_ok()) restored = load(store, storage, c);
     if (restored.is_ok()) return it->id;
     spdlog::error("{}: checkpoint {} is unusable: {}; trying an older one", o.name, it->id, restored.message());
@@ -297,7 +304,7 @@ result<std::string> newest_checkpoint_instead(embedding::shard_store& store, emb
                                               const std::function<status(const status&)>& none_left,
                                               const shard_options& o, shard_counters& c) {
   spdlog::error("{}: {}; falling back to the newest checkpoint", o.name, why);
-  auto id = restore_checkpoint(store, storage, ~0ULL, o, c);
+  auto id = restore_checkpoint(store, storage, ~0ULL, job_hex, o, c);
   if (!id.is_ok()) return none_left(id.error());
   SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
   return "rows of checkpoint " + std::to_string(*id) + " (" + note + "): " + std::to_string(c.rows_restored.load()) +
@@ -322,6 +329,16 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
                                            "it again from the start");
     }, o, c);
   }
+  if (stored_job.is_ok() && *stored_job != job_hex && (job_was_running || restore_snapshot > 0)) {
+    // A job that has rows somewhere, and this storage is another job's (its data directory
+    // replaced, or pointed at another job's): neither clear that job's rows nor serve none.
+    return status(errc::not_found,
+                  "its storage holds rows of job " + *stored_job + ", not of this job " + job_hex + ", which " +
+                      (restore_snapshot > 0 ? "resumes from snapshot " + std::to_string(restore_snapshot)
+                                            : std::string("is running")) +
+                      " (is its data directory another job's?); the shard neither clears them nor serves an empty "
+                      "table: give it this job's data directory, or run the job again from the start");
+  }
   if (stored_job.is_ok() && *stored_job != job_hex) {
     spdlog::warn("{}: the storage holds rows of job {}, not of this job {}: clearing it", o.name, *stored_job, job_hex);
     SS_RETURN_IF_ERROR(storage.clear());
@@ -330,7 +347,7 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
   }
   SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
   if (restore_snapshot > 0) {
-    auto id = restore_checkpoint(store, storage, restore_snapshot, o, c);
+    auto id = restore_checkpoint(store, storage, restore_snapshot, job_hex, o, c);
     if (!id.is_ok() && stored_job.is_ok() && *stored_job == job_hex && storage.live_damage().empty()) {
       // No checkpoint of the snapshot is left, but the live rows are this job's, flushed after
       // the snapshot: newer, not lost. The examples since the snapshot are trained again.

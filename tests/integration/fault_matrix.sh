@@ -2,7 +2,8 @@
 # The fault matrix: one service of a `local --processes` cluster killed (SIGKILL), stopped
 # (SIGTERM), paused (SIGSTOP, SIGCONT later) or, for a shard, killed with its RocksDB CURRENT file
 # overwritten (CORRUPT), or for a reader, killed after its training file was deleted (DELETE: the
-# job must fail with the reason), a shard's data directory deleted before a SIGKILL (WIPE: the job
+# job must fail with the reason) or rewritten with other rows of the same size (CHANGE: the same), a
+# shard's data directory replaced by another job's before a SIGKILL (FOREIGN: the same), a shard's data directory deleted before a SIGKILL (WIPE: the job
 # must fail with the reason), or the snapshot directory made unwritable (NODISK) at a chosen
 # phase of a small job, one case per
 # run, each under a hard deadline. Every case must end ok with every row committed once, test NE
@@ -46,7 +47,7 @@ run_case() {
   [[ $phase == export ]] && extra=(--export "$work/$name.ssm" --export-page-rows 100)
   [[ $phase == scoring ]] && extra=(--test "$(printf 'data/test.tsv,%.0s' $(seq 9))data/test.tsv")
   local train=data/train.tsv
-  if [[ $signal == DELETE ]]; then  # this case deletes its training file: a copy of its own
+  if [[ $signal == DELETE || $signal == CHANGE ]]; then  # this case spoils its training file: a copy of its own
     train=$name.train.tsv
     cp data/train.tsv "$train"
   fi
@@ -111,8 +112,10 @@ run_case() {
     local what="SIG$signal"
     [[ $signal == CORRUPT ]] && what="CURRENT overwritten and SIGKILL"
     [[ $signal == DELETE ]] && what="training file deleted and SIGKILL"
+    [[ $signal == CHANGE ]] && what="training file rewritten (same size, labels swapped) and SIGKILL"
     [[ $signal == NODISK ]] && what="snapshot directory made unwritable (no signal)"
     [[ $signal == WIPE ]] && what="data directory deleted and SIGKILL"
+    [[ $signal == FOREIGN ]] && what="data directory replaced by another job's and SIGKILL"
     [[ $signal == none ]] || echo "  $name: $(date +%T) $what to $service (pid $pid) at $phase"
     if [[ $signal == none ]]; then
       :
@@ -125,10 +128,22 @@ run_case() {
       # job must fail with the reason and a result line (it crash-looped without a result).
       rm -f "$train"
       kill -KILL "$pid" 2>/dev/null || true
+    elif [[ $signal == CHANGE ]]; then
+      # The training file replaced by other rows of the same size, then the reader killed: its
+      # successor must not resume at the old offset in the new file (the size alone cannot tell).
+      tr 01 10 <"$train" >"$train.new" && mv "$train.new" "$train"
+      kill -KILL "$pid" 2>/dev/null || true
     elif [[ $signal == WIPE ]]; then
       # The shard's data directory deleted (rows and checkpoints), then the shard killed: its
       # successor must not serve an empty table as the job's; the job fails with the reason.
       rm -rf "$name/state/$service"
+      kill -KILL "$pid" 2>/dev/null || true
+    elif [[ $signal == FOREIGN ]]; then
+      # The shard's data directory replaced by another job's (the undisturbed run's), the shard
+      # paused meanwhile so that it writes into neither, then killed: its successor must neither
+      # clear that job's rows nor serve an empty table; the job fails with the reason.
+      kill -STOP "$pid"
+      rm -rf "$name/state/$service" && cp -r "base/state/$service" "$name/state/$service"
       kill -KILL "$pid" 2>/dev/null || true
     elif [[ $signal == NODISK ]]; then
       # The snapshot directory made unwritable (a file in its place, as root ignores modes): every
@@ -209,11 +224,15 @@ check_snapshots_failed() {
   grep -q "the last snapshot FAILED" "$1.out" || fail "$1: the summary does not say that the last snapshot failed"
 }
 
-# check_job_failed NAME ERROR_PATTERN WHAT: a loss the job cannot recover from ends it at once,
-# with a result line whose error matches ERROR_PATTERN (a grep pattern) and says WHAT.
+# check_job_failed NAME ERROR_PATTERN WHAT [COMMITTED]: a loss the job cannot recover from ends it
+# at once, with a result line whose error matches ERROR_PATTERN (a grep pattern) and says WHAT,
+# and that counts at least COMMITTED rows committed before the failure.
 check_job_failed() {
   [[ "$(field "$1.json" ok)" == false ]] || fail "$1: the job did not fail (ok: $(field "$1.json" ok))"
   grep -q "\"error\":\"$2" "$1.json" || fail "$1: the result does not say $3: $(field "$1.json" error)"
+  local committed
+  committed=$(field "$1.json" examples_committed)
+  ((${committed:-0} >= ${4:-0})) || fail "$1: the result counts $committed rows committed, expected at least ${4:-0}"
 }
 
 # check_rows_kept NAME SHARD: a shard stopped with SIGTERM refuses new row requests, finishes those
@@ -263,7 +282,7 @@ base_seconds=$(field base.json seconds)
 cases=${SS_MATRIX_CASES:-"all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:resume sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring
   shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
-  reader-0:DELETE:training coordinator:NODISK:training shard-0:WIPE:training"}
+  reader-0:DELETE:training reader-0:CHANGE:training coordinator:NODISK:training shard-0:WIPE:training shard-0:FOREIGN:training"}
 for c in $cases; do
   IFS=: read -r service signal phase <<<"$c"
   name="$service-$signal-$phase"
@@ -271,11 +290,22 @@ for c in $cases; do
   # A shard restored from its checkpoint has lost its updates since (the readers do not rewind):
   # about 2% of NE on this small job, where a checkpoint is a second old.
   if [[ $signal == DELETE ]]; then
-    check_job_failed "$name" "$service: .*$name.train.tsv: no such file" "that the training file is missing"
+    check_job_failed "$name" "$service: .*$name.train.tsv: no such file" "that the training file is missing" $((rows * 3 / 10))
+    continue
+  fi
+  if [[ $signal == CHANGE ]]; then
+    check_job_failed "$name" "$service: .*$name.train.tsv changed since it was read (line [0-9]*" \
+      "that the training file changed" $((rows * 3 / 10))
     continue
   fi
   if [[ $signal == WIPE && $phase == resume ]]; then
     check_job_failed "$name" "$service: .*resuming from snapshot [0-9]*: no checkpoint" "that $service's rows are gone"
+    continue
+  fi
+  if [[ $signal == FOREIGN ]]; then
+    check_job_failed "$name" "$service: .*its storage holds rows of job [0-9a-f]*, not of this job [0-9a-f]*, which is running" \
+      "that $service's storage is another job's" $((rows * 3 / 10))
+    grep -q "$service: the storage holds rows of job .*clearing it" "$name.err" && fail "$name: $service cleared another job's rows"
     continue
   fi
   if [[ $signal == WIPE ]]; then

@@ -41,7 +41,9 @@ struct shard_counters {
 };
 
 // Loads the shard's rows from storage into `store` at start-up, after checking that the storage
-// belongs to job `job_id` (rows of another job are cleared, with a warning):
+// belongs to job `job_id`. Rows of another job are cleared, with a warning, when the job starts
+// afresh; when it resumes a snapshot or is running (a restart), they are an error (errc::not_found)
+// and stay as they are. A checkpoint of another job is never restored.
 //   restore_snapshot > 0 (the job resumes from that snapshot): its checkpoint; when it is missing
 //     or corrupt, the newest older checkpoint that verifies (each skipped one is logged); with
 //     none left, the live rows when they are this job's (newer than the snapshot), else an error;
