@@ -474,6 +474,29 @@ void collect_replicas(coordinator_actor* self) {
   }
 }
 
+// Tracks the vacant slots of a job that has run; names one vacant longer than --peer-wait (a
+// service that never comes back: the job would wait for it forever), or returns "".
+std::string vacant_too_long(coordinator_state& st, clock_type::time_point now) {
+  if (!st.running_seen) return {};  // before the start, members may take their time to come
+  const auto bound = std::chrono::duration<double>(st.options.job.peer_wait);
+  std::string gone;
+  auto check = [&](const std::string& slot, std::uint64_t id) {
+    if (id != 0) {
+      st.vacant_since.erase(slot);
+      return;
+    }
+    const auto since = st.vacant_since.emplace(slot, now).first->second;
+    if (gone.empty() && now - since > bound)
+      gone = slot + " has been away for " + std::to_string(static_cast<long>(seconds_between(since, now))) +
+             " s, longer than --peer-wait " + std::to_string(static_cast<long>(st.options.job.peer_wait)) +
+             " s: the job cannot go on without it (is it crash-looping? see its log)";
+  };
+  for (std::size_t i = 0; i < st.shard_slots.size(); ++i) check("shard " + std::to_string(i), st.shard_slots[i]);
+  for (std::size_t i = 0; i < st.reader_slots.size(); ++i) check("reader " + std::to_string(i), st.reader_slots[i]);
+  for (std::size_t k = 1; k < st.sync_slots.size(); ++k) check("sync server " + std::to_string(k), st.sync_slots[k]);
+  return gone;
+}
+
 void tick(coordinator_actor* self) {
   auto& st = self->state;
   const auto now = self->clock().now();
@@ -487,6 +510,7 @@ void tick(coordinator_actor* self) {
                  "heartbeats",
                  st.options.name, std::chrono::duration<double>(gap).count());
     for (auto& [id, m] : st.members) m.last_seen = std::min(now, m.last_seen + gap);
+    for (auto& [slot, since] : st.vacant_since) since = std::min(now, since + gap);
   }
   st.last_tick = now;
   bool changed = false;
@@ -507,6 +531,7 @@ void tick(coordinator_actor* self) {
   collect_replicas(self);
   const totals t = sum_up(st);
   if (!t.error.empty()) return fail_job(self, t.error);
+  if (auto gone = vacant_too_long(st, now); !gone.empty()) return fail_job(self, gone);
   if (st.state == wire::job_state::waiting) {
     bool all = t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers);
     for (auto id : st.shard_slots) all = all && id != 0;

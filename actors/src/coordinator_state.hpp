@@ -57,6 +57,9 @@ struct coordinator_state {
   std::map<std::uint64_t, member_info> members;
   std::vector<std::uint64_t> shard_slots, reader_slots;  // member id per index, 0 = vacant
   std::vector<std::uint64_t> sync_slots;                 // sync servers 1..K-1 (slot 0 is ours)
+  // Since when a slot ("shard 0", "reader 1", "sync server 2") has been vacant in a job that runs:
+  // the job waits for its successor at most --peer-wait.
+  std::map<std::string, clock_type::time_point> vacant_since;
   std::uint64_t next_member_id = 1;
   wire::cluster_view view;
   wire::job_state state = wire::job_state::waiting;

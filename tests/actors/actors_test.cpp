@@ -632,6 +632,44 @@ TEST_CASE("coordinator: a coordinator that did not run for a while does not drop
   CHECK_FALSE(j.has_shard());
 }
 
+TEST_CASE("coordinator: a service that never comes back fails the job after --peer-wait, not before it ran", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co = one_shard_job::options(dir);
+  co.job.peer_wait = 3.0;
+  std::string result;
+  co.on_result = [&result](const std::string&, const std::string& json) { result = json; };
+  node coord(f, "coordinator", "mem://coordinator");
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
+  auto state = [&] { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; };
+  // Before the job runs, an absent reader is waited for without a bound.
+  auto shard = ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  const std::uint64_t shard_id = std::get<wire::register_reply>(*shard->reply).member_id;
+  auto trainer = ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 2});
+  const std::uint64_t trainer_id = std::get<wire::register_reply>(*trainer->reply).member_id;
+  auto keep_alive = [&](bool with_shard) {
+    for (int i = 0; i < 10; ++i) {
+      if (with_shard) ask(wire::heartbeat{shard_id, {}});
+      ask(wire::heartbeat{trainer_id, {}});
+      f.advance(std::chrono::milliseconds(500));
+    }
+  };
+  keep_alive(true);
+  CHECK(state().find("\"state\":\"waiting\"") != std::string::npos);
+  CHECK(result.empty());
+  ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 3});
+  CHECK(state().find("\"state\":\"running\"") != std::string::npos);
+  // The shard goes silent (and the reader, which never heartbeats): dropped after 1 s, waited
+  // for 3 s more, then the job fails naming the first vacant slot.
+  keep_alive(false);
+  REQUIRE_FALSE(result.empty());
+  CHECK(result.find("\"ok\":false") != std::string::npos);
+  CHECK(result.find("shard 0 has been away for 3 s, longer than --peer-wait 3 s") != std::string::npos);
+  (void)c;
+}
+
 TEST_CASE("coordinator: on resume every shard restores the snapshot even the one whose joining starts the job", "[actors]") {
   actor_fixture f;
   ss::test::temp_dir dir;

@@ -34,8 +34,9 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "the coordinator).")
       .range(1, 1 << 20);
   opts.add("peer-wait", &o.peer_wait,
-           "Seconds the scoring of the test files and an export wait for a shard that stopped answering (a "
-           "restart) before the job fails with the reason.")
+           "Seconds the job waits for a service that went away (a shard, reader or sync server that stopped "
+           "answering or left the cluster: a restart) before it fails with the reason; in training, scoring and "
+           "export alike.")
       .range(1.0, 86400.0);
   opts.add("batch-lease", &o.batch_lease,
            "Seconds a trainer may hold a batch without acking it before the reader hands it to another trainer "

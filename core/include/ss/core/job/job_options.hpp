@@ -29,7 +29,7 @@ struct job_options {
   double request_timeout = 10.0;    // seconds before a request to a peer counts as lost
   double progress_interval = 5.0;   // seconds between progress lines at the coordinator
   int export_page_rows = 65536;     // embedding rows per page when a model is exported
-  double peer_wait = 90.0;          // seconds scoring and export wait for a shard that went away
+  double peer_wait = 90.0;          // seconds the job waits for a shard, reader or sync server that went away
   double batch_lease = 120.0;       // seconds a trainer may hold a batch before it goes to another
   std::uint64_t window = 100000;    // examples in the windowed metrics
   // Feature counts of the input; -1 = derive them from the schema (Criteo: 13 and 26; a CSV
