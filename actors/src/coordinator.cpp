@@ -582,6 +582,18 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
     }
   }
   if (r.from == wire::role::trainer) {
+    // The same trainer started again (its name, a new process): the old one is dead, so it leaves
+    // the view now rather than after --member-timeout, and the readers hand its batches on.
+    for (auto it = st.members.begin(); it != st.members.end(); ++it) {
+      if (it->second.role != wire::role::trainer || it->second.name != r.name ||
+          it->second.incarnation == r.incarnation)
+        continue;
+      spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
+                   it->second.incarnation);
+      retire(st, it->first, it->second);
+      st.members.erase(it);
+      break;
+    }
     // A trainer the resumed snapshot knew reports everything it did itself, that included.
     st.ghosts.erase(r.incarnation);
     // A trainer dropped for missed heartbeats that comes back reports all it did again.

@@ -38,6 +38,10 @@ struct reader_state {
   std::deque<std::uint64_t> requeue;  // sequences to hand out again, oldest first
   // Trainers in the latest view, and since when a holder has been missing from it.
   std::set<std::uint64_t> live_trainers;
+  // Every trainer incarnation the views named, with its name: a name that comes back with a new
+  // incarnation means the old process died (a restart), so its batches need not wait.
+  std::map<std::uint64_t, std::string> trainer_names;
+  std::set<std::string> live_names;
   bool have_view = false;
   std::map<std::uint64_t, clock_type::time_point> missing_since;
   status failure;
@@ -213,25 +217,37 @@ void requeue_expired(reader_actor* self) {
                  st.options.name, expired, std::chrono::duration_cast<std::chrono::seconds>(st.options.lease).count());
 }
 
-// Requeues the batches of trainers missing from the view for longer than requeue_after.
+// Requeues the batches of trainers missing from the view for longer than requeue_after, or at
+// once when a new process of the same trainer is in the view.
 void requeue_orphans(reader_actor* self) {
   auto& st = self->state;
-  if (!st.have_view || st.unacked == 0) return;
+  if (!st.have_view) return;
   const auto now = self->clock().now();
-  std::set<std::uint64_t> gone;
+  std::set<std::uint64_t> holding, gone, restarted;
   for (auto& [seq, h] : st.in_flight) {
     if (h.acked || h.queued || st.live_trainers.count(h.holder) > 0) continue;
     auto since = st.missing_since.emplace(h.holder, now).first->second;
-    if (now - since >= st.options.requeue_after) {
+    const auto name = st.trainer_names.find(h.holder);
+    const bool again = name != st.trainer_names.end() && st.live_names.count(name->second) > 0;
+    if (again || now - since >= st.options.requeue_after) {
       requeue(st, seq, h);
-      gone.insert(h.holder);
+      (again ? restarted : gone).insert(h.holder);
+    } else {
+      holding.insert(h.holder);
     }
   }
-  for (auto holder : gone) {
+  for (auto holder : restarted)
+    spdlog::warn("{}: trainer {} restarted (incarnation {:x} is gone) holding batches; they go to the next trainers",
+                 st.options.name, st.trainer_names[holder], holder);
+  for (auto holder : gone)
     spdlog::warn("{}: trainer {:x} left the cluster holding batches; they go to other trainers", st.options.name,
                  holder);
-    st.missing_since.erase(holder);
-  }
+  for (auto holder : restarted) st.missing_since.erase(holder);
+  for (auto holder : gone) st.missing_since.erase(holder);
+  // Names are kept only while they may still matter: live, or holding batches.
+  for (auto it = st.trainer_names.begin(); it != st.trainer_names.end();)
+    it = st.live_trainers.count(it->first) > 0 || holding.count(it->first) > 0 ? std::next(it)
+                                                                                : st.trainer_names.erase(it);
 }
 
 body_ptr serve_status(reader_actor* self) {
@@ -303,6 +319,11 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::b
         s.have_view = true;
         s.live_trainers.clear();
         s.live_trainers.insert(view.trainer_incarnations.begin(), view.trainer_incarnations.end());
+        s.live_names.clear();
+        for (std::size_t i = 0; i < view.trainers.size() && i < view.trainer_incarnations.size(); ++i) {
+          s.trainer_names[view.trainer_incarnations[i]] = view.trainers[i];
+          s.live_names.insert(view.trainers[i]);
+        }
         for (auto it = s.missing_since.begin(); it != s.missing_since.end();)
           it = s.live_trainers.count(it->first) > 0 ? s.missing_since.erase(it) : std::next(it);
       },

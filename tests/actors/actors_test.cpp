@@ -452,6 +452,28 @@ TEST_CASE("reader: batches of a trainer that left the cluster go to another trai
   CHECK(t.counters->examples_acked.load() == 200);
 }
 
+TEST_CASE("reader: batches of a trainer that restarted go to the next trainer at once", "[actors]") {
+  reader_options o;
+  o.requeue_after = std::chrono::seconds(10);  // a trainer that only left is waited for this long
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainers = {"trainer-0", "trainer-1"};
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  const auto held = t.pull(1);  // trainer-0 takes batch 0 and is killed
+  view.trainers = {"trainer-1"};
+  view.trainer_incarnations = {2};
+  caf::anon_send(t.r, view_atom::value, view);
+  t.f.advance(std::chrono::milliseconds(500));
+  CHECK(t.counters->batches_requeued.load() == 0);  // gone, but perhaps only paused
+  view.trainers = {"trainer-1", "trainer-0"};  // trainer-0 again: a new process
+  view.trainer_incarnations = {2, 3};
+  caf::anon_send(t.r, view_atom::value, view);
+  t.f.advance(std::chrono::milliseconds(300));
+  CHECK(t.counters->batches_requeued.load() == 1);
+  CHECK(t.pull(3).sequence == held.sequence);
+}
+
 TEST_CASE("reader: a batch its live trainer never got goes to the next trainer once a later one is acked", "[actors]") {
   reader_options o;
   o.lost_after = std::chrono::milliseconds(2000);
@@ -611,6 +633,20 @@ TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent
   // Silence past the member timeout drops the shard from the view.
   j.f.advance(std::chrono::milliseconds(1500));
   CHECK_FALSE(j.has_shard());
+}
+
+TEST_CASE("coordinator: a trainer started again under its name replaces its old process at once", "[actors]") {
+  one_shard_job j;
+  auto first = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 2});
+  REQUIRE(std::holds_alternative<wire::register_reply>(*first->reply));
+  CHECK(std::get<wire::register_reply>(*first->reply).view.trainer_incarnations == std::vector<std::uint64_t>{2});
+  auto other = j.ask(wire::register_request{wire::role::trainer, "trainer-b", -1, "", 4});
+  auto again = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 5});
+  REQUIRE(std::holds_alternative<wire::register_reply>(*again->reply));
+  auto incarnations = std::get<wire::register_reply>(*again->reply).view.trainer_incarnations;
+  std::sort(incarnations.begin(), incarnations.end());
+  CHECK(incarnations == std::vector<std::uint64_t>{4, 5});  // 2 is gone without a timeout
+  (void)other;
 }
 
 TEST_CASE("coordinator: a coordinator that did not run for a while does not drop members for it", "[actors]") {
