@@ -47,6 +47,9 @@ job_flags=(--processes --trainers 2 --readers 1 --sync-servers 2 --test data/tes
 #   scoring  - once the coordinator scores the test files (ten copies of the test file here, so
 #              that scoring lasts long enough to be hit; the metrics are those of one copy)
 #   export   - once the final export (--export NAME.ssm, in pages of 100 rows) has begun
+#   snapshot - once 30% of the rows are committed, as the next snapshot starts
+#   exportreq - once 30% of the rows are committed, as an export asked for by `shadowsync export`
+#              (pages of 300 rows) begins; the export must succeed (export_pid, NAME.export)
 #   resume   - the whole cluster killed at once (a power cut) once 30% of the rows are committed
 #              and two snapshots exist; the signal's damage done (KILL: none); the job started
 #              again on its state directory
@@ -58,6 +61,7 @@ run_case() {
   [[ $variant == shards2 ]] && extra=(--sync s-easgd --shards 2)
   rm -rf "$name" "$name.ssm"
   [[ $phase == export ]] && extra+=(--export "$work/$name.ssm" --export-page-rows 100)
+  [[ $phase == exportreq ]] && extra+=(--export-page-rows 300)
   [[ $phase == scoring ]] && extra+=(--test "$(printf 'data/test.tsv,%.0s' $(seq 9))data/test.tsv")
   local train=data/train.tsv
   if [[ $signal == DELETE || $signal == CHANGE ]]; then  # this case spoils its training file: a copy of its own
@@ -82,7 +86,7 @@ run_case() {
         sleep 0.5
         grep -q "$logged: registered with the coordinator" "$name.err" && reached=true
         ;;
-      training | resume)
+      training | resume | snapshot | exportreq)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)) || ! alive; do sleep 0.1; done
         local target=$((rows * 3 / 10)) c
         while ((SECONDS < deadline)) && alive; do
@@ -94,6 +98,26 @@ run_case() {
           fi
           sleep 0.2
         done
+        if $reached && [[ $phase == snapshot ]]; then
+          # The next snapshot's start (one a second): the signal lands while it is under way.
+          reached=false
+          local taken
+          taken=$(grep -c "coordinator: snapshot [0-9]* started" "$name.err" || true)
+          until (($(grep -c "coordinator: snapshot [0-9]* started" "$name.err" || true) > taken)) ||
+            ((SECONDS > deadline)) || ! alive; do sleep 0.01; done
+          (($(grep -c "coordinator: snapshot [0-9]* started" "$name.err" || true) > taken)) && reached=true
+        fi
+        if $reached && [[ $phase == exportreq ]]; then
+          # An operator's export of the running job's model; the signal lands while it is written.
+          reached=false
+          "$bin" export --coordinator "$(cat "$name/coordinator.endpoint")" --out "$work/$name.req.ssm" \
+            >"$name.export" 2>&1 &
+          export_pid=$!
+          until grep -q "exporting the model to .* (on request)" "$name.err" || ((SECONDS > deadline)) || ! alive; do
+            sleep 0.01
+          done
+          grep -q "exporting the model to .* (on request)" "$name.err" && reached=true
+        fi
         ;;
       export | draining | scoring)
         local mark="writing the model to"
@@ -295,6 +319,25 @@ check_export() {
   fi
 }
 
+# check_export_request NAME SHARD: the export an operator asked for while the job trained was
+# written although the shard went away meanwhile (it waited for it), and predict reads it.
+check_export_request() {
+  local rc=0
+  wait "$export_pid" || rc=$?
+  ((rc == 0)) || fail "$1: shadowsync export exited $rc: $(tail -1 "$1.export")"
+  grep -q "exporter: shard $2: .*waiting for it" "$1.err" ||
+    fail "$1: the export did not see shard $2 go (it finished before the signal?); the case proves nothing"
+  "$bin" predict --model "$1.req.ssm" --test data/test.tsv --threads 1 >"$1.predict" 2>&1 ||
+    fail "$1: predict cannot use the exported model: $(tail -1 "$1.predict")"
+}
+
+# check_snapshot_abandoned NAME SHARD: a snapshot under way when the shard went is abandoned with
+# the reason (the next one is taken an interval later, and the job goes on).
+check_snapshot_abandoned() {
+  grep -q "snapshot [0-9]* abandoned: shard $2 restarted or left" "$1.err" ||
+    fail "$1: no snapshot was abandoned for shard $2's restart (it completed before the signal?)"
+}
+
 # check_scoring_waited NAME SHARD: the scoring saw the shard go and waited for it through the
 # cluster view (it asked its successor), so the job's test metrics are complete.
 check_scoring_waited() {
@@ -315,7 +358,8 @@ cases=${SS_MATRIX_CASES:-"all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:res
   shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
   reader-0:DELETE:training reader-0:CHANGE:training coordinator:NODISK:training shard-0:WIPE:training shard-0:FOREIGN:training
   trainer-0:STOP:startup trainer-0:KILL:training trainer-1:TERM:draining trainer-1:KILL:draining:nosync
-  shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training"}
+  shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training
+  shard-0:KILL:snapshot shard-0:TERM:exportreq"}
 for c in $cases; do
   IFS=: read -r service signal phase variant <<<"$c"
   name="${service//+/-and-}-$signal-$phase${variant:+-$variant}"
@@ -373,6 +417,8 @@ for c in $cases; do
   if [[ $service == shard-* && $signal == TERM && $phase != export ]]; then check_rows_kept "$name" "$service"; fi
   if [[ $phase == export ]]; then check_export "$name" "$signal"; fi
   if [[ $phase == scoring && $service == shard-* ]]; then check_scoring_waited "$name" "${service#shard-}"; fi
+  if [[ $phase == exportreq ]]; then check_export_request "$name" "${service#shard-}"; fi
+  if [[ $phase == snapshot ]]; then check_snapshot_abandoned "$name" "${service#shard-}"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
 done
 
