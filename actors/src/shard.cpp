@@ -336,7 +336,9 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
                   "its storage holds rows of job " + *stored_job + ", not of this job " + job_hex + ", which " +
                       (restore_snapshot > 0 ? "resumes from snapshot " + std::to_string(restore_snapshot)
                                             : std::string("is running")) +
-                      " (is its data directory another job's?); the shard neither clears them nor serves an empty "
+                      (restore_snapshot > 0 ? " (are the snapshots, or its data directory, another job's?)"
+                                            : " (is its data directory another job's?)") +
+                      "; the shard neither clears them nor serves an empty "
                       "table: give it this job's data directory, or run the job again from the start");
   }
   if (stored_job.is_ok() && *stored_job != job_hex) {

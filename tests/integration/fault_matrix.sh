@@ -10,6 +10,7 @@
 #   WIPE     a shard's data directory deleted, then SIGKILL
 #   FOREIGN  a shard's data directory replaced by another job's, then SIGKILL
 #   NOCKPT   a shard's checkpoints deleted before a resume (its live rows must serve)
+#   FOREIGN at resume: the snapshots replaced by another job's before the resume
 #   DELETE   a reader's training file deleted, then SIGKILL
 #   CHANGE   a reader's training file rewritten with other rows of the same size, then SIGKILL
 #   NODISK   the snapshot directory made unwritable
@@ -140,6 +141,13 @@ run_case() {
       # WIPE: its whole data directory (the job must fail, saying so).
       [[ $signal == NOCKPT ]] && rm -rf "$name/state/$service/checkpoints"/*
       [[ $signal == WIPE ]] && rm -rf "$name/state/$service"
+      # FOREIGN: the snapshots replaced by another job's with the same settings (the undisturbed
+      # run's, less its stored result: as if it had been cut short): the shards hold this job's
+      # rows, not that job's, and must say so rather than clear them.
+      if [[ $signal == FOREIGN ]]; then
+        rm -rf "$name/state/snapshots" && cp -r base/state/snapshots "$name/state/snapshots"
+        rm -f "$name/state/snapshots/RESULT.json"
+      fi
       "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" --state-dir "$name/state" \
         >"$name.out" 2>>"$name.err" &
       job=$!
@@ -359,7 +367,7 @@ cases=${SS_MATRIX_CASES:-"all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:res
   reader-0:DELETE:training reader-0:CHANGE:training coordinator:NODISK:training shard-0:WIPE:training shard-0:FOREIGN:training
   trainer-0:STOP:startup trainer-0:KILL:training trainer-1:TERM:draining trainer-1:KILL:draining:nosync
   shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training
-  shard-0:KILL:snapshot shard-0:TERM:exportreq"}
+  shard-0:KILL:snapshot shard-0:TERM:exportreq all:FOREIGN:resume"}
 for c in $cases; do
   IFS=: read -r service signal phase variant <<<"$c"
   name="${service//+/-and-}-$signal-$phase${variant:+-$variant}"
@@ -383,6 +391,12 @@ for c in $cases; do
   fi
   if [[ $signal == WIPE && $phase == resume ]]; then
     check_job_failed "$name" "$service: .*resuming from snapshot [0-9]*: no checkpoint" "that $service's rows are gone"
+    continue
+  fi
+  if [[ $signal == FOREIGN && $phase == resume ]]; then
+    check_job_failed "$name" "shard-0: .*its storage holds rows of job [0-9a-f]*, not of this job [0-9a-f]*, which resumes from snapshot" \
+      "that the snapshots are another job's"
+    grep -q "the storage holds rows of job .*clearing it" "$name.err" && fail "$name: a shard cleared its rows"
     continue
   fi
   if [[ $signal == FOREIGN ]]; then
