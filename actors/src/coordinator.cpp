@@ -474,6 +474,31 @@ void collect_replicas(coordinator_actor* self) {
   }
 }
 
+// Training is over: one last snapshot writes every shard's rows before the scoring. True while it
+// is under way or must wait (a shard absent or restarting); false once it is complete or given up.
+bool take_final_snapshot(coordinator_actor* self) {
+  constexpr int kFinalSnapshotAttempts = 10;  // a second apart: a restarted shard has time to load
+  auto& st = self->state;
+  if (!st.options.snapshots) return false;
+  if (st.snapshot) return true;  // under way (a periodic one still finishing is waited for too)
+  if (st.final_snapshot_id != 0 && st.last_snapshot_id == st.final_snapshot_id) return false;  // complete
+  if (st.final_snapshot_attempts >= kFinalSnapshotAttempts) return false;  // failed: said in the result
+  for (auto id : st.shard_slots)
+    if (id == 0) return true;  // a shard is away: wait for it (bounded by --peer-wait)
+  if (st.final_snapshot_attempts > 0 && seconds_between(st.last_snapshot_at, self->clock().now()) < 1.0) return true;
+  ++st.final_snapshot_attempts;
+  if (st.final_snapshot_attempts == 1) {
+    spdlog::info("{}: training finished; a last snapshot before the scoring", st.options.name);
+  } else {
+    spdlog::info("{}: the last snapshot before the scoring, again (attempt {} of {}): {}", st.options.name,
+                 st.final_snapshot_attempts, kFinalSnapshotAttempts, st.last_snapshot_error);
+  }
+  begin_snapshot(self, std::nullopt);
+  if (!st.snapshot) return st.final_snapshot_attempts < kFinalSnapshotAttempts;  // refused: try again next tick
+  st.final_snapshot_id = st.snapshot->id;
+  return true;
+}
+
 // Tracks the vacant slots of a job that has run; names one vacant longer than --peer-wait (a
 // service that never comes back: the job would wait for it forever), or returns "".
 std::string vacant_too_long(coordinator_state& st, clock_type::time_point now) {
@@ -541,12 +566,8 @@ void tick(coordinator_actor* self) {
   }
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
   if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating) {
-    if (st.options.snapshots && !st.final_snapshot_begun) {
-      st.final_snapshot_begun = true;
-      spdlog::info("{}: training finished; a last snapshot before the scoring", st.options.name);
-      begin_snapshot(self, std::nullopt);
-    }
-    if (!st.snapshot) start_evaluation(self);  // once the last snapshot is complete or abandoned
+    if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard
+    if (!st.snapshot) start_evaluation(self);  // once the last snapshot is complete or given up
   }
   if (st.state == wire::job_state::running && st.options.job.progress_interval > 0 &&
       seconds_between(st.last_progress, now) >= st.options.job.progress_interval)

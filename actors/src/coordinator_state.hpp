@@ -103,7 +103,10 @@ struct coordinator_state {
   bool evaluating = false;
   // Training is over: one last snapshot writes every shard's rows to storage before the scoring,
   // so a shard restarted during the scoring or the export serves the rows that were scored.
-  bool final_snapshot_begun = false;
+  // An attempt that fails (a shard restarted meanwhile, a full disk) is made again a second
+  // later, 10 attempts in all; while a shard is away it waits for it (bounded by --peer-wait).
+  int final_snapshot_attempts = 0;
+  std::uint64_t final_snapshot_id = 0;  // of the last attempt; complete when last_snapshot_id equals it
   std::string result_json;
   std::vector<caf::response_promise> result_waiters;
   // The export at the job's end (options.export_path): 0 not started, 1 writing, 2 done; the test

@@ -416,7 +416,12 @@ for c in $cases; do
   if [[ $phase == resume ]] && grep -q "refused the snapshot's state" "$name.err"; then
     fail "$name: a sync server refused the snapshot's state (its slice starts over)"
   fi
-  if [[ $signal == NODISK ]]; then check_snapshots_failed "$name" "$last_rc"; fi
+  if [[ $signal == NODISK ]]; then
+    check_snapshots_failed "$name" "$last_rc"
+  elif [[ $last_rc != 0 ]]; then
+    # 3: the last snapshot failed. A shard's restart during it is no reason: it is taken again.
+    fail "$name: exit $last_rc, expected 0 (the summary says: $(grep -m1 FAILED "$name.out" || true))"
+  fi
   # A shard killed outright loses its updates since its last write to storage (at most a second
   # here, where snapshots come every second): up to 2-3% of NE on this short job, whose kill comes
   # a few seconds in (fault_injection.sh holds 1% on a longer one).
