@@ -5,7 +5,9 @@
 #   - the job finishes ok, and every good row of the data is committed exactly once
 #     (examples_committed == rows), never lost;
 #   - replays (example-trainings beyond the rows) stay bounded;
-#   - test NE at most 1% above an undisturbed run's;
+#   - test NE at most 1% (SS_FAULT_NE_TOLERANCE) above the worse of two undisturbed runs' (runs
+#     differ by themselves: Hogwild and background sync depend on timing; at 400,000 rows four
+#     undisturbed runs here spanned 1.0%, so one run is no baseline);
 #   - a corrupt snapshot and a missing shard checkpoint are detected and the previous one used,
 #     with a clear message.
 # Kill points are random fractions of the job (seed printed; SS_FAULT_SEED reproduces a run).
@@ -20,6 +22,7 @@ cd "$work"
 seed=${SS_FAULT_SEED:-$(( $(date +%s) % 100000 ))}
 RANDOM=$seed
 rows=${SS_FAULT_ROWS:-1000000}
+tolerance=${SS_FAULT_NE_TOLERANCE:-0.01}
 echo "fault injection in $work (seed $seed, $rows rows)"
 
 "$bin" gen-data --rows $rows --test-rows 50000 --out data >/dev/null 2>&1
@@ -96,19 +99,24 @@ check_counts() {  # check_counts NAME MAX_EXTRA_TRAININGS_FRACTION
   # coordinator restarts, are lost (their batches stay committed). Only bounded above here.
   awk -v t="${trainings:-0}" -v r=$rows -v x="$2" 'BEGIN { exit !(t > 0 && t <= r * (1 + x)) }' ||
     fail "$1: $trainings trainings reported: more than $rows x (1 + $2)"
-  # Quality must hold: NE at most 1% above the undisturbed run's. (Replayed batches are extra
-  # training, so on this small job a disturbed run can come out better; that is not a failure.)
-  awk -v a="${ne:-9}" -v b="$base_ne" 'BEGIN { exit !(a <= b * 1.01) }' ||
-    fail "$1: test NE $ne is more than 1% above the undisturbed run's $base_ne"
-  echo "  $1: NE $(awk -v a="${ne:-9}" -v b="$base_ne" 'BEGIN { printf "%+.2f%%", (a / b - 1) * 100 }') vs undisturbed"
+  # Quality must hold: NE at most $tolerance above the worse undisturbed run's. (Replayed batches
+  # are extra training, so a disturbed run can come out better; that is not a failure.)
+  awk -v a="${ne:-9}" -v b="$base_ne" -v t="$tolerance" 'BEGIN { exit !(a <= b * (1 + t)) }' ||
+    fail "$1: test NE $ne is more than $(awk -v t="$tolerance" 'BEGIN { print t * 100 }')% above the worse undisturbed run's $base_ne"
+  echo "  $1: NE $(awk -v a="${ne:-9}" -v b="$base_ne" 'BEGIN { printf "%+.2f%%", (a / b - 1) * 100 }') vs the worse undisturbed run"
 
 }
 
-echo "1. undisturbed run"
-start_job base
-finish_job base || fail "the undisturbed run failed"
-base_ne=$(json_field base.json test_ne)
-[[ "$(json_field base.json examples_committed)" == "$rows" ]] || fail "undisturbed: not every row committed"
+echo "1. two undisturbed runs"
+for name in base base2; do
+  start_job $name
+  finish_job $name || fail "the undisturbed run $name failed"
+  [[ "$(json_field $name.json examples_committed)" == "$rows" ]] || fail "$name: not every row committed"
+done
+base_ne=$(awk -v a="$(json_field base.json test_ne)" -v b="$(json_field base2.json test_ne)" \
+  'BEGIN { print (a > b ? a : b) }')
+echo "  undisturbed runs $(awk -v a="$(json_field base.json test_ne)" -v b="$(json_field base2.json test_ne)" \
+  'BEGIN { printf "%.3f%%", (a > b ? a / b - 1 : b / a - 1) * 100 }') apart; the bound is the worse one's NE + $(awk -v t="$tolerance" 'BEGIN { print t * 100 }')%"
 
 for sig in KILL TERM; do
   name=sig$sig
