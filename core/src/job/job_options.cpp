@@ -82,6 +82,13 @@ status check_job(const job_options& o) {
     if (o.readers < 1) return {errc::invalid_argument, "--readers must be at least 1 (0 only with --simulate-step-ms)"};
     if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
   }
+  // The model's shape, once the input's feature counts are known: a bad one is a flag's mistake,
+  // found before anything starts.
+  if (o.dense_features >= 0 && o.categorical_features >= 0) {
+    auto setup = resolve_model(o.model, static_cast<std::uint32_t>(o.dense_features),
+                               static_cast<std::uint32_t>(o.categorical_features));
+    if (!setup.is_ok()) return setup.error();
+  }
   return status::ok();
 }
 

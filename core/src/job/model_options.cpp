@@ -5,7 +5,9 @@ namespace ss::job {
 void add_model_options(config::option_set& opts, model_options& o) {
   opts.add("embedding-dim", &o.embedding_dim, "Width of every embedding row.").range(1, 1024);
   opts.add("bottom-mlp", &o.bottom_mlp,
-           "Bottom MLP output widths; the last must equal --embedding-dim.");
+           "Bottom MLP output widths, the last equal to --embedding-dim; empty = sized to the input: " +
+               std::string(auto_bottom_hidden) +
+               "-DIM with dense features, DIM alone without (one layer whose bias is a learned vector).");
   opts.add("top-mlp", &o.top_mlp, "Top MLP output widths; the last must be 1 (the logit).");
   opts.add("learning-rate", &o.learning_rate, "Learning rate of the dense optimizer.").min(0.0);
   opts.add("embedding-learning-rate", &o.embedding_learning_rate,
@@ -25,13 +27,38 @@ void add_model_options(config::option_set& opts, model_options& o) {
   opts.add("seed", &o.seed, "Seed of every random initialization.");
 }
 
+result<std::vector<std::uint32_t>> bottom_layers(const model_options& o, std::uint32_t num_dense) {
+  const auto dim = static_cast<std::uint32_t>(o.embedding_dim);
+  if (o.bottom_mlp.empty()) {
+    if (num_dense == 0) return std::vector<std::uint32_t>{dim};
+    auto hidden = model::parse_layer_list(auto_bottom_hidden);
+    if (!hidden.is_ok()) return hidden.error();
+    hidden->push_back(dim);
+    return *hidden;
+  }
+  auto bottom = model::parse_layer_list(o.bottom_mlp);
+  if (!bottom.is_ok()) return bottom.error().with_context("--bottom-mlp");
+  if (bottom->back() != dim)
+    return status(errc::invalid_argument,
+                  "--bottom-mlp " + o.bottom_mlp + " ends in " + std::to_string(bottom->back()) +
+                      ", but its last layer meets the embeddings, and --embedding-dim is " + std::to_string(dim) +
+                      ": end it in " + std::to_string(dim) + ", or leave --bottom-mlp unset to size it to the input");
+  return *bottom;
+}
+
+std::string layer_text(const std::vector<std::uint32_t>& layers) {
+  std::string s;
+  for (auto w : layers) s += (s.empty() ? "" : "-") + std::to_string(w);
+  return s;
+}
+
 result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dense, std::uint32_t num_sparse) {
   model_setup s;
   s.dlrm.num_dense = num_dense;
   s.dlrm.num_sparse = num_sparse;
   s.dlrm.embedding_dim = static_cast<std::uint32_t>(o.embedding_dim);
-  auto bottom = model::parse_layer_list(o.bottom_mlp);
-  if (!bottom.is_ok()) return bottom.error().with_context("--bottom-mlp");
+  auto bottom = bottom_layers(o, num_dense);
+  if (!bottom.is_ok()) return bottom.error();
   auto top = model::parse_layer_list(o.top_mlp);
   if (!top.is_ok()) return top.error().with_context("--top-mlp");
   s.dlrm.bottom_mlp = *bottom;

@@ -81,6 +81,18 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 }  // namespace
 
+TEST_CASE("model file: the configuration records the bottom MLP as built, not as asked for", "[core][model]") {
+  job::job_options j = small_job();
+  j.model.bottom_mlp.clear();  // sized to the input: auto_bottom_hidden then the embedding dim
+  auto h = model::header_for_job(j, 0.25, 1, "test");
+  REQUIRE(h.is_ok());
+  CHECK(h->config.find("bottom-mlp = " + std::string(job::auto_bottom_hidden) + "-4\n") != std::string::npos);
+  j.dense_features = 0;
+  auto no_dense = model::header_for_job(j, 0.25, 1, "test");
+  REQUIRE(no_dense.is_ok());
+  CHECK(no_dense->config.find("bottom-mlp = 4\n") != std::string::npos);
+}
+
 TEST_CASE("model file: round trip keeps the dense part and every row bit for bit", "[model_file]") {
   test::temp_dir dir;
   small_model m;

@@ -14,9 +14,13 @@
 
 namespace ss::job {
 
+// The hidden layers of the bottom MLP when --bottom-mlp is left empty and the input has dense
+// features (bench/defaults_sweep.py).
+inline constexpr const char* auto_bottom_hidden = "512-256-64";
+
 struct model_options {
   int embedding_dim = 16;
-  std::string bottom_mlp = "512-256-64-16";
+  std::string bottom_mlp;  // empty: sized to the input (bottom_layers)
   std::string top_mlp = "512-256-1";
   double learning_rate = 0.1;
   double embedding_learning_rate = 0;  // 0: same as learning_rate
@@ -37,6 +41,13 @@ struct model_setup {
   embedding::embedding_options embeddings;
   std::vector<std::uint64_t> buckets;  // per table; empty when unbounded
 };
+
+// The bottom MLP's layers: --bottom-mlp as given (its last layer must be the embedding dim), or
+// when empty: auto_bottom_hidden then the embedding dim with dense features, the embedding dim
+// alone without (no inputs: its bias is a learned vector that meets every embedding).
+result<std::vector<std::uint32_t>> bottom_layers(const model_options& o, std::uint32_t num_dense);
+// "512-256-64-16"
+std::string layer_text(const std::vector<std::uint32_t>& layers);
 
 result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dense, std::uint32_t num_sparse);
 

@@ -1,0 +1,83 @@
+// The model options: the bottom MLP sized to the input when --bottom-mlp is empty, a shape that
+// cannot be built named with its flags and fix, and check_job finding it before a job starts.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ss/core/job/job_options.hpp"
+#include "ss/core/job/model_options.hpp"
+#include "ss/core/model/dlrm_config.hpp"
+
+using namespace ss;
+using layers = std::vector<std::uint32_t>;
+
+TEST_CASE("model options: an empty --bottom-mlp is sized to the input", "[core][job]") {
+  job::model_options o;
+  REQUIRE(o.bottom_mlp.empty());
+  auto hidden = model::parse_layer_list(job::auto_bottom_hidden);
+  REQUIRE(hidden.is_ok());
+
+  o.embedding_dim = 8;
+  auto with_dense = job::bottom_layers(o, 13);
+  REQUIRE(with_dense.is_ok());
+  layers expected = *hidden;
+  expected.push_back(8);
+  CHECK(*with_dense == expected);
+
+  // No dense features: one layer with no inputs, whose bias is a learned vector.
+  auto without = job::bottom_layers(o, 0);
+  REQUIRE(without.is_ok());
+  CHECK(*without == layers{8});
+
+  // --embedding-dim alone gives a model that builds, with and without dense features.
+  for (int dim : {1, 4, 32, 128}) {
+    o.embedding_dim = dim;
+    for (std::uint32_t dense : {0u, 3u}) {
+      auto setup = job::resolve_model(o, dense, 5);
+      REQUIRE(setup.is_ok());
+      CHECK(setup->dlrm.bottom_mlp.back() == static_cast<std::uint32_t>(dim));
+      CHECK(setup->dlrm.num_dense == dense);
+    }
+  }
+}
+
+TEST_CASE("model options: a given --bottom-mlp is kept, and one that misses the embedding dim is refused",
+          "[core][job]") {
+  job::model_options o;
+  o.embedding_dim = 16;
+  o.bottom_mlp = "64-16";
+  auto ok = job::bottom_layers(o, 13);
+  REQUIRE(ok.is_ok());
+  CHECK(*ok == layers{64, 16});
+  CHECK(job::layer_text(*ok) == "64-16");
+
+  o.embedding_dim = 8;
+  auto bad = job::resolve_model(o, 13, 26);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.error().code() == errc::invalid_argument);
+  CHECK(bad.error().message() ==
+        "--bottom-mlp 64-16 ends in 16, but its last layer meets the embeddings, and --embedding-dim is 8: end it "
+        "in 8, or leave --bottom-mlp unset to size it to the input");
+
+  o.bottom_mlp = "64-x";
+  auto garbage = job::resolve_model(o, 13, 26);
+  REQUIRE_FALSE(garbage.is_ok());
+  CHECK(garbage.error().message().find("--bottom-mlp") != std::string::npos);
+}
+
+TEST_CASE("model options: check_job refuses a shape that cannot be built once the feature counts are known",
+          "[core][job]") {
+  job::job_options j;
+  j.train = {"train.tsv"};
+  j.model.embedding_dim = 8;
+  j.model.bottom_mlp = "64-16";
+  CHECK(job::check_job(j).is_ok());  // counts unknown: the shape is checked where they are
+  j.dense_features = 13;
+  j.categorical_features = 26;
+  auto st = job::check_job(j);
+  REQUIRE_FALSE(st.is_ok());
+  CHECK(st.message().find("--embedding-dim is 8") != std::string::npos);
+  j.model.bottom_mlp.clear();
+  CHECK(job::check_job(j).is_ok());
+}
