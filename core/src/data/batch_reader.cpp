@@ -64,7 +64,10 @@ void batch_reader::count_bad(const text_line& line, bad_row_reason reason, const
   ++counters_.bad_by_reason[static_cast<std::size_t>(reason)];
   if (reports_.size() < options_.bad_rows.report_first || first_bad_.empty()) {
     std::string report = where(line) + ": " + message;
-    if (first_bad_.empty()) first_bad_ = report;
+    if (first_bad_.empty()) {
+      first_bad_ = report;
+      if (reason == bad_row_reason::field_count) layout_hint_ = parser_.layout_hint(line.text);
+    }
     if (reports_.size() < options_.bad_rows.report_first) reports_.push_back(std::move(report));
   }
 }
@@ -79,7 +82,8 @@ status batch_reader::check_bad_fraction(bool at_end) const {
   return status(errc::too_many_bad_rows,
                 std::to_string(counters_.bad) + " of " + std::to_string(counters_.rows_read) +
                     " rows read are bad, over the limit of " + percent + " (" +
-                    std::to_string(static_cast<std::uint64_t>(limit)) + " rows); first bad row: " + first_bad_);
+                    std::to_string(static_cast<std::uint64_t>(limit)) + " rows); first bad row: " + first_bad_ +
+                    (layout_hint_.empty() ? std::string() : "; " + layout_hint_));
 }
 
 result<bool> batch_reader::next(example_batch& out) {

@@ -1,5 +1,6 @@
 #include "ss/core/data/row_parser.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -63,6 +64,27 @@ status row_parser::fail(bad_row_reason why, std::string message, bad_row_reason*
 status row_parser::field_error(std::uint32_t column, std::string_view value, const char* what,
                                bad_row_reason why, bad_row_reason* reason) const {
   return fail(why, schema_.column_names[column] + ": " + describe_field(value) + " " + what, reason);
+}
+
+namespace {
+std::string delimiter_name(char d) { return d == '\t' ? std::string("tab") : "'" + std::string(1, d) + "'"; }
+}  // namespace
+
+std::string row_parser::layout_hint(std::string_view line) const {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  char best = 0;
+  std::size_t best_fields = 1;
+  for (const char d : {',', '\t', ';', '|'}) {
+    if (d == schema_.delimiter) continue;
+    const auto fields = static_cast<std::size_t>(std::count(line.begin(), line.end(), d)) + 1;
+    if (fields > best_fields) best = d, best_fields = fields;
+  }
+  if (best == 0) return {};
+  return "the line splits into " + std::to_string(best_fields) + " fields at " + delimiter_name(best) +
+         ", and the schema reads " + std::to_string(schema_.num_fields()) + " fields split at " +
+         delimiter_name(schema_.delimiter) +
+         ": the file is of another layout; name it with --schema (criteo, avazu, or a schema file: README, "
+         "Data)";
 }
 
 status row_parser::parse(std::string_view line, example_batch& out, bad_row_reason* reason) {

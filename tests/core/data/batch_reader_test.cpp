@@ -325,6 +325,25 @@ TEST_CASE("batch reader: too many bad rows stop the reader", "[core][data]") {
   CHECK(first.error().message().find("1 of 3 rows read are bad") == 0);
 }
 
+TEST_CASE("batch reader: CSV read with the Criteo schema names the likely cause once", "[core][data]") {
+  // The Avazu sample (comma-separated, 24 columns) under the default Criteo schema: every row is
+  // bad; the error says why and what to do, once, and the per-row reports stay plain.
+  auto reader = open_reader(criteo_options({test::sample_path("avazu/train-10k")}, 256));
+  example_batch batch;
+  ss::result<bool> more = true;
+  while (more.is_ok() && *more) more = reader.next(batch);
+  REQUIRE_FALSE(more.is_ok());
+  const std::string message = more.error().message();
+  CHECK(message.find("first bad row: " + test::sample_path("avazu/train-10k") + ":1: expected 40 fields, found 1; "
+                     "the line splits into 24 fields at ',', and the schema reads 40 fields split at tab: the file "
+                     "is of another layout; name it with --schema (criteo, avazu, or a schema file") !=
+        std::string::npos);
+  std::size_t mentions = 0;
+  for (auto at = message.find("--schema"); at != std::string::npos; at = message.find("--schema", at + 1)) ++mentions;
+  CHECK(mentions == 1);
+  for (const auto& report : reader.bad_row_reports()) CHECK(report.find("--schema") == std::string::npos);
+}
+
 TEST_CASE("batch reader: empty, missing and truncated inputs", "[core][data]") {
   test::temp_dir dir;
   test::write_all(dir.file("empty.txt"), "");

@@ -112,6 +112,19 @@ TEST_CASE("criteo parser: precise errors", "[core][data]") {
   CHECK(parse_error(parser, criteo_row("0", std::string("1\0", 2))) == "I5: '1\\x00' is not an integer");
 }
 
+TEST_CASE("row parser: a wrong field count names another delimiter that splits the line", "[core][data]") {
+  auto criteo = criteo_parser();
+  CHECK(criteo.layout_hint("0,1,2,a,b\r") ==
+        "the line splits into 5 fields at ',', and the schema reads 40 fields split at tab: the file is of another "
+        "layout; name it with --schema (criteo, avazu, or a schema file: README, Data)");
+  CHECK(criteo.layout_hint("0;1;2|x").find("the line splits into 3 fields at ';'") == 0);  // the delimiter with most fields
+  CHECK(criteo.layout_hint("just one field").empty());
+  CHECK(criteo.layout_hint("").empty());
+  auto csv = csv_parser("format=csv\ndelimiter=,\nlabel=y\ncategorical=*\n", "y,a,b");
+  CHECK(csv.layout_hint("1\tx\ty\tz").find("the line splits into 4 fields at tab, and the schema reads 3 fields split "
+                                            "at ','") == 0);
+}
+
 TEST_CASE("criteo parser: negative integers, CRLF and the dense transform", "[core][data]") {
   auto parser = criteo_parser();
   example_batch batch;

@@ -84,6 +84,7 @@ class batch_reader {
   read_counters counters_;
   std::vector<std::string> reports_;
   std::string first_bad_;
+  std::string layout_hint_;  // why the first bad row has the wrong field count, when it can tell
   status error_;
 };
 

@@ -45,6 +45,11 @@ class row_parser {
   // every feature has at least one id.
   status parse(std::string_view line, example_batch& out, bad_row_reason* reason = nullptr);
 
+  // When `line` has the wrong number of fields and another delimiter splits it into several:
+  // the likely cause and its fix, in one sentence ("it splits into 24 fields at ',' ..."); empty
+  // otherwise. Said once per input, not per row.
+  std::string layout_hint(std::string_view line) const;
+
   // Resets `out` to this schema's feature counts.
   void prepare(example_batch& out) const { out.reset(schema_.num_dense(), schema_.num_categorical()); }
 
