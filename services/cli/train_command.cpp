@@ -71,51 +71,39 @@ int run_train(const args& a, const config::environment& env) {
            "this file; empty = none.");
   job::add_input_options(opts, o.input);
   job::add_model_options(opts, o.model);
-  if (auto st = opts.parse(a, env); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync train: %s\n", st.message().c_str());
+  // A run refused before it starts (exit 2) or failed after (exit 1) still ends with a JSON line,
+  // saying why, for the scripts that read only that line.
+  auto json_failure = [](const std::string& why) {
+    std::printf("%s\n", json_object().add("command", "train").add("ok", false).add("error", why).str().c_str());
+  };
+  auto refused = [&json_failure](const std::string& why) {
+    std::fprintf(stderr, "shadowsync train: %s\n", why.c_str());
+    json_failure(why);
     return 2;
-  }
+  };
+  if (auto st = opts.parse(a, env); !st.is_ok()) return refused(st.message());
   if (opts.help_requested()) {
     std::printf("%s", opts.help().c_str());
     return 0;
   }
-  if (auto st = service::init_logging(o.log_level, o.log_format); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync train: %s\n", st.message().c_str());
-    return 2;
-  }
-  if (o.train.empty()) {
-    std::fprintf(stderr, "shadowsync train: --train needs at least one file (see --help)\n");
-    return 2;
-  }
+  if (auto st = service::init_logging(o.log_level, o.log_format); !st.is_ok()) return refused(st.message());
+  if (o.train.empty()) return refused("--train needs at least one file (see --help)");
   // Before training: the model's path can be written and the test files are data of this schema.
-  if (auto st = job::check_output_path(o.export_path, "--export"); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync train: %s\n", st.message().c_str());
-    return 2;
-  }
-  if (auto st = job::check_input_files(o.input, o.test, "--test"); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync train: %s\n", st.message().c_str());
-    return 2;
-  }
-  // A run that fails after it started still ends with a JSON line, saying why.
-  auto failed = [](const std::string& why) {
+  if (auto st = job::check_output_path(o.export_path, "--export"); !st.is_ok()) return refused(st.message());
+  if (auto st = job::check_input_files(o.input, o.test, "--test"); !st.is_ok()) return refused(st.message());
+  auto failed = [&json_failure](const std::string& why) {
     spdlog::error("{}", why);
-    std::printf("%s\n", json_object().add("command", "train").add("ok", false).add("error", why).str().c_str());
+    json_failure(why);
     return 1;
   };
 
   auto ropts = job::reader_options(o.input, o.train, static_cast<std::size_t>(o.batch_size));
-  if (!ropts.is_ok()) {
-    spdlog::error("{}", ropts.error().message());
-    return 2;
-  }
+  if (!ropts.is_ok()) return refused(ropts.error().message());
   auto reader = data::batch_reader::open(*ropts);
   if (!reader.is_ok()) return failed("cannot read training data: " + reader.error().message());
   const auto& bound = reader->schema();
   auto setup = job::resolve_model(o.model, bound.num_dense(), bound.num_categorical());
-  if (!setup.is_ok()) {
-    spdlog::error("{}", setup.error().message());
-    return 2;
-  }
+  if (!setup.is_ok()) return refused(setup.error().message());
 
   // The job as the exported model records it: the options that define the model and its input.
   job::job_options model_job;

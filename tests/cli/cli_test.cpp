@@ -36,6 +36,7 @@ TEST_CASE("cli: bad flags and values exit 2 with a precise message", "[cli]") {
   auto typo = run_command(bin + " train --bach-size 64 --train x");
   CHECK(typo.exit_code == 2);
   CHECK(typo.out.find("did you mean '--batch-size'") != std::string::npos);
+  CHECK(last_json_line(typo.out).find("\"ok\":false") != std::string::npos);  // refused runs end with one too
   auto bad_value = run_command(bin + " train --batch-size abc --train x");
   CHECK(bad_value.exit_code == 2);
   CHECK(bad_value.out.find("--batch-size: 'abc' is not an integer") != std::string::npos);
@@ -47,6 +48,45 @@ TEST_CASE("cli: bad flags and values exit 2 with a precise message", "[cli]") {
   CHECK(no_input.out.find("--train") != std::string::npos);
   auto bad_shape = run_command(bin + " train --train x --bottom-mlp 512-256-32");
   CHECK(bad_shape.exit_code != 0);
+}
+
+TEST_CASE("cli: the model's shape from --embedding-dim alone, and a bottom MLP that misses it exits 2 naming both",
+          "[cli]") {
+  ss::test::temp_dir dir;
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 2000 --test-rows 0 --seed 5").exit_code == 0);
+  const std::string train = bin + " train --progress-interval 0 --train " + dir.str("train.tsv");
+  auto alone = run_command(train + " --embedding-dim 8");
+  CHECK(alone.exit_code == 0);
+  CHECK(alone.out.find("13-512-256-64-8 |") != std::string::npos);
+  auto mismatch = run_command(train + " --embedding-dim 8 --bottom-mlp 64-16");
+  CHECK(mismatch.exit_code == 2);
+  CHECK(mismatch.out.find("--bottom-mlp 64-16 ends in 16") != std::string::npos);
+  CHECK(mismatch.out.find("--embedding-dim is 8") != std::string::npos);
+  CHECK(last_json_line(mismatch.out).find("\"ok\":false") != std::string::npos);
+  // The cluster refuses it before anything starts, too.
+  auto local = run_command(bin + " local --rows 1000 --test-rows 0 --log-level warn --embedding-dim 8 --bottom-mlp 64-16 "
+                                 "--run-dir " + dir.str("run"));
+  CHECK(local.exit_code == 2);
+  CHECK(local.out.find("--embedding-dim is 8") != std::string::npos);
+  // Categorical features only: the bottom MLP is one layer with no inputs.
+  auto avazu = run_command(bin + " train --progress-interval 0 --schema avazu --embedding-dim 4 --train " + samples +
+                           "/avazu/train-10k");
+  CHECK(avazu.exit_code == 0);
+  CHECK(avazu.out.find("0-4 |") != std::string::npos);
+}
+
+TEST_CASE("cli: a CSV file read with the Criteo schema says why and what to do, once", "[cli]") {
+  auto r = run_command(bin + " train --progress-interval 0 --train " + samples + "/avazu/train-10k");
+  CHECK(r.exit_code == 1);
+  const std::string json = last_json_line(r.out);
+  CHECK(json.find("\"ok\":false") != std::string::npos);
+  CHECK(json.find("splits into 24 fields at ','") != std::string::npos);
+  CHECK(json.find("--schema") != std::string::npos);
+  std::size_t hints = 0;
+  for (auto at = r.out.find("name it with --schema"); at != std::string::npos;
+       at = r.out.find("name it with --schema", at + 1))
+    ++hints;
+  CHECK(hints == 2);  // the error line, and the JSON line that repeats it
 }
 
 TEST_CASE("cli: a missing training file is a clear error, exit 1", "[cli]") {
