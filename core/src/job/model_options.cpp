@@ -13,7 +13,14 @@ void add_model_options(config::option_set& opts, model_options& o) {
   opts.add("embedding-learning-rate", &o.embedding_learning_rate,
            "Learning rate of the embedding optimizer; 0 = --learning-rate.")
       .min(0.0);
-  opts.add("dense-optimizer", &o.dense_optimizer, "Optimizer of the MLPs.").choices({"sgd", "adagrad"});
+  opts.add("dense-optimizer", &o.dense_optimizer, "Optimizer of the MLPs.").choices({"sgd", "adagrad", "adam"});
+  opts.add("weight-decay", &o.weight_decay,
+           "Weight decay of the MLPs: an L2 penalty with sgd and adagrad (g += wd * w), decoupled with adam "
+           "(AdamW).")
+      .min(0.0);
+  opts.add("embedding-weight-decay", &o.embedding_weight_decay,
+           "L2 penalty on the embedding rows a batch touches (g += wd * row).")
+      .min(0.0);
   opts.add("sparse-optimizer", &o.sparse_optimizer, "Optimizer of the embedding rows.")
       .choices({"sgd", "rowwise-adagrad"});
   opts.add("embedding-init-scale", &o.embedding_init_scale,
@@ -69,6 +76,8 @@ result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dens
   if (!dense_kind.is_ok()) return dense_kind.error();
   s.dense.kind = *dense_kind;
   s.dense.learning_rate = static_cast<float>(o.learning_rate);
+  s.dense.epsilon = optim::dense_optimizer::default_epsilon(*dense_kind);
+  s.dense.weight_decay = static_cast<float>(o.weight_decay);
 
   auto sparse_kind = optim::parse_sparse_kind(o.sparse_optimizer);
   if (!sparse_kind.is_ok()) return sparse_kind.error();
@@ -78,6 +87,7 @@ result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dens
   s.embeddings.seed = o.seed;
   s.embeddings.max_rows_per_table = o.max_rows_per_table;
   s.embeddings.optimizer.kind = *sparse_kind;
+  s.embeddings.optimizer.weight_decay = static_cast<float>(o.embedding_weight_decay);
   s.embeddings.optimizer.learning_rate =
       static_cast<float>(o.embedding_learning_rate > 0 ? o.embedding_learning_rate : o.learning_rate);
   if (o.buckets > 0) s.buckets.assign(num_sparse, o.buckets);

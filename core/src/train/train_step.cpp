@@ -52,7 +52,7 @@ double train_batch(dense_model& model, const data::example_batch& batch, embeddi
     if (scratch.dense_grads.size() != model.size()) scratch.dense_grads.resize(model.size());
     loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
                                 batch.labels.data(), n, {scratch.dense_grads.data(), 1.0f, 0.0f}, ws);
-    opt.apply(model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size());
+    opt.apply(model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size(), model.next_step());
   }
   rows.accumulate_grads(batch, ws.embedding_grad(0, 0), example_stride);
   return loss;

@@ -45,7 +45,85 @@ TEST_CASE("dense adagrad: per-parameter accumulator, hand-computed", "[core][opt
   CHECK(w[1] == Approx(-1.05f));        // -1 - 0.1 * 1 / 2
 }
 
+TEST_CASE("dense adam: the first step is lr * sign(g), and later steps match a double-precision reference",
+          "[core][optim]") {
+  dense_optimizer o{dense_kind::adam, 0.01f, dense_optimizer::default_epsilon(dense_kind::adam)};
+  CHECK_FALSE(o.fused());
+  REQUIRE(o.state_per_param() == 2);
+  constexpr std::size_t n = 3;
+  float w[n] = {1.0f, -2.0f, 0.5f}, state[2 * n] = {};
+  const float g1[n] = {0.5f, -4.0f, 1e-3f};
+  o.apply(w, state, g1, n, 1);
+  // Bias correction makes step 1 exactly m/sqrt(v) = sign(g) (up to eps): w -= lr * sign(g).
+  CHECK(w[0] == Approx(0.99f));
+  CHECK(w[1] == Approx(-1.99f));
+  CHECK(w[2] == Approx(0.49f).epsilon(1e-4));
+  CHECK(state[0] == Approx(0.05f));          // m = 0.1 g
+  CHECK(state[n] == Approx(0.00025f).epsilon(1e-4));  // v = (1 - b2) g^2; 1 - 0.999f is 0.00100005 in float
+
+  // Steps 2..20 with varying gradients against the textbook algorithm in double.
+  double rw[n] = {w[0], w[1], w[2]}, rm[n], rv[n];
+  for (std::size_t i = 0; i < n; ++i) rm[i] = state[i], rv[i] = state[n + i];
+  for (std::uint64_t t = 2; t <= 20; ++t) {
+    float g[n];
+    for (std::size_t i = 0; i < n; ++i) g[i] = std::sin(static_cast<float>(t * 3 + i)) * (1.0f + i);
+    o.apply(w, state, g, n, t);
+    for (std::size_t i = 0; i < n; ++i) {
+      rm[i] = 0.9 * rm[i] + 0.1 * g[i];
+      rv[i] = 0.999 * rv[i] + 0.001 * double(g[i]) * g[i];
+      const double m_hat = rm[i] / (1 - std::pow(0.9, double(t))), v_hat = rv[i] / (1 - std::pow(0.999, double(t)));
+      rw[i] -= 0.01 * m_hat / (std::sqrt(v_hat) + 1e-8);
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) CHECK(w[i] == Approx(rw[i]).epsilon(1e-5));
+}
+
+TEST_CASE("weight decay: L2 for sgd and adagrad, decoupled for adam, touched rows only for embeddings",
+          "[core][optim]") {
+  // SGD with decay is no longer fused (the gradient must be seen with the weight).
+  dense_optimizer sgd{dense_kind::sgd, 0.1f};
+  CHECK(sgd.fused());
+  sgd.weight_decay = 0.5f;
+  CHECK_FALSE(sgd.fused());
+  float w[1] = {2.0f};
+  const float g[1] = {1.0f};
+  sgd.apply(w, nullptr, g, 1);
+  CHECK(w[0] == Approx(2.0f - 0.1f * (1.0f + 0.5f * 2.0f)));  // 1.8
+
+  dense_optimizer adagrad{dense_kind::adagrad, 0.1f, 1e-10f};
+  adagrad.weight_decay = 0.5f;
+  float wa[1] = {2.0f}, ga_state[1] = {0.0f};
+  adagrad.apply(wa, ga_state, g, 1);
+  CHECK(ga_state[0] == Approx(4.0f));  // (1 + 0.5 * 2)^2
+  CHECK(wa[0] == Approx(1.9f));        // 2 - 0.1 * 2 / 2
+
+  // AdamW: with a zero gradient only the decay moves the weight: w *= 1 - lr * wd.
+  dense_optimizer adam{dense_kind::adam, 0.1f, 1e-8f};
+  adam.weight_decay = 0.5f;
+  float wd[1] = {2.0f}, adam_state[2] = {0.0f, 0.0f};
+  const float zero[1] = {0.0f};
+  adam.apply(wd, adam_state, zero, 1, 1);
+  CHECK(wd[0] == Approx(2.0f * (1.0f - 0.05f)));
+
+  // Embedding rows: g + wd * row, and row-wise Adagrad's accumulator sees the decayed gradient.
+  sparse_optimizer rows{sparse_kind::sgd, 0.1f};
+  rows.weight_decay = 0.5f;
+  float row[2] = {1.0f, -2.0f};
+  const float rg[2] = {0.0f, 0.0f};
+  rows.apply(row, rg, 2);
+  CHECK(row[0] == Approx(0.95f));
+  CHECK(row[1] == Approx(-1.9f));
+  sparse_optimizer rowwise{sparse_kind::rowwise_adagrad, 0.1f, 1e-8f};
+  rowwise.weight_decay = 0.5f;
+  float arow[3] = {2.0f, 0.0f, 0.0f};
+  rowwise.apply(arow, rg, 2);
+  CHECK(arow[2] == Approx(0.5f));                                // mean((1, 0)^2)
+  CHECK(arow[0] == Approx(2.0f - 0.1f / std::sqrt(0.5f) * 1.0f));
+}
+
 TEST_CASE("optimizer names parse and unknown names are refused", "[core][optim]") {
+  CHECK(*parse_dense_kind("adam") == dense_kind::adam);
+  CHECK(std::string(to_string(dense_kind::adam)) == "adam");
   CHECK(*parse_dense_kind("adagrad") == dense_kind::adagrad);
   CHECK(*parse_sparse_kind("rowwise-adagrad") == sparse_kind::rowwise_adagrad);
   auto bad = parse_sparse_kind("adam");

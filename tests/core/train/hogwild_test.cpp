@@ -85,7 +85,8 @@ struct run_output {
 run_output run(int threads, optim::dense_kind dense = optim::dense_kind::sgd) {
   optim::dense_optimizer opt;
   opt.kind = dense;
-  opt.learning_rate = dense == optim::dense_kind::sgd ? 0.2f : 0.05f;
+  opt.learning_rate = dense == optim::dense_kind::sgd ? 0.2f : dense == optim::dense_kind::adam ? 0.01f : 0.05f;
+  opt.epsilon = optim::dense_optimizer::default_epsilon(dense);
   dense_model model(tiny_config(), opt, 42);
   embedding::local_embeddings store(tiny_embeddings());
   vector_source train(make_batches(300, 64, 1));
@@ -124,6 +125,14 @@ TEST_CASE("hogwild: several workers consume every example exactly once and learn
 TEST_CASE("hogwild: adagrad dense optimizer trains too", "[core][train]") {
   auto r = run(2, optim::dense_kind::adagrad);
   CHECK(r.test.auc > 0.75);
+}
+
+TEST_CASE("hogwild: adam dense optimizer trains, and one worker is deterministic with it", "[core][train]") {
+  auto a = run(1, optim::dense_kind::adam);
+  auto b = run(1, optim::dense_kind::adam);
+  CHECK(a.params == b.params);  // the step count is the replica's, not the clock's
+  CHECK(a.test.auc > 0.75);
+  CHECK(run(2, optim::dense_kind::adam).test.auc > 0.75);
 }
 
 TEST_CASE("hogwild: a source error stops the run and is returned", "[core][train]") {

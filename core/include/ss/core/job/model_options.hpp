@@ -26,6 +26,8 @@ struct model_options {
   double embedding_learning_rate = 0;  // 0: same as learning_rate
   std::string dense_optimizer = "sgd";
   std::string sparse_optimizer = "sgd";
+  double weight_decay = 0;
+  double embedding_weight_decay = 0;
   double embedding_init_scale = 0.01;
   std::uint64_t buckets = 0;
   std::uint64_t max_rows_per_table = 0;

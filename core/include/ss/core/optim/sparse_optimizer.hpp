@@ -18,12 +18,16 @@ struct sparse_optimizer {
   sparse_kind kind = sparse_kind::sgd;
   float learning_rate = 0.1f;  // Default: 0.1 (the DLRM reference)
   float epsilon = 1e-8f;       // Default: 1e-8 (row-wise Adagrad only)
+  // L2 penalty on the rows a batch touches (g += wd * row): rows no batch touches are left alone,
+  // as in every sparse trainer, so a row decays only while it is in use.
+  float weight_decay = 0.0f;
 
   std::uint32_t state_floats() const { return kind == sparse_kind::rowwise_adagrad ? 1 : 0; }
 
   // One update of `row` (dim values, then the state) with gradient `grad` (dim values).
   //   sgd:             row -= lr * g
   //   rowwise_adagrad: G += mean(g^2); row -= lr * g / (sqrt(G) + eps)   (one G per row)
+  // with g = grad + weight_decay * row.
   // Hogwild: concurrent calls on the same row race benignly on floats, by design.
   void apply(float* row, const float* grad, std::uint32_t dim) const;
 };

@@ -2,6 +2,7 @@
 // goes with it. A trainer process holds exactly one, shared by all its Hogwild workers.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -27,6 +28,9 @@ class dense_model {
   std::size_t size() const { return params_.size(); }
   // Optimizer state parallel to params (Adagrad's accumulators); nullptr for SGD.
   float* optimizer_state() { return state_.empty() ? nullptr : state_.data(); }
+  // The 1-based number of the update about to be applied (Adam's bias correction); shared by the
+  // Hogwild workers.
+  std::uint64_t next_step() { return steps_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
  private:
   model::dlrm_config config_;
@@ -34,6 +38,7 @@ class dense_model {
   optim::dense_optimizer optimizer_;
   aligned_buffer<float> params_;
   aligned_buffer<float> state_;
+  std::atomic<std::uint64_t> steps_{0};
 };
 
 // How many values of `v` (n floats) are NaN or infinite: a diverged model, which is an error.
