@@ -108,9 +108,9 @@ input_schema input_schema::avazu() {
 }
 
 result<input_schema> parse_schema(std::string_view text) {
-  static constexpr std::array<std::string_view, 9> keys = {
+  static constexpr std::array<std::string_view, 10> keys = {
       "format", "delimiter", "header", "label", "dense", "categorical", "ignore",
-      "multi_value_separator", "columns"};
+      "multi_value_separator", "multi_value", "columns"};
   struct entry {
     std::string_view value;
     std::size_t line = 0;
@@ -209,6 +209,20 @@ result<input_schema> parse_schema(std::string_view text) {
                                            quoted(e.value));
     }
   }
+  if (const auto& e = get("multi_value"); e.line != 0) {
+    auto list = split_list(e.value, "multi_value", e.line);
+    if (!list) return list.error();
+    for (const auto& item : *list) {
+      const auto colon = item.rfind(':');
+      const std::string column = colon == std::string::npos ? std::string() : std::string(trim(item.substr(0, colon)));
+      const std::string sep = colon == std::string::npos ? std::string() : std::string(trim(item.substr(colon + 1)));
+      const char c = sep == "tab" ? '\t' : sep == "comma" ? ',' : sep.size() == 1 ? sep[0] : '\0';
+      if (column.empty() || c == '\0')
+        return status(errc::parse_error, line_prefix(e.line) + "multi_value: expected COLUMN:SEPARATOR (one character, "
+                                                               "tab or comma), found " + quoted(item));
+      schema.multi_value_columns.emplace_back(column, c);
+    }
+  }
   if (schema.label.empty()) return status(errc::parse_error, "missing key 'label'");
   SS_RETURN_IF_ERROR(validate_schema(schema));
   return schema;
@@ -225,6 +239,14 @@ status validate_schema(const input_schema& schema) {
       return status(errc::invalid_argument,
                     "multi_value_separator must differ from the delimiter and from line breaks");
     }
+  }
+  for (const auto& [column, sep] : schema.multi_value_columns) {
+    if (sep == schema.delimiter || sep == '\n' || sep == '\r')
+      return status(errc::invalid_argument, "multi_value: the separator of column " + quoted(column) +
+                                                " must differ from the delimiter and from line breaks");
+    const auto named = std::count_if(schema.multi_value_columns.begin(), schema.multi_value_columns.end(),
+                                     [&column = column](const auto& other) { return other.first == column; });
+    if (named > 1) return status(errc::invalid_argument, "multi_value: column " + quoted(column) + " named twice");
   }
   if (!schema.header && schema.columns.empty()) {
     return status(errc::invalid_argument, "schema has header = false but names no columns");
@@ -305,6 +327,16 @@ result<bound_schema> bind_schema(const input_schema& schema, const std::vector<s
     }
     b.columns[i] = {column_role::categorical, static_cast<std::uint32_t>(b.categorical_columns.size())};
     b.categorical_columns.push_back(i);
+  }
+  // Each categorical feature's separator: its own, else the schema's, else none.
+  b.categorical_separators.assign(b.categorical_columns.size(), schema.multi_value_separator.value_or('\0'));
+  for (const auto& [name, sep] : schema.multi_value_columns) {
+    auto col = find(name, "multi_value");
+    if (!col) return col.error();
+    if (b.columns[*col].role != column_role::categorical)
+      return status(errc::invalid_argument, "multi_value: column " + quoted(name) +
+                                                " is not categorical (only categorical values are split)");
+    b.categorical_separators[b.columns[*col].feature] = sep;
   }
   return b;
 }

@@ -51,6 +51,10 @@ std::string describe_field(std::string_view value) {
 
 row_parser::row_parser(bound_schema schema) : schema_(std::move(schema)) {
   fields_.reserve(schema_.num_fields() + 1);
+  if (schema_.categorical_separators.size() != schema_.num_categorical())
+    schema_.categorical_separators.assign(schema_.num_categorical(), schema_.multi_value_separator.value_or('\0'));
+  multi_valued_ = std::any_of(schema_.categorical_separators.begin(), schema_.categorical_separators.end(),
+                              [](char c) { return c != '\0'; });
   for (std::size_t i = 0; i < small_table_size; ++i) {
     small_log1p_[i] = dense_transform(static_cast<double>(i));
   }
@@ -190,15 +194,20 @@ status row_parser::parse(std::string_view line, example_batch& out, bad_row_reas
   }
 
   const std::uint32_t num_cat = schema_.num_categorical();
-  if (!schema_.multi_value_separator) {
+  if (!multi_valued_) {
     for (std::uint32_t f = 0; f < num_cat; ++f) {
       out.add_id(feature_id(f, fields_[schema_.categorical_columns[f]]));
       out.end_feature();
     }
   } else {
-    const char sep = *schema_.multi_value_separator;
     for (std::uint32_t f = 0; f < num_cat; ++f) {
       const std::string_view text = fields_[schema_.categorical_columns[f]];
+      const char sep = schema_.categorical_separators[f];
+      if (sep == '\0') {
+        out.add_id(feature_id(f, text));
+        out.end_feature();
+        continue;
+      }
       bool any = false;
       std::size_t start = 0;
       while (start <= text.size()) {

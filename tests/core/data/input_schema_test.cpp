@@ -122,6 +122,32 @@ TEST_CASE("input schema: spec errors name the line", "[core][data]") {
   CHECK(error_of(parse_schema("label = y\ncategorical = *, a, *\n")) == "line 2: categorical: '*' given twice");
 }
 
+TEST_CASE("input schema: per-column multi-value separators and their errors", "[core][data]") {
+  auto schema = parse_schema("label = y\ncategorical = *\nmulti_value = genres:|, tags:tab, names:comma\n"
+                             "delimiter = ;\n");
+  REQUIRE(schema.is_ok());
+  CHECK(schema->multi_value_columns ==
+        std::vector<std::pair<std::string, char>>{{"genres", '|'}, {"tags", '\t'}, {"names", ','}});
+  auto bound = bind_schema(*schema, "y;names;genres;other;tags");
+  REQUIRE(bound.is_ok());
+  CHECK(bound->categorical_separators == std::vector<char>{',', '|', '\0', '\t'});
+
+  CHECK(error_of(parse_schema("label = y\nmulti_value = genres\n")) ==
+        "line 2: multi_value: expected COLUMN:SEPARATOR (one character, tab or comma), found 'genres'");
+  CHECK(error_of(parse_schema("label = y\nmulti_value = genres:||\n")) ==
+        "line 2: multi_value: expected COLUMN:SEPARATOR (one character, tab or comma), found 'genres:||'");
+  CHECK(error_of(parse_schema("label = y\nmulti_value = g:|, g:;\n")) == "multi_value: column 'g' named twice");
+  CHECK(error_of(parse_schema("label = y\nmulti_value = g:comma\n")) ==
+        "multi_value: the separator of column 'g' must differ from the delimiter and from line breaks");
+  auto dense = parse_schema("label = y\ndense = d\ncategorical = *\nmulti_value = d:|\n");
+  REQUIRE(dense.is_ok());
+  CHECK(error_of(bind_schema(*dense, "y,d,c")) ==
+        "multi_value: column 'd' is not categorical (only categorical values are split)");
+  auto missing = parse_schema("label = y\ncategorical = *\nmulti_value = z:|\n");
+  REQUIRE(missing.is_ok());
+  CHECK(error_of(bind_schema(*missing, "y,c")) == "multi_value column 'z' not in header");
+}
+
 TEST_CASE("input schema: a column listed twice is rejected", "[core][data]") {
   CHECK(error_of(parse_schema("label = y\ndense = a, b\ncategorical = b\n")) ==
         "column 'b' listed twice (dense and categorical)");

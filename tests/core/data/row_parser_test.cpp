@@ -202,6 +202,27 @@ TEST_CASE("csv parser: multi-value categorical fields", "[core][data]") {
   CHECK(batch.offsets == std::vector<std::uint32_t>{0, 3, 4, 5, 6, 8, 9});
 }
 
+TEST_CASE("csv parser: a separator per column splits only that column", "[core][data]") {
+  // genres split at '|', tags at ';'; title holds '|' and ';' as plain characters.
+  auto parser = csv_parser("label = y\ncategorical = *\nmulti_value = genres:|, tags:;\n", "y,title,genres,tags");
+  example_batch batch;
+  parser.prepare(batch);
+  REQUIRE(parser.parse("1,a|b;c,x|y,p;q|r", batch).is_ok());
+  using ss::feature_id;
+  CHECK(batch.ids == std::vector<std::uint64_t>{feature_id(0, "a|b;c"), feature_id(1, "x"), feature_id(1, "y"),
+                                                feature_id(2, "p"), feature_id(2, "q|r")});
+  CHECK(batch.offsets == std::vector<std::uint32_t>{0, 1, 3, 5});
+
+  // A column's own separator overrides the schema-wide one; the others keep the schema-wide one.
+  auto both = csv_parser("label = y\ncategorical = *\nmulti_value_separator = |\nmulti_value = tags:;\n",
+                         "y,genres,tags");
+  example_batch b2;
+  both.prepare(b2);
+  REQUIRE(both.parse("0,x|y,p;q|r", b2).is_ok());
+  CHECK(b2.ids == std::vector<std::uint64_t>{feature_id(0, "x"), feature_id(0, "y"), feature_id(1, "p"),
+                                             feature_id(1, "q|r")});
+}
+
 TEST_CASE("criteo parser: arbitrary bytes never crash it", "[core][data]") {
   auto parser = criteo_parser();
   example_batch batch;

@@ -25,6 +25,9 @@ struct input_schema {
   std::vector<std::string> ignore;
   // Several values in one categorical field ("a|b|c" gives 3 ids); unset means one value.
   std::optional<char> multi_value_separator;
+  // Per column (`multi_value = genres:|, tags:;`): that column's separator, over the one above;
+  // with this alone, the columns not named hold one value each.
+  std::vector<std::pair<std::string, char>> multi_value_columns;
   // Dense fields must be integers (Criteo); otherwise decimals are accepted too.
   bool integer_dense = false;
   // Column names of a headerless input, in field order (implied for Criteo).
@@ -40,7 +43,9 @@ struct input_schema {
 // (criteo|csv, default csv; criteo sets every key to the Criteo layout, later keys override),
 // delimiter (, tab ; |), header (true|false), label, dense, categorical (comma lists;
 // `categorical = *` takes every remaining column), ignore, multi_value_separator (one character or
-// `none`), columns (names of a headerless csv). Errors name the line: "line 3: unknown key 'lable'".
+// `none`, for every categorical column), multi_value (COLUMN:SEPARATOR, ...: per column; `tab` and
+// `comma` name those two), columns (names of a headerless csv). Errors name the line: "line 3:
+// unknown key 'lable'".
 result<input_schema> parse_schema(std::string_view text);
 
 // Checks that no column is named twice (within a list or across label, dense, categorical and
@@ -64,6 +69,7 @@ struct bound_schema {
   std::uint32_t label_column = 0;
   std::vector<std::uint32_t> dense_columns;        // field index of dense feature i
   std::vector<std::uint32_t> categorical_columns;  // field index of categorical feature f
+  std::vector<char> categorical_separators;        // of categorical feature f; 0: one value
 
   std::uint32_t num_fields() const noexcept { return static_cast<std::uint32_t>(columns.size()); }
   std::uint32_t num_dense() const noexcept { return static_cast<std::uint32_t>(dense_columns.size()); }

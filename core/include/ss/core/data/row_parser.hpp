@@ -61,6 +61,7 @@ class row_parser {
                      bad_row_reason why, bad_row_reason* reason) const;
 
   bound_schema schema_;
+  bool multi_valued_ = false;  // some categorical feature has a separator
   std::vector<std::string_view> fields_;  // reused scratch: the fields of the current line
   // log1p of small non-negative integers: most Criteo dense values, looked up instead of computed.
   static constexpr std::size_t small_table_size = 4096;
