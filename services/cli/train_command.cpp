@@ -2,6 +2,8 @@
 // threads, evaluates on test files, and ends with a human summary and one JSON line.
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +21,8 @@
 #include "ss/core/model/model_file.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
 #include "ss/core/train/reader_source.hpp"
+#include "ss/core/train/shuffled_source.hpp"
+#include "ss/core/random.hpp"
 #include "ss/service/format.hpp"
 #include "ss/core/job/input_options.hpp"
 #include "ss/service/logging.hpp"
@@ -38,9 +42,40 @@ struct train_options {
   std::string log_level = "info";
   std::string log_format = "human";
   std::string export_path;  // --export: write the trained model here (model_file.hpp)
+  int epochs = 1;
+  std::int64_t shuffle_buffer = -1;  // -1: 0 for one epoch, default_shuffle_window for more
+  std::vector<std::string> validation;
+  int early_stop_patience = 0;
   job::input_options input;
   job::model_options model;
 };
+
+constexpr std::int64_t default_shuffle_window = 100000;
+
+// One pass over the training files.
+struct epoch_record {
+  int epoch = 0;
+  train::train_result trained;
+  metrics::summary validation;  // examples == 0 without --validation
+};
+
+std::string epochs_json(const std::vector<epoch_record>& epochs) {
+  std::string out = "[";
+  for (const auto& e : epochs) {
+    json_object j;
+    j.add("epoch", e.epoch)
+        .add("examples", e.trained.examples)
+        .add("seconds", e.trained.seconds)
+        .add("train_logloss", e.trained.train_log_loss)
+        .add("train_progressive", e.epoch == 1);
+    if (e.validation.examples > 0)
+      j.add("validation_logloss", e.validation.log_loss)
+          .add("validation_ne", e.validation.ne)
+          .add("validation_auc", e.validation.auc);
+    out += (out.size() > 1 ? "," : "") + j.str();
+  }
+  return out + "]";
+}
 
 void print_bad_rows(const data::batch_reader& reader, const char* what) {
   const auto& c = reader.counters();
@@ -69,6 +104,21 @@ int run_train(const args& a, const config::environment& env) {
   opts.add("export", &o.export_path,
            "After training, write the model (dense part and embedding rows, see `shadowsync predict`) to "
            "this file; empty = none.");
+  opts.add("epochs", &o.epochs,
+           "Passes over the training files. Metrics of the first pass are progressive (each example scored "
+           "before it is trained on); later passes see examples again, so theirs are not.")
+      .range(1, 10000);
+  opts.add("shuffle-buffer", &o.shuffle_buffer,
+           "Examples permuted together (a seeded window, bounded memory), and the files' order permuted "
+           "each epoch; 0 = read in order (the time order of one-pass training); -1 = 0 for one epoch, "
+           "100000 for more.")
+      .range(-1, 100000000);
+  opts.add("validation", &o.validation,
+           "Files scored after every epoch; the best epoch's model (lowest validation log loss) is the one "
+           "tested and exported.");
+  opts.add("early-stop-patience", &o.early_stop_patience,
+           "Stop after this many epochs without a better validation log loss; 0 = never (needs --validation).")
+      .range(0, 10000);
   job::add_input_options(opts, o.input);
   job::add_model_options(opts, o.model);
   // A run refused before it starts (exit 2) or failed after (exit 1) still ends with a JSON line,
@@ -91,6 +141,16 @@ int run_train(const args& a, const config::environment& env) {
   // Before training: the model's path can be written and the test files are data of this schema.
   if (auto st = job::check_output_path(o.export_path, "--export"); !st.is_ok()) return refused(st.message());
   if (auto st = job::check_input_files(o.input, o.test, "--test"); !st.is_ok()) return refused(st.message());
+  if (auto st = job::check_input_files(o.input, o.validation, "--validation"); !st.is_ok())
+    return refused(st.message());
+  if (o.early_stop_patience > 0 && o.validation.empty())
+    return refused("--early-stop-patience " + std::to_string(o.early_stop_patience) +
+                   " needs --validation: early stopping compares the validation log loss of each epoch");
+  if (o.early_stop_patience > 0 && o.early_stop_patience >= o.epochs)
+    return refused("--early-stop-patience " + std::to_string(o.early_stop_patience) + " cannot stop a run of --epochs " +
+                   std::to_string(o.epochs) + ": give more epochs or a smaller patience");
+  const auto shuffle_window = static_cast<std::size_t>(
+      o.shuffle_buffer >= 0 ? o.shuffle_buffer : (o.epochs > 1 ? default_shuffle_window : 0));
   auto failed = [&json_failure](const std::string& why) {
     spdlog::error("{}", why);
     json_failure(why);
@@ -128,7 +188,6 @@ int run_train(const args& a, const config::environment& env) {
     cancel.store(true);
   });
 
-  train::reader_source source(std::move(*reader));
   train::hogwild_options ho;
   ho.threads = o.threads;
   ho.window_examples = o.window;
@@ -136,62 +195,183 @@ int run_train(const args& a, const config::environment& env) {
   ho.buckets = setup->buckets;
   ho.cancel = &cancel;
   steady_clock_source clock;
-  auto trained = train::train_hogwild(model, store, source, ho, clock, [](const train::train_progress& p) {
-    std::string where = p.fraction_done >= 0 ? fmt::format(" ({:.1f}%, ETA {})", 100 * p.fraction_done,
-                                                             service::human_seconds(p.eta_seconds))
-                                             : std::string();
-    spdlog::info("{} examples{}, {:.0f} ex/s, recent {}: NE {:.5f} AUC {:.5f}", service::with_commas(p.examples),
-                 where, p.examples_per_sec, service::with_commas(p.window.examples), p.window.ne, p.window.auc);
-  });
-  print_bad_rows(source.reader(), "training data");
-  if (!trained.is_ok()) return failed("training stopped: " + trained.error().message());
-  const auto& tr = *trained;
-  if (const std::size_t bad = train::non_finite_params(model); bad > 0 || !std::isfinite(tr.train_log_loss)) {
-    return failed("training diverged: " + std::to_string(bad) + " of " + std::to_string(model.size()) +
-                  " dense parameters are NaN or infinite (train log loss " + std::to_string(tr.train_log_loss) +
-                  "); lower --learning-rate or --embedding-learning-rate. No model is scored or exported");
+  auto on_progress = [&o](int epoch) {
+    return [&o, epoch](const train::train_progress& p) {
+      std::string where = p.fraction_done >= 0 ? fmt::format(" ({:.1f}%, ETA {})", 100 * p.fraction_done,
+                                                               service::human_seconds(p.eta_seconds))
+                                               : std::string();
+      spdlog::info("{}{} examples{}, {:.0f} ex/s, recent {}: NE {:.5f} AUC {:.5f}",
+                   o.epochs > 1 ? fmt::format("epoch {}/{}: ", epoch, o.epochs) : std::string(),
+                   service::with_commas(p.examples), where, p.examples_per_sec, service::with_commas(p.window.examples),
+                   p.window.ne, p.window.auc);
+    };
+  };
+  train::eval_options eo;
+  eo.threads = o.threads;
+  eo.buckets = setup->buckets;
+  // Scores `model` on `files`; `bad_rows` receives the rows skipped.
+  auto score = [&](const train::dense_model& m, const embedding::local_embeddings& e, const std::vector<std::string>& files,
+                   double base_rate, const char* what, std::uint64_t& bad_rows) -> result<metrics::summary> {
+    auto sopts = job::reader_options(o.input, files, 4096);
+    auto r = sopts.is_ok() ? data::batch_reader::open(*sopts) : result<data::batch_reader>(sopts.error());
+    if (!r.is_ok()) return r.error().with_context(std::string("cannot read ") + what);
+    train::reader_source src(std::move(*r));
+    auto scored = train::evaluate(m, e, src, base_rate, eo);
+    print_bad_rows(src.reader(), what);
+    bad_rows = src.reader().counters().bad;
+    if (!scored.is_ok()) return scored.error().with_context(std::string("scoring ") + what);
+    return *scored;
+  };
+
+  // The epochs. Epoch 1 reads the reader opened above (its schema built the model) unless the
+  // files' order is permuted; later epochs open the files again.
+  std::vector<epoch_record> epochs;
+  std::uint64_t train_bad_rows = 0, validation_bad_rows = 0;
+  int best_epoch = 0, since_best = 0;
+  double best_loss = 0;
+  bool stopped_early = false, cancelled = false;
+  // The best epoch's model when validation picks one: written to --export, or to a scratch file.
+  const std::string best_path = !o.export_path.empty() ? o.export_path
+                                                       : (std::filesystem::temp_directory_path() /
+                                                          ("shadowsync-best-" + std::to_string(::getpid()) + ".model"))
+                                                             .string();
+  struct remove_scratch {
+    std::string path;
+    ~remove_scratch() {
+      if (!path.empty()) std::filesystem::remove(path);
+    }
+  } scratch{o.export_path.empty() && !o.validation.empty() ? best_path : std::string()};
+  model::model_file_stats exported;
+  double export_seconds = 0;
+  auto save = [&](std::uint64_t examples, double click_rate) -> status {
+    const double start = clock.now_seconds();
+    auto header = model::header_for_job(model_job, click_rate, examples, "shadowsync train");
+    auto saved = header.is_ok() ? model::save_model(best_path, *header, model, store)
+                                : result<model::model_file_stats>(header.error());
+    if (!saved.is_ok()) return saved.error();
+    exported = *saved;
+    export_seconds = clock.now_seconds() - start;
+    return status::ok();
+  };
+  std::uint64_t examples_trained = 0;
+  double first_click_rate = 0;
+  for (int epoch = 1; epoch <= o.epochs && !cancelled; ++epoch) {
+    std::vector<std::string> files = o.train;
+    const std::uint64_t epoch_seed = o.model.seed * 1000003ULL + static_cast<std::uint64_t>(epoch);
+    if (shuffle_window > 0 && files.size() > 1) {
+      rng order(epoch_seed);
+      for (std::size_t i = files.size(); i > 1; --i) std::swap(files[i - 1], files[order.below(i)]);
+    }
+    if (epoch > 1 || files != o.train) {
+      auto epoch_opts = *ropts;
+      epoch_opts.paths = files;
+      auto again = data::batch_reader::open(epoch_opts);
+      if (!again.is_ok()) return failed("cannot read training data (epoch " + std::to_string(epoch) + "): " +
+                                        again.error().message());
+      reader = std::move(again);
+    }
+    train::reader_source in_order(std::move(*reader));
+    train::shuffled_source shuffled(in_order, shuffle_window, static_cast<std::size_t>(o.batch_size), epoch_seed);
+    train::batch_source& source = shuffle_window > 0 ? static_cast<train::batch_source&>(shuffled) : in_order;
+    auto trained = train::train_hogwild(model, store, source, ho, clock, on_progress(epoch));
+    if (epoch == 1) {
+      print_bad_rows(in_order.reader(), "training data");
+      train_bad_rows = in_order.reader().counters().bad;
+    }
+    if (!trained.is_ok()) return failed("training stopped: " + trained.error().message());
+    const auto& tr = *trained;
+    if (const std::size_t bad = train::non_finite_params(model); bad > 0 || !std::isfinite(tr.train_log_loss)) {
+      return failed("training diverged: " + std::to_string(bad) + " of " + std::to_string(model.size()) +
+                    " dense parameters are NaN or infinite (train log loss " + std::to_string(tr.train_log_loss) +
+                    "); lower --learning-rate or --embedding-learning-rate. No model is scored or exported");
+    }
+    if (epoch == 1) first_click_rate = tr.train_click_rate;
+    examples_trained += tr.examples;
+    cancelled = tr.cancelled;
+    epoch_record rec{epoch, tr, {}};
+    if (!o.validation.empty() && !cancelled) {
+      auto v = score(model, store, o.validation, first_click_rate, "validation data", validation_bad_rows);
+      if (!v.is_ok()) return failed(v.error().message());
+      rec.validation = *v;
+      const bool better = best_epoch == 0 || v->log_loss < best_loss;
+      if (better) {
+        best_epoch = epoch, best_loss = v->log_loss, since_best = 0;
+        if (auto st = save(examples_trained, first_click_rate); !st.is_ok())
+          return failed("cannot " + std::string(o.export_path.empty() ? "keep the best model" : "export the model") +
+                        ": " + st.message());
+      } else {
+        ++since_best;
+      }
+      spdlog::info("epoch {}/{}: train log loss {:.5f}{}, validation log loss {:.5f} NE {:.5f} AUC {:.5f}{}", epoch,
+                   o.epochs, tr.train_log_loss, epoch == 1 ? " (progressive)" : "", v->log_loss, v->ne, v->auc,
+                   better ? " (best so far)" : "");
+    } else if (o.epochs > 1) {
+      spdlog::info("epoch {}/{}: train log loss {:.5f}{}", epoch, o.epochs, tr.train_log_loss,
+                   epoch == 1 ? " (progressive)" : "");
+    }
+    epochs.push_back(rec);
+    if (o.early_stop_patience > 0 && since_best >= o.early_stop_patience && epoch < o.epochs) {
+      spdlog::info("early stop after epoch {}: no better validation log loss for {} epochs (best: epoch {})", epoch,
+                   since_best, best_epoch);
+      stopped_early = true;
+      break;
+    }
   }
+  const auto& first = epochs.front().trained;
+  const auto& last = epochs.back().trained;
+  double seconds = 0;
+  for (const auto& e : epochs) seconds += e.trained.seconds;
+
+  // The model that is tested and exported: the best epoch's when validation chose one.
+  std::unique_ptr<model::loaded_model> best;
+  if (best_epoch > 0 && best_epoch != epochs.back().epoch) {
+    auto loaded = model::load_model(best_path);
+    if (!loaded.is_ok()) return failed("cannot read back the best epoch's model: " + loaded.error().message());
+    best = std::make_unique<model::loaded_model>(std::move(*loaded));
+    spdlog::info("using the model of epoch {} (validation log loss {:.5f})", best_epoch, best_loss);
+  }
+  const train::dense_model& final_dense = best ? *best->dense : model;
+  const embedding::local_embeddings& final_store = best ? *best->embeddings : store;
 
   metrics::summary test;
   std::uint64_t test_bad_rows = 0;
-  if (!o.test.empty() && !tr.cancelled) {
-    auto topts = job::reader_options(o.input, o.test, 4096);
-    auto test_reader = topts.is_ok() ? data::batch_reader::open(*topts) : result<data::batch_reader>(topts.error());
-    if (!test_reader.is_ok()) return failed("cannot read test data: " + test_reader.error().message());
-    train::reader_source test_source(std::move(*test_reader));
-    train::eval_options eo;
-    eo.threads = o.threads;
-    eo.buckets = setup->buckets;
-    auto scored = train::evaluate(model, store, test_source, tr.train_click_rate, eo);
-    print_bad_rows(test_source.reader(), "test data");
-    test_bad_rows = test_source.reader().counters().bad;
-    if (!scored.is_ok()) return failed("evaluation failed: " + scored.error().message());
-    test = *scored;
+  if (!o.test.empty() && !cancelled) {
+    auto t = score(final_dense, final_store, o.test, first_click_rate, "test data", test_bad_rows);
+    if (!t.is_ok()) return failed(t.error().message());
+    test = *t;
   }
 
-  model::model_file_stats exported;
-  double export_seconds = 0;
-  if (!o.export_path.empty() && tr.cancelled) {
+  if (!o.export_path.empty() && cancelled) {
     spdlog::warn("training stopped early: not exporting the model to {}", o.export_path);
-  } else if (!o.export_path.empty()) {
-    const double start = clock.now_seconds();
-    auto header = model::header_for_job(model_job, tr.train_click_rate, tr.examples, "shadowsync train");
-    auto saved = header.is_ok() ? model::save_model(o.export_path, *header, model, store)
-                                : result<model::model_file_stats>(header.error());
-    if (!saved.is_ok()) return failed("cannot export the model: " + saved.error().message());
-    exported = *saved;
-    export_seconds = clock.now_seconds() - start;
-    spdlog::info("exported the model to {}: {} rows, {} in {}", o.export_path, service::with_commas(exported.rows),
-                 service::human_bytes(static_cast<double>(exported.bytes)), service::human_seconds(export_seconds));
+    exported = {};
+  } else if (!o.export_path.empty() && best_epoch == 0) {
+    if (auto st = save(examples_trained, first_click_rate); !st.is_ok())
+      return failed("cannot export the model: " + st.message());
   }
+  if (exported.bytes > 0 && !o.export_path.empty())
+    spdlog::info("exported the model{} to {}: {} rows, {} in {}",
+                 best_epoch > 0 ? " of epoch " + std::to_string(best_epoch) : std::string(), o.export_path,
+                 service::with_commas(exported.rows), service::human_bytes(static_cast<double>(exported.bytes)),
+                 service::human_seconds(export_seconds));
+  if (o.export_path.empty()) exported = {};
 
-  const std::uint64_t bad_rows = source.reader().counters().bad + test_bad_rows;
-  const double train_ne = metrics::normalized_entropy(tr.train_log_loss, tr.train_click_rate);
-  std::printf("shadowsync train: %s examples in %s (%.0f examples/s, %d thread%s)%s\n",
-              service::with_commas(tr.examples).c_str(), service::human_seconds(tr.seconds).c_str(),
-              tr.examples_per_sec, o.threads, o.threads == 1 ? "" : "s", tr.cancelled ? " [stopped early]" : "");
-  std::printf("  train   log loss %.5f  NE %.5f (progressive)  click rate %.4f\n", tr.train_log_loss, train_ne,
-              tr.train_click_rate);
+  const std::uint64_t bad_rows = train_bad_rows + test_bad_rows;
+  const double train_ne = metrics::normalized_entropy(first.train_log_loss, first.train_click_rate);
+  const double examples_per_sec = seconds > 0 ? static_cast<double>(examples_trained) / seconds : 0;
+  std::printf("shadowsync train: %s examples in %s (%.0f examples/s, %d thread%s)%s%s\n",
+              service::with_commas(examples_trained).c_str(), service::human_seconds(seconds).c_str(),
+              examples_per_sec, o.threads, o.threads == 1 ? "" : "s",
+              o.epochs > 1 ? fmt::format(", {} of {} epochs", epochs.size(), o.epochs).c_str() : "",
+              cancelled ? " [stopped early]" : stopped_early ? " [early stop]" : "");
+  std::printf("  train   log loss %.5f  NE %.5f (progressive, first pass)  click rate %.4f\n", first.train_log_loss,
+              train_ne, first.train_click_rate);
+  if (epochs.size() > 1)
+    std::printf("  train   last pass log loss %.5f (not progressive: seen before)\n", last.train_log_loss);
+  if (best_epoch > 0)
+    std::printf("  valid   best epoch %d: log loss %.5f  NE %.5f  AUC %.5f\n", best_epoch,
+                epochs[static_cast<std::size_t>(best_epoch - 1)].validation.log_loss,
+                epochs[static_cast<std::size_t>(best_epoch - 1)].validation.ne,
+                epochs[static_cast<std::size_t>(best_epoch - 1)].validation.auc);
   if (test.examples > 0)
     std::printf("  test    %s examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f\n",
                 service::with_commas(test.examples).c_str(), test.log_loss, test.ne, test.auc, test.calibration);
@@ -206,20 +386,25 @@ int run_train(const args& a, const config::environment& env) {
   j.add("command", "train")
       .add("ok", true)
       .add("error", "")
-      .add("examples", tr.examples)
-      .add("seconds", tr.seconds)
-      .add("examples_per_sec", tr.examples_per_sec)
+      .add("examples", examples_trained)
+      .add("seconds", seconds)
+      .add("examples_per_sec", examples_per_sec)
       .add("threads", o.threads)
       .add("batch_size", o.batch_size)
-      .add("train_logloss", tr.train_log_loss)
+      .add("train_logloss", first.train_log_loss)
       .add("train_ne", train_ne)
-      .add("train_click_rate", tr.train_click_rate)
+      .add("train_click_rate", first.train_click_rate)
+      .add("epochs_run", static_cast<std::uint64_t>(epochs.size()))
+      .add("best_epoch", best_epoch)
+      .add("stopped_early", stopped_early)
+      .add_raw("epochs", epochs_json(epochs))
       .add("test_examples", test.examples)
       .add("test_logloss", test.log_loss)
       .add("test_ne", test.ne)
       .add("test_auc", test.auc)
       .add("test_calibration", test.calibration)
       .add("bad_rows", bad_rows)
+      .add("validation_bad_rows", validation_bad_rows)
       .add("embedding_rows", store.total_rows())
       .add("embedding_bytes", store.total_bytes())
       .add("model", setup->dlrm.describe())
@@ -227,9 +412,9 @@ int run_train(const args& a, const config::environment& env) {
       .add("export_rows", exported.rows)
       .add("export_bytes", exported.bytes)
       .add("export_seconds", export_seconds)
-      .add("cancelled", tr.cancelled);
+      .add("cancelled", cancelled);
   std::printf("%s\n", j.str().c_str());
-  return tr.cancelled ? 130 : 0;
+  return cancelled ? 130 : 0;
 }
 
 }  // namespace ss::cli

@@ -40,6 +40,8 @@ struct example_batch {
 
   // Appends every example of `other` (same feature counts).
   void append(const example_batch& other);
+  // Appends example `e` of `other` (same feature counts).
+  void append_example(const example_batch& other, std::size_t e);
 
   // Builds an example in place: call begin_example(), then add_dense exactly num_dense times and
   // end_feature() after the ids of each categorical feature, then end_example().

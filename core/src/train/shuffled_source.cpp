@@ -1,0 +1,49 @@
+#include "ss/core/train/shuffled_source.hpp"
+
+#include <algorithm>
+
+namespace ss::train {
+
+shuffled_source::shuffled_source(batch_source& inner, std::size_t window, std::size_t batch_size, std::uint64_t seed)
+    : inner_(inner), window_(std::max<std::size_t>(window, 1)), batch_size_(std::max<std::size_t>(batch_size, 1)),
+      rng_(seed) {}
+
+status shuffled_source::refill() {
+  pool_.reset(carry_.num_dense, carry_.num_sparse);
+  auto take_carry = [this] {
+    while (carry_from_ < carry_.size() && pool_.size() < window_) pool_.append_example(carry_, carry_from_++);
+  };
+  take_carry();
+  while (pool_.size() < window_ && !exhausted_) {
+    auto more = inner_.next(carry_);
+    if (!more.is_ok()) return more.error();
+    if (!*more) {
+      exhausted_ = true;
+      break;
+    }
+    carry_from_ = 0;
+    if (pool_.empty() && (pool_.num_dense != carry_.num_dense || pool_.num_sparse != carry_.num_sparse))
+      pool_.reset(carry_.num_dense, carry_.num_sparse);
+    take_carry();
+  }
+  // Fisher-Yates over the window.
+  order_.resize(pool_.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<std::uint32_t>(i);
+  for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
+  emitted_ = 0;
+  return status::ok();
+}
+
+result<bool> shuffled_source::next(data::example_batch& out) {
+  if (emitted_ == order_.size()) {
+    if (exhausted_ && carry_from_ >= carry_.size()) return false;
+    SS_RETURN_IF_ERROR(refill());
+    if (order_.empty()) return false;
+  }
+  out.reset(pool_.num_dense, pool_.num_sparse);
+  out.reserve(std::min(batch_size_, order_.size() - emitted_));
+  while (out.size() < batch_size_ && emitted_ < order_.size()) out.append_example(pool_, order_[emitted_++]);
+  return true;
+}
+
+}  // namespace ss::train

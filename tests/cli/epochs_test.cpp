@@ -1,0 +1,95 @@
+// shadowsync train over several epochs, as real processes: the per-epoch record, validation and
+// early stopping, the best epoch's model tested and exported, the seeded shuffle, and the refusals.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "support/process.hpp"
+
+using ss::test::json_field;
+using ss::test::json_number;
+using ss::test::last_json_line;
+using ss::test::run_command;
+
+namespace {
+const std::string bin = SS_SHADOWSYNC_BIN;
+
+// Generated data split into train, validation and test files.
+struct split_data {
+  ss::test::temp_dir dir;
+  split_data() {
+    REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 12000 --test-rows 4000 --seed 11").exit_code ==
+            0);
+    std::ifstream in(dir.str("test.tsv"));
+    std::ofstream validation(dir.str("validation.tsv")), test(dir.str("held-out.tsv"));
+    std::string line;
+    for (int i = 0; std::getline(in, line); ++i) (i < 2000 ? validation : test) << line << "\n";
+  }
+  std::string train(const std::string& flags) const {
+    return bin + " train --progress-interval 0 --train " + dir.str("train.tsv") + " --test " + dir.str("held-out.tsv") +
+           " --bottom-mlp 32-16 --top-mlp 32-1 " + flags;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("epochs: validation after every epoch, early stop, and the best epoch's model tested and exported",
+          "[cli]") {
+  split_data d;
+  const std::string model = d.dir.str("best.model");
+  // Row-wise Adagrad overfits these 12,000 rows after the first pass (train log loss 0.54, then
+  // 0.29, 0.08; validation 0.53, then 0.62, 0.79): the run stops after epoch 3 and keeps epoch 1.
+  auto r = run_command(d.train("--epochs 6 --early-stop-patience 2 --sparse-optimizer rowwise-adagrad "
+                               "--embedding-learning-rate 0.1 --validation " + d.dir.str("validation.tsv") +
+                               " --export " + model));
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const std::string j = last_json_line(r.out);
+  const double best = json_number(j, "best_epoch");
+  const double run = json_number(j, "epochs_run");
+  CHECK(json_field(j, "stopped_early") == "true");
+  CHECK(best == 1);
+  CHECK(run == best + 2);  // the model tested and exported is not the last one trained
+  CHECK(json_number(j, "examples") == 12000 * run);
+  CHECK(j.find("\"epochs\":[{\"epoch\":1,\"examples\":12000,") != std::string::npos);
+  CHECK(j.find("\"train_progressive\":true") != std::string::npos);
+  CHECK(j.find("\"validation_logloss\":") != std::string::npos);
+  CHECK(r.out.find("(progressive, first pass)") != std::string::npos);
+
+  // The file holds the best epoch's model: predict reproduces the test metrics train reported.
+  auto p = run_command(bin + " predict --model " + model + " --test " + d.dir.str("held-out.tsv"));
+  REQUIRE(p.exit_code == 0);
+  CHECK(json_field(last_json_line(p.out), "test_logloss") == json_field(j, "test_logloss"));
+  CHECK(json_field(last_json_line(p.out), "test_auc") == json_field(j, "test_auc"));
+}
+
+TEST_CASE("epochs: the shuffle is seeded, and reading in order is the default for one epoch", "[cli]") {
+  split_data d;
+  auto a = last_json_line(run_command(d.train("--epochs 2 --seed 3")).out);
+  auto b = last_json_line(run_command(d.train("--epochs 2 --seed 3")).out);
+  auto c = last_json_line(run_command(d.train("--epochs 2 --seed 3 --shuffle-buffer 0")).out);
+  CHECK(json_field(a, "test_logloss") == json_field(b, "test_logloss"));  // one thread, same seed: same run
+  CHECK(json_field(a, "test_logloss") != json_field(c, "test_logloss"));  // shuffled vs in order
+  // One epoch reads in order unless asked: the first pass of a shuffled run differs from it.
+  auto one = last_json_line(run_command(d.train("--seed 3")).out);
+  CHECK(json_field(one, "train_logloss") == json_field(c, "train_logloss"));
+  CHECK(json_field(one, "train_logloss") != json_field(a, "train_logloss"));
+}
+
+TEST_CASE("epochs: contradictory options exit 2 naming the flags and the fix", "[cli]") {
+  split_data d;
+  auto no_validation = run_command(d.train("--epochs 3 --early-stop-patience 1"));
+  CHECK(no_validation.exit_code == 2);
+  CHECK(no_validation.out.find("--early-stop-patience 1 needs --validation") != std::string::npos);
+  auto too_patient = run_command(d.train("--epochs 2 --early-stop-patience 2 --validation " + d.dir.str("validation.tsv")));
+  CHECK(too_patient.exit_code == 2);
+  CHECK(too_patient.out.find("cannot stop a run of --epochs 2") != std::string::npos);
+  auto zero = run_command(d.train("--epochs 0"));
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.out.find("--epochs") != std::string::npos);
+  auto missing = run_command(d.train("--validation " + d.dir.str("nope.tsv")));
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.find("--validation") != std::string::npos);
+  CHECK(last_json_line(missing.out).find("\"ok\":false") != std::string::npos);
+}
