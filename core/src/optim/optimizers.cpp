@@ -3,7 +3,47 @@
 #include "ss/core/optim/dense_optimizer.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
 
+// The dense updates run over every parameter once per batch, so they are memory-bound loops that
+// must vectorize: one copy per ISA (target_clones, as in model/kernels.cpp), restrict pointers,
+// and this file compiled without errno from sqrt (sources.cmake).
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define SS_OPTIM_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define SS_OPTIM_MULTIVERSION
+#endif
+
 namespace ss::optim {
+namespace {
+
+SS_OPTIM_MULTIVERSION void sgd_update(float* __restrict w, const float* __restrict g, std::size_t n, float lr,
+                                      float wd) {
+  for (std::size_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + wd * w[i]);
+}
+
+SS_OPTIM_MULTIVERSION void adagrad_update(float* __restrict w, float* __restrict acc, const float* __restrict g,
+                                          std::size_t n, float lr, float wd, float eps) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float gi = g[i] + wd * w[i];
+    const float a = acc[i] + gi * gi;
+    acc[i] = a;
+    w[i] -= lr * gi / (std::sqrt(a) + eps);
+  }
+}
+
+SS_OPTIM_MULTIVERSION void adam_update(float* __restrict w, float* __restrict m, float* __restrict v,
+                                       const float* __restrict g, std::size_t n, float beta1, float beta2,
+                                       float step_size, float inv_sqrt_correction, float eps, float decay) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = beta1 * m[i] + (1.0f - beta1) * gi;
+    const float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] = w[i] * decay - step_size * mi / (std::sqrt(vi) * inv_sqrt_correction + eps);
+  }
+}
+
+}  // namespace
 
 result<sparse_kind> parse_sparse_kind(const std::string& name) {
   if (name == "sgd") return sparse_kind::sgd;
@@ -49,32 +89,18 @@ const char* to_string(dense_kind kind) {
 }
 
 void dense_optimizer::apply(float* params, float* state, const float* grad, std::size_t n, std::uint64_t step) const {
-  const float lr = learning_rate, wd = weight_decay;
   switch (kind) {
     case dense_kind::sgd:
-      for (std::size_t i = 0; i < n; ++i) params[i] -= lr * (grad[i] + wd * params[i]);
-      return;
+      return sgd_update(params, grad, n, learning_rate, weight_decay);
     case dense_kind::adagrad:
-      for (std::size_t i = 0; i < n; ++i) {
-        const float g = grad[i] + wd * params[i];
-        state[i] += g * g;
-        params[i] -= lr * g / (std::sqrt(state[i]) + epsilon);
-      }
-      return;
+      return adagrad_update(params, state, grad, n, learning_rate, weight_decay, epsilon);
     case dense_kind::adam: {
       const double t = static_cast<double>(step == 0 ? 1 : step);
-      const auto step_size = static_cast<float>(lr / (1.0 - std::pow(static_cast<double>(beta1), t)));
-      const auto inv_sqrt_correction = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(static_cast<double>(beta2), t)));
-      const float decay = 1.0f - lr * wd;
-      float* m = state;
-      float* v = state + n;
-      for (std::size_t i = 0; i < n; ++i) {
-        const float g = grad[i];
-        m[i] = beta1 * m[i] + (1.0f - beta1) * g;
-        v[i] = beta2 * v[i] + (1.0f - beta2) * g * g;
-        params[i] = params[i] * decay - step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_correction + epsilon);
-      }
-      return;
+      const auto step_size = static_cast<float>(learning_rate / (1.0 - std::pow(static_cast<double>(beta1), t)));
+      const auto inv_sqrt_correction =
+          static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(static_cast<double>(beta2), t)));
+      return adam_update(params, state, state + n, grad, n, beta1, beta2, step_size, inv_sqrt_correction, epsilon,
+                         1.0f - learning_rate * weight_decay);
     }
   }
 }
