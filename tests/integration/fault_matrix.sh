@@ -2,8 +2,8 @@
 # The fault matrix: a service of a `local --processes` cluster (or two at once) killed (SIGKILL,
 # or KILL5: five times in a row), stopped (SIGTERM) or paused (SIGSTOP, SIGCONT later) at a chosen
 # phase of a small job, one case per run, each under a hard deadline. Every such case must end ok
-# with every row committed once, test NE at most 1% above an undisturbed run's of the same
-# algorithm (3% for a shard killed outright), and what the case names on top (e.g. syncing
+# with every row committed once, test NE at most 1% above the worse of two undisturbed runs' of
+# the same algorithm (3% for a shard killed outright), and what the case names on top (e.g. syncing
 # resumed). Storage and input damage, where the job must fail with the reason and a result line
 # (or, for NODISK, finish and say so):
 #   CORRUPT  a shard's RocksDB CURRENT overwritten, then SIGKILL (it must restore a checkpoint)
@@ -354,9 +354,16 @@ check_scoring_waited() {
 }
 
 echo "fault matrix in $work ($rows rows)"
+# Two undisturbed runs: runs of one job differ by themselves (Hogwild and background sync depend on
+# timing), so NE is bounded against the worse of the two.
+worse_ne() { awk -v a="$(field "$1.json" test_ne)" -v b="$(field "$2.json" test_ne)" 'BEGIN { print (a > b ? a : b) }'; }
 run_case base none - -
-[[ "$(field base.json ok)" == true ]] || fail "the undisturbed run failed: $(field base.json error)"
-s_easgd_ne=$(field base.json test_ne)
+run_case base2 none - -
+for b in base base2; do
+  [[ "$(field $b.json ok)" == true ]] || fail "the undisturbed run $b failed: $(field $b.json error)"
+done
+s_easgd_ne=$(worse_ne base base2)
+echo "  undisturbed runs: test NE $(field base.json test_ne) and $(field base2.json test_ne)"
 base_ne=$s_easgd_ne
 base_rounds=$(field base.json sync_rounds)
 base_seconds=$(field base.json seconds)
@@ -374,8 +381,8 @@ for c in $cases; do
   # NE is compared with an undisturbed run of the same algorithm.
   base_ne=$s_easgd_ne
   if [[ $variant == nosync ]]; then
-    [[ -f base-nosync.json ]] || run_case base-nosync none - - nosync
-    base_ne=$(field base-nosync.json test_ne)
+    [[ -f base-nosync.json ]] || { run_case base-nosync none - - nosync; run_case base-nosync2 none - - nosync; }
+    base_ne=$(worse_ne base-nosync base-nosync2)
   fi
   run_case "$name" "$service" "$signal" "$phase" "$variant"
   # A shard restored from its checkpoint has lost its updates since (the readers do not rewind):
