@@ -209,15 +209,16 @@ int run_train(const args& a, const config::environment& env) {
   train::eval_options eo;
   eo.threads = o.threads;
   eo.buckets = setup->buckets;
-  // Scores `model` on `files`; `bad_rows` receives the rows skipped.
+  // Scores `model` on `files`; `bad_rows` receives the rows skipped, reported when `report`.
   auto score = [&](const train::dense_model& m, const embedding::local_embeddings& e, const std::vector<std::string>& files,
-                   double base_rate, const char* what, std::uint64_t& bad_rows) -> result<metrics::summary> {
+                   double base_rate, const char* what, std::uint64_t& bad_rows,
+                   bool report = true) -> result<metrics::summary> {
     auto sopts = job::reader_options(o.input, files, 4096);
     auto r = sopts.is_ok() ? data::batch_reader::open(*sopts) : result<data::batch_reader>(sopts.error());
     if (!r.is_ok()) return r.error().with_context(std::string("cannot read ") + what);
     train::reader_source src(std::move(*r));
     auto scored = train::evaluate(m, e, src, base_rate, eo);
-    print_bad_rows(src.reader(), what);
+    if (report) print_bad_rows(src.reader(), what);
     bad_rows = src.reader().counters().bad;
     if (!scored.is_ok()) return scored.error().with_context(std::string("scoring ") + what);
     return *scored;
@@ -238,7 +239,8 @@ int run_train(const args& a, const config::environment& env) {
   struct remove_scratch {
     std::string path;
     ~remove_scratch() {
-      if (!path.empty()) std::filesystem::remove(path);
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove(path, ignored);
     }
   } scratch{o.export_path.empty() && !o.validation.empty() ? best_path : std::string()};
   model::model_file_stats exported;
@@ -290,13 +292,16 @@ int run_train(const args& a, const config::environment& env) {
     cancelled = tr.cancelled;
     epoch_record rec{epoch, tr, {}};
     if (!o.validation.empty() && !cancelled) {
-      auto v = score(model, store, o.validation, first_click_rate, "validation data", validation_bad_rows);
+      // The same validation rows every epoch: their bad rows are reported once.
+      auto v = score(model, store, o.validation, first_click_rate, "validation data", validation_bad_rows, epoch == 1);
       if (!v.is_ok()) return failed(v.error().message());
       rec.validation = *v;
       const bool better = best_epoch == 0 || v->log_loss < best_loss;
       if (better) {
         best_epoch = epoch, best_loss = v->log_loss, since_best = 0;
-        if (auto st = save(examples_trained, first_click_rate); !st.is_ok())
+        // Kept on disk while a later epoch could be worse; the last one is the model in memory.
+        const bool keep = epoch < o.epochs || !o.export_path.empty();
+        if (auto st = keep ? save(examples_trained, first_click_rate) : status::ok(); !st.is_ok())
           return failed("cannot " + std::string(o.export_path.empty() ? "keep the best model" : "export the model") +
                         ": " + st.message());
       } else {
