@@ -8,12 +8,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ss/core/multiversion.hpp"
+
 #define SS_ALWAYS_INLINE inline __attribute__((always_inline))
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define SS_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SS_MULTIVERSION
-#endif
 
 namespace ss::model {
 namespace {

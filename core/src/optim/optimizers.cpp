@@ -1,26 +1,22 @@
 #include <cmath>
 
 #include "ss/core/optim/dense_optimizer.hpp"
+#include "ss/core/multiversion.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
 
 // The dense updates run over every parameter once per batch, so they are memory-bound loops that
-// must vectorize: one copy per ISA (target_clones, as in model/kernels.cpp), restrict pointers,
-// and this file compiled without errno from sqrt (sources.cmake).
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define SS_OPTIM_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SS_OPTIM_MULTIVERSION
-#endif
+// must vectorize: one copy per ISA (SS_MULTIVERSION), restrict pointers, and this file compiled
+// without errno from sqrt (sources.cmake).
 
 namespace ss::optim {
 namespace {
 
-SS_OPTIM_MULTIVERSION void sgd_update(float* __restrict w, const float* __restrict g, std::size_t n, float lr,
+SS_MULTIVERSION void sgd_update(float* __restrict w, const float* __restrict g, std::size_t n, float lr,
                                       float wd) {
   for (std::size_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + wd * w[i]);
 }
 
-SS_OPTIM_MULTIVERSION void adagrad_update(float* __restrict w, float* __restrict acc, const float* __restrict g,
+SS_MULTIVERSION void adagrad_update(float* __restrict w, float* __restrict acc, const float* __restrict g,
                                           std::size_t n, float lr, float wd, float eps) {
   for (std::size_t i = 0; i < n; ++i) {
     const float gi = g[i] + wd * w[i];
@@ -30,7 +26,7 @@ SS_OPTIM_MULTIVERSION void adagrad_update(float* __restrict w, float* __restrict
   }
 }
 
-SS_OPTIM_MULTIVERSION void adam_update(float* __restrict w, float* __restrict m, float* __restrict v,
+SS_MULTIVERSION void adam_update(float* __restrict w, float* __restrict m, float* __restrict v,
                                        const float* __restrict g, std::size_t n, float beta1, float beta2,
                                        float step_size, float inv_sqrt_correction, float eps, float decay) {
   for (std::size_t i = 0; i < n; ++i) {
