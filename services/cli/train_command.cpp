@@ -260,9 +260,9 @@ int run_train(const args& a, const config::environment& env) {
   for (int epoch = 1; epoch <= o.epochs && !cancelled; ++epoch) {
     std::vector<std::string> files = o.train;
     const std::uint64_t epoch_seed = o.model.seed * 1000003ULL + static_cast<std::uint64_t>(epoch);
-    if (shuffle_window > 0 && files.size() > 1) {
+    if (shuffle_window > 0) {
       rng order(epoch_seed);
-      for (std::size_t i = files.size(); i > 1; --i) std::swap(files[i - 1], files[order.below(i)]);
+      ss::shuffle(files.begin(), files.end(), order);
     }
     if (epoch > 1 || files != o.train) {
       auto epoch_opts = *ropts;

@@ -128,7 +128,7 @@ teacher::teacher(const teacher_options& options) : options_(options) {
   // Dense features: rates and shapes; four of them also take small negative values.
   std::array<std::uint32_t, num_dense> dense_order{};
   std::iota(dense_order.begin(), dense_order.end(), 0u);
-  for (std::uint32_t i = num_dense - 1; i > 0; --i) std::swap(dense_order[i], dense_order[pr.below(i + 1)]);
+  ss::shuffle(dense_order.begin(), dense_order.end(), pr);
   for (std::uint32_t j = 0; j < num_dense; ++j) {
     auto& d = dense_[j];
     const double u = pr.uniform();
@@ -142,7 +142,7 @@ teacher::teacher(const teacher_options& options) : options_(options) {
   // Categorical features: vocabularies one per stratum of [log 10, log 1e6], in a seeded order.
   std::array<std::uint32_t, num_categorical> strata{};
   std::iota(strata.begin(), strata.end(), 0u);
-  for (std::uint32_t i = num_categorical - 1; i > 0; --i) std::swap(strata[i], strata[pr.below(i + 1)]);
+  ss::shuffle(strata.begin(), strata.end(), pr);
   for (std::uint32_t f = 0; f < num_categorical; ++f) {
     auto& c = cat_[f];
     const double t = (static_cast<double>(strata[f]) + pr.uniform()) / num_categorical;

@@ -1,6 +1,7 @@
 #include "ss/core/train/shuffled_source.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace ss::train {
 
@@ -26,10 +27,9 @@ status shuffled_source::refill() {
       pool_.reset(carry_.num_dense, carry_.num_sparse);
     take_carry();
   }
-  // Fisher-Yates over the window.
   order_.resize(pool_.size());
-  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<std::uint32_t>(i);
-  for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
+  std::iota(order_.begin(), order_.end(), 0u);
+  ss::shuffle(order_.begin(), order_.end(), rng_);
   emitted_ = 0;
   return status::ok();
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "ss/core/hash.hpp"
 
@@ -39,6 +40,16 @@ class rng {
  private:
   std::uint64_t state_;
 };
+
+// Fisher-Yates: permutes [first, last) uniformly, drawing r.below(n), r.below(n - 1), ...,
+// r.below(2) for n elements, so a seed fixes the order.
+template <class It>
+void shuffle(It first, It last, rng& r) noexcept {
+  for (auto n = static_cast<std::uint64_t>(last - first); n > 1; --n) {
+    using std::swap;
+    swap(first[n - 1], first[r.below(n)]);
+  }
+}
 
 // Counter-based uniform in [lo, hi): the same (seed, a, b, i) always gives the same value,
 // wherever and in whatever order it is computed. Used for first-touch embedding rows.
