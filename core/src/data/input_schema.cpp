@@ -282,7 +282,6 @@ result<bound_schema> bind_schema(const input_schema& schema, const std::vector<s
   }
   bound_schema b;
   b.delimiter = schema.delimiter;
-  b.multi_value_separator = schema.multi_value_separator;
   b.integer_dense = schema.integer_dense;
   b.column_names = names;
   b.columns.assign(names.size(), column_binding{});

@@ -1,6 +1,7 @@
 #include "ss/core/data/row_parser.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -51,8 +52,7 @@ std::string describe_field(std::string_view value) {
 
 row_parser::row_parser(bound_schema schema) : schema_(std::move(schema)) {
   fields_.reserve(schema_.num_fields() + 1);
-  if (schema_.categorical_separators.size() != schema_.num_categorical())
-    schema_.categorical_separators.assign(schema_.num_categorical(), schema_.multi_value_separator.value_or('\0'));
+  assert(schema_.categorical_separators.empty() || schema_.categorical_separators.size() == schema_.num_categorical());
   multi_valued_ = std::any_of(schema_.categorical_separators.begin(), schema_.categorical_separators.end(),
                               [](char c) { return c != '\0'; });
   for (std::size_t i = 0; i < small_table_size; ++i) {

@@ -62,14 +62,15 @@ struct column_binding {
 // A schema resolved against concrete columns: everything the row parser needs, by index.
 struct bound_schema {
   char delimiter = ',';
-  std::optional<char> multi_value_separator;
   bool integer_dense = false;
   std::vector<std::string> column_names;  // one per field
   std::vector<column_binding> columns;    // one per field
   std::uint32_t label_column = 0;
   std::vector<std::uint32_t> dense_columns;        // field index of dense feature i
   std::vector<std::uint32_t> categorical_columns;  // field index of categorical feature f
-  std::vector<char> categorical_separators;        // of categorical feature f; 0: one value
+  // Of categorical feature f (its own multi-value separator, else the schema's); 0: one value.
+  // Empty: every feature holds one value.
+  std::vector<char> categorical_separators;
 
   std::uint32_t num_fields() const noexcept { return static_cast<std::uint32_t>(columns.size()); }
   std::uint32_t num_dense() const noexcept { return static_cast<std::uint32_t>(dense_columns.size()); }
