@@ -53,12 +53,6 @@ result<std::vector<std::uint32_t>> bottom_layers(const model_options& o, std::ui
   return *bottom;
 }
 
-std::string layer_text(const std::vector<std::uint32_t>& layers) {
-  std::string s;
-  for (auto w : layers) s += (s.empty() ? "" : "-") + std::to_string(w);
-  return s;
-}
-
 result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dense, std::uint32_t num_sparse) {
   model_setup s;
   s.dlrm.num_dense = num_dense;

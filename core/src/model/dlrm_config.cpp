@@ -40,11 +40,13 @@ status dlrm_config::validate() const {
 }
 
 std::string dlrm_config::describe() const {
-  std::string s = std::to_string(num_dense);
-  for (auto w : bottom_mlp) s += "-" + std::to_string(w);
-  s += " | " + std::to_string(top_input());
-  for (auto w : top_mlp) s += "-" + std::to_string(w);
-  s += " | " + std::to_string(num_sparse) + " x " + std::to_string(embedding_dim);
+  return std::to_string(num_dense) + "-" + layer_list_text(bottom_mlp) + " | " + std::to_string(top_input()) + "-" +
+         layer_list_text(top_mlp) + " | " + std::to_string(num_sparse) + " x " + std::to_string(embedding_dim);
+}
+
+std::string layer_list_text(const std::vector<std::uint32_t>& layers) {
+  std::string s;
+  for (auto w : layers) s += (s.empty() ? "" : "-") + std::to_string(w);
   return s;
 }
 

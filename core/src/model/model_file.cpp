@@ -649,7 +649,7 @@ result<model_header> header_for_job(const job::job_options& job, double train_cl
   // The shapes as built, not as asked for: an empty --bottom-mlp (sized to the input) is written
   // out, so the file reads the same whatever later versions size it to.
   job::job_options as_built = job;
-  as_built.model.bottom_mlp = job::layer_text(setup->dlrm.bottom_mlp);
+  as_built.model.bottom_mlp = model::layer_list_text(setup->dlrm.bottom_mlp);
   h.config = job::job_config_text(as_built);
   const std::string& schema = job.input.schema;
   if (schema != "criteo" && schema != "avazu") {

@@ -50,7 +50,7 @@ TEST_CASE("model options: a given --bottom-mlp is kept, and one that misses the 
   auto ok = job::bottom_layers(o, 13);
   REQUIRE(ok.is_ok());
   CHECK(*ok == layers{64, 16});
-  CHECK(job::layer_text(*ok) == "64-16");
+  CHECK(model::layer_list_text(*ok) == "64-16");
 
   o.embedding_dim = 8;
   auto bad = job::resolve_model(o, 13, 26);

@@ -49,8 +49,6 @@ struct model_setup {
 // when empty: auto_bottom_hidden then the embedding dim with dense features, the embedding dim
 // alone without (no inputs: its bias is a learned vector that meets every embedding).
 result<std::vector<std::uint32_t>> bottom_layers(const model_options& o, std::uint32_t num_dense);
-// "512-256-64-16"
-std::string layer_text(const std::vector<std::uint32_t>& layers);
 
 result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dense, std::uint32_t num_sparse);
 

@@ -39,5 +39,7 @@ struct dlrm_config {
 
 // Parses a layer list such as "512-256-64-16" (also accepts commas).
 result<std::vector<std::uint32_t>> parse_layer_list(std::string_view text);
+// The other way: {512, 256, 64, 16} -> "512-256-64-16".
+std::string layer_list_text(const std::vector<std::uint32_t>& layers);
 
 }  // namespace ss::model
