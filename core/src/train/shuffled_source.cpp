@@ -12,6 +12,7 @@ shuffled_source::shuffled_source(batch_source& inner, std::size_t window, std::s
 status shuffled_source::refill() {
   pool_.reset(carry_.num_dense, carry_.num_sparse);
   auto take_carry = [this] {
+    if (pool_.empty()) pool_.reset(carry_.num_dense, carry_.num_sparse);  // the input's feature counts
     while (carry_from_ < carry_.size() && pool_.size() < window_) pool_.append_example(carry_, carry_from_++);
   };
   take_carry();
@@ -23,8 +24,6 @@ status shuffled_source::refill() {
       break;
     }
     carry_from_ = 0;
-    if (pool_.empty() && (pool_.num_dense != carry_.num_dense || pool_.num_sparse != carry_.num_sparse))
-      pool_.reset(carry_.num_dense, carry_.num_sparse);
     take_carry();
   }
   order_.resize(pool_.size());
