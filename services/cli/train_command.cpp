@@ -243,7 +243,7 @@ int run_train(const args& a, const config::environment& env) {
       if (!path.empty()) std::filesystem::remove(path, ignored);
     }
   } scratch{o.export_path.empty() && !o.validation.empty() ? best_path : std::string()};
-  model::model_file_stats exported;
+  model::model_file_stats exported;  // what --export holds
   double export_seconds = 0;
   auto save = [&](std::uint64_t examples, double click_rate) -> status {
     const double start = clock.now_seconds();
@@ -251,8 +251,7 @@ int run_train(const args& a, const config::environment& env) {
     auto saved = header.is_ok() ? model::save_model(best_path, *header, model, store)
                                 : result<model::model_file_stats>(header.error());
     if (!saved.is_ok()) return saved.error();
-    exported = *saved;
-    export_seconds = clock.now_seconds() - start;
+    if (!o.export_path.empty()) exported = *saved, export_seconds = clock.now_seconds() - start;
     return status::ok();
   };
   std::uint64_t examples_trained = 0;
@@ -327,9 +326,10 @@ int run_train(const args& a, const config::environment& env) {
   double seconds = 0;
   for (const auto& e : epochs) seconds += e.trained.seconds;
 
-  // The model that is tested and exported: the best epoch's when validation chose one.
+  // The model that is tested (and exported, above): the best epoch's when validation chose one,
+  // read back only when there is a test to score.
   std::unique_ptr<model::loaded_model> best;
-  if (best_epoch > 0 && best_epoch != epochs.back().epoch) {
+  if (best_epoch > 0 && best_epoch != epochs.back().epoch && !o.test.empty() && !cancelled) {
     auto loaded = model::load_model(best_path);
     if (!loaded.is_ok()) return failed("cannot read back the best epoch's model: " + loaded.error().message());
     best = std::make_unique<model::loaded_model>(std::move(*loaded));
@@ -346,19 +346,18 @@ int run_train(const args& a, const config::environment& env) {
     test = *t;
   }
 
-  if (!o.export_path.empty() && cancelled) {
-    spdlog::warn("training stopped early: not exporting the model to {}", o.export_path);
-    exported = {};
-  } else if (!o.export_path.empty() && best_epoch == 0) {
-    if (auto st = save(examples_trained, first_click_rate); !st.is_ok())
+  // Without validation the model is exported once, at the end; with it, each best epoch's was.
+  if (!o.export_path.empty() && best_epoch == 0) {
+    if (cancelled)
+      spdlog::warn("training stopped early: not exporting the model to {}", o.export_path);
+    else if (auto st = save(examples_trained, first_click_rate); !st.is_ok())
       return failed("cannot export the model: " + st.message());
   }
-  if (exported.bytes > 0 && !o.export_path.empty())
+  if (exported.bytes > 0)
     spdlog::info("exported the model{} to {}: {} rows, {} in {}",
                  best_epoch > 0 ? " of epoch " + std::to_string(best_epoch) : std::string(), o.export_path,
                  service::with_commas(exported.rows), service::human_bytes(static_cast<double>(exported.bytes)),
                  service::human_seconds(export_seconds));
-  if (o.export_path.empty()) exported = {};
 
   const std::uint64_t bad_rows = train_bad_rows + test_bad_rows;
   const double train_ne = metrics::normalized_entropy(first.train_log_loss, first.train_click_rate);
