@@ -23,6 +23,7 @@ seed=${SS_FAULT_SEED:-$(( $(date +%s) % 100000 ))}
 RANDOM=$seed
 rows=${SS_FAULT_ROWS:-1000000}
 tolerance=${SS_FAULT_NE_TOLERANCE:-0.01}
+tolerance_pct=$(awk -v t="$tolerance" 'BEGIN { print t * 100 }')
 echo "fault injection in $work (seed $seed, $rows rows)"
 
 "$bin" gen-data --rows $rows --test-rows 50000 --out data >/dev/null 2>&1
@@ -102,7 +103,7 @@ check_counts() {  # check_counts NAME MAX_EXTRA_TRAININGS_FRACTION
   # Quality must hold: NE at most $tolerance above the worse undisturbed run's. (Replayed batches
   # are extra training, so a disturbed run can come out better; that is not a failure.)
   awk -v a="${ne:-9}" -v b="$base_ne" -v t="$tolerance" 'BEGIN { exit !(a <= b * (1 + t)) }' ||
-    fail "$1: test NE $ne is more than $(awk -v t="$tolerance" 'BEGIN { print t * 100 }')% above the worse undisturbed run's $base_ne"
+    fail "$1: test NE $ne is more than $tolerance_pct% above the worse undisturbed run's $base_ne"
   echo "  $1: NE $(awk -v a="${ne:-9}" -v b="$base_ne" 'BEGIN { printf "%+.2f%%", (a / b - 1) * 100 }') vs the worse undisturbed run"
 
 }
@@ -113,10 +114,11 @@ for name in base base2; do
   finish_job $name || fail "the undisturbed run $name failed"
   [[ "$(json_field $name.json examples_committed)" == "$rows" ]] || fail "$name: not every row committed"
 done
-base_ne=$(awk -v a="$(json_field base.json test_ne)" -v b="$(json_field base2.json test_ne)" \
-  'BEGIN { print (a > b ? a : b) }')
-echo "  undisturbed runs $(awk -v a="$(json_field base.json test_ne)" -v b="$(json_field base2.json test_ne)" \
-  'BEGIN { printf "%.3f%%", (a > b ? a / b - 1 : b / a - 1) * 100 }') apart; the bound is the worse one's NE + $(awk -v t="$tolerance" 'BEGIN { print t * 100 }')%"
+ne1=$(json_field base.json test_ne)
+ne2=$(json_field base2.json test_ne)
+base_ne=$(awk -v a="$ne1" -v b="$ne2" 'BEGIN { print (a > b ? a : b) }')
+echo "  undisturbed runs $(awk -v a="$ne1" -v b="$ne2" 'BEGIN { printf "%.3f%%", (a > b ? a / b - 1 : b / a - 1) * 100 }')" \
+  "apart; the bound is the worse one's NE + $tolerance_pct%"
 
 for sig in KILL TERM; do
   name=sig$sig
