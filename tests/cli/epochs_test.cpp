@@ -77,6 +77,26 @@ TEST_CASE("epochs: the shuffle is seeded, and reading in order is the default fo
   CHECK(json_field(one, "train_logloss") != json_field(a, "train_logloss"));
 }
 
+TEST_CASE("epochs: a validation file's bad rows are counted and reported once, not every epoch", "[cli]") {
+  split_data d;
+  {
+    std::ifstream in(d.dir.str("validation.tsv"));
+    std::ofstream out(d.dir.str("validation-bad.tsv"));
+    std::string line;
+    for (int i = 0; std::getline(in, line); ++i) out << (i == 10 ? std::string("not a row") : line) << "\n";
+  }
+  auto r = run_command(d.train("--epochs 3 --validation " + d.dir.str("validation-bad.tsv")));
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(json_number(last_json_line(r.out), "validation_bad_rows") == 1);
+  std::size_t reports = 0;
+  for (auto at = r.out.find("validation data: skipped 1 malformed rows"); at != std::string::npos;
+       at = r.out.find("validation data: skipped 1 malformed rows", at + 1))
+    ++reports;
+  CHECK(reports == 1);
+  CHECK(r.out.find("validation-bad.tsv:11: expected 40 fields, found 1") != std::string::npos);
+}
+
 TEST_CASE("epochs: contradictory options exit 2 naming the flags and the fix", "[cli]") {
   split_data d;
   auto no_validation = run_command(d.train("--epochs 3 --early-stop-patience 1"));
