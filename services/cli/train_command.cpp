@@ -21,8 +21,6 @@
 #include "ss/core/model/model_file.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
 #include "ss/core/train/reader_source.hpp"
-#include "ss/core/train/shuffled_source.hpp"
-#include "ss/core/random.hpp"
 #include "ss/service/format.hpp"
 #include "ss/core/job/input_options.hpp"
 #include "ss/service/logging.hpp"
@@ -159,9 +157,14 @@ int run_train(const args& a, const config::environment& env) {
 
   auto ropts = job::reader_options(o.input, o.train, static_cast<std::size_t>(o.batch_size));
   if (!ropts.is_ok()) return refused(ropts.error().message());
-  auto reader = data::batch_reader::open(*ropts);
+  data::epoch_reader_options eopts;
+  eopts.input = *ropts;
+  eopts.epochs = static_cast<std::uint32_t>(o.epochs);
+  eopts.shuffle_window = shuffle_window;
+  eopts.seed = o.model.seed;
+  auto reader = data::epoch_reader::open(eopts);
   if (!reader.is_ok()) return failed("cannot read training data: " + reader.error().message());
-  const auto& bound = reader->schema();
+  const auto& bound = reader->current().schema();
   auto setup = job::resolve_model(o.model, bound.num_dense(), bound.num_categorical());
   if (!setup.is_ok()) return refused(setup.error().message());
 
@@ -224,8 +227,7 @@ int run_train(const args& a, const config::environment& env) {
     return *scored;
   };
 
-  // The epochs. Epoch 1 reads the reader opened above (its schema built the model) unless the
-  // files' order is permuted; later epochs open the files again.
+  // The epochs, read by the reader opened above (its schema built the model).
   std::vector<epoch_record> epochs;
   std::uint64_t train_bad_rows = 0, validation_bad_rows = 0;
   int best_epoch = 0, since_best = 0;
@@ -257,27 +259,16 @@ int run_train(const args& a, const config::environment& env) {
   std::uint64_t examples_trained = 0;
   double first_click_rate = 0;
   for (int epoch = 1; epoch <= o.epochs && !cancelled; ++epoch) {
-    std::vector<std::string> files = o.train;
-    const std::uint64_t epoch_seed = o.model.seed * 1000003ULL + static_cast<std::uint64_t>(epoch);
-    if (shuffle_window > 0) {
-      rng order(epoch_seed);
-      ss::shuffle(files.begin(), files.end(), order);
+    if (epoch > 1) {
+      auto next = reader->next_epoch();
+      if (!next.is_ok()) return failed("cannot read training data (epoch " + std::to_string(epoch) + "): " +
+                                       next.error().message());
     }
-    if (epoch > 1 || files != o.train) {
-      auto epoch_opts = *ropts;
-      epoch_opts.paths = files;
-      auto again = data::batch_reader::open(epoch_opts);
-      if (!again.is_ok()) return failed("cannot read training data (epoch " + std::to_string(epoch) + "): " +
-                                        again.error().message());
-      reader = std::move(again);
-    }
-    train::reader_source in_order(std::move(*reader));
-    train::shuffled_source shuffled(in_order, shuffle_window, static_cast<std::size_t>(o.batch_size), epoch_seed);
-    train::batch_source& source = shuffle_window > 0 ? static_cast<train::batch_source&>(shuffled) : in_order;
+    train::epoch_source source(*reader);
     auto trained = train::train_hogwild(model, store, source, ho, clock, on_progress(epoch));
     if (epoch == 1) {
-      print_bad_rows(in_order.reader(), "training data");
-      train_bad_rows = in_order.reader().counters().bad;
+      print_bad_rows(reader->current(), "training data");
+      train_bad_rows = reader->current().counters().bad;
     }
     if (!trained.is_ok()) return failed("training stopped: " + trained.error().message());
     const auto& tr = *trained;

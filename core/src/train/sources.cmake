@@ -2,5 +2,4 @@
 target_sources(ss_core PRIVATE
   src/train/dense_model.cpp
   src/train/hogwild_trainer.cpp
-  src/train/shuffled_source.cpp
   src/train/train_step.cpp)

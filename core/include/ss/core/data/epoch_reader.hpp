@@ -1,0 +1,88 @@
+// Reads a list of files for several epochs, each in a seeded order that a restart can resume
+// exactly: with a shuffle window, every epoch reads the files in its own permutation and hands out
+// the examples of each window of about `shuffle_window` examples (a run of whole batches from the
+// files, so memory is bounded on files larger than memory) in a random order. The order depends
+// only on the seed, the epoch and where the window starts, so position() after any batch, passed
+// to seek() (also in another process), hands out exactly the batches that would have followed:
+// every example once per epoch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ss/core/data/batch_reader.hpp"
+#include "ss/core/data/example_batch.hpp"
+#include "ss/core/data/line_reader.hpp"
+#include "ss/core/status.hpp"
+
+namespace ss::data {
+
+// After a batch: where its window starts in the epoch's file order and how many of the window's
+// batches were handed out. window_batches == 0: the next window starts at `window`.
+struct epoch_position {
+  std::uint32_t epoch = 0;  // 0-based
+  line_position window;
+  std::uint32_t window_batches = 0;
+};
+
+struct epoch_reader_options {
+  batch_reader_options input;  // the files in their given order, the batch size, the bad-row policy
+  std::uint32_t epochs = 1;
+  std::size_t shuffle_window = 0;  // examples; 0 = the files and their rows in order
+  std::uint64_t seed = 0;
+};
+
+class epoch_reader {
+ public:
+  // Opens the first epoch's files (the schema binds to its first file's header, if any).
+  static result<epoch_reader> open(epoch_reader_options options);
+
+  // The next batch of the current epoch: true; false: the epoch is over (see next_epoch). Errors
+  // are the batch reader's.
+  result<bool> next(example_batch& out);
+  // Starts the next epoch once the current one is over: true; false: that was the last epoch.
+  result<bool> next_epoch();
+
+  // Resumes where position() was, in this or another reader over the same files and options.
+  status seek(const epoch_position& pos);
+  epoch_position position() const noexcept;
+
+  std::uint32_t epoch() const noexcept { return epoch_; }
+  std::uint32_t epochs() const noexcept { return options_.epochs; }
+  bool epoch_over() const noexcept { return epoch_over_; }
+  // The examples this object handed out (after a seek: since then).
+  std::uint64_t examples() const noexcept { return examples_; }
+  // Bad rows of the first epoch before position(), as this object read them: a window's bad rows
+  // count with its last batch (a resume inside the window reads them again), and later epochs,
+  // which read the same rows, add none.
+  std::uint64_t first_epoch_bad_rows() const noexcept;
+
+  // The current epoch's batch reader: its schema, counters and bad-row reports.
+  const batch_reader& current() const noexcept { return *reader_; }
+  // Input bytes of one epoch, and the fraction of all epochs read so far.
+  std::uint64_t epoch_bytes() const noexcept { return reader_->total_bytes(); }
+  double fraction_done() const noexcept;
+
+ private:
+  epoch_reader(epoch_reader_options options, batch_reader first);
+  status open_epoch(std::uint32_t epoch);
+  status fill_window();
+
+  epoch_reader_options options_;
+  std::uint32_t epoch_ = 0;
+  std::optional<batch_reader> reader_;
+  bool epoch_over_ = false;
+  // The current window: its examples, their order, its bounds, and the batches handed out.
+  example_batch pool_;
+  std::vector<std::uint32_t> order_;
+  line_position window_start_, window_end_;
+  std::uint32_t window_batches_ = 0, handed_ = 0;
+  std::uint64_t bad_at_start_ = 0, bad_at_end_ = 0;  // the batch reader's bad rows at the window's bounds
+  std::uint64_t first_epoch_bad_ = 0;                 // bad rows of epochs before this one (first only)
+  std::uint64_t examples_ = 0;
+};
+
+}  // namespace ss::data

@@ -1,0 +1,158 @@
+#include "ss/core/data/epoch_reader.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ss/core/hash.hpp"
+#include "ss/core/random.hpp"
+
+namespace ss::data {
+namespace {
+
+// Distinct streams of one seed for the files' order and the windows' orders.
+constexpr std::uint64_t kFileOrderStream = 0x66696c65;    // "file"
+constexpr std::uint64_t kWindowOrderStream = 0x77696e64;  // "wind"
+
+// The files in the order epoch `epoch` reads them: permuted per epoch when examples are shuffled
+// (so examples meet other files' examples from epoch to epoch), as given otherwise.
+batch_reader_options options_of_epoch(const epoch_reader_options& o, std::uint32_t epoch) {
+  auto input = o.input;
+  if (o.shuffle_window > 0) {
+    rng order(hash_combine(hash_combine(o.seed, kFileOrderStream), epoch));
+    ss::shuffle(input.paths.begin(), input.paths.end(), order);
+  }
+  return input;
+}
+
+}  // namespace
+
+result<epoch_reader> epoch_reader::open(epoch_reader_options options) {
+  if (options.epochs == 0) return status(errc::invalid_argument, "a reader needs at least one epoch");
+  if (options.input.batch_size == 0) return status(errc::invalid_argument, "the batch size must be positive");
+  auto first = batch_reader::open(options_of_epoch(options, 0));
+  if (!first.is_ok()) return first.error();
+  return epoch_reader(std::move(options), std::move(*first));
+}
+
+epoch_reader::epoch_reader(epoch_reader_options options, batch_reader first)
+    : options_(std::move(options)), reader_(std::move(first)) {
+  window_end_ = reader_->position();
+}
+
+status epoch_reader::open_epoch(std::uint32_t epoch) {
+  auto opened = batch_reader::open(options_of_epoch(options_, epoch));
+  if (!opened.is_ok()) return opened.error();
+  reader_.emplace(std::move(*opened));
+  epoch_ = epoch;
+  epoch_over_ = false;
+  window_start_ = window_end_ = reader_->position();
+  window_batches_ = handed_ = 0;
+  bad_at_start_ = bad_at_end_ = 0;
+  pool_.reset(0, 0);
+  order_.clear();
+  return status::ok();
+}
+
+// Reads whole batches from the files until the window holds shuffle_window examples (one batch
+// without shuffling), and fixes their order from the seed, the epoch and the window's start.
+status epoch_reader::fill_window() {
+  window_start_ = reader_->position();
+  bad_at_start_ = reader_->counters().bad;
+  pool_.reset(0, 0);
+  example_batch chunk;
+  const std::size_t target = std::max<std::size_t>(options_.shuffle_window, 1);
+  while (pool_.size() < target) {
+    auto more = reader_->next(chunk);
+    if (!more.is_ok()) return more.error();
+    if (!*more) break;
+    if (pool_.empty()) std::swap(pool_, chunk);
+    else pool_.append(chunk);
+  }
+  window_end_ = reader_->position();
+  bad_at_end_ = reader_->counters().bad;
+  const std::size_t batch = options_.input.batch_size;
+  window_batches_ = static_cast<std::uint32_t>((pool_.size() + batch - 1) / batch);
+  handed_ = 0;
+  order_.clear();
+  if (options_.shuffle_window > 0) {
+    order_.resize(pool_.size());
+    std::iota(order_.begin(), order_.end(), 0u);
+    rng r(hash_combine(
+        hash_combine(hash_combine(hash_combine(options_.seed, kWindowOrderStream), epoch_), window_start_.file_index),
+        window_start_.byte_offset));
+    ss::shuffle(order_.begin(), order_.end(), r);
+  }
+  return status::ok();
+}
+
+result<bool> epoch_reader::next(example_batch& out) {
+  if (epoch_over_) return false;
+  if (handed_ == window_batches_) {
+    SS_RETURN_IF_ERROR(fill_window());
+    if (window_batches_ == 0) {
+      epoch_over_ = true;
+      return false;
+    }
+  }
+  if (order_.empty()) {  // in order: the window is one batch of the files
+    std::swap(out, pool_);
+    pool_.reset(out.num_dense, out.num_sparse);
+  } else {
+    const std::size_t batch = options_.input.batch_size;
+    const std::size_t from = handed_ * batch, to = std::min(pool_.size(), from + batch);
+    out.reset(pool_.num_dense, pool_.num_sparse);
+    out.reserve(to - from);
+    for (std::size_t k = from; k < to; ++k) out.append_example(pool_, order_[k]);
+  }
+  ++handed_;
+  examples_ += out.size();
+  return true;
+}
+
+result<bool> epoch_reader::next_epoch() {
+  if (!epoch_over_)
+    return status(errc::internal, "epoch " + std::to_string(epoch_ + 1) + " is not over: it cannot be left");
+  if (epoch_ + 1 >= options_.epochs) return false;
+  if (epoch_ == 0) first_epoch_bad_ = bad_at_end_;
+  SS_RETURN_IF_ERROR(open_epoch(epoch_ + 1));
+  return true;
+}
+
+status epoch_reader::seek(const epoch_position& pos) {
+  if (pos.epoch >= options_.epochs)
+    return status(errc::out_of_range, "the position is in epoch " + std::to_string(pos.epoch + 1) + " of a run of " +
+                                          std::to_string(options_.epochs));
+  SS_RETURN_IF_ERROR(open_epoch(pos.epoch));
+  SS_RETURN_IF_ERROR(reader_->seek(pos.window));
+  window_start_ = window_end_ = reader_->position();
+  first_epoch_bad_ = 0;
+  examples_ = 0;
+  if (pos.window_batches == 0) return status::ok();
+  // Inside a window: read it again (the same rows in the same order) and skip what was handed out.
+  SS_RETURN_IF_ERROR(fill_window());
+  if (window_batches_ < pos.window_batches)
+    return status(errc::corrupt, "the position is " + std::to_string(pos.window_batches) +
+                                     " batches into a shuffle window of " + std::to_string(window_batches_) +
+                                     ": the files or the batch size changed since it was taken");
+  handed_ = pos.window_batches;
+  return status::ok();
+}
+
+epoch_position epoch_reader::position() const noexcept {
+  if (handed_ < window_batches_) return {epoch_, window_start_, handed_};
+  return {epoch_, window_end_, 0};
+}
+
+std::uint64_t epoch_reader::first_epoch_bad_rows() const noexcept {
+  if (epoch_ > 0) return first_epoch_bad_;
+  return handed_ < window_batches_ ? bad_at_start_ : bad_at_end_;
+}
+
+double epoch_reader::fraction_done() const noexcept {
+  const auto total = reader_->total_bytes();
+  if (total == 0) return -1.0;
+  const double in_epoch = epoch_over_ ? 1.0 : static_cast<double>(reader_->bytes_consumed()) / static_cast<double>(total);
+  return (static_cast<double>(epoch_) + in_epoch) / static_cast<double>(options_.epochs);
+}
+
+}  // namespace ss::data
