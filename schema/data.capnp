@@ -22,6 +22,11 @@ struct ReadPosition {
   # restarted reader checks it, so that it never resumes in a file that changed.
   fileSize @4 :UInt64;
   # The file's on-disk size when it was read (0: not recorded); checked the same way.
+  epoch @5 :UInt32;
+  # The pass over the data (0-based); fileIndex indexes that epoch's order of the files.
+  windowBatches @6 :UInt32;
+  # Batches of the shuffle window starting at the position already handed out (0: the position
+  # is a window's end).
 }
 
 struct ExampleBatch {

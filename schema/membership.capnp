@@ -48,6 +48,11 @@ struct ClusterView {
   # endpoint, and calls to the one before will never be answered.
   syncIncarnations @7 :List(UInt64);
   # Parallel to syncs (0 while absent; slice 0's is the coordinator's).
+  epochsOpen @8 :UInt32;
+  # With validation between epochs: readers hand out epochs below this count (1-based) and wait
+  # at the end of the last one for the coordinator to score it. 0: no such barrier.
+  epochsStop @9 :UInt32;
+  # Nonzero: the job ends after this many epochs (validation stopped it early).
 }
 
 struct RegisterReply {
@@ -136,6 +141,8 @@ struct MemberProgress {
   # Reader: examples before the committed position, including those of earlier incarnations.
   committedBadRows @25 :UInt64;
   # Reader: bad rows before the committed position, including those of earlier incarnations.
+  epochsDone @26 :UInt32;
+  # Reader: epochs whose every batch was handed out and trained.
 }
 
 struct Heartbeat {

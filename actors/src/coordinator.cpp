@@ -57,6 +57,8 @@ void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
   }
 }
 
+}  // namespace
+
 void change_view(coordinator_actor* self) {
   auto& st = self->state;
   ++st.view.epoch;
@@ -90,21 +92,6 @@ void change_view(coordinator_actor* self) {
   check_snapshot_members(self);
 }
 
-struct totals {
-  // Example-trainings the trainers report (a replayed batch counts again), and the examples
-  // behind the readers' committed positions (each once: after a full run, the data's good rows).
-  std::uint64_t examples = 0, committed = 0, committed_bad_rows = 0;
-  std::uint64_t clicks = 0, window_examples = 0, window_clicks = 0;
-  double loss = 0, window_loss = 0;
-  std::uint64_t bytes_done = 0, bytes_total = 0, bad_rows = 0, sent = 0, trainers = 0;
-  double active_seconds = 0;  // the longest a trainer was training
-  bool readers_finished = false, trainers_finished = false;
-  std::string error;
-};
-
-totals sum_up(const coordinator_state& st);
-
-// The training click rate: the base of NE (the evaluator's and an exported model's).
 double click_rate_of(const totals& t) {
   return t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
 }
@@ -175,7 +162,7 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
     if (test != nullptr) st.final_test = *test;
     st.final_test_bad_rows = test_bad_rows;
     const totals so_far = sum_up(st);
-    return start_final_export(self, st.central, click_rate_of(so_far), so_far.examples);
+    return start_export(self, st.central, click_rate_of(so_far), so_far.examples);
   }
   const totals t = sum_up(st);
   // The job's training time: the longest a trainer trained (first batch to last), which the
@@ -218,6 +205,17 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
     }
   }
   trainers += "]";
+  // Validation between epochs: each scored epoch's metrics.
+  std::string scores = "[";
+  for (const auto& e : st.epoch_scores)
+    scores += std::string(scores.size() > 1 ? "," : "") + json_object()
+                                                               .add("epoch", e.epoch)
+                                                               .add("validation_logloss", e.validation.log_loss)
+                                                               .add("validation_ne", e.validation.ne)
+                                                               .add("validation_auc", e.validation.auc)
+                                                               .str();
+  scores += "]";
+  const int epochs_run = st.view.epochs_stop > 0 ? static_cast<int>(st.view.epochs_stop) : st.options.job.passes.epochs;
   json_object j;
   j.add("command", "cluster")
       .add("ok", !failed)
@@ -225,6 +223,12 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("examples", t.examples)
       .add("examples_committed", t.committed)
       .add("examples_read", t.sent)
+      .add("epochs", st.options.job.passes.epochs)
+      .add("epochs_run", epochs_run)
+      .add("best_epoch", st.best_epoch)
+      .add("stopped_early", st.stopped_early)
+      .add_raw("epoch_scores", scores)
+      .add("validation_bad_rows", st.validation_bad_rows)
       .add("seconds", seconds)
       .add("examples_per_sec", seconds > 0 ? static_cast<double>(t.examples) / seconds : 0.0)
       .add("trainers", static_cast<std::uint64_t>(st.replicas.size()))
@@ -269,12 +273,23 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
                 failed ? " [FAILED]" : "");
   summary += buf;
   if (failed) summary += "  error   " + st.failure + "\n";
-  std::snprintf(buf, sizeof buf, "  train   log loss %.5f  NE %.5f (progressive)  click rate %.4f\n", train_logloss,
-                metrics::normalized_entropy(train_logloss, base), base);
+  std::snprintf(buf, sizeof buf, "  train   log loss %.5f  NE %.5f (%s)  click rate %.4f\n", train_logloss,
+                metrics::normalized_entropy(train_logloss, base),
+                epochs_run == 1 ? "progressive" : "over every epoch; progressive only in the first", base);
   summary += buf;
+  const epoch_score* best = nullptr;
+  for (const auto& e : st.epoch_scores)
+    if (e.epoch == st.best_epoch) best = &e;
+  if (best != nullptr) {
+    std::snprintf(buf, sizeof buf, "  valid   best epoch %d of %d%s: log loss %.5f  NE %.5f  AUC %.5f\n", st.best_epoch,
+                  epochs_run, st.stopped_early ? " (stopped early)" : "", best->validation.log_loss,
+                  best->validation.ne, best->validation.auc);
+    summary += buf;
+  }
   if (test != nullptr) {
-    std::snprintf(buf, sizeof buf, "  test    %llu examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f\n",
-                  static_cast<unsigned long long>(m.examples), m.log_loss, m.ne, m.auc, m.calibration);
+    std::snprintf(buf, sizeof buf, "  test    %llu examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f%s\n",
+                  static_cast<unsigned long long>(m.examples), m.log_loss, m.ne, m.auc, m.calibration,
+                  st.best_epoch > 0 ? (" (the model of epoch " + std::to_string(st.best_epoch) + ")").c_str() : "");
     summary += buf;
   }
   if (st.options.job.sync != "none") {
@@ -293,9 +308,11 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
     summary += buf;
   }
   std::snprintf(buf, sizeof buf,
-                "  data    %llu examples committed (trained and acknowledged, each once), %llu trainings reported, "
+                "  data    %llu examples committed (trained and acknowledged, each once%s), %llu trainings reported, "
                 "%llu bad rows skipped\n",
-                static_cast<unsigned long long>(t.committed), static_cast<unsigned long long>(t.examples),
+                static_cast<unsigned long long>(t.committed),
+                epochs_run == 1 ? "" : (" per epoch, " + std::to_string(epochs_run) + " epochs").c_str(),
+                static_cast<unsigned long long>(t.examples),
                 static_cast<unsigned long long>(t.committed_bad_rows + test_bad_rows));
   summary += buf;
   if (st.snapshots_taken > 0 || st.resumed_from > 0) {
@@ -387,33 +404,53 @@ void evaluate_final_model(coordinator_actor* self) {
     return fail_job(self, "training diverged: " + std::to_string(bad) + " of " + std::to_string(st.central.size()) +
                               " dense parameters of the final model are NaN or infinite; lower --learning-rate or "
                               "--embedding-learning-rate. No model is scored or exported");
+  if (validates(st)) return finish_validated(self);
   if (st.options.job.test.empty()) {
     finish(self, nullptr, 0);
     return;
   }
-  // The model's shape comes from the test data's schema and the job's model options.
-  auto ropts = job::reader_options(st.options.job.input, st.options.job.test, 16);
+  st.scoring = scoring_stage::test;
+  if (score_model(self, st.central, st.options.job.test, "test data"))
+    spdlog::info("{}: training finished; scoring {} test file(s)", st.options.name, st.options.job.test.size());
+}
+
+bool score_model(coordinator_actor* self, const std::vector<float>& dense, const std::vector<std::string>& files,
+                 const std::string& what) {
+  auto& st = self->state;
+  // The model's shape comes from the files' schema and the job's model options.
+  auto ropts = job::reader_options(st.options.job.input, files, 16);
   auto reader = ropts.is_ok() ? data::batch_reader::open(*ropts) : result<data::batch_reader>(ropts.error());
-  if (!reader.is_ok()) return fail_job(self, "test data: " + reader.error().message());
+  if (!reader.is_ok()) {
+    fail_job(self, what + ": " + reader.error().message());
+    return false;
+  }
   auto setup = job::resolve_model(st.options.job.model, reader->schema().num_dense(), reader->schema().num_categorical());
-  if (!setup.is_ok()) return fail_job(self, setup.error().message());
+  if (!setup.is_ok()) {
+    fail_job(self, setup.error().message());
+    return false;
+  }
   auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, st.options.job.model.seed);
-  if (st.central.size() != model->size())
-    return fail_job(self, "trainers reported " + std::to_string(st.central.size()) + " dense parameters, the test "
-                          "data's model has " + std::to_string(model->size()));
-  std::copy(st.central.begin(), st.central.end(), model->params());
-  const totals t = sum_up(st);
+  if (dense.size() != model->size()) {
+    fail_job(self, "trainers reported " + std::to_string(dense.size()) + " dense parameters, the model of the " +
+                       what + " has " + std::to_string(model->size()));
+    return false;
+  }
+  std::copy(dense.begin(), dense.end(), model->params());
   evaluator_input in;
   in.job = st.options.job;
+  in.files = files;
+  in.what = what;
   in.model = model;
   in.buckets = setup->buckets;
   in.shard_endpoints = st.view.shards;
   in.shard_wait = std::chrono::milliseconds(static_cast<long>(st.options.job.peer_wait * 1000));
-  in.base_click_rate = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
-  spdlog::info("{}: training finished; scoring {} test file(s)", st.options.name, st.options.job.test.size());
+  in.base_click_rate = click_rate_of(sum_up(st));
   spawn_evaluator(self->system(), st.gateway, std::move(in), caf::actor{self}, caf::actor{self},
                   st.options.detached_evaluator);
+  return true;
 }
+
+namespace {
 
 void log_progress(coordinator_actor* self) {
   auto& st = self->state;
@@ -564,6 +601,7 @@ void tick(coordinator_actor* self) {
     for (std::size_t k = 1; k < st.sync_slots.size(); ++k) all = all && st.sync_slots[k] != 0;
     if (all) set_state(self, wire::job_state::running);
   }
+  if (st.state == wire::job_state::running) epochs_tick(self);
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
   if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating) {
     if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard
@@ -663,7 +701,8 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
     if (c.valid) {
       reply.has_resume_position = true;
       reply.resume_position =
-          wire::read_position{c.file_index, c.byte_offset, c.line_number, c.previous_line_crc, c.file_size};
+          wire::read_position{c.file_index,        c.byte_offset, c.line_number, c.previous_line_crc,
+                              c.file_size,         c.epoch,       c.window_batches};
       reply.resume_examples = c.examples;
       reply.resume_bad_rows = c.bad_rows;
     }
@@ -692,7 +731,9 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
                              hb.progress.committed_examples,
                              hb.progress.committed_bad_rows,
                              p.previous_line_crc,
-                             p.file_size};
+                             p.file_size,
+                             p.epoch,
+                             p.window_batches};
     }
   }
   reply.state = st.state;
@@ -760,6 +801,8 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
   st.reader_slots.assign(static_cast<std::size_t>(st.options.job.readers), 0);
   st.sync_slots.assign(static_cast<std::size_t>(st.options.job.sync_servers), 0);
   st.reader_commits.assign(static_cast<std::size_t>(st.options.job.readers), job::reader_commit{});
+  // With validation, readers hand out the first epoch and wait for its scoring.
+  if (validates(st)) st.view.epochs_open = 1;
   st.started_at = self->clock().now();
   st.last_progress = st.started_at;
   st.last_snapshot_at = st.started_at;
@@ -826,11 +869,12 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
         return make_body(wire::error_reply{errc::invalid_argument, std::string("the coordinator does not serve ") +
                                                                        wire::message_name(m)});
       },
-      [self](result_atom, const metrics::summary& test, std::uint64_t bad_rows) { finish(self, &test, bad_rows); },
+      [self](result_atom, const metrics::summary& m, std::uint64_t bad_rows) { on_scored(self, m, bad_rows); },
       [self](result_atom, const std::string& error) { fail_job(self, error); },
       // The exporter of the final model reports.
       [self](result_atom, const body_ptr& b) {
         auto& s = self->state;
+        if (s.exporting_epoch) return on_epoch_exported(self, b);
         if (s.export_stage != 1) return;
         s.export_stage = 2;
         if (const auto* r = std::get_if<wire::export_reply>(b.get())) s.exported = *r;

@@ -37,7 +37,7 @@ result<exporter_input> export_input(coordinator_actor* self, const std::string& 
 
 }  // namespace
 
-void start_final_export(coordinator_actor* self, const std::vector<float>& dense, double click_rate,
+void start_export(coordinator_actor* self, const std::vector<float>& dense, double click_rate,
                         std::uint64_t examples) {
   auto& st = self->state;
   auto in = export_input(self, st.options.export_path, dense, click_rate, examples);

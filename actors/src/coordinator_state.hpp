@@ -1,6 +1,7 @@
-// The coordinator's state and the functions its two source files share: coordinator.cpp
-// (membership, the job's life cycle, progress, the final evaluation) and coordinator_snapshot.cpp
-// (the central dense copy, cluster snapshots, resuming, model export). Private to ss_actors.
+// The coordinator's state and the functions its source files share: coordinator.cpp
+// (membership, the job's life cycle, progress, the final evaluation), coordinator_snapshot.cpp
+// (the central dense copy, cluster snapshots, resuming), coordinator_export.cpp (model export) and
+// coordinator_epochs.cpp (validation between epochs). Private to ss_actors.
 #pragma once
 
 #include <caf/all.hpp>
@@ -47,6 +48,15 @@ struct snapshot_in_progress {
   std::vector<std::uint64_t> shard_members;  // who holds each shard slot: a restart voids the snapshot
   std::string failure;  // the first thing that went wrong; the snapshot is then abandoned
   std::vector<caf::response_promise> waiters;  // snapshot_now requests
+};
+
+// A model being scored: the validation files after an epoch, then (when it is the best so far)
+// the test files. One at a time; the evaluator's result goes to the stage named here.
+enum class scoring_stage { none, validation, test };
+
+struct epoch_score {
+  int epoch = 0;  // 1-based
+  metrics::summary validation;
 };
 
 struct coordinator_state {
@@ -117,6 +127,20 @@ struct coordinator_state {
   std::uint64_t final_test_bad_rows = 0;
   std::optional<wire::export_reply> exported;
   std::string export_error;
+  // Validation between epochs (--validation): each scored epoch, the best one (lowest validation
+  // log loss) with its test metrics, and the model being scored.
+  std::vector<epoch_score> epoch_scores;
+  int best_epoch = 0, since_best = 0;
+  double best_loss = 0;
+  std::optional<metrics::summary> best_test;
+  std::uint64_t best_test_bad_rows = 0, validation_bad_rows = 0;
+  bool best_exported = false;  // --export holds the best epoch's model
+  bool stopped_early = false;
+  scoring_stage scoring = scoring_stage::none;
+  int scoring_epoch = 0;
+  bool scoring_final = false;  // the model after training (the final path), not between epochs
+  bool exporting_epoch = false;  // the exporter writes the best epoch's model (between epochs)
+  std::vector<float> scored_model;
 };
 using coordinator_actor = caf::stateful_actor<coordinator_state>;
 
@@ -125,6 +149,47 @@ double seconds_between(clock_type::time_point a, clock_type::time_point b);
 // Sends `body` to the service at `endpoint` and calls exactly one of on_reply / on_error.
 void call_endpoint(coordinator_actor* self, const std::string& endpoint, body_ptr body, caf::timespan timeout,
                    std::function<void(const envelope_ptr&)> on_reply, std::function<void(const std::string&)> on_error);
+
+// ---- coordinator.cpp ----
+
+struct totals {
+  // Example-trainings the trainers report (a replayed batch counts again), and the examples
+  // behind the readers' committed positions (each once per epoch).
+  std::uint64_t examples = 0, committed = 0, committed_bad_rows = 0;
+  std::uint64_t clicks = 0, window_examples = 0, window_clicks = 0;
+  double loss = 0, window_loss = 0;
+  std::uint64_t bytes_done = 0, bytes_total = 0, bad_rows = 0, sent = 0, trainers = 0;
+  double active_seconds = 0;  // the longest a trainer was training
+  bool readers_finished = false, trainers_finished = false;
+  std::string error;
+};
+totals sum_up(const coordinator_state& st);
+// The training click rate: the base of NE (the evaluator's and an exported model's).
+double click_rate_of(const totals& t);
+// Membership or the epochs' barrier changed: a new view for the members.
+void change_view(coordinator_actor* self);
+void fail_job(coordinator_actor* self, const std::string& why);
+// The job's end: the final export (when due), then the result. `test`: the metrics to report.
+void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows);
+// Scores `dense` with the shards' rows on `files`; the evaluator reports (result_atom, summary,
+// bad rows) or (result_atom, error) to the coordinator. False (the job failed) when the model
+// cannot be built.
+bool score_model(coordinator_actor* self, const std::vector<float>& dense, const std::vector<std::string>& files,
+                 const std::string& what);
+
+// ---- coordinator_epochs.cpp ----
+
+// True when the job scores --validation after each epoch (readers wait between epochs).
+bool validates(const coordinator_state& st);
+// Periodic while the job runs: once every reader has finished the open epoch, score it.
+void epochs_tick(coordinator_actor* self);
+// Training is over: the final model (st.central) is scored for validation unless it already was
+// (an early stop), and the job finishes with the best epoch's test metrics.
+void finish_validated(coordinator_actor* self);
+// The evaluator reported on the stage in st.scoring.
+void on_scored(coordinator_actor* self, const metrics::summary& m, std::uint64_t bad_rows);
+// The exporter of an epoch's model reported.
+void on_epoch_exported(coordinator_actor* self, const body_ptr& reply);
 
 // ---- coordinator_snapshot.cpp ----
 
@@ -139,8 +204,9 @@ caf::result<body_ptr> serve_dense_request(coordinator_actor* self);
 // answers with an export_reply (or an error_reply): `shadowsync export`.
 caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_request& req, double click_rate,
                                    std::uint64_t examples);
-// Starts the export of the final model (dense = `dense`); the exporter reports to the coordinator.
-void start_final_export(coordinator_actor* self, const std::vector<float>& dense, double click_rate,
+// Starts the export of a model (dense = `dense`) to --export: the final one, or the best epoch's
+// between epochs; the exporter reports to the coordinator.
+void start_export(coordinator_actor* self, const std::vector<float>& dense, double click_rate,
                         std::uint64_t examples);
 // A sync server registered while the job resumes: send it its slice of the snapshot's state
 // (again, `attempt` times so far, while it answers that its role is still starting).

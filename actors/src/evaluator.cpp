@@ -117,7 +117,7 @@ void lookup(evaluator_actor* self, std::uint32_t shard) {
 void next_batch(evaluator_actor* self) {
   auto& st = self->state;
   auto more = st.reader->next(st.batch);
-  if (!more.is_ok()) return fail(self, "test data: " + more.error().message());
+  if (!more.is_ok()) return fail(self, st.in.what + ": " + more.error().message());
   if (!*more) {
     self->send(st.report_to, result_atom::value, st.acc.compute(st.in.base_click_rate),
                st.reader->counters().bad);
@@ -125,7 +125,7 @@ void next_batch(evaluator_actor* self) {
     return;
   }
   if (auto check = train::check_batch(st.in.model->config(), st.batch); !check.is_ok())
-    return fail(self, "test data: " + check.message());
+    return fail(self, st.in.what + ": " + check.message());
   st.rows.build(st.batch, st.in.buckets, st.in.model->config().embedding_dim);
   st.split.build(st.rows, static_cast<std::uint32_t>(st.links.size()));
   st.pending = 0;
@@ -144,14 +144,14 @@ caf::behavior evaluator(evaluator_actor* self, std::shared_ptr<evaluator_input> 
   st.view_source = std::move(view_source);
   st.timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.in.job.request_timeout));
   st.scratch = std::make_unique<train::worker_scratch>(st.in.model->config(), 4096);
-  auto ropts = job::reader_options(st.in.job.input, st.in.job.test, 4096);
+  auto ropts = job::reader_options(st.in.job.input, st.in.files, 4096);
   if (!ropts.is_ok()) {
     fail(self, ropts.error().message());
     return {};
   }
   auto reader = data::batch_reader::open(*ropts);
   if (!reader.is_ok()) {
-    fail(self, "test data: " + reader.error().message());
+    fail(self, st.in.what + ": " + reader.error().message());
     return {};
   }
   st.reader = std::make_unique<data::batch_reader>(std::move(*reader));

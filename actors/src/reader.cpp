@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <deque>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -18,7 +19,7 @@ using clock_type = caf::actor_clock;
 
 struct reader_state {
   static inline const char* name = "reader";
-  std::unique_ptr<data::batch_reader> reader;
+  std::unique_ptr<data::epoch_reader> reader;
   reader_options options;
   std::shared_ptr<reader_counters> counters;
   std::uint64_t next_sequence = 0;
@@ -44,6 +45,8 @@ struct reader_state {
   std::set<std::string> live_names;
   bool have_view = false;
   std::map<std::uint64_t, clock_type::time_point> missing_since;
+  // The coordinator's word on epochs (the view's epochs_open and epochs_stop).
+  std::uint32_t epochs_open = 0, epochs_stop = 0;
   status failure;
 };
 
@@ -52,15 +55,24 @@ using reader_actor = caf::stateful_actor<reader_state>;
 void update_progress(reader_state& st) {
   auto& c = *st.counters;
   if (st.reader) {
-    c.bytes_done.store(st.reader->bytes_consumed(), std::memory_order_relaxed);
-    c.rows_read.store(st.reader->counters().rows_read, std::memory_order_relaxed);
-    c.bad_rows.store(st.reader->counters().bad, std::memory_order_relaxed);
+    // Bytes over all epochs; rows of the current one; bad rows of the first (later ones re-read them).
+    const auto& files = st.reader->current();
+    const std::uint64_t in_epoch = st.reader->epoch_over() ? st.reader->epoch_bytes() : files.bytes_consumed();
+    c.bytes_done.store(st.reader->epoch() * st.reader->epoch_bytes() + in_epoch, std::memory_order_relaxed);
+    c.rows_read.store(files.counters().rows_read, std::memory_order_relaxed);
+    c.bad_rows.store(st.options.resume_bad_rows + st.reader->first_epoch_bad_rows(), std::memory_order_relaxed);
+    c.epoch.store(st.reader->epoch(), std::memory_order_relaxed);
+    c.epochs_done.store(st.reader->epoch() + (st.reader->epoch_over() && st.unacked == 0 ? 1 : 0),
+                        std::memory_order_relaxed);
+  } else {
+    c.epochs_done.store(std::numeric_limits<std::uint32_t>::max(), std::memory_order_relaxed);  // nothing to read
   }
   c.finished.store(c.exhausted.load() && st.unacked == 0, std::memory_order_relaxed);
 }
 
 void report_bad_rows(reader_state& st) {
-  const auto& reports = st.reader->bad_row_reports();
+  if (st.reader->epoch() > 0) return;  // later epochs read the same rows again
+  const auto& reports = st.reader->current().bad_row_reports();
   if (reports.empty()) return;
   std::lock_guard<std::mutex> lock(st.counters->mu);
   std::string joined;
@@ -123,18 +135,45 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
     return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
   }
   if (!*more) {
+    const std::uint32_t done = st.reader->epoch() + 1;  // epochs handed out
+    const bool stopped = st.epochs_stop > 0 && done >= st.epochs_stop;
+    if (done < st.reader->epochs() && !stopped && st.options.epoch_barrier && done >= st.epochs_open) {
+      // Validation between epochs: the next one waits until the coordinator has scored this one.
+      update_progress(st);
+      return make_body(wire::error_reply{errc::unavailable, st.options.name + ": epoch " + std::to_string(done) +
+                                                                " is over; the next begins once it is scored"});
+    }
+    auto next_epoch = stopped ? result<bool>(false) : st.reader->next_epoch();
+    if (next_epoch.is_ok() && *next_epoch) {
+      spdlog::info("{}: epoch {} of {} handed out; epoch {} begins", st.options.name, st.reader->epoch(),
+                   st.reader->epochs(), st.reader->epoch() + 1);
+      update_progress(st);
+      return serve_pull(self, pull);
+    }
+    if (!next_epoch.is_ok()) {
+      st.failure = next_epoch.error().with_context("epoch " + std::to_string(st.reader->epoch() + 2));
+      spdlog::error("{}: reading stopped: {}", st.options.name, st.failure.message());
+      {
+        std::lock_guard<std::mutex> lock(st.counters->mu);
+        st.counters->error = st.failure.message();
+      }
+      update_progress(st);
+      return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
+    }
     st.counters->exhausted.store(true);
     update_progress(st);
     spdlog::info("{}: all {} batches handed out", st.options.name, st.next_sequence);
     return serve_pull(self, pull);
   }
   const auto pos = st.reader->position();
-  m->end = wire::read_position{pos.file_index, pos.byte_offset, pos.line_number, pos.previous_line_crc, pos.file_size};
+  const auto& at = pos.window;
+  m->end = wire::read_position{at.file_index, at.byte_offset, at.line_number, at.previous_line_crc,
+                               at.file_size,  pos.epoch,      pos.window_batches};
   m->sequence = st.next_sequence++;
   const std::uint64_t n = m->batch.size();
   reader_state::handed_out h;
-  h.examples_through = st.options.resume_examples + st.reader->counters().good;
-  h.bad_through = st.options.resume_bad_rows + st.reader->counters().bad;
+  h.examples_through = st.options.resume_examples + st.reader->examples();
+  h.bad_through = st.options.resume_bad_rows + st.reader->first_epoch_bad_rows();
   h.message = std::move(m);
   const std::uint64_t seq = h.message->sequence;
   st.in_flight.emplace(seq, std::move(h));
@@ -277,6 +316,8 @@ body_ptr serve_status(reader_actor* self) {
                                           .add("bad_rows", c.bad_rows.load())
                                           .add("bytes_done", c.bytes_done.load())
                                           .add("bytes_total", c.bytes_total.load())
+                                          .add("epoch", c.epoch.load() + 1)
+                                          .add("committed_epoch", committed.epoch + 1)
                                           .add("committed_file", committed.file_index)
                                           .add("committed_offset", committed.byte_offset)
                                           .add("committed_examples", committed_examples)
@@ -285,14 +326,14 @@ body_ptr serve_status(reader_actor* self) {
                                           .str()});
 }
 
-caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::batch_reader>> input,
+caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::epoch_reader>> input,
                      reader_options options, std::shared_ptr<reader_counters> counters) {
   auto& st = self->state;
   st.reader = std::move(*input);
   st.options = std::move(options);
   st.counters = std::move(counters);
   if (st.reader) {
-    st.counters->bytes_total.store(st.reader->total_bytes());
+    st.counters->bytes_total.store(st.reader->epochs() * st.reader->epoch_bytes());
   } else {
     st.counters->exhausted.store(true);
     update_progress(st);
@@ -326,6 +367,8 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::b
         }
         for (auto it = s.missing_since.begin(); it != s.missing_since.end();)
           it = s.live_trainers.count(it->first) > 0 ? s.missing_since.erase(it) : std::next(it);
+        s.epochs_open = view.epochs_open;
+        s.epochs_stop = view.epochs_stop;
       },
       [](state_atom, wire::job_state) {},
       [self, every](tick_atom) {
@@ -338,9 +381,9 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::b
 
 }  // namespace
 
-caf::actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::batch_reader> reader,
+caf::actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
                         const reader_options& options, std::shared_ptr<reader_counters> counters) {
-  auto input = std::make_shared<std::unique_ptr<data::batch_reader>>(std::move(reader));
+  auto input = std::make_shared<std::unique_ptr<data::epoch_reader>>(std::move(reader));
   auto a = sys.spawn(actors::reader, input, options, counters);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::pull_request>(), a);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::batch_ack>(), a);

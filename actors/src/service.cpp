@@ -18,6 +18,7 @@
 #include "ss/actors/sync_server.hpp"
 #include "ss/actors/trainer.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "ss/core/hash.hpp"
 #include "ss/core/json.hpp"
 
 namespace ss::actors {
@@ -509,6 +510,7 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     p.bytes_done = counters->bytes_done.load();
     p.bytes_total = counters->bytes_total.load();
     p.bad_rows = counters->bad_rows.load();
+    p.epochs_done = counters->epochs_done.load();
     // `finished` before the committed position: once finished, the position is the final one.
     p.finished = counters->finished.load();
     std::lock_guard<std::mutex> lock(counters->mu);
@@ -532,6 +534,7 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
   // one was never received.
   ro.lost_after = std::chrono::milliseconds(static_cast<long>(2 * job->request_timeout * 1000));
   ro.lease = std::chrono::milliseconds(static_cast<long>(job->batch_lease * 1000));
+  ro.epoch_barrier = !job->passes.validation.empty();
   if (reply->has_resume_position) {
     ro.resume_examples = reply->resume_examples;
     ro.resume_bad_rows = reply->resume_bad_rows;
@@ -554,7 +557,7 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
     }
     return std::unique_ptr<running_service>(std::move(svc));
   };
-  std::unique_ptr<data::batch_reader> input;
+  std::unique_ptr<data::epoch_reader> input;
   if (files.empty()) {
     // More readers than files: this one has nothing to read and is done at once.
     spdlog::info("{}: no training file falls to this reader (files i, i+{}, ... of {})", options.name, job->readers,
@@ -562,18 +565,27 @@ result<std::unique_ptr<running_service>> start_reader(caf::actor_system& sys, st
   } else {
     auto ropts = job::reader_options(job->input, files, static_cast<std::size_t>(job->batch_size));
     if (!ropts.is_ok()) return ropts.error().with_context(options.name);
-    auto reader = data::batch_reader::open(*ropts);
+    data::epoch_reader_options eopts;
+    eopts.input = std::move(*ropts);
+    eopts.epochs = static_cast<std::uint32_t>(job->passes.epochs);
+    eopts.shuffle_window = job->passes.shuffle_window();
+    eopts.seed = hash_combine(job->model.seed, static_cast<std::uint64_t>(options.index));  // each reader its own order
+    auto reader = data::epoch_reader::open(std::move(eopts));
     if (!reader.is_ok()) return input_failed(reader.error());
-    input = std::make_unique<data::batch_reader>(std::move(*reader));
+    input = std::make_unique<data::epoch_reader>(std::move(*reader));
     if (reply->has_resume_position) {
       const auto& p = reply->resume_position;
-      const data::line_position at{p.file_index, p.byte_offset, p.line_number, p.previous_line_crc, p.file_size};
+      const data::epoch_position at{p.epoch,
+                                    {p.file_index, p.byte_offset, p.line_number, p.previous_line_crc, p.file_size},
+                                    p.window_batches};
       if (auto st = input->seek(at); !st.is_ok())
         return input_failed(st.with_context("resuming at the committed position"));
-      spdlog::info("{}: resuming at file {} line {} ({} examples before it were trained)", options.name,
+      spdlog::info("{}: resuming {}at file {} line {} ({} examples before it were trained)", options.name,
+                   job->passes.epochs > 1 ? "in epoch " + std::to_string(p.epoch + 1) + " " : std::string(),
                    p.file_index, p.line_number, reply->resume_examples);
     } else {
-      spdlog::info("{}: reading {} file(s)", options.name, files.size());
+      spdlog::info("{}: reading {} file(s){}", options.name, files.size(),
+                   job->passes.epochs > 1 ? ", " + std::to_string(job->passes.epochs) + " epochs" : std::string());
     }
   }
   svc->role_ = spawn_reader(sys, svc->gateway_, std::move(input), ro, counters);

@@ -374,10 +374,11 @@ status make_directory(const std::string& dir, const std::string& flag) {
   return job::check_writable_directory(dir, flag + " " + dir);
 }
 
-// Before anything trains: the final model's path can be written and every test file is data of the
-// job's schema, so that neither mistake is found only after the training.
+// Before anything trains: the final model's path can be written and every test and validation file
+// is data of the job's schema, so that no such mistake is found only after the training.
 status preflight(const job::job_options& job, const std::string& export_path) {
   SS_RETURN_IF_ERROR(job::check_output_path(export_path, "--export"));
+  SS_RETURN_IF_ERROR(job::check_input_files(job.input, job.passes.validation, "--validation"));
   return job::check_input_files(job.input, job.test, "--test");
 }
 

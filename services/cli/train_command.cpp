@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "ss/core/clock.hpp"
 #include "ss/core/config/option_set.hpp"
+#include "ss/core/job/epoch_options.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/preflight.hpp"
 #include "ss/core/json.hpp"
@@ -40,15 +41,10 @@ struct train_options {
   std::string log_level = "info";
   std::string log_format = "human";
   std::string export_path;  // --export: write the trained model here (model_file.hpp)
-  int epochs = 1;
-  std::int64_t shuffle_buffer = -1;  // -1: 0 for one epoch, default_shuffle_window for more
-  std::vector<std::string> validation;
-  int early_stop_patience = 0;
+  job::epoch_options passes;
   job::input_options input;
   job::model_options model;
 };
-
-constexpr std::int64_t default_shuffle_window = 100000;
 
 // One pass over the training files.
 struct epoch_record {
@@ -102,21 +98,7 @@ int run_train(const args& a, const config::environment& env) {
   opts.add("export", &o.export_path,
            "After training, write the model (dense part and embedding rows, see `shadowsync predict`) to "
            "this file; empty = none.");
-  opts.add("epochs", &o.epochs,
-           "Passes over the training files. Metrics of the first pass are progressive (each example scored "
-           "before it is trained on); later passes see examples again, so theirs are not.")
-      .range(1, 10000);
-  opts.add("shuffle-buffer", &o.shuffle_buffer,
-           "Examples permuted together (a seeded window, bounded memory), and the files' order permuted "
-           "each epoch; 0 = read in order (the time order of one-pass training); -1 = 0 for one epoch, "
-           "100000 for more.")
-      .range(-1, 100000000);
-  opts.add("validation", &o.validation,
-           "Files scored after every epoch; the best epoch's model (lowest validation log loss) is the one "
-           "tested and exported.");
-  opts.add("early-stop-patience", &o.early_stop_patience,
-           "Stop after this many epochs without a better validation log loss; 0 = never (needs --validation).")
-      .range(0, 10000);
+  job::add_epoch_options(opts, o.passes);
   job::add_input_options(opts, o.input);
   job::add_model_options(opts, o.model);
   // A run refused before it starts (exit 2) or failed after (exit 1) still ends with a JSON line,
@@ -139,16 +121,10 @@ int run_train(const args& a, const config::environment& env) {
   // Before training: the model's path can be written and the test files are data of this schema.
   if (auto st = job::check_output_path(o.export_path, "--export"); !st.is_ok()) return refused(st.message());
   if (auto st = job::check_input_files(o.input, o.test, "--test"); !st.is_ok()) return refused(st.message());
-  if (auto st = job::check_input_files(o.input, o.validation, "--validation"); !st.is_ok())
+  if (auto st = job::check_input_files(o.input, o.passes.validation, "--validation"); !st.is_ok())
     return refused(st.message());
-  if (o.early_stop_patience > 0 && o.validation.empty())
-    return refused("--early-stop-patience " + std::to_string(o.early_stop_patience) +
-                   " needs --validation: early stopping compares the validation log loss of each epoch");
-  if (o.early_stop_patience > 0 && o.early_stop_patience >= o.epochs)
-    return refused("--early-stop-patience " + std::to_string(o.early_stop_patience) + " cannot stop a run of --epochs " +
-                   std::to_string(o.epochs) + ": give more epochs or a smaller patience");
-  const auto shuffle_window = static_cast<std::size_t>(
-      o.shuffle_buffer >= 0 ? o.shuffle_buffer : (o.epochs > 1 ? default_shuffle_window : 0));
+  if (auto st = job::check_epoch_options(o.passes); !st.is_ok()) return refused(st.message());
+  const std::size_t shuffle_window = o.passes.shuffle_window();
   auto failed = [&json_failure](const std::string& why) {
     spdlog::error("{}", why);
     json_failure(why);
@@ -159,7 +135,7 @@ int run_train(const args& a, const config::environment& env) {
   if (!ropts.is_ok()) return refused(ropts.error().message());
   data::epoch_reader_options eopts;
   eopts.input = *ropts;
-  eopts.epochs = static_cast<std::uint32_t>(o.epochs);
+  eopts.epochs = static_cast<std::uint32_t>(o.passes.epochs);
   eopts.shuffle_window = shuffle_window;
   eopts.seed = o.model.seed;
   auto reader = data::epoch_reader::open(eopts);
@@ -204,7 +180,7 @@ int run_train(const args& a, const config::environment& env) {
                                                                service::human_seconds(p.eta_seconds))
                                                : std::string();
       spdlog::info("{}{} examples{}, {:.0f} ex/s, recent {}: NE {:.5f} AUC {:.5f}",
-                   o.epochs > 1 ? fmt::format("epoch {}/{}: ", epoch, o.epochs) : std::string(),
+                   o.passes.epochs > 1 ? fmt::format("epoch {}/{}: ", epoch, o.passes.epochs) : std::string(),
                    service::with_commas(p.examples), where, p.examples_per_sec, service::with_commas(p.window.examples),
                    p.window.ne, p.window.auc);
     };
@@ -244,7 +220,7 @@ int run_train(const args& a, const config::environment& env) {
       std::error_code ignored;
       if (!path.empty()) std::filesystem::remove(path, ignored);
     }
-  } scratch{o.export_path.empty() && !o.validation.empty() ? best_path : std::string()};
+  } scratch{o.export_path.empty() && !o.passes.validation.empty() ? best_path : std::string()};
   model::model_file_stats exported;  // what --export holds
   double export_seconds = 0;
   auto save = [&](std::uint64_t examples, double click_rate) -> status {
@@ -258,7 +234,7 @@ int run_train(const args& a, const config::environment& env) {
   };
   std::uint64_t examples_trained = 0;
   double first_click_rate = 0;
-  for (int epoch = 1; epoch <= o.epochs && !cancelled; ++epoch) {
+  for (int epoch = 1; epoch <= o.passes.epochs && !cancelled; ++epoch) {
     if (epoch > 1) {
       auto next = reader->next_epoch();
       if (!next.is_ok()) return failed("cannot read training data (epoch " + std::to_string(epoch) + "): " +
@@ -281,16 +257,16 @@ int run_train(const args& a, const config::environment& env) {
     examples_trained += tr.examples;
     cancelled = tr.cancelled;
     epoch_record rec{epoch, tr, {}};
-    if (!o.validation.empty() && !cancelled) {
+    if (!o.passes.validation.empty() && !cancelled) {
       // The same validation rows every epoch: their bad rows are reported once.
-      auto v = score(model, store, o.validation, first_click_rate, "validation data", validation_bad_rows, epoch == 1);
+      auto v = score(model, store, o.passes.validation, first_click_rate, "validation data", validation_bad_rows, epoch == 1);
       if (!v.is_ok()) return failed(v.error().message());
       rec.validation = *v;
       const bool better = best_epoch == 0 || v->log_loss < best_loss;
       if (better) {
         best_epoch = epoch, best_loss = v->log_loss, since_best = 0;
         // Kept on disk while a later epoch could be worse; the last one is the model in memory.
-        const bool keep = epoch < o.epochs || !o.export_path.empty();
+        const bool keep = epoch < o.passes.epochs || !o.export_path.empty();
         if (auto st = keep ? save(examples_trained, first_click_rate) : status::ok(); !st.is_ok())
           return failed("cannot " + std::string(o.export_path.empty() ? "keep the best model" : "export the model") +
                         ": " + st.message());
@@ -298,14 +274,14 @@ int run_train(const args& a, const config::environment& env) {
         ++since_best;
       }
       spdlog::info("epoch {}/{}: train log loss {:.5f}{}, validation log loss {:.5f} NE {:.5f} AUC {:.5f}{}", epoch,
-                   o.epochs, tr.train_log_loss, epoch == 1 ? " (progressive)" : "", v->log_loss, v->ne, v->auc,
+                   o.passes.epochs, tr.train_log_loss, epoch == 1 ? " (progressive)" : "", v->log_loss, v->ne, v->auc,
                    better ? " (best so far)" : "");
-    } else if (o.epochs > 1) {
-      spdlog::info("epoch {}/{}: train log loss {:.5f}{}", epoch, o.epochs, tr.train_log_loss,
+    } else if (o.passes.epochs > 1) {
+      spdlog::info("epoch {}/{}: train log loss {:.5f}{}", epoch, o.passes.epochs, tr.train_log_loss,
                    epoch == 1 ? " (progressive)" : "");
     }
     epochs.push_back(rec);
-    if (o.early_stop_patience > 0 && since_best >= o.early_stop_patience && epoch < o.epochs) {
+    if (o.passes.early_stop_patience > 0 && since_best >= o.passes.early_stop_patience && epoch < o.passes.epochs) {
       spdlog::info("early stop after epoch {}: no better validation log loss for {} epochs (best: epoch {})", epoch,
                    since_best, best_epoch);
       stopped_early = true;
@@ -356,7 +332,7 @@ int run_train(const args& a, const config::environment& env) {
   std::printf("shadowsync train: %s examples in %s (%.0f examples/s, %d thread%s)%s%s\n",
               service::with_commas(examples_trained).c_str(), service::human_seconds(seconds).c_str(),
               examples_per_sec, o.threads, o.threads == 1 ? "" : "s",
-              o.epochs > 1 ? fmt::format(", {} of {} epochs", epochs.size(), o.epochs).c_str() : "",
+              o.passes.epochs > 1 ? fmt::format(", {} of {} epochs", epochs.size(), o.passes.epochs).c_str() : "",
               cancelled ? " [stopped early]" : stopped_early ? " [early stop]" : "");
   std::printf("  train   log loss %.5f  NE %.5f (progressive, first pass)  click rate %.4f\n", first.train_log_loss,
               train_ne, first.train_click_rate);

@@ -360,18 +360,20 @@ struct setup {
   std::shared_ptr<reader_counters> counters = std::make_shared<reader_counters>();
   caf::actor r;
 
-  explicit setup(reader_options options = {}) {
+  explicit setup(reader_options options = {}, std::uint32_t epochs = 1, std::size_t shuffle_window = 0) {
     data::generator_options g;
     g.rows = 300;
     REQUIRE(data::generate_criteo(g, dir.str("train.tsv")).is_ok());
-    data::batch_reader_options ro;
-    ro.schema = data::input_schema::criteo();
-    ro.paths = {dir.str("train.tsv")};
-    ro.batch_size = 100;
-    auto reader = data::batch_reader::open(ro);
+    data::epoch_reader_options ro;
+    ro.input.schema = data::input_schema::criteo();
+    ro.input.paths = {dir.str("train.tsv")};
+    ro.input.batch_size = 100;
+    ro.epochs = epochs;
+    ro.shuffle_window = shuffle_window;
+    auto reader = data::epoch_reader::open(ro);
     REQUIRE(reader.is_ok());
     node gw(f, "reader-0");
-    r = f.own(spawn_reader(f.sys, gw.gateway, std::make_unique<data::batch_reader>(std::move(*reader)), options, counters));
+    r = f.own(spawn_reader(f.sys, gw.gateway, std::make_unique<data::epoch_reader>(std::move(*reader)), options, counters));
     f.settle();
   }
   wire::batch_message pull(std::uint64_t trainer) {
@@ -425,6 +427,42 @@ TEST_CASE("reader: numbered batches and a committed prefix with duplicate acks r
   CHECK(std::holds_alternative<wire::end_of_data>(*ask(t.f, t.r, wire::pull_request{1, 7})));
   const auto status = std::get<wire::status_reply>(*ask(t.f, t.r, wire::status_request{})).json;
   CHECK(status.find("\"committed_offset\":" + std::to_string(batches[2].end.byte_offset)) != std::string::npos);
+}
+
+TEST_CASE("reader: epochs hand out every example once per epoch and commit positions that know the epoch",
+          "[actors]") {
+  reader_options o;
+  o.incarnation = 0x61;
+  reader_test::setup t(o, 2, 150);  // 2 epochs; windows of 200 examples (whole batches of 100)
+  std::vector<wire::batch_message> batches;
+  for (int i = 0; i < 6; ++i) {
+    batches.push_back(t.pull(7));
+    CHECK(batches.back().sequence == static_cast<std::uint64_t>(i));
+    CHECK(batches.back().end.epoch == (i < 3 ? 0u : 1u));
+    CHECK(t.acked(batches.back().sequence, 0x61));
+    std::lock_guard<std::mutex> lock(t.counters->mu);
+    CHECK(t.counters->committed_examples == 100u * static_cast<unsigned>(i + 1));
+    CHECK(t.counters->committed.epoch == batches.back().end.epoch);
+  }
+  // Inside a window the position is the window's start and the batches handed out of it.
+  CHECK(batches[0].end.window_batches == 1);
+  CHECK(batches[0].end.byte_offset == 0);
+  CHECK(batches[1].end.window_batches == 0);
+  CHECK(batches[1].end.byte_offset > 0);
+  // Epoch 2 is shuffled differently from epoch 1, over the same examples.
+  auto labels = [&](int from) {
+    std::vector<float> all;
+    for (int i = from; i < from + 3; ++i) all.insert(all.end(), batches[i].batch.dense.begin(), batches[i].batch.dense.end());
+    return all;
+  };
+  auto first = labels(0), second = labels(3);
+  CHECK(first != second);
+  std::sort(first.begin(), first.end());
+  std::sort(second.begin(), second.end());
+  CHECK(first == second);
+  CHECK(std::holds_alternative<wire::end_of_data>(*ask(t.f, t.r, wire::pull_request{1, 7})));
+  CHECK(t.counters->finished.load());
+  CHECK(t.counters->bytes_done.load() == t.counters->bytes_total.load());
 }
 
 TEST_CASE("reader: batches of a trainer that left the cluster go to another trainer", "[actors]") {
@@ -830,13 +868,13 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
   }
   nodes.push_back(std::make_unique<node>(f, "mem://reader-0", "mem://reader-0"));
   auto rc = std::make_shared<reader_counters>();
-  data::batch_reader_options ro;
-  ro.schema = data::input_schema::criteo();
-  ro.paths = job.train;
-  ro.batch_size = 64;
-  auto br = data::batch_reader::open(ro);
+  data::epoch_reader_options ro;
+  ro.input.schema = data::input_schema::criteo();
+  ro.input.paths = job.train;
+  ro.input.batch_size = 64;
+  auto br = data::epoch_reader::open(ro);
   REQUIRE(br.is_ok());
-  f.own(spawn_reader(f.sys, nodes.back()->gateway, std::make_unique<data::batch_reader>(std::move(*br)), {}, rc));
+  f.own(spawn_reader(f.sys, nodes.back()->gateway, std::make_unique<data::epoch_reader>(std::move(*br)), {}, rc));
   member(*nodes.back(), wire::role::reader, 0, "mem://reader-0", [rc] {
     wire::member_progress p;
     p.examples = rc->examples_sent.load();

@@ -52,6 +52,8 @@ inline cluster_view sample_view() {
   v.trainer_incarnations = {0x7f3a, 0xffffffffffffffffULL, 3};
   v.shard_incarnations = {0, 0x8000000000000001ULL};
   v.sync_incarnations = {42};
+  v.epochs_open = 3;
+  v.epochs_stop = 5;
   return v;
 }
 
@@ -74,7 +76,7 @@ inline std::vector<envelope> one_of_each() {
     r.view = sample_view();
     r.state = job_state::draining;
     r.restore_snapshot = 42;
-    r.resume_position = read_position{1, 5550000, 20001, 0xc0ffee01u, 9000000};
+    r.resume_position = read_position{1, 5550000, 20001, 0xc0ffee01u, 9000000, 2, 7};
     r.has_resume_position = true;
     r.resume_examples = 20000;
     r.job_id = 0x5eed5eed5eedULL;
@@ -108,10 +110,11 @@ inline std::vector<envelope> one_of_each() {
     p.sync_latency_p99_ms = 8.0;
     p.sync_distance = 0.0031;
     p.sync_wait_seconds = 2.5;
-    p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777};
+    p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777, 4, 1};
     p.has_committed = true;
     p.committed_examples = 5000;
     p.committed_bad_rows = 7;
+    p.epochs_done = 2;
     add(h);
   }
   add(heartbeat_reply{job_state::failed, sample_view(), false});
@@ -122,7 +125,7 @@ inline std::vector<envelope> one_of_each() {
     m.reader_index = 2;
     m.sequence = 123456789012ULL;
     m.batch = criteo_batch(5, 7);
-    m.end = read_position{3, 987654321ULL, 4242, 0xfffffffeu, 1ULL << 40};
+    m.end = read_position{3, 987654321ULL, 4242, 0xfffffffeu, 1ULL << 40, 9, 3};
     m.incarnation = 0xabcdef0123456789ULL;
     add(m);
   }
@@ -172,6 +175,8 @@ inline void check_same(const cluster_view& a, const cluster_view& b) {
   CHECK(a.trainer_incarnations == b.trainer_incarnations);
   CHECK(a.shard_incarnations == b.shard_incarnations);
   CHECK(a.sync_incarnations == b.sync_incarnations);
+  CHECK(a.epochs_open == b.epochs_open);
+  CHECK(a.epochs_stop == b.epochs_stop);
 }
 
 inline void check_same(const error_reply& a, const error_reply& b) {
@@ -197,6 +202,8 @@ inline void check_same(const register_reply& a, const register_reply& b) {
   CHECK(a.resume_position.line_number == b.resume_position.line_number);
   CHECK(a.resume_position.previous_line_crc == b.resume_position.previous_line_crc);
   CHECK(a.resume_position.file_size == b.resume_position.file_size);
+  CHECK(a.resume_position.epoch == b.resume_position.epoch);
+  CHECK(a.resume_position.window_batches == b.resume_position.window_batches);
   CHECK(a.resume_examples == b.resume_examples);
   CHECK(a.job_id == b.job_id);
   CHECK(a.resume_bad_rows == b.resume_bad_rows);
@@ -234,8 +241,11 @@ inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(p.committed.line_number == q.committed.line_number);
   CHECK(p.committed.previous_line_crc == q.committed.previous_line_crc);
   CHECK(p.committed.file_size == q.committed.file_size);
+  CHECK(p.committed.epoch == q.committed.epoch);
+  CHECK(p.committed.window_batches == q.committed.window_batches);
   CHECK(p.committed_examples == q.committed_examples);
   CHECK(p.committed_bad_rows == q.committed_bad_rows);
+  CHECK(p.epochs_done == q.epochs_done);
 }
 inline void check_same(const heartbeat_reply& a, const heartbeat_reply& b) {
   CHECK(a.state == b.state);
@@ -264,6 +274,8 @@ inline void check_same(const batch_message& a, const batch_message& b) {
   CHECK(a.end.line_number == b.end.line_number);
   CHECK(a.end.previous_line_crc == b.end.previous_line_crc);
   CHECK(a.end.file_size == b.end.file_size);
+  CHECK(a.end.epoch == b.end.epoch);
+  CHECK(a.end.window_batches == b.end.window_batches);
   CHECK(a.incarnation == b.incarnation);
 }
 inline void check_same(const end_of_data& a, const end_of_data& b) {

@@ -72,6 +72,7 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "lookups), to study the sync layer at more trainers than cores. 0 = real training.")
       .range(0.0, 60000.0);
   opts.add("simulate-steps", &o.simulate_steps, "Simulated mode: training steps per trainer.").min(1);
+  add_epoch_options(opts, o.passes);
   add_input_options(opts, o.input);
   add_model_options(opts, o.model);
 }
@@ -82,6 +83,7 @@ status check_job(const job_options& o) {
     if (o.readers < 1) return {errc::invalid_argument, "--readers must be at least 1 (0 only with --simulate-step-ms)"};
     if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
   }
+  SS_RETURN_IF_ERROR(check_epoch_options(o.passes));
   // The model's shape, once the input's feature counts are known: a bad one is a flag's mistake,
   // found before anything starts.
   if (o.dense_features >= 0 && o.categorical_features >= 0) {
@@ -154,6 +156,8 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
   differ("--train", join(saved.train), join(now.train));
   differ("--readers", std::to_string(saved.readers), std::to_string(now.readers));
   differ("--shards", std::to_string(saved.shards), std::to_string(now.shards));
+  differ("--epochs", std::to_string(saved.passes.epochs), std::to_string(now.passes.epochs));
+  differ("--shuffle-buffer", std::to_string(saved.passes.shuffle_window()), std::to_string(now.passes.shuffle_window()));
   differ("--sync", saved.sync, now.sync);
   differ("--sync-servers", std::to_string(saved.sync_servers), std::to_string(now.sync_servers));
   differ("--dense-features", std::to_string(saved.dense_features), std::to_string(now.dense_features));

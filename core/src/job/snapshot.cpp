@@ -143,7 +143,8 @@ std::string format_manifest(const snapshot_manifest& m) {
     line("reader." + std::to_string(i), std::string(r.valid ? "1" : "0") + " " + std::to_string(r.file_index) + " " +
                                             std::to_string(r.byte_offset) + " " + std::to_string(r.line_number) + " " +
                                             std::to_string(r.examples) + " " + std::to_string(r.bad_rows) + " " +
-                                            std::to_string(r.previous_line_crc) + " " + std::to_string(r.file_size));
+                                            std::to_string(r.previous_line_crc) + " " + std::to_string(r.file_size) +
+                                            " " + std::to_string(r.epoch) + " " + std::to_string(r.window_batches));
   }
   line("shards", std::to_string(m.shards.size()));
   for (std::size_t i = 0; i < m.shards.size(); ++i) {
@@ -254,8 +255,11 @@ result<snapshot_manifest> parse_manifest(const std::string& text) {
     if (!f.next(valid) || !f.next(r.file_index) || !f.next(r.byte_offset) || !f.next(r.line_number) ||
         !f.next(r.examples) || !f.next(r.bad_rows))
       return corrupt(f.error());
-    // The file check came later: a manifest without it resumes unchecked.
-    if (!f.at_end() && (!f.next(r.previous_line_crc) || !f.next(r.file_size) || !f.done())) return corrupt(f.error());
+    // The file check came later (a manifest without it resumes unchecked), and epochs after it (a
+    // manifest without them is of a one-pass job, read in order).
+    if (!f.at_end() && (!f.next(r.previous_line_crc) || !f.next(r.file_size))) return corrupt(f.error());
+    if (!f.at_end() && (!f.next(r.epoch) || !f.next(r.window_batches))) return corrupt(f.error());
+    if (!f.done()) return corrupt(f.error());
     r.valid = valid != 0;
     m.readers.push_back(r);
   }

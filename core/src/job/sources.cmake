@@ -1,5 +1,6 @@
 # Sources of ss_core's job area: the options every training command and service shares.
 target_sources(ss_core PRIVATE
+  src/job/epoch_options.cpp
   src/job/input_options.cpp
   src/job/job_options.cpp
   src/job/model_options.cpp

@@ -267,6 +267,8 @@ void put_position(const read_position& p, schema::ReadPosition::Builder b) {
   b.setLineNumber(p.line_number);
   b.setPreviousLineCrc(p.previous_line_crc);
   b.setFileSize(p.file_size);
+  b.setEpoch(p.epoch);
+  b.setWindowBatches(p.window_batches);
 }
 
 void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
@@ -278,6 +280,8 @@ void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
   put_list(v.trainer_incarnations, [&](capnp::uint n) { return b.initTrainerIncarnations(n); });
   put_list(v.shard_incarnations, [&](capnp::uint n) { return b.initShardIncarnations(n); });
   put_list(v.sync_incarnations, [&](capnp::uint n) { return b.initSyncIncarnations(n); });
+  b.setEpochsOpen(v.epochs_open);
+  b.setEpochsStop(v.epochs_stop);
 }
 
 // Non-const calls: capnp builders are handles whose init* methods are not const.
@@ -346,6 +350,7 @@ struct body_writer {
     }
     q.setCommittedExamples(p.committed_examples);
     q.setCommittedBadRows(p.committed_bad_rows);
+    q.setEpochsDone(p.epochs_done);
   }
   void operator()(const heartbeat_reply& m) {
     auto r = b.initHeartbeatReply();
@@ -647,6 +652,8 @@ void get_position(schema::ReadPosition::Reader r, read_position& p) {
   p.line_number = r.getLineNumber();
   p.previous_line_crc = r.getPreviousLineCrc();
   p.file_size = r.getFileSize();
+  p.epoch = r.getEpoch();
+  p.window_batches = r.getWindowBatches();
 }
 
 void get_view(schema::ClusterView::Reader r, cluster_view& v) {
@@ -658,6 +665,8 @@ void get_view(schema::ClusterView::Reader r, cluster_view& v) {
   get_list<std::uint64_t>(r.getTrainerIncarnations(), v.trainer_incarnations);
   get_list<std::uint64_t>(r.getShardIncarnations(), v.shard_incarnations);
   get_list<std::uint64_t>(r.getSyncIncarnations(), v.sync_incarnations);
+  v.epochs_open = r.getEpochsOpen();
+  v.epochs_stop = r.getEpochsStop();
 }
 
 status get(schema::ErrorReply::Reader r, error_reply& m) {
@@ -732,6 +741,7 @@ status get(schema::Heartbeat::Reader r, heartbeat& m) {
   if (p.has_committed) get_position(q.getCommitted(), p.committed);
   p.committed_examples = q.getCommittedExamples();
   p.committed_bad_rows = q.getCommittedBadRows();
+  p.epochs_done = q.getEpochsDone();
   return status::ok();
 }
 

@@ -51,7 +51,7 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   m.created_unix_ms = 1795300000000;
   m.departed = {0, 1000, 512.5, 250, 12.5};
   m.trainers = {{3, 2000, 1000.25, 500, 30.0}};
-  m.readers = {{true, 2, 4096, 101, 100, 1, 0x9abcdef0u, 123456789}, {}};
+  m.readers = {{true, 2, 4096, 101, 100, 1, 0x9abcdef0u, 123456789, 3, 17}, {}};
   m.shards = {{7, 330778, 29200000, 0xfeedULL, "/state/shard-0/checkpoints/7"}};
   m.dense_params = 3;
   m.dense_crc = 0xdeadbeef;
@@ -71,6 +71,8 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(back->readers[0].byte_offset == 4096);
   CHECK(back->readers[0].previous_line_crc == 0x9abcdef0u);
   CHECK(back->readers[0].file_size == 123456789);
+  CHECK(back->readers[0].epoch == 3);
+  CHECK(back->readers[0].window_batches == 17);
   CHECK_FALSE(back->readers[1].valid);
   REQUIRE(back->shards.size() == 1);
   CHECK(back->shards[0].rows == 330778);
@@ -89,6 +91,19 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(old_back->readers[0].byte_offset == 4096);
   CHECK(old_back->readers[0].previous_line_crc == 0);  // not checked on resume
   CHECK(old_back->readers[0].file_size == 0);
+  CHECK(old_back->readers[0].epoch == 0);
+
+  // A manifest of the version before epochs: its reader lines end at the file check.
+  std::string one_pass = *without_crc_line(text, "MANIFEST");
+  const std::string checked = "reader.0 = 1 2 4096 101 100 1 " + std::to_string(0x9abcdef0u) + " 123456789";
+  const auto at_checked = one_pass.find(checked);
+  REQUIRE(at_checked != std::string::npos);
+  one_pass.erase(at_checked + checked.size(), one_pass.find('\n', at_checked) - at_checked - checked.size());
+  auto one_pass_back = parse_manifest(with_crc_line(one_pass));
+  REQUIRE(one_pass_back.is_ok());
+  CHECK(one_pass_back->readers[0].file_size == 123456789);
+  CHECK(one_pass_back->readers[0].epoch == 0);
+  CHECK(one_pass_back->readers[0].window_batches == 0);
 
   std::string changed = text;
   const auto at = changed.find("snapshot = 7");

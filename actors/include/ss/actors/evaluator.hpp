@@ -1,4 +1,4 @@
-// Scores test files with a final dense model and the rows on the shards (read-only lookups: a
+// Scores data files (test or validation) with a dense model and the rows on the shards (read-only lookups: a
 // row the shards do not hold reads as its initial values and is not created).
 //   spawn, then the evaluator sends (result_atom, metrics summary) or (result_atom, error text)
 //   to `report_to` and quits.
@@ -22,6 +22,8 @@ namespace ss::actors {
 
 struct evaluator_input {
   job::job_options job;
+  std::vector<std::string> files;  // scored in order
+  std::string what = "test data";  // in messages
   std::shared_ptr<train::dense_model> model;
   std::vector<std::uint64_t> buckets;
   std::vector<std::string> shard_endpoints;

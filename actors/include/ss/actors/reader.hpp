@@ -1,5 +1,6 @@
 // The data reader's actor: serves pull_request with the next batch of its files (parsed and
-// hashed by the core batch_reader), numbers batches per reader, and tracks which were trained
+// hashed by the core batch_reader, epoch after epoch, shuffled by the core epoch_reader), numbers
+// batches per reader, and tracks which were trained
 // (batch_ack) so it knows its committed position: every row before it was trained.
 //
 // Nothing is lost: a batch stays in memory until it is acked. When the trainer holding it has
@@ -23,7 +24,7 @@
 #include <mutex>
 #include <string>
 
-#include "ss/core/data/batch_reader.hpp"
+#include "ss/core/data/epoch_reader.hpp"
 #include "ss/wire/messages.hpp"
 
 namespace ss::actors {
@@ -41,6 +42,8 @@ struct reader_options {
   std::chrono::milliseconds lost_after{20000};
   // Any batch not acked this long after it was handed out goes to the next trainer.
   std::chrono::milliseconds lease{120000};
+  // Validation between epochs: at the end of an epoch, wait for the view to open the next.
+  bool epoch_barrier = false;
 };
 
 // Progress the membership agent reports; written by the reader actor only.
@@ -53,6 +56,8 @@ struct reader_counters {
   std::atomic<bool> finished{false};   // exhausted and every batch acked
   std::atomic<std::uint64_t> batches_requeued{0}, examples_requeued{0};
   std::atomic<std::uint64_t> examples_before{0};  // good rows before where this process started reading
+  std::atomic<std::uint32_t> epoch{0};             // the pass being handed out, 0-based
+  std::atomic<std::uint32_t> epochs_done{0};       // epochs handed out and trained in full
   mutable std::mutex mu;
   // The committed position (under mu): every row before it was trained.
   bool has_committed = false;
@@ -64,7 +69,7 @@ struct reader_counters {
 };
 
 // `reader` may be null: a reader with no files, done from the start.
-caf::actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::batch_reader> reader,
+caf::actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
                         const reader_options& options, std::shared_ptr<reader_counters> counters);
 
 }  // namespace ss::actors

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ss/core/config/option_set.hpp"
+#include "ss/core/job/epoch_options.hpp"
 #include "ss/core/job/input_options.hpp"
 #include "ss/core/job/model_options.hpp"
 #include "ss/core/status.hpp"
@@ -50,6 +51,7 @@ struct job_options {
   // no lookups), to study the sync layer at more trainers than cores. 0 = real training.
   double simulate_step_ms = 0;
   std::uint64_t simulate_steps = 1000;  // steps per trainer in simulated mode
+  epoch_options passes;  // epochs, shuffling, validation and early stopping
   input_options input;
   model_options model;
 };

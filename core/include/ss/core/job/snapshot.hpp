@@ -38,6 +38,10 @@ struct reader_commit {
   // What the reader checks before it resumes there (ss::data::line_position); 0: not recorded.
   std::uint32_t previous_line_crc = 0;
   std::uint64_t file_size = 0;
+  // The pass over the data, and the batches of the shuffle window at the position handed out
+  // (ss::data::epoch_position); both 0 in a one-pass job read in order.
+  std::uint32_t epoch = 0;
+  std::uint32_t window_batches = 0;
 };
 
 // What a shard checkpointed for the snapshot.

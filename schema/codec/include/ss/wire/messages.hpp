@@ -60,6 +60,11 @@ struct cluster_view {
   std::vector<std::uint64_t> trainer_incarnations;  // parallel to trainers
   std::vector<std::uint64_t> shard_incarnations;    // parallel to shards (0 while absent)
   std::vector<std::uint64_t> sync_incarnations;     // parallel to syncs (0 while absent)
+  // With validation between epochs: readers hand out epochs below epochs_open (a count) and wait
+  // at its end for the coordinator's scoring (0: no barrier); epochs_stop > 0 ends the job after
+  // that many epochs (an early stop).
+  std::uint32_t epochs_open = 0;
+  std::uint32_t epochs_stop = 0;
 };
 
 enum class job_state : std::uint8_t {
@@ -78,6 +83,8 @@ struct read_position {
   std::uint64_t line_number = 1;
   std::uint32_t previous_line_crc = 0;  // of the line ending at byte_offset; 0: not recorded
   std::uint64_t file_size = 0;          // on disk, when read; 0: not recorded
+  std::uint32_t epoch = 0;              // the pass over the data (0-based), whose file order file_index indexes
+  std::uint32_t window_batches = 0;     // of the shuffle window starting here, handed out; 0: a window's end
 };
 
 struct register_reply {
@@ -124,6 +131,7 @@ struct member_progress {
   bool has_committed = false;       // ... when set
   std::uint64_t committed_examples = 0;  // reader: examples before it, all incarnations
   std::uint64_t committed_bad_rows = 0;  // reader: bad rows before it, all incarnations
+  std::uint32_t epochs_done = 0;         // reader: epochs whose every batch was handed out and trained
 };
 
 struct heartbeat {

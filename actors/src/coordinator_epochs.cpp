@@ -1,0 +1,215 @@
+// The coordinator between epochs, when the job scores --validation: readers hand out one epoch
+// at a time (the view's epochs_open) and wait; once every reader has handed out and seen trained
+// every batch of the epoch, the model is scored on the validation files. The best epoch so far
+// (lowest validation log loss) is also scored on the test files and written to --export, so its
+// model need not be kept; then the next epoch opens, or, after --early-stop-patience epochs
+// without a better one, the job ends (the view's epochs_stop). The last epoch's model is scored
+// in the job's final path, after the last snapshot.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "coordinator_state.hpp"
+#include "ss/core/sync/sync_algorithms.hpp"
+#include "ss/core/train/dense_model.hpp"
+
+namespace ss::actors::coordinator_detail {
+namespace {
+
+bool from_sync_servers(const coordinator_state& st) {
+  auto spec = sync::parse_sync(st.options.job.sync);
+  return spec.is_ok() && (spec->algo == sync::algorithm::easgd || spec->algo == sync::algorithm::bmuf);
+}
+
+// The model after an epoch, as the job's final model is built: EASGD and BMUF, the central copy;
+// MA and none, the live trainers' replicas averaged by the examples each trained. Empty when no
+// trainer answered.
+void gather_epoch_model(coordinator_actor* self, std::function<void(std::vector<float>)> done) {
+  auto& st = self->state;
+  if (from_sync_servers(st)) {
+    gather_central(self, [done](job::dense_state d) { done(std::move(d.params)); });
+    return;
+  }
+  struct gathering {
+    std::vector<std::pair<std::vector<float>, std::uint64_t>> replicas;
+    std::size_t pending = 0;
+  };
+  auto g = std::make_shared<gathering>();
+  std::vector<std::pair<std::string, std::uint64_t>> trainers;
+  for (const auto& [id, m] : st.members)
+    if (m.role == wire::role::trainer && !m.endpoint.empty()) trainers.emplace_back(m.endpoint, m.progress.examples);
+  if (trainers.empty()) return done({});
+  g->pending = trainers.size();
+  g->replicas.reserve(trainers.size());
+  auto one_done = [g, done] {
+    if (--g->pending > 0) return;
+    std::vector<sync::weighted_replica> weighted;
+    for (const auto& [params, examples] : g->replicas) weighted.push_back({&params, examples});
+    done(sync::average_by_examples(weighted));
+  };
+  for (const auto& [endpoint, examples] : trainers) {
+    const std::uint64_t weight = examples;
+    call_endpoint(
+        self, endpoint, make_body(wire::dense_request{}), caf::timespan{std::chrono::seconds(30)},
+        [g, weight, one_done](const envelope_ptr& env) {
+          if (const auto* r = std::get_if<wire::dense_reply>(&env->message); r != nullptr && !r->params.empty())
+            g->replicas.emplace_back(r->params, weight);
+          one_done();
+        },
+        [one_done](const std::string&) { one_done(); });
+  }
+}
+
+const std::string& validation_what() {
+  static const std::string what = "validation data";
+  return what;
+}
+
+void start_validation(coordinator_actor* self) {
+  auto& st = self->state;
+  st.scoring = scoring_stage::validation;
+  if (score_model(self, st.scored_model, st.options.job.passes.validation, validation_what()))
+    spdlog::info("{}: epoch {} of {} trained; scoring the validation data", st.options.name, st.scoring_epoch,
+                 st.options.job.passes.epochs);
+}
+
+// The epoch is scored (and its model exported when it is the best): open the next one or stop.
+void next_epoch(coordinator_actor* self) {
+  auto& st = self->state;
+  st.scoring = scoring_stage::none;
+  const int patience = st.options.job.passes.early_stop_patience;
+  if (patience > 0 && st.since_best >= patience) {
+    st.stopped_early = true;
+    st.view.epochs_stop = static_cast<std::uint32_t>(st.scoring_epoch);
+    spdlog::info("{}: early stop after epoch {}: no better validation log loss for {} epoch{} (best: epoch {})",
+                 st.options.name, st.scoring_epoch, st.since_best, st.since_best == 1 ? "" : "s", st.best_epoch);
+  } else {
+    st.view.epochs_open = static_cast<std::uint32_t>(st.scoring_epoch + 1);
+  }
+  change_view(self);
+}
+
+// Scoring is complete (validation, and the test when the epoch was the best).
+void epoch_scored(coordinator_actor* self) {
+  auto& st = self->state;
+  if (st.scoring_final) {
+    st.scoring = scoring_stage::none;
+    // --export gets the final model only when it is the best; an earlier best epoch's is there.
+    if (st.best_epoch != st.scoring_epoch) st.export_stage = 2;
+    finish(self, st.best_test ? &*st.best_test : nullptr, st.best_test_bad_rows);
+    return;
+  }
+  if (st.best_epoch == st.scoring_epoch && !st.options.export_path.empty()) {
+    const totals t = sum_up(st);
+    st.exporting_epoch = true;
+    start_export(self, st.scored_model, click_rate_of(t), t.examples);
+    return;
+  }
+  next_epoch(self);
+}
+
+}  // namespace
+
+bool validates(const coordinator_state& st) { return !st.options.job.passes.validation.empty(); }
+
+void epochs_tick(coordinator_actor* self) {
+  auto& st = self->state;
+  if (!validates(st) || st.scoring != scoring_stage::none || st.exporting_epoch || st.view.epochs_stop > 0) return;
+  // The epoch every reader has finished: handed out, and every batch trained.
+  std::uint32_t done = std::numeric_limits<std::uint32_t>::max();
+  for (auto id : st.reader_slots) {
+    auto it = st.members.find(id);
+    if (id == 0 || it == st.members.end()) return;  // a reader is away: wait for it
+    done = std::min(done, it->second.progress.epochs_done);
+  }
+  const auto epochs = static_cast<std::uint32_t>(st.options.job.passes.epochs);
+  // The last epoch is scored in the final path. A coordinator that restarted between epochs
+  // learns where the readers are from them (it forgot earlier epochs' scores).
+  if (done < std::max<std::uint32_t>(st.view.epochs_open, 1) || done >= epochs) return;
+  if (done > st.view.epochs_open) st.view.epochs_open = done;
+  st.scoring = scoring_stage::validation;  // taken: gathering the model
+  st.scoring_epoch = static_cast<int>(done);
+  st.scoring_final = false;
+  gather_epoch_model(self, [self](std::vector<float> dense) {
+    auto& s = self->state;
+    if (s.state != wire::job_state::running) return;
+    if (dense.empty()) {  // no trainer answered (all restarting): try again on a later tick
+      s.scoring = scoring_stage::none;
+      return;
+    }
+    if (const std::size_t bad = train::non_finite_count(dense.data(), dense.size()); bad > 0)
+      return fail_job(self, "training diverged in epoch " + std::to_string(s.scoring_epoch) + ": " +
+                                std::to_string(bad) + " of " + std::to_string(dense.size()) +
+                                " dense parameters are NaN or infinite; lower --learning-rate or "
+                                "--embedding-learning-rate");
+    s.scored_model = std::move(dense);
+    start_validation(self);
+  });
+}
+
+void finish_validated(coordinator_actor* self) {
+  auto& st = self->state;
+  const int last = st.view.epochs_stop > 0 ? static_cast<int>(st.view.epochs_stop) : st.options.job.passes.epochs;
+  st.scoring_epoch = last;
+  st.scoring_final = true;
+  st.scored_model = st.central;
+  // An early stop: the model did not change since its epoch was scored.
+  if (!st.epoch_scores.empty() && st.epoch_scores.back().epoch == last) return epoch_scored(self);
+  start_validation(self);
+}
+
+void on_scored(coordinator_actor* self, const metrics::summary& m, std::uint64_t bad_rows) {
+  auto& st = self->state;
+  if (st.state == wire::job_state::failed || st.state == wire::job_state::done) return;
+  const scoring_stage stage = st.scoring;
+  if (!validates(st)) {  // the test of the final model
+    st.scoring = scoring_stage::none;
+    return finish(self, &m, bad_rows);
+  }
+  if (stage == scoring_stage::test) {
+    st.best_test = m;
+    st.best_test_bad_rows = bad_rows;
+    return epoch_scored(self);
+  }
+  if (stage != scoring_stage::validation) return;
+  st.validation_bad_rows = bad_rows;  // the same files every epoch: their bad rows count once
+  st.epoch_scores.push_back({st.scoring_epoch, m});
+  const bool better = st.best_epoch == 0 || m.log_loss < st.best_loss;
+  if (better) {
+    st.best_epoch = st.scoring_epoch;
+    st.best_loss = m.log_loss;
+    st.since_best = 0;
+    st.best_test.reset();
+  } else {
+    ++st.since_best;
+  }
+  spdlog::info("{}: epoch {}/{}: validation log loss {:.5f} NE {:.5f} AUC {:.5f}{}", st.options.name,
+               st.scoring_epoch, st.options.job.passes.epochs, m.log_loss, m.ne, m.auc,
+               better ? " (best so far)" : "");
+  if (better && !st.options.job.test.empty()) {
+    st.scoring = scoring_stage::test;
+    score_model(self, st.scored_model, st.options.job.test, "test data");
+    return;
+  }
+  epoch_scored(self);
+}
+
+void on_epoch_exported(coordinator_actor* self, const body_ptr& reply) {
+  auto& st = self->state;
+  st.exporting_epoch = false;
+  if (const auto* r = std::get_if<wire::export_reply>(reply.get())) {
+    st.exported = *r;
+    st.export_error.clear();
+    st.best_exported = true;
+    spdlog::info("{}: wrote the model of epoch {} to {}", st.options.name, st.scoring_epoch, r->path);
+  } else {
+    const auto* e = std::get_if<wire::error_reply>(reply.get());
+    st.export_error = e != nullptr ? e->message : "the exporter reported nothing";
+    return fail_job(self, "the model of epoch " + std::to_string(st.scoring_epoch) + " was not written: " +
+                              st.export_error);
+  }
+  if (st.state == wire::job_state::running) next_epoch(self);
+}
+
+}  // namespace ss::actors::coordinator_detail
