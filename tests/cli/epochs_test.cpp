@@ -113,3 +113,51 @@ TEST_CASE("epochs: contradictory options exit 2 naming the flags and the fix", "
   CHECK(missing.out.find("--validation") != std::string::npos);
   CHECK(last_json_line(missing.out).find("\"ok\":false") != std::string::npos);
 }
+
+TEST_CASE("epochs in the cluster: every example once per epoch, validation, early stop, the best epoch exported",
+          "[cli]") {
+  split_data d;
+  const std::string model = d.dir.str("cluster-best.model");
+  // Real processes: two readers (one file each), two trainers, two shards. The overfitting of the
+  // train case above: epoch 1 is the best, and the run stops two epochs later.
+  const std::string half = d.dir.str("train-b.tsv");
+  {
+    std::ifstream in(d.dir.str("train.tsv"));
+    std::ofstream a(d.dir.str("train-a.tsv")), b(half);
+    std::string line;
+    for (int i = 0; std::getline(in, line); ++i) (i % 2 == 0 ? a : b) << line << "\n";
+  }
+  auto r = run_command(bin + " local --processes --trainers 2 --shards 2 --readers 2 --train " + d.dir.str("train-a.tsv") +
+                       "," + half + " --test " + d.dir.str("held-out.tsv") + " --validation " +
+                       d.dir.str("validation.tsv") +
+                       " --bottom-mlp 32-16 --top-mlp 32-1 --embedding-learning-rate 0.1 --epochs 6 "
+                       "--early-stop-patience 2 --progress-interval 0 --heartbeat-interval 0.2 --export " + model);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const std::string j = last_json_line(r.out);
+  const double best = json_number(j, "best_epoch");
+  const double run = json_number(j, "epochs_run");
+  CHECK(json_field(j, "stopped_early") == "true");
+  CHECK(best >= 1);
+  CHECK(run == best + 2);
+  // Exactly once per epoch: the readers' committed positions cover the data once per epoch run.
+  CHECK(json_number(j, "examples_committed") == 12000 * run);
+  CHECK(json_number(j, "examples") == 12000 * run);
+  CHECK(j.find("\"epoch_scores\":[{\"epoch\":1,\"validation_logloss\":") != std::string::npos);
+  CHECK(r.out.find("(the model of epoch " + std::to_string(static_cast<int>(best)) + ")") != std::string::npos);
+  // The file holds the best epoch's model: predict reproduces the test metrics the job reported.
+  auto p = run_command(bin + " predict --model " + model + " --test " + d.dir.str("held-out.tsv"));
+  REQUIRE(p.exit_code == 0);
+  CHECK(json_field(last_json_line(p.out), "test_logloss") == json_field(j, "test_logloss"));
+  CHECK(json_field(last_json_line(p.out), "test_auc") == json_field(j, "test_auc"));
+}
+
+TEST_CASE("epochs in the cluster: contradictory options exit 2 before anything starts", "[cli]") {
+  split_data d;
+  auto no_validation = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --epochs 3 --early-stop-patience 1");
+  CHECK(no_validation.exit_code == 2);
+  CHECK(no_validation.out.find("--early-stop-patience 1 needs --validation") != std::string::npos);
+  auto missing = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --validation " + d.dir.str("nope.tsv"));
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.find("--validation") != std::string::npos);
+}

@@ -40,7 +40,8 @@ job_flags=(--processes --trainers 2 --readers 1 --sync-servers 2 --test data/tes
 # run_case NAME SERVICE SIGNAL PHASE [VARIANT]: runs the job, delivers SIGNAL to SERVICE at PHASE,
 # waits for the job under a deadline; leaves the JSON line in NAME.json and the log in NAME.err.
 # SERVICE may name two services, a+b: both get the signal at once. VARIANT changes the job: nosync
-# (--sync none; the default is s-easgd), shards2 (2 shards; the default is 1).
+# (--sync none; the default is s-easgd), shards2 (2 shards; the default is 1), epochs (2 epochs,
+# shuffled in windows of 20,000 rows, the test file scored for validation after each).
 # KILL5 kills the service five times in a row, each time once its successor has registered.
 #   startup  - 0.5 s after the service registered with the coordinator (its first seconds)
 #   training - once 30% of the rows are committed
@@ -51,6 +52,8 @@ job_flags=(--processes --trainers 2 --readers 1 --sync-servers 2 --test data/tes
 #   snapshot - once 30% of the rows are committed, as the next snapshot starts
 #   exportreq - once 30% of the rows are committed, as an export asked for by `shadowsync export`
 #              (pages of 300 rows) begins; the export must succeed (export_pid, NAME.export)
+#   epoch2   - once 30% of the second epoch's rows are committed (variant epochs)
+#   validating - once the coordinator scores the first epoch's model, the readers waiting (epochs)
 #   resume   - the whole cluster killed at once (a power cut) once 30% of the rows are committed
 #              and two snapshots exist; the signal's damage done (KILL: none); the job started
 #              again on its state directory
@@ -60,6 +63,7 @@ run_case() {
   extra=(--sync s-easgd --shards 1)
   [[ $variant == nosync ]] && extra=(--sync none --shards 1)
   [[ $variant == shards2 ]] && extra=(--sync s-easgd --shards 2)
+  [[ $variant == epochs ]] && extra=(--sync s-easgd --shards 1 --epochs 2 --shuffle-buffer 20000 --validation data/test.tsv)
   rm -rf "$name" "$name.ssm"
   [[ $phase == export ]] && extra+=(--export "$work/$name.ssm" --export-page-rows 100)
   [[ $phase == exportreq ]] && extra+=(--export-page-rows 300)
@@ -87,9 +91,10 @@ run_case() {
         sleep 0.5
         grep -q "$logged: registered with the coordinator" "$name.err" && reached=true
         ;;
-      training | resume | snapshot | exportreq)
+      training | resume | snapshot | exportreq | epoch2)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)) || ! alive; do sleep 0.1; done
         local target=$((rows * 3 / 10)) c
+        [[ $phase == epoch2 ]] && target=$((rows * 13 / 10))
         while ((SECONDS < deadline)) && alive; do
           c=$("$bin" status --coordinator "$(cat "$name/coordinator.endpoint")" --timeout 1 2>/dev/null |
             grep -o '"examples_committed":[0-9]*' | head -1 | cut -d: -f2 || true)
@@ -120,9 +125,10 @@ run_case() {
           grep -q "exporting the model to .* (on request)" "$name.err" && reached=true
         fi
         ;;
-      export | draining | scoring)
+      export | draining | scoring | validating)
         local mark="writing the model to"
         [[ $phase == draining ]] && mark="job running -> draining"
+        [[ $phase == validating ]] && mark="scoring the validation data"
         [[ $phase == scoring ]] && mark="scoring [0-9]* test file"
         until grep -q "$mark" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.02; done
         grep -q "$mark" "$name.err" && reached=true
@@ -244,10 +250,11 @@ run_case() {
 # check_case NAME [NE_BOUND]: the guarantees every case keeps; NE at most NE_BOUND (default 1.01)
 # times the undisturbed run's.
 check_case() {
-  local ne bound=${2:-1.01}
+  local ne bound=${2:-1.01} expected=$rows
+  [[ $1 == *-epochs ]] && expected=$((rows * 2))  # each row once per epoch
   [[ "$(field "$1.json" ok)" == true ]] || fail "$1: the job did not end ok: $(field "$1.json" error)"
-  [[ "$(field "$1.json" examples_committed)" == "$rows" ]] ||
-    fail "$1: $(field "$1.json" examples_committed) examples committed, expected exactly $rows"
+  [[ "$(field "$1.json" examples_committed)" == "$expected" ]] ||
+    fail "$1: $(field "$1.json" examples_committed) examples committed, expected exactly $expected"
   ne=$(field "$1.json" test_ne)
   awk -v a="${ne:-9}" -v b="$base_ne" -v x="$bound" 'BEGIN { exit !(a <= b * x) }' ||
     fail "$1: test NE $ne is more than x$bound the undisturbed run's $base_ne"
@@ -346,6 +353,16 @@ check_snapshot_abandoned() {
     fail "$1: no snapshot was abandoned for shard $2's restart (it completed before the signal?)"
 }
 
+# check_epochs NAME: both epochs ran and were scored (by a restarted coordinator too), and a reader
+# killed in the second epoch resumed in it.
+check_epochs() {
+  [[ "$(field "$1.json" epochs_run)" == 2 ]] || fail "$1: $(field "$1.json" epochs_run) epochs run, expected 2"
+  grep -q '"epoch_scores":\[.*"epoch":2,' "$1.json" || fail "$1: the second epoch was not scored"
+  if [[ $1 == reader-0-* ]] && ! grep -q "reader-0: resuming in epoch 2 at" "$1.err"; then
+    fail "$1: the restarted reader did not resume in epoch 2"
+  fi
+}
+
 # check_scoring_waited NAME SHARD: the scoring saw the shard go and waited for it through the
 # cluster view (it asked its successor), so the job's test metrics are complete.
 check_scoring_waited() {
@@ -374,7 +391,8 @@ cases=${SS_MATRIX_CASES:-"all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:res
   reader-0:DELETE:training reader-0:CHANGE:training coordinator:NODISK:training shard-0:WIPE:training shard-0:FOREIGN:training
   trainer-0:STOP:startup trainer-0:KILL:training trainer-1:TERM:draining trainer-1:KILL:draining:nosync
   shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training
-  shard-0:KILL:snapshot shard-0:TERM:exportreq all:FOREIGN:resume"}
+  shard-0:KILL:snapshot shard-0:TERM:exportreq all:FOREIGN:resume
+  reader-0:KILL:epoch2:epochs coordinator:KILL:validating:epochs shard-0:KILL:validating:epochs"}
 for c in $cases; do
   IFS=: read -r service signal phase variant <<<"$c"
   name="${service//+/-and-}-$signal-$phase${variant:+-$variant}"
@@ -434,6 +452,10 @@ for c in $cases; do
   # a few seconds in (fault_injection.sh holds 1% on a longer one).
   if [[ $signal == CORRUPT ]]; then
     check_case "$name" 1.05
+  elif [[ $variant == epochs ]]; then
+    # The best of two epochs (validation on the test file) against one undisturbed epoch.
+    check_case "$name" 1.03
+    check_epochs "$name"
   elif [[ $signal == KILL* && $service == *shard-* ]]; then
     check_case "$name" 1.03
   else
