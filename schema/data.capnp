@@ -74,6 +74,9 @@ struct BatchMessage {
   # Resume here to continue after this batch.
   incarnation @4 :UInt64;
   # The reader process that numbered the batch (sequences restart when a reader restarts).
+  examplesBefore @5 :UInt64;
+  # The reader's examples before this batch, over every epoch and incarnation: where the job is,
+  # for the learning-rate schedule.
 }
 
 struct EndOfData {

@@ -37,6 +37,8 @@ struct PushRequest {
   # Hashed id of each row.
   grads @2 :List(Float32);
   # ids x dim, row-major: a positive multiple of the number of ids (empty only with no ids).
+  lrScale @3 :Float32 = 1.0;
+  # The learning-rate schedule's multiplier where the trainer is (in [0, 1]; 1: no schedule).
 }
 
 struct PushReply {

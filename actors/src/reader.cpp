@@ -173,6 +173,7 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
   const std::uint64_t n = m->batch.size();
   reader_state::handed_out h;
   h.examples_through = st.options.resume_examples + st.reader->examples();
+  m->examples_before = h.examples_through - n;
   h.bad_through = st.options.resume_bad_rows + st.reader->first_epoch_bad_rows();
   h.message = std::move(m);
   const std::uint64_t seq = h.message->sequence;

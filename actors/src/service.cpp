@@ -616,6 +616,7 @@ result<std::unique_ptr<running_service>> start_trainer(caf::actor_system& sys, s
   to.detached_workers = options.detached;
   to.incarnation = svc->incarnation_;
   to.coordinator = options.coordinator;
+  to.schedule = setup->schedule;
   svc->role_ = spawn_trainer(sys, svc->gateway_, svc->member_, *job, model, setup->buckets, to, progress);
   return std::unique_ptr<running_service>(std::move(svc));
 }

@@ -61,7 +61,8 @@ body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard
     return refuse(c, status(errc::invalid_argument, "push of " + std::to_string(req.ids.size()) + " rows carries " +
                                                         std::to_string(req.grads.size()) + " gradient values, expected " +
                                                         std::to_string(req.ids.size() * dim)));
-  if (auto st = store.push(req.tables.data(), req.ids.data(), req.ids.size(), req.grads.data()); !st.is_ok())
+  if (auto st = store.push(req.tables.data(), req.ids.data(), req.ids.size(), req.grads.data(), req.lr_scale);
+      !st.is_ok())
     return refuse(c, st);
   c.pushes.fetch_add(1, std::memory_order_relaxed);
   c.rows_pushed.fetch_add(req.ids.size(), std::memory_order_relaxed);

@@ -516,7 +516,10 @@ void compute(worker_actor* self, const slot_ptr& slot) {
     st.ctx->progress->add_wait(start - *st.idle_since);
     st.idle_since.reset();
   }
-  const double loss = train::train_batch(*st.ctx->model, b, slot->rows, *st.scratch);
+  const auto& ctx = *st.ctx;
+  const float lr_scale = ctx.options.schedule.scale(slot->batch->examples_before *
+                                                    static_cast<std::uint64_t>(std::max(1, ctx.job.readers)));
+  const double loss = train::train_batch(*ctx.model, b, slot->rows, *st.scratch, lr_scale);
   if (!std::isfinite(loss))
     st.ctx->progress->set_error("training diverged: the loss is not finite at batch " +
                                 std::to_string(st.ctx->progress->batches() + 1) + "; lower the learning rate");
@@ -541,6 +544,7 @@ void compute(worker_actor* self, const slot_ptr& slot) {
     req->tables = part.tables;
     req->ids = part.ids;
     req->grads = slot->split.gather_grads(s, slot->rows);
+    req->lr_scale = lr_scale;
     send_push(self, slot, s, std::move(req));
   }
 }

@@ -172,6 +172,7 @@ int run_train(const args& a, const config::environment& env) {
   ho.window_examples = o.window;
   ho.progress_interval_seconds = o.progress_interval;
   ho.buckets = setup->buckets;
+  ho.schedule = setup->schedule;
   ho.cancel = &cancel;
   steady_clock_source clock;
   auto on_progress = [&o](int epoch) {
@@ -241,6 +242,7 @@ int run_train(const args& a, const config::environment& env) {
                                        next.error().message());
     }
     train::epoch_source source(*reader);
+    ho.examples_before = examples_trained;  // the schedule counts every epoch's examples
     auto trained = train::train_hogwild(model, store, source, ho, clock, on_progress(epoch));
     if (epoch == 1) {
       print_bad_rows(reader->current(), "training data");

@@ -112,6 +112,12 @@ TEST_CASE("epochs: contradictory options exit 2 naming the flags and the fix", "
   CHECK(missing.exit_code == 2);
   CHECK(missing.out.find("--validation") != std::string::npos);
   CHECK(last_json_line(missing.out).find("\"ok\":false") != std::string::npos);
+  auto decay = run_command(d.train("--lr-decay cosine"));
+  CHECK(decay.exit_code == 2);
+  CHECK(decay.out.find("--lr-decay cosine needs --lr-decay-examples") != std::string::npos);
+  auto ratio = run_command(d.train("--lr-decay linear --lr-decay-examples 10 --lr-min-ratio 2"));
+  CHECK(ratio.exit_code == 2);
+  CHECK(ratio.out.find("--lr-min-ratio") != std::string::npos);
 }
 
 TEST_CASE("epochs in the cluster: every example once per epoch, validation, early stop, the best epoch exported",
@@ -160,4 +166,7 @@ TEST_CASE("epochs in the cluster: contradictory options exit 2 before anything s
   auto missing = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --validation " + d.dir.str("nope.tsv"));
   CHECK(missing.exit_code == 2);
   CHECK(missing.out.find("--validation") != std::string::npos);
+  auto decay = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --lr-decay step");
+  CHECK(decay.exit_code == 2);
+  CHECK(decay.out.find("--lr-decay step needs --lr-decay-examples") != std::string::npos);
 }

@@ -148,6 +148,31 @@ TEST_CASE("cluster: in one process, one trainer matches shadowsync train", "[int
   CHECK(std::abs(ne_cluster - ne_single) / ne_single < 0.005);
 }
 
+TEST_CASE("cluster: the learning-rate schedule applies in the cluster as in train", "[integration]") {
+  const std::string common = " --train " + train_files() + " --test " + data_dir() + "/test.tsv --progress-interval 0";
+  auto ne_of = [&](const std::string& flags, bool cluster) {
+    auto r = run_command(bin + (cluster ? " local --trainers 1 --shards 1 --readers 1 --threads 1 --lookahead 0 "
+                                          "--heartbeat-interval 0.2"
+                                        : " train --threads 1") +
+                         common + flags);
+    INFO(r.out);
+    REQUIRE(r.exit_code == 0);
+    return json_number(last_json_line(r.out), "test_ne");
+  };
+  // Warmup and cosine decay: the trainer scales the dense step and the shards the embedding step
+  // at the batch's place in the job, as train does.
+  const std::string cosine = " --lr-warmup-examples 4000 --lr-decay cosine --lr-decay-examples 30000 --lr-min-ratio 0.1";
+  const double single = ne_of(cosine, false), cluster = ne_of(cosine, true);
+  CHECK(std::abs(cluster - single) / single < 0.005);
+  // A schedule that stops learning after the first batch leaves both models untrained: the scale
+  // reaches the shards' and the trainer's steps.
+  const std::string frozen = " --lr-decay linear --lr-decay-examples 1";
+  const double single_frozen = ne_of(frozen, false), cluster_frozen = ne_of(frozen, true);
+  CHECK(single_frozen > single + 0.05);
+  CHECK(cluster_frozen > single + 0.05);
+  CHECK(std::abs(cluster_frozen - single_frozen) / single_frozen < 0.005);
+}
+
 TEST_CASE("cluster: each service starts on its own from its flags", "[integration]") {
   ss::test::temp_dir logs;
   const int port = free_port();

@@ -472,6 +472,10 @@ TEST_CASE("codec: push_request grads must be a positive multiple of its ids", "[
                       "push_request: 1 tables for 2 ids");
   CHECK(decode(*encode_body(push_request{{}, {}, {}})).is_ok());
   CHECK(decode(*encode_body(push_request{{1, 2}, {3, 4}, {1, 2, 3, 4, 5, 6}})).is_ok());
+  // A learning-rate scale outside [0, 1] (or NaN) would let a stray frame blow the rows up.
+  require_parse_error(encode_body(push_request{{1}, {3}, {1}, 2.0f}), "push_request: learning-rate scale 2.0");
+  require_parse_error(encode_body(push_request{{1}, {3}, {1}, std::nanf("")}), "push_request: learning-rate scale");
+  require_parse_error(encode_body(push_request{{1}, {3}, {1}, -0.5f}), "push_request: learning-rate scale -0.5");
 }
 
 TEST_CASE("codec: batch_message lists must follow from the batch's counts", "[wire]") {

@@ -127,13 +127,14 @@ inline std::vector<envelope> one_of_each() {
     m.batch = criteo_batch(5, 7);
     m.end = read_position{3, 987654321ULL, 4242, 0xfffffffeu, 1ULL << 40, 9, 3};
     m.incarnation = 0xabcdef0123456789ULL;
+    m.examples_before = 123456789012ULL;
     add(m);
   }
   add(end_of_data{1, 999});
   add(batch_ack{4, 31337, 99});
   add(lookup_request{false, {0, 1, 25, 7}, {11, 0xffffffffffffffffULL, 13, 1ULL << 40}});
   add(lookup_reply_of(3, 4));
-  add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}});
+  add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}, 0.375f});
   add(push_reply{4096});
   add(dense_request{});
   add(dense_reply{31, {1.0f, -2.5f, 3.25f, 1e-30f, 7.0f}, {0.5f, -0.5f, 0.0f, -0.0f, 1e30f}});
@@ -277,6 +278,7 @@ inline void check_same(const batch_message& a, const batch_message& b) {
   CHECK(a.end.epoch == b.end.epoch);
   CHECK(a.end.window_batches == b.end.window_batches);
   CHECK(a.incarnation == b.incarnation);
+  CHECK(a.examples_before == b.examples_before);
 }
 inline void check_same(const end_of_data& a, const end_of_data& b) {
   CHECK(a.reader_index == b.reader_index);
@@ -300,6 +302,7 @@ inline void check_same(const push_request& a, const push_request& b) {
   CHECK(a.tables == b.tables);
   CHECK(a.ids == b.ids);
   CHECK(same_bits(a.grads, b.grads));
+  CHECK(a.lr_scale == b.lr_scale);
 }
 inline void check_same(const push_reply& a, const push_reply& b) { CHECK(a.rows == b.rows); }
 inline void check_same(const dense_request&, const dense_request&) {}

@@ -70,14 +70,14 @@ status local_embeddings::peek(batch_rows& rows) const {
   return status::ok();
 }
 
-void local_embeddings::apply(const batch_rows& rows) {
+void local_embeddings::apply(const batch_rows& rows, float lr_scale) {
   const std::uint32_t dim = options_.dim;
   const auto& ptrs = rows.row_pointers();
   const float* grads = rows.grads();
   const std::size_t n = rows.size();
   for (std::size_t r = 0; r < n; ++r) {
     if (r + 8 < n) __builtin_prefetch(ptrs[r + 8], 1);
-    options_.optimizer.apply(ptrs[r], grads + r * dim, dim);
+    options_.optimizer.apply(ptrs[r], grads + r * dim, dim, lr_scale);
   }
 }
 

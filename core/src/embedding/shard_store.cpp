@@ -100,7 +100,8 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
   return status::ok();
 }
 
-status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads) {
+status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads,
+                         float lr_scale) {
   SS_RETURN_IF_ERROR(check_tables(tables, n));
   std::uint32_t max_table = 0;
   for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
@@ -110,17 +111,18 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
     const float* grads;
     const std::uint32_t* order;
     std::uint32_t dim;
+    float lr_scale;
   };
   for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
     const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
     if (count == 0) continue;
     embedding_table* tab = table(t);
-    context c{&options_.optimizer, grads, tls.order.data() + begin, options_.dim};
+    context c{&options_.optimizer, grads, tls.order.data() + begin, options_.dim, lr_scale};
     // The optimizer runs under the row's stripe lock, so a concurrent take_dirty() sees either
     // none or all of this update.
     auto apply = [](void* ctx, float* row, std::size_t i) {
       auto* cx = static_cast<context*>(ctx);
-      cx->optimizer->apply(row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim, cx->dim);
+      cx->optimizer->apply(row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim, cx->dim, cx->lr_scale);
     };
     if (tab->update_batch(tls.ids.data() + begin, count, apply, &c, tls.scratch) > 0)
       return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +

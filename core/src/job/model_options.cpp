@@ -21,6 +21,19 @@ void add_model_options(config::option_set& opts, model_options& o) {
   opts.add("embedding-weight-decay", &o.embedding_weight_decay,
            "L2 penalty on the embedding rows a batch touches (g += wd * row).")
       .min(0.0);
+  opts.add("lr-warmup-examples", &o.lr_warmup_examples,
+           "Both learning rates rise linearly from near 0 to their value over these first examples of the "
+           "job (every epoch counts); 0 = no warmup.");
+  opts.add("lr-decay", &o.lr_decay,
+           "After the warmup, both learning rates: none (constant), linear or cosine (down to "
+           "--lr-min-ratio over --lr-decay-examples), or step (times --lr-step-gamma every --lr-decay-examples).")
+      .choices({"none", "linear", "cosine", "step"});
+  opts.add("lr-decay-examples", &o.lr_decay_examples,
+           "Examples after the warmup over which linear and cosine decay, or between two steps.");
+  opts.add("lr-min-ratio", &o.lr_min_ratio, "Linear and cosine decay end at this fraction of the learning rates.")
+      .range(0.0, 1.0);
+  opts.add("lr-step-gamma", &o.lr_step_gamma, "Step decay multiplies the learning rates by this at each step.")
+      .range(0.0, 1.0);
   opts.add("sparse-optimizer", &o.sparse_optimizer, "Optimizer of the embedding rows.")
       .choices({"sgd", "rowwise-adagrad"});
   opts.add("embedding-init-scale", &o.embedding_init_scale,
@@ -86,6 +99,15 @@ result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dens
       static_cast<float>(o.embedding_learning_rate > 0 ? o.embedding_learning_rate : o.learning_rate);
   if (o.buckets > 0) s.buckets.assign(num_sparse, o.buckets);
   s.embeddings.buckets = s.buckets;
+
+  auto decay = optim::parse_decay_kind(o.lr_decay);
+  if (!decay.is_ok()) return decay.error();
+  s.schedule.warmup_examples = o.lr_warmup_examples;
+  s.schedule.decay = *decay;
+  s.schedule.decay_examples = o.lr_decay_examples;
+  s.schedule.min_ratio = o.lr_min_ratio;
+  s.schedule.step_gamma = o.lr_step_gamma;
+  if (auto st = s.schedule.check(); !st.is_ok()) return st;
   return s;
 }
 

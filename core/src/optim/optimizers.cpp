@@ -51,10 +51,11 @@ const char* to_string(sparse_kind kind) {
   return kind == sparse_kind::sgd ? "sgd" : "rowwise-adagrad";
 }
 
-void sparse_optimizer::apply(float* row, const float* grad, std::uint32_t dim) const {
+void sparse_optimizer::apply(float* row, const float* grad, std::uint32_t dim, float lr_scale) const {
   const float wd = weight_decay;
+  const float lr = learning_rate * lr_scale;
   if (kind == sparse_kind::sgd) {
-    for (std::uint32_t d = 0; d < dim; ++d) row[d] -= learning_rate * (grad[d] + wd * row[d]);
+    for (std::uint32_t d = 0; d < dim; ++d) row[d] -= lr * (grad[d] + wd * row[d]);
     return;
   }
   float sum_sq = 0.0f;
@@ -64,7 +65,7 @@ void sparse_optimizer::apply(float* row, const float* grad, std::uint32_t dim) c
   }
   float& accumulator = row[dim];
   accumulator += sum_sq / static_cast<float>(dim);
-  const float step = learning_rate / (std::sqrt(accumulator) + epsilon);
+  const float step = lr / (std::sqrt(accumulator) + epsilon);
   for (std::uint32_t d = 0; d < dim; ++d) row[d] -= step * (grad[d] + wd * row[d]);
 }
 
@@ -84,19 +85,21 @@ const char* to_string(dense_kind kind) {
   return "?";
 }
 
-void dense_optimizer::apply(float* params, float* state, const float* grad, std::size_t n, std::uint64_t step) const {
+void dense_optimizer::apply(float* params, float* state, const float* grad, std::size_t n, std::uint64_t step,
+                            float lr_scale) const {
+  const float lr = learning_rate * lr_scale;
   switch (kind) {
     case dense_kind::sgd:
-      return sgd_update(params, grad, n, learning_rate, weight_decay);
+      return sgd_update(params, grad, n, lr, weight_decay);
     case dense_kind::adagrad:
-      return adagrad_update(params, state, grad, n, learning_rate, weight_decay, epsilon);
+      return adagrad_update(params, state, grad, n, lr, weight_decay, epsilon);
     case dense_kind::adam: {
       const double t = static_cast<double>(step == 0 ? 1 : step);
-      const auto step_size = static_cast<float>(learning_rate / (1.0 - std::pow(static_cast<double>(beta1), t)));
+      const auto step_size = static_cast<float>(lr / (1.0 - std::pow(static_cast<double>(beta1), t)));
       const auto inv_sqrt_correction =
           static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(static_cast<double>(beta2), t)));
       return adam_update(params, state, state + n, grad, n, beta1, beta2, step_size, inv_sqrt_correction, epsilon,
-                         1.0f - learning_rate * weight_decay);
+                         1.0f - lr * weight_decay);
     }
   }
 }

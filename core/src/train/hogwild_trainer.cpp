@@ -127,6 +127,7 @@ result<train_result> train_hogwild(dense_model& model, embedding::local_embeddin
   std::uint64_t examples = 0, batches = 0, clicks = 0;
   double loss_sum = 0;
   int workers_running = threads;
+  std::atomic<std::uint64_t> started{0};  // examples of the batches workers took, for the schedule
 
   const double start = clock.now_seconds();
   std::vector<std::thread> workers;
@@ -140,8 +141,10 @@ result<train_result> train_hogwild(dense_model& model, embedding::local_embeddin
             error.set(st);
             queue.close(/*discard=*/true);
           } else {
-            const double loss = train_batch(model, *batch, scratch);
-            store.apply(scratch.rows);
+            const float lr_scale =
+                options.schedule.scale(options.examples_before + started.fetch_add(batch->size()));
+            const double loss = train_batch(model, *batch, scratch, lr_scale);
+            store.apply(scratch.rows, lr_scale);
             std::uint64_t batch_clicks = 0;
             for (float l : batch->labels) batch_clicks += metrics::is_click(l) ? 1 : 0;
             std::lock_guard<std::mutex> lock(stats_mu);

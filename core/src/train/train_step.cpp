@@ -35,7 +35,7 @@ void prepare_rows(const model::dlrm_config& config, const data::example_batch& b
 }
 
 double train_batch(dense_model& model, const data::example_batch& batch, embedding::batch_rows& rows,
-                   worker_scratch& scratch) {
+                   worker_scratch& scratch, float lr_scale) {
   const auto& config = model.config();
   const int n = static_cast<int>(batch.size());
   ensure_capacity(config, n, scratch);
@@ -47,12 +47,13 @@ double train_batch(dense_model& model, const data::example_batch& batch, embeddi
   double loss;
   if (opt.fused()) {
     loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
-                                batch.labels.data(), n, {model.params(), -opt.learning_rate, 1.0f}, ws);
+                                batch.labels.data(), n, {model.params(), -opt.learning_rate * lr_scale, 1.0f}, ws);
   } else {
     if (scratch.dense_grads.size() != model.size()) scratch.dense_grads.resize(model.size());
     loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
                                 batch.labels.data(), n, {scratch.dense_grads.data(), 1.0f, 0.0f}, ws);
-    opt.apply(model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size(), model.next_step());
+    opt.apply(model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size(), model.next_step(),
+              lr_scale);
   }
   rows.accumulate_grads(batch, ws.embedding_grad(0, 0), example_stride);
   return loss;

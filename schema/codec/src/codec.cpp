@@ -383,6 +383,7 @@ struct body_writer {
     put_list(x.offsets, [&](capnp::uint n) { return w.initOffsets(n); });
     put_position(m.end, r.initEnd());
     r.setIncarnation(m.incarnation);
+    r.setExamplesBefore(m.examples_before);
   }
   void operator()(const end_of_data& m) {
     auto r = b.initEndOfData();
@@ -411,6 +412,7 @@ struct body_writer {
     put_list(m.tables, [&](capnp::uint n) { return r.initTables(n); });
     put_list(m.ids, [&](capnp::uint n) { return r.initIds(n); });
     put_list(m.grads, [&](capnp::uint n) { return r.initGrads(n); });
+    r.setLrScale(m.lr_scale);
   }
   void operator()(const push_reply& m) { b.initPushReply().setRows(m.rows); }
   void operator()(const dense_request&) { b.initDenseRequest(); }
@@ -817,6 +819,7 @@ status get(schema::BatchMessage::Reader r, batch_message& m) {
   SS_RETURN_IF_ERROR(check_batch(b, w.getExamples()));
   get_position(r.getEnd(), m.end);
   m.incarnation = r.getIncarnation();
+  m.examples_before = r.getExamplesBefore();
   return status::ok();
 }
 
@@ -861,6 +864,9 @@ status get(schema::PushRequest::Reader r, push_request& m) {
   get_list<std::uint32_t>(r.getTables(), m.tables);
   get_list<std::uint64_t>(r.getIds(), m.ids);
   get_list<float>(r.getGrads(), m.grads);
+  m.lr_scale = r.getLrScale();
+  if (!(m.lr_scale >= 0.0f && m.lr_scale <= 1.0f))  // also NaN
+    return parse_error("push_request: learning-rate scale " + std::to_string(m.lr_scale) + " outside [0, 1]");
   if (m.tables.size() != m.ids.size()) {
     return parse_error("push_request: " + num(m.tables.size()) + " tables for " +
                        num(m.ids.size()) + " ids (one table per id)");

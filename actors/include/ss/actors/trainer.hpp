@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ss/core/job/job_options.hpp"
+#include "ss/core/optim/lr_schedule.hpp"
 #include "ss/core/train/dense_model.hpp"
 #include "ss/wire/messages.hpp"
 
@@ -30,6 +31,9 @@ struct trainer_options {
   bool detached_workers = true;    // own threads (production); false on the test scheduler
   std::uint64_t incarnation = 0;   // this trainer process: names it to readers, sync servers, the coordinator
   std::string coordinator;         // endpoint, for dense_request / dense_report
+  // The learning-rate schedule; a batch's place in the job is its reader's examples before it
+  // times the readers (readers go at about the same pace), the same after any restart.
+  optim::lr_schedule schedule;
 };
 
 // Progress counters shared by the workers and read by the membership agent.

@@ -38,9 +38,9 @@ class local_embeddings {
   // Like fetch, but never creates rows: a row not held reads the values it would start with
   // (written into rows.values()).
   status peek(batch_rows& rows) const;
-  // Applies rows.grads() to the rows fetch() found, with the sparse optimizer. Thread-safe
-  // (Hogwild on row values).
-  void apply(const batch_rows& rows);
+  // Applies rows.grads() to the rows fetch() found, with the sparse optimizer at its learning
+  // rate times lr_scale. Thread-safe (Hogwild on row values).
+  void apply(const batch_rows& rows, float lr_scale = 1.0f);
 
   std::uint64_t total_rows() const;
   std::uint64_t total_bytes() const;

@@ -44,7 +44,8 @@ class shard_store {
   status lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create, float* values);
   // Applies n x dim gradients with the sparse optimizer (a row that does not exist yet, e.g.
   // after a restart without a checkpoint, is created first).
-  status push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads);
+  status push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads,
+              float lr_scale = 1.0f);
 
   // The table, created if needed; nullptr beyond max_tables.
   embedding_table* table(std::uint32_t t);

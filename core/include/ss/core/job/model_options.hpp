@@ -10,6 +10,7 @@
 #include "ss/core/embedding/local_embeddings.hpp"
 #include "ss/core/model/dlrm_config.hpp"
 #include "ss/core/optim/dense_optimizer.hpp"
+#include "ss/core/optim/lr_schedule.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::job {
@@ -30,6 +31,12 @@ struct model_options {
   double weight_decay = 0;
   double embedding_weight_decay = 0;
   double embedding_init_scale = 0.01;
+  // The learning-rate schedule of both optimizers (optim/lr_schedule.hpp): constant by default.
+  std::uint64_t lr_warmup_examples = 0;
+  std::string lr_decay = "none";
+  std::uint64_t lr_decay_examples = 0;
+  double lr_min_ratio = 0.0;
+  double lr_step_gamma = 0.5;
   std::uint64_t buckets = 0;
   std::uint64_t max_rows_per_table = 0;
   std::uint64_t seed = 1;
@@ -42,6 +49,7 @@ struct model_setup {
   model::dlrm_config dlrm;
   optim::dense_optimizer dense;
   embedding::embedding_options embeddings;
+  optim::lr_schedule schedule;
   std::vector<std::uint64_t> buckets;  // per table; empty when unbounded
 };
 

@@ -35,13 +35,14 @@ struct dense_optimizer {
   }
 
   // Applies a materialized gradient. `step` is the 1-based count of updates of this replica
-  // (Adam's bias correction; ignored otherwise).
+  // (Adam's bias correction; ignored otherwise). lr is learning_rate * lr_scale (lr_schedule.hpp).
   //   sgd:     w -= lr * (g + wd * w)
   //   adagrad: g' = g + wd * w; G += g'^2; w -= lr * g' / (sqrt(G) + eps)
   //   adam:    w -= lr * wd * w; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
   //            w -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
   // Hogwild: called concurrently on shared params/state by design.
-  void apply(float* params, float* state, const float* grad, std::size_t n, std::uint64_t step = 1) const;
+  void apply(float* params, float* state, const float* grad, std::size_t n, std::uint64_t step = 1,
+             float lr_scale = 1.0f) const;
 };
 
 }  // namespace ss::optim

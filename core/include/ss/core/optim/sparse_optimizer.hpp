@@ -24,12 +24,13 @@ struct sparse_optimizer {
 
   std::uint32_t state_floats() const { return kind == sparse_kind::rowwise_adagrad ? 1 : 0; }
 
-  // One update of `row` (dim values, then the state) with gradient `grad` (dim values).
+  // One update of `row` (dim values, then the state) with gradient `grad` (dim values), at
+  // learning rate learning_rate * lr_scale (lr_schedule.hpp).
   //   sgd:             row -= lr * g
   //   rowwise_adagrad: G += mean(g^2); row -= lr * g / (sqrt(G) + eps)   (one G per row)
   // with g = grad + weight_decay * row.
   // Hogwild: concurrent calls on the same row race benignly on floats, by design.
-  void apply(float* row, const float* grad, std::uint32_t dim) const;
+  void apply(float* row, const float* grad, std::uint32_t dim, float lr_scale = 1.0f) const;
 };
 
 }  // namespace ss::optim

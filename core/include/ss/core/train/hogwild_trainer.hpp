@@ -12,6 +12,7 @@
 #include "ss/core/data/example_batch.hpp"
 #include "ss/core/embedding/local_embeddings.hpp"
 #include "ss/core/metrics/metrics.hpp"
+#include "ss/core/optim/lr_schedule.hpp"
 #include "ss/core/status.hpp"
 #include "ss/core/train/dense_model.hpp"
 
@@ -34,6 +35,10 @@ struct hogwild_options {
   double progress_interval_seconds = 5;  // how often on_progress runs; <= 0: never
   std::vector<std::uint64_t> buckets;    // per-table bucket counts; empty = unbounded tables
   const std::atomic<bool>* cancel = nullptr;  // set from outside to stop early (e.g. SIGINT)
+  // The learning-rate schedule, at the examples trained before this call (earlier epochs) plus
+  // those this call's workers started before each batch.
+  optim::lr_schedule schedule;
+  std::uint64_t examples_before = 0;
 };
 
 struct train_progress {

@@ -35,11 +35,13 @@ void prepare_rows(const model::dlrm_config& config, const data::example_batch& b
 
 // Forward + backward on a prepared batch whose rows are fetched (rows.row_pointers() set).
 // Updates the dense parameters in place (Hogwild), leaves the row gradients in rows.grads() and
-// the click probabilities in scratch.ws.probs. Returns the batch's mean log loss.
+// the click probabilities in scratch.ws.probs. Returns the batch's mean log loss. The dense
+// learning rate is scaled by lr_scale (the schedule's multiplier, lr_schedule.hpp).
 double train_batch(dense_model& model, const data::example_batch& batch, embedding::batch_rows& rows,
-                   worker_scratch& scratch);
-inline double train_batch(dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
-  return train_batch(model, batch, scratch.rows, scratch);
+                   worker_scratch& scratch, float lr_scale = 1.0f);
+inline double train_batch(dense_model& model, const data::example_batch& batch, worker_scratch& scratch,
+                          float lr_scale = 1.0f) {
+  return train_batch(model, batch, scratch.rows, scratch, lr_scale);
 }
 
 // Forward only: click probabilities in scratch.ws.probs.

@@ -163,6 +163,7 @@ struct batch_message {
   data::example_batch batch;
   read_position end;           // resume here to continue after this batch
   std::uint64_t incarnation = 0;  // the reader process that numbered it
+  std::uint64_t examples_before = 0;  // the reader's examples before it, every epoch and incarnation
 };
 
 struct end_of_data {
@@ -194,6 +195,7 @@ struct push_request {
   std::vector<std::uint32_t> tables;
   std::vector<std::uint64_t> ids;
   std::vector<float> grads;  // ids.size() x dim
+  float lr_scale = 1.0f;     // the learning-rate schedule's multiplier, in [0, 1]
 };
 
 struct push_reply {
