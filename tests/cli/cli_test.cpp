@@ -273,3 +273,48 @@ TEST_CASE("cli: a finished job's state answers only that job; a damaged stored r
   CHECK(cut.out.find("RESULT.json") != std::string::npos);
   CHECK(cut.out.find("its result cannot be read") != std::string::npos);
 }
+
+TEST_CASE("cli: libSVM and libFFM files train, in train and in the cluster", "[cli]") {
+  ss::test::temp_dir dir;
+  // Three fields: a user (clicks mostly when even), an item, and noise; libFFM field:index:value,
+  // and the same rows as libSVM with the fields' indices kept apart.
+  std::ofstream ffm_train(dir.str("train.ffm")), ffm_test(dir.str("test.ffm"));
+  std::ofstream svm_train(dir.str("train.svm")), svm_test(dir.str("test.svm"));
+  std::uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  for (int i = 0; i < 24000; ++i) {
+    const auto user = next() % 400, item = next() % 50, noise = next() % 1000;
+    const bool click = (next() % 100) < (user % 2 == 0 ? 80u : 15u);
+    const std::string label = click ? "1" : "-1";
+    auto& ffm = i < 20000 ? ffm_train : ffm_test;
+    auto& svm = i < 20000 ? svm_train : svm_test;
+    ffm << label << " 0:" << user << ":1 1:" << item << ":1 2:" << noise << ":1\n";
+    svm << label << " " << user << ":1 " << 1000 + item << ":1 " << 2000 + noise << ":1\n";
+  }
+  ffm_train.close(), ffm_test.close(), svm_train.close(), svm_test.close();
+  {
+    std::ofstream schema(dir.str("ffm.schema"));
+    schema << "format = libffm\nfields = 3\n";
+  }
+  const std::string quiet = " --progress-interval 0 --embedding-dim 8 --top-mlp 64-1";
+  for (const std::string command : {" train", " local --trainers 1"}) {
+    auto ffm = run_command(bin + command + " --schema " + dir.str("ffm.schema") + " --train " + dir.str("train.ffm") +
+                           " --test " + dir.str("test.ffm") + quiet);
+    INFO(ffm.out);
+    REQUIRE(ffm.exit_code == 0);
+    CHECK(json_number(last_json_line(ffm.out), "test_examples") == 4000);
+    CHECK(json_number(last_json_line(ffm.out), "test_auc") > 0.75);  // the user's parity, learned
+    auto svm = run_command(bin + command + " --schema libsvm --train " + dir.str("train.svm") + " --test " +
+                           dir.str("test.svm") + quiet);
+    INFO(svm.out);
+    REQUIRE(svm.exit_code == 0);
+    CHECK(json_number(last_json_line(svm.out), "test_auc") > 0.75);
+  }
+  // A libSVM file under the default schema: the error names the fix.
+  auto wrong = run_command(bin + " train --train " + dir.str("train.svm") + quiet);
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.out.find("name it with --schema libsvm") != std::string::npos);
+}

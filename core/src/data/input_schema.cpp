@@ -1,5 +1,7 @@
 #include "ss/core/data/input_schema.hpp"
 
+#include <charconv>
+
 #include <algorithm>
 #include <array>
 #include <unordered_map>
@@ -97,6 +99,14 @@ input_schema input_schema::criteo() {
   return s;
 }
 
+input_schema input_schema::libsvm() {
+  input_schema s;
+  s.format = text_format::libsvm;
+  s.header = false;
+  s.label = "label";
+  return s;
+}
+
 input_schema input_schema::avazu() {
   input_schema s;
   s.delimiter = ',';
@@ -108,9 +118,9 @@ input_schema input_schema::avazu() {
 }
 
 result<input_schema> parse_schema(std::string_view text) {
-  static constexpr std::array<std::string_view, 10> keys = {
+  static constexpr std::array<std::string_view, 11> keys = {
       "format", "delimiter", "header", "label", "dense", "categorical", "ignore",
-      "multi_value_separator", "multi_value", "columns"};
+      "multi_value_separator", "multi_value", "columns", "fields"};
   struct entry {
     std::string_view value;
     std::size_t line = 0;
@@ -151,11 +161,30 @@ result<input_schema> parse_schema(std::string_view text) {
   if (const auto& e = get("format"); e.line != 0) {
     if (e.value == "criteo") {
       schema = input_schema::criteo();
+    } else if (e.value == "libsvm" || e.value == "libfm") {
+      schema = input_schema::libsvm();
+    } else if (e.value == "libffm") {
+      schema = input_schema::libsvm();
+      schema.format = text_format::libffm;
     } else if (e.value != "csv") {
-      return status(errc::parse_error, line_prefix(e.line) + "format: expected criteo or csv, found " +
+      return status(errc::parse_error, line_prefix(e.line) + "format: expected criteo, csv, libsvm or libffm, found " +
                                            quoted(e.value));
     }
   }
+  if (const auto& e = get("fields"); e.line != 0) {
+    std::uint32_t n = 0;
+    const auto r = std::from_chars(e.value.data(), e.value.data() + e.value.size(), n);
+    if (r.ec != std::errc() || r.ptr != e.value.data() + e.value.size() || n == 0 || n > 127)
+      return status(errc::parse_error, line_prefix(e.line) + "fields: expected a number of fields from 1 to 127, found " +
+                                           quoted(e.value));
+    if (schema.format == text_format::delimited)
+      return status(errc::parse_error, line_prefix(e.line) +
+                                           "fields: only for format = libsvm or libffm (a delimited file's fields "
+                                           "are its columns)");
+    schema.sparse_fields = n;
+  }
+  if (schema.format == text_format::libffm && schema.sparse_fields == 0)
+    return status(errc::parse_error, "format = libffm needs fields = N (the number of fields, 0 .. N-1)");
   if (const auto& e = get("delimiter"); e.line != 0) {
     auto d = parse_delimiter(e.value, e.line);
     if (!d) return d.error();
@@ -229,6 +258,16 @@ result<input_schema> parse_schema(std::string_view text) {
 }
 
 status validate_schema(const input_schema& schema) {
+  if (schema.format != text_format::delimited) {
+    const bool columns = !schema.dense.empty() || !schema.categorical.empty() || schema.categorical_rest ||
+                         !schema.ignore.empty() || !schema.columns.empty() || schema.multi_value_separator ||
+                         !schema.multi_value_columns.empty();
+    if (columns)
+      return status(errc::invalid_argument,
+                    "format = libsvm and libffm have no named columns: dense, categorical, ignore, columns and "
+                    "multi_value do not apply (fields = N sets the features)");
+    return status::ok();
+  }
   if (schema.label.empty()) return status(errc::invalid_argument, "schema has no label column");
   if (schema.delimiter == '\n' || schema.delimiter == '\r') {
     return status(errc::invalid_argument, "the delimiter cannot be a line break");
@@ -345,6 +384,23 @@ result<bound_schema> bind_schema(const input_schema& schema, std::string_view he
 }
 
 result<bound_schema> bind_schema(const input_schema& schema) {
+  if (schema.format != text_format::delimited) {
+    // The sparse formats name no columns: a label, then one categorical feature per field (one
+    // multi-valued feature for libSVM without fields).
+    const std::uint32_t features = schema.sparse_fields == 0 ? 1 : schema.sparse_fields;
+    bound_schema b;
+    b.format = schema.format;
+    b.sparse_fields = schema.sparse_fields;
+    b.delimiter = ' ';
+    b.column_names.push_back("label");
+    b.columns.push_back({column_role::label, 0});
+    for (std::uint32_t f = 0; f < features; ++f) {
+      b.column_names.push_back(schema.sparse_fields == 0 ? std::string("features") : "field" + std::to_string(f));
+      b.columns.push_back({column_role::categorical, f});
+      b.categorical_columns.push_back(f + 1);
+    }
+    return b;
+  }
   if (schema.columns.empty()) {
     return status(errc::invalid_argument, "schema names no columns; bind it to a header line");
   }

@@ -19,6 +19,7 @@ const char* to_string(bad_row_reason reason) noexcept {
     case bad_row_reason::dense_value: return "dense_value";
     case bad_row_reason::categorical: return "categorical";
     case bad_row_reason::too_long: return "too_long";
+    case bad_row_reason::sparse_pair: return "sparse_pair";
   }
   return "unknown";
 }
@@ -75,6 +76,7 @@ std::string delimiter_name(char d) { return d == '\t' ? std::string("tab") : "'"
 }  // namespace
 
 std::string row_parser::layout_hint(std::string_view line) const {
+  if (schema_.format != text_format::delimited) return {};
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   char best = 0;
   std::size_t best_fields = 1;
@@ -83,7 +85,16 @@ std::string row_parser::layout_hint(std::string_view line) const {
     const auto fields = static_cast<std::size_t>(std::count(line.begin(), line.end(), d)) + 1;
     if (fields > best_fields) best = d, best_fields = fields;
   }
-  if (best == 0) return {};
+  if (best == 0) {
+    // `label index:value ...`: a libSVM / libFM line (or libFFM's field:index:value).
+    const auto space = line.find(' ');
+    if (space == std::string_view::npos || line.find(':', space) == std::string_view::npos) return {};
+    const auto pair = line.substr(space + 1, line.find(' ', space + 1) - space - 1);
+    const bool ffm = std::count(pair.begin(), pair.end(), ':') == 2;
+    return std::string("the line reads like ") + (ffm ? "libFFM (label field:index:value ...)" : "libSVM (label index:value ...)") +
+           ": name it with --schema " + (ffm ? "and a schema file (format = libffm, fields = N)" : "libsvm") +
+           " (README, Data)";
+  }
   return "the line splits into " + std::to_string(best_fields) + " fields at " + delimiter_name(best) +
          ", and the schema reads " + std::to_string(schema_.num_fields()) + " fields split at " +
          delimiter_name(schema_.delimiter) +
@@ -91,8 +102,88 @@ std::string row_parser::layout_hint(std::string_view line) const {
          "Data)";
 }
 
+// libSVM / libFM (`label index:value ...`) and libFFM (`label field:index:value ...`): whitespace
+// separated; the label 1 or +1 is a click, 0 or -1 not; a value of 1 makes the index an id of its
+// feature, 0 leaves it out (the feature's missing id when nothing else is there).
+status row_parser::parse_sparse(std::string_view line, example_batch& out, bad_row_reason* reason) {
+  const bool ffm = schema_.format == text_format::libffm;
+  const std::uint32_t fields = schema_.sparse_fields;
+  pairs_.clear();
+  std::size_t pos = 0, tokens = 0;
+  std::string_view label_text;
+  auto next_token = [&]() -> std::string_view {
+    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
+    const std::size_t start = pos;
+    while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t') ++pos;
+    return line.substr(start, pos - start);
+  };
+  label_text = next_token();
+  double label_value = 2.0;
+  {
+    std::string_view t = label_text;
+    if (!t.empty() && t[0] == '+') t.remove_prefix(1);
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), label_value);
+    if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size() ||
+        (label_value != 1.0 && label_value != 0.0 && label_value != -1.0))
+      return fail(bad_row_reason::label, "label: " + describe_field(label_text) + " is not 1, +1, 0 or -1", reason);
+  }
+  const float label = label_value == 1.0 ? 1.0f : 0.0f;
+  for (std::string_view token = next_token(); !token.empty(); token = next_token()) {
+    const std::size_t position = tokens++;
+    const auto last = token.rfind(':');
+    const auto first = token.find(':');
+    const bool shape = last != std::string_view::npos && last > 0 && (ffm ? first < last : first == last);
+    if (!shape)
+      return fail(bad_row_reason::sparse_pair,
+                  describe_field(token) + " is not " + (ffm ? "field:index:value" : "index:value"), reason);
+    const std::string_view value_text = token.substr(last + 1);
+    double value = -1.0;
+    const auto vr = std::from_chars(value_text.data(), value_text.data() + value_text.size(), value);
+    if (vr.ec != std::errc() || vr.ptr != value_text.data() + value_text.size() || (value != 0.0 && value != 1.0))
+      return fail(bad_row_reason::sparse_pair,
+                  "value of " + describe_field(token) +
+                      " is not 0 or 1: ids are present or absent (the model has no weight per id)",
+                  reason);
+    std::uint32_t feature = 0;
+    std::string_view index = token.substr(0, last);
+    if (ffm) {
+      const std::string_view field_text = token.substr(0, first);
+      const auto fr = std::from_chars(field_text.data(), field_text.data() + field_text.size(), feature);
+      if (fr.ec != std::errc() || fr.ptr != field_text.data() + field_text.size() || feature >= fields)
+        return fail(bad_row_reason::sparse_pair,
+                    "field of " + describe_field(token) + " is not a number below fields = " + std::to_string(fields),
+                    reason);
+      index = token.substr(first + 1, last - first - 1);
+    } else if (fields > 0) {
+      feature = static_cast<std::uint32_t>(position);
+      if (feature >= fields) continue;  // counted below: the row has too many pairs
+    }
+    if (index.empty()) return fail(bad_row_reason::sparse_pair, describe_field(token) + " has no index", reason);
+    if (value == 1.0) pairs_.emplace_back(feature, index);
+  }
+  if (!ffm && fields > 0 && tokens != fields)
+    return fail(bad_row_reason::field_count,
+                "expected " + std::to_string(fields) + " index:value pairs (fields = " + std::to_string(fields) +
+                    "), found " + std::to_string(tokens),
+                reason);
+  // Every feature gets its ids in row order, or its missing id.
+  std::stable_sort(pairs_.begin(), pairs_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.begin_example(label);
+  const std::uint32_t features = schema_.num_categorical();
+  std::size_t k = 0;
+  for (std::uint32_t f = 0; f < features; ++f) {
+    const std::size_t from = k;
+    for (; k < pairs_.size() && pairs_[k].first == f; ++k) out.add_id(feature_id(f, pairs_[k].second));
+    if (k == from) out.add_id(feature_id(f, std::string_view()));
+    out.end_feature();
+  }
+  return status::ok();
+}
+
 status row_parser::parse(std::string_view line, example_batch& out, bad_row_reason* reason) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (schema_.format != text_format::delimited) return parse_sparse(line, out, reason);
 
   // Split. Stops collecting after one field too many; the rest is only counted for the message.
   const std::size_t expected = schema_.num_fields();

@@ -7,8 +7,9 @@ namespace ss::job {
 
 void add_input_options(config::option_set& opts, input_options& o) {
   opts.add("schema", &o.schema,
-           "Input layout: 'criteo' (Kaggle TSV), 'avazu' (CSV with header) or a schema file "
-           "(see docs in README: format, delimiter, header, label, dense, categorical, ignore).");
+           "Input layout: 'criteo' (Kaggle TSV), 'avazu' (CSV with header), 'libsvm' (label index:value ..., "
+           "every index an id of one feature) or a schema file (see docs in README: format, delimiter, header, "
+           "label, dense, categorical, ignore; fields for libsvm and libffm).");
   opts.add("max-bad-fraction", &o.max_bad_fraction,
            "Stop with an error when more than this fraction of rows is malformed.")
       .range(0.0, 1.0);
@@ -19,9 +20,11 @@ void add_input_options(config::option_set& opts, input_options& o) {
 result<data::input_schema> load_schema(const std::string& name_or_path) {
   if (name_or_path == "criteo") return data::input_schema::criteo();
   if (name_or_path == "avazu") return data::input_schema::avazu();
+  if (name_or_path == "libsvm") return data::input_schema::libsvm();
   std::ifstream in(name_or_path);
   if (!in)
-    return {errc::not_found, "schema '" + name_or_path + "' is neither 'criteo', 'avazu' nor a readable file"};
+    return {errc::not_found,
+            "schema '" + name_or_path + "' is neither 'criteo', 'avazu', 'libsvm' nor a readable file"};
   std::stringstream text;
   text << in.rdbuf();
   auto schema = data::parse_schema(text.str());

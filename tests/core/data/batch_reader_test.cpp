@@ -344,6 +344,33 @@ TEST_CASE("batch reader: CSV read with the Criteo schema names the likely cause 
   for (const auto& report : reader.bad_row_reports()) CHECK(report.find("--schema") == std::string::npos);
 }
 
+TEST_CASE("batch reader: libSVM files, and one read with the Criteo schema names --schema libsvm", "[core][data]") {
+  test::temp_dir dir;
+  std::string text;
+  for (int i = 0; i < 300; ++i)
+    text += std::string(i % 3 == 0 ? "+1" : "-1") + " " + std::to_string(i % 7) + ":1 " + std::to_string(100 + i % 11) +
+            ":1\n";
+  test::write_all(dir.file("a.svm"), text);
+  batch_reader_options o;
+  o.schema = input_schema::libsvm();
+  o.paths = {dir.file("a.svm")};
+  o.batch_size = 128;
+  auto reader = open_reader(o);
+  const auto all = read_all_examples(reader, 128);
+  CHECK(all.size() == 300);
+  CHECK(all.num_sparse == 1);
+  CHECK(all.ids.size() == 600);  // two ids a row, one feature
+  CHECK(reader.counters().bad == 0);
+
+  auto wrong = open_reader(criteo_options({dir.file("a.svm")}, 128));
+  example_batch batch;
+  ss::result<bool> more = true;
+  while (more.is_ok() && *more) more = wrong.next(batch);
+  REQUIRE_FALSE(more.is_ok());
+  CHECK_THAT(more.error().message(),
+             Catch::Contains("the line reads like libSVM (label index:value ...): name it with --schema libsvm"));
+}
+
 TEST_CASE("batch reader: empty, missing and truncated inputs", "[core][data]") {
   test::temp_dir dir;
   test::write_all(dir.file("empty.txt"), "");

@@ -115,7 +115,7 @@ TEST_CASE("input schema: spec errors name the line", "[core][data]") {
   CHECK(error_of(parse_schema("label = y\nheader = maybe\n")) == "line 2: header: expected true or false, found 'maybe'");
   CHECK(error_of(parse_schema("label = a\n\nlabel = b\n")) == "line 3: key 'label' given twice (first on line 1)");
   CHECK(error_of(parse_schema("label = y\ndense = a,,b\n")) == "line 2: dense: empty column name in 'a,,b'");
-  CHECK(error_of(parse_schema("format = parquet\nlabel = y\n")) == "line 1: format: expected criteo or csv, found 'parquet'");
+  CHECK(error_of(parse_schema("format = parquet\nlabel = y\n")) == "line 1: format: expected criteo, csv, libsvm or libffm, found 'parquet'");
   CHECK(error_of(parse_schema("label = y\nmulti_value_separator = ab\n")) ==
         "line 2: multi_value_separator: expected one character, found 'ab'");
   CHECK(error_of(parse_schema("dense = a\n")) == "missing key 'label'");

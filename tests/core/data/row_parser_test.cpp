@@ -273,3 +273,92 @@ TEST_CASE("criteo parser: describe_field keeps messages short and printable", "[
   CHECK(describe_field(std::string(50, 'q')) == "'" + std::string(40, 'q') + "...' (50 bytes)");
   CHECK(to_string(bad_row_reason::too_long) == std::string("too_long"));
 }
+
+namespace {
+row_parser sparse_parser(const char* spec) {
+  auto schema = parse_schema(spec);
+  if (!schema.is_ok()) FAIL(schema.error().to_string());
+  auto bound = bind_schema(*schema);
+  REQUIRE(bound.is_ok());
+  return row_parser(std::move(*bound));
+}
+}  // namespace
+
+TEST_CASE("libsvm parser: labels 1/+1 and 0/-1, every index an id of one feature", "[core][data]") {
+  auto p = sparse_parser("format = libsvm");
+  CHECK(p.schema().num_categorical() == 1);
+  CHECK(p.schema().num_dense() == 0);
+  example_batch b;
+  p.prepare(b);
+  REQUIRE(p.parse("+1 3:1 17:1  42:1", b).is_ok());
+  REQUIRE(p.parse("-1\t5:1 7:0", b).is_ok());  // a 0 leaves the index out
+  REQUIRE(p.parse("0", b).is_ok());           // nothing present: the missing id
+  REQUIRE(p.parse("1.0 3:1.0\r", b).is_ok());
+  CHECK(b.labels == std::vector<float>{1, 0, 0, 1});
+  CHECK(b.offsets == std::vector<std::uint32_t>{0, 3, 4, 5, 6});
+  CHECK(b.ids[0] == ss::feature_id(0, "3"));
+  CHECK(b.ids[2] == ss::feature_id(0, "42"));
+  CHECK(b.ids[3] == ss::feature_id(0, "5"));
+  CHECK(b.ids[4] == ss::feature_id(0, ""));
+  CHECK(b.ids[5] == ss::feature_id(0, "3"));
+}
+
+TEST_CASE("libsvm parser: with fields, the k-th pair is feature k (libFM files)", "[core][data]") {
+  auto p = sparse_parser("format = libfm\nfields = 3");
+  CHECK(p.schema().num_categorical() == 3);
+  example_batch b;
+  p.prepare(b);
+  REQUIRE(p.parse("1 10:1 200:1 3000:1", b).is_ok());
+  REQUIRE(p.parse("0 11:1 201:0 3001:1", b).is_ok());
+  CHECK(b.ids == std::vector<std::uint64_t>{ss::feature_id(0, "10"), ss::feature_id(1, "200"), ss::feature_id(2, "3000"),
+                                            ss::feature_id(0, "11"), ss::feature_id(1, ""), ss::feature_id(2, "3001")});
+  bad_row_reason why{};
+  CHECK(parse_error(p, "1 10:1 200:1", &why) == "expected 3 index:value pairs (fields = 3), found 2");
+  CHECK(why == bad_row_reason::field_count);
+}
+
+TEST_CASE("libffm parser: field:index:value, several or no indices per field", "[core][data]") {
+  auto p = sparse_parser("format = libffm\nfields = 3");
+  example_batch b;
+  p.prepare(b);
+  REQUIRE(p.parse("1 2:7:1 0:5:1 2:8:1", b).is_ok());
+  CHECK(b.offsets == std::vector<std::uint32_t>{0, 1, 2, 4});  // field 1 holds its missing id
+  CHECK(b.ids == std::vector<std::uint64_t>{ss::feature_id(0, "5"), ss::feature_id(1, ""), ss::feature_id(2, "7"),
+                                            ss::feature_id(2, "8")});
+  bad_row_reason why{};
+  CHECK(parse_error(p, "1 3:7:1", &why) == "field of '3:7:1' is not a number below fields = 3");
+  CHECK(why == bad_row_reason::sparse_pair);
+  CHECK(parse_error(p, "1 7:1", &why) == "'7:1' is not field:index:value");
+}
+
+TEST_CASE("libsvm parser: precise errors, and a failed row leaves the batch as it was", "[core][data]") {
+  auto p = sparse_parser("format = libsvm");
+  bad_row_reason why{};
+  CHECK(parse_error(p, "2 3:1", &why) == "label: '2' is not 1, +1, 0 or -1");
+  CHECK(why == bad_row_reason::label);
+  CHECK(parse_error(p, "1 3:0.5", &why) ==
+        "value of '3:0.5' is not 0 or 1: ids are present or absent (the model has no weight per id)");
+  CHECK(why == bad_row_reason::sparse_pair);
+  CHECK(parse_error(p, "1 3", &why) == "'3' is not index:value");
+  CHECK(parse_error(p, "1 :1", &why) == "':1' is not index:value");
+  CHECK(parse_error(p, "1 3:1:1", &why) == "'3:1:1' is not index:value");
+  CHECK(parse_error(p, "", &why) == "label: '' is not 1, +1, 0 or -1");
+  example_batch b;
+  p.prepare(b);
+  REQUIRE(p.parse("1 3:1", b).is_ok());
+  const auto before = b;
+  CHECK_FALSE(p.parse("1 4:1 5:2", b).is_ok());
+  CHECK(b.labels == before.labels);
+  CHECK(b.ids == before.ids);
+  CHECK(b.offsets == before.offsets);
+}
+
+TEST_CASE("schema: the sparse formats' keys and their errors", "[core][data]") {
+  CHECK(parse_schema("format = libsvm").value().format == text_format::libsvm);
+  CHECK(parse_schema("format = libffm\nfields = 39").value().sparse_fields == 39);
+  CHECK_THAT(parse_schema("format = libffm").error().message(), Catch::Contains("libffm needs fields = N"));
+  CHECK_THAT(parse_schema("fields = 3").error().message(), Catch::Contains("only for format = libsvm or libffm"));
+  CHECK_THAT(parse_schema("format = libsvm\nfields = 0").error().message(), Catch::Contains("from 1 to 127"));
+  CHECK_THAT(parse_schema("format = svm").error().message(), Catch::Contains("criteo, csv, libsvm or libffm"));
+  CHECK_THAT(parse_schema("format = libsvm\ndense = a").error().message(), Catch::Contains("have no named columns"));
+}

@@ -13,7 +13,16 @@
 
 namespace ss::data {
 
+// Delimited text (CSV, TSV: one field per column), or the sparse formats of libSVM / libFM
+// (`label index:value ...`) and libFFM (`label field:index:value ...`).
+enum class text_format : std::uint8_t { delimited, libsvm, libffm };
+
 struct input_schema {
+  text_format format = text_format::delimited;
+  // libsvm: 0 = every index of a row is an id of one multi-valued feature; N = a row lists N
+  // pairs and the k-th is feature k (one index per field, as libFM files list them). libffm: the
+  // number of fields (0 .. N-1); a field may hold several indices, or none (the missing id).
+  std::uint32_t sparse_fields = 0;
   char delimiter = ',';
   bool header = true;  // the first line of every input file names the columns
   std::string label;   // column holding 0 or 1
@@ -37,10 +46,13 @@ struct input_schema {
   static input_schema criteo();
   // Avazu CSV: header; click is the label, id is ignored, the other 22 columns are categorical.
   static input_schema avazu();
+  // libSVM: every index of a row is an id of one multi-valued feature.
+  static input_schema libsvm();
 };
 
 // Parses the tiny schema format: one `key = value` per line, `#` starts a comment. Keys: format
-// (criteo|csv, default csv; criteo sets every key to the Criteo layout, later keys override),
+// (criteo|csv|libsvm|libffm, default csv; criteo sets every key to the Criteo layout, later keys
+// override), fields (libsvm, libffm: sparse_fields),
 // delimiter (, tab ; |), header (true|false), label, dense, categorical (comma lists;
 // `categorical = *` takes every remaining column), ignore, multi_value_separator (one character or
 // `none`, for every categorical column), multi_value (COLUMN:SEPARATOR, ...: per column; `tab` and
@@ -61,6 +73,8 @@ struct column_binding {
 
 // A schema resolved against concrete columns: everything the row parser needs, by index.
 struct bound_schema {
+  text_format format = text_format::delimited;
+  std::uint32_t sparse_fields = 0;  // see input_schema
   char delimiter = ',';
   bool integer_dense = false;
   std::vector<std::string> column_names;  // one per field

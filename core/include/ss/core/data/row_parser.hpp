@@ -22,8 +22,9 @@ enum class bad_row_reason : std::uint8_t {
   dense_value,  // a dense field is not a number (an integer for Criteo)
   categorical,  // more ids in one batch than the batch's 32-bit offsets can address
   too_long,     // longer than the line reader's limit
+  sparse_pair,  // libSVM / libFFM: a pair that is not index:value (field:index:value), or a value not 0 or 1
 };
-inline constexpr std::size_t num_bad_row_reasons = 5;
+inline constexpr std::size_t num_bad_row_reasons = 6;
 const char* to_string(bad_row_reason reason) noexcept;
 
 // log(1 + max(x, 0)): the dense transform of the model.
@@ -56,6 +57,7 @@ class row_parser {
   const bound_schema& schema() const noexcept { return schema_; }
 
  private:
+  status parse_sparse(std::string_view line, example_batch& out, bad_row_reason* reason);
   status fail(bad_row_reason why, std::string message, bad_row_reason* reason) const;
   status field_error(std::uint32_t column, std::string_view value, const char* what,
                      bad_row_reason why, bad_row_reason* reason) const;
@@ -63,6 +65,8 @@ class row_parser {
   bound_schema schema_;
   bool multi_valued_ = false;  // some categorical feature has a separator
   std::vector<std::string_view> fields_;  // reused scratch: the fields of the current line
+  // Reused scratch of the sparse formats: (feature, index text) of each present pair.
+  std::vector<std::pair<std::uint32_t, std::string_view>> pairs_;
   // log1p of small non-negative integers: most Criteo dense values, looked up instead of computed.
   static constexpr std::size_t small_table_size = 4096;
   std::array<float, small_table_size> small_log1p_{};
