@@ -229,6 +229,7 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       .add("stopped_early", st.stopped_early)
       .add_raw("epoch_scores", scores)
       .add("validation_bad_rows", st.validation_bad_rows)
+      .add_raw("evaluations", job::evaluations_json(st.evaluations))
       .add("seconds", seconds)
       .add("examples_per_sec", seconds > 0 ? static_cast<double>(t.examples) / seconds : 0.0)
       .add("trainers", static_cast<std::uint64_t>(st.replicas.size()))
@@ -601,9 +602,10 @@ void tick(coordinator_actor* self) {
     for (std::size_t k = 1; k < st.sync_slots.size(); ++k) all = all && st.sync_slots[k] != 0;
     if (all) set_state(self, wire::job_state::running);
   }
-  if (st.state == wire::job_state::running) epochs_tick(self);
+  if (st.state == wire::job_state::running) epochs_tick(self, t);
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
-  if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating) {
+  if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating &&
+      st.scoring == scoring_stage::none) {  // (a mid-epoch scoring finishes first)
     if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard
     if (!st.snapshot) start_evaluation(self);  // once the last snapshot is complete or given up
   }

@@ -113,9 +113,34 @@ void epoch_scored(coordinator_actor* self) {
 
 bool validates(const coordinator_state& st) { return !st.options.job.passes.validation.empty(); }
 
-void epochs_tick(coordinator_actor* self) {
+namespace {
+
+// --eval-every: once the job has trained the next multiple of it, the model as it is now (the
+// trainers go on) is scored on the validation files.
+void evaluation_tick(coordinator_actor* self, const totals& t) {
   auto& st = self->state;
-  if (!validates(st) || st.scoring != scoring_stage::none || st.exporting_epoch || st.view.epochs_stop > 0) return;
+  const std::uint64_t every = st.options.job.passes.eval_every;
+  if (every == 0 || t.examples < std::max(st.next_evaluation_at, every)) return;
+  st.next_evaluation_at = (t.examples / every + 1) * every;
+  st.scoring = scoring_stage::periodic;
+  st.evaluation_examples = t.examples;
+  gather_epoch_model(self, [self](std::vector<float> dense) {
+    auto& s = self->state;
+    if (s.state != wire::job_state::running || dense.empty() ||
+        train::non_finite_count(dense.data(), dense.size()) > 0) {
+      s.scoring = scoring_stage::none;  // skipped; the job's own checks catch a diverged model
+      return;
+    }
+    score_model(self, dense, s.options.job.passes.validation, validation_what());
+  });
+}
+
+}  // namespace
+
+void epochs_tick(coordinator_actor* self, const totals& t) {
+  auto& st = self->state;
+  if (!validates(st) || st.scoring != scoring_stage::none || st.exporting_epoch) return;
+  if (st.view.epochs_stop > 0) return;
   // The epoch every reader has finished: handed out, and every batch trained.
   std::uint32_t done = std::numeric_limits<std::uint32_t>::max();
   for (auto id : st.reader_slots) {
@@ -126,7 +151,7 @@ void epochs_tick(coordinator_actor* self) {
   const auto epochs = static_cast<std::uint32_t>(st.options.job.passes.epochs);
   // The last epoch is scored in the final path. A coordinator that restarted between epochs
   // learns where the readers are from them (it forgot earlier epochs' scores).
-  if (done < std::max<std::uint32_t>(st.view.epochs_open, 1) || done >= epochs) return;
+  if (done < std::max<std::uint32_t>(st.view.epochs_open, 1) || done >= epochs) return evaluation_tick(self, t);
   if (done > st.view.epochs_open) st.view.epochs_open = done;
   st.scoring = scoring_stage::validation;  // taken: gathering the model
   st.scoring_epoch = static_cast<int>(done);
@@ -163,6 +188,19 @@ void on_scored(coordinator_actor* self, const metrics::summary& m, std::uint64_t
   auto& st = self->state;
   if (st.state == wire::job_state::failed || st.state == wire::job_state::done) return;
   const scoring_stage stage = st.scoring;
+  if (stage == scoring_stage::periodic) {
+    st.scoring = scoring_stage::none;
+    st.validation_bad_rows = bad_rows;
+    // The epoch under way: one past the epochs every reader has finished.
+    std::uint32_t done = std::numeric_limits<std::uint32_t>::max();
+    for (const auto& [id, mi] : st.members)
+      if (mi.role == wire::role::reader) done = std::min(done, mi.progress.epochs_done);
+    const int epoch = done == std::numeric_limits<std::uint32_t>::max() ? 1 : static_cast<int>(done) + 1;
+    st.evaluations.push_back({epoch, st.evaluation_examples, m});
+    spdlog::info("{}: epoch {}, {} examples: validation log loss {:.5f} NE {:.5f} AUC {:.5f}", st.options.name,
+                 epoch, st.evaluation_examples, m.log_loss, m.ne, m.auc);
+    return;
+  }
   if (!validates(st)) {  // the test of the final model
     st.scoring = scoring_stage::none;
     return finish(self, &m, bad_rows);

@@ -52,7 +52,7 @@ struct snapshot_in_progress {
 
 // A model being scored: the validation files after an epoch, then (when it is the best so far)
 // the test files. One at a time; the evaluator's result goes to the stage named here.
-enum class scoring_stage { none, validation, test };
+enum class scoring_stage { none, validation, test, periodic };
 
 struct epoch_score {
   int epoch = 0;  // 1-based
@@ -141,6 +141,10 @@ struct coordinator_state {
   bool scoring_final = false;  // the model after training (the final path), not between epochs
   bool exporting_epoch = false;  // the exporter writes the best epoch's model (between epochs)
   std::vector<float> scored_model;
+  // --eval-every: the validation files scored while the job trains, and when next.
+  std::vector<job::evaluation> evaluations;
+  std::uint64_t next_evaluation_at = 0;
+  std::uint64_t evaluation_examples = 0;
 };
 using coordinator_actor = caf::stateful_actor<coordinator_state>;
 
@@ -181,8 +185,9 @@ bool score_model(coordinator_actor* self, const std::vector<float>& dense, const
 
 // True when the job scores --validation after each epoch (readers wait between epochs).
 bool validates(const coordinator_state& st);
-// Periodic while the job runs: once every reader has finished the open epoch, score it.
-void epochs_tick(coordinator_actor* self);
+// Periodic while the job runs: once every reader has finished the open epoch, score it; every
+// --eval-every examples, score the validation files while the job trains on.
+void epochs_tick(coordinator_actor* self, const totals& t);
 // Training is over: the final model (st.central) is scored for validation unless it already was
 // (an early stop), and the job finishes with the best epoch's test metrics.
 void finish_validated(coordinator_actor* self);

@@ -235,6 +235,28 @@ int run_train(const args& a, const config::environment& env) {
   };
   std::uint64_t examples_trained = 0;
   double first_click_rate = 0;
+  // --eval-every: the validation files scored mid-epoch while the workers wait.
+  std::vector<job::evaluation> evaluations;
+  int current_epoch = 1;
+  bool evaluation_failed = false;
+  if (o.passes.eval_every > 0) {
+    ho.pause_every = o.passes.eval_every;
+    ho.on_pause = [&](std::uint64_t in_epoch, double click_rate_so_far) {
+      // NE against the first pass's click rate, or within it, the rate so far.
+      const double base = first_click_rate > 0 ? first_click_rate : click_rate_so_far;
+      auto v = score(model, store, o.passes.validation, base, "validation data", validation_bad_rows,
+                     evaluations.empty() && current_epoch == 1);
+      if (!v.is_ok()) {
+        spdlog::error("{}", v.error().message());
+        evaluation_failed = true;
+        cancel.store(true);
+        return;
+      }
+      evaluations.push_back({current_epoch, examples_trained + in_epoch, *v});
+      spdlog::info("epoch {}, {} examples: validation log loss {:.5f} NE {:.5f} AUC {:.5f}", current_epoch,
+                   service::with_commas(examples_trained + in_epoch), v->log_loss, v->ne, v->auc);
+    };
+  }
   for (int epoch = 1; epoch <= o.passes.epochs && !cancelled; ++epoch) {
     if (epoch > 1) {
       auto next = reader->next_epoch();
@@ -243,12 +265,14 @@ int run_train(const args& a, const config::environment& env) {
     }
     train::epoch_source source(*reader);
     ho.examples_before = examples_trained;  // the schedule counts every epoch's examples
+    current_epoch = epoch;
     auto trained = train::train_hogwild(model, store, source, ho, clock, on_progress(epoch));
     if (epoch == 1) {
       print_bad_rows(reader->current(), "training data");
       train_bad_rows = reader->current().counters().bad;
     }
     if (!trained.is_ok()) return failed("training stopped: " + trained.error().message());
+    if (evaluation_failed) return failed("scoring the validation data failed (see above)");
     const auto& tr = *trained;
     if (const std::size_t bad = train::non_finite_params(model); bad > 0 || !std::isfinite(tr.train_log_loss)) {
       return failed("training diverged: " + std::to_string(bad) + " of " + std::to_string(model.size()) +
@@ -371,6 +395,7 @@ int run_train(const args& a, const config::environment& env) {
       .add("best_epoch", best_epoch)
       .add("stopped_early", stopped_early)
       .add_raw("epochs", epochs_json(epochs))
+      .add_raw("evaluations", job::evaluations_json(evaluations))
       .add("test_examples", test.examples)
       .add("test_logloss", test.log_loss)
       .add("test_ne", test.ne)

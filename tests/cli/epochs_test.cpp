@@ -170,3 +170,40 @@ TEST_CASE("epochs in the cluster: contradictory options exit 2 before anything s
   CHECK(decay.exit_code == 2);
   CHECK(decay.out.find("--lr-decay step needs --lr-decay-examples") != std::string::npos);
 }
+
+TEST_CASE("epochs: --eval-every scores the validation files within epochs, in train and in the cluster", "[cli]") {
+  split_data d;
+  const std::string validation = " --validation " + d.dir.str("validation.tsv");
+  // train: the workers pause every 3,000 examples (at batch boundaries) while the model is scored;
+  // three pauses an epoch (3,000, 6,000, 9,000 of 12,000), not at the epoch's end.
+  auto r = run_command(d.train("--epochs 2 --eval-every 3000" + validation));
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const std::string j = last_json_line(r.out);
+  std::size_t count = 0;
+  for (auto at = j.find("{\"epoch\":", j.find("\"evaluations\":")); at != std::string::npos;
+       at = j.find("{\"epoch\":", at + 1))
+    ++count;
+  CHECK(count == 6);
+  CHECK(j.find("\"evaluations\":[{\"epoch\":1,\"examples\":3072,\"validation_logloss\":") != std::string::npos);
+  CHECK(j.find("{\"epoch\":2,\"examples\":15072,") != std::string::npos);
+  // Scoring mid-epoch changes nothing about the training: the same run without it ends the same.
+  auto plain = run_command(d.train("--epochs 2" + validation));
+  CHECK(json_field(last_json_line(plain.out), "test_logloss") == json_field(j, "test_logloss"));
+
+  // The cluster scores the model while it trains on, at its first tick after each multiple (a
+  // quarter second apart: a job long enough for a few of them).
+  REQUIRE(run_command(bin + " gen-data --out " + d.dir.str("long") + " --rows 200000 --test-rows 1").exit_code == 0);
+  auto c = run_command(bin + " local --trainers 2 --train " + d.dir.str("long/train.tsv") + validation +
+                       " --bottom-mlp 32-16 --top-mlp 32-1 --eval-every 50000 --progress-interval 0 "
+                       "--heartbeat-interval 0.2");
+  INFO(c.out);
+  REQUIRE(c.exit_code == 0);
+  const std::string cj = last_json_line(c.out);
+  CHECK(cj.find("\"evaluations\":[{\"epoch\":1,\"examples\":") != std::string::npos);
+  CHECK(c.out.find("examples: validation log loss") != std::string::npos);
+
+  auto no_validation = run_command(d.train("--eval-every 1000"));
+  CHECK(no_validation.exit_code == 2);
+  CHECK(no_validation.out.find("--eval-every 1000 needs --validation") != std::string::npos);
+}

@@ -1,5 +1,7 @@
 #include "ss/core/job/epoch_options.hpp"
 
+#include "ss/core/json.hpp"
+
 namespace ss::job {
 
 void add_epoch_options(config::option_set& opts, epoch_options& o) {
@@ -18,6 +20,22 @@ void add_epoch_options(config::option_set& opts, epoch_options& o) {
   opts.add("early-stop-patience", &o.early_stop_patience,
            "Stop after this many epochs without a better validation log loss; 0 = never (needs --validation).")
       .range(0, 10000);
+  opts.add("eval-every", &o.eval_every,
+           "Also score --validation every this many examples within an epoch (a long one-pass job's "
+           "curve); the best model is still chosen per epoch. 0 = after each epoch only.");
+}
+
+std::string evaluations_json(const std::vector<evaluation>& evaluations) {
+  std::string out = "[";
+  for (const auto& e : evaluations)
+    out += (out.size() > 1 ? "," : "") + json_object()
+                                             .add("epoch", e.epoch)
+                                             .add("examples", e.examples)
+                                             .add("validation_logloss", e.validation.log_loss)
+                                             .add("validation_ne", e.validation.ne)
+                                             .add("validation_auc", e.validation.auc)
+                                             .str();
+  return out + "]";
 }
 
 status check_epoch_options(const epoch_options& o) {
@@ -25,6 +43,9 @@ status check_epoch_options(const epoch_options& o) {
     return {errc::invalid_argument, "--early-stop-patience " + std::to_string(o.early_stop_patience) +
                                         " needs --validation: early stopping compares the validation log loss of "
                                         "each epoch"};
+  if (o.eval_every > 0 && o.validation.empty())
+    return {errc::invalid_argument, "--eval-every " + std::to_string(o.eval_every) +
+                                        " needs --validation: it scores the validation files"};
   if (o.early_stop_patience > 0 && o.early_stop_patience >= o.epochs)
     return {errc::invalid_argument, "--early-stop-patience " + std::to_string(o.early_stop_patience) +
                                         " cannot stop a run of --epochs " + std::to_string(o.epochs) +

@@ -31,6 +31,13 @@ class batch_queue {
   void give_back(std::unique_ptr<data::example_batch> b) {
     std::lock_guard<std::mutex> lock(mu_);
     spare_.push_back(std::move(b));
+    --taken_;
+    if (taken_ == 0 && ready_.empty()) drained_.notify_all();
+  }
+  // Waits until every queued batch was popped and given back (the workers are idle).
+  void wait_drained() {
+    std::unique_lock<std::mutex> lock(mu_);
+    drained_.wait(lock, [this] { return ready_.empty() && taken_ == 0; });
   }
   // false when the queue was closed while waiting.
   bool push(std::unique_ptr<data::example_batch> b) {
@@ -48,6 +55,7 @@ class batch_queue {
     if (ready_.empty()) return nullptr;
     auto b = std::move(ready_.front());
     ready_.pop_front();
+    ++taken_;
     not_full_.notify_one();
     return b;
   }
@@ -58,11 +66,13 @@ class batch_queue {
     if (discard) ready_.clear();
     not_full_.notify_all();
     not_empty_.notify_all();
+    drained_.notify_all();
   }
 
  private:
   std::mutex mu_;
-  std::condition_variable not_full_, not_empty_;
+  std::condition_variable not_full_, not_empty_, drained_;
+  std::size_t taken_ = 0;  // popped and not yet given back
   std::deque<std::unique_ptr<data::example_batch>> ready_;
   std::vector<std::unique_ptr<data::example_batch>> spare_;
   std::size_t capacity_;
@@ -90,8 +100,12 @@ class first_error {
 };
 
 // Runs the reader loop on the calling thread: source -> queue, until exhausted, failed or stopped.
+// Every pause_every examples (0: never), before queueing more, it waits until the workers have
+// trained everything queued and calls on_pause with the examples queued so far.
 void read_batches(batch_source& source, const model::dlrm_config& config, batch_queue& queue,
-                  first_error& error, const std::atomic<bool>* cancel) {
+                  first_error& error, const std::atomic<bool>* cancel, std::uint64_t pause_every = 0,
+                  const std::function<void(std::uint64_t)>& on_pause = {}) {
+  std::uint64_t queued = 0, next_pause = pause_every;
   for (;;) {
     if (error.failed() || (cancel != nullptr && cancel->load())) break;
     auto batch = queue.take_spare();
@@ -106,6 +120,12 @@ void read_batches(batch_source& source, const model::dlrm_config& config, batch_
       error.set(st);
       break;
     }
+    if (pause_every > 0 && queued >= next_pause) {  // more follows: pause before it
+      queue.wait_drained();
+      if (!error.failed()) on_pause(queued);
+      while (next_pause <= queued) next_pause += pause_every;
+    }
+    queued += batch->size();
     if (!queue.push(std::move(batch))) break;
   }
 }
@@ -164,7 +184,16 @@ result<train_result> train_hogwild(dense_model& model, embedding::local_embeddin
   }
 
   std::thread reader([&] {
-    read_batches(source, model.config(), queue, error, options.cancel);
+    auto pause = [&](std::uint64_t queued) {
+      double rate = 0;
+      {
+        std::lock_guard<std::mutex> lock(stats_mu);
+        rate = examples > 0 ? static_cast<double>(clicks) / static_cast<double>(examples) : 0.0;
+      }
+      options.on_pause(queued, rate);
+    };
+    read_batches(source, model.config(), queue, error, options.cancel, options.on_pause ? options.pause_every : 0,
+                 pause);
     queue.close(/*discard=*/error.failed());
   });
 

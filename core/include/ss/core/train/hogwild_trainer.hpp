@@ -39,6 +39,11 @@ struct hogwild_options {
   // those this call's workers started before each batch.
   optim::lr_schedule schedule;
   std::uint64_t examples_before = 0;
+  // Every pause_every examples (when on_pause is set and more input follows) the workers finish
+  // what they hold and on_pause runs, with the examples of this call so far and their click rate,
+  // while none trains: the place to score a validation set mid-epoch.
+  std::uint64_t pause_every = 0;
+  std::function<void(std::uint64_t examples, double train_click_rate)> on_pause;
 };
 
 struct train_progress {
