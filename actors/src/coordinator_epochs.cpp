@@ -61,15 +61,10 @@ void gather_epoch_model(coordinator_actor* self, std::function<void(std::vector<
   }
 }
 
-const std::string& validation_what() {
-  static const std::string what = "validation data";
-  return what;
-}
-
 void start_validation(coordinator_actor* self) {
   auto& st = self->state;
   st.scoring = scoring_stage::validation;
-  if (score_model(self, st.scored_model, st.options.job.passes.validation, validation_what()))
+  if (score_model(self, st.scored_model, st.options.job.passes.validation, "validation data"))
     spdlog::info("{}: epoch {} of {} trained; scoring the validation data", st.options.name, st.scoring_epoch,
                  st.options.job.passes.epochs);
 }
@@ -131,7 +126,7 @@ void evaluation_tick(coordinator_actor* self, const totals& t) {
       s.scoring = scoring_stage::none;  // skipped; the job's own checks catch a diverged model
       return;
     }
-    score_model(self, dense, s.options.job.passes.validation, validation_what());
+    score_model(self, dense, s.options.job.passes.validation, "validation data");
   });
 }
 

@@ -101,6 +101,19 @@ void requeue(reader_state& st, std::uint64_t sequence, reader_state::handed_out&
   st.counters->examples_requeued.fetch_add(h.message->batch.size(), std::memory_order_relaxed);
 }
 
+// The input failed (an unreadable or changed file, too many bad rows): every later pull gets the
+// error, and the membership agent reports it to the coordinator, which fails the job with it.
+body_ptr reading_failed(reader_state& st, status why) {
+  st.failure = std::move(why);
+  spdlog::error("{}: reading stopped: {}", st.options.name, st.failure.message());
+  {
+    std::lock_guard<std::mutex> lock(st.counters->mu);
+    st.counters->error = st.failure.message();
+  }
+  update_progress(st);
+  return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
+}
+
 body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
   auto& st = self->state;
   if (!st.failure.is_ok()) return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
@@ -124,16 +137,7 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
   m->incarnation = st.options.incarnation;
   auto more = st.reader->next(m->batch);
   report_bad_rows(st);
-  if (!more.is_ok()) {
-    st.failure = more.error();
-    spdlog::error("{}: reading stopped: {}", st.options.name, st.failure.message());
-    {
-      std::lock_guard<std::mutex> lock(st.counters->mu);
-      st.counters->error = st.failure.message();
-    }
-    update_progress(st);
-    return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
-  }
+  if (!more.is_ok()) return reading_failed(st, more.error());
   if (!*more) {
     const std::uint32_t done = st.reader->epoch() + 1;  // epochs handed out
     const bool stopped = st.epochs_stop > 0 && done >= st.epochs_stop;
@@ -150,16 +154,8 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
       update_progress(st);
       return serve_pull(self, pull);
     }
-    if (!next_epoch.is_ok()) {
-      st.failure = next_epoch.error().with_context("epoch " + std::to_string(st.reader->epoch() + 2));
-      spdlog::error("{}: reading stopped: {}", st.options.name, st.failure.message());
-      {
-        std::lock_guard<std::mutex> lock(st.counters->mu);
-        st.counters->error = st.failure.message();
-      }
-      update_progress(st);
-      return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
-    }
+    if (!next_epoch.is_ok())
+      return reading_failed(st, next_epoch.error().with_context("epoch " + std::to_string(st.reader->epoch() + 2)));
     st.counters->exhausted.store(true);
     update_progress(st);
     spdlog::info("{}: all {} batches handed out", st.options.name, st.next_sequence);

@@ -25,6 +25,7 @@
 #include "ss/core/data/generator.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/preflight.hpp"
+#include "ss/core/json.hpp"
 #include "ss/service/logging.hpp"
 #include "ss/service/memory_release.hpp"
 #include "ss/service/shutdown_signal.hpp"
@@ -374,6 +375,15 @@ status make_directory(const std::string& dir, const std::string& flag) {
   return job::check_writable_directory(dir, flag + " " + dir);
 }
 
+// A job refused before it starts (exit 2) still ends with a JSON line saying why, as a finished or
+// failed one does, for the scripts that read only that line.
+int refuse_job(const char* command, const std::string& why) {
+  std::fprintf(stderr, "shadowsync %s: %s\n", command, why.c_str());
+  std::printf("%s\n", json_object().add("command", "cluster").add("ok", false).add("error", why).str().c_str());
+  std::fflush(stdout);
+  return 2;
+}
+
 // Before anything trains: the final model's path can be written and every test and validation file
 // is data of the job's schema, so that no such mistake is found only after the training.
 status preflight(const job::job_options& job, const std::string& export_path) {
@@ -403,35 +413,29 @@ int run_coordinator(const args& a, const config::environment& env) {
                           "summary and one JSON line; exits 0 when the job finished.");
   add_coordinator_flags(opts, c);
   if (auto st = opts.parse(a, env); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
-    return 2;
+    return refuse_job("coordinator", st.message());
   }
   if (opts.help_requested()) {
     std::printf("%s", opts.help().c_str());
     return 0;
   }
   if (auto st = service::init_logging(c.service.log_level, c.service.log_format); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
-    return 2;
+    return refuse_job("coordinator", st.message());
   }
   if (auto st = job::check_job(c.job); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
-    return 2;
+    return refuse_job("coordinator", st.message());
   }
   if (auto st = preflight(c.job, c.export_path); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
-    return 2;
+    return refuse_job("coordinator", st.message());
   }
   if (!c.export_dir.empty()) {
     if (auto st = job::check_writable_directory(c.export_dir, "--export-dir"); !st.is_ok()) {
-      std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
-      return 2;
+      return refuse_job("coordinator", st.message());
     }
   }
   if (!c.snapshot_dir.empty()) {
     if (auto st = make_directory(c.snapshot_dir, "--snapshot-dir"); !st.is_ok()) {
-      std::fprintf(stderr, "shadowsync coordinator: %s\n", st.message().c_str());
-      return 2;
+      return refuse_job("coordinator", st.message());
     }
   }
   transport::transport_security security;
@@ -1004,16 +1008,14 @@ int run_local(const args& a, const config::environment& env) {
            "with --curve-server-key DIR/server.pub). Empty: plain.");
   job::add_job_options(opts, l.job);
   if (auto st = opts.parse(a, env); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync local: %s\n", st.message().c_str());
-    return 2;
+    return refuse_job("local", st.message());
   }
   if (opts.help_requested()) {
     std::printf("%s", opts.help().c_str());
     return 0;
   }
   if (auto st = service::init_logging(l.log_level, l.log_format); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync local: %s\n", st.message().c_str());
-    return 2;
+    return refuse_job("local", st.message());
   }
   // Every trainer of a local cluster starts together: the job waits for all of them.
   if (opts.source("min-trainers") == config::value_source::default_value) l.job.min_trainers = l.trainers;
@@ -1037,29 +1039,24 @@ int run_local(const args& a, const config::environment& env) {
     if (l.test_rows > 0 && l.job.test.empty()) l.job.test = {test};
   }
   if (auto st = job::resolve_feature_counts(l.job); !st.is_ok()) {
-    spdlog::error("local: {}", st.message());
-    return 2;
+    return refuse_job("local", st.message());
   }
   if (auto st = job::check_job(l.job); !st.is_ok()) {
-    spdlog::error("local: {}", st.message());
-    return 2;
+    return refuse_job("local", st.message());
   }
   if (auto st = preflight(l.job, l.export_path); !st.is_ok()) {
-    spdlog::error("local: {}", st.message());
-    return 2;
+    return refuse_job("local", st.message());
   }
   if (!l.state_dir.empty()) {
     if (auto st = make_directory(l.state_dir, "--state-dir"); !st.is_ok()) {
-      spdlog::error("local: {}", st.message());
-      return 2;
+      return refuse_job("local", st.message());
     }
   }
   spdlog::info("local: {} trainer(s) x {} thread(s), {} shard(s), {} reader(s), {}", l.trainers, l.workers,
                l.job.shards, l.job.readers, l.processes ? "separate processes on loopback" : "in this process");
   if (!l.curve_dir.empty() && !l.processes) {
-    spdlog::error("local: --curve-dir needs --processes (in one process the services talk over inproc://, which "
-                  "never leaves the process and which libzmq does not encrypt)");
-    return 2;
+    return refuse_job("local", "--curve-dir needs --processes (in one process the services talk over inproc://, "
+                               "which never leaves the process and which libzmq does not encrypt)");
   }
   if (l.processes) return run_local_processes(l, job::job_config_text(l.job));
   return run_local_in_process(l);

@@ -26,6 +26,13 @@ struct split_data {
     std::string line;
     for (int i = 0; std::getline(in, line); ++i) (i < 2000 ? validation : test) << line << "\n";
   }
+  // `model` scores the held-out file as the run whose result line is `result` reported.
+  void check_predict(const std::string& model, const std::string& result) const {
+    auto p = run_command(bin + " predict --model " + model + " --test " + dir.str("held-out.tsv"));
+    REQUIRE(p.exit_code == 0);
+    CHECK(json_field(last_json_line(p.out), "test_logloss") == json_field(result, "test_logloss"));
+    CHECK(json_field(last_json_line(p.out), "test_auc") == json_field(result, "test_auc"));
+  }
   std::string train(const std::string& flags) const {
     return bin + " train --progress-interval 0 --train " + dir.str("train.tsv") + " --test " + dir.str("held-out.tsv") +
            " --bottom-mlp 32-16 --top-mlp 32-1 " + flags;
@@ -58,10 +65,7 @@ TEST_CASE("epochs: validation after every epoch, early stop, and the best epoch'
   CHECK(r.out.find("(progressive, first pass)") != std::string::npos);
 
   // The file holds the best epoch's model: predict reproduces the test metrics train reported.
-  auto p = run_command(bin + " predict --model " + model + " --test " + d.dir.str("held-out.tsv"));
-  REQUIRE(p.exit_code == 0);
-  CHECK(json_field(last_json_line(p.out), "test_logloss") == json_field(j, "test_logloss"));
-  CHECK(json_field(last_json_line(p.out), "test_auc") == json_field(j, "test_auc"));
+  d.check_predict(model, j);
 }
 
 TEST_CASE("epochs: the shuffle is seeded, and reading in order is the default for one epoch", "[cli]") {
@@ -152,10 +156,7 @@ TEST_CASE("epochs in the cluster: every example once per epoch, validation, earl
   CHECK(j.find("\"epoch_scores\":[{\"epoch\":1,\"validation_logloss\":") != std::string::npos);
   CHECK(r.out.find("(the model of epoch " + std::to_string(static_cast<int>(best)) + ")") != std::string::npos);
   // The file holds the best epoch's model: predict reproduces the test metrics the job reported.
-  auto p = run_command(bin + " predict --model " + model + " --test " + d.dir.str("held-out.tsv"));
-  REQUIRE(p.exit_code == 0);
-  CHECK(json_field(last_json_line(p.out), "test_logloss") == json_field(j, "test_logloss"));
-  CHECK(json_field(last_json_line(p.out), "test_auc") == json_field(j, "test_auc"));
+  d.check_predict(model, j);
 }
 
 TEST_CASE("epochs in the cluster: contradictory options exit 2 before anything starts", "[cli]") {
@@ -163,6 +164,7 @@ TEST_CASE("epochs in the cluster: contradictory options exit 2 before anything s
   auto no_validation = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --epochs 3 --early-stop-patience 1");
   CHECK(no_validation.exit_code == 2);
   CHECK(no_validation.out.find("--early-stop-patience 1 needs --validation") != std::string::npos);
+  CHECK(last_json_line(no_validation.out).find("\"ok\":false") != std::string::npos);  // a JSON line, as always
   auto missing = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --validation " + d.dir.str("nope.tsv"));
   CHECK(missing.exit_code == 2);
   CHECK(missing.out.find("--validation") != std::string::npos);

@@ -1,16 +1,17 @@
 // The data reader's actor: serves pull_request with the next batch of its files (parsed and
-// hashed by the core batch_reader, epoch after epoch, shuffled by the core epoch_reader), numbers
-// batches per reader, and tracks which were trained
-// (batch_ack) so it knows its committed position: every row before it was trained.
+// hashed by the core batch_reader, epoch after epoch and shuffled by the core epoch_reader),
+// numbers batches per reader, and tracks which were trained (batch_ack) so it knows its committed
+// position: every row before it was trained.
 //
 // Nothing is lost: a batch stays in memory until it is acked. When the trainer holding it has
 // been missing from the cluster view for `requeue_after`, the batch goes to the next trainer
 // that asks (a replay if the first trainer had trained it). So does a batch its live trainer never
 // got (it acked a later one; the answer came after it had given up the pull) and any batch held
-// past the lease. A restarted reader starts at the
-// committed position the coordinator last heard of, so it replays the batches after it.
+// past the lease. A restarted reader starts at the committed position the coordinator last heard
+// of, so it replays the batches after it. With validation between epochs (epoch_barrier), the
+// reader waits at the end of each epoch until the view's epochs_open lets the next one begin.
 // Messages besides the wire requests (serve_atom):
-//   (view_atom, cluster_view)   the live trainers
+//   (view_atom, cluster_view)   the live trainers, and the epochs the coordinator opened
 //   (tick_atom)                 periodic: requeue the batches of trainers that are gone, and
 //                               those held past the lease
 #pragma once
