@@ -53,6 +53,9 @@ struct ClusterView {
   # at the end of the last one for the coordinator to score it. 0: no such barrier.
   epochsStop @9 :UInt32;
   # Nonzero: the job ends after this many epochs (validation stopped it early).
+  readerIncarnations @10 :List(UInt64);
+  # Parallel to readers (0 while absent): a reader restarted at the same endpoint is a new
+  # incarnation, and pulls sent to the one before will never be answered.
 }
 
 struct RegisterReply {

@@ -64,6 +64,7 @@ void change_view(coordinator_actor* self) {
   ++st.view.epoch;
   st.view.shards.assign(st.shard_slots.size(), "");
   st.view.readers.assign(st.reader_slots.size(), "");
+  st.view.reader_incarnations.assign(st.reader_slots.size(), 0);
   st.view.shard_incarnations.assign(st.shard_slots.size(), 0);
   st.view.syncs.assign(st.sync_slots.size(), "");
   st.view.sync_incarnations.assign(st.sync_slots.size(), 0);
@@ -78,7 +79,10 @@ void change_view(coordinator_actor* self) {
       st.view.shards[m.index] = m.endpoint;
       st.view.shard_incarnations[m.index] = m.incarnation;
     }
-    if (m.role == wire::role::reader) st.view.readers[m.index] = m.endpoint;
+    if (m.role == wire::role::reader) {
+      st.view.readers[m.index] = m.endpoint;
+      st.view.reader_incarnations[m.index] = m.incarnation;
+    }
     if (m.role == wire::role::sync) {
       st.view.syncs[m.index] = m.endpoint;
       st.view.sync_incarnations[m.index] = m.incarnation;

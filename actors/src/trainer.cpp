@@ -193,6 +193,9 @@ constexpr auto retry_delay = std::chrono::milliseconds(200);
 
 struct reader_slot {
   std::string endpoint;
+  std::uint64_t incarnation = 0;  // of the reader process the view names
+  // Bumped when that process is gone: answers to pulls sent before are not waited for.
+  std::uint64_t generation = 0;
   std::uint32_t link = 0;
   int outstanding = 0;
   bool ended = false;  // answered end_of_data (asked again while the job is running: it may restart)
@@ -268,9 +271,10 @@ void pull(feeder_actor* self, std::uint32_t r) {
     self->request(st.ctx->gateway, caf::infinite, call_atom::value, slot.link,
                   make_body(wire::pull_request{1, st.ctx->options.incarnation}), st.ctx->timeout)
         .then(
-            [self, r](const envelope_ptr& env) {
+            [self, r, generation = slot.generation](const envelope_ptr& env) {
               auto& s = self->state;
               auto& sl = s.readers[r];
+              if (sl.generation != generation) return;  // a pull to a reader process that is gone
               --sl.outstanding;
               if (const auto* b = std::get_if<wire::batch_message>(&env->message)) {
                 sl.ended = false;
@@ -288,7 +292,8 @@ void pull(feeder_actor* self, std::uint32_t r) {
                 schedule_retry(self, r);
               }
             },
-            [self, r](const caf::error&) {
+            [self, r, generation = slot.generation](const caf::error&) {
+              if (self->state.readers[r].generation != generation) return;
               --self->state.readers[r].outstanding;
               // The last pull outstanding (to a reader that died) may be what kept the input open.
               hand_out(self);
@@ -324,9 +329,18 @@ caf::behavior feeder(feeder_actor* self, context_ptr ctx) {
         if (st.readers.size() < view.readers.size()) st.readers.resize(view.readers.size());
         for (std::uint32_t r = 0; r < view.readers.size(); ++r) {
           const auto& endpoint = view.readers[r];
-          if (endpoint.empty() || endpoint == st.readers[r].endpoint) continue;
-          st.readers[r].endpoint = endpoint;
-          st.readers[r].ended = false;  // a new reader process
+          const std::uint64_t incarnation = r < view.reader_incarnations.size() ? view.reader_incarnations[r] : 0;
+          auto& slot = st.readers[r];
+          if (endpoint.empty() || (endpoint == slot.endpoint && incarnation == slot.incarnation)) continue;
+          if (!slot.endpoint.empty()) {
+            // A new reader process: the pulls the one before holds are never answered. Not
+            // waiting out their timeout, the trainer asks the new one at once.
+            ++slot.generation;
+            slot.outstanding = 0;
+          }
+          slot.endpoint = endpoint;
+          slot.incarnation = incarnation;
+          slot.ended = false;  // a new reader process
           self->request(st.ctx->gateway, caf::infinite, link_atom::value, endpoint)
               .then([self, r](std::uint32_t link) {
                 self->state.readers[r].link = link;

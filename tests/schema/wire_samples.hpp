@@ -52,6 +52,7 @@ inline cluster_view sample_view() {
   v.trainer_incarnations = {0x7f3a, 0xffffffffffffffffULL, 3};
   v.shard_incarnations = {0, 0x8000000000000001ULL};
   v.sync_incarnations = {42};
+  v.reader_incarnations = {0, 77};
   v.epochs_open = 3;
   v.epochs_stop = 5;
   return v;
@@ -176,6 +177,7 @@ inline void check_same(const cluster_view& a, const cluster_view& b) {
   CHECK(a.trainer_incarnations == b.trainer_incarnations);
   CHECK(a.shard_incarnations == b.shard_incarnations);
   CHECK(a.sync_incarnations == b.sync_incarnations);
+  CHECK(a.reader_incarnations == b.reader_incarnations);
   CHECK(a.epochs_open == b.epochs_open);
   CHECK(a.epochs_stop == b.epochs_stop);
 }

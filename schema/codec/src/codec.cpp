@@ -168,7 +168,7 @@ std::size_t texts_words(const std::vector<std::string>& v) {
 std::size_t view_words(const cluster_view& v) {
   return struct_words<schema::ClusterView>() + texts_words(v.shards) + texts_words(v.readers) +
          texts_words(v.trainers) + texts_words(v.syncs) + list_words(v.trainer_incarnations) +
-         list_words(v.shard_incarnations) + list_words(v.sync_incarnations);
+         list_words(v.shard_incarnations) + list_words(v.sync_incarnations) + list_words(v.reader_incarnations);
 }
 
 struct encoded_words {
@@ -280,6 +280,7 @@ void put_view(const cluster_view& v, schema::ClusterView::Builder b) {
   put_list(v.trainer_incarnations, [&](capnp::uint n) { return b.initTrainerIncarnations(n); });
   put_list(v.shard_incarnations, [&](capnp::uint n) { return b.initShardIncarnations(n); });
   put_list(v.sync_incarnations, [&](capnp::uint n) { return b.initSyncIncarnations(n); });
+  put_list(v.reader_incarnations, [&](capnp::uint n) { return b.initReaderIncarnations(n); });
   b.setEpochsOpen(v.epochs_open);
   b.setEpochsStop(v.epochs_stop);
 }
@@ -667,6 +668,7 @@ void get_view(schema::ClusterView::Reader r, cluster_view& v) {
   get_list<std::uint64_t>(r.getTrainerIncarnations(), v.trainer_incarnations);
   get_list<std::uint64_t>(r.getShardIncarnations(), v.shard_incarnations);
   get_list<std::uint64_t>(r.getSyncIncarnations(), v.sync_incarnations);
+  get_list<std::uint64_t>(r.getReaderIncarnations(), v.reader_incarnations);
   v.epochs_open = r.getEpochsOpen();
   v.epochs_stop = r.getEpochsStop();
 }

@@ -60,6 +60,7 @@ struct cluster_view {
   std::vector<std::uint64_t> trainer_incarnations;  // parallel to trainers
   std::vector<std::uint64_t> shard_incarnations;    // parallel to shards (0 while absent)
   std::vector<std::uint64_t> sync_incarnations;     // parallel to syncs (0 while absent)
+  std::vector<std::uint64_t> reader_incarnations;   // parallel to readers (0 while absent)
   // With validation between epochs: readers hand out epochs below epochs_open (a count) and wait
   // at its end for the coordinator's scoring (0: no barrier); epochs_stop > 0 ends the job after
   // that many epochs (an early stop).
