@@ -17,6 +17,15 @@
 namespace ss::actors::coordinator_detail {
 namespace {
 
+// The epochs every reader in a slot has finished (handed out, every batch trained); the largest
+// value when no slot is filled or no reader has files.
+std::uint32_t epochs_every_reader_did(const coordinator_state& st) {
+  std::uint32_t done = std::numeric_limits<std::uint32_t>::max();
+  for (auto id : st.reader_slots)
+    if (auto it = st.members.find(id); it != st.members.end()) done = std::min(done, it->second.progress.epochs_done);
+  return done;
+}
+
 bool from_sync_servers(const coordinator_state& st) {
   auto spec = sync::parse_sync(st.options.job.sync);
   return spec.is_ok() && (spec->algo == sync::algorithm::easgd || spec->algo == sync::algorithm::bmuf);
@@ -136,13 +145,9 @@ void epochs_tick(coordinator_actor* self, const totals& t) {
   auto& st = self->state;
   if (!validates(st) || st.scoring != scoring_stage::none || st.exporting_epoch) return;
   if (st.view.epochs_stop > 0) return;
-  // The epoch every reader has finished: handed out, and every batch trained.
-  std::uint32_t done = std::numeric_limits<std::uint32_t>::max();
-  for (auto id : st.reader_slots) {
-    auto it = st.members.find(id);
-    if (id == 0 || it == st.members.end()) return;  // a reader is away: wait for it
-    done = std::min(done, it->second.progress.epochs_done);
-  }
+  for (auto id : st.reader_slots)
+    if (id == 0 || st.members.count(id) == 0) return;  // a reader is away: wait for it
+  const std::uint32_t done = epochs_every_reader_did(st);
   const auto epochs = static_cast<std::uint32_t>(st.options.job.passes.epochs);
   // The last epoch is scored in the final path. A coordinator that restarted between epochs
   // learns where the readers are from them (it forgot earlier epochs' scores).
@@ -187,9 +192,7 @@ void on_scored(coordinator_actor* self, const metrics::summary& m, std::uint64_t
     st.scoring = scoring_stage::none;
     st.validation_bad_rows = bad_rows;
     // The epoch under way: one past the epochs every reader has finished.
-    std::uint32_t done = std::numeric_limits<std::uint32_t>::max();
-    for (const auto& [id, mi] : st.members)
-      if (mi.role == wire::role::reader) done = std::min(done, mi.progress.epochs_done);
+    const std::uint32_t done = epochs_every_reader_did(st);
     const int epoch = done == std::numeric_limits<std::uint32_t>::max() ? 1 : static_cast<int>(done) + 1;
     st.evaluations.push_back({epoch, st.evaluation_examples, m});
     spdlog::info("{}: epoch {}, {} examples: validation log loss {:.5f} NE {:.5f} AUC {:.5f}", st.options.name,
