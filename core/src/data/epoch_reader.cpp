@@ -59,14 +59,15 @@ status epoch_reader::fill_window() {
   window_start_ = reader_->position();
   bad_at_start_ = reader_->counters().bad;
   pool_.reset(0, 0);
-  example_batch chunk;
   const std::size_t target = std::max<std::size_t>(options_.shuffle_window, 1);
   while (pool_.size() < target) {
-    auto more = reader_->next(chunk);
+    // The first batch straight into the pool, later ones through chunk_: both keep their buffers
+    // from window to window, so reading allocates nothing in steady state.
+    example_batch& into = pool_.empty() ? pool_ : chunk_;
+    auto more = reader_->next(into);
     if (!more.is_ok()) return more.error();
     if (!*more) break;
-    if (pool_.empty()) std::swap(pool_, chunk);
-    else pool_.append(chunk);
+    if (&into == &chunk_) pool_.append(chunk_);
   }
   window_end_ = reader_->position();
   bad_at_end_ = reader_->counters().bad;

@@ -77,6 +77,7 @@ class epoch_reader {
   bool epoch_over_ = false;
   // The current window: its examples, their order, its bounds, and the batches handed out.
   example_batch pool_;
+  example_batch chunk_;  // a batch of the files on its way into the pool
   std::vector<std::uint32_t> order_;
   line_position window_start_, window_end_;
   std::uint32_t window_batches_ = 0, handed_ = 0;
