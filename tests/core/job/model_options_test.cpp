@@ -81,3 +81,20 @@ TEST_CASE("model options: check_job refuses a shape that cannot be built once th
   j.model.bottom_mlp.clear();
   CHECK(job::check_job(j).is_ok());
 }
+
+TEST_CASE("resume conflicts: the epochs and the shuffle define the job", "[job]") {
+  ss::job::job_options saved;
+  saved.train = {"a.tsv"};
+  auto now = saved;
+  CHECK(ss::job::resume_conflicts(saved, now).empty());
+  now.passes.epochs = 3;  // more epochs: another shuffle window by default, too
+  const auto conflicts = ss::job::resume_conflicts(saved, now);
+  REQUIRE(conflicts.size() == 2);
+  CHECK(conflicts[0] == "--epochs: the snapshot has 1, this run 3");
+  CHECK(conflicts[1] == "--shuffle-buffer: the snapshot has 0, this run 100000");
+  // Validation and its patience do not change what was trained: a resume may change them.
+  now = saved;
+  now.passes.validation = {"v.tsv"};
+  now.passes.eval_every = 1000;
+  CHECK(ss::job::resume_conflicts(saved, now).empty());
+}
