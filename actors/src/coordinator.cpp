@@ -389,7 +389,7 @@ void start_evaluation(coordinator_actor* self) {
     if (values.size() == length) std::copy(values.begin(), values.end(), s.central.begin() + static_cast<std::ptrdiff_t>(offset));
     if (--*remaining == 0) evaluate_final_model(self);
   };
-  self->request(st.options.local_sync, std::chrono::seconds(30), result_atom::value)
+  self->request(st.options.local_sync, std::chrono::seconds(30), central_atom::value)
       .then([adopt](const std::vector<float>& v) { adopt(0, v); }, [adopt](const caf::error&) { adopt(0, {}); });
   for (std::uint32_t k = 1; k < slices; ++k) {
     const std::string endpoint = k < st.view.syncs.size() ? st.view.syncs[k] : std::string();
@@ -875,10 +875,10 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
         return make_body(wire::error_reply{errc::invalid_argument, std::string("the coordinator does not serve ") +
                                                                        wire::message_name(m)});
       },
-      [self](result_atom, const metrics::summary& m, std::uint64_t bad_rows) { on_scored(self, m, bad_rows); },
-      [self](result_atom, const std::string& error) { fail_job(self, error); },
+      [self](scored_atom, const metrics::summary& m, std::uint64_t bad_rows) { on_scored(self, m, bad_rows); },
+      [self](unscored_atom, const std::string& error) { fail_job(self, error); },
       // The exporter of the final model reports.
-      [self](result_atom, const body_ptr& b) {
+      [self](exported_atom, const body_ptr& b) {
         auto& s = self->state;
         if (s.exporting_epoch) return on_epoch_exported(self, b);
         if (s.export_stage != 1) return;
@@ -896,7 +896,7 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
         finish(self, s.final_test ? &*s.final_test : nullptr, s.final_test_bad_rows);
       },
       // Members still registered: after the end, the coordinator lingers until they have seen it.
-      [self](done_atom) -> std::uint64_t { return self->state.members.size(); },
+      [self](members_atom) -> std::uint64_t { return self->state.members.size(); },
       // The cluster view, for the coordinator's own helpers (the exporter) that follow restarts.
       [self](view_atom) -> wire::cluster_view { return self->state.view; },
       [self](result_atom) -> caf::result<std::string> {

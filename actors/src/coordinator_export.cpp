@@ -42,7 +42,7 @@ void start_export(coordinator_actor* self, const std::vector<float>& dense, doub
   auto& st = self->state;
   auto in = export_input(self, st.options.export_path, dense, click_rate, examples);
   if (!in.is_ok()) {
-    self->send(self, result_atom::value, make_body(wire::error_reply{in.error().code(), in.error().message()}));
+    self->send(self, exported_atom::value, make_body(wire::error_reply{in.error().code(), in.error().message()}));
     return;
   }
   spdlog::info("{}: writing the model to {}", st.options.name, st.options.export_path);
@@ -74,7 +74,7 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
     // a capture: CAF 0.17 binds a null reference for an actor spawned without arguments (UBSan).
     auto relay = self->spawn(
         [](caf::event_based_actor* a, caf::response_promise promise) -> caf::behavior {
-          return {[a, promise](result_atom, const body_ptr& b) mutable {
+          return {[a, promise](exported_atom, const body_ptr& b) mutable {
             promise.deliver(b);
             a->quit();
           }};

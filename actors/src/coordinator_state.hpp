@@ -175,8 +175,8 @@ void change_view(coordinator_actor* self);
 void fail_job(coordinator_actor* self, const std::string& why);
 // The job's end: the final export (when due), then the result. `test`: the metrics to report.
 void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows);
-// Scores `dense` with the shards' rows on `files`; the evaluator reports (result_atom, summary,
-// bad rows) or (result_atom, error) to the coordinator. False (the job failed) when the model
+// Scores `dense` with the shards' rows on `files`; the evaluator reports (scored_atom, summary,
+// bad rows) or (unscored_atom, error) to the coordinator. False (the job failed) when the model
 // cannot be built.
 bool score_model(coordinator_actor* self, const std::vector<float>& dense, const std::vector<std::string>& files,
                  const std::string& what);

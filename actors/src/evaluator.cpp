@@ -43,7 +43,7 @@ using evaluator_actor = caf::stateful_actor<evaluator_state>;
 void fail(evaluator_actor* self, const std::string& why) {
   if (self->state.failed) return;
   self->state.failed = true;
-  self->send(self->state.report_to, result_atom::value, why);
+  self->send(self->state.report_to, unscored_atom::value, why);
   self->quit();
 }
 
@@ -119,7 +119,7 @@ void next_batch(evaluator_actor* self) {
   auto more = st.reader->next(st.batch);
   if (!more.is_ok()) return fail(self, st.in.what + ": " + more.error().message());
   if (!*more) {
-    self->send(st.report_to, result_atom::value, st.acc.compute(st.in.base_click_rate),
+    self->send(st.report_to, scored_atom::value, st.acc.compute(st.in.base_click_rate),
                st.reader->counters().bad);
     self->quit();
     return;

@@ -38,7 +38,7 @@ void fail(exporter_actor* self, const std::string& why) {
   st.finished = true;
   st.writer.reset();  // an unfinished writer removes its temporary file
   spdlog::error("exporter: exporting the model to {} failed: {}", st.in.path, why);
-  self->send(st.report_to, result_atom::value,
+  self->send(st.report_to, exported_atom::value,
              make_body(wire::error_reply{errc::unavailable, "export to " + st.in.path + ": " + why}));
   self->quit();
 }
@@ -150,7 +150,7 @@ void next_shard(exporter_actor* self) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
     spdlog::info("exporter: wrote the model to {}: {} dense parameters, {} embedding rows, {:.1f} MB in {:.2f}s",
                  st.in.path, st.in.dense.size(), done->rows, static_cast<double>(done->bytes) / 1e6, seconds);
-    self->send(st.report_to, result_atom::value,
+    self->send(st.report_to, exported_atom::value,
                make_body(wire::export_reply{st.in.path, done->rows, done->bytes, seconds}));
     return self->quit();
   }

@@ -138,7 +138,7 @@ class service_impl final : public running_service {
     caf::scoped_actor self{sys_};
     while (std::chrono::steady_clock::now() < deadline) {
       std::uint64_t members = 1;
-      self->request(role_, std::chrono::seconds(1), done_atom::value)
+      self->request(role_, std::chrono::seconds(1), members_atom::value)
           .receive([&](std::uint64_t n) { members = n; }, [](const caf::error&) {});
       if (members == 0) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -190,7 +190,7 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
         if (!st.contributors.empty() && st.contributors.size() >= st.live_trainers) close_round(self);
       },
       [](state_atom, wire::job_state) {},
-      [self](result_atom) -> std::vector<float> {
+      [self](central_atom) -> std::vector<float> {
         auto& st = self->state;
         if (st.options.spec.algo == sync::algorithm::bmuf) return st.bmuf.global();
         if (st.options.spec.algo == sync::algorithm::easgd) return st.central;

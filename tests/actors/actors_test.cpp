@@ -123,14 +123,15 @@ TEST_CASE("gateway: a request nobody serves gets an error reply naming the messa
   CHECK(server.counters->requests_unrouted.load() == 2);
 }
 
-// Holds every lookup it is asked until it gets done_atom, then answers them all.
+// Holds every lookup it is asked until it gets release_atom, then answers them all.
+using release_atom = caf::atom_constant<caf::atom("release")>;
 caf::behavior holder(caf::stateful_actor<std::vector<caf::response_promise>>* self) {
   return {
       [self](serve_atom, const envelope_ptr&) -> caf::result<body_ptr> {
         self->state.push_back(self->make_response_promise<body_ptr>());
         return self->state.back();
       },
-      [self](done_atom) {
+      [self](release_atom) {
         for (auto& p : self->state) p.deliver(make_body(wire::lookup_reply{}));
         self->state.clear();
       },
@@ -177,13 +178,13 @@ TEST_CASE("gateway: requests beyond max_requests_in_flight are shed as unavailab
   CHECK(json.find("\"requests_shed\":1") != std::string::npos);
   CHECK(json.find("\"max_requests_in_flight\":2") != std::string::npos);
   // Once the held ones are answered, the next is served.
-  caf::anon_send(slow, done_atom::value);
+  caf::anon_send(slow, release_atom::value);
   f.settle();
   CHECK(answers.count(1) == 1);
   CHECK(answers.count(2) == 1);
   CHECK(server.counters->requests_in_flight.load() == 0);
   send(5, wire::lookup_request{});
-  caf::anon_send(slow, done_atom::value);
+  caf::anon_send(slow, release_atom::value);
   f.settle();
   REQUIRE(answers.count(5) == 1);
   CHECK(std::holds_alternative<wire::lookup_reply>(answers[5]));

@@ -3,7 +3,7 @@
 // progress and status, the central dense copy, cluster snapshots and resuming from them, and the
 // final evaluation on the test files.
 //   (result_atom) -> std::string    the job's result JSON line, once it is done or failed
-//   (done_atom) -> std::uint64_t    members still registered (they leave when they see the end)
+//   (members_atom) -> std::uint64_t members still registered (they leave when they see the end)
 #pragma once
 
 #include <caf/actor.hpp>

@@ -1,6 +1,6 @@
 // Scores data files (test or validation) with a dense model and the rows on the shards (read-only lookups: a
 // row the shards do not hold reads as its initial values and is not created).
-//   spawn, then the evaluator sends (result_atom, metrics summary) or (result_atom, error text)
+//   spawn, then the evaluator sends (scored_atom, metrics summary, bad rows) or (unscored_atom, error text)
 //   to `report_to` and quits.
 // A shard that does not answer (killed, stopped, loading, away from the view) is waited for
 // through the cluster view that `view_source` answers (view_atom -> wire::cluster_view), at most

@@ -1,7 +1,7 @@
 // Writes the cluster's model to a model file (core/model/model_file.hpp): the dense parameters it
 // is given, then every embedding row, dumped from the shards page by page (read-only: training
 // may go on meanwhile, and a row updated during the export is written as of its page).
-//   spawn, then the exporter sends (result_atom, body_ptr) to `report_to` — an export_reply, or
+//   spawn, then the exporter sends (exported_atom, body_ptr) to `report_to` — an export_reply, or
 //   an error_reply saying what failed — and quits. A failed export leaves no file behind.
 // A shard that does not answer (killed, stopped, loading) is waited for through the cluster view
 // that `view_source` answers (view_atom -> wire::cluster_view), at most shard_wait; a shard that

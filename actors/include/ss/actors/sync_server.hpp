@@ -10,7 +10,7 @@
 // capacity). Messages:
 //   (serve_atom, envelope_ptr)            sync_request -> sync_reply; dense_request -> its slice
 //   (view_atom, cluster_view)             the live trainers (how many a round waits for)
-//   (result_atom) -> std::vector<float>   its slice of the central model (EASGD: the center,
+//   (central_atom) -> std::vector<float>  its slice of the central model (EASGD: the center,
 //                                         BMUF: the global model); empty if never synced
 #pragma once
 

@@ -1,0 +1,334 @@
+// A Hogwild worker: takes batches from the feeder, looks up their rows on the shards (the next
+// batches' lookups in flight while it computes), trains the shared replica, pushes the row
+// gradients, and has the feeder ack each batch once every shard applied them (messages:
+// worker_actor in trainer_parts.hpp).
+#include <spdlog/spdlog.h>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <deque>
+#include <optional>
+
+#include "ss/core/metrics/metrics.hpp"
+#include "ss/core/train/train_step.hpp"
+#include "trainer_parts.hpp"
+
+namespace ss::actors::trainer_detail {
+namespace {
+
+struct worker_state {
+  static inline const char* name = "worker";
+  context_ptr ctx;
+  feeder_actor feeder;
+  syncer_actor syncer;
+  caf::actor trainer;
+  links shard_links;
+  std::unique_ptr<train::worker_scratch> scratch;
+  std::deque<batch_ptr> incoming;
+  std::deque<slot_ptr> fetching;
+  std::vector<slot_ptr> spare;
+  int requested = 0;
+  int pushing = 0;  // batches whose pushes are outstanding
+  bool input_done = false;
+  bool reported = false;
+  std::uint64_t generation = 0;
+  // Set when the worker ran out of work to compute; the gap until the next compute is waiting.
+  std::optional<std::chrono::steady_clock::time_point> idle_since;
+  bool parked = false;  // stopped for a foreground sync
+};
+using self_ptr = worker_actor::stateful_pointer<worker_state>;
+
+bool held_for_sync(const worker_state& st) { return st.parked || (st.ctx->gate && st.ctx->gate->closed()); }
+
+void advance(self_ptr self);
+
+void send_lookup(self_ptr self, const slot_ptr& slot, std::uint32_t shard) {
+  auto& st = self->state;
+  const auto link = shard < st.shard_links.size() ? st.shard_links[shard] : 0;
+  const auto generation = slot->generation;
+  if (link == 0) {  // the shard's endpoint is not known yet
+    self->delayed_send(self, retry_delay, lookup_atom::value, slot, shard, generation);
+    return;
+  }
+  const auto& part = slot->split.of(shard);
+  wire::lookup_request req{true, part.tables, part.ids};
+  const auto sent = std::chrono::steady_clock::now();
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), st.ctx->timeout)
+      .then(
+          [self, slot, shard, generation, sent](const envelope_ptr& env) {
+            auto& progress = *self->state.ctx->progress;
+            progress.add_lookup_latency(std::chrono::steady_clock::now() - sent);
+            if (slot->generation != generation) return;
+            if (const auto* reply = std::get_if<wire::lookup_reply>(&env->message)) {
+              if (!slot->split.scatter_values(shard, reply->values, slot->rows)) {
+                progress.set_error("shard " + std::to_string(shard) + " answered a lookup with the wrong number of values");
+                return;
+              }
+              if (--slot->pending == 0) {
+                slot->rows.use_values();
+                slot->ready = true;
+                advance(self);
+              }
+            } else if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              if (err->code == errc::unavailable) {  // the shard is restoring its rows: ask again
+                self->delayed_send(self, retry_delay, lookup_atom::value, slot, shard, generation);
+                return;
+              }
+              spdlog::error("{}: shard {} refused a lookup: {}", self->state.ctx->options.name, shard, err->message);
+              progress.set_error("shard " + std::to_string(shard) + ": " + err->message);
+            }
+          },
+          [self, slot, shard, generation](const caf::error&) {
+            // The shard is slow or restarting: ask again (lookups are idempotent).
+            self->delayed_send(self, retry_delay, lookup_atom::value, slot, shard, generation);
+          });
+}
+
+void push_done(self_ptr self, const slot_ptr& slot) {
+  auto& st = self->state;
+  if (--slot->pending > 0) return;
+  // Every shard applied this batch's gradients: the batch is trained, its reader may forget it.
+  self->send(st.feeder, ack_atom::value, slot->batch->reader_index, slot->batch->sequence, slot->batch->incarnation, 0);
+  --st.pushing;
+  slot->batch.reset();
+  ++slot->generation;
+  st.spare.push_back(slot);
+  advance(self);
+}
+
+void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
+  auto& st = self->state;
+  const auto link = st.shard_links[shard];
+  const auto sent = std::chrono::steady_clock::now();
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, std::make_shared<const wire::body>(*req),
+                st.ctx->timeout)
+      .then(
+          [self, slot, shard, req, sent](const envelope_ptr& env) {
+            self->state.ctx->progress->add_push_latency(std::chrono::steady_clock::now() - sent);
+            if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
+              if (err->code == errc::unavailable) {  // the shard is restoring: not applied, send again
+                self->delayed_send(self, retry_delay, push_atom::value, slot, shard, req);
+                return;
+              }
+              spdlog::error("{}: a shard refused a push: {}", self->state.ctx->options.name, err->message);
+              self->state.ctx->progress->set_error(err->message);
+            }
+            push_done(self, slot);
+          },
+          [self, slot, shard, req](const caf::error&) {
+            // No answer: the push may or may not have been applied. Resending risks applying it
+            // twice, dropping it risks losing it; a lost answer is much rarer than a lost
+            // request on a live connection, so resend (docs/durability.md: delivery guarantees).
+            self->delayed_send(self, retry_delay, push_atom::value, slot, shard, req);
+          });
+}
+
+void start_fetch(self_ptr self, batch_ptr batch) {
+  auto& st = self->state;
+  if (auto check = train::check_batch(st.ctx->model->config(), batch->batch); !check.is_ok()) {
+    // A reader with another schema than the job's: nothing this trainer can do with the batch.
+    spdlog::error("{}: batch {} of reader {} does not fit the model: {}", st.ctx->options.name, batch->sequence,
+                  batch->reader_index, check.message());
+    st.ctx->progress->set_error("reader " + std::to_string(batch->reader_index) + ": " + check.message());
+    return;
+  }
+  slot_ptr slot;
+  if (!st.spare.empty()) {
+    slot = st.spare.back();
+    st.spare.pop_back();
+  } else {
+    slot = std::make_shared<job_slot>();
+  }
+  slot->batch = std::move(batch);
+  slot->ready = false;
+  slot->generation = ++st.generation;
+  slot->rows.build(slot->batch->batch, st.ctx->buckets, st.ctx->model->config().embedding_dim);
+  slot->split.build(slot->rows, st.ctx->shards);
+  slot->pending = 0;
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s)
+    if (!slot->split.of(s).ids.empty()) ++slot->pending;
+  st.fetching.push_back(slot);
+  if (slot->pending == 0) {
+    slot->rows.use_values();
+    slot->ready = true;
+    return;
+  }
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s)
+    if (!slot->split.of(s).ids.empty()) send_lookup(self, slot, s);
+}
+
+// Foreground sync: the worker whose batch reaches the next multiple of k asks the syncer for it.
+void count_batch_for_sync(self_ptr self) {
+  auto& ctx = *self->state.ctx;
+  if (ctx.gate && ctx.gate->claim(ctx.progress->batches())) self->send(self->state.syncer, sync_atom::value);
+}
+
+void compute(self_ptr self, const slot_ptr& slot) {
+  auto& st = self->state;
+  const auto& ctx = *st.ctx;
+  const auto& b = slot->batch->batch;
+  const auto start = std::chrono::steady_clock::now();
+  if (st.idle_since) {
+    ctx.progress->add_wait(start - *st.idle_since);
+    st.idle_since.reset();
+  }
+  const float lr_scale = ctx.options.schedule.scale(slot->batch->examples_before *
+                                                    static_cast<std::uint64_t>(std::max(1, ctx.job.readers)));
+  const double loss = train::train_batch(*ctx.model, b, slot->rows, *st.scratch, lr_scale);
+  if (!std::isfinite(loss))
+    ctx.progress->set_error("training diverged: the loss is not finite at batch " +
+                            std::to_string(ctx.progress->batches() + 1) + "; lower the learning rate");
+  ctx.progress->add_compute(std::chrono::steady_clock::now() - start);
+  std::uint64_t clicks = 0;
+  for (float l : b.labels) clicks += metrics::is_click(l) ? 1 : 0;
+  ctx.progress->add_batch(b.size(), loss * static_cast<double>(b.size()), clicks);
+  count_batch_for_sync(self);
+  slot->pending = 0;
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s)
+    if (!slot->split.of(s).ids.empty()) ++slot->pending;
+  ++st.pushing;
+  if (slot->pending == 0) {
+    ++slot->pending;
+    push_done(self, slot);
+    return;
+  }
+  for (std::uint32_t s = 0; s < slot->split.shards(); ++s) {
+    const auto& part = slot->split.of(s);
+    if (part.ids.empty()) continue;
+    auto req = std::make_shared<wire::push_request>();
+    req->tables = part.tables;
+    req->ids = part.ids;
+    req->grads = slot->split.gather_grads(s, slot->rows);
+    req->lr_scale = lr_scale;
+    send_push(self, slot, s, std::move(req));
+  }
+}
+
+void maybe_finish(self_ptr self) {
+  auto& st = self->state;
+  if (st.reported || !st.input_done || !st.incoming.empty() || !st.fetching.empty() || st.pushing > 0 ||
+      st.requested > 0)
+    return;
+  st.reported = true;
+  caf::anon_send(st.trainer, finished_atom::value);  // the trainer is not typed
+}
+
+void request_batches(self_ptr self) {
+  auto& st = self->state;
+  const int depth = 1 + st.ctx->job.lookahead;
+  while (!st.input_done && static_cast<int>(st.fetching.size() + st.incoming.size()) + st.requested < depth) {
+    ++st.requested;
+    self->request(st.feeder, caf::infinite, next_atom::value).then([self](const batch_ptr& b) {
+      auto& s = self->state;
+      --s.requested;
+      if (!b) s.input_done = true;
+      else s.incoming.push_back(b);
+      advance(self);
+    });
+  }
+}
+
+void advance(self_ptr self) {
+  auto& st = self->state;
+  const int depth = 1 + st.ctx->job.lookahead;
+  const int max_pushing = 2;  // batches whose gradients are still on the way to the shards
+  for (;;) {
+    while (!st.incoming.empty() && static_cast<int>(st.fetching.size()) < depth) {
+      auto b = st.incoming.front();
+      st.incoming.pop_front();
+      start_fetch(self, std::move(b));
+    }
+    if (st.fetching.empty() || !st.fetching.front()->ready || st.pushing >= max_pushing) break;
+    if (held_for_sync(st)) break;
+    auto slot = st.fetching.front();
+    st.fetching.pop_front();
+    request_batches(self);  // the next batches' lookups run while this one computes
+    compute(self, slot);
+  }
+  request_batches(self);
+  if (!st.idle_since && !st.input_done) st.idle_since = std::chrono::steady_clock::now();
+  maybe_finish(self);
+}
+
+// Simulated compute: a step is a wait of --simulate-step-ms (a delayed message, so the worker
+// still answers sync pauses meanwhile); no data, no lookups, no model update.
+void simulated_step(self_ptr self) {
+  auto& st = self->state;
+  auto& ctx = *st.ctx;
+  if (held_for_sync(st)) return;
+  if (ctx.simulated_left.fetch_sub(1) <= 0) {
+    st.input_done = true;
+    maybe_finish(self);
+    return;
+  }
+  const auto step =
+      std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double, std::milli>(ctx.job.simulate_step_ms));
+  self->delayed_send(self, step, sim_atom::value);
+}
+
+void run(self_ptr self) {
+  if (self->state.ctx->job.simulate_step_ms > 0) simulated_step(self);
+  else advance(self);
+}
+
+worker_actor::behavior_type worker(self_ptr self, context_ptr ctx, feeder_actor feeder, syncer_actor syncer,
+                                   caf::actor trainer) {
+  auto& st = self->state;
+  st.scratch = std::make_unique<train::worker_scratch>(ctx->model->config(), ctx->job.batch_size);
+  st.ctx = std::move(ctx);
+  st.feeder = std::move(feeder);
+  st.syncer = std::move(syncer);
+  st.trainer = std::move(trainer);
+  return {
+      [self](start_atom) {
+        // Compute-bound workers yield to the latency-bound threads of the job (shard lookups,
+        // readers, transports) when they share cores: a worker loses a little CPU, a lookup
+        // answered late would cost every worker that waits for it. Only for detached workers,
+        // whose thread is their own.
+        if (self->state.ctx->options.detached_workers)
+          setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
+        run(self);
+      },
+      [self](shards_atom, const links& l) { self->state.shard_links = l; },
+      // A worker reading this message is by definition between two batches.
+      [self](park_atom) -> parked_atom {
+        self->state.parked = true;
+        return parked_atom::value;
+      },
+      [self](resume_atom) {
+        self->state.parked = false;
+        run(self);
+      },
+      [self](sim_atom) {
+        auto& state = self->state;
+        if (held_for_sync(state)) {
+          state.ctx->simulated_left.fetch_add(1);  // this step did not happen; it is redone after the sync
+          return;
+        }
+        state.ctx->progress->add_batch(static_cast<std::uint64_t>(state.ctx->job.batch_size), 0.0, 0);
+        count_batch_for_sync(self);
+        simulated_step(self);
+      },
+      [self](lookup_atom, const slot_ptr& slot, std::uint32_t shard, std::uint64_t generation) {
+        if (slot->generation == generation) send_lookup(self, slot, shard);
+      },
+      [self](push_atom, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
+        send_push(self, slot, shard, std::move(req));
+      },
+  };
+}
+
+}  // namespace
+
+worker_actor spawn_worker(caf::local_actor* parent, context_ptr ctx, feeder_actor feeder, syncer_actor syncer) {
+  auto trainer = caf::actor_cast<caf::actor>(parent);
+  if (ctx->options.detached_workers)
+    return parent->spawn<caf::detached + caf::linked>(worker, std::move(ctx), std::move(feeder), std::move(syncer),
+                                                       std::move(trainer));
+  return parent->spawn<caf::linked>(worker, std::move(ctx), std::move(feeder), std::move(syncer), std::move(trainer));
+}
+
+}  // namespace ss::actors::trainer_detail
