@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The ShadowSync experiment (design.md section 6) in one run.
+"""The ShadowSync experiment (docs/sync.md) in one run.
 
 Part 1, quality: for n = 1, 2, 4, 8 trainers and each algorithm in shadow (S-) and foreground
 (FR-, several k) mode, at a fixed sync capacity (--sync-servers), one pass over the same generated

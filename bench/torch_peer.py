@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch peer of `shadowsync train`: the same DLRM, data, hyperparameters and JSON line.
 
-Trains the DLRM of design.md section 4 (embedding dim 16, bottom 13-512-256-64-16, dot
+Trains the DLRM of docs/data-and-model.md (embedding dim 16, bottom 13-512-256-64-16, dot
 interaction, top 367-512-256-1) on Criteo-format TSV files for one pass with plain SGD, then
 scores a test file. Embedding rows are created on first touch (one row per distinct value per
 feature, like shadowsync's tables) and start uniform in [-init_scale, init_scale); dense layers

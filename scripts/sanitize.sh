@@ -20,7 +20,7 @@
 # target: UBSan's `null` in actor_tests, for CAF 0.17.6's own header (tests/actors/CMakeLists.txt).
 #
 # ThreadSanitizer and Hogwild: trainer workers update the shared dense parameters without locks
-# on purpose (design.md, Hogwild). TSan runs the suites whose threads must never race: the ZeroMQ
+# on purpose (Hogwild). TSan runs the suites whose threads must never race: the ZeroMQ
 # transport (poll thread, ZAP thread, senders), the RocksDB adapter (persister vs. writers), the
 # ops HTTP server, the wire codec, the actors (CAF's own scheduler threads in the service tests),
 # the shard store and embedding tables (striped locks), the sync algorithms, and real service

@@ -168,7 +168,7 @@ std::unique_ptr<caf::actor_system_config> actor_config(int scheduler_threads) {
   const int threads = scheduler_threads > 0 ? scheduler_threads
                                             : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   cfg->set("scheduler.max-threads", threads);
-  // Idle workers otherwise sleep 50 us between polls: every actor hop would pay it (stack-notes P12).
+  // Idle workers otherwise sleep 50 us between polls: every actor hop would pay it.
   cfg->set("work-stealing.moderate-poll-attempts", 0);
   cfg->set("logger.verbosity", caf::atom("quiet"));
   return cfg;

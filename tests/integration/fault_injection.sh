@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fault injection with real processes: `shadowsync local --processes` runs the cluster on loopback
 # and restarts any service that dies; this script kills services while the job trains and checks
-# the README's guarantees:
+# the guarantees of docs/durability.md:
 #   - the job finishes ok, and every good row of the data is committed exactly once
 #     (examples_committed == rows), never lost;
 #   - replays (example-trainings beyond the rows) stay bounded;

@@ -303,7 +303,7 @@ TEST_CASE("zmq transport frames of 33 bytes to 16 MiB arrive intact and 8-byte a
   auto link = client.connect(*ep);
   REQUIRE(link.is_ok());
 
-  // 33 B .. 8 KiB are the sizes libzmq hands out misaligned over tcp (stack-notes P3).
+  // 33 B .. 8 KiB are the sizes libzmq hands out misaligned over tcp.
   std::vector<std::size_t> sizes = {33, 40, 57, 63, 96, 100, 255, 1000, 4095, 4097, 8191, 8192};
   for (int i = 0; i < 20; ++i) sizes.push_back(33 + static_cast<std::size_t>(i) * 409);
   sizes.push_back(std::size_t{16} << 20);

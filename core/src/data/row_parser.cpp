@@ -93,13 +93,13 @@ std::string row_parser::layout_hint(std::string_view line) const {
     const bool ffm = std::count(pair.begin(), pair.end(), ':') == 2;
     return std::string("the line reads like ") + (ffm ? "libFFM (label field:index:value ...)" : "libSVM (label index:value ...)") +
            ": name it with --schema " + (ffm ? "and a schema file (format = libffm, fields = N)" : "libsvm") +
-           " (README, Data)";
+           " (docs/data-and-model.md)";
   }
   return "the line splits into " + std::to_string(best_fields) + " fields at " + delimiter_name(best) +
          ", and the schema reads " + std::to_string(schema_.num_fields()) + " fields split at " +
          delimiter_name(schema_.delimiter) +
-         ": the file is of another layout; name it with --schema (criteo, avazu, or a schema file: README, "
-         "Data)";
+         ": the file is of another layout; name it with --schema (criteo, avazu, or a schema file: "
+         "docs/data-and-model.md)";
 }
 
 // libSVM / libFM (`label index:value ...`) and libFFM (`label field:index:value ...`): whitespace

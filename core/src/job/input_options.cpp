@@ -8,7 +8,7 @@ namespace ss::job {
 void add_input_options(config::option_set& opts, input_options& o) {
   opts.add("schema", &o.schema,
            "Input layout: 'criteo' (Kaggle TSV), 'avazu' (CSV with header), 'libsvm' (label index:value ..., "
-           "every index an id of one feature) or a schema file (see docs in README: format, delimiter, header, "
+           "every index an id of one feature) or a schema file (see docs/data-and-model.md: format, delimiter, header, "
            "label, dense, categorical, ignore; fields for libsvm and libffm).");
   opts.add("max-bad-fraction", &o.max_bad_fraction,
            "Stop with an error when more than this fraction of rows is malformed.")

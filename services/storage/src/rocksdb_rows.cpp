@@ -329,7 +329,7 @@ result<std::unique_ptr<rocksdb_rows>> rocksdb_rows::open(const std::string& dir,
   const fs::path root(dir);
   const fs::path live = root / "live", staging = root / "live.restore", old = root / "live.old";
   std::error_code ec;
-  fs::create_directories(root / "checkpoints", ec);  // RocksDB creates only the leaf (stack-notes P8)
+  fs::create_directories(root / "checkpoints", ec);  // RocksDB creates only the leaf directory
   if (ec) return {errc::io_error, "create " + (root / "checkpoints").string() + ": " + ec.message()};
   // A crash between a restore's two renames leaves live.old and no live: put it back.
   if (!fs::exists(live) && fs::exists(old)) {

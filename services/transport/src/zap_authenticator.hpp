@@ -8,7 +8,7 @@
 // ROUTER) with its authorized keys and a callback for refusals, and one authenticator per
 // context, shared by them, answers for every domain.
 //
-// Threads: the REP socket lives on the authenticator's own thread (stack-notes P6), created on
+// Threads: the REP socket lives on the authenticator's own thread (a ZeroMQ socket is not thread-safe), created on
 // the first CURVE listen() of a context and stopped when the last transport using it lets go.
 // The REP socket is unbound (inproc unbinds at once) and closed before that thread exits, so a
 // later authenticator on the same context can bind again.

@@ -649,7 +649,7 @@ struct zmq_transport::impl {
     }
     frames_in.fetch_add(1, std::memory_order_relaxed);
     bytes_in.fetch_add(payload.size(), std::memory_order_relaxed);
-    // Word-aligned copy: libzmq hands out 33 B .. 8 KiB messages at any address (stack-notes P3).
+    // Word-aligned copy: libzmq hands out 33 B .. 8 KiB messages at any address, and Cap'n Proto reads words.
     taken_from_zmq(payload.data());
     wire::frame f = wire::make_frame(payload.data(), payload.size());
     try {

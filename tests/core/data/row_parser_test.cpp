@@ -116,7 +116,7 @@ TEST_CASE("row parser: a wrong field count names another delimiter that splits t
   auto criteo = criteo_parser();
   CHECK(criteo.layout_hint("0,1,2,a,b\r") ==
         "the line splits into 5 fields at ',', and the schema reads 40 fields split at tab: the file is of another "
-        "layout; name it with --schema (criteo, avazu, or a schema file: README, Data)");
+        "layout; name it with --schema (criteo, avazu, or a schema file: docs/data-and-model.md)");
   CHECK(criteo.layout_hint("0;1;2|x").find("the line splits into 3 fields at ';'") == 0);  // the delimiter with most fields
   CHECK(criteo.layout_hint("just one field").empty());
   CHECK(criteo.layout_hint("").empty());

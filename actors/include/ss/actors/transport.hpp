@@ -1,5 +1,5 @@
 // The port through which a service's actors reach other services. Implementations: ZeroMQ
-// (services/common: tcp between hosts, inproc within a process) and, for deterministic actor
+// (services/transport: tcp between hosts, inproc within a process) and, for deterministic actor
 // tests, an in-memory one (tests/support). Actors never touch sockets.
 //
 // Model: each service listens on one endpoint (a ROUTER in ZeroMQ terms) where requests arrive,

@@ -37,7 +37,7 @@ struct job_options {
   // schema: from the first training file's header, read by the coordinator).
   int dense_features = -1;
   int categorical_features = -1;
-  // Synchronization of the trainers' dense replicas (design.md §3).
+  // Synchronization of the trainers' dense replicas (docs/sync.md).
   std::string sync = "none";        // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf
   int sync_servers = 1;             // sync capacity: the dense vector is split over this many
   double sync_interval = 0.2;       // shadow: minimum seconds between two rounds of a trainer

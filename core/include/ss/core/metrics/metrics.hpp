@@ -1,4 +1,4 @@
-// Click-model quality metrics (design.md section 5): log loss, normalized entropy (NE), exact AUC
+// Click-model quality metrics: log loss, normalized entropy (NE), exact AUC
 // and calibration. Predictions are stored as float (that is what the model produces); every sum
 // and ratio is computed in double.
 //

@@ -1,4 +1,4 @@
-// The shape of a DLRM (design.md §4): dense features -> bottom MLP; one embedding table per
+// The shape of a DLRM (docs/data-and-model.md): dense features -> bottom MLP; one embedding table per
 // categorical feature; pairwise dot products of the bottom output and the pooled embeddings;
 // top MLP -> logit -> sigmoid. The default is the DLRM reference configuration for Criteo Kaggle.
 #pragma once

@@ -1,4 +1,4 @@
-// The dense-parameter synchronization algorithms of ShadowSync (design.md §3), as pure functions
+// The dense-parameter synchronization algorithms of ShadowSync (docs/sync.md), as pure functions
 // over parameter buffers. Services move the buffers; these do the arithmetic.
 //
 //   EASGD  d = alpha (w_i - w~);  w_i -= d;  w~ += d            (elastic averaging; conserves w_i + w~)

@@ -23,7 +23,7 @@ namespace ss::service {
 
 // How large a request goes to mmap instead of the heap, and how large a free top an arena keeps
 // before giving it back. A high mmap threshold keeps the 50 KB - few MB frames, lookup replies
-// and batches on the heap instead of mmap/munmap and page faults per message (stack-notes §7).
+// and batches on the heap instead of mmap/munmap and page faults per message.
 // A buffer larger than the trim threshold is paid for in page faults each time it is allocated
 // again (this VM: about 0.5 µs per KiB, 1.4 ms for 2.5 MB, against 27 µs below the threshold),
 // so the threshold sits above the buffers a service handles routinely, and no higher.

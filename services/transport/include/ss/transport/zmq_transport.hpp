@@ -9,7 +9,7 @@
 //
 // Lifetime. Each transport holds a shared_ptr to its context, so the context is terminated only
 // after every transport using it was stopped and destroyed: its sockets are closed (linger 0 by
-// default) on the poll thread before stop() returns (stack-notes P7).
+// default) on the poll thread before stop() returns.
 //
 // Security. With options.security.mode == curve every tcp/ipc socket speaks CURVE: the ROUTER is
 // a CURVE server whose clients are checked by a ZAP handler (one per context, on a thread of its
@@ -52,7 +52,7 @@ struct zmq_transport_options {
   // and its later frames flow again; counted in zmq_transport_counters::peers_disconnected, since
   // libzmq reports no reason). inproc bypasses libzmq's decoder: there the poll thread checks the
   // size and counts the frame in transport_stats::frames_rejected.
-  // Default: 64 MiB (the Cap'n Proto reader's default traversal limit, stack-notes P4)
+  // Default: 64 MiB (the Cap'n Proto reader's default traversal limit)
   std::size_t max_frame_bytes = std::size_t{64} << 20;
 
   // ZMQ_SNDHWM of every socket: frames libzmq buffers per peer connection before a send would
