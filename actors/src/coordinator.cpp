@@ -176,178 +176,76 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
                                               : (st.running_seen ? seconds_between(st.running_at, end) : 0.0);
   const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
   const double train_logloss = t.examples > 0 ? t.loss / static_cast<double>(t.examples) : 0.0;
-  metrics::summary none;
-  const metrics::summary& m = test != nullptr ? *test : none;
   const bool failed = st.state == wire::job_state::failed;
-  // Per-trainer sync figures, and their aggregates.
-  std::string trainers = "[";
-  std::uint64_t sync_rounds = 0;
-  double gap_sum = 0, latency_sum = 0, distance_sum = 0, sync_wait = 0;
+  job::job_report r;
+  r.ok = !failed;
+  r.error = st.failure;
+  r.examples = t.examples;
+  r.examples_committed = t.committed;
+  r.examples_read = t.sent;
+  r.epochs = st.options.job.passes.epochs;
+  r.epochs_run = st.view.epochs_stop > 0 ? static_cast<int>(st.view.epochs_stop) : st.options.job.passes.epochs;
+  r.best_epoch = st.best_epoch;
+  r.stopped_early = st.stopped_early;
+  r.epoch_scores = st.epoch_scores;
+  r.validation_bad_rows = st.validation_bad_rows;
+  r.evaluations = st.evaluations;
+  r.seconds = seconds;
+  r.trainers = st.replicas.size();
+  r.shards = st.options.job.shards;
+  r.readers = st.options.job.readers;
+  r.batch_size = st.options.job.batch_size;
+  r.train_logloss = train_logloss;
+  r.train_ne = metrics::normalized_entropy(train_logloss, base);
+  r.train_click_rate = base;
+  r.tested = test != nullptr;
+  if (test != nullptr) r.test = *test;
+  r.bad_rows = t.committed_bad_rows + test_bad_rows;
+  r.sync = st.options.job.sync;
+  r.sync_servers = st.options.job.sync_servers;
+  r.simulate_step_ms = st.options.job.simulate_step_ms;
+  // Per-trainer sync figures, and their means over the trainers that synced.
   int with_rounds = 0;
   for (const auto& [id, mi] : st.members) {
     if (mi.role != wire::role::trainer) continue;
     const auto& p = mi.progress;
-    trainers += std::string(trainers.size() > 1 ? "," : "") +
-                json_object()
-                    .add("name", mi.name)
-                    .add("examples", p.examples)
-                    .add("seconds", p.active_seconds)
-                    .add("sync_rounds", p.sync_rounds)
-                    .add("sync_gap", p.sync_gap)
-                    .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
-                    .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
-                    .add("sync_distance", p.sync_distance)
-                    .add("sync_wait_seconds", p.sync_wait_seconds)
-                    .str();
-    sync_rounds += p.sync_rounds;
-    sync_wait += p.sync_wait_seconds;
+    r.per_trainer.push_back({mi.name, p.examples, p.active_seconds, p.sync_rounds, p.sync_gap, p.sync_latency_p50_ms,
+                             p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds});
+    r.sync_rounds += p.sync_rounds;
+    r.sync_wait_seconds += p.sync_wait_seconds;
     if (p.sync_rounds > 0) {
       ++with_rounds;
-      gap_sum += p.sync_gap;
-      latency_sum += p.sync_latency_p50_ms;
-      distance_sum += p.sync_distance;
+      r.sync_gap += p.sync_gap;
+      r.sync_latency_p50_ms += p.sync_latency_p50_ms;
+      r.sync_distance += p.sync_distance;
     }
   }
-  trainers += "]";
-  // Validation between epochs: each scored epoch's metrics.
-  std::string scores = "[";
-  for (const auto& e : st.epoch_scores)
-    scores += std::string(scores.size() > 1 ? "," : "") + json_object()
-                                                               .add("epoch", e.epoch)
-                                                               .add("validation_logloss", e.validation.log_loss)
-                                                               .add("validation_ne", e.validation.ne)
-                                                               .add("validation_auc", e.validation.auc)
-                                                               .str();
-  scores += "]";
-  const int epochs_run = st.view.epochs_stop > 0 ? static_cast<int>(st.view.epochs_stop) : st.options.job.passes.epochs;
-  json_object j;
-  j.add("command", "cluster")
-      .add("ok", !failed)
-      .add("error", st.failure)
-      .add("examples", t.examples)
-      .add("examples_committed", t.committed)
-      .add("examples_read", t.sent)
-      .add("epochs", st.options.job.passes.epochs)
-      .add("epochs_run", epochs_run)
-      .add("best_epoch", st.best_epoch)
-      .add("stopped_early", st.stopped_early)
-      .add_raw("epoch_scores", scores)
-      .add("validation_bad_rows", st.validation_bad_rows)
-      .add_raw("evaluations", job::evaluations_json(st.evaluations))
-      .add("seconds", seconds)
-      .add("examples_per_sec", seconds > 0 ? static_cast<double>(t.examples) / seconds : 0.0)
-      .add("trainers", static_cast<std::uint64_t>(st.replicas.size()))
-      .add("shards", st.options.job.shards)
-      .add("readers", st.options.job.readers)
-      .add("batch_size", st.options.job.batch_size)
-      .add("train_logloss", train_logloss)
-      .add("train_ne", metrics::normalized_entropy(train_logloss, base))
-      .add("train_click_rate", base)
-      .add("test_examples", m.examples)
-      .add("test_logloss", m.log_loss)
-      .add("test_ne", m.ne)
-      .add("test_auc", m.auc)
-      .add("test_calibration", m.calibration)
-      .add("bad_rows", t.committed_bad_rows + test_bad_rows)
-      .add("sync", st.options.job.sync)
-      .add("sync_servers", st.options.job.sync_servers)
-      .add("simulated", st.options.job.simulate_step_ms > 0)
-      .add("sync_rounds", sync_rounds)
-      .add("sync_gap", with_rounds > 0 ? gap_sum / with_rounds : 0.0)
-      .add("sync_latency_p50_ms", with_rounds > 0 ? latency_sum / with_rounds : 0.0)
-      .add("sync_distance", with_rounds > 0 ? distance_sum / with_rounds : 0.0)
-      .add("sync_wait_seconds", sync_wait)
-      .add("job_id", st.job_id)
-      .add("resumed_from_snapshot", st.resumed_from)
-      .add("snapshots", st.snapshots_taken)
-      .add("snapshots_failed", st.snapshots_failed)
-      .add("snapshot_error", st.last_snapshot_error)
-      .add("last_snapshot_seconds", st.last_snapshot_seconds)
-      .add("export_path", st.exported ? st.exported->path : std::string())
-      .add("export_rows", st.exported ? st.exported->rows : 0)
-      .add("export_bytes", st.exported ? st.exported->bytes : 0)
-      .add("export_error", st.export_error)
-      .add_raw("trainer_stats", trainers);
-  st.result_json = j.str();
-  char buf[512];
-  std::string summary;
-  std::snprintf(buf, sizeof buf, "shadowsync cluster: %llu examples in %.1fs (%.0f examples/s) on %zu trainer%s, %d shard%s, %d reader%s%s\n",
-                static_cast<unsigned long long>(t.examples), seconds, seconds > 0 ? t.examples / seconds : 0.0,
-                st.replicas.size(), st.replicas.size() == 1 ? "" : "s", st.options.job.shards,
-                st.options.job.shards == 1 ? "" : "s", st.options.job.readers, st.options.job.readers == 1 ? "" : "s",
-                failed ? " [FAILED]" : "");
-  summary += buf;
-  if (failed) summary += "  error   " + st.failure + "\n";
-  std::snprintf(buf, sizeof buf, "  train   log loss %.5f  NE %.5f (%s)  click rate %.4f\n", train_logloss,
-                metrics::normalized_entropy(train_logloss, base),
-                epochs_run == 1 ? "progressive" : "over every epoch; progressive only in the first", base);
-  summary += buf;
-  const epoch_score* best = nullptr;
-  for (const auto& e : st.epoch_scores)
-    if (e.epoch == st.best_epoch) best = &e;
-  if (best != nullptr) {
-    std::snprintf(buf, sizeof buf, "  valid   best epoch %d of %d%s: log loss %.5f  NE %.5f  AUC %.5f\n", st.best_epoch,
-                  epochs_run, st.stopped_early ? " (stopped early)" : "", best->validation.log_loss,
-                  best->validation.ne, best->validation.auc);
-    summary += buf;
+  if (with_rounds > 0) {
+    r.sync_gap /= with_rounds;
+    r.sync_latency_p50_ms /= with_rounds;
+    r.sync_distance /= with_rounds;
   }
-  if (test != nullptr) {
-    std::snprintf(buf, sizeof buf, "  test    %llu examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f%s\n",
-                  static_cast<unsigned long long>(m.examples), m.log_loss, m.ne, m.auc, m.calibration,
-                  st.best_epoch > 0 ? (" (the model of epoch " + std::to_string(st.best_epoch) + ")").c_str() : "");
-    summary += buf;
-  }
-  if (st.options.job.sync != "none") {
-    std::snprintf(buf, sizeof buf,
-                  "  sync    %s over %d server%s: %llu rounds, sync gap %.1f batches, round p50 %.2f ms, replica "
-                  "distance %.4f, workers stopped %.1f worker-s\n",
-                  st.options.job.sync.c_str(), st.options.job.sync_servers, st.options.job.sync_servers == 1 ? "" : "s",
-                  static_cast<unsigned long long>(sync_rounds), with_rounds > 0 ? gap_sum / with_rounds : 0.0,
-                  with_rounds > 0 ? latency_sum / with_rounds : 0.0, with_rounds > 0 ? distance_sum / with_rounds : 0.0,
-                  sync_wait);
-    summary += buf;
-  }
-  if (st.options.job.simulate_step_ms > 0) {
-    std::snprintf(buf, sizeof buf, "  SIMULATED compute: every step waited %.1f ms instead of training the model\n",
-                  st.options.job.simulate_step_ms);
-    summary += buf;
-  }
-  std::snprintf(buf, sizeof buf,
-                "  data    %llu examples committed (trained and acknowledged, each once%s), %llu trainings reported, "
-                "%llu bad rows skipped\n",
-                static_cast<unsigned long long>(t.committed),
-                epochs_run == 1 ? "" : (" per epoch, " + std::to_string(epochs_run) + " epochs").c_str(),
-                static_cast<unsigned long long>(t.examples),
-                static_cast<unsigned long long>(t.committed_bad_rows + test_bad_rows));
-  summary += buf;
-  if (st.snapshots_taken > 0 || st.resumed_from > 0) {
-    std::snprintf(buf, sizeof buf, "  state   %llu snapshot%s taken (%llu failed)%s\n",
-                  static_cast<unsigned long long>(st.snapshots_taken), st.snapshots_taken == 1 ? "" : "s",
-                  static_cast<unsigned long long>(st.snapshots_failed),
-                  st.resumed_from > 0 ? (", resumed from snapshot " + std::to_string(st.resumed_from)).c_str() : "");
-    summary += buf;
-  }
-  if (!st.last_snapshot_error.empty())
-    summary += "  state   the last snapshot FAILED (" + st.last_snapshot_error + "): the newest complete one is " +
-               (st.last_snapshot_id > 0 ? "snapshot " + std::to_string(st.last_snapshot_id) : std::string("none")) +
-               "; exit status 3\n";
+  r.job_id = st.job_id;
+  r.resumed_from_snapshot = st.resumed_from;
+  r.snapshots = st.snapshots_taken;
+  r.snapshots_failed = st.snapshots_failed;
+  r.last_snapshot_id = st.last_snapshot_id;
+  r.snapshot_error = st.last_snapshot_error;
+  r.last_snapshot_seconds = st.last_snapshot_seconds;
   if (st.exported) {
-    std::snprintf(buf, sizeof buf, "  model   %s: %llu embedding rows, %.1f MB (shadowsync predict --model ...)\n",
-                  st.exported->path.c_str(), static_cast<unsigned long long>(st.exported->rows),
-                  static_cast<double>(st.exported->bytes) / 1e6);
-    summary += buf;
-  } else if (!st.export_error.empty()) {
-    summary += "  model   NOT written: " + st.export_error + "\n";
+    r.export_path = st.exported->path;
+    r.export_rows = st.exported->rows;
+    r.export_bytes = st.exported->bytes;
   }
+  r.export_error = st.export_error;
   if (!failed) set_state(self, wire::job_state::done);
   if (!failed && st.options.snapshots) {
     // A restarted coordinator of a finished job reports this instead of training again.
-    if (auto w = st.options.snapshots->write_result(job::stored_result{st.result_json, st.job_text}); !w.is_ok())
+    if (auto w = st.options.snapshots->write_result(job::stored_result{r.to_json(), st.job_text}); !w.is_ok())
       spdlog::warn("{}: cannot store the job's result: {}", st.options.name, w.message());
   }
-  if (st.options.on_result) st.options.on_result(summary, st.result_json);
-  for (auto& p : st.result_waiters) p.deliver(st.result_json);
-  st.result_waiters.clear();
+  st.result = std::move(r);
+  if (st.options.on_result) st.options.on_result(*st.result, "");
 }
 
 void fail_job(coordinator_actor* self, const std::string& why) {
@@ -793,7 +691,7 @@ body_ptr on_status(coordinator_actor* self) {
                                 : std::nan(""))
           .add("view_epoch", st.view.epoch)
           .add_raw("members", members)
-          .add("result", st.result_json)
+          .add("result", st.result ? st.result->to_json() : std::string())
           .str()});
 }
 
@@ -815,14 +713,13 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
   st.job_id = st.options.job_id;
   if (st.options.resume) adopt_snapshot(self, *st.options.resume);
   change_view(self);
-  if (!st.options.finished_result.empty()) {
+  if (st.options.finished_result) {
     // This job finished before (a restarted coordinator): report the stored result.
     spdlog::info("{}: the job finished before; reporting its stored result", st.options.name);
-    st.result_json = st.options.finished_result;
+    st.result = st.options.finished_result;
     set_state(self, wire::job_state::done);
     if (st.options.on_result)
-      st.options.on_result("shadowsync cluster: the job had finished before this coordinator started; its result:\n",
-                           st.result_json);
+      st.options.on_result(*st.result, "shadowsync cluster: the job had finished before this coordinator started; its result:");
   }
   const auto interval = std::chrono::duration_cast<caf::timespan>(
       std::chrono::duration<double>(std::min(0.25, st.options.job.heartbeat_interval)));
@@ -899,13 +796,6 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
       [self](members_atom) -> std::uint64_t { return self->state.members.size(); },
       // The cluster view, for the coordinator's own helpers (the exporter) that follow restarts.
       [self](view_atom) -> wire::cluster_view { return self->state.view; },
-      [self](result_atom) -> caf::result<std::string> {
-        auto& s = self->state;
-        if (!s.result_json.empty()) return s.result_json;
-        auto p = self->make_response_promise<std::string>();
-        s.result_waiters.push_back(p);
-        return p;
-      },
   };
 }
 

@@ -16,6 +16,7 @@
 
 #include "ss/actors/coordinator.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/core/job/job_report.hpp"
 #include "ss/core/job/snapshot.hpp"
 #include "ss/core/metrics/metrics.hpp"
 
@@ -53,11 +54,6 @@ struct snapshot_in_progress {
 // A model being scored: the validation files after an epoch, then (when it is the best so far)
 // the test files. One at a time; the evaluator's result goes to the stage named here.
 enum class scoring_stage { none, validation, test, periodic };
-
-struct epoch_score {
-  int epoch = 0;  // 1-based
-  metrics::summary validation;
-};
 
 struct coordinator_state {
   static inline const char* name = "coordinator";
@@ -117,8 +113,7 @@ struct coordinator_state {
   // later, 10 attempts in all; while a shard is away it waits for it (bounded by --peer-wait).
   int final_snapshot_attempts = 0;
   std::uint64_t final_snapshot_id = 0;  // of the last attempt; complete when last_snapshot_id equals it
-  std::string result_json;
-  std::vector<caf::response_promise> result_waiters;
+  std::optional<job::job_report> result;  // once the job ended (or had ended before)
   // The export at the job's end (options.export_path): 0 not started, 1 writing, 2 done; the test
   // metrics wait here meanwhile.
   double recent_eps = 0;  // examples/s over the last progress interval
@@ -129,7 +124,7 @@ struct coordinator_state {
   std::string export_error;
   // Validation between epochs (--validation): each scored epoch, the best one (lowest validation
   // log loss) with its test metrics, and the model being scored.
-  std::vector<epoch_score> epoch_scores;
+  std::vector<job::epoch_score> epoch_scores;
   int best_epoch = 0, since_best = 0;
   double best_loss = 0;
   std::optional<metrics::summary> best_test;

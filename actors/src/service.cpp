@@ -356,7 +356,11 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
       return {errc::invalid_argument, "the job in " + store.location() + " finished already, with another "
                                       "configuration:" + why + "\n(a new job needs another --snapshot-dir or --state-dir)"};
     }
-    co.finished_result = finished->json;
+    auto report = job::job_report::from_json(finished->json);
+    if (!report.is_ok())
+      return {errc::corrupt, store.location() + ": the finished job's result cannot be read (" +
+                                 report.error().message() + "); move it away to run the job again"};
+    co.finished_result = std::move(*report);
     return ss::status::ok();
   } else if (finished.error().code() != errc::not_found) {
     return {errc::corrupt, finished.error().message() + ": the job finished, but its result cannot be read; move it "
@@ -397,9 +401,9 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   SS_RETURN_IF_ERROR(svc->start_gateway());
   auto end = svc->end_;
   auto on_result = coordinator.on_result;
-  coordinator.on_result = [end, on_result](const std::string& summary, const std::string& json) {
-    if (on_result) on_result(summary, json);
-    end->settle(json.find("\"ok\":true") != std::string::npos ? 1 : -1);
+  coordinator.on_result = [end, on_result](const job::job_report& report, const std::string& preface) {
+    if (on_result) on_result(report, preface);
+    end->settle(report.ok ? 1 : -1);
   };
   coordinator.detached_evaluator = options.detached;
   coordinator.name = options.name;

@@ -25,7 +25,9 @@
 #include "ss/core/data/generator.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/preflight.hpp"
+#include "ss/core/job/job_report.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/json_value.hpp"
 #include "ss/service/logging.hpp"
 #include "ss/service/memory_release.hpp"
 #include "ss/service/shutdown_signal.hpp"
@@ -217,15 +219,35 @@ decltype(actors::service_options::open_storage) rocksdb_storage(const std::strin
   };
 }
 
-// The exit status of a coordinator whose job ended: 0 when it finished and its last snapshot
-// holds it, 3 when it finished but the last snapshot failed (the state on disk is older than the
-// job: a full disk), 1 when it failed.
-int exit_status_of(bool finished, const std::string& result_json) {
-  if (!finished) return 1;
-  const bool snapshot_failed = result_json.find("\"snapshot_error\":\"") != std::string::npos &&
-                               result_json.find("\"snapshot_error\":\"\"") == std::string::npos;
-  return snapshot_failed ? 3 : 0;
-}
+// The job's result as the coordinator reported it, kept (from an actor thread) until the
+// services have stopped, then printed: the human summary, then the JSON line.
+class kept_result {
+ public:
+  std::function<void(const job::job_report&, const std::string&)> keeper() {
+    return [this](const job::job_report& report, const std::string& preface) {
+      std::lock_guard<std::mutex> lock(mu_);
+      report_ = report;
+      preface_ = preface;
+    };
+  }
+  // 0: finished and its last snapshot holds it; 3: finished, the last snapshot failed; 1: failed.
+  int exit_status(bool finished) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return finished && report_ ? report_->exit_status() : 1;
+  }
+  void print() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!report_) return;
+    if (!preface_.empty()) std::printf("%s\n", preface_.c_str());
+    std::printf("%s%s\n", report_->summary().c_str(), report_->to_json().c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::optional<job::job_report> report_;
+  std::string preface_;
+};
 
 // Role-specific flags and what they configure (a shard's storage).
 struct role_flags {
@@ -458,13 +480,8 @@ int run_coordinator(const args& a, const config::environment& env) {
   actors::coordinator_options co;
   co.job = c.job;
   configure_snapshots(c, co);
-  std::string summary, json;
-  std::mutex result_mu;
-  co.on_result = [&](const std::string& s, const std::string& j) {
-    std::lock_guard<std::mutex> lock(result_mu);
-    summary = s;
-    json = j;
-  };
+  kept_result outcome;
+  co.on_result = outcome.keeper();
   auto cfg = actor_config(c.service.scheduler_threads);
   int rc = 0;
   {
@@ -487,12 +504,8 @@ int run_coordinator(const args& a, const config::environment& env) {
     (*ops)->stopping(finished ? "the job is done" : "stopping");
     running.set(nullptr);
     (*svc)->stop(running.signal() != 0 ? "signal " + std::to_string(running.signal()) : "job ended");
-    {
-      std::lock_guard<std::mutex> lock(result_mu);
-      rc = signals.received() && !finished ? 0 : exit_status_of(finished, json);
-      if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
-      std::fflush(stdout);
-    }
+    rc = signals.received() && !finished ? 0 : outcome.exit_status(finished);
+    outcome.print();
   }
   return rc;
 }
@@ -634,11 +647,8 @@ std::string describe_exit(int status) {
 // The job's state as the coordinator reports it ("running", "done", ...), or "" when it does not
 // answer (it is restarting).
 std::string job_state_of(const std::string& coordinator, const transport::transport_security& security = {}) {
-  const std::string json = query_status(coordinator, 2.0, security);
-  const std::string key = "\"state\":\"";
-  const auto at = json.find(key);
-  if (at == std::string::npos) return "";
-  return json.substr(at + key.size(), json.find('"', at + key.size()) - at - key.size());
+  const auto status = json_value::parse(query_status(coordinator, 2.0, security));
+  return status.is_ok() ? (*status)["state"].string() : std::string();
 }
 
 // A coordinator prints its result line when the job ends; one stopped by a signal before that
@@ -647,7 +657,7 @@ bool has_result(const std::filesystem::path& coordinator_out) {
   std::ifstream in(coordinator_out);
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("{\"command\":\"cluster\"", 0) == 0) return true;
+    if (!line.empty() && line[0] == '{' && job::job_report::from_json(line).is_ok()) return true;
   return false;
 }
 
@@ -865,8 +875,7 @@ int run_local_processes(const local_flags& l, const std::string& job_text) {
 
 int run_local_in_process(const local_flags& l) {
   std::vector<std::unique_ptr<actors::running_service>> services;
-  std::string summary, json;
-  std::mutex result_mu;
+  kept_result outcome;
   std::atomic<bool> interrupted{false};
   std::mutex services_mu;
   service::shutdown_signal signals([&](int) {
@@ -900,11 +909,7 @@ int run_local_in_process(const local_flags& l) {
       co.snapshot_interval = l.snapshot_interval;
       co.snapshot_retain = l.snapshot_retain;
     }
-    co.on_result = [&](const std::string& s, const std::string& j) {
-      std::lock_guard<std::mutex> lock(result_mu);
-      summary = s;
-      json = j;
-    };
+    co.on_result = outcome.keeper();
     auto add = [&](result<std::unique_ptr<actors::running_service>> r) {
       if (!r.is_ok()) {
         spdlog::error("local: {}", r.error().message());
@@ -945,16 +950,13 @@ int run_local_in_process(const local_flags& l) {
       // Let the members see the end in their next heartbeat, then stop everything.
       for (std::size_t i = 1; i < services.size(); ++i)
         services[i]->wait_for(std::chrono::milliseconds(static_cast<long>(l.job.member_timeout * 1000)));
-      std::lock_guard<std::mutex> lock(result_mu);
-      rc = exit_status_of(finished, json);
+      rc = outcome.exit_status(finished);
     }
     std::lock_guard<std::mutex> lock(services_mu);
     for (auto it = services.rbegin(); it != services.rend(); ++it) (*it)->stop("local cluster done");
     services.clear();
   }
-  std::lock_guard<std::mutex> lock(result_mu);
-  if (!summary.empty()) std::printf("%s%s\n", summary.c_str(), json.c_str());
-  std::fflush(stdout);
+  outcome.print();
   if (interrupted.load()) return 130;
   return rc;
 }

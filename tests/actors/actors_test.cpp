@@ -712,8 +712,8 @@ TEST_CASE("coordinator: a service that never comes back fails the job after --pe
   ss::test::temp_dir dir;
   coordinator_options co = one_shard_job::options(dir);
   co.job.peer_wait = 3.0;
-  std::string result;
-  co.on_result = [&result](const std::string&, const std::string& json) { result = json; };
+  std::optional<job::job_report> result;
+  co.on_result = [&result](const job::job_report& r, const std::string&) { result = r; };
   node coord(f, "coordinator", "mem://coordinator");
   auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client(f, "client");
@@ -733,15 +733,16 @@ TEST_CASE("coordinator: a service that never comes back fails the job after --pe
   };
   keep_alive(true);
   CHECK(state().find("\"state\":\"waiting\"") != std::string::npos);
-  CHECK(result.empty());
+  CHECK_FALSE(result);
   ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 3});
   CHECK(state().find("\"state\":\"running\"") != std::string::npos);
   // The shard goes silent (and the reader, which never heartbeats): dropped after 1 s, waited
   // for 3 s more, then the job fails naming the first vacant slot.
   keep_alive(false);
-  REQUIRE_FALSE(result.empty());
-  CHECK(result.find("\"ok\":false") != std::string::npos);
-  CHECK(result.find("shard 0 has been away for 3 s, longer than --peer-wait 3 s") != std::string::npos);
+  REQUIRE(result);
+  CHECK_FALSE(result->ok);
+  CHECK(result->error.find("shard 0 has been away for 3 s, longer than --peer-wait 3 s") != std::string::npos);
+  CHECK(result->exit_status() == 1);
   (void)c;
 }
 
@@ -796,7 +797,8 @@ sync_server_options sync_options(const char* name, std::uint64_t length);
 namespace {
 
 struct job_outcome {
-  std::string result;
+  job::job_report result;
+  std::string result_json;  // as printed
   std::uint64_t acked = 0;
   std::vector<std::uint64_t> shard_rows;
 };
@@ -835,7 +837,10 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
   co.job = job;
   co.detached_evaluator = false;
   co.endpoint = "mem://coordinator";
-  co.on_result = [&out](const std::string&, const std::string& json) { out.result = json; };
+  co.on_result = [&out](const job::job_report& r, const std::string&) {
+    out.result = r;
+    out.result_json = r.to_json();
+  };
   auto sync_opts = sync_options(sync_name.c_str(), model::dense_layout(setup->dlrm).size());
   if (sync_name == "none") sync_opts.spec = sync::sync_spec{};
   co.local_sync = f.own(spawn_sync_server(f.sys, coord.gateway, sync_opts));
@@ -907,7 +912,7 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
     f.own(spawn_trainer(f.sys, nodes.back()->gateway, agent, job, model, {}, to, progress));
   }
 
-  REQUIRE(f.run_until([&] { return !out.result.empty(); }, std::chrono::seconds(300)));
+  REQUIRE(f.run_until([&] { return !out.result_json.empty(); }, std::chrono::seconds(300)));
   out.acked = rc->examples_acked.load();
   for (auto& st : stores) out.shard_rows.push_back(st->stats().rows);
   for (auto& n : nodes) n->transport->stop();
@@ -918,11 +923,13 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
 
 TEST_CASE("cluster: a whole job on the deterministic scheduler trains every example once", "[actors]") {
   const auto out = run_job("none", 1);
-  INFO(out.result);
-  CHECK(out.result.find("\"ok\":true") != std::string::npos);
-  CHECK(ss::test::json_number(out.result, "examples") == 2000);
-  CHECK(ss::test::json_number(out.result, "examples_read") == 2000);
-  CHECK(ss::test::json_number(out.result, "test_examples") == 300);
+  INFO(out.result_json);
+  CHECK(out.result.ok);
+  CHECK(out.result.examples == 2000);
+  CHECK(out.result.examples_read == 2000);
+  CHECK(out.result.tested);
+  CHECK(out.result.test.examples == 300);
+  CHECK(out.result.exit_status() == 0);
   CHECK(out.acked == 2000);
   CHECK(out.shard_rows[0] > 0);
   CHECK(out.shard_rows[1] > 0);
@@ -930,22 +937,24 @@ TEST_CASE("cluster: a whole job on the deterministic scheduler trains every exam
 
 TEST_CASE("cluster: two trainers with shadow EASGD sync in the background", "[actors]") {
   const auto out = run_job("s-easgd", 2);
-  INFO(out.result);
-  CHECK(out.result.find("\"ok\":true") != std::string::npos);
-  CHECK(ss::test::json_number(out.result, "examples") == 2000);
-  CHECK(ss::test::json_number(out.result, "trainers") == 2);
-  CHECK(ss::test::json_number(out.result, "sync_rounds") > 0);
-  CHECK(ss::test::json_number(out.result, "sync_wait_seconds") == 0);  // shadow: workers never stop
-  CHECK(std::isfinite(ss::test::json_number(out.result, "test_ne")));
+  INFO(out.result_json);
+  CHECK(out.result.ok);
+  CHECK(out.result.examples == 2000);
+  CHECK(out.result.trainers == 2);
+  CHECK(out.result.per_trainer.size() == 2);
+  CHECK(out.result.sync_rounds > 0);
+  CHECK(out.result.sync_wait_seconds == 0);  // shadow: workers never stop
+  CHECK(std::isfinite(out.result.test.ne));
 }
 
 TEST_CASE("cluster: two trainers with foreground model averaging every 3 batches", "[actors]") {
   const auto out = run_job("fr-ma", 2);
-  INFO(out.result);
-  CHECK(out.result.find("\"ok\":true") != std::string::npos);
-  CHECK(ss::test::json_number(out.result, "examples") == 2000);
-  CHECK(ss::test::json_number(out.result, "sync_gap") == Approx(3.0));  // exactly every k batches
-  CHECK(ss::test::json_number(out.result, "sync_rounds") > 5);
+  INFO(out.result_json);
+  CHECK(out.result.ok);
+  CHECK(out.result.examples == 2000);
+  CHECK(out.result.sync_gap == Approx(3.0));  // exactly every k batches
+  CHECK(out.result.sync_rounds > 5);
+  CHECK(out.result.sync_wait_seconds > 0);  // foreground: workers stop for every round
 }
 
 // ---- sync servers ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 target_sources(ss_core PRIVATE
   src/job/epoch_options.cpp
   src/job/input_options.cpp
+  src/job/job_report.cpp
   src/job/job_options.cpp
   src/job/model_options.cpp
   src/job/snapshot.cpp

@@ -2,7 +2,6 @@
 // view), the job's life cycle (waiting -> running -> draining -> done, or failed), cluster
 // progress and status, the central dense copy, cluster snapshots and resuming from them, and the
 // final evaluation on the test files.
-//   (result_atom) -> std::string    the job's result JSON line, once it is done or failed
 //   (members_atom) -> std::uint64_t members still registered (they leave when they see the end)
 #pragma once
 
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ss/core/job/job_report.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/snapshot.hpp"
 
@@ -26,7 +26,9 @@ struct coordinator_options {
   bool detached_evaluator = true;  // false on the deterministic test scheduler
   // Called with each progress line and with the final human summary (the service prints them).
   std::function<void(const std::string&)> on_progress;
-  std::function<void(const std::string& summary, const std::string& json)> on_result;
+  // Called once with the job's result (its summary() and to_json() are what the service prints);
+  // `preface` is a line to print before them, or "".
+  std::function<void(const job::job_report& report, const std::string& preface)> on_result;
   // Slice 0 of the sync state lives in the coordinator's process: the sync server actor and
   // the endpoint trainers reach it at (the coordinator's own).
   caf::actor local_sync;
@@ -44,7 +46,7 @@ struct coordinator_options {
   std::optional<job::loaded_snapshot> resume;
   bool require_resume = false;
   // A finished job's stored result: the coordinator reports it instead of training again.
-  std::string finished_result;
+  std::optional<job::job_report> finished_result;
   // Where to write the final model (a model file: `shadowsync predict` scores with it) when the job
   // ends; "" = none. `shadowsync export` writes one on demand too.
   std::string export_path;

@@ -40,7 +40,6 @@ using state_atom = caf::atom_constant<caf::atom("state")>;        // the job sta
 using await_atom = caf::atom_constant<caf::atom("await")>;        // wait for registration
 using stop_atom = caf::atom_constant<caf::atom("stop")>;          // stop working (a member: leave the job)
 using stats_atom = caf::atom_constant<caf::atom("stats")>;        // a transport's counters
-using result_atom = caf::atom_constant<caf::atom("result")>;      // the job's result, once it has one
 using scored_atom = caf::atom_constant<caf::atom("scored")>;      // an evaluator's metrics
 using unscored_atom = caf::atom_constant<caf::atom("unscored")>;  // an evaluator could not score
 using exported_atom = caf::atom_constant<caf::atom("exported")>;  // an exporter's outcome

@@ -1,0 +1,152 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "ss/core/job/job_report.hpp"
+#include "ss/core/json_value.hpp"
+
+using namespace ss;
+using namespace ss::job;
+
+TEST_CASE("json_value: objects, arrays, escapes and exact 64-bit numbers", "[core][json]") {
+  auto doc = json_value::parse(
+      R"( {"a": 1.5, "id": 18446744073709551615, "neg": -42, "s": "tab\there \"q\" \u00e9 \ud83d\ude00",)"
+      R"( "t": true, "n": null, "list": [1, [2, {}], "x"], "o": {"k": false}} )");
+  REQUIRE(doc.is_ok());
+  const auto& j = *doc;
+  CHECK(j["a"].number() == 1.5);
+  CHECK(j["id"].uint64() == 18446744073709551615ULL);
+  CHECK(j["neg"].int64() == -42);
+  CHECK(j["neg"].uint64(7) == 7);  // a negative number is no uint64: the fallback
+  CHECK(j["s"].string() == "tab\there \"q\" \xc3\xa9 \xf0\x9f\x98\x80");
+  CHECK(j["t"].boolean());
+  CHECK(j["n"].is_null());
+  CHECK(j["missing"].is_null());
+  CHECK(j["missing"]["deeper"].number(3) == 3);
+  REQUIRE(j["list"].items().size() == 3);
+  CHECK(j["list"].items()[1].items()[1].is_object());
+  CHECK(j["o"]["k"].boolean(true) == false);
+  CHECK(j["s"].number(9) == 9);  // a string read as a number: the fallback
+}
+
+TEST_CASE("json_value: malformed text is refused with its offset", "[core][json]") {
+  for (const char* bad : {"", "{", "{\"a\" 1}", "[1,]", "{\"a\":1,}", "\"open", "tru", "1.", "-", "{} x", "\"\\q\"",
+                          "\"\\ud800\\u0041\"", "\"a\x01\""}) {
+    auto doc = json_value::parse(bad);
+    INFO(bad);
+    REQUIRE_FALSE(doc.is_ok());
+    CHECK(doc.error().code() == errc::parse_error);
+    CHECK(doc.error().message().find("at offset") != std::string::npos);
+  }
+  std::string deep(100, '[');
+  deep += std::string(100, ']');
+  auto doc = json_value::parse(deep);
+  REQUIRE_FALSE(doc.is_ok());
+  CHECK(doc.error().message().find("nesting deeper than 64") != std::string::npos);
+}
+
+namespace {
+job_report sample() {
+  job_report r;
+  r.ok = true;
+  r.examples = 2000;
+  r.examples_committed = 2000;
+  r.examples_read = 2000;
+  r.epochs = 3;
+  r.epochs_run = 2;
+  r.best_epoch = 1;
+  r.stopped_early = true;
+  metrics::summary v;
+  v.log_loss = 0.5;
+  v.ne = 0.9;
+  v.auc = 0.7;
+  r.epoch_scores = {{1, v}, {2, v}};
+  r.evaluations = {{1, 1000, v}};
+  r.seconds = 4;
+  r.trainers = 2;
+  r.shards = 2;
+  r.readers = 1;
+  r.batch_size = 128;
+  r.train_logloss = 0.45;
+  r.train_ne = 0.8;
+  r.train_click_rate = 0.25;
+  r.tested = true;
+  r.test.examples = 300;
+  r.test.log_loss = 0.46;
+  r.test.ne = 0.81;
+  r.test.auc = 0.79;
+  r.test.calibration = 0.99;
+  r.sync = "s-easgd";
+  r.sync_servers = 2;
+  r.sync_rounds = 17;
+  r.sync_gap = 3.5;
+  r.job_id = 0xfedcba9876543210ULL;  // above 2^53: exact only if read as an integer
+  r.snapshots = 4;
+  r.last_snapshot_id = 9;
+  r.export_path = "/tmp/m.ssm";
+  r.export_rows = 77;
+  r.export_bytes = 12345;
+  r.per_trainer = {{"trainer-0", 1000, 2.0, 9, 3.5, 1.0, 2.0, 0.01, 0}, {"trainer-1", 1000, 2.1, 8, 3.5, 1.1, 2.2, 0.02, 0}};
+  return r;
+}
+}  // namespace
+
+TEST_CASE("job_report: the JSON line reads back field for field", "[core][job]") {
+  const job_report r = sample();
+  const std::string line = r.to_json();
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.rfind("{\"command\":\"cluster\",\"ok\":true,", 0) == 0);
+  auto back = job_report::from_json(line);
+  REQUIRE(back.is_ok());
+  CHECK(back->to_json() == line);
+  CHECK(back->job_id == 0xfedcba9876543210ULL);
+  CHECK(back->per_trainer.size() == 2);
+  CHECK(back->per_trainer[1].name == "trainer-1");
+  CHECK(back->epoch_scores[1].validation.auc == Approx(0.7));
+  CHECK(back->examples_per_sec() == Approx(500));
+}
+
+TEST_CASE("job_report: exit status and summary follow the fields", "[core][job]") {
+  job_report r = sample();
+  CHECK(r.exit_status() == 0);
+  const std::string s = r.summary();
+  CHECK(s.rfind("shadowsync cluster: 2000 examples in 4.0s (500 examples/s) on 2 trainers, 2 shards, 1 reader\n", 0) == 0);
+  CHECK(s.find("valid   best epoch 1 of 2 (stopped early)") != std::string::npos);
+  CHECK(s.find("test    300 examples") != std::string::npos);
+  CHECK(s.find("(the model of epoch 1)") != std::string::npos);
+  CHECK(s.find("model   /tmp/m.ssm: 77 embedding rows") != std::string::npos);
+  r.snapshot_error = "disk full";
+  CHECK(r.exit_status() == 3);
+  CHECK(r.summary().find("the last snapshot FAILED (disk full): the newest complete one is snapshot 9") !=
+        std::string::npos);
+  r.ok = false;
+  r.error = "shard 0 has been away";
+  r.tested = false;
+  r.export_path.clear();
+  r.export_error = "no model";
+  CHECK(r.exit_status() == 1);
+  const std::string failed = r.summary();
+  CHECK(failed.find("[FAILED]\n  error   shard 0 has been away\n") != std::string::npos);
+  CHECK(failed.find("test ") == std::string::npos);
+  CHECK(failed.find("model   NOT written: no model") != std::string::npos);
+  // A failed job's line says so in its fields, whatever its strings hold.
+  r.error = "\"ok\":true";
+  auto back = job_report::from_json(r.to_json());
+  REQUIRE(back.is_ok());
+  CHECK_FALSE(back->ok);
+}
+
+TEST_CASE("job_report: an older line reads with defaults; other JSON is refused", "[core][job]") {
+  auto old = job_report::from_json(R"({"command":"cluster","ok":true,"examples":5,"test_examples":3,"test_ne":null})");
+  REQUIRE(old.is_ok());
+  CHECK(old->ok);
+  CHECK(old->examples == 5);
+  CHECK(old->tested);  // before "tested", scored test examples said so
+  CHECK(std::isnan(old->test.ne));
+  auto other = job_report::from_json(R"({"command":"train","ok":true})");
+  REQUIRE_FALSE(other.is_ok());
+  CHECK(other.error().message().find("not a cluster result") != std::string::npos);
+  auto broken = job_report::from_json(R"({"command":"cluster","ok":tru)");
+  REQUIRE_FALSE(broken.is_ok());
+  CHECK(broken.error().message().find("a job result line") != std::string::npos);
+}
