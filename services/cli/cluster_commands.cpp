@@ -648,7 +648,7 @@ std::string describe_exit(int status) {
 // answer (it is restarting).
 std::string job_state_of(const std::string& coordinator, const transport::transport_security& security = {}) {
   const auto status = json_value::parse(query_status(coordinator, 2.0, security));
-  return status.is_ok() ? (*status)["state"].string() : std::string();
+  return status.is_ok() ? (*status)["service"]["state"].string() : std::string();
 }
 
 // A coordinator prints its result line when the job ends; one stopped by a signal before that
