@@ -58,6 +58,7 @@ class json_parser {
     const std::size_t digits = at_;
     while (at_ < s_.size() && s_[at_] >= '0' && s_[at_] <= '9') ++at_;
     if (at_ == digits) return fail("a value expected");
+    if (s_[digits] == '0' && at_ - digits > 1) return fail("a number with a leading zero");
     if (at_ < s_.size() && s_[at_] == '.') {
       ++at_;
       const std::size_t frac = at_;

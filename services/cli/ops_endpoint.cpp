@@ -2,7 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "ss/core/metrics/prometheus.hpp"
+#include "ss/core/json_value.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 #include "ss/http/ops_routes.hpp"
 
 namespace ss::cli {
@@ -68,10 +69,12 @@ http::http_response ops_endpoint::handle(const http::http_request& request) {
     std::lock_guard<std::mutex> lock(mu_);
     text.gauge("shadowsync_up", "1 while the service is running and registered with its job",
                service_ != nullptr ? 1 : 0, labels);
-    // Every number of the service's status (what `shadowsync status` shows) as a gauge.
+    // The listed fields of the service's status (what `shadowsync status` shows).
     if (service_ != nullptr) {
-      if (auto st = metrics::append_json_gauges(text, service_->status(), "shadowsync", labels); !st.is_ok())
-        spdlog::warn("{}: /metrics: {}", name_, st.message());
+      if (auto status = json_value::parse(service_->status()); status.is_ok())
+        metrics::append_status_metrics(text, *status, labels);
+      else
+        spdlog::warn("{}: /metrics: the status does not parse: {}", name_, status.error().message());
     }
     return text.str();
   };

@@ -67,6 +67,11 @@ for m in 'shadowsync_up{service="shard-0"} 1' 'shadowsync_service_rows{service="
   'shadowsync_service_lookups{service="shard-0"}'; do
   grep -qF "$m" shard.metrics || fail "shard metrics lack $m"
 done
+# Names, types and help come from the explicit list (core/metrics/status_metrics.cpp), not from
+# whatever keys the status holds: the coordinator's per-member array is not exported.
+grep -qF '# TYPE shadowsync_service_lookups counter' shard.metrics || fail "lookups is not a counter"
+grep -qF '# HELP shadowsync_service_rows Embedding rows held.' shard.metrics || fail "rows has no help: $(grep rows shard.metrics)"
+grep -q 'shadowsync_service_members_' coord.metrics && fail "the coordinator exports per-member fields by index"
 # Every sample line is NAME{labels} VALUE with a number (what a Prometheus scrape parses).
 bad=$(grep -v '^#' coord.metrics shard.metrics | grep -cvE '^[^:]+:[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+$' || true)
 [[ "$bad" == 0 ]] || fail "$bad metric lines are not in the text format"

@@ -3,47 +3,9 @@
 #include <cmath>
 
 #include "ss/core/job/job_report.hpp"
-#include "ss/core/json_value.hpp"
 
 using namespace ss;
 using namespace ss::job;
-
-TEST_CASE("json_value: objects, arrays, escapes and exact 64-bit numbers", "[core][json]") {
-  auto doc = json_value::parse(
-      R"( {"a": 1.5, "id": 18446744073709551615, "neg": -42, "s": "tab\there \"q\" \u00e9 \ud83d\ude00",)"
-      R"( "t": true, "n": null, "list": [1, [2, {}], "x"], "o": {"k": false}} )");
-  REQUIRE(doc.is_ok());
-  const auto& j = *doc;
-  CHECK(j["a"].number() == 1.5);
-  CHECK(j["id"].uint64() == 18446744073709551615ULL);
-  CHECK(j["neg"].int64() == -42);
-  CHECK(j["neg"].uint64(7) == 7);  // a negative number is no uint64: the fallback
-  CHECK(j["s"].string() == "tab\there \"q\" \xc3\xa9 \xf0\x9f\x98\x80");
-  CHECK(j["t"].boolean());
-  CHECK(j["n"].is_null());
-  CHECK(j["missing"].is_null());
-  CHECK(j["missing"]["deeper"].number(3) == 3);
-  REQUIRE(j["list"].items().size() == 3);
-  CHECK(j["list"].items()[1].items()[1].is_object());
-  CHECK(j["o"]["k"].boolean(true) == false);
-  CHECK(j["s"].number(9) == 9);  // a string read as a number: the fallback
-}
-
-TEST_CASE("json_value: malformed text is refused with its offset", "[core][json]") {
-  for (const char* bad : {"", "{", "{\"a\" 1}", "[1,]", "{\"a\":1,}", "\"open", "tru", "1.", "-", "{} x", "\"\\q\"",
-                          "\"\\ud800\\u0041\"", "\"a\x01\""}) {
-    auto doc = json_value::parse(bad);
-    INFO(bad);
-    REQUIRE_FALSE(doc.is_ok());
-    CHECK(doc.error().code() == errc::parse_error);
-    CHECK(doc.error().message().find("at offset") != std::string::npos);
-  }
-  std::string deep(100, '[');
-  deep += std::string(100, ']');
-  auto doc = json_value::parse(deep);
-  REQUIRE_FALSE(doc.is_ok());
-  CHECK(doc.error().message().find("nesting deeper than 64") != std::string::npos);
-}
 
 namespace {
 job_report sample() {

@@ -4,7 +4,11 @@
 #include <limits>
 #include <string>
 
+#include <set>
+
+#include "ss/core/json_value.hpp"
 #include "ss/core/metrics/prometheus.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 
 namespace {
 
@@ -139,135 +143,33 @@ TEST_CASE("prometheus: name validation and sanitizing", "[core][metrics][prometh
 #endif
 }
 
-TEST_CASE("json_to_prometheus: nested objects become prefixed gauges", "[core][metrics][prometheus]") {
-  const std::string json =
-      R"({"eps": 76626.5, "ok": true, "stopped": false, "role": "trainer", "missing": null,)"
-      R"( "sync": {"gap": 3, "round_ms": {"p50": 1.25}}, "queue-depth": -2e3,)"
-      R"( "shards": [{"rows": 7}, {"rows": 8}], "empty": {}, "list": []})";
-  auto text = ss::metrics::json_to_prometheus(json, "shadowsync_trainer", {{"index", "1"}});
-  REQUIRE(text.is_ok());
-  CHECK(*text ==
-        "# HELP shadowsync_trainer_eps shadowsync status field eps\n"
-        "# TYPE shadowsync_trainer_eps gauge\n"
-        "shadowsync_trainer_eps{index=\"1\"} 76626.5\n"
-        "# HELP shadowsync_trainer_ok shadowsync status field ok\n"
-        "# TYPE shadowsync_trainer_ok gauge\n"
-        "shadowsync_trainer_ok{index=\"1\"} 1\n"
-        "# HELP shadowsync_trainer_stopped shadowsync status field stopped\n"
-        "# TYPE shadowsync_trainer_stopped gauge\n"
-        "shadowsync_trainer_stopped{index=\"1\"} 0\n"
-        "# HELP shadowsync_trainer_sync_gap shadowsync status field sync_gap\n"
-        "# TYPE shadowsync_trainer_sync_gap gauge\n"
-        "shadowsync_trainer_sync_gap{index=\"1\"} 3\n"
-        "# HELP shadowsync_trainer_sync_round_ms_p50 shadowsync status field sync_round_ms_p50\n"
-        "# TYPE shadowsync_trainer_sync_round_ms_p50 gauge\n"
-        "shadowsync_trainer_sync_round_ms_p50{index=\"1\"} 1.25\n"
-        "# HELP shadowsync_trainer_queue_depth shadowsync status field queue-depth\n"
-        "# TYPE shadowsync_trainer_queue_depth gauge\n"
-        "shadowsync_trainer_queue_depth{index=\"1\"} -2000\n"
-        "# HELP shadowsync_trainer_shards_0_rows shadowsync status field shards_0_rows\n"
-        "# TYPE shadowsync_trainer_shards_0_rows gauge\n"
-        "shadowsync_trainer_shards_0_rows{index=\"1\"} 7\n"
-        "# HELP shadowsync_trainer_shards_1_rows shadowsync status field shards_1_rows\n"
-        "# TYPE shadowsync_trainer_shards_1_rows gauge\n"
-        "shadowsync_trainer_shards_1_rows{index=\"1\"} 8\n");
-}
-
-TEST_CASE("json_to_prometheus: escapes keys collisions and an empty prefix", "[core][metrics][prometheus]") {
-  // "\u0041" is 'A'; "a.b" and "a_b" both sanitize to a_b: the first one wins.
-  auto text = ss::metrics::json_to_prometheus(R"({"\u0041x": 1, "a.b": 2, "a_b": 3, "9": 4})", "");
-  REQUIRE(text.is_ok());
-  CHECK(*text ==
-        "# HELP Ax shadowsync status field Ax\n"
-        "# TYPE Ax gauge\n"
-        "Ax 1\n"
-        "# HELP a_b shadowsync status field a.b\n"
-        "# TYPE a_b gauge\n"
-        "a_b 2\n"
-        "# HELP _9 shadowsync status field 9\n"
-        "# TYPE _9 gauge\n"
-        "_9 4\n");
-  auto empty = ss::metrics::json_to_prometheus("  {}  ", "p");
-  REQUIRE(empty.is_ok());
-  CHECK(empty->empty());
-  // Overflowing numbers become +-Inf, as a JSON reader would produce.
-  auto big = ss::metrics::json_to_prometheus(R"({"x": 1e400, "y": -1e400, "z": 1e-400})", "p");
-  REQUIRE(big.is_ok());
-  CHECK(big->find("p_x +Inf\n") != std::string::npos);
-  CHECK(big->find("p_y -Inf\n") != std::string::npos);
-  CHECK(big->find("p_z 0\n") != std::string::npos);
-}
-
-TEST_CASE("json_to_prometheus: malformed JSON is a parse error", "[core][metrics][prometheus]") {
-  const char* bad[] = {
-      "",
-      "   ",
-      "[1, 2]",
-      "42",
-      "\"str\"",
-      "{",
-      "{\"a\"}",
-      "{\"a\":}",
-      "{\"a\": 1,}",
-      "{\"a\": 1 \"b\": 2}",
-      "{\"a\": 01}",
-      "{\"a\": 1.}",
-      "{\"a\": .5}",
-      "{\"a\": -}",
-      "{\"a\": 1e}",
-      "{\"a\": tru}",
-      "{\"a\": nul}",
-      "{\"a\": NaN}",
-      "{\"a\": \"unterminated}",
-      "{\"a\": \"bad \\x escape\"}",
-      "{\"a\": \"bad \\u12G4\"}",
-      "{\"a\": \"raw\nnewline\"}",
-      "{a: 1}",
-      "{\"a\": 1} trailing",
-      "{\"a\": 1}}",
-      "{\"a\": [1, 2}",
-      "{\"a\": {\"b\": [}}",
-  };
-  for (const char* text : bad) {
-    INFO("input: " << text);
-    auto r = ss::metrics::json_to_prometheus(text, "p");
-    REQUIRE_FALSE(r.is_ok());
-    CHECK(r.error().code() == ss::errc::parse_error);
-  }
-  // Embedded NUL and truncated input at every position: an error or a value, never a crash.
-  const std::string good = R"({"a": {"b": [1, true, "x\u00e9"]}, "c": -1.5e-3})";
-  for (std::size_t n = 0; n < good.size(); ++n) {
-    auto r = ss::metrics::json_to_prometheus(good.substr(0, n), "p");
-    CHECK_FALSE(r.is_ok());
-  }
-  REQUIRE(ss::metrics::json_to_prometheus(good, "p").is_ok());
-  CHECK_FALSE(ss::metrics::json_to_prometheus(std::string("{\"a\":\0 1}", 9), "p").is_ok());
-}
-
-TEST_CASE("json_to_prometheus: deep nesting is refused without recursion blow-up", "[core][metrics][prometheus]") {
-  std::string ok_deep;
-  for (int i = 0; i < 63; ++i) ok_deep += "{\"k\":";
-  ok_deep += "1";
-  for (int i = 0; i < 63; ++i) ok_deep += "}";
-  CHECK(ss::metrics::json_to_prometheus(ok_deep, "p").is_ok());
-
-  std::string too_deep(100000, '[');
-  too_deep = "{\"a\":" + too_deep;
-  auto r = ss::metrics::json_to_prometheus(too_deep, "p");
-  REQUIRE_FALSE(r.is_ok());
-  CHECK(r.error().code() == ss::errc::parse_error);
-}
-
-TEST_CASE("append_json_gauges mixes with hand-written metrics", "[core][metrics][prometheus]") {
+TEST_CASE("status metrics: the listed fields of a status, typed and with help", "[core][metrics][prometheus]") {
+  auto status = ss::json_value::parse(
+      R"({"name":"shard-0","service":{"role":"shard","rows":7,"lookups":12,"persisted":true,"unlisted_field":3,)"
+      R"("members":[{"examples":1}]},"transport":{"queue_depth":2,"frames_refused":1}})");
+  REQUIRE(status.is_ok());
   prometheus_text p;
-  p.counter("svc_examples_total", "Examples.", 5);
-  REQUIRE(ss::metrics::append_json_gauges(p, R"({"rows": 9})", "svc").is_ok());
-  CHECK_FALSE(ss::metrics::append_json_gauges(p, R"({"rows": )", "svc").is_ok());
-  CHECK(p.str() ==
-        "# HELP svc_examples_total Examples.\n"
-        "# TYPE svc_examples_total counter\n"
-        "svc_examples_total 5\n"
-        "# HELP svc_rows shadowsync status field rows\n"
-        "# TYPE svc_rows gauge\n"
-        "svc_rows 9\n");
+  ss::metrics::append_status_metrics(p, *status, {{"service", "shard-0"}});
+  const std::string text = p.str();
+  CHECK(text.find("# HELP shadowsync_service_rows Embedding rows held.\n# TYPE shadowsync_service_rows gauge\n"
+                  "shadowsync_service_rows{service=\"shard-0\"} 7\n") != std::string::npos);
+  CHECK(text.find("# TYPE shadowsync_service_lookups counter\nshadowsync_service_lookups{service=\"shard-0\"} 12\n") !=
+        std::string::npos);
+  CHECK(text.find("shadowsync_service_persisted{service=\"shard-0\"} 1\n") != std::string::npos);
+  CHECK(text.find("shadowsync_transport_queue_depth{service=\"shard-0\"} 2\n") != std::string::npos);
+  CHECK(text.find("shadowsync_transport_frames_refused{service=\"shard-0\"} 1\n") != std::string::npos);
+  CHECK(text.find("unlisted_field") == std::string::npos);  // only what the list names
+  CHECK(text.find("members") == std::string::npos);
+  CHECK(text.find("shadowsync_service_examples") == std::string::npos);  // a shard has none
+}
+
+TEST_CASE("status metrics: every listed name is valid and listed once", "[core][metrics][prometheus]") {
+  std::set<std::string> names;
+  for (const auto& m : ss::metrics::status_metrics()) {
+    const std::string name = std::string("shadowsync_") + m.section + "_" + m.field;
+    INFO(name);
+    CHECK(ss::metrics::is_valid_metric_name(name));
+    CHECK(names.insert(name).second);
+    CHECK(std::string(m.help).size() > 5);
+  }
 }

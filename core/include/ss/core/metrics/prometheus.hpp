@@ -11,8 +11,8 @@
 //
 // Names must match [a-zA-Z_:][a-zA-Z0-9_:]* and label names [a-zA-Z_][a-zA-Z0-9_]*. An invalid
 // name is a programming error: it asserts in debug builds and is sanitized (each bad character
-// becomes '_') in release builds. Values coming from data (JSON keys) must go through
-// sanitize_metric_name() first. Label values and HELP text may hold any bytes; they are escaped.
+// becomes '_') in release builds. Names built from data must go through sanitize_metric_name()
+// first (the exported status fields are an explicit list: status_metrics.hpp). Label values and HELP text may hold any bytes; they are escaped.
 //
 // Thread-safety: a prometheus_text is a plain value (not thread-safe); the free functions are pure.
 #pragma once
@@ -90,19 +90,5 @@ std::string escape_help(std::string_view help);
 // A sample value as Prometheus parses it: "NaN", "+Inf", "-Inf", otherwise the shortest decimal
 // that reads back as the same double ("1.5", "42", "1e+20").
 std::string format_value(double value);
-
-// Turns a JSON object (the services' status replies) into gauges: every number becomes a gauge
-// named prefix_<keys joined by '_'> (sanitized; no leading '_' when prefix is empty), every bool
-// a 0/1 gauge. Strings and nulls are skipped; array elements use their index as the key
-// ("shards":[{"rows":3}] -> prefix_shards_0_rows). Each gauge carries `labels`. When two paths
-// sanitize to the same name, the first one wins.
-// parse_error (never a crash) when the text is not a JSON object, is nested deeper than 64 levels,
-// or has trailing garbage.
-result<std::string> json_to_prometheus(const std::string& json_object, const std::string& prefix,
-                                       const prometheus_labels& labels = {});
-// The same, appending to an existing builder (so a service can mix JSON fields with its own
-// counters in one body). Nothing is appended on error.
-status append_json_gauges(prometheus_text& out, std::string_view json_object,
-                          std::string_view prefix, const prometheus_labels& labels = {});
 
 }  // namespace ss::metrics
