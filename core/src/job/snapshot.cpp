@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "ss/core/checksum.hpp"
+#include "ss/core/io/byte_order.hpp"
+#include "ss/core/io/durable_file.hpp"
 
 namespace ss::job {
 namespace {
@@ -291,17 +293,24 @@ result<snapshot_manifest> parse_manifest(const std::string& text) {
   return m;
 }
 
+// The checksum at the end of dense.bin bytes (at least 4 of them).
+std::uint32_t stored_crc(const std::string& dense_bytes) {
+  return io::get_le<std::uint32_t>(reinterpret_cast<const unsigned char*>(dense_bytes.data()) + dense_bytes.size() -
+                                   sizeof(std::uint32_t));
+}
+
 std::string encode_dense(const dense_state& d) {
   std::string out(dense_magic, sizeof dense_magic);
+  // Little-endian, as the model file: a snapshot moves between hosts of either byte order.
   auto put_floats = [&out](const std::vector<float>& v) {
-    const std::uint64_t n = v.size();
-    out.append(reinterpret_cast<const char*>(&n), sizeof n);
-    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+    io::append_le(out, static_cast<std::uint64_t>(v.size()));
+    const std::size_t at = out.size();
+    out.resize(at + v.size() * sizeof(float));
+    io::encode_floats_le(v.data(), v.size(), reinterpret_cast<unsigned char*>(&out[at]));
   };
   put_floats(d.params);
   put_floats(d.momentum);
-  const std::uint32_t crc = crc32c(out.data(), out.size());
-  out.append(reinterpret_cast<const char*>(&crc), sizeof crc);
+  io::append_le(out, crc32c(out.data(), out.size()));
   return out;
 }
 
@@ -309,21 +318,20 @@ result<dense_state> decode_dense(const std::string& bytes) {
   if (bytes.size() < sizeof dense_magic + 2 * sizeof(std::uint64_t) + sizeof(std::uint32_t))
     return corrupt("dense.bin is truncated (" + std::to_string(bytes.size()) + " bytes)");
   if (std::memcmp(bytes.data(), dense_magic, sizeof dense_magic) != 0) return corrupt("dense.bin has no SSDENSE1 magic");
-  std::uint32_t stored = 0;
-  std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
+  const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
+  const auto stored = io::get_le<std::uint32_t>(raw + bytes.size() - sizeof(std::uint32_t));
   const std::uint32_t actual = crc32c(bytes.data(), bytes.size() - sizeof stored);
   if (stored != actual) return corrupt("dense.bin fails its checksum (stored " + hex32(stored) + ", computed " + hex32(actual) + ")");
   dense_state d;
   std::size_t at = sizeof dense_magic;
   const std::size_t end = bytes.size() - sizeof stored;
   auto get_floats = [&](std::vector<float>& v) -> status {
-    std::uint64_t n = 0;
-    if (end - at < sizeof n) return corrupt("dense.bin is truncated");
-    std::memcpy(&n, bytes.data() + at, sizeof n);
+    if (end - at < sizeof(std::uint64_t)) return corrupt("dense.bin is truncated");
+    const auto n = io::get_le<std::uint64_t>(raw + at);
     at += sizeof n;
     if (n > (end - at) / sizeof(float)) return corrupt("dense.bin claims " + std::to_string(n) + " floats, more than it holds");
     v.resize(n);
-    if (n > 0) std::memcpy(v.data(), bytes.data() + at, n * sizeof(float));  // an empty vector's data() may be null
+    io::decode_floats_le(raw + at, n, v.data());
     at += n * sizeof(float);
     return status::ok();
   };
@@ -345,8 +353,7 @@ result<loaded_snapshot> assemble(std::uint64_t id, const std::string& manifest_t
     return corrupt(name + ": its MANIFEST names snapshot " + std::to_string(m->snapshot_id));
   auto d = decode_dense(dense_bytes);
   if (!d.is_ok()) return d.error().with_context(name);
-  std::uint32_t dense_crc = 0;
-  std::memcpy(&dense_crc, dense_bytes.data() + dense_bytes.size() - sizeof dense_crc, sizeof dense_crc);
+  const std::uint32_t dense_crc = stored_crc(dense_bytes);
   if (dense_crc != m->dense_crc || d->params.size() != m->dense_params || d->momentum.size() != m->dense_momentum)
     return corrupt(name + ": dense.bin is not the one its MANIFEST describes");
   if (crc32c(job_text.data(), job_text.size()) != m->job_crc) return corrupt(name + ": job.ini fails its checksum");
@@ -359,7 +366,7 @@ result<loaded_snapshot> assemble(std::uint64_t id, const std::string& manifest_t
 
 // Fills the checksums a manifest records about its parts.
 void seal(snapshot_manifest& m, const std::string& dense_bytes, const dense_state& dense, const std::string& job_text) {
-  std::memcpy(&m.dense_crc, dense_bytes.data() + dense_bytes.size() - sizeof m.dense_crc, sizeof m.dense_crc);
+  m.dense_crc = stored_crc(dense_bytes);
   m.dense_params = dense.params.size();
   m.dense_momentum = dense.momentum.size();
   m.job_crc = crc32c(job_text.data(), job_text.size());
@@ -371,43 +378,6 @@ std::string snapshot_dir_name(std::uint64_t id) {
   return buf;
 }
 
-status write_file_synced(const fs::path& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return {errc::io_error, path.string() + ": " + std::strerror(errno)};
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      return {errc::io_error, path.string() + ": " + why};
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  const std::string why = synced ? "" : std::strerror(errno);
-  ::close(fd);
-  if (!synced) return {errc::io_error, path.string() + ": fsync: " + why};
-  return status::ok();
-}
-
-void sync_dir(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
-result<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return status(errc::not_found, path.string() + " is missing");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return status(errc::io_error, path.string() + ": read failed");
-  return s.str();
-}
 
 class directory_store final : public snapshot_store {
  public:
@@ -438,15 +408,11 @@ class directory_store final : public snapshot_store {
     fs::create_directories(dir, ec);
     if (ec) return {errc::io_error, dir.string() + ": " + ec.message()};
     const std::string dense_bytes = encode_dense(dense);
-    SS_RETURN_IF_ERROR(write_file_synced(dir / "dense.bin", dense_bytes));
-    SS_RETURN_IF_ERROR(write_file_synced(dir / "job.ini", job_text));
+    SS_RETURN_IF_ERROR(io::write_file_synced(dir / "dense.bin", dense_bytes));
+    SS_RETURN_IF_ERROR(io::write_file_synced(dir / "job.ini", job_text));
     seal(manifest, dense_bytes, dense, job_text);
-    SS_RETURN_IF_ERROR(write_file_synced(dir / "MANIFEST.tmp", format_manifest(manifest)));
-    fs::rename(dir / "MANIFEST.tmp", dir / "MANIFEST", ec);
-    if (ec) return {errc::io_error, (dir / "MANIFEST").string() + ": " + ec.message()};
-    sync_dir(dir);
-    sync_dir(dir_);
-    return status::ok();
+    SS_RETURN_IF_ERROR(io::replace_file(dir / "MANIFEST", format_manifest(manifest)));
+    return io::sync_directory(dir_);
   }
 
   result<loaded_snapshot> read(std::uint64_t id) override {
@@ -454,11 +420,11 @@ class directory_store final : public snapshot_store {
     std::error_code ec;
     if (!fs::exists(dir / "MANIFEST", ec))
       return status(errc::not_found, "snapshot " + std::to_string(id) + " is not in " + dir_);
-    auto manifest = read_file(dir / "MANIFEST");
+    auto manifest = io::read_file(dir / "MANIFEST");
     if (!manifest.is_ok()) return manifest.error();
-    auto dense = read_file(dir / "dense.bin");
+    auto dense = io::read_file(dir / "dense.bin");
     if (!dense.is_ok()) return corrupt("snapshot " + std::to_string(id) + ": " + dense.error().message());
-    auto job = read_file(dir / "job.ini");
+    auto job = io::read_file(dir / "job.ini");
     if (!job.is_ok()) return corrupt("snapshot " + std::to_string(id) + ": " + job.error().message());
     return assemble(id, *manifest, *dense, *job);
   }
@@ -490,28 +456,18 @@ class directory_store final : public snapshot_store {
   status write_result(const stored_result& r) override {
     std::error_code ec;
     fs::create_directories(dir_, ec);
-    const fs::path tmp = fs::path(dir_) / "RESULT.json.tmp";
-    SS_RETURN_IF_ERROR(write_file_synced(tmp, encode_result(r)));
-    fs::rename(tmp, fs::path(dir_) / "RESULT.json", ec);
-    if (ec) return {errc::io_error, dir_ + "/RESULT.json: " + ec.message()};
-    sync_dir(dir_);
-    return status::ok();
+    return io::replace_file(fs::path(dir_) / "RESULT.json", encode_result(r));
   }
 
   status write_job_id(std::uint64_t id) override {
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) return {errc::io_error, dir_ + ": " + ec.message()};
-    const fs::path tmp = fs::path(dir_) / "JOB_ID.tmp";
-    SS_RETURN_IF_ERROR(write_file_synced(tmp, hex64(id) + "\n"));
-    fs::rename(tmp, fs::path(dir_) / "JOB_ID", ec);
-    if (ec) return {errc::io_error, dir_ + "/JOB_ID: " + ec.message()};
-    sync_dir(dir_);
-    return status::ok();
+    return io::replace_file(fs::path(dir_) / "JOB_ID", hex64(id) + "\n");
   }
 
   result<std::uint64_t> read_job_id() override {
-    auto text = read_file(fs::path(dir_) / "JOB_ID");
+    auto text = io::read_file(fs::path(dir_) / "JOB_ID");
     if (!text.is_ok()) return text.error();
     char* end = nullptr;
     const std::uint64_t id = std::strtoull(text->c_str(), &end, 16);
@@ -520,7 +476,7 @@ class directory_store final : public snapshot_store {
   }
 
   result<stored_result> read_result() override {
-    auto text = read_file(fs::path(dir_) / "RESULT.json");
+    auto text = io::read_file(fs::path(dir_) / "RESULT.json");
     if (!text.is_ok()) return text.error();
     auto r = decode_result(*text);
     if (!r.is_ok()) return r.error().with_context(dir_ + "/RESULT.json");

@@ -16,6 +16,8 @@
 #include <utility>
 
 #include "ss/core/checksum.hpp"
+#include "ss/core/io/byte_order.hpp"
+#include "ss/core/io/durable_file.hpp"
 #include "ss/core/model/dlrm.hpp"
 
 namespace ss::model {
@@ -23,7 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr bool little_endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 constexpr std::size_t preamble_bytes = 12;
 constexpr std::size_t head_bytes = 20;
 constexpr std::uint64_t max_header_bytes = std::uint64_t{1} << 30;
@@ -36,63 +37,15 @@ constexpr char tag_dense[4] = {'D', 'E', 'N', 'S'};
 constexpr char tag_rows[4] = {'R', 'O', 'W', 'S'};
 constexpr char tag_foot[4] = {'F', 'O', 'O', 'T'};
 
-// --- little-endian encoding ---------------------------------------------------------------
+// --- little-endian encoding (ss/core/io/byte_order.hpp) -------------------------------------
 
-template <class T>
-void put_le(unsigned char* p, T v) {
-  static_assert(std::is_unsigned_v<T>);
-  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-template <class T>
-T get_le(const unsigned char* p) {
-  static_assert(std::is_unsigned_v<T>);
-  T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
-  return v;
-}
-
-template <class T>
-void append_le(std::string& out, T v) {
-  unsigned char b[sizeof(T)];
-  put_le(b, v);
-  out.append(reinterpret_cast<const char*>(b), sizeof(T));
-}
+using io::append_le;
+using io::get_le;
+using io::put_le;
 
 void append_str(std::string& out, const std::string& s) {
   append_le(out, static_cast<std::uint32_t>(s.size()));
   out += s;
-}
-
-std::uint32_t float_bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-float bits_float(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-// n floats to little-endian bytes at dst.
-void encode_floats(const float* src, std::size_t n, unsigned char* dst) {
-  if (n == 0) return;  // memcpy's pointers must not be null, even for 0 bytes; an empty vector's may be
-  if constexpr (little_endian) {
-    std::memcpy(dst, src, n * sizeof(float));
-  } else {
-    for (std::size_t i = 0; i < n; ++i) put_le(dst + 4 * i, float_bits(src[i]));
-  }
-}
-
-void decode_floats(const unsigned char* src, std::size_t n, float* dst) {
-  if (n == 0) return;  // memcpy's pointers must not be null, even for 0 bytes; an empty vector's may be
-  if constexpr (little_endian) {
-    std::memcpy(dst, src, n * sizeof(float));
-  } else {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = bits_float(get_le<std::uint32_t>(src + 4 * i));
-  }
 }
 
 std::string tag_text(const unsigned char* tag) {
@@ -170,13 +123,6 @@ std::int64_t now_unix_ms() {
       .count();
 }
 
-void sync_dir(const fs::path& dir) {
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    (void)::fsync(fd);
-    ::close(fd);
-  }
-}
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -297,9 +243,9 @@ status model_writer::write_dense(const float* params, std::size_t n) {
                                            " dense parameters are NaN or infinite" + kDivergedHint});
   const void* bytes = params;
   std::vector<unsigned char> converted;
-  if constexpr (!little_endian) {
+  if constexpr (!io::host_is_little_endian) {
     converted.resize(n * 4);
-    encode_floats(params, n, converted.data());
+    io::encode_floats_le(params, n, converted.data());
     bytes = converted.data();
   }
   SS_RETURN_IF_ERROR(m.write_section(tag_dense, 0, n, bytes, n * sizeof(float)));
@@ -330,7 +276,7 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
         return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
                                                std::to_string(table) + " has NaN or infinite values" + kDivergedHint});
       put_le(out, ids[start + i]);
-      encode_floats(values + (start + i) * stride, dim, out + 8);
+      io::encode_floats_le(values + (start + i) * stride, dim, out + 8);
     }
     SS_RETURN_IF_ERROR(m.write_section(tag_rows, table, count, m.block.data(), m.block.size()));
     m.stats.blocks += 1;
@@ -380,7 +326,9 @@ result<model_file_stats> model_writer::finish() {
     fs::remove(m.tmp, ec);
     return m.fail({errc::io_error, m.prefix() + "cannot rename " + m.tmp + " into place: " + ec.message()});
   }
-  sync_dir(fs::path(m.path).parent_path());
+  // The file's bytes are synced; its name is durable once the directory is.
+  if (auto synced = io::sync_directory(fs::path(m.path).parent_path()); !synced.is_ok())
+    return m.fail({errc::io_error, m.prefix() + synced.message()});
   m.at = impl::stage::finished;
   return m.stats;
 }
@@ -532,7 +480,7 @@ struct model_reader::impl {
                      std::to_string(header.dense_params));
     if (h->b > (size - pos) / 4) return truncated("in the dense part");
     SS_RETURN_IF_ERROR(read_payload(h->b * 4, "the dense part", h->offset));
-    if (out != nullptr) decode_floats(buf.data(), static_cast<std::size_t>(h->b), out);
+    if (out != nullptr) io::decode_floats_le(buf.data(), static_cast<std::size_t>(h->b), out);
     at = stage::rows_next;
     return status::ok();
   }
@@ -588,7 +536,7 @@ struct model_reader::impl {
       const unsigned char* p = buf.data();
       for (std::size_t i = 0; i < n; ++i, p += row_bytes) {
         ids[i] = get_le<std::uint64_t>(p);
-        decode_floats(p + 8, dim, values.data() + i * dim);
+        io::decode_floats_le(p + 8, dim, values.data() + i * dim);
       }
       totals.blocks += 1;
       totals.rows += n;

@@ -25,6 +25,7 @@
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
+#include "ss/core/io/durable_file.hpp"
 #include "ss/core/checksum.hpp"
 #include "ss/storage/record_format.hpp"
 
@@ -60,38 +61,6 @@ status from_rocks(const rocksdb::Status& s, const std::string& context) {
 
 std::string meta_key(const std::string& key) { return std::string(1, format::kMetaPrefix) + key; }
 std::string format_key(const std::string& name) { return std::string(1, format::kFormatPrefix) + name; }
-
-// fsync a file or a directory.
-status fsync_path(const fs::path& p, bool directory) {
-  const int fd = ::open(p.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd < 0) return {errc::io_error, "open " + p.string() + ": " + std::strerror(errno)};
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return {errc::io_error, "fsync " + p.string() + ": " + std::strerror(err)};
-  return status::ok();
-}
-
-status write_file_durably(const fs::path& p, const std::string& content) {
-  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return {errc::io_error, "create " + p.string() + ": " + std::strerror(errno)};
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return {errc::io_error, "write " + p.string() + ": " + std::strerror(err)};
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return {errc::io_error, "fsync " + p.string() + ": " + std::strerror(err)};
-  return status::ok();
-}
 
 std::uint64_t dir_bytes(const fs::path& p) {
   std::uint64_t total = 0;
@@ -249,11 +218,11 @@ status copy_db_dir(const fs::path& from, const fs::path& to) {
     if (!sst || lec) {
       fs::copy_file(it->path(), dst, fs::copy_options::overwrite_existing, lec);
       if (lec) return {errc::io_error, "copy " + it->path().string() + ": " + lec.message()};
-      SS_RETURN_IF_ERROR(fsync_path(dst, false));
+      SS_RETURN_IF_ERROR(io::sync_file(dst));
     }
   }
   if (ec) return {errc::io_error, "list " + from.string() + ": " + ec.message()};
-  return fsync_path(to, true);
+  return io::sync_directory(to);
 }
 
 }  // namespace
@@ -542,11 +511,11 @@ result<embedding::checkpoint_info> rocksdb_rows::checkpoint(std::uint64_t id) {
   m.rows = totals.rows;
   m.row_floats = row_floats_;
   m.hash = totals.hash;
-  SS_RETURN_IF_ERROR(write_file_durably(tmp / kManifestName, render_manifest(m)));
-  SS_RETURN_IF_ERROR(fsync_path(tmp, true));
+  SS_RETURN_IF_ERROR(io::write_file_synced(tmp / kManifestName, render_manifest(m)));
+  SS_RETURN_IF_ERROR(io::sync_directory(tmp));
   fs::rename(tmp, final_dir, ec);
   if (ec) return {errc::io_error, "rename " + tmp.string() + ": " + ec.message()};
-  SS_RETURN_IF_ERROR(fsync_path(final_dir.parent_path(), true));
+  SS_RETURN_IF_ERROR(io::sync_directory(final_dir.parent_path()));
   embedding::checkpoint_info info;
   info.id = id;
   info.path = final_dir.string();
@@ -651,7 +620,7 @@ status rocksdb_rows::restore(std::uint64_t id) {
     (void)reopen;
     return {errc::io_error, "rename " + staging.string() + ": " + ec.message()};
   }
-  SS_RETURN_IF_ERROR(fsync_path(root, true));
+  SS_RETURN_IF_ERROR(io::sync_directory(root));
   status s = open_live();
   if (!s) {  // put the old live DB back
     std::error_code ec2;
