@@ -157,17 +157,10 @@ void set_state(coordinator_actor* self, wire::job_state s) {
   }
 }
 
-void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows) {
+// The job's result from the coordinator's counters, the members' last progress and the test
+// metrics (null: the test files were not scored).
+job::job_report build_report(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows) {
   auto& st = self->state;
-  if (st.state != wire::job_state::failed && !st.options.export_path.empty() && st.export_stage == 0 &&
-      !st.central.empty()) {
-    // The model file first; the result (and the members' release) waits for it.
-    st.export_stage = 1;
-    if (test != nullptr) st.final_test = *test;
-    st.final_test_bad_rows = test_bad_rows;
-    const totals so_far = sum_up(st);
-    return start_export(self, st.central, click_rate_of(so_far), so_far.examples);
-  }
   const totals t = sum_up(st);
   // The job's training time: the longest a trainer trained (first batch to last), which the
   // trainers measure themselves; the coordinator's own view lags by up to a heartbeat.
@@ -238,8 +231,23 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
     r.export_bytes = st.exported->bytes;
   }
   r.export_error = st.export_error;
-  if (!failed) set_state(self, wire::job_state::done);
-  if (!failed && st.options.snapshots) {
+  return r;
+}
+
+void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows) {
+  auto& st = self->state;
+  if (st.state != wire::job_state::failed && !st.options.export_path.empty() && st.export_stage == 0 &&
+      !st.central.empty()) {
+    // The model file first; the result (and the members' release) waits for it.
+    st.export_stage = 1;
+    if (test != nullptr) st.final_test = *test;
+    st.final_test_bad_rows = test_bad_rows;
+    const totals so_far = sum_up(st);
+    return start_export(self, st.central, click_rate_of(so_far), so_far.examples);
+  }
+  job::job_report r = build_report(self, test, test_bad_rows);
+  if (r.ok) set_state(self, wire::job_state::done);
+  if (r.ok && st.options.snapshots) {
     // A restarted coordinator of a finished job reports this instead of training again.
     if (auto w = st.options.snapshots->write_result(job::stored_result{r.to_json(), st.job_text}); !w.is_ok())
       spdlog::warn("{}: cannot store the job's result: {}", st.options.name, w.message());

@@ -121,6 +121,73 @@ void fetch_central_model(trainer_actor* self) {
           [self](const caf::error&) { self->delayed_send(self, retry_delay, fetch_atom::value); });
 }
 
+// The cluster view changed: link to shards and sync servers at their (new) endpoints, and pass
+// the readers on to the feeder.
+void follow_view(trainer_actor* self, const wire::cluster_view& view) {
+  auto& st = self->state;
+  st.last_view = view;
+  st.have_view = true;
+  if (st.shard_endpoints.size() < view.shards.size()) st.shard_endpoints.resize(view.shards.size());
+  for (std::uint32_t s = 0; s < view.shards.size() && s < st.shard_links.size(); ++s) {
+    if (view.shards[s].empty() || view.shards[s] == st.shard_endpoints[s]) continue;
+    st.shard_endpoints[s] = view.shards[s];
+    self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.shards[s])
+        .then([self, s](std::uint32_t link) {
+          auto& state = self->state;
+          state.shard_links[s] = link;
+          for (auto& w : state.workers) self->send(w, shards_atom::value, state.shard_links);
+        });
+  }
+  if (st.feeder) self->send(st.feeder, view_atom::value, view);
+  if (st.sync_endpoints.size() < view.syncs.size()) {
+    st.sync_endpoints.resize(view.syncs.size());
+    st.sync_incarnations.resize(view.syncs.size());
+  }
+  for (std::uint32_t k = 0; k < view.syncs.size() && k < st.ctx->slices; ++k) {
+    const std::uint64_t incarnation = k < view.sync_incarnations.size() ? view.sync_incarnations[k] : 0;
+    if (view.syncs[k].empty() ||
+        (view.syncs[k] == st.sync_endpoints[k] && incarnation == st.sync_incarnations[k]))
+      continue;
+    const bool restarted = !st.sync_endpoints[k].empty();
+    st.sync_endpoints[k] = view.syncs[k];
+    st.sync_incarnations[k] = incarnation;
+    self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.syncs[k])
+        .then([self, k, restarted](std::uint32_t link) {
+          self->send(self->state.syncer, slink_atom::value, k, link, restarted);
+        });
+  }
+}
+
+// What `shadowsync status` shows of this trainer.
+std::string status_json(trainer_actor* self) {
+  auto& st = self->state;
+  const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
+  const auto t = st.ctx->progress->timings();
+  return json_object()
+      .add("compute_seconds", t.compute_seconds)
+      .add("wait_seconds", t.wait_seconds)
+      .add("lookup_p50_ms", t.lookup_p50_ms)
+      .add("lookup_p99_ms", t.lookup_p99_ms)
+      .add("push_p50_ms", t.push_p50_ms)
+      .add("push_p99_ms", t.push_p99_ms)
+      .add("role", "trainer")
+      .add("name", st.ctx->options.name)
+      .add("workers", static_cast<std::uint64_t>(st.workers.size()))
+      .add("examples", p.examples)
+      .add("batches", p.batches)
+      .add("train_logloss", p.examples ? p.loss_sum / p.examples : 0.0)
+      .add("sync", sync::to_string(st.ctx->sync))
+      .add("sync_rounds", p.sync_rounds)
+      .add("sync_gap", p.sync_gap)
+      .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
+      .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
+      .add("sync_distance", p.sync_distance)
+      .add("sync_wait_seconds", p.sync_wait_seconds)
+      .add("finished", p.finished)
+      .add("error", st.ctx->progress->error())
+      .str();
+}
+
 caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, caf::actor member) {
   self->state.ctx = ctx;
   self->state.member = member;
@@ -133,40 +200,7 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
   });
   return {
       [self](fetch_atom) { fetch_central_model(self); },
-      [self](view_atom, const wire::cluster_view& view) {
-        auto& st = self->state;
-        st.last_view = view;
-        st.have_view = true;
-        if (st.shard_endpoints.size() < view.shards.size()) st.shard_endpoints.resize(view.shards.size());
-        for (std::uint32_t s = 0; s < view.shards.size() && s < st.shard_links.size(); ++s) {
-          if (view.shards[s].empty() || view.shards[s] == st.shard_endpoints[s]) continue;
-          st.shard_endpoints[s] = view.shards[s];
-          self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.shards[s])
-              .then([self, s](std::uint32_t link) {
-                auto& state = self->state;
-                state.shard_links[s] = link;
-                for (auto& w : state.workers) self->send(w, shards_atom::value, state.shard_links);
-              });
-        }
-        if (st.feeder) self->send(st.feeder, view_atom::value, view);
-        if (st.sync_endpoints.size() < view.syncs.size()) {
-          st.sync_endpoints.resize(view.syncs.size());
-          st.sync_incarnations.resize(view.syncs.size());
-        }
-        for (std::uint32_t k = 0; k < view.syncs.size() && k < st.ctx->slices; ++k) {
-          const std::uint64_t incarnation = k < view.sync_incarnations.size() ? view.sync_incarnations[k] : 0;
-          if (view.syncs[k].empty() ||
-              (view.syncs[k] == st.sync_endpoints[k] && incarnation == st.sync_incarnations[k]))
-            continue;
-          const bool restarted = !st.sync_endpoints[k].empty();
-          st.sync_endpoints[k] = view.syncs[k];
-          st.sync_incarnations[k] = incarnation;
-          self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.syncs[k])
-              .then([self, k, restarted](std::uint32_t link) {
-                self->send(self->state.syncer, slink_atom::value, k, link, restarted);
-              });
-        }
-      },
+      [self](view_atom, const wire::cluster_view& view) { follow_view(self, view); },
       [self](state_atom, wire::job_state state) {
         self->state.job_state = state;
         if (self->state.feeder) self->send(self->state.feeder, state_atom::value, state);
@@ -195,31 +229,7 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
         if (!std::holds_alternative<wire::status_request>(env->message))
           return make_body(wire::error_reply{errc::invalid_argument, std::string("a trainer does not serve ") +
                                                                          wire::message_name(env->message)});
-        const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
-        const auto t = st.ctx->progress->timings();
-        return make_body(wire::status_reply{json_object()
-                                                .add("compute_seconds", t.compute_seconds)
-                                                .add("wait_seconds", t.wait_seconds)
-                                                .add("lookup_p50_ms", t.lookup_p50_ms)
-                                                .add("lookup_p99_ms", t.lookup_p99_ms)
-                                                .add("push_p50_ms", t.push_p50_ms)
-                                                .add("push_p99_ms", t.push_p99_ms)
-                                                .add("role", "trainer")
-                                                .add("name", st.ctx->options.name)
-                                                .add("workers", static_cast<std::uint64_t>(st.workers.size()))
-                                                .add("examples", p.examples)
-                                                .add("batches", p.batches)
-                                                .add("train_logloss", p.examples ? p.loss_sum / p.examples : 0.0)
-                                                .add("sync", sync::to_string(st.ctx->sync))
-                                                .add("sync_rounds", p.sync_rounds)
-                                                .add("sync_gap", p.sync_gap)
-                                                .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
-                                                .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
-                                                .add("sync_distance", p.sync_distance)
-                                                .add("sync_wait_seconds", p.sync_wait_seconds)
-                                                .add("finished", p.finished)
-                                                .add("error", st.ctx->progress->error())
-                                                .str()});
+        return make_body(wire::status_reply{status_json(self)});
       },
   };
 }

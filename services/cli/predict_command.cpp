@@ -18,6 +18,7 @@
 #include "ss/core/config/option_set.hpp"
 #include "ss/core/job/input_options.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/metrics/metrics.hpp"
 #include "ss/core/model/model_file.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
 #include "ss/core/train/reader_source.hpp"
@@ -232,12 +233,8 @@ int run_predict(const args& a, const config::environment& env) {
       .add("model_shape", m.setup.dlrm.describe())
       .add("model_rows", m.stats.rows)
       .add("train_examples", m.header.train_examples)
-      .add("train_click_rate", m.header.train_click_rate)
-      .add("test_examples", test.examples)
-      .add("test_logloss", test.log_loss)
-      .add("test_ne", test.ne)
-      .add("test_auc", test.auc)
-      .add("test_calibration", test.calibration)
+      .add("train_click_rate", m.header.train_click_rate);
+  metrics::add_test_fields(j, test)
       .add("bad_rows", bad_rows)
       .add("predictions", o.predictions)
       .add("predictions_written", predictions)

@@ -18,6 +18,7 @@
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/preflight.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/metrics/metrics.hpp"
 #include "ss/core/model/gemm.hpp"
 #include "ss/core/model/model_file.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
@@ -395,12 +396,8 @@ int run_train(const args& a, const config::environment& env) {
       .add("best_epoch", best_epoch)
       .add("stopped_early", stopped_early)
       .add_raw("epochs", epochs_json(epochs))
-      .add_raw("evaluations", job::evaluations_json(evaluations))
-      .add("test_examples", test.examples)
-      .add("test_logloss", test.log_loss)
-      .add("test_ne", test.ne)
-      .add("test_auc", test.auc)
-      .add("test_calibration", test.calibration)
+      .add_raw("evaluations", job::evaluations_json(evaluations));
+  metrics::add_test_fields(j, test)
       .add("bad_rows", bad_rows)
       .add("validation_bad_rows", validation_bad_rows)
       .add("embedding_rows", store.total_rows())

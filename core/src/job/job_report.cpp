@@ -63,8 +63,8 @@ std::string job_report::to_json() const {
                            .add("sync_distance", t.sync_distance)
                            .add("sync_wait_seconds", t.sync_wait_seconds)
                            .str());
-  return json_object()
-      .add("command", "cluster")
+  json_object j;
+  j.add("command", "cluster")
       .add("ok", ok)
       .add("error", error)
       .add("examples", examples)
@@ -86,12 +86,8 @@ std::string job_report::to_json() const {
       .add("train_logloss", train_logloss)
       .add("train_ne", train_ne)
       .add("train_click_rate", train_click_rate)
-      .add("tested", tested)
-      .add("test_examples", test.examples)
-      .add("test_logloss", test.log_loss)
-      .add("test_ne", test.ne)
-      .add("test_auc", test.auc)
-      .add("test_calibration", test.calibration)
+      .add("tested", tested);
+  return metrics::add_test_fields(j, test)
       .add("bad_rows", bad_rows)
       .add("sync", sync)
       .add("sync_servers", sync_servers)

@@ -152,4 +152,12 @@ double auc_from_keys(std::vector<std::uint32_t>& positive_keys,
 }
 
 }  // namespace internal
+json_object& add_test_fields(json_object& j, const summary& m) {
+  return j.add("test_examples", m.examples)
+      .add("test_logloss", m.log_loss)
+      .add("test_ne", m.ne)
+      .add("test_auc", m.auc)
+      .add("test_calibration", m.calibration);
+}
+
 }  // namespace ss::metrics

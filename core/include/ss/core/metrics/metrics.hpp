@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ss/core/json.hpp"
+
 namespace ss::metrics {
 
 // Predictions are clipped to [log_loss_eps, 1 - log_loss_eps] before taking logs, so a confident
@@ -58,6 +60,10 @@ struct summary {
   // "examples=1000 ne=0.91234 auc=0.77123 log_loss=0.45123 ctr=0.25 mean_pred=0.249 calibration=0.996"
   std::string to_string() const;
 };
+
+// Adds a result line's test fields: test_examples, test_logloss, test_ne, test_auc,
+// test_calibration (null where not a number).
+json_object& add_test_fields(json_object& j, const summary& m);
 
 namespace detail {
 
