@@ -656,23 +656,19 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
 body_ptr on_status(coordinator_actor* self) {
   auto& st = self->state;
   const totals t = sum_up(st);
-  std::string members = "[";
-  bool first = true;
+  std::vector<std::string> members;
   for (const auto& [id, m] : st.members) {
-    members += std::string(first ? "" : ",") + json_object()
-                                                   .add("id", id)
-                                                   .add("name", m.name)
-                                                   .add("role", wire::to_string(m.role))
-                                                   .add("index", static_cast<std::int64_t>(m.index))
-                                                   .add("endpoint", m.endpoint)
-                                                   .add("examples", m.progress.examples)
-                                                   .add("finished", m.progress.finished)
-                                                   .add("seconds_since_heartbeat",
-                                                        seconds_between(m.last_seen, self->clock().now()))
-                                                   .str();
-    first = false;
+    members.push_back(json_object()
+                          .add("id", id)
+                          .add("name", m.name)
+                          .add("role", wire::to_string(m.role))
+                          .add("index", static_cast<std::int64_t>(m.index))
+                          .add("endpoint", m.endpoint)
+                          .add("examples", m.progress.examples)
+                          .add("finished", m.progress.finished)
+                          .add("seconds_since_heartbeat", seconds_between(m.last_seen, self->clock().now()))
+                          .str());
   }
-  members += "]";
   const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
   return make_body(wire::status_reply{
       json_object()
@@ -698,7 +694,7 @@ body_ptr on_status(coordinator_actor* self) {
                                 ? metrics::normalized_entropy(t.window_loss / static_cast<double>(t.window_examples), base)
                                 : std::nan(""))
           .add("view_epoch", st.view.epoch)
-          .add_raw("members", members)
+          .add_raw("members", json_array(members))
           .add("result", st.result ? st.result->to_json() : std::string())
           .str()});
 }

@@ -75,4 +75,13 @@ json_object& json_object::add_raw(std::string_view k, std::string_view json) {
   return *this;
 }
 
+std::string json_array(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (const auto& v : values) {
+    if (out.size() > 1) out += ',';
+    out += v;
+  }
+  return out + "]";
+}
+
 }  // namespace ss

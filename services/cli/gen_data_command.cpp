@@ -16,9 +16,8 @@ namespace ss::cli {
 namespace {
 
 std::string report_json(const data::teacher_report& r) {
-  std::string paths = "[";
-  for (std::size_t i = 0; i < r.paths.size(); ++i) paths += (i ? "," : "") + json_quote(r.paths[i]);
-  paths += "]";
+  std::vector<std::string> paths;
+  for (const auto& p : r.paths) paths.push_back(json_quote(p));
   return json_object()
       .add("rows", r.rows)
       .add("clicks", r.clicks)
@@ -28,7 +27,7 @@ std::string report_json(const data::teacher_report& r) {
       .add("realized_logloss", r.realized_log_loss)
       .add("realized_ne", r.realized_ne)
       .add("bytes", r.bytes)
-      .add_raw("paths", paths)
+      .add_raw("paths", json_array(paths))
       .str();
 }
 

@@ -55,7 +55,7 @@ struct epoch_record {
 };
 
 std::string epochs_json(const std::vector<epoch_record>& epochs) {
-  std::string out = "[";
+  std::vector<std::string> items;
   for (const auto& e : epochs) {
     json_object j;
     j.add("epoch", e.epoch)
@@ -63,13 +63,10 @@ std::string epochs_json(const std::vector<epoch_record>& epochs) {
         .add("seconds", e.trained.seconds)
         .add("train_logloss", e.trained.train_log_loss)
         .add("train_progressive", e.epoch == 1);
-    if (e.validation.examples > 0)
-      j.add("validation_logloss", e.validation.log_loss)
-          .add("validation_ne", e.validation.ne)
-          .add("validation_auc", e.validation.auc);
-    out += (out.size() > 1 ? "," : "") + j.str();
+    if (e.validation.examples > 0) metrics::add_validation_fields(j, e.validation);
+    items.push_back(j.str());
   }
-  return out + "]";
+  return json_array(items);
 }
 
 void print_bad_rows(const data::batch_reader& reader, const char* what) {

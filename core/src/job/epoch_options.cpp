@@ -26,16 +26,13 @@ void add_epoch_options(config::option_set& opts, epoch_options& o) {
 }
 
 std::string evaluations_json(const std::vector<evaluation>& evaluations) {
-  std::string out = "[";
-  for (const auto& e : evaluations)
-    out += (out.size() > 1 ? "," : "") + json_object()
-                                             .add("epoch", e.epoch)
-                                             .add("examples", e.examples)
-                                             .add("validation_logloss", e.validation.log_loss)
-                                             .add("validation_ne", e.validation.ne)
-                                             .add("validation_auc", e.validation.auc)
-                                             .str();
-  return out + "]";
+  std::vector<std::string> items;
+  for (const auto& e : evaluations) {
+    json_object j;
+    metrics::add_validation_fields(j.add("epoch", e.epoch).add("examples", e.examples), e.validation);
+    items.push_back(j.str());
+  }
+  return json_array(items);
 }
 
 status check_epoch_options(const epoch_options& o) {

@@ -9,12 +9,6 @@
 namespace ss::job {
 namespace {
 
-std::string array_of(const std::vector<std::string>& objects) {
-  std::string out = "[";
-  for (const auto& o : objects) out += (out.size() > 1 ? "," : "") + o;
-  return out + "]";
-}
-
 metrics::summary validation_of(const json_value& v) {
   metrics::summary m;
   m.log_loss = v["validation_logloss"].number(metrics::summary::nan);
@@ -44,13 +38,11 @@ int job_report::exit_status() const {
 
 std::string job_report::to_json() const {
   std::vector<std::string> scores, trainer_lines;
-  for (const auto& e : epoch_scores)
-    scores.push_back(json_object()
-                         .add("epoch", e.epoch)
-                         .add("validation_logloss", e.validation.log_loss)
-                         .add("validation_ne", e.validation.ne)
-                         .add("validation_auc", e.validation.auc)
-                         .str());
+  for (const auto& e : epoch_scores) {
+    json_object score;
+    metrics::add_validation_fields(score.add("epoch", e.epoch), e.validation);
+    scores.push_back(score.str());
+  }
   for (const auto& t : per_trainer)
     trainer_lines.push_back(json_object()
                            .add("name", t.name)
@@ -74,7 +66,7 @@ std::string job_report::to_json() const {
       .add("epochs_run", epochs_run)
       .add("best_epoch", best_epoch)
       .add("stopped_early", stopped_early)
-      .add_raw("epoch_scores", array_of(scores))
+      .add_raw("epoch_scores", json_array(scores))
       .add("validation_bad_rows", validation_bad_rows)
       .add_raw("evaluations", evaluations_json(evaluations))
       .add("seconds", seconds)
@@ -109,7 +101,7 @@ std::string job_report::to_json() const {
       .add("export_rows", export_rows)
       .add("export_bytes", export_bytes)
       .add("export_error", export_error)
-      .add_raw("trainer_stats", array_of(trainer_lines))
+      .add_raw("trainer_stats", json_array(trainer_lines))
       .str();
 }
 

@@ -1,16 +1,11 @@
 #include "ss/core/job/snapshot.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -319,7 +314,7 @@ result<dense_state> decode_dense(const std::string& bytes) {
     return corrupt("dense.bin is truncated (" + std::to_string(bytes.size()) + " bytes)");
   if (std::memcmp(bytes.data(), dense_magic, sizeof dense_magic) != 0) return corrupt("dense.bin has no SSDENSE1 magic");
   const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
-  const auto stored = io::get_le<std::uint32_t>(raw + bytes.size() - sizeof(std::uint32_t));
+  const std::uint32_t stored = stored_crc(bytes);
   const std::uint32_t actual = crc32c(bytes.data(), bytes.size() - sizeof stored);
   if (stored != actual) return corrupt("dense.bin fails its checksum (stored " + hex32(stored) + ", computed " + hex32(actual) + ")");
   dense_state d;
@@ -377,7 +372,6 @@ std::string snapshot_dir_name(std::uint64_t id) {
   std::snprintf(buf, sizeof buf, "snapshot-%06" PRIu64, id);
   return buf;
 }
-
 
 class directory_store final : public snapshot_store {
  public:

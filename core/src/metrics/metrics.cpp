@@ -160,4 +160,8 @@ json_object& add_test_fields(json_object& j, const summary& m) {
       .add("test_calibration", m.calibration);
 }
 
+json_object& add_validation_fields(json_object& j, const summary& m) {
+  return j.add("validation_logloss", m.log_loss).add("validation_ne", m.ne).add("validation_auc", m.auc);
+}
+
 }  // namespace ss::metrics

@@ -123,7 +123,6 @@ std::int64_t now_unix_ms() {
       .count();
 }
 
-
 std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace

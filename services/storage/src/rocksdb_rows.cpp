@@ -1,8 +1,5 @@
 #include "ss/storage/rocksdb_rows.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -11,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -527,10 +523,13 @@ result<embedding::checkpoint_info> rocksdb_rows::checkpoint(std::uint64_t id) {
 
 result<embedding::checkpoint_info> rocksdb_rows::read_manifest(std::uint64_t id) const {
   const fs::path p = fs::path(checkpoint_path(id)) / kManifestName;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return {errc::corrupt, "its manifest " + std::string(kManifestName) + " is missing"};
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto m = parse_manifest(text);
+  auto text = io::read_file(p);
+  if (!text.is_ok()) {
+    if (text.error().code() == errc::not_found)
+      return {errc::corrupt, "its manifest " + std::string(kManifestName) + " is missing"};
+    return text.error();
+  }
+  auto m = parse_manifest(*text);
   if (!m) return m.error();
   if (m->id != id) return {errc::corrupt, "its manifest names checkpoint " + std::to_string(m->id)};
   if (m->row_floats != row_floats_) {

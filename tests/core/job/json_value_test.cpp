@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "ss/core/json.hpp"
 #include "ss/core/json_value.hpp"
 
 using namespace ss;
@@ -84,4 +85,15 @@ TEST_CASE("json_value: the strict grammar refuses every malformed document", "[c
   }
   REQUIRE(ss::json_value::parse(good).is_ok());
   CHECK_FALSE(ss::json_value::parse(std::string("{\"a\":\0 1}", 9)).is_ok());
+}
+
+TEST_CASE("json_array: serialized values joined into an array that parses back", "[core][json]") {
+  CHECK(ss::json_array({}) == "[]");
+  const std::string text = ss::json_array({"1", ss::json_quote("a\"b"), ss::json_object().add("k", true).str()});
+  CHECK(text == R"([1,"a\"b",{"k":true}])");
+  auto doc = ss::json_value::parse(text);
+  REQUIRE(doc.is_ok());
+  REQUIRE(doc->items().size() == 3);
+  CHECK(doc->items()[1].string() == "a\"b");
+  CHECK(doc->items()[2]["k"].boolean());
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ss {
 
@@ -30,5 +31,8 @@ class json_object {
 
 // `text` as a JSON string literal, quotes included.
 std::string json_quote(std::string_view text);
+
+// Already-serialized JSON values (objects from json_object::str(), quoted strings) as one array.
+std::string json_array(const std::vector<std::string>& values);
 
 }  // namespace ss

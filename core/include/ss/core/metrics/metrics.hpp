@@ -64,6 +64,8 @@ struct summary {
 // Adds a result line's test fields: test_examples, test_logloss, test_ne, test_auc,
 // test_calibration (null where not a number).
 json_object& add_test_fields(json_object& j, const summary& m);
+// Adds validation_logloss, validation_ne, validation_auc (an epoch's or an evaluation's).
+json_object& add_validation_fields(json_object& j, const summary& m);
 
 namespace detail {
 
