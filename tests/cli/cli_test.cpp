@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "ss/core/job/snapshot.hpp"
 #include "support/process.hpp"
 
 using ss::test::json_number;
@@ -272,6 +273,16 @@ TEST_CASE("cli: a finished job's state answers only that job; a damaged stored r
   CHECK(cut.exit_code != 0);
   CHECK(cut.out.find("RESULT.json") != std::string::npos);
   CHECK(cut.out.find("its result cannot be read") != std::string::npos);
+  // One whose checksum holds but whose line is not a cluster result (another version's) is refused
+  // too, not reported.
+  const auto whole = ss::job::decode_result(text);
+  REQUIRE(whole.is_ok());
+  { std::ofstream(stored, std::ios::trunc) << ss::job::encode_result({R"({"command":"train","ok":true})", whole->job_text}); }
+  auto foreign = run_command(local + " --train " + dir.str("a/train.tsv"));
+  CHECK(foreign.exit_code != 0);
+  CHECK(foreign.out.find("the finished job's result cannot be read") != std::string::npos);
+  CHECK(foreign.out.find("not a cluster result") != std::string::npos);
+  CHECK(foreign.out.find("the job had finished before") == std::string::npos);
 }
 
 TEST_CASE("cli: libSVM and libFFM files train, in train and in the cluster", "[cli]") {
