@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/core/embedding/sharding.hpp"
+#include "ss/core/io/hex.hpp"
 #include "ss/core/json.hpp"
 
 namespace ss::actors {
@@ -317,8 +317,7 @@ result<std::string> newest_checkpoint_instead(embedding::shard_store& store, emb
 result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
                                  std::uint64_t restore_snapshot, bool job_was_running, const shard_options& o,
                                  shard_counters& c) {
-  char job_hex[24];
-  std::snprintf(job_hex, sizeof job_hex, "%016llx", static_cast<unsigned long long>(job_id));
+  const std::string job_hex = io::hex(job_id, 16);
   auto stored_job = storage.get_meta("job_id");
   if (!stored_job.is_ok() && job_was_running && restore_snapshot == 0 && storage.live_damage().empty()) {
     // A restart into the running job with storage that never saw it: the rows are gone.

@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "ss/core/checksum.hpp"
+#include "ss/core/io/keyed_text.hpp"
 #include "storage_fixture.hpp"
 
 using namespace ss_storage_test;
@@ -55,16 +55,12 @@ void write_text(const fs::path& p, const std::string& s) {
 
 // Replaces the manifest's hash with `hash` and gives it a correct crc again.
 void rewrite_manifest_hash(const fs::path& manifest, const std::string& hash) {
-  std::string text = read_text(manifest);
-  const auto h = text.find("hash ");
+  auto text = ss::io::without_crc_line(read_text(manifest), "the manifest");
+  REQUIRE(text.is_ok());
+  const auto h = text->find("hash = ");
   REQUIRE(h != std::string::npos);
-  text.replace(h + 5, 16, hash);
-  const auto c = text.find("crc ");
-  REQUIRE(c != std::string::npos);
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", ss::crc32c(text.data(), c));
-  text = text.substr(0, c) + "crc " + buf + "\n";
-  write_text(manifest, text);
+  text->replace(h + 7, 16, hash);
+  write_text(manifest, ss::io::with_crc_line(*text));
 }
 
 }  // namespace
@@ -187,9 +183,10 @@ TEST_CASE("rocksdb rows on-disk layout and manifest", "[storage]") {
   CHECK(fs::is_directory(dir.path / "live"));
   CHECK_FALSE(fs::exists(dir.path / "checkpoints" / "42.tmp"));
   const std::string manifest = read_text(dir.path / "checkpoints" / "42" / "SHADOWSYNC-CHECKPOINT");
-  CHECK_THAT(manifest, Catch::StartsWith("shadowsync-checkpoint 1\nid 42\nrows 1001\nrow_floats 17\nhash "));
+  CHECK_THAT(manifest, Catch::StartsWith("# shadowsync shard checkpoint\nformat = 1\nid = 42\nrows = 1001\n"
+                                         "row_floats = 17\nhash = "));
   char hash[32];
-  std::snprintf(hash, sizeof hash, "hash %016llx\n", static_cast<unsigned long long>(info->checksum));
+  std::snprintf(hash, sizeof hash, "hash = %016llx\n", static_cast<unsigned long long>(info->checksum));
   CHECK_THAT(manifest, Catch::Contains(hash));
   auto list = store->checkpoints();
   REQUIRE(list.is_ok());
@@ -259,11 +256,29 @@ TEST_CASE("rocksdb rows verify catches a manifest with a wrong hash or a bad che
   CHECK_THAT(s.message(), Catch::EndsWith("differs from its manifest's 0123456789abcdef"));
 
   std::string edited = good;
-  edited[edited.find("rows 101") + 5] = '2';  // rows 201, crc not updated
+  edited[edited.find("rows = 101") + 7] = '2';  // rows 201, crc not updated
   write_text(manifest, edited);
   s = store->verify(4);
   CHECK(s.code() == errc::corrupt);
-  CHECK(s.message() == "checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT fails its checksum");
+  CHECK_THAT(s.message(), Catch::StartsWith("checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT fails its "
+                                            "checksum (stored "));
+
+  // A field that is not a number, with a correct crc: named, not read as zero.
+  auto body = ss::io::without_crc_line(good, "the manifest");
+  REQUIRE(body.is_ok());
+  std::string bad_rows = *body;
+  bad_rows.replace(bad_rows.find("rows = 101") + 7, 3, "1o1");
+  write_text(manifest, ss::io::with_crc_line(bad_rows));
+  s = store->verify(4);
+  CHECK(s.code() == errc::corrupt);
+  CHECK(s.message() == "checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT: rows has '1o1' where a number "
+                       "belongs");
+
+  // The line syntax of earlier builds is named as such.
+  write_text(manifest, "shadowsync-checkpoint 1\nid 4\nrows 101\nrow_floats 17\nhash 0123456789abcdef\ncrc 00000000\n");
+  s = store->verify(4);
+  CHECK(s.code() == errc::version_mismatch);
+  CHECK_THAT(s.message(), Catch::Contains("in the line syntax of shadowsync builds before"));
 
   fs::remove(manifest);
   s = store->verify(4);

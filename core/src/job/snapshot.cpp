@@ -1,17 +1,16 @@
 #include "ss/core/job/snapshot.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 #include "ss/core/checksum.hpp"
 #include "ss/core/io/byte_order.hpp"
 #include "ss/core/io/durable_file.hpp"
+#include "ss/core/io/keyed_text.hpp"
 
 namespace ss::job {
 namespace {
@@ -20,159 +19,91 @@ namespace fs = std::filesystem;
 
 constexpr char dense_magic[8] = {'S', 'S', 'D', 'E', 'N', 'S', 'E', '1'};
 
-std::string hex32(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", v);
-  return buf;
-}
-
-std::string hex64(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
-
-// Doubles round-trip exactly through %.17g.
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 status corrupt(const std::string& what) { return {errc::corrupt, what}; }
 
-// Reads whitespace-separated fields of one manifest value.
-class fields {
- public:
-  fields(std::string key, const std::string& value) : key_(std::move(key)), in_(value) {}
-  template <class T>
-  bool next(T& out) {
-    std::string word;
-    if (!(in_ >> word)) return fail("has too few fields");
-    return convert(word, out);
-  }
-  bool rest(std::string& out) {
-    std::getline(in_ >> std::ws, out);
-    return true;
-  }
-  // No field left (without consuming one, unlike done()).
-  bool at_end() { return (in_ >> std::ws).peek() == std::char_traits<char>::eof(); }
-  bool done() {
-    std::string word;
-    if (in_ >> word) return fail("has an unexpected field '" + word + "'");
-    return true;
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  bool fail(const std::string& why) {
-    if (error_.empty()) error_ = "MANIFEST: " + key_ + " " + why;
-    return false;
-  }
-  bool convert(const std::string& w, std::uint64_t& out) {
-    char* end = nullptr;
-    errno = 0;
-    const bool hex = w.size() > 2 && w[0] == '0' && w[1] == 'x';
-    out = std::strtoull(hex ? w.c_str() + 2 : w.c_str(), &end, hex ? 16 : 10);
-    if (errno != 0 || end == nullptr || *end != '\0' || w.empty() || w[0] == '-')
-      return fail("has '" + w + "' where a number belongs");
-    return true;
-  }
-  bool convert(const std::string& w, std::uint32_t& out) {
-    std::uint64_t v = 0;
-    if (!convert(w, v)) return false;
-    if (v > 0xffffffffULL) return fail("has '" + w + "', beyond 32 bits");
-    out = static_cast<std::uint32_t>(v);
-    return true;
-  }
-  bool convert(const std::string& w, std::int64_t& out) {
-    char* end = nullptr;
-    errno = 0;
-    out = std::strtoll(w.c_str(), &end, 10);
-    if (errno != 0 || end == nullptr || *end != '\0' || w.empty()) return fail("has '" + w + "' where a number belongs");
-    return true;
-  }
-  bool convert(const std::string& w, double& out) {
-    char* end = nullptr;
-    out = std::strtod(w.c_str(), &end);
-    if (end == nullptr || *end != '\0' || w.empty()) return fail("has '" + w + "' where a number belongs");
-    return true;
-  }
-  bool convert(const std::string& w, std::string& out) {
-    out = w;
-    return true;
-  }
-
-  std::string key_;
-  std::istringstream in_;
-  std::string error_;
-};
-
 std::string counters_line(const trainer_counters& t) {
-  return hex64(t.incarnation) + " " + std::to_string(t.examples) + " " + num(t.loss_sum) + " " +
-         std::to_string(t.clicks) + " " + num(t.active_seconds);
+  return io::hex(t.incarnation, 16) + " " + std::to_string(t.examples) + " " + io::exact(t.loss_sum) + " " +
+         std::to_string(t.clicks) + " " + io::exact(t.active_seconds);
 }
 
-bool parse_counters(fields& f, trainer_counters& t) {
-  std::string inc;
-  if (!f.next(inc)) return false;
-  char* end = nullptr;
-  t.incarnation = std::strtoull(inc.c_str(), &end, 16);
-  return f.next(t.examples) && f.next(t.loss_sum) && f.next(t.clicks) && f.next(t.active_seconds) && f.done();
+status parse_counters(const io::keyed_text& text, const std::string& key, trainer_counters& t) {
+  auto f = text.fields(key);
+  if (!f.is_ok()) return f.error();
+  if (!f->next_hex(t.incarnation) || !f->next(t.examples) || !f->next(t.loss_sum) || !f->next(t.clicks) ||
+      !f->next(t.active_seconds) || !f->done())
+    return corrupt(f->error());
+  return status::ok();
+}
+
+status parse_reader(const io::keyed_text& text, const std::string& key, reader_commit& r) {
+  auto f = text.fields(key);
+  if (!f.is_ok()) return f.error();
+  std::uint32_t valid = 0;
+  if (!f->next(valid) || !f->next(r.file_index) || !f->next(r.byte_offset) || !f->next(r.line_number) ||
+      !f->next(r.examples) || !f->next(r.bad_rows))
+    return corrupt(f->error());
+  // The file check came later (a manifest without it resumes unchecked), and epochs after it (a
+  // manifest without them is of a one-pass job, read in order).
+  if (!f->at_end() && (!f->next(r.previous_line_crc) || !f->next(r.file_size))) return corrupt(f->error());
+  if (!f->at_end() && (!f->next(r.epoch) || !f->next(r.window_batches))) return corrupt(f->error());
+  if (!f->done()) return corrupt(f->error());
+  r.valid = valid != 0;
+  return status::ok();
+}
+
+status parse_shard(const io::keyed_text& text, const std::string& key, shard_checkpoint& s) {
+  auto f = text.fields(key);
+  if (!f.is_ok()) return f.error();
+  if (!f->next(s.checkpoint) || !f->next(s.rows) || !f->next(s.bytes) || !f->next_hex(s.checksum) || !f->rest(s.path))
+    return corrupt(f->error());
+  return status::ok();
+}
+
+status parse_dense(const io::keyed_text& text, snapshot_manifest& m) {
+  auto f = text.fields("dense");
+  if (!f.is_ok()) return f.error();
+  if (!f->next(m.dense_params) || !f->next(m.dense_momentum) || !f->next_hex(m.dense_crc) || !f->done())
+    return corrupt(f->error());
+  return status::ok();
 }
 
 }  // namespace
 
 std::string format_manifest(const snapshot_manifest& m) {
-  std::string out;
-  auto line = [&out](const std::string& key, const std::string& value) { out += key + " = " + value + "\n"; };
-  out += "# shadowsync cluster snapshot\n";
-  line("format", std::to_string(m.format));
-  line("job_id", hex64(m.job_id));
-  line("snapshot", std::to_string(m.snapshot_id));
-  line("created_unix_ms", std::to_string(m.created_unix_ms));
-  line("departed", counters_line(m.departed));
-  line("trainers", std::to_string(m.trainers.size()));
-  for (std::size_t i = 0; i < m.trainers.size(); ++i) line("trainer." + std::to_string(i), counters_line(m.trainers[i]));
-  line("readers", std::to_string(m.readers.size()));
+  io::keyed_text_writer out("shadowsync cluster snapshot");
+  out.add("format", std::to_string(m.format));
+  out.add("job_id", io::hex(m.job_id, 16));
+  out.add("snapshot", std::to_string(m.snapshot_id));
+  out.add("created_unix_ms", std::to_string(m.created_unix_ms));
+  out.add("departed", counters_line(m.departed));
+  out.add("trainers", std::to_string(m.trainers.size()));
+  for (std::size_t i = 0; i < m.trainers.size(); ++i) out.add("trainer." + std::to_string(i), counters_line(m.trainers[i]));
+  out.add("readers", std::to_string(m.readers.size()));
   for (std::size_t i = 0; i < m.readers.size(); ++i) {
     const auto& r = m.readers[i];
-    line("reader." + std::to_string(i), std::string(r.valid ? "1" : "0") + " " + std::to_string(r.file_index) + " " +
-                                            std::to_string(r.byte_offset) + " " + std::to_string(r.line_number) + " " +
-                                            std::to_string(r.examples) + " " + std::to_string(r.bad_rows) + " " +
-                                            std::to_string(r.previous_line_crc) + " " + std::to_string(r.file_size) +
-                                            " " + std::to_string(r.epoch) + " " + std::to_string(r.window_batches));
+    out.add("reader." + std::to_string(i), std::string(r.valid ? "1" : "0") + " " + std::to_string(r.file_index) + " " +
+                                               std::to_string(r.byte_offset) + " " + std::to_string(r.line_number) + " " +
+                                               std::to_string(r.examples) + " " + std::to_string(r.bad_rows) + " " +
+                                               std::to_string(r.previous_line_crc) + " " + std::to_string(r.file_size) +
+                                               " " + std::to_string(r.epoch) + " " + std::to_string(r.window_batches));
   }
-  line("shards", std::to_string(m.shards.size()));
+  out.add("shards", std::to_string(m.shards.size()));
   for (std::size_t i = 0; i < m.shards.size(); ++i) {
     const auto& s = m.shards[i];
-    line("shard." + std::to_string(i), std::to_string(s.checkpoint) + " " + std::to_string(s.rows) + " " +
-                                           std::to_string(s.bytes) + " " + hex64(s.checksum) + " " + s.path);
+    out.add("shard." + std::to_string(i), std::to_string(s.checkpoint) + " " + std::to_string(s.rows) + " " +
+                                              std::to_string(s.bytes) + " " + io::hex(s.checksum, 16) + " " + s.path);
   }
-  line("dense", std::to_string(m.dense_params) + " " + std::to_string(m.dense_momentum) + " " + hex32(m.dense_crc));
-  line("job_crc", hex32(m.job_crc));
-  return with_crc_line(out);
-}
-
-std::string with_crc_line(const std::string& text) { return text + "crc32c = " + hex32(crc32c(text.data(), text.size())) + "\n"; }
-
-result<std::string> without_crc_line(const std::string& text, const std::string& what) {
-  const std::string tag = "crc32c = ";
-  const auto at = text.rfind(tag);
-  if (at == std::string::npos || (at > 0 && text[at - 1] != '\n'))
-    return corrupt(what + " has no crc32c line (cut short?)");
-  const std::string stored = text.substr(at + tag.size(), 8);
-  const std::string actual = hex32(crc32c(text.data(), at));
-  if (stored != actual) return corrupt(what + " fails its checksum (stored " + stored + ", computed " + actual + ")");
-  return text.substr(0, at);
+  out.add("dense", std::to_string(m.dense_params) + " " + std::to_string(m.dense_momentum) + " " + io::hex(m.dense_crc, 8));
+  out.add("job_crc", io::hex(m.job_crc, 8));
+  return out.finish();
 }
 
 std::string encode_result(const stored_result& r) {
-  return with_crc_line(r.json + "\n" + r.job_text + (r.job_text.empty() || r.job_text.back() == '\n' ? "" : "\n"));
+  return io::with_crc_line(r.json + "\n" + r.job_text + (r.job_text.empty() || r.job_text.back() == '\n' ? "" : "\n"));
 }
 
 result<stored_result> decode_result(const std::string& text) {
-  auto body = without_crc_line(text, "the stored result");
+  auto body = io::without_crc_line(text, "the stored result");
   if (!body.is_ok())
     return status(errc::corrupt, body.error().message() + "; written by an older shadowsync, or damaged");
   stored_result r;
@@ -185,106 +116,31 @@ result<stored_result> decode_result(const std::string& text) {
 }
 
 result<snapshot_manifest> parse_manifest(const std::string& text) {
-  auto body = without_crc_line(text, "MANIFEST");
-  if (!body.is_ok()) return body.error();
-  std::map<std::string, std::string> kv;
-  std::istringstream in(*body);
-  std::string l;
-  int number = 0;
-  while (std::getline(in, l)) {
-    ++number;
-    if (l.empty() || l[0] == '#') continue;
-    const auto eq = l.find(" = ");
-    if (eq == std::string::npos) return corrupt("MANIFEST line " + std::to_string(number) + " is not 'key = value'");
-    kv[l.substr(0, eq)] = l.substr(eq + 3);
-  }
-  auto need = [&kv](const std::string& key) -> result<std::string> {
-    auto it = kv.find(key);
-    if (it == kv.end()) return corrupt("MANIFEST has no '" + key + "'");
-    return it->second;
-  };
+  auto kv = io::keyed_text::parse(text, "MANIFEST");
+  if (!kv.is_ok()) return kv.error();
   snapshot_manifest m;
-  auto one = [&](const std::string& key, auto& out) -> status {
-    auto v = need(key);
-    if (!v.is_ok()) return v.error();
-    fields f(key, *v);
-    if (!f.next(out) || !f.done()) return corrupt(f.error());
-    return status::ok();
-  };
-  SS_RETURN_IF_ERROR(one("format", m.format));
+  SS_RETURN_IF_ERROR(kv->one("format", m.format));
   if (m.format != snapshot_format)
     return status(errc::version_mismatch, "snapshot format " + std::to_string(m.format) + ", this build reads " +
                                               std::to_string(snapshot_format));
-  {
-    auto v = need("job_id");
-    if (!v.is_ok()) return v.error();
-    m.job_id = std::strtoull(v->c_str(), nullptr, 16);
-  }
-  SS_RETURN_IF_ERROR(one("snapshot", m.snapshot_id));
-  SS_RETURN_IF_ERROR(one("created_unix_ms", m.created_unix_ms));
-  {
-    auto v = need("departed");
-    if (!v.is_ok()) return v.error();
-    fields f("departed", *v);
-    if (!parse_counters(f, m.departed)) return corrupt(f.error());
-  }
+  SS_RETURN_IF_ERROR(kv->one_hex("job_id", m.job_id));
+  SS_RETURN_IF_ERROR(kv->one("snapshot", m.snapshot_id));
+  SS_RETURN_IF_ERROR(kv->one("created_unix_ms", m.created_unix_ms));
+  SS_RETURN_IF_ERROR(parse_counters(*kv, "departed", m.departed));
   std::uint64_t trainers = 0, readers = 0, shards = 0;
-  SS_RETURN_IF_ERROR(one("trainers", trainers));
-  SS_RETURN_IF_ERROR(one("readers", readers));
-  SS_RETURN_IF_ERROR(one("shards", shards));
+  SS_RETURN_IF_ERROR(kv->one("trainers", trainers));
+  SS_RETURN_IF_ERROR(kv->one("readers", readers));
+  SS_RETURN_IF_ERROR(kv->one("shards", shards));
   if (trainers > 1000000 || readers > 1000000 || shards > 1000000) return corrupt("MANIFEST: implausible counts");
-  for (std::uint64_t i = 0; i < trainers; ++i) {
-    const std::string key = "trainer." + std::to_string(i);
-    auto v = need(key);
-    if (!v.is_ok()) return v.error();
-    fields f(key, *v);
-    trainer_counters t;
-    if (!parse_counters(f, t)) return corrupt(f.error());
-    m.trainers.push_back(t);
-  }
-  for (std::uint64_t i = 0; i < readers; ++i) {
-    const std::string key = "reader." + std::to_string(i);
-    auto v = need(key);
-    if (!v.is_ok()) return v.error();
-    fields f(key, *v);
-    reader_commit r;
-    std::uint32_t valid = 0;
-    if (!f.next(valid) || !f.next(r.file_index) || !f.next(r.byte_offset) || !f.next(r.line_number) ||
-        !f.next(r.examples) || !f.next(r.bad_rows))
-      return corrupt(f.error());
-    // The file check came later (a manifest without it resumes unchecked), and epochs after it (a
-    // manifest without them is of a one-pass job, read in order).
-    if (!f.at_end() && (!f.next(r.previous_line_crc) || !f.next(r.file_size))) return corrupt(f.error());
-    if (!f.at_end() && (!f.next(r.epoch) || !f.next(r.window_batches))) return corrupt(f.error());
-    if (!f.done()) return corrupt(f.error());
-    r.valid = valid != 0;
-    m.readers.push_back(r);
-  }
-  for (std::uint64_t i = 0; i < shards; ++i) {
-    const std::string key = "shard." + std::to_string(i);
-    auto v = need(key);
-    if (!v.is_ok()) return v.error();
-    fields f(key, *v);
-    shard_checkpoint s;
-    std::string checksum;
-    if (!f.next(s.checkpoint) || !f.next(s.rows) || !f.next(s.bytes) || !f.next(checksum) || !f.rest(s.path))
-      return corrupt(f.error());
-    s.checksum = std::strtoull(checksum.c_str(), nullptr, 16);
-    m.shards.push_back(s);
-  }
-  {
-    auto v = need("dense");
-    if (!v.is_ok()) return v.error();
-    fields f("dense", *v);
-    std::string crc;
-    if (!f.next(m.dense_params) || !f.next(m.dense_momentum) || !f.next(crc) || !f.done()) return corrupt(f.error());
-    m.dense_crc = static_cast<std::uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
-  }
-  {
-    auto v = need("job_crc");
-    if (!v.is_ok()) return v.error();
-    m.job_crc = static_cast<std::uint32_t>(std::strtoul(v->c_str(), nullptr, 16));
-  }
+  m.trainers.resize(trainers);
+  for (std::uint64_t i = 0; i < trainers; ++i)
+    SS_RETURN_IF_ERROR(parse_counters(*kv, "trainer." + std::to_string(i), m.trainers[i]));
+  m.readers.resize(readers);
+  for (std::uint64_t i = 0; i < readers; ++i) SS_RETURN_IF_ERROR(parse_reader(*kv, "reader." + std::to_string(i), m.readers[i]));
+  m.shards.resize(shards);
+  for (std::uint64_t i = 0; i < shards; ++i) SS_RETURN_IF_ERROR(parse_shard(*kv, "shard." + std::to_string(i), m.shards[i]));
+  SS_RETURN_IF_ERROR(parse_dense(*kv, m));
+  SS_RETURN_IF_ERROR(kv->one_hex("job_crc", m.job_crc));
   return m;
 }
 
@@ -316,7 +172,7 @@ result<dense_state> decode_dense(const std::string& bytes) {
   const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
   const std::uint32_t stored = stored_crc(bytes);
   const std::uint32_t actual = crc32c(bytes.data(), bytes.size() - sizeof stored);
-  if (stored != actual) return corrupt("dense.bin fails its checksum (stored " + hex32(stored) + ", computed " + hex32(actual) + ")");
+  if (stored != actual) return corrupt("dense.bin fails its checksum (stored " + io::hex(stored, 8) + ", computed " + io::hex(actual, 8) + ")");
   dense_state d;
   std::size_t at = sizeof dense_magic;
   const std::size_t end = bytes.size() - sizeof stored;
@@ -457,7 +313,7 @@ class directory_store final : public snapshot_store {
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) return {errc::io_error, dir_ + ": " + ec.message()};
-    return io::replace_file(fs::path(dir_) / "JOB_ID", hex64(id) + "\n");
+    return io::replace_file(fs::path(dir_) / "JOB_ID", io::hex(id, 16) + "\n");
   }
 
   result<std::uint64_t> read_job_id() override {

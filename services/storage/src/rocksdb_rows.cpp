@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <mutex>
-#include <sstream>
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
@@ -22,7 +19,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "ss/core/io/durable_file.hpp"
-#include "ss/core/checksum.hpp"
+#include "ss/core/io/keyed_text.hpp"
 #include "ss/storage/record_format.hpp"
 
 namespace ss::storage {
@@ -31,7 +28,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kManifestName = "SHADOWSYNC-CHECKPOINT";
-constexpr const char* kManifestMagic = "shadowsync-checkpoint";
+// The first word of the manifest syntax before keyed text.
+constexpr const char* kOldManifestMagic = "shadowsync-checkpoint ";
 
 // Keeps RocksDB from writing LOG files into checkpoints it only reads.
 class null_logger final : public rocksdb::Logger {
@@ -73,12 +71,6 @@ std::uint64_t dir_bytes(const fs::path& p) {
 
 bool all_digits(const std::string& s) {
   return !s.empty() && s.size() <= 20 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::string hex(std::uint64_t v, int width) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%0*" PRIx64, width, v);
-  return buf;
 }
 
 // What a full scan of a database found.
@@ -140,62 +132,36 @@ struct manifest {
   std::uint64_t hash = 0;
 };
 
+// A checkpoint's manifest is a keyed text (core/io/keyed_text.hpp), as a snapshot's MANIFEST is.
 std::string render_manifest(const manifest& m) {
-  std::string body;
-  body += std::string(kManifestMagic) + " " + std::to_string(m.version) + "\n";
-  body += "id " + std::to_string(m.id) + "\n";
-  body += "rows " + std::to_string(m.rows) + "\n";
-  body += "row_floats " + std::to_string(m.row_floats) + "\n";
-  body += "hash " + hex(m.hash, 16) + "\n";
-  body += "crc " + hex(crc32c(body.data(), body.size()), 8) + "\n";
-  return body;
+  io::keyed_text_writer out("shadowsync shard checkpoint");
+  out.add("format", std::to_string(m.version));
+  out.add("id", std::to_string(m.id));
+  out.add("rows", std::to_string(m.rows));
+  out.add("row_floats", std::to_string(m.row_floats));
+  out.add("hash", io::hex(m.hash, 16));
+  return out.finish();
 }
 
 // Parses a manifest; errc::corrupt with the reason (without the "checkpoint N is corrupt" prefix).
 result<manifest> parse_manifest(const std::string& text) {
-  const std::size_t crc_at = text.rfind("crc ");
-  if (crc_at == std::string::npos || (crc_at != 0 && text[crc_at - 1] != '\n')) {
-    return {errc::corrupt, "its manifest has no crc line"};
+  if (text.rfind(kOldManifestMagic, 0) == 0) {
+    return {errc::version_mismatch, "its manifest " + std::string(kManifestName) +
+                                        " is in the line syntax of shadowsync builds before 2026-11-25; this build "
+                                        "reads 'key = value' manifests (restore it with the build that wrote it)"};
   }
-  const std::string crc_text = text.substr(crc_at + 4);
-  char* end = nullptr;
-  const unsigned long long crc = std::strtoull(crc_text.c_str(), &end, 16);
-  if (end == crc_text.c_str() || (*end != '\n' && *end != '\0')) return {errc::corrupt, "its manifest has a malformed crc line"};
-  if (crc32c(text.data(), crc_at) != static_cast<std::uint32_t>(crc)) {
-    return {errc::corrupt, "its manifest " + std::string(kManifestName) + " fails its checksum"};
-  }
-  std::map<std::string, std::string> fields;
-  std::istringstream in(text.substr(0, crc_at));
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto sp = line.find(' ');
-    if (sp == std::string::npos) return {errc::corrupt, "its manifest has a malformed line \"" + line + "\""};
-    fields[line.substr(0, sp)] = line.substr(sp + 1);
-  }
+  auto kv = io::keyed_text::parse(text, "its manifest " + std::string(kManifestName));
+  if (!kv) return kv.error();
   manifest m;
-  auto number = [&](const char* name, int base, std::uint64_t* out) -> status {
-    auto f = fields.find(name);
-    if (f == fields.end()) return {errc::corrupt, std::string("its manifest lacks \"") + name + "\""};
-    char* e = nullptr;
-    errno = 0;
-    *out = std::strtoull(f->second.c_str(), &e, base);
-    if (f->second.empty() || *e != '\0' || errno != 0) {
-      return {errc::corrupt, std::string("its manifest has a malformed \"") + name + "\""};
-    }
-    return status::ok();
-  };
-  std::uint64_t v = 0;
-  SS_RETURN_IF_ERROR(number(kManifestMagic, 10, &v));
-  m.version = static_cast<std::uint32_t>(v);
+  SS_RETURN_IF_ERROR(kv->one("format", m.version));
   if (m.version != format::kFormatVersion) {
-    return {errc::version_mismatch, "its manifest has format version " + std::to_string(v) + ", this build reads " +
-                                        std::to_string(format::kFormatVersion)};
+    return {errc::version_mismatch, "its manifest has format version " + std::to_string(m.version) +
+                                        ", this build reads " + std::to_string(format::kFormatVersion)};
   }
-  SS_RETURN_IF_ERROR(number("id", 10, &m.id));
-  SS_RETURN_IF_ERROR(number("rows", 10, &m.rows));
-  SS_RETURN_IF_ERROR(number("row_floats", 10, &v));
-  m.row_floats = static_cast<std::uint32_t>(v);
-  SS_RETURN_IF_ERROR(number("hash", 16, &m.hash));
+  SS_RETURN_IF_ERROR(kv->one("id", m.id));
+  SS_RETURN_IF_ERROR(kv->one("rows", m.rows));
+  SS_RETURN_IF_ERROR(kv->one("row_floats", m.row_floats));
+  SS_RETURN_IF_ERROR(kv->one_hex("hash", m.hash));
   return m;
 }
 
@@ -588,8 +554,8 @@ status rocksdb_rows::verify(std::uint64_t id) const {
                                std::to_string(totals.rows)};
   }
   if (totals.hash != m->checksum) {
-    return {errc::corrupt, name + " is corrupt: its content hash " + hex(totals.hash, 16) +
-                               " differs from its manifest's " + hex(m->checksum, 16)};
+    return {errc::corrupt, name + " is corrupt: its content hash " + io::hex(totals.hash, 16) +
+                               " differs from its manifest's " + io::hex(m->checksum, 16)};
   }
   return status::ok();
 }

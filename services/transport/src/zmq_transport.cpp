@@ -27,6 +27,7 @@
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
+#include "ss/core/io/hex.hpp"
 #include "ss/core/log_limiter.hpp"
 #include "ss/transport/connection_limit.hpp"
 #include "zap_authenticator.hpp"
@@ -65,13 +66,6 @@ constexpr std::chrono::milliseconds kRedialFirst{500};
 // failed handshakes): it cannot wait on a socket another thread reads.
 constexpr std::chrono::milliseconds kSharedMonitorInterval{100};
 constexpr std::chrono::milliseconds kRedialMax{10000};
-
-std::string hex64(std::uint64_t v) {
-  static const char* digits = "0123456789abcdef";
-  std::string s(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 0xf];
-  return s;
-}
 
 std::uint64_t random64() {
   std::random_device rd;
@@ -112,13 +106,6 @@ constexpr std::chrono::seconds kRefusalLogInterval{60};
 // Distinct refusals remembered for that (a flood of random keys must not grow memory).
 constexpr std::size_t kRefusalLogEntries = 1024;
 
-std::string hex32(std::uint32_t v) {
-  static const char* digits = "0123456789abcdef";
-  std::string s = "0x00000000";
-  for (int i = 9; i >= 2; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 0xf];
-  return s;
-}
-
 }  // namespace
 
 struct zmq_transport::impl {
@@ -149,7 +136,7 @@ struct zmq_transport::impl {
   impl(std::shared_ptr<zmq::context_t> c, zmq_transport_options o)
       : ctx(std::move(c)),
         opts(std::move(o)),
-        id_prefix(opts.name.substr(0, 200) + "#" + hex64(random64()) + ".") {}
+        id_prefix(opts.name.substr(0, 200) + "#" + io::hex(random64(), 16) + ".") {}
 
   // ---- fixed at construction ----
   std::shared_ptr<zmq::context_t> ctx;
@@ -411,7 +398,7 @@ struct zmq_transport::impl {
     // An unknown route fails with EHOSTUNREACH and a full peer with EAGAIN, instead of a silent
     // drop: both are counted, and EAGAIN keeps the frame queued.
     router->set(zmq::sockopt::router_mandatory, true);
-    const std::string endpoint = "inproc://ss-transport-monitor." + hex64(random64());
+    const std::string endpoint = "inproc://ss-transport-monitor." + io::hex(random64(), 16);
     if (zmq_socket_monitor(router->handle(), endpoint.c_str(),
                            ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0) {
@@ -462,7 +449,7 @@ struct zmq_transport::impl {
     }
     std::optional<zmq::socket_t> watch;
     if (endpoint.rfind("inproc://", 0) != 0) {  // inproc has no handshake to refuse
-      const std::string where = "inproc://ss-link-monitor." + hex64(random64());
+      const std::string where = "inproc://ss-link-monitor." + io::hex(random64(), 16);
       if (zmq_socket_monitor(s.handle(), where.c_str(), ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_SUCCEEDED) ==
           0) {
         watch.emplace(*ctx, zmq::socket_type::pair);
@@ -763,7 +750,7 @@ struct zmq_transport::impl {
     } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC) {
       why = "its CURVE handshake does not decrypt (a client that pinned another server key?)";
     } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
-      why = "protocol error " + hex32(value);
+      why = "protocol error 0x" + io::hex(value, 8);
     } else {
       // Whichever side notices a mismatch first drops the connection: a plain client often sees
       // the server's CURVE greeting first and hangs up, and this side only sees EPIPE.

@@ -1,4 +1,4 @@
-// Durable files and the on-disk byte order.
+// Durable files, the on-disk byte order, hex digits and the manifests' keyed text.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -8,6 +8,7 @@
 
 #include "ss/core/io/byte_order.hpp"
 #include "ss/core/io/durable_file.hpp"
+#include "ss/core/io/keyed_text.hpp"
 #include "ss/core/job/snapshot.hpp"
 #include "support/process.hpp"
 
@@ -67,4 +68,71 @@ TEST_CASE("durable files: failures name the file and the reason", "[core][io]") 
   CHECK(st.message().find("no-such-dir/file.tmp: No such file or directory") != std::string::npos);
   CHECK(io::sync_directory(dir.path() / "no-such-dir").code() == errc::io_error);
   CHECK(io::sync_file(dir.path() / "nothing").code() == errc::io_error);
+}
+
+TEST_CASE("hex: zero-padded lowercase digits, wider values kept whole", "[core][io]") {
+  CHECK(ss::io::hex(0, 8) == "00000000");
+  CHECK(ss::io::hex(0xdeadbeef, 8) == "deadbeef");
+  CHECK(ss::io::hex(0x1f, 16) == "000000000000001f");
+  CHECK(ss::io::hex(~0ULL, 16) == "ffffffffffffffff");
+  CHECK(ss::io::hex(0x12345, 2) == "12345");
+}
+
+TEST_CASE("keyed text: written, checked and read back field by field", "[core][io]") {
+  ss::io::keyed_text_writer w("a test manifest");
+  w.add("format", "3").add("counts", "1 0x10 -7 0.1").add("hash", ss::io::hex(0xabcdef, 16)).add("path", "/a b/c");
+  const std::string text = w.finish();
+  CHECK(text.rfind("# a test manifest\nformat = 3\n", 0) == 0);
+  CHECK(text.find("\ncrc32c = ") != std::string::npos);
+
+  auto k = ss::io::keyed_text::parse(text, "T");
+  REQUIRE(k.is_ok());
+  std::uint32_t format = 0;
+  REQUIRE(k->one("format", format).is_ok());
+  CHECK(format == 3);
+  std::uint64_t hash = 0;
+  REQUIRE(k->one_hex("hash", hash).is_ok());
+  CHECK(hash == 0xabcdef);
+  auto f = k->fields("counts");
+  REQUIRE(f.is_ok());
+  std::uint64_t a = 0, b = 0;
+  std::int64_t c = 0;
+  double d = 0;
+  CHECK((f->next(a) && f->next(b) && f->next(c) && f->next(d) && f->done()));
+  CHECK(a == 1);
+  CHECK(b == 16);
+  CHECK(c == -7);
+  CHECK(d == 0.1);
+  auto p = k->fields("path");
+  REQUIRE(p.is_ok());
+  std::string path;
+  CHECK(p->rest(path));
+  CHECK(path == "/a b/c");
+  CHECK(ss::io::exact(0.1) == "0.10000000000000001");
+}
+
+TEST_CASE("keyed text: every malformed part is named", "[core][io]") {
+  const auto with = [](const std::string& body) { return ss::io::with_crc_line(body); };
+  auto message = [](const std::string& text) {
+    auto k = ss::io::keyed_text::parse(text, "T");
+    return k.is_ok() ? std::string("ok") : k.error().message();
+  };
+  CHECK(message("format = 1\n") == "T has no crc32c line (cut short?)");
+  std::string flipped = with("format = 1\n");
+  flipped[9] = '2';
+  CHECK(message(flipped).rfind("T fails its checksum (stored ", 0) == 0);
+  CHECK(message(with("# c\nformat 1\n")) == "T line 2 is not 'key = value'");
+  CHECK(message(with("a = 1\na = 2\n")) == "T names 'a' twice");
+
+  auto k = ss::io::keyed_text::parse(with("n = 12x\nbig = 4294967296\nh = 0xz\ntwo = 1 2\nneg = -1\n"), "T");
+  REQUIRE(k.is_ok());
+  std::uint32_t u32 = 0;
+  std::uint64_t u64 = 0;
+  CHECK(k->one("missing", u64).message() == "T has no 'missing'");
+  CHECK(k->one("n", u64).message() == "T: n has '12x' where a number belongs");
+  CHECK(k->one("big", u32).message() == "T: big has 4294967296, beyond 32 bits");
+  CHECK(k->one_hex("h", u64).message() == "T: h has '0xz' where hex digits belong");
+  CHECK(k->one("two", u64).message() == "T: two has an unexpected field '2'");
+  CHECK(k->one("neg", u64).message() == "T: neg has '-1' where a number belongs");
+  CHECK(k->one("n", u64).code() == ss::errc::corrupt);
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "ss/core/io/keyed_text.hpp"
 #include "ss/core/job/snapshot.hpp"
 
 using namespace ss;
@@ -81,12 +82,12 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(back->job_crc == 0x01020304);
 
   // A manifest of the version before the file check: its reader lines end at the bad rows.
-  std::string old_format = *without_crc_line(text, "MANIFEST");
+  std::string old_format = *io::without_crc_line(text, "MANIFEST");
   const std::string fields = "reader.0 = 1 2 4096 101 100 1";
   const auto line = old_format.find(fields);
   REQUIRE(line != std::string::npos);
   old_format.erase(line + fields.size(), old_format.find('\n', line) - line - fields.size());
-  auto old_back = parse_manifest(with_crc_line(old_format));
+  auto old_back = parse_manifest(io::with_crc_line(old_format));
   REQUIRE(old_back.is_ok());
   CHECK(old_back->readers[0].byte_offset == 4096);
   CHECK(old_back->readers[0].previous_line_crc == 0);  // not checked on resume
@@ -94,12 +95,12 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(old_back->readers[0].epoch == 0);
 
   // A manifest of the version before epochs: its reader lines end at the file check.
-  std::string one_pass = *without_crc_line(text, "MANIFEST");
+  std::string one_pass = *io::without_crc_line(text, "MANIFEST");
   const std::string checked = "reader.0 = 1 2 4096 101 100 1 " + std::to_string(0x9abcdef0u) + " 123456789";
   const auto at_checked = one_pass.find(checked);
   REQUIRE(at_checked != std::string::npos);
   one_pass.erase(at_checked + checked.size(), one_pass.find('\n', at_checked) - at_checked - checked.size());
-  auto one_pass_back = parse_manifest(with_crc_line(one_pass));
+  auto one_pass_back = parse_manifest(io::with_crc_line(one_pass));
   REQUIRE(one_pass_back.is_ok());
   CHECK(one_pass_back->readers[0].file_size == 123456789);
   CHECK(one_pass_back->readers[0].epoch == 0);

@@ -101,18 +101,13 @@ struct loaded_snapshot {
 // Where snapshots live. Injected into the coordinator: a directory in production, memory in tests.
 // A finished job's result line and the job it belongs to (job_config_text), so that a later run
 // with other settings is not answered with this job's result. Stored as the JSON line, the job
-// text and a crc32c line.
+// text and a crc32c line (io::with_crc_line).
 struct stored_result {
   std::string json;
   std::string job_text;
 };
 std::string encode_result(const stored_result& r);
 result<stored_result> decode_result(const std::string& text);
-
-// Text followed by a "crc32c = XXXXXXXX" line over it, and back (errc::corrupt naming `what`
-// when the line is missing or does not match).
-std::string with_crc_line(const std::string& text);
-result<std::string> without_crc_line(const std::string& text, const std::string& what);
 
 // Not thread-safe: the coordinator calls it from one actor.
 class snapshot_store {
