@@ -111,10 +111,9 @@ void embedding_table::group_by_stripe(const std::uint64_t* ids, std::size_t n, b
   }
 }
 
-std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows,
-                                                  batch_scratch& scratch) {
+template <class Visit>
+void embedding_table::for_each_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Visit&& visit) {
   group_by_stripe(ids, n, scratch);
-  std::size_t missing = 0, marked = 0;
   constexpr std::size_t ahead = 8;  // slots prefetched ahead of the probe
   for (std::size_t si = 0; si < stripe_count; ++si) {
     const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
@@ -126,71 +125,51 @@ std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std:
         const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
         __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
       }
-      const std::uint32_t i = scratch.order[k];
-      bool created = false;
-      const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &rows[i], &created);
-      if (rows[i] == nullptr) {
-        ++missing;
-      } else if (created) {
-        // A new row is a change too: storage holds every row the table holds once flushed.
-        s.dirty[at] = 1;
-        ++marked;
-      }
+      visit(s, scratch.order[k]);
     }
   }
+}
+
+std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows,
+                                                  batch_scratch& scratch) {
+  std::size_t missing = 0, marked = 0;
+  for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
+    bool created = false;
+    const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &rows[i], &created);
+    if (rows[i] == nullptr) {
+      ++missing;
+    } else if (created) {
+      // A new row is a change too: storage holds every row the table holds once flushed.
+      s.dirty[at] = 1;
+      ++marked;
+    }
+  });
   dirty_.fetch_add(marked, std::memory_order_relaxed);
   return missing;
 }
 
 void embedding_table::find_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch) {
-  group_by_stripe(ids, n, scratch);
-  constexpr std::size_t ahead = 8;
-  for (std::size_t si = 0; si < stripe_count; ++si) {
-    const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
-    if (begin == end) continue;
-    stripe& s = stripes_[si];
-    std::lock_guard<std::mutex> lock(s.mu);
-    for (std::uint32_t k = begin; k < end; ++k) {
-      if (k + ahead < end) {
-        const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
-        __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
-      }
-      const std::uint32_t i = scratch.order[k];
-      rows[i] = s.slots[probe(s, ids[i], scratch.hashes[i])].row;
-    }
-  }
+  for_each_by_stripe(ids, n, scratch,
+                     [&](stripe& s, std::uint32_t i) { rows[i] = s.slots[probe(s, ids[i], scratch.hashes[i])].row; });
 }
 
 std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
                                           batch_scratch& scratch) {
-  group_by_stripe(ids, n, scratch);
   std::size_t missing = 0, marked = 0;
-  constexpr std::size_t ahead = 8;
-  for (std::size_t si = 0; si < stripe_count; ++si) {
-    const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
-    if (begin == end) continue;
-    stripe& s = stripes_[si];
-    std::lock_guard<std::mutex> lock(s.mu);
-    for (std::uint32_t k = begin; k < end; ++k) {
-      if (k + ahead < end) {
-        const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
-        __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
-      }
-      const std::uint32_t i = scratch.order[k];
-      float* row = nullptr;
-      bool created = false;
-      const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &row, &created);
-      if (row == nullptr) {
-        ++missing;
-        continue;
-      }
-      update(context, row, i);
-      if (s.dirty[at] == 0) {
-        s.dirty[at] = 1;
-        ++marked;
-      }
+  for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
+    float* row = nullptr;
+    bool created = false;
+    const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &row, &created);
+    if (row == nullptr) {
+      ++missing;
+      return;
     }
-  }
+    update(context, row, i);
+    if (s.dirty[at] == 0) {
+      s.dirty[at] = 1;
+      ++marked;
+    }
+  });
   dirty_.fetch_add(marked, std::memory_order_relaxed);
   return missing;
 }

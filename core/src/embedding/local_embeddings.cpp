@@ -11,14 +11,7 @@ thread_local std::vector<float*> local_embeddings::found_;
 
 local_embeddings::local_embeddings(const embedding_options& options) : options_(options) {
   for (std::uint32_t t = 0; t < options.tables; ++t) {
-    table_options o;
-    o.table = t;
-    o.dim = options.dim;
-    o.state_floats = options.optimizer.state_floats();
-    o.init_scale = options.init_scale;
-    o.seed = options.seed;
-    o.max_rows = options.max_rows_per_table;
-    tables_.push_back(std::make_unique<embedding_table>(o));
+    tables_.push_back(std::make_unique<embedding_table>(options_of_table(options, t)));
   }
 }
 

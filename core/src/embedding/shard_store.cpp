@@ -46,14 +46,7 @@ embedding_table* shard_store::table(std::uint32_t t) {
   if (auto* p = fast_[t].load(std::memory_order_acquire)) return p;
   std::lock_guard<std::mutex> lock(tables_mu_);
   if (!tables_[t]) {
-    table_options o;
-    o.table = t;
-    o.dim = options_.dim;
-    o.state_floats = options_.optimizer.state_floats();
-    o.init_scale = options_.init_scale;
-    o.seed = options_.seed;
-    o.max_rows = options_.max_rows_per_table;
-    tables_[t] = std::make_unique<embedding_table>(o);
+    tables_[t] = std::make_unique<embedding_table>(options_of_table(options_, t));
     fast_[t].store(tables_[t].get(), std::memory_order_release);
   }
   return tables_[t].get();

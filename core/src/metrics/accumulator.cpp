@@ -19,11 +19,7 @@ void accumulator::add(const float* predictions, const float* labels, std::size_t
 }
 
 status accumulator::add(const std::vector<float>& predictions, const std::vector<float>& labels) {
-  if (predictions.size() != labels.size()) {
-    return status(errc::invalid_argument,
-                  "metrics: " + std::to_string(predictions.size()) + " predictions but " +
-                      std::to_string(labels.size()) + " labels");
-  }
+  SS_RETURN_IF_ERROR(internal::check_same_size(predictions, labels));
   add(predictions.data(), labels.data(), predictions.size());
   return status::ok();
 }
@@ -62,13 +58,7 @@ void accumulator::clear() noexcept {
 }
 
 summary accumulator::compute(double base_click_rate) const {
-  std::vector<std::uint32_t> pos(positive_predictions_.size());
-  std::vector<std::uint32_t> neg(negative_predictions_.size());
-  std::transform(positive_predictions_.begin(), positive_predictions_.end(), pos.begin(),
-                 internal::float_key);
-  std::transform(negative_predictions_.begin(), negative_predictions_.end(), neg.begin(),
-                 internal::float_key);
-  const double auc = internal::auc_from_keys(pos, neg);
+  const double auc = auc_from_groups(positive_predictions_, negative_predictions_);
   return detail::make_summary(examples(), positives(), prediction_sum_.value(),
                               log_loss_sum_.value(), auc, base_click_rate);
 }

@@ -151,6 +151,12 @@ double auc_from_keys(std::vector<std::uint32_t>& positive_keys,
   return twice_u / (2.0 * static_cast<double>(num_pos) * static_cast<double>(num_neg));
 }
 
+status check_same_size(const std::vector<float>& predictions, const std::vector<float>& labels) {
+  if (predictions.size() == labels.size()) return status::ok();
+  return status(errc::invalid_argument, "metrics: " + std::to_string(predictions.size()) + " predictions but " +
+                                            std::to_string(labels.size()) + " labels");
+}
+
 }  // namespace internal
 json_object& add_test_fields(json_object& j, const summary& m) {
   return j.add("test_examples", m.examples)

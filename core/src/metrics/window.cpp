@@ -26,11 +26,7 @@ void window::add(const float* predictions, const float* labels, std::size_t coun
 }
 
 status window::add(const std::vector<float>& predictions, const std::vector<float>& labels) {
-  if (predictions.size() != labels.size()) {
-    return status(errc::invalid_argument,
-                  "metrics: " + std::to_string(predictions.size()) + " predictions but " +
-                      std::to_string(labels.size()) + " labels");
-  }
+  SS_RETURN_IF_ERROR(internal::check_same_size(predictions, labels));
   add(predictions.data(), labels.data(), predictions.size());
   return status::ok();
 }

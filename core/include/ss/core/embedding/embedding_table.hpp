@@ -30,6 +30,20 @@ struct table_options {
   std::uint64_t max_rows = 0;      // 0 = unbounded; past it find_or_create returns nullptr
 };
 
+// Table `t`'s options in a store of several tables (local_embeddings, shard_store): both options
+// structs name dim, init_scale, seed, max_rows_per_table and the sparse optimizer alike.
+template <class StoreOptions>
+table_options options_of_table(const StoreOptions& store, std::uint32_t t) {
+  table_options o;
+  o.table = t;
+  o.dim = store.dim;
+  o.state_floats = store.optimizer.state_floats();
+  o.init_scale = store.init_scale;
+  o.seed = store.seed;
+  o.max_rows = store.max_rows_per_table;
+  return o;
+}
+
 // The values a row of (table, id) starts with, identical in every process that creates it.
 void init_row(const table_options& options, std::uint64_t id, float* row);
 
@@ -132,6 +146,10 @@ class embedding_table {
   static void grow_locked(stripe& s);
   // Sorts ids by stripe into scratch.order (counting sort), with their hashes.
   static void group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch);
+  // Calls visit(stripe, i) for every ids[i], a stripe at a time under its lock, prefetching the
+  // slots a few probes ahead: one locking pass per batch instead of a lock per id.
+  template <class Visit>
+  void for_each_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Visit&& visit);
 
   table_options options_;
   std::array<stripe, stripe_count> stripes_;
