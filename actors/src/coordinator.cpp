@@ -36,66 +36,6 @@ void call_endpoint(coordinator_actor* self, const std::string& endpoint, body_pt
           [self, on_error](const caf::error& err) { on_error(self->system().render(err)); });
 }
 
-namespace {
-
-void add_counters(job::trainer_counters& into, const wire::member_progress& p) {
-  into.examples += p.examples;
-  into.clicks += p.clicks;
-  into.loss_sum += p.loss_sum;
-  into.active_seconds = std::max(into.active_seconds, p.active_seconds);
-}
-
-// A member leaves (or is dropped): free its index and keep what it did in the job's totals.
-void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
-  if (m.role == wire::role::shard && st.shard_slots[m.index] == id) st.shard_slots[m.index] = 0;
-  if (m.role == wire::role::reader && st.reader_slots[m.index] == id) st.reader_slots[m.index] = 0;
-  if (m.role == wire::role::sync && st.sync_slots[m.index] == id) st.sync_slots[m.index] = 0;
-  if (m.role == wire::role::trainer) {
-    add_counters(st.departed, m.progress);
-    st.retired_trainers[m.incarnation] = m.progress;
-    st.ghosts.erase(m.incarnation);  // its own report included what the snapshot had of it
-  }
-}
-
-}  // namespace
-
-void change_view(coordinator_actor* self) {
-  auto& st = self->state;
-  ++st.view.epoch;
-  st.view.shards.assign(st.shard_slots.size(), "");
-  st.view.readers.assign(st.reader_slots.size(), "");
-  st.view.reader_incarnations.assign(st.reader_slots.size(), 0);
-  st.view.shard_incarnations.assign(st.shard_slots.size(), 0);
-  st.view.syncs.assign(st.sync_slots.size(), "");
-  st.view.sync_incarnations.assign(st.sync_slots.size(), 0);
-  if (!st.view.syncs.empty()) {
-    st.view.syncs[0] = st.options.endpoint;
-    st.view.sync_incarnations[0] = st.options.incarnation;
-  }
-  st.view.trainers.clear();
-  st.view.trainer_incarnations.clear();
-  for (const auto& [id, m] : st.members) {
-    if (m.role == wire::role::shard) {
-      st.view.shards[m.index] = m.endpoint;
-      st.view.shard_incarnations[m.index] = m.incarnation;
-    }
-    if (m.role == wire::role::reader) {
-      st.view.readers[m.index] = m.endpoint;
-      st.view.reader_incarnations[m.index] = m.incarnation;
-    }
-    if (m.role == wire::role::sync) {
-      st.view.syncs[m.index] = m.endpoint;
-      st.view.sync_incarnations[m.index] = m.incarnation;
-    }
-    if (m.role == wire::role::trainer) {
-      st.view.trainers.push_back(m.name);
-      st.view.trainer_incarnations.push_back(m.incarnation);
-    }
-  }
-  if (st.options.local_sync) self->send(st.options.local_sync, view_atom::value, st.view);
-  check_snapshot_members(self);
-}
-
 double click_rate_of(const totals& t) {
   return t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
 }
@@ -447,211 +387,6 @@ bool take_final_snapshot(coordinator_actor* self) {
   return true;
 }
 
-// Tracks the vacant slots of a job that has run; names one vacant longer than --peer-wait (a
-// service that never comes back: the job would wait for it forever), or returns "".
-std::string vacant_too_long(coordinator_state& st, clock_type::time_point now) {
-  if (!st.running_seen) return {};  // before the start, members may take their time to come
-  const auto bound = std::chrono::duration<double>(st.options.job.peer_wait);
-  std::string gone;
-  auto check = [&](const std::string& slot, std::uint64_t id) {
-    if (id != 0) {
-      st.vacant_since.erase(slot);
-      return;
-    }
-    const auto since = st.vacant_since.emplace(slot, now).first->second;
-    if (gone.empty() && now - since > bound)
-      gone = slot + " has been away for " + std::to_string(static_cast<long>(seconds_between(since, now))) +
-             " s, longer than --peer-wait " + std::to_string(static_cast<long>(st.options.job.peer_wait)) +
-             " s: the job cannot go on without it (is it crash-looping? see its log)";
-  };
-  for (std::size_t i = 0; i < st.shard_slots.size(); ++i) check("shard " + std::to_string(i), st.shard_slots[i]);
-  for (std::size_t i = 0; i < st.reader_slots.size(); ++i) check("reader " + std::to_string(i), st.reader_slots[i]);
-  for (std::size_t k = 1; k < st.sync_slots.size(); ++k) check("sync server " + std::to_string(k), st.sync_slots[k]);
-  return gone;
-}
-
-void tick(coordinator_actor* self) {
-  auto& st = self->state;
-  const auto now = self->clock().now();
-  const auto timeout = std::chrono::duration<double>(st.options.job.member_timeout);
-  // Ticks come every 250 ms at most. A gap much longer than that means this process did not run
-  // (SIGSTOP, a frozen VM, starvation): the members' heartbeats could not be heard meanwhile, so
-  // that time does not count against them. Their heartbeats are waiting in the mailbox.
-  if (st.last_tick && now - *st.last_tick > std::chrono::seconds(1)) {
-    const auto gap = now - *st.last_tick;
-    spdlog::warn("{}: did not run for {:.1f}s (paused or starved): that time does not count against the members' "
-                 "heartbeats",
-                 st.options.name, std::chrono::duration<double>(gap).count());
-    for (auto& [id, m] : st.members) m.last_seen = std::min(now, m.last_seen + gap);
-    for (auto& [slot, since] : st.vacant_since) since = std::min(now, since + gap);
-  }
-  st.last_tick = now;
-  bool changed = false;
-  for (auto it = st.members.begin(); it != st.members.end();) {
-    if (now - it->second.last_seen > timeout) {
-      spdlog::warn("{}: {} missed heartbeats for {:.1f}s: dropped from the job", st.options.name, it->second.name,
-                   st.options.job.member_timeout);
-      retire(st, it->first, it->second);
-      it = st.members.erase(it);
-      changed = true;
-    } else {
-      ++it;
-    }
-  }
-  if (changed) change_view(self);
-  if (st.state == wire::job_state::done || st.state == wire::job_state::failed) return;
-  snapshot_tick(self);
-  collect_replicas(self);
-  const totals t = sum_up(st);
-  if (!t.error.empty()) return fail_job(self, t.error);
-  if (auto gone = vacant_too_long(st, now); !gone.empty()) return fail_job(self, gone);
-  if (st.state == wire::job_state::waiting) {
-    bool all = t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers);
-    for (auto id : st.shard_slots) all = all && id != 0;
-    for (auto id : st.reader_slots) all = all && id != 0;
-    for (std::size_t k = 1; k < st.sync_slots.size(); ++k) all = all && st.sync_slots[k] != 0;
-    if (all) set_state(self, wire::job_state::running);
-  }
-  if (st.state == wire::job_state::running) epochs_tick(self, t);
-  if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
-  if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating &&
-      st.scoring == scoring_stage::none) {  // (a mid-epoch scoring finishes first)
-    if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard
-    if (!st.snapshot) start_evaluation(self);  // once the last snapshot is complete or given up
-  }
-  if (st.state == wire::job_state::running && st.options.job.progress_interval > 0 &&
-      seconds_between(st.last_progress, now) >= st.options.job.progress_interval)
-    log_progress(self);
-}
-
-body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
-  auto& st = self->state;
-  const auto& job = st.options.job;
-  if (r.from == wire::role::shard || r.from == wire::role::reader || r.from == wire::role::sync) {
-    const int count = r.from == wire::role::shard ? job.shards : r.from == wire::role::reader ? job.readers : job.sync_servers;
-    if (r.from == wire::role::sync && r.index == 0)
-      return make_body(wire::error_reply{errc::invalid_argument, "sync server 0 is the coordinator itself; extra sync "
-                                                                 "servers take indexes 1.." + std::to_string(count - 1)});
-    if (r.index < 0 || r.index >= count)
-      return make_body(wire::error_reply{errc::out_of_range, std::string(wire::to_string(r.from)) + " index " +
-                                                                 std::to_string(r.index) + " is outside the job's 0.." +
-                                                                 std::to_string(count - 1)});
-    if (r.endpoint.empty())
-      return make_body(wire::error_reply{errc::invalid_argument, r.name + " registered without an endpoint"});
-    auto& slot = r.from == wire::role::shard    ? st.shard_slots[r.index]
-                 : r.from == wire::role::reader ? st.reader_slots[r.index]
-                                                : st.sync_slots[r.index];
-    if (slot != 0) {
-      // The index is taken: a restart of the same service replaces its old registration.
-      auto old = st.members.find(slot);
-      if (old != st.members.end()) {
-        spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
-                     old->second.incarnation);
-        retire(st, old->first, old->second);
-        st.members.erase(old);
-      }
-    }
-  }
-  if (r.from == wire::role::trainer) {
-    // The same trainer started again (its name, a new process): the old one is dead, so it leaves
-    // the view now rather than after --member-timeout, and the readers hand its batches on.
-    for (auto it = st.members.begin(); it != st.members.end(); ++it) {
-      if (it->second.role != wire::role::trainer || it->second.name != r.name ||
-          it->second.incarnation == r.incarnation)
-        continue;
-      spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
-                   it->second.incarnation);
-      retire(st, it->first, it->second);
-      st.members.erase(it);
-      break;
-    }
-    // A trainer the resumed snapshot knew reports everything it did itself, that included.
-    st.ghosts.erase(r.incarnation);
-    // A trainer dropped for missed heartbeats that comes back reports all it did again.
-    auto back = st.retired_trainers.find(r.incarnation);
-    if (back != st.retired_trainers.end()) {
-      st.departed.examples -= std::min(st.departed.examples, back->second.examples);
-      st.departed.clicks -= std::min(st.departed.clicks, back->second.clicks);
-      st.departed.loss_sum -= back->second.loss_sum;
-      st.retired_trainers.erase(back);
-    }
-  }
-  // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers
-  // its state. Afterwards a restarted shard keeps its own newer rows. Decided before this
-  // registration can start the job (the last member to join must resume too).
-  const bool resuming = st.resumed_from > 0 && !st.running_seen;
-  const bool was_running = st.running_seen;  // before this registration can start the job
-  member_info m;
-  m.role = r.from;
-  m.name = r.name;
-  m.index = r.index;
-  m.endpoint = r.endpoint;
-  m.incarnation = r.incarnation;
-  m.last_seen = self->clock().now();
-  const std::uint64_t id = st.next_member_id++;
-  st.members.emplace(id, m);
-  if (r.from == wire::role::shard) st.shard_slots[r.index] = id;
-  if (r.from == wire::role::reader) st.reader_slots[r.index] = id;
-  if (r.from == wire::role::sync) st.sync_slots[r.index] = id;
-  change_view(self);
-  spdlog::info("{}: {} joined ({}{})", st.options.name, r.name, wire::to_string(r.from),
-               r.endpoint.empty() ? "" : " at " + r.endpoint);
-  tick(self);
-  wire::register_reply reply;
-  reply.member_id = id;
-  reply.job_config = st.job_text;
-  reply.view = st.view;
-  reply.state = st.state;
-  reply.job_id = st.job_id;
-  reply.job_was_running = was_running;
-  if (r.from == wire::role::shard && resuming) reply.restore_snapshot = st.resumed_from;
-  if (r.from == wire::role::sync && resuming) restore_sync_server(self, static_cast<std::uint32_t>(r.index), r.endpoint);
-  if (r.from == wire::role::reader) {
-    // A reader (re)starts at the committed position the coordinator knows; every row after it is
-    // read again (a replay when it had been trained after the reader's last heartbeat).
-    const auto& c = st.reader_commits[static_cast<std::size_t>(r.index)];
-    if (c.valid) {
-      reply.has_resume_position = true;
-      reply.resume_position =
-          wire::read_position{c.file_index,        c.byte_offset, c.line_number, c.previous_line_crc,
-                              c.file_size,         c.epoch,       c.window_batches};
-      reply.resume_examples = c.examples;
-      reply.resume_bad_rows = c.bad_rows;
-    }
-  }
-  return make_body(std::move(reply));
-}
-
-body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
-  auto& st = self->state;
-  wire::heartbeat_reply reply;
-  auto it = st.members.find(hb.member_id);
-  if (it == st.members.end()) {
-    reply.known = false;
-  } else {
-    it->second.last_seen = self->clock().now();
-    it->second.progress = hb.progress;
-    const auto& m = it->second;
-    if (m.role == wire::role::reader && hb.progress.has_committed &&
-        st.reader_slots[static_cast<std::size_t>(m.index)] == hb.member_id) {
-      auto& c = st.reader_commits[static_cast<std::size_t>(m.index)];
-      const auto& p = hb.progress.committed;
-      c = job::reader_commit{true,
-                             p.file_index,
-                             p.byte_offset,
-                             p.line_number,
-                             hb.progress.committed_examples,
-                             hb.progress.committed_bad_rows,
-                             p.previous_line_crc,
-                             p.file_size,
-                             p.epoch,
-                             p.window_batches};
-    }
-  }
-  reply.state = st.state;
-  reply.view = st.view;
-  return make_body(std::move(reply));
-}
 
 body_ptr on_status(coordinator_actor* self) {
   auto& st = self->state;
@@ -699,7 +434,54 @@ body_ptr on_status(coordinator_actor* self) {
           .str()});
 }
 
-caf::behavior coordinator(coordinator_actor* self, coordinator_options options, caf::actor gateway) {
+// Every request the coordinator serves (spawn_coordinator routes these kinds to it).
+caf::result<body_ptr> serve(coordinator_actor* self, const envelope_ptr& env) {
+  const auto& m = env->message;
+  if (const auto* r = std::get_if<wire::register_request>(&m)) return on_register(self, *r);
+  if (const auto* hb = std::get_if<wire::heartbeat>(&m)) return on_heartbeat(self, *hb);
+  if (const auto* l = std::get_if<wire::leave>(&m)) return on_leave(self, *l);
+  if (std::holds_alternative<wire::dense_request>(m)) return serve_dense_request(self);
+  if (const auto* rep = std::get_if<wire::dense_report>(&m)) return on_dense_report(self, *rep);
+  if (std::holds_alternative<wire::snapshot_now>(m)) {
+    auto p = self->make_response_promise<body_ptr>();
+    begin_snapshot(self, p);
+    return p;
+  }
+  if (std::holds_alternative<wire::status_request>(m)) return on_status(self);
+  if (const auto* ex = std::get_if<wire::export_request>(&m)) {
+    const totals t = sum_up(self->state);
+    return serve_export(self, *ex, click_rate_of(t), t.examples);
+  }
+  if (const auto* stop = std::get_if<wire::stop_request>(&m)) {
+    fail_job(self, "stopped: " + stop->reason);
+    return make_body(wire::ack{});
+  }
+  return make_body(wire::error_reply{errc::invalid_argument, std::string("the coordinator does not serve ") +
+                                                                 wire::message_name(m)});
+}
+
+// The exporter of the final model reports: the job ends, failed when the model is not there.
+void on_final_exported(coordinator_actor* self, const body_ptr& b) {
+  auto& st = self->state;
+  if (st.exporting_epoch) return on_epoch_exported(self, b);
+  if (st.export_stage != 1) return;
+  st.export_stage = 2;
+  if (const auto* r = std::get_if<wire::export_reply>(b.get())) st.exported = *r;
+  else if (const auto* e = std::get_if<wire::error_reply>(b.get())) st.export_error = e->message;
+  if (!st.exported) {
+    // The job stores no result then, so running it again resumes from its newest snapshot and
+    // exports.
+    if (st.export_error.empty()) st.export_error = "the exporter reported nothing";
+    st.failure = "the model was not written: " + st.export_error;
+    spdlog::error("{}: the job failed: {}", st.options.name, st.failure);
+    set_state(self, wire::job_state::failed);
+  }
+  finish(self, st.final_test ? &*st.final_test : nullptr, st.final_test_bad_rows);
+}
+
+// The state of a coordinator that starts: slots for the job's members, the snapshot it resumes
+// from, or the stored result of a job that finished before.
+void start(coordinator_actor* self, coordinator_options options, caf::actor gateway) {
   auto& st = self->state;
   st.options = std::move(options);
   st.next_member_id = std::max<std::uint64_t>(1, st.options.first_member_id);
@@ -725,8 +507,12 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
     if (st.options.on_result)
       st.options.on_result(*st.result, "shadowsync cluster: the job had finished before this coordinator started; its result:");
   }
+}
+
+caf::behavior coordinator(coordinator_actor* self, coordinator_options options, caf::actor gateway) {
+  start(self, std::move(options), std::move(gateway));
   const auto interval = std::chrono::duration_cast<caf::timespan>(
-      std::chrono::duration<double>(std::min(0.25, st.options.job.heartbeat_interval)));
+      std::chrono::duration<double>(std::min(0.25, self->state.options.job.heartbeat_interval)));
   self->send(self, tick_atom::value, interval);
   return {
       // The snapshot's state for a sync server whose role was still starting: send it again.
@@ -737,65 +523,10 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
         tick(self);
         self->delayed_send(self, every, tick_atom::value, every);
       },
-      [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> {
-        auto& s = self->state;
-        const auto& m = env->message;
-        if (const auto* r = std::get_if<wire::register_request>(&m)) return on_register(self, *r);
-        if (const auto* hb = std::get_if<wire::heartbeat>(&m)) return on_heartbeat(self, *hb);
-        if (const auto* l = std::get_if<wire::leave>(&m)) {
-          auto it = s.members.find(l->member_id);
-          if (it != s.members.end()) {
-            spdlog::info("{}: {} left: {}", s.options.name, it->second.name, l->reason);
-            retire(s, it->first, it->second);
-            s.members.erase(it);
-            change_view(self);
-          }
-          return make_body(wire::ack{});
-        }
-        if (std::holds_alternative<wire::dense_request>(m)) return serve_dense_request(self);
-        if (const auto* rep = std::get_if<wire::dense_report>(&m)) {
-          s.replicas[rep->trainer] = {rep->params, rep->examples};
-          for (auto& [id, mi] : s.members)
-            if (mi.role == wire::role::trainer && mi.incarnation == rep->trainer) mi.reported_replica = true;
-          return make_body(wire::ack{});
-        }
-        if (std::holds_alternative<wire::snapshot_now>(m)) {
-          auto p = self->make_response_promise<body_ptr>();
-          begin_snapshot(self, p);
-          return p;
-        }
-        if (std::holds_alternative<wire::status_request>(m)) return on_status(self);
-        if (const auto* ex = std::get_if<wire::export_request>(&m)) {
-          const totals t = sum_up(self->state);
-          return serve_export(self, *ex, click_rate_of(t), t.examples);
-        }
-        if (const auto* stop = std::get_if<wire::stop_request>(&m)) {
-          fail_job(self, "stopped: " + stop->reason);
-          return make_body(wire::ack{});
-        }
-        return make_body(wire::error_reply{errc::invalid_argument, std::string("the coordinator does not serve ") +
-                                                                       wire::message_name(m)});
-      },
+      [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> { return serve(self, env); },
       [self](scored_atom, const metrics::summary& m, std::uint64_t bad_rows) { on_scored(self, m, bad_rows); },
       [self](unscored_atom, const std::string& error) { fail_job(self, error); },
-      // The exporter of the final model reports.
-      [self](exported_atom, const body_ptr& b) {
-        auto& s = self->state;
-        if (s.exporting_epoch) return on_epoch_exported(self, b);
-        if (s.export_stage != 1) return;
-        s.export_stage = 2;
-        if (const auto* r = std::get_if<wire::export_reply>(b.get())) s.exported = *r;
-        else if (const auto* e = std::get_if<wire::error_reply>(b.get())) s.export_error = e->message;
-        if (!s.exported) {
-          // The model the job was asked for is not there: the job failed (and stores no result,
-          // so running it again resumes from its newest snapshot and exports then).
-          if (s.export_error.empty()) s.export_error = "the exporter reported nothing";
-          s.failure = "the model was not written: " + s.export_error;
-          spdlog::error("{}: the job failed: {}", s.options.name, s.failure);
-          set_state(self, wire::job_state::failed);
-        }
-        finish(self, s.final_test ? &*s.final_test : nullptr, s.final_test_bad_rows);
-      },
+      [self](exported_atom, const body_ptr& b) { on_final_exported(self, b); },
       // Members still registered: after the end, the coordinator lingers until they have seen it.
       [self](members_atom) -> std::uint64_t { return self->state.members.size(); },
       // The cluster view, for the coordinator's own helpers (the exporter) that follow restarts.
@@ -804,6 +535,33 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
 }
 
 }  // namespace
+
+void tick(coordinator_actor* self) {
+  auto& st = self->state;
+  const auto now = self->clock().now();
+  drop_silent_members(self, now);
+  if (st.state == wire::job_state::done || st.state == wire::job_state::failed) return;
+  snapshot_tick(self);
+  collect_replicas(self);
+  const totals t = sum_up(st);
+  if (!t.error.empty()) return fail_job(self, t.error);
+  if (auto gone = vacant_too_long(st, now); !gone.empty()) return fail_job(self, gone);
+  if (st.state == wire::job_state::waiting) {
+    if (t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers) && every_slot_taken(st))
+      set_state(self, wire::job_state::running);
+  }
+  if (st.state == wire::job_state::running) epochs_tick(self, t);
+  if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
+  if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating &&
+      st.scoring == scoring_stage::none) {  // (a mid-epoch scoring finishes first)
+    if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard
+    if (!st.snapshot) start_evaluation(self);  // once the last snapshot is complete or given up
+  }
+  if (st.state == wire::job_state::running && st.options.job.progress_interval > 0 &&
+      seconds_between(st.last_progress, now) >= st.options.job.progress_interval)
+    log_progress(self);
+}
+
 }  // namespace ss::actors::coordinator_detail
 
 namespace ss::actors {

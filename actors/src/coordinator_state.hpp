@@ -165,8 +165,6 @@ struct totals {
 totals sum_up(const coordinator_state& st);
 // The training click rate: the base of NE (the evaluator's and an exported model's).
 double click_rate_of(const totals& t);
-// Membership or the epochs' barrier changed: a new view for the members.
-void change_view(coordinator_actor* self);
 void fail_job(coordinator_actor* self, const std::string& why);
 // The job's end: the final export (when due), then the result. `test`: the metrics to report.
 void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows);
@@ -175,6 +173,29 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
 // cannot be built.
 bool score_model(coordinator_actor* self, const std::vector<float>& dense, const std::vector<std::string>& files,
                  const std::string& what);
+
+// The coordinator's periodic work (every 250 ms at most, and after each registration).
+void tick(coordinator_actor* self);
+
+// ---- coordinator_members.cpp ----
+
+// Membership or the epochs' barrier changed: a new view for the members.
+void change_view(coordinator_actor* self);
+// Adds a trainer's progress to `into` (the departed trainers' totals, or a sum).
+void add_counters(job::trainer_counters& into, const wire::member_progress& p);
+body_ptr on_register(coordinator_actor* self, const wire::register_request& r);
+body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb);
+body_ptr on_leave(coordinator_actor* self, const wire::leave& l);
+// A trainer's replica at its end (the final model averages them where no central copy exists).
+body_ptr on_dense_report(coordinator_actor* self, const wire::dense_report& rep);
+// Drops the members whose heartbeats stopped for --member-timeout (a pause of this process itself
+// does not count against them).
+void drop_silent_members(coordinator_actor* self, clock_type::time_point now);
+// Every shard, reader and extra sync server slot has a member.
+bool every_slot_taken(const coordinator_state& st);
+// Tracks the vacant slots of a job that has run; names one vacant longer than --peer-wait (a
+// service that never comes back: the job would wait for it forever), or returns "".
+std::string vacant_too_long(coordinator_state& st, clock_type::time_point now);
 
 // ---- coordinator_epochs.cpp ----
 

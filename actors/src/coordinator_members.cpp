@@ -1,0 +1,297 @@
+// The coordinator's members: registration (indexes, restarts, resume positions), heartbeats,
+// leaving, silent members dropped, and the cluster view they all follow.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "coordinator_state.hpp"
+#include "ss/actors/messages.hpp"
+
+namespace ss::actors::coordinator_detail {
+
+void add_counters(job::trainer_counters& into, const wire::member_progress& p) {
+  into.examples += p.examples;
+  into.clicks += p.clicks;
+  into.loss_sum += p.loss_sum;
+  into.active_seconds = std::max(into.active_seconds, p.active_seconds);
+}
+
+namespace {
+
+// Shards, readers and sync servers hold an index of the job; trainers come and go by name.
+bool is_indexed(wire::role role) {
+  return role == wire::role::shard || role == wire::role::reader || role == wire::role::sync;
+}
+
+// The member id at an indexed role's index; 0 = vacant.
+std::uint64_t& slot_of(coordinator_state& st, wire::role role, int index) {
+  auto& slots = role == wire::role::shard ? st.shard_slots : role == wire::role::reader ? st.reader_slots : st.sync_slots;
+  return slots[static_cast<std::size_t>(index)];
+}
+
+// A member leaves (or is dropped): free its index and keep what it did in the job's totals.
+void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
+  if (m.role == wire::role::trainer) {
+    add_counters(st.departed, m.progress);
+    st.retired_trainers[m.incarnation] = m.progress;
+    st.ghosts.erase(m.incarnation);  // its own report included what the snapshot had of it
+  } else if (is_indexed(m.role) && slot_of(st, m.role, m.index) == id) {
+    slot_of(st, m.role, m.index) = 0;
+  }
+}
+
+// A shard, reader or sync server takes its index: refused (an error reply) when the index is not
+// the job's; a restart of the same service replaces its old registration. nullptr when accepted.
+body_ptr take_indexed_slot(coordinator_state& st, const wire::register_request& r) {
+  const auto& job = st.options.job;
+  const int count = r.from == wire::role::shard ? job.shards : r.from == wire::role::reader ? job.readers : job.sync_servers;
+  if (r.from == wire::role::sync && r.index == 0)
+    return make_body(wire::error_reply{errc::invalid_argument, "sync server 0 is the coordinator itself; extra sync "
+                                                               "servers take indexes 1.." + std::to_string(count - 1)});
+  if (r.index < 0 || r.index >= count)
+    return make_body(wire::error_reply{errc::out_of_range, std::string(wire::to_string(r.from)) + " index " +
+                                                               std::to_string(r.index) + " is outside the job's 0.." +
+                                                               std::to_string(count - 1)});
+  if (r.endpoint.empty())
+    return make_body(wire::error_reply{errc::invalid_argument, r.name + " registered without an endpoint"});
+  const std::uint64_t slot = slot_of(st, r.from, r.index);
+  if (slot == 0) return nullptr;
+  auto old = st.members.find(slot);
+  if (old != st.members.end()) {
+    spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
+                 old->second.incarnation);
+    retire(st, old->first, old->second);
+    st.members.erase(old);
+  }
+  return nullptr;
+}
+
+// A trainer registers: the same trainer started again (its name, a new process) replaces the old
+// one, which is dead, so it leaves the view now rather than after --member-timeout and the readers
+// hand its batches on; what a trainer that comes back reports is not counted twice.
+void take_trainer(coordinator_state& st, const wire::register_request& r) {
+  for (auto it = st.members.begin(); it != st.members.end(); ++it) {
+    if (it->second.role != wire::role::trainer || it->second.name != r.name ||
+        it->second.incarnation == r.incarnation)
+      continue;
+    spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
+                 it->second.incarnation);
+    retire(st, it->first, it->second);
+    st.members.erase(it);
+    break;
+  }
+  // A trainer the resumed snapshot knew reports everything it did itself, that included.
+  st.ghosts.erase(r.incarnation);
+  // A trainer dropped for missed heartbeats that comes back reports all it did again.
+  auto back = st.retired_trainers.find(r.incarnation);
+  if (back != st.retired_trainers.end()) {
+    st.departed.examples -= std::min(st.departed.examples, back->second.examples);
+    st.departed.clicks -= std::min(st.departed.clicks, back->second.clicks);
+    st.departed.loss_sum -= back->second.loss_sum;
+    st.retired_trainers.erase(back);
+  }
+}
+
+// A reader (re)starts at the committed position the coordinator knows; every row after it is
+// read again (a replay when it had been trained after the reader's last heartbeat).
+void add_resume_position(const coordinator_state& st, int reader, wire::register_reply& reply) {
+  const auto& c = st.reader_commits[static_cast<std::size_t>(reader)];
+  if (!c.valid) return;
+  reply.has_resume_position = true;
+  reply.resume_position = wire::read_position{c.file_index, c.byte_offset, c.line_number, c.previous_line_crc,
+                                              c.file_size,  c.epoch,       c.window_batches};
+  reply.resume_examples = c.examples;
+  reply.resume_bad_rows = c.bad_rows;
+}
+
+}  // namespace
+
+body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
+  auto& st = self->state;
+  const bool indexed = is_indexed(r.from);
+  if (indexed) {
+    if (auto refused = take_indexed_slot(st, r)) return refused;
+  }
+  if (r.from == wire::role::trainer) take_trainer(st, r);
+  // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers
+  // its state. Afterwards a restarted shard keeps its own newer rows. Decided before this
+  // registration can start the job (the last member to join must resume too).
+  const bool resuming = st.resumed_from > 0 && !st.running_seen;
+  const bool was_running = st.running_seen;
+  member_info m;
+  m.role = r.from;
+  m.name = r.name;
+  m.index = r.index;
+  m.endpoint = r.endpoint;
+  m.incarnation = r.incarnation;
+  m.last_seen = self->clock().now();
+  const std::uint64_t id = st.next_member_id++;
+  st.members.emplace(id, m);
+  if (indexed) slot_of(st, r.from, r.index) = id;
+  change_view(self);
+  spdlog::info("{}: {} joined ({}{})", st.options.name, r.name, wire::to_string(r.from),
+               r.endpoint.empty() ? "" : " at " + r.endpoint);
+  tick(self);
+  wire::register_reply reply;
+  reply.member_id = id;
+  reply.job_config = st.job_text;
+  reply.view = st.view;
+  reply.state = st.state;
+  reply.job_id = st.job_id;
+  reply.job_was_running = was_running;
+  if (r.from == wire::role::shard && resuming) reply.restore_snapshot = st.resumed_from;
+  if (r.from == wire::role::sync && resuming) restore_sync_server(self, static_cast<std::uint32_t>(r.index), r.endpoint);
+  if (r.from == wire::role::reader) add_resume_position(st, r.index, reply);
+  return make_body(std::move(reply));
+}
+
+body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
+  auto& st = self->state;
+  wire::heartbeat_reply reply;
+  auto it = st.members.find(hb.member_id);
+  if (it == st.members.end()) {
+    reply.known = false;
+  } else {
+    it->second.last_seen = self->clock().now();
+    it->second.progress = hb.progress;
+    const auto& m = it->second;
+    if (m.role == wire::role::reader && hb.progress.has_committed &&
+        st.reader_slots[static_cast<std::size_t>(m.index)] == hb.member_id) {
+      auto& c = st.reader_commits[static_cast<std::size_t>(m.index)];
+      const auto& p = hb.progress.committed;
+      c = job::reader_commit{true,
+                             p.file_index,
+                             p.byte_offset,
+                             p.line_number,
+                             hb.progress.committed_examples,
+                             hb.progress.committed_bad_rows,
+                             p.previous_line_crc,
+                             p.file_size,
+                             p.epoch,
+                             p.window_batches};
+    }
+  }
+  reply.state = st.state;
+  reply.view = st.view;
+  return make_body(std::move(reply));
+}
+
+void change_view(coordinator_actor* self) {
+  auto& st = self->state;
+  ++st.view.epoch;
+  st.view.shards.assign(st.shard_slots.size(), "");
+  st.view.readers.assign(st.reader_slots.size(), "");
+  st.view.reader_incarnations.assign(st.reader_slots.size(), 0);
+  st.view.shard_incarnations.assign(st.shard_slots.size(), 0);
+  st.view.syncs.assign(st.sync_slots.size(), "");
+  st.view.sync_incarnations.assign(st.sync_slots.size(), 0);
+  if (!st.view.syncs.empty()) {
+    st.view.syncs[0] = st.options.endpoint;
+    st.view.sync_incarnations[0] = st.options.incarnation;
+  }
+  st.view.trainers.clear();
+  st.view.trainer_incarnations.clear();
+  for (const auto& [id, m] : st.members) {
+    if (m.role == wire::role::shard) {
+      st.view.shards[m.index] = m.endpoint;
+      st.view.shard_incarnations[m.index] = m.incarnation;
+    }
+    if (m.role == wire::role::reader) {
+      st.view.readers[m.index] = m.endpoint;
+      st.view.reader_incarnations[m.index] = m.incarnation;
+    }
+    if (m.role == wire::role::sync) {
+      st.view.syncs[m.index] = m.endpoint;
+      st.view.sync_incarnations[m.index] = m.incarnation;
+    }
+    if (m.role == wire::role::trainer) {
+      st.view.trainers.push_back(m.name);
+      st.view.trainer_incarnations.push_back(m.incarnation);
+    }
+  }
+  if (st.options.local_sync) self->send(st.options.local_sync, view_atom::value, st.view);
+  check_snapshot_members(self);
+}
+
+// Ticks come every 250 ms at most: a gap much longer than that means this process did not run
+// (SIGSTOP, a frozen VM, starvation), and the members' heartbeats could not be heard meanwhile,
+// so that time does not count against them (their heartbeats are waiting in the mailbox).
+void drop_silent_members(coordinator_actor* self, clock_type::time_point now) {
+  auto& st = self->state;
+  const auto timeout = std::chrono::duration<double>(st.options.job.member_timeout);
+  if (st.last_tick && now - *st.last_tick > std::chrono::seconds(1)) {
+    const auto gap = now - *st.last_tick;
+    spdlog::warn("{}: did not run for {:.1f}s (paused or starved): that time does not count against the members' "
+                 "heartbeats",
+                 st.options.name, std::chrono::duration<double>(gap).count());
+    for (auto& [id, m] : st.members) m.last_seen = std::min(now, m.last_seen + gap);
+    for (auto& [slot, since] : st.vacant_since) since = std::min(now, since + gap);
+  }
+  st.last_tick = now;
+  bool changed = false;
+  for (auto it = st.members.begin(); it != st.members.end();) {
+    if (now - it->second.last_seen > timeout) {
+      spdlog::warn("{}: {} missed heartbeats for {:.1f}s: dropped from the job", st.options.name, it->second.name,
+                   st.options.job.member_timeout);
+      retire(st, it->first, it->second);
+      it = st.members.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  }
+  if (changed) change_view(self);
+}
+
+bool every_slot_taken(const coordinator_state& st) {
+  bool all = true;
+  for (auto id : st.shard_slots) all = all && id != 0;
+  for (auto id : st.reader_slots) all = all && id != 0;
+  for (std::size_t k = 1; k < st.sync_slots.size(); ++k) all = all && st.sync_slots[k] != 0;
+  return all;
+}
+
+std::string vacant_too_long(coordinator_state& st, clock_type::time_point now) {
+  if (!st.running_seen) return {};  // before the start, members may take their time to come
+  const auto bound = std::chrono::duration<double>(st.options.job.peer_wait);
+  std::string gone;
+  auto check = [&](const std::string& slot, std::uint64_t id) {
+    if (id != 0) {
+      st.vacant_since.erase(slot);
+      return;
+    }
+    const auto since = st.vacant_since.emplace(slot, now).first->second;
+    if (gone.empty() && now - since > bound)
+      gone = slot + " has been away for " + std::to_string(static_cast<long>(seconds_between(since, now))) +
+             " s, longer than --peer-wait " + std::to_string(static_cast<long>(st.options.job.peer_wait)) +
+             " s: the job cannot go on without it (is it crash-looping? see its log)";
+  };
+  for (std::size_t i = 0; i < st.shard_slots.size(); ++i) check("shard " + std::to_string(i), st.shard_slots[i]);
+  for (std::size_t i = 0; i < st.reader_slots.size(); ++i) check("reader " + std::to_string(i), st.reader_slots[i]);
+  for (std::size_t k = 1; k < st.sync_slots.size(); ++k) check("sync server " + std::to_string(k), st.sync_slots[k]);
+  return gone;
+}
+
+body_ptr on_leave(coordinator_actor* self, const wire::leave& l) {
+  auto& st = self->state;
+  auto it = st.members.find(l.member_id);
+  if (it != st.members.end()) {
+    spdlog::info("{}: {} left: {}", st.options.name, it->second.name, l.reason);
+    retire(st, it->first, it->second);
+    st.members.erase(it);
+    change_view(self);
+  }
+  return make_body(wire::ack{});
+}
+
+body_ptr on_dense_report(coordinator_actor* self, const wire::dense_report& rep) {
+  auto& st = self->state;
+  st.replicas[rep.trainer] = {rep.params, rep.examples};
+  for (auto& [id, mi] : st.members)
+    if (mi.role == wire::role::trainer && mi.incarnation == rep.trainer) mi.reported_replica = true;
+  return make_body(wire::ack{});
+}
+
+}  // namespace ss::actors::coordinator_detail
