@@ -1,5 +1,6 @@
-// The coordinator's state and the functions its source files share: coordinator.cpp
-// (membership, the job's life cycle, progress, the final evaluation), coordinator_snapshot.cpp
+// The coordinator's state and the functions its source files share: coordinator.cpp (the job's
+// life cycle, progress, status, the final evaluation), coordinator_members.cpp (registration,
+// heartbeats, the cluster view), coordinator_snapshot.cpp
 // (the central dense copy, cluster snapshots, resuming), coordinator_export.cpp (model export) and
 // coordinator_epochs.cpp (validation between epochs). Private to ss_actors.
 #pragma once

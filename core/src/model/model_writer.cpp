@@ -1,0 +1,293 @@
+// Writes the exported model file: HEAD, DENS, ROWS pages and FOOT, through a temporary that
+// replaces the target durably when finish() succeeds (format: ss/core/model/model_file.hpp).
+#include "ss/core/model/model_file.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "model_file_format.hpp"
+#include "ss/core/checksum.hpp"
+#include "ss/core/io/byte_order.hpp"
+#include "ss/core/io/durable_file.hpp"
+
+namespace ss::model {
+
+namespace file_format {
+namespace {
+
+void append_str(std::string& out, const std::string& s) {
+  io::append_le(out, static_cast<std::uint32_t>(s.size()));
+  out += s;
+}
+
+}  // namespace
+
+void encode_head(unsigned char* out, const char* tag, std::uint32_t a, std::uint64_t b) {
+  std::memcpy(out, tag, 4);
+  io::put_le(out + 4, a);
+  io::put_le(out + 8, b);
+  io::put_le(out + 16, crc32c(out, 16));
+}
+
+std::string encode_header(const model_header& h) {
+  std::string p;
+  io::append_le(p, h.tables);
+  io::append_le(p, h.dim);
+  io::append_le(p, h.dense_params);
+  std::uint64_t rate_bits;
+  std::memcpy(&rate_bits, &h.train_click_rate, sizeof rate_bits);
+  io::append_le(p, rate_bits);
+  io::append_le(p, h.train_examples);
+  io::append_le(p, static_cast<std::uint64_t>(h.created_unix_ms));
+  append_str(p, h.producer);
+  append_str(p, h.config);
+  append_str(p, h.schema_text);
+  return p;
+}
+
+}  // namespace file_format
+
+using namespace file_format;
+
+namespace {
+
+namespace fs = std::filesystem;
+using io::append_le;
+using io::put_le;
+
+std::int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// ============================================================================================
+// model_writer
+
+struct model_writer::impl {
+  enum class stage { dense_next, rows_next, finished, failed };
+
+  std::string path;
+  std::string tmp;
+  std::FILE* f = nullptr;
+  std::vector<char> io_buffer;
+  model_header header;
+  stage at = stage::dense_next;
+  status error;
+  model_file_stats stats;
+  std::vector<unsigned char> block;
+
+  ~impl() { abort(); }
+
+  std::string prefix() const { return "model file " + path + ": "; }
+
+  void abort() {
+    if (f != nullptr) {
+      std::fclose(f);
+      f = nullptr;
+      std::error_code ec;
+      fs::remove(tmp, ec);
+    }
+  }
+
+  status fail(status st) {
+    abort();
+    at = stage::failed;
+    error = st;
+    return st;
+  }
+
+  status write(const void* p, std::size_t n) {
+    if (n > 0 && std::fwrite(p, 1, n, f) != n)
+      return fail({errc::io_error, prefix() + "cannot write " + tmp + ": " + errno_text()});
+    stats.bytes += n;
+    return status::ok();
+  }
+
+  // A whole section: head, payload (already encoded), payload CRC.
+  status write_section(const char* tag, std::uint32_t a, std::uint64_t b, const void* payload, std::size_t n) {
+    unsigned char head[head_bytes];
+    encode_head(head, tag, a, b);
+    SS_RETURN_IF_ERROR(write(head, sizeof head));
+    SS_RETURN_IF_ERROR(write(payload, n));
+    unsigned char crc[4];
+    put_le(crc, crc32c(payload, n));
+    return write(crc, sizeof crc);
+  }
+
+  status usable(stage wanted, const char* call) const {
+    if (at == stage::failed) return error;
+    if (at == stage::finished) return {errc::invalid_argument, prefix() + call + " after finish()"};
+    if (at != wanted)
+      return {errc::invalid_argument,
+              prefix() + call + (wanted == stage::rows_next ? " before write_dense()" : " called twice or after add_rows()")};
+    return status::ok();
+  }
+};
+
+model_writer::model_writer() = default;
+model_writer::~model_writer() = default;
+model_writer::model_writer(model_writer&&) noexcept = default;
+model_writer& model_writer::operator=(model_writer&&) noexcept = default;
+
+result<model_writer> model_writer::open(const std::string& path, const model_header& header) {
+  if (header.tables > max_tables || header.dim == 0 || header.dim > max_dim)
+    return status(errc::invalid_argument, "model file " + path + ": bad shape (" + std::to_string(header.tables) +
+                                              " tables of dim " + std::to_string(header.dim) + ")");
+  model_writer w;
+  w.impl_ = std::make_unique<impl>();
+  impl& m = *w.impl_;
+  m.path = path;
+  m.tmp = path + ".tmp";
+  m.header = header;
+  if (m.header.created_unix_ms == 0) m.header.created_unix_ms = now_unix_ms();
+  m.stats.table_rows.assign(header.tables, 0);
+  m.f = std::fopen(m.tmp.c_str(), "wb");
+  if (m.f == nullptr) return status(errc::io_error, m.prefix() + "cannot create " + m.tmp + ": " + errno_text());
+  m.io_buffer.resize(io_buffer_bytes);
+  std::setvbuf(m.f, m.io_buffer.data(), _IOFBF, m.io_buffer.size());
+
+  unsigned char pre[preamble_bytes];
+  std::memcpy(pre, model_magic, 8);
+  put_le(pre + 8, model_format_version);
+  SS_RETURN_IF_ERROR(m.write(pre, sizeof pre));
+  const std::string payload = encode_header(m.header);
+  SS_RETURN_IF_ERROR(m.write_section(tag_head, 0, payload.size(), payload.data(), payload.size()));
+  return w;
+}
+
+namespace {
+// A non-finite value means training diverged: such a model is an error, never a file.
+using train::non_finite_count;
+const char* const kDivergedHint =
+    ": training diverged (lower --learning-rate or --embedding-learning-rate, or add warmup); the model is not "
+    "written";
+}  // namespace
+
+status model_writer::write_dense(const float* params, std::size_t n) {
+  if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::dense_next, "write_dense()"));
+  if (n != m.header.dense_params)
+    return m.fail({errc::invalid_argument, m.prefix() + "write_dense() got " + std::to_string(n) +
+                                               " parameters, the header says " + std::to_string(m.header.dense_params)});
+  if (const std::size_t bad = non_finite_count(params, n); bad > 0)
+    return m.fail({errc::out_of_range, m.prefix() + std::to_string(bad) + " of " + std::to_string(n) +
+                                           " dense parameters are NaN or infinite" + kDivergedHint});
+  const void* bytes = params;
+  std::vector<unsigned char> converted;
+  if constexpr (!io::host_is_little_endian) {
+    converted.resize(n * 4);
+    io::encode_floats_le(params, n, converted.data());
+    bytes = converted.data();
+  }
+  SS_RETURN_IF_ERROR(m.write_section(tag_dense, 0, n, bytes, n * sizeof(float)));
+  m.at = impl::stage::rows_next;
+  return status::ok();
+}
+
+status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, const float* values, std::size_t n,
+                              std::size_t stride) {
+  if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::rows_next, "add_rows()"));
+  if (table >= m.header.tables)
+    return m.fail({errc::invalid_argument, m.prefix() + "add_rows() for table " + std::to_string(table) +
+                                               ", the model has " + std::to_string(m.header.tables) + " tables"});
+  const std::size_t dim = m.header.dim;
+  if (stride == 0) stride = dim;
+  if (stride < dim)
+    return m.fail({errc::invalid_argument, m.prefix() + "add_rows() stride " + std::to_string(stride) +
+                                               " is smaller than the dim " + std::to_string(dim)});
+  const std::size_t row_bytes = 8 + 4 * dim;
+  for (std::size_t start = 0; start < n; start += max_block_rows) {
+    const std::size_t count = std::min(max_block_rows, n - start);
+    m.block.resize(count * row_bytes);
+    unsigned char* out = m.block.data();
+    for (std::size_t i = 0; i < count; ++i, out += row_bytes) {
+      if (non_finite_count(values + (start + i) * stride, dim) > 0)
+        return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
+                                               std::to_string(table) + " has NaN or infinite values" + kDivergedHint});
+      put_le(out, ids[start + i]);
+      io::encode_floats_le(values + (start + i) * stride, dim, out + 8);
+    }
+    SS_RETURN_IF_ERROR(m.write_section(tag_rows, table, count, m.block.data(), m.block.size()));
+    m.stats.blocks += 1;
+    m.stats.rows += count;
+    m.stats.table_rows[table] += count;
+  }
+  return status::ok();
+}
+
+model_writer::rows_mark model_writer::mark() const { return rows_mark{impl_ ? impl_->stats : model_file_stats{}}; }
+
+status model_writer::rewind(const rows_mark& to) {
+  if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::rows_next, "rewind()"));
+  if (to.stats.bytes > m.stats.bytes || to.stats.table_rows.size() != m.stats.table_rows.size())
+    return m.fail({errc::invalid_argument, m.prefix() + "rewind() to a mark this writer did not make"});
+  if (std::fflush(m.f) != 0 || ::ftruncate(::fileno(m.f), static_cast<off_t>(to.stats.bytes)) != 0 ||
+      std::fseek(m.f, static_cast<long>(to.stats.bytes), SEEK_SET) != 0)
+    return m.fail({errc::io_error, m.prefix() + "cannot rewind " + m.tmp + ": " + errno_text()});
+  m.stats = to.stats;
+  return status::ok();
+}
+
+result<model_file_stats> model_writer::finish() {
+  if (!impl_) return status(errc::invalid_argument, "model_writer: not open");
+  impl& m = *impl_;
+  SS_RETURN_IF_ERROR(m.usable(impl::stage::rows_next, "finish()"));
+  std::string foot;
+  append_le(foot, m.stats.blocks);
+  append_le(foot, m.stats.rows);
+  for (const auto r : m.stats.table_rows) append_le(foot, r);
+  SS_RETURN_IF_ERROR(m.write_section(tag_foot, 0, foot.size(), foot.data(), foot.size()));
+  if (std::fflush(m.f) != 0) return m.fail({errc::io_error, m.prefix() + "cannot write " + m.tmp + ": " + errno_text()});
+  if (::fsync(::fileno(m.f)) != 0)
+    return m.fail({errc::io_error, m.prefix() + "fsync of " + m.tmp + ": " + errno_text()});
+  const int closed = std::fclose(m.f);
+  m.f = nullptr;
+  if (closed != 0) {
+    std::error_code ec;
+    fs::remove(m.tmp, ec);
+    return m.fail({errc::io_error, m.prefix() + "cannot close " + m.tmp + ": " + errno_text()});
+  }
+  std::error_code ec;
+  fs::rename(m.tmp, m.path, ec);
+  if (ec) {
+    fs::remove(m.tmp, ec);
+    return m.fail({errc::io_error, m.prefix() + "cannot rename " + m.tmp + " into place: " + ec.message()});
+  }
+  // The file's bytes are synced; its name is durable once the directory is.
+  if (auto synced = io::sync_directory(fs::path(m.path).parent_path()); !synced.is_ok())
+    return m.fail({errc::io_error, m.prefix() + synced.message()});
+  m.at = impl::stage::finished;
+  return m.stats;
+}
+
+void model_writer::abort() {
+  if (!impl_) return;
+  if (impl_->at != impl::stage::finished) {
+    impl_->abort();
+    impl_->at = impl::stage::failed;
+    impl_->error = status(errc::cancelled, impl_->prefix() + "writing was aborted");
+  }
+}
+
+const std::string& model_writer::path() const {
+  static const std::string none;
+  return impl_ ? impl_->path : none;
+}
+std::uint64_t model_writer::rows() const { return impl_ ? impl_->stats.rows : 0; }
+std::uint64_t model_writer::bytes() const { return impl_ ? impl_->stats.bytes : 0; }
+
+
+}  // namespace ss::model
