@@ -1,25 +1,20 @@
+// rocksdb_rows, the live database: options, opening (and setting aside a damaged one), writes,
+// scans and metadata. Checkpoints, their manifests and restore are in rocksdb_checkpoints.cpp.
 #include "ss/storage/rocksdb_rows.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdarg>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
-#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
-#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
-#include "ss/core/io/durable_file.hpp"
-#include "ss/core/io/keyed_text.hpp"
+#include "rocks_status.hpp"
 #include "ss/storage/record_format.hpp"
 
 namespace ss::storage {
@@ -27,165 +22,28 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kManifestName = "SHADOWSYNC-CHECKPOINT";
-// The first word of the manifest syntax before keyed text.
-constexpr const char* kOldManifestMagic = "shadowsync-checkpoint ";
-
-// Keeps RocksDB from writing LOG files into checkpoints it only reads.
-class null_logger final : public rocksdb::Logger {
- public:
-  using rocksdb::Logger::Logv;
-  void Logv(const char* /*format*/, va_list /*ap*/) override {}
-};
-
-status from_rocks(const rocksdb::Status& s, const std::string& context) {
-  if (s.ok()) return status::ok();
-  errc code = errc::internal;
-  if (s.IsNotFound()) {
-    code = errc::not_found;
-  } else if (s.IsCorruption()) {
-    code = errc::corrupt;
-  } else if (s.IsIOError()) {
-    code = errc::io_error;
-  } else if (s.IsInvalidArgument()) {
-    code = errc::invalid_argument;
-  }
-  return {code, context + ": " + s.ToString()};
-}
-
 std::string meta_key(const std::string& key) { return std::string(1, format::kMetaPrefix) + key; }
 std::string format_key(const std::string& name) { return std::string(1, format::kFormatPrefix) + name; }
 
-std::uint64_t dir_bytes(const fs::path& p) {
-  std::uint64_t total = 0;
-  std::error_code ec;
-  for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code ec2;
-    if (it->is_regular_file(ec2)) {
-      const auto sz = it->file_size(ec2);
-      if (!ec2) total += sz;
-    }
+// The row records only (keys from kRowPrefix), checksums verified, read ahead and not cached: a
+// full scan. Not movable: the iterator holds a pointer to `upper`.
+struct row_scan {
+  explicit row_scan(rocksdb::DB* db) {
+    rocksdb::ReadOptions ro;
+    ro.verify_checksums = true;
+    ro.fill_cache = false;
+    ro.readahead_size = std::size_t{2} << 20;
+    ro.iterate_upper_bound = &upper;
+    it.reset(db->NewIterator(ro));
+    it->Seek(std::string(1, format::kRowPrefix));
   }
-  return total;
-}
+  row_scan(const row_scan&) = delete;
+  row_scan& operator=(const row_scan&) = delete;
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && s.size() <= 20 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// What a full scan of a database found.
-struct scan_totals {
-  std::uint64_t rows = 0;
-  std::uint64_t hash = 0;  // sum of format::record_hash over every record
+  const std::string hi = std::string(1, static_cast<char>(format::kRowPrefix + 1));
+  const rocksdb::Slice upper{hi};
+  std::unique_ptr<rocksdb::Iterator> it;
 };
-
-// Reads every record of `db`, checking each one's CRC and shape; counts rows and sums hashes.
-status scan_all_records(rocksdb::DB* db, std::uint32_t row_floats, scan_totals* totals) {
-  rocksdb::ReadOptions ro;
-  ro.verify_checksums = true;
-  ro.fill_cache = false;
-  ro.readahead_size = std::size_t{2} << 20;
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
-  std::uint32_t table = 0;
-  std::uint64_t id = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key();
-    const rocksdb::Slice v = it->value();
-    const char kind = k.size() > 0 ? k[0] : '\0';
-    if (kind == format::kRowPrefix) {
-      SS_RETURN_IF_ERROR(format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats, &table, &id, nullptr));
-      ++totals->rows;
-    } else if (kind == format::kMetaPrefix || kind == format::kFormatPrefix) {
-      const std::string key = k.ToString();
-      auto d = format::decode_small_value(key, v.data(), v.size(), format::describe_key(k.data(), k.size()));
-      if (!d) return d.error();
-    } else {
-      return {errc::corrupt, format::describe_key(k.data(), k.size())};
-    }
-    totals->hash += format::record_hash(k.data(), k.size(), v.data(), v.size());
-  }
-  return from_rocks(it->status(), "reading its database");
-}
-
-rocksdb::Options reader_options() {
-  rocksdb::Options o;
-  o.create_if_missing = false;
-  o.paranoid_checks = true;
-  o.info_log = std::make_shared<null_logger>();
-  o.max_open_files = 64;
-  return o;
-}
-
-// A checkpoint database opened read-only.
-result<std::unique_ptr<rocksdb::DB>> open_read_only(const std::string& path) {
-  rocksdb::DB* raw = nullptr;
-  const rocksdb::Status s = rocksdb::DB::OpenForReadOnly(reader_options(), path, &raw);
-  if (!s.ok()) return {errc::corrupt, "cannot open its database: " + s.ToString()};
-  return std::unique_ptr<rocksdb::DB>(raw);
-}
-
-struct manifest {
-  std::uint32_t version = 0;
-  std::uint64_t id = 0;
-  std::uint64_t rows = 0;
-  std::uint32_t row_floats = 0;
-  std::uint64_t hash = 0;
-};
-
-// A checkpoint's manifest is a keyed text (core/io/keyed_text.hpp), as a snapshot's MANIFEST is.
-std::string render_manifest(const manifest& m) {
-  io::keyed_text_writer out("shadowsync shard checkpoint");
-  out.add("format", std::to_string(m.version));
-  out.add("id", std::to_string(m.id));
-  out.add("rows", std::to_string(m.rows));
-  out.add("row_floats", std::to_string(m.row_floats));
-  out.add("hash", io::hex(m.hash, 16));
-  return out.finish();
-}
-
-// Parses a manifest; errc::corrupt with the reason (without the "checkpoint N is corrupt" prefix).
-result<manifest> parse_manifest(const std::string& text) {
-  if (text.rfind(kOldManifestMagic, 0) == 0) {
-    return {errc::version_mismatch, "its manifest " + std::string(kManifestName) +
-                                        " is in the line syntax of shadowsync builds before 2026-11-25; this build "
-                                        "reads 'key = value' manifests (restore it with the build that wrote it)"};
-  }
-  auto kv = io::keyed_text::parse(text, "its manifest " + std::string(kManifestName));
-  if (!kv) return kv.error();
-  manifest m;
-  SS_RETURN_IF_ERROR(kv->one("format", m.version));
-  if (m.version != format::kFormatVersion) {
-    return {errc::version_mismatch, "its manifest has format version " + std::to_string(m.version) +
-                                        ", this build reads " + std::to_string(format::kFormatVersion)};
-  }
-  SS_RETURN_IF_ERROR(kv->one("id", m.id));
-  SS_RETURN_IF_ERROR(kv->one("rows", m.rows));
-  SS_RETURN_IF_ERROR(kv->one("row_floats", m.row_floats));
-  SS_RETURN_IF_ERROR(kv->one_hex("hash", m.hash));
-  return m;
-}
-
-status copy_db_dir(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  fs::create_directories(to, ec);
-  if (ec) return {errc::io_error, "create " + to.string() + ": " + ec.message()};
-  for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name == kManifestName || name.rfind("LOG", 0) == 0 || name == "LOCK") continue;
-    if (!it->is_regular_file()) continue;
-    const fs::path dst = to / name;
-    std::error_code lec;
-    const bool sst = it->path().extension() == ".sst";
-    if (sst) fs::create_hard_link(it->path(), dst, lec);  // SST files are immutable: share them
-    if (!sst || lec) {
-      fs::copy_file(it->path(), dst, fs::copy_options::overwrite_existing, lec);
-      if (lec) return {errc::io_error, "copy " + it->path().string() + ": " + lec.message()};
-      SS_RETURN_IF_ERROR(io::sync_file(dst));
-    }
-  }
-  if (ec) return {errc::io_error, "list " + from.string() + ": " + ec.message()};
-  return io::sync_directory(to);
-}
 
 }  // namespace
 
@@ -325,15 +183,9 @@ status rocksdb_rows::open_live() {
   // Count the rows (keys only; scan() and verify() check the records).
   std::uint64_t count = 0;
   {
-    rocksdb::ReadOptions cro;
-    cro.fill_cache = false;
-    cro.readahead_size = std::size_t{2} << 20;
-    const std::string lo(1, format::kRowPrefix), hi(1, static_cast<char>(format::kRowPrefix + 1));
-    rocksdb::Slice upper(hi);
-    cro.iterate_upper_bound = &upper;
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(cro));
-    for (it->Seek(lo); it->Valid(); it->Next()) ++count;
-    SS_RETURN_IF_ERROR(from_rocks(it->status(), "counting the rows of " + path));
+    row_scan rows(db.get());
+    for (; rows.it->Valid(); rows.it->Next()) ++count;
+    SS_RETURN_IF_ERROR(from_rocks(rows.it->status(), "counting the rows of " + path));
   }
   if (!has_version || !has_floats) {
     if (count != 0) return {errc::corrupt, path + " holds rows but no format settings"};
@@ -418,196 +270,17 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
 status rocksdb_rows::scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) {
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
-  rocksdb::ReadOptions ro;
-  ro.verify_checksums = true;
-  ro.fill_cache = false;
-  ro.readahead_size = std::size_t{2} << 20;
-  const std::string lo(1, format::kRowPrefix), hi(1, static_cast<char>(format::kRowPrefix + 1));
-  rocksdb::Slice upper(hi);
-  ro.iterate_upper_bound = &upper;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  row_scan rows(db_);
   std::vector<float> row(row_floats_);
   std::uint32_t table = 0;
   std::uint64_t id = 0;
-  for (it->Seek(lo); it->Valid(); it->Next()) {
+  for (auto& it = rows.it; it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key(), v = it->value();
     status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats_, &table, &id, row.data());
     if (!s) return s.with_context(dir_ + "/live");
     fn(table, id, row.data());
   }
-  return from_rocks(it->status(), "scanning " + dir_ + "/live");
-}
-
-result<embedding::checkpoint_info> rocksdb_rows::checkpoint(std::uint64_t id) {
-  const fs::path final_dir = checkpoint_path(id);
-  const fs::path tmp = final_dir.string() + ".tmp";
-  std::error_code ec;
-  if (fs::exists(final_dir, ec)) {
-    return {errc::invalid_argument, "checkpoint " + std::to_string(id) + " already exists (" + final_dir.string() + ")"};
-  }
-  fs::remove_all(tmp, ec);
-  fs::create_directories(final_dir.parent_path(), ec);
-  {
-    std::shared_lock lock(db_mu_);
-    if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
-    rocksdb::Checkpoint* raw = nullptr;
-    SS_RETURN_IF_ERROR(from_rocks(rocksdb::Checkpoint::Create(db_, &raw), "checkpoint " + std::to_string(id)));
-    std::unique_ptr<rocksdb::Checkpoint> cp(raw);
-    // log_size_for_flush = 0: always flush the memtables first, so the checkpoint is SST files only.
-    SS_RETURN_IF_ERROR(from_rocks(cp->CreateCheckpoint(tmp.string(), 0), "checkpoint " + std::to_string(id)));
-  }
-  // Count and hash what the checkpoint holds, checking every record on the way.
-  scan_totals totals;
-  {
-    auto db = open_read_only(tmp.string());
-    status s = db ? scan_all_records(db->get(), row_floats_, &totals) : db.error();
-    if (!s) {
-      db = result<std::unique_ptr<rocksdb::DB>>(status(errc::internal, "closed"));
-      fs::remove_all(tmp, ec);
-      return s.with_context("checkpoint " + std::to_string(id) + " not made: the live rows are corrupt");
-    }
-  }
-  manifest m;
-  m.version = format::kFormatVersion;
-  m.id = id;
-  m.rows = totals.rows;
-  m.row_floats = row_floats_;
-  m.hash = totals.hash;
-  SS_RETURN_IF_ERROR(io::write_file_synced(tmp / kManifestName, render_manifest(m)));
-  SS_RETURN_IF_ERROR(io::sync_directory(tmp));
-  fs::rename(tmp, final_dir, ec);
-  if (ec) return {errc::io_error, "rename " + tmp.string() + ": " + ec.message()};
-  SS_RETURN_IF_ERROR(io::sync_directory(final_dir.parent_path()));
-  embedding::checkpoint_info info;
-  info.id = id;
-  info.path = final_dir.string();
-  info.rows = totals.rows;
-  info.bytes = dir_bytes(final_dir);
-  info.checksum = totals.hash;
-  return info;
-}
-
-result<embedding::checkpoint_info> rocksdb_rows::read_manifest(std::uint64_t id) const {
-  const fs::path p = fs::path(checkpoint_path(id)) / kManifestName;
-  auto text = io::read_file(p);
-  if (!text.is_ok()) {
-    if (text.error().code() == errc::not_found)
-      return {errc::corrupt, "its manifest " + std::string(kManifestName) + " is missing"};
-    return text.error();
-  }
-  auto m = parse_manifest(*text);
-  if (!m) return m.error();
-  if (m->id != id) return {errc::corrupt, "its manifest names checkpoint " + std::to_string(m->id)};
-  if (m->row_floats != row_floats_) {
-    return {errc::invalid_argument, "it holds rows of " + std::to_string(m->row_floats) + " floats, this store " +
-                                        std::to_string(row_floats_)};
-  }
-  embedding::checkpoint_info info;
-  info.id = id;
-  info.path = checkpoint_path(id);
-  info.rows = m->rows;
-  info.checksum = m->hash;
-  return info;
-}
-
-result<std::vector<embedding::checkpoint_info>> rocksdb_rows::checkpoints() const {
-  std::vector<embedding::checkpoint_info> out;
-  const fs::path root = fs::path(dir_) / "checkpoints";
-  std::error_code ec;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    std::error_code dec;
-    if (!all_digits(name) || !it->is_directory(dec)) continue;  // skips <id>.tmp
-    errno = 0;
-    const std::uint64_t id = std::strtoull(name.c_str(), nullptr, 10);
-    if (errno != 0) continue;
-    embedding::checkpoint_info info;
-    auto m = read_manifest(id);
-    if (m) info = *m;
-    info.id = id;
-    info.path = it->path().string();
-    info.bytes = dir_bytes(it->path());
-    out.push_back(info);
-  }
-  if (ec) return {errc::io_error, "listing " + root.string() + ": " + ec.message()};
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  return out;
-}
-
-status rocksdb_rows::verify(std::uint64_t id) const {
-  const std::string name = "checkpoint " + std::to_string(id);
-  const fs::path path = checkpoint_path(id);
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return {errc::not_found, name + " does not exist (" + path.string() + ")"};
-  auto m = read_manifest(id);
-  if (!m) {
-    if (m.error().code() == errc::corrupt) return {errc::corrupt, name + " is corrupt: " + m.error().message()};
-    return m.error().with_context(name);
-  }
-  auto db = open_read_only(path.string());
-  if (!db) return {errc::corrupt, name + " is corrupt: " + db.error().message()};
-  scan_totals totals;
-  status s = scan_all_records(db->get(), row_floats_, &totals);
-  if (!s) return {errc::corrupt, name + " is corrupt: " + s.message()};
-  if (totals.rows != m->rows) {
-    return {errc::corrupt, name + " is corrupt: its manifest promises " + std::to_string(m->rows) + " rows, found " +
-                               std::to_string(totals.rows)};
-  }
-  if (totals.hash != m->checksum) {
-    return {errc::corrupt, name + " is corrupt: its content hash " + io::hex(totals.hash, 16) +
-                               " differs from its manifest's " + io::hex(m->checksum, 16)};
-  }
-  return status::ok();
-}
-
-status rocksdb_rows::restore(std::uint64_t id) {
-  SS_RETURN_IF_ERROR(verify(id));  // the live rows stay untouched if this fails
-  const fs::path root(dir_);
-  const fs::path live = root / "live", staging = root / "live.restore", old = root / "live.old";
-  std::error_code ec;
-  fs::remove_all(staging, ec);
-  SS_RETURN_IF_ERROR(copy_db_dir(checkpoint_path(id), staging).with_context("restoring checkpoint " + std::to_string(id)));
-
-  std::unique_lock lock(db_mu_);
-  close_live();
-  fs::remove_all(old, ec);
-  fs::rename(live, old, ec);
-  if (ec) {
-    status reopen = open_live();
-    (void)reopen;
-    return {errc::io_error, "rename " + live.string() + ": " + ec.message()};
-  }
-  fs::rename(staging, live, ec);
-  if (ec) {
-    std::error_code ec2;
-    fs::rename(old, live, ec2);
-    status reopen = open_live();
-    (void)reopen;
-    return {errc::io_error, "rename " + staging.string() + ": " + ec.message()};
-  }
-  SS_RETURN_IF_ERROR(io::sync_directory(root));
-  status s = open_live();
-  if (!s) {  // put the old live DB back
-    std::error_code ec2;
-    fs::remove_all(live, ec2);
-    fs::rename(old, live, ec2);
-    status reopen = open_live();
-    (void)reopen;
-    return s.with_context("restoring checkpoint " + std::to_string(id));
-  }
-  fs::remove_all(old, ec);
-  return status::ok();
-}
-
-status rocksdb_rows::drop(std::uint64_t id) {
-  const fs::path path = checkpoint_path(id);
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) {
-    return {errc::not_found, "checkpoint " + std::to_string(id) + " does not exist (" + path.string() + ")"};
-  }
-  fs::remove_all(path, ec);
-  if (ec) return {errc::io_error, "removing " + path.string() + ": " + ec.message()};
-  return status::ok();
+  return from_rocks(rows.it->status(), "scanning " + dir_ + "/live");
 }
 
 status rocksdb_rows::set_meta(const std::string& key, const std::string& value) {
@@ -646,27 +319,6 @@ status rocksdb_rows::clear() {
   const rocksdb::Slice lo(m0), hi(r1);
   SS_RETURN_IF_ERROR(from_rocks(db_->CompactRange(rocksdb::CompactRangeOptions(), &lo, &hi), "clear"));
   return status::ok();
-}
-
-result<embedding::checkpoint_info> rocksdb_rows::latest_valid_checkpoint(std::vector<std::string>* skipped) const {
-  auto list = checkpoints();
-  if (!list) return list.error();
-  if (list->empty()) return {errc::not_found, "no checkpoint in " + (fs::path(dir_) / "checkpoints").string()};
-  std::vector<std::string> reasons;
-  for (auto it = list->rbegin(); it != list->rend(); ++it) {
-    status s = verify(it->id);
-    if (s) {
-      if (skipped != nullptr) {
-        for (auto& r : reasons) skipped->push_back(r + "; using checkpoint " + std::to_string(it->id));
-      }
-      return *it;
-    }
-    reasons.push_back(s.message());
-  }
-  if (skipped != nullptr) {
-    for (auto& r : reasons) skipped->push_back(r + "; no valid checkpoint remains");
-  }
-  return {errc::corrupt, "no valid checkpoint in " + (fs::path(dir_) / "checkpoints").string() + ": " + reasons.front()};
 }
 
 }  // namespace ss::storage
