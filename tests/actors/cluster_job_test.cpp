@@ -1,0 +1,199 @@
+// A whole job on the deterministic scheduler: coordinator, shards, readers and trainers trained to
+// the end, without sync, with shadow EASGD, with foreground model averaging.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "actor_fixture.hpp"
+#include "actor_helpers.hpp"
+#include "ss/actors/coordinator.hpp"
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/member.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/actors/reader.hpp"
+#include "ss/actors/shard.hpp"
+#include "ss/actors/sync_server.hpp"
+#include "ss/actors/trainer.hpp"
+#include "ss/core/data/generator.hpp"
+#include "ss/core/embedding/sharding.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/wire/codec.hpp"
+#include "support/process.hpp"
+
+using namespace ss;
+using namespace ss::actors;
+using ss::test::actor_fixture;
+using ss::test::memory_transport;
+using ss::test::ask;
+using ss::test::call;
+using ss::test::call_result;
+using ss::test::echo;
+using ss::test::node;
+using ss::test::sync_options;
+
+namespace {
+
+struct job_outcome {
+  job::job_report result;
+  std::string result_json;  // as printed
+  std::uint64_t acked = 0;
+  std::vector<std::uint64_t> shard_rows;
+};
+
+// A whole job, every service composed by hand over the in-memory network: a coordinator (with
+// sync server 0), 2 shards, 1 reader and `trainers` trainers, stepped to the end.
+job_outcome run_job(const std::string& sync_name, int trainers) {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  data::generator_options g;
+  g.rows = 2000;
+  REQUIRE(data::generate_train_test(g, 300, dir.str("train.tsv"), dir.str("test.tsv")).is_ok());
+  job::job_options job;
+  job.train = {dir.str("train.tsv")};
+  job.test = {dir.str("test.tsv")};
+  job.shards = 2;
+  job.readers = 1;
+  job.min_trainers = trainers;
+  job.batch_size = 64;
+  job.heartbeat_interval = 0.1;
+  job.request_timeout = 1.0;
+  job.progress_interval = 0;
+  job.sync = sync_name;
+  job.sync_every = 3;
+  job.sync_interval = 0.05;
+  job.model.embedding_dim = 4;
+  job.model.bottom_mlp = "8-4";
+  job.model.top_mlp = "8-1";
+  REQUIRE(job::resolve_feature_counts(job).is_ok());
+  auto setup = job::resolve_model(job.model, 13, 26);
+  REQUIRE(setup.is_ok());
+
+  job_outcome out;
+  node coord(f, "coordinator", "mem://coordinator");
+  coordinator_options co;
+  co.job = job;
+  co.detached_evaluator = false;
+  co.endpoint = "mem://coordinator";
+  co.on_result = [&out](const job::job_report& r, const std::string&) {
+    out.result = r;
+    out.result_json = r.to_json();
+  };
+  auto sync_opts = sync_options(sync_name.c_str(), model::dense_layout(setup->dlrm).size());
+  if (sync_name == "none") sync_opts.spec = sync::sync_spec{};
+  co.local_sync = f.own(spawn_sync_server(f.sys, coord.gateway, sync_opts));
+  f.own(spawn_coordinator(f.sys, coord.gateway, co));
+
+  auto member = [&](node& n, wire::role role, int index, const std::string& endpoint,
+                    std::function<wire::member_progress()> progress, std::uint64_t incarnation = 1) {
+    member_options mo;
+    mo.identity = wire::register_request{role, endpoint, index, endpoint, incarnation};
+    mo.coordinator = "mem://coordinator";
+    mo.heartbeat_interval = std::chrono::milliseconds(100);
+    mo.request_timeout = std::chrono::seconds(1);
+    mo.progress = std::move(progress);
+    return f.own(spawn_member_agent(f.sys, n.gateway, mo));
+  };
+
+  std::vector<std::unique_ptr<node>> nodes;
+  std::vector<std::shared_ptr<embedding::shard_store>> stores;
+  for (int i = 0; i < 2; ++i) {
+    const std::string ep = "mem://shard-" + std::to_string(i);
+    nodes.push_back(std::make_unique<node>(f, ep, ep));
+    embedding::shard_store_options so;
+    so.dim = 4;
+    so.optimizer = setup->embeddings.optimizer;
+    stores.push_back(std::make_shared<embedding::shard_store>(so));
+    shard_options sh;
+    sh.index = static_cast<std::uint32_t>(i);
+    sh.shards = 2;
+    f.own(spawn_shard(f.sys, nodes.back()->gateway, stores.back(), sh, std::make_shared<shard_counters>()).pool);
+    member(*nodes.back(), wire::role::shard, i, ep, [] { return wire::member_progress{}; });
+  }
+  nodes.push_back(std::make_unique<node>(f, "mem://reader-0", "mem://reader-0"));
+  auto rc = std::make_shared<reader_counters>();
+  data::epoch_reader_options ro;
+  ro.input.schema = data::input_schema::criteo();
+  ro.input.paths = job.train;
+  ro.input.batch_size = 64;
+  auto br = data::epoch_reader::open(ro);
+  REQUIRE(br.is_ok());
+  f.own(spawn_reader(f.sys, nodes.back()->gateway, std::make_unique<data::epoch_reader>(std::move(*br)), {}, rc));
+  member(*nodes.back(), wire::role::reader, 0, "mem://reader-0", [rc] {
+    wire::member_progress p;
+    p.examples = rc->examples_sent.load();
+    p.finished = rc->finished.load();
+    return p;
+  });
+
+  for (int t = 0; t < trainers; ++t) {
+    const std::string ep = "mem://trainer-" + std::to_string(t);
+    nodes.push_back(std::make_unique<node>(f, ep, ep));
+    auto progress = std::make_shared<trainer_progress>();
+    const std::uint64_t incarnation = 0x7a1 + static_cast<std::uint64_t>(t);
+    auto agent = member(
+        *nodes.back(), wire::role::trainer, -1, ep, [progress] { return progress->snapshot(1000); }, incarnation);
+    // The trainer needs its member id: wait for the registration.
+    auto registration = std::make_shared<std::optional<wire::register_reply>>();
+    f.sys.spawn([agent, registration](caf::event_based_actor* self) {
+      self->request(agent, caf::infinite, await_atom::value).then([registration](const wire::register_reply& r) {
+        *registration = r;
+      });
+    });
+    REQUIRE(f.run_until([&] { return registration->has_value(); }, std::chrono::seconds(5)));
+    trainer_options to;
+    to.name = ep;
+    to.detached_workers = false;
+    to.incarnation = incarnation;
+    to.coordinator = "mem://coordinator";
+    auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, job.model.seed);
+    f.own(spawn_trainer(f.sys, nodes.back()->gateway, agent, job, model, {}, to, progress));
+  }
+
+  REQUIRE(f.run_until([&] { return !out.result_json.empty(); }, std::chrono::seconds(300)));
+  out.acked = rc->examples_acked.load();
+  for (auto& st : stores) out.shard_rows.push_back(st->stats().rows);
+  for (auto& n : nodes) n->transport->stop();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cluster: a whole job on the deterministic scheduler trains every example once", "[actors]") {
+  const auto out = run_job("none", 1);
+  INFO(out.result_json);
+  CHECK(out.result.ok);
+  CHECK(out.result.examples == 2000);
+  CHECK(out.result.examples_read == 2000);
+  CHECK(out.result.tested);
+  CHECK(out.result.test.examples == 300);
+  CHECK(out.result.exit_status() == 0);
+  CHECK(out.acked == 2000);
+  CHECK(out.shard_rows[0] > 0);
+  CHECK(out.shard_rows[1] > 0);
+}
+
+TEST_CASE("cluster: two trainers with shadow EASGD sync in the background", "[actors]") {
+  const auto out = run_job("s-easgd", 2);
+  INFO(out.result_json);
+  CHECK(out.result.ok);
+  CHECK(out.result.examples == 2000);
+  CHECK(out.result.trainers == 2);
+  CHECK(out.result.per_trainer.size() == 2);
+  CHECK(out.result.sync_rounds > 0);
+  CHECK(out.result.sync_wait_seconds == 0);  // shadow: workers never stop
+  CHECK(std::isfinite(out.result.test.ne));
+}
+
+TEST_CASE("cluster: two trainers with foreground model averaging every 3 batches", "[actors]") {
+  const auto out = run_job("fr-ma", 2);
+  INFO(out.result_json);
+  CHECK(out.result.ok);
+  CHECK(out.result.examples == 2000);
+  CHECK(out.result.sync_gap == Approx(3.0));  // exactly every k batches
+  CHECK(out.result.sync_rounds > 5);
+  CHECK(out.result.sync_wait_seconds > 0);  // foreground: workers stop for every round
+}

@@ -1,0 +1,267 @@
+// The member agent's views and the coordinator's membership: registration, heartbeats, silent
+// members, restarts, --peer-wait, and resuming from a snapshot.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "actor_fixture.hpp"
+#include "actor_helpers.hpp"
+#include "ss/actors/coordinator.hpp"
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/member.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/actors/reader.hpp"
+#include "ss/actors/shard.hpp"
+#include "ss/actors/sync_server.hpp"
+#include "ss/actors/trainer.hpp"
+#include "ss/core/data/generator.hpp"
+#include "ss/core/embedding/sharding.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/wire/codec.hpp"
+#include "support/process.hpp"
+
+using namespace ss;
+using namespace ss::actors;
+using ss::test::actor_fixture;
+using ss::test::memory_transport;
+using ss::test::ask;
+using ss::test::call;
+using ss::test::call_result;
+using ss::test::echo;
+using ss::test::node;
+using ss::test::sync_options;
+
+struct fake_coordinator {
+  wire::cluster_view view;
+  wire::job_state state = wire::job_state::running;
+};
+caf::behavior fake_coordinator_actor(caf::event_based_actor*, std::shared_ptr<fake_coordinator> c) {
+  return {[c](serve_atom, const envelope_ptr& env) -> body_ptr {
+    if (std::holds_alternative<wire::register_request>(env->message)) {
+      wire::register_reply r;
+      r.member_id = 1;
+      r.view = c->view;
+      r.state = c->state;
+      return make_body(std::move(r));
+    }
+    return make_body(wire::heartbeat_reply{c->state, c->view, true});
+  }};
+}
+
+// Keeps every view a member agent sends it.
+caf::behavior view_collector(caf::event_based_actor*, std::shared_ptr<std::vector<wire::cluster_view>> seen) {
+  return {[seen](view_atom, const wire::cluster_view& v) { seen->push_back(v); }, [](state_atom, wire::job_state) {}};
+}
+
+wire::cluster_view view_of(std::uint64_t epoch, std::vector<std::string> shards) {
+  wire::cluster_view v;
+  v.epoch = epoch;
+  v.shards = std::move(shards);
+  return v;
+}
+
+TEST_CASE("member agent: a late subscriber gets the newest view; a same-epoch view of a new coordinator is news",
+          "[actors]") {
+  actor_fixture f;
+  node coord(f, "coordinator", "mem://coordinator"), member(f, "trainer-0");
+  auto c = std::make_shared<fake_coordinator>();
+  c->view = view_of(1, {"mem://shard-0", ""});
+  auto fake = f.sys.spawn(fake_coordinator_actor, c);
+  caf::anon_send(coord.gateway, route_atom::value, kind_of<wire::register_request>(), fake);
+  caf::anon_send(coord.gateway, route_atom::value, kind_of<wire::heartbeat>(), fake);
+  f.settle();
+  member_options mo;
+  mo.identity = wire::register_request{wire::role::trainer, "trainer-0", -1, "", 1};
+  mo.coordinator = "mem://coordinator";
+  mo.heartbeat_interval = std::chrono::milliseconds(100);
+  auto agent = f.own(spawn_member_agent(f.sys, member.gateway, mo));
+  f.settle();
+  // The second shard joins; a heartbeat brings the newer view before anyone subscribed.
+  c->view = view_of(2, {"mem://shard-0", "mem://shard-1"});
+  f.advance(std::chrono::milliseconds(100));
+  auto seen = std::make_shared<std::vector<wire::cluster_view>>();
+  caf::anon_send(agent, view_atom::value, f.sys.spawn(view_collector, seen));
+  f.settle();
+  REQUIRE(seen->size() == 1);
+  CHECK(seen->back().shards == std::vector<std::string>{"mem://shard-0", "mem://shard-1"});
+  // A restarted coordinator whose view happens to carry epoch 2 again, with shard-1 elsewhere.
+  c->view = view_of(2, {"mem://shard-0", "mem://shard-1-new"});
+  f.advance(std::chrono::milliseconds(100));
+  REQUIRE(seen->size() == 2);
+  CHECK(seen->back().shards.at(1) == "mem://shard-1-new");
+  // An unchanged view is not sent again.
+  f.advance(std::chrono::milliseconds(300));
+  CHECK(seen->size() == 2);
+}
+
+// A coordinator at mem://coordinator of a job with one shard and one reader, whose members time
+// out after 1 s, and a client to talk to it.
+struct one_shard_job {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co = options(dir);
+  node coord{f, "coordinator", "mem://coordinator"};
+  caf::actor coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client{f, "client"};
+
+  static coordinator_options options(const ss::test::temp_dir& dir) {
+    coordinator_options o;
+    o.job.train = {dir.str("train.tsv")};
+    o.job.shards = 1;
+    o.job.readers = 1;
+    o.job.member_timeout = 1.0;
+    o.job.dense_features = 13;
+    o.job.categorical_features = 26;
+    o.detached_evaluator = false;
+    return o;
+  }
+  std::shared_ptr<call_result> ask(wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); }
+  std::shared_ptr<call_result> register_shard() {
+    return ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  }
+  bool has_shard() {
+    return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json.find("shard-0") != std::string::npos;
+  }
+};
+
+TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent", "[actors]") {
+  one_shard_job j;
+  auto reg = j.register_shard();
+  REQUIRE(std::holds_alternative<wire::register_reply>(*reg->reply));
+  const auto& reply = std::get<wire::register_reply>(*reg->reply);
+  CHECK(reply.view.shards == std::vector<std::string>{"mem://shard-0"});
+  CHECK(reply.state == wire::job_state::waiting);
+  auto parsed = job::parse_job_config(reply.job_config);
+  REQUIRE(parsed.is_ok());
+  CHECK(parsed->train == j.co.job.train);
+  // An index outside the job is refused.
+  auto bad = j.ask(wire::register_request{wire::role::reader, "reader-5", 5, "mem://reader-5", 1});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*bad->reply));
+  CHECK(std::get<wire::error_reply>(*bad->reply).code == errc::out_of_range);
+  // A heartbeat from an unknown member is told to register again.
+  auto hb = j.ask(wire::heartbeat{999, {}});
+  CHECK_FALSE(std::get<wire::heartbeat_reply>(*hb->reply).known);
+  // Silence past the member timeout drops the shard from the view.
+  j.f.advance(std::chrono::milliseconds(1500));
+  CHECK_FALSE(j.has_shard());
+}
+
+TEST_CASE("coordinator: a trainer started again under its name replaces its old process at once", "[actors]") {
+  one_shard_job j;
+  auto first = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 2});
+  REQUIRE(std::holds_alternative<wire::register_reply>(*first->reply));
+  CHECK(std::get<wire::register_reply>(*first->reply).view.trainer_incarnations == std::vector<std::uint64_t>{2});
+  auto other = j.ask(wire::register_request{wire::role::trainer, "trainer-b", -1, "", 4});
+  auto again = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 5});
+  REQUIRE(std::holds_alternative<wire::register_reply>(*again->reply));
+  auto incarnations = std::get<wire::register_reply>(*again->reply).view.trainer_incarnations;
+  std::sort(incarnations.begin(), incarnations.end());
+  CHECK(incarnations == std::vector<std::uint64_t>{4, 5});  // 2 is gone without a timeout
+  (void)other;
+}
+
+TEST_CASE("coordinator: a coordinator that did not run for a while does not drop members for it", "[actors]") {
+  one_shard_job j;
+  auto reg = j.register_shard();
+  REQUIRE(std::holds_alternative<wire::register_reply>(*reg->reply));
+  const std::uint64_t id = std::get<wire::register_reply>(*reg->reply).member_id;
+  // The clock jumps 25 s at once: the coordinator's next tick comes 25 s late, as after SIGSTOP.
+  j.f.sched.advance_time(std::chrono::seconds(25));
+  j.f.settle();
+  CHECK(j.has_shard());
+  // The member's heartbeat (waiting while the coordinator was frozen) keeps it in.
+  auto hb = j.ask(wire::heartbeat{id, {}});
+  CHECK(std::get<wire::heartbeat_reply>(*hb->reply).known);
+  j.f.advance(std::chrono::milliseconds(600));
+  CHECK(j.has_shard());
+  // Silence while the coordinator runs still drops it.
+  j.f.advance(std::chrono::milliseconds(1500));
+  CHECK_FALSE(j.has_shard());
+}
+
+TEST_CASE("coordinator: a service that never comes back fails the job after --peer-wait, not before it ran", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co = one_shard_job::options(dir);
+  co.job.peer_wait = 3.0;
+  std::optional<job::job_report> result;
+  co.on_result = [&result](const job::job_report& r, const std::string&) { result = r; };
+  node coord(f, "coordinator", "mem://coordinator");
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
+  auto state = [&] { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; };
+  // Before the job runs, an absent reader is waited for without a bound.
+  auto shard = ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  const std::uint64_t shard_id = std::get<wire::register_reply>(*shard->reply).member_id;
+  auto trainer = ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 2});
+  const std::uint64_t trainer_id = std::get<wire::register_reply>(*trainer->reply).member_id;
+  auto keep_alive = [&](bool with_shard) {
+    for (int i = 0; i < 10; ++i) {
+      if (with_shard) ask(wire::heartbeat{shard_id, {}});
+      ask(wire::heartbeat{trainer_id, {}});
+      f.advance(std::chrono::milliseconds(500));
+    }
+  };
+  keep_alive(true);
+  CHECK(state().find("\"state\":\"waiting\"") != std::string::npos);
+  CHECK_FALSE(result);
+  ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 3});
+  CHECK(state().find("\"state\":\"running\"") != std::string::npos);
+  // The shard goes silent (and the reader, which never heartbeats): dropped after 1 s, waited
+  // for 3 s more, then the job fails naming the first vacant slot.
+  keep_alive(false);
+  REQUIRE(result);
+  CHECK_FALSE(result->ok);
+  CHECK(result->error.find("shard 0 has been away for 3 s, longer than --peer-wait 3 s") != std::string::npos);
+  CHECK(result->exit_status() == 1);
+  (void)c;
+}
+
+TEST_CASE("coordinator: on resume every shard restores the snapshot even the one whose joining starts the job", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  job::job_options job;
+  job.train = {dir.str("train.tsv")};
+  job.shards = 2;
+  job.readers = 1;
+  job.dense_features = 13;
+  job.categorical_features = 26;
+  node coord(f, "coordinator", "mem://coordinator");
+  coordinator_options co;
+  co.job = job;
+  co.detached_evaluator = false;
+  co.snapshots = std::shared_ptr<job::snapshot_store>(job::memory_snapshot_store());
+  co.snapshot_interval = 0;
+  job::loaded_snapshot snap;
+  snap.manifest.job_id = 0x42;
+  snap.manifest.snapshot_id = 5;
+  snap.manifest.readers.resize(1);
+  snap.manifest.readers[0] = job::reader_commit{true, 0, 4096, 641, 640, 0};
+  snap.manifest.shards.resize(2);
+  co.resume = snap;
+  co.job_id = 0x42;
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto join = [&](wire::role role, const std::string& name, int index) {
+    auto r = call(f, client.gateway, "mem://coordinator",
+                  wire::register_request{role, name, index, "mem://" + name, 7});
+    REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
+    return std::get<wire::register_reply>(*r->reply);
+  };
+  CHECK(join(wire::role::shard, "shard-0", 0).restore_snapshot == 5);
+  join(wire::role::trainer, "trainer-a", -1);
+  const auto reader = join(wire::role::reader, "reader-0", 0);
+  CHECK(reader.resume_examples == 640);
+  const auto last = join(wire::role::shard, "shard-1", 1);  // the job starts with this one
+  CHECK(last.restore_snapshot == 5);
+  auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
+  CHECK(std::get<wire::status_reply>(*st->reply).json.find("\"state\":\"running\"") != std::string::npos);
+  // Once the job runs, a restarted shard keeps its own (newer) rows.
+  CHECK(join(wire::role::shard, "shard-1", 1).restore_snapshot == 0);
+  (void)c;
+}

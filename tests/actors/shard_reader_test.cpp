@@ -1,0 +1,283 @@
+// A shard's ownership of its rows, and a reader's batches: numbering, commits, epochs, and the
+// batches of trainers that left, restarted, or held them too long.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "actor_fixture.hpp"
+#include "actor_helpers.hpp"
+#include "ss/actors/coordinator.hpp"
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/member.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/actors/reader.hpp"
+#include "ss/actors/shard.hpp"
+#include "ss/actors/sync_server.hpp"
+#include "ss/actors/trainer.hpp"
+#include "ss/core/data/generator.hpp"
+#include "ss/core/embedding/sharding.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/wire/codec.hpp"
+#include "support/process.hpp"
+
+using namespace ss;
+using namespace ss::actors;
+using ss::test::actor_fixture;
+using ss::test::memory_transport;
+using ss::test::ask;
+using ss::test::call;
+using ss::test::call_result;
+using ss::test::echo;
+using ss::test::node;
+using ss::test::sync_options;
+
+TEST_CASE("shard: serves lookups and pushes of its own rows and refuses others", "[actors]") {
+  actor_fixture f;
+  embedding::shard_store_options so;
+  so.dim = 2;
+  so.optimizer.learning_rate = 1.0f;
+  auto store = std::make_shared<embedding::shard_store>(so);
+  shard_options o;
+  o.index = 1;
+  o.shards = 2;
+  node gw(f, "shard-1");
+  auto shard = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>()).pool;
+  f.settle();
+  // Pick ids owned by shard 1 and one owned by shard 0.
+  std::vector<std::uint64_t> mine;
+  std::uint64_t foreign = 0;
+  for (std::uint64_t id = 1; mine.size() < 3 || foreign == 0; ++id) {
+    if (embedding::shard_of(0, id, 2) == 1) {
+      if (mine.size() < 3) mine.push_back(id);
+    } else {
+      foreign = id;
+    }
+  }
+  auto got = ask(f, shard, wire::lookup_request{true, {0, 0, 0}, mine});
+  REQUIRE(got.has_value());
+  REQUIRE(std::holds_alternative<wire::lookup_reply>(*got));
+  const auto before = std::get<wire::lookup_reply>(*got).values;
+  CHECK(before.size() == 6);
+  CHECK(store->stats().rows == 3);
+  auto pushed = ask(f, shard, wire::push_request{{0, 0, 0}, mine, {1, 1, 0, 0, 0, 0}});
+  REQUIRE(std::holds_alternative<wire::push_reply>(*pushed));
+  auto after = std::get<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{true, {0, 0, 0}, mine})).values;
+  CHECK(after[0] == Approx(before[0] - 1));
+  CHECK(after[2] == Approx(before[2]));
+  auto refused = ask(f, shard, wire::lookup_request{true, {0}, {foreign}});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*refused));
+  CHECK(std::get<wire::error_reply>(*refused).message.find("belongs to shard 0") != std::string::npos);
+  auto bad_push = ask(f, shard, wire::push_request{{0}, {mine[0]}, {1, 2, 3}});
+  CHECK(std::holds_alternative<wire::error_reply>(*bad_push));
+}
+
+namespace reader_test {
+
+struct setup {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  std::shared_ptr<reader_counters> counters = std::make_shared<reader_counters>();
+  caf::actor r;
+
+  explicit setup(reader_options options = {}, std::uint32_t epochs = 1, std::size_t shuffle_window = 0) {
+    data::generator_options g;
+    g.rows = 300;
+    REQUIRE(data::generate_criteo(g, dir.str("train.tsv")).is_ok());
+    data::epoch_reader_options ro;
+    ro.input.schema = data::input_schema::criteo();
+    ro.input.paths = {dir.str("train.tsv")};
+    ro.input.batch_size = 100;
+    ro.epochs = epochs;
+    ro.shuffle_window = shuffle_window;
+    auto reader = data::epoch_reader::open(ro);
+    REQUIRE(reader.is_ok());
+    node gw(f, "reader-0");
+    r = f.own(spawn_reader(f.sys, gw.gateway, std::make_unique<data::epoch_reader>(std::move(*reader)), options, counters));
+    f.settle();
+  }
+  wire::batch_message pull(std::uint64_t trainer) {
+    auto b = ask(f, r, wire::pull_request{1, trainer});
+    REQUIRE(b.has_value());
+    REQUIRE(std::holds_alternative<wire::batch_message>(*b));
+    return std::get<wire::batch_message>(*b);
+  }
+  bool acked(std::uint64_t sequence, std::uint64_t incarnation) {
+    return std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, sequence, incarnation}));
+  }
+};
+
+}  // namespace reader_test
+
+TEST_CASE("reader: numbered batches and a committed prefix with duplicate acks refused", "[actors]") {
+  reader_options o;
+  o.incarnation = 0x51;
+  reader_test::setup t(o);
+  std::vector<wire::batch_message> batches;
+  for (int i = 0; i < 3; ++i) {
+    batches.push_back(t.pull(7));
+    CHECK(batches.back().sequence == static_cast<std::uint64_t>(i));
+    CHECK(batches.back().incarnation == 0x51);
+    CHECK(batches.back().batch.size() == 100);
+  }
+  // Everything is handed out but nothing trained: not the end yet (a batch may come back).
+  auto early = ask(t.f, t.r, wire::pull_request{1, 7});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*early));
+  CHECK(std::get<wire::error_reply>(*early).code == errc::unavailable);
+  CHECK(t.counters->exhausted.load());
+  CHECK_FALSE(t.counters->finished.load());
+  CHECK_FALSE(t.acked(1, 0x52));  // an ack for another incarnation of the reader
+  CHECK(t.acked(1, 0x51));
+  CHECK_FALSE(t.acked(1, 0x51));  // duplicate
+  CHECK(t.counters->examples_acked.load() == 100);
+  {
+    std::lock_guard<std::mutex> lock(t.counters->mu);
+    CHECK_FALSE(t.counters->has_committed);  // batch 0 is not trained: nothing is committed
+  }
+  CHECK(t.acked(0, 0x51));
+  {
+    std::lock_guard<std::mutex> lock(t.counters->mu);
+    CHECK(t.counters->has_committed);
+    CHECK(t.counters->committed.byte_offset == batches[1].end.byte_offset);
+    CHECK(t.counters->committed_examples == 200);
+  }
+  CHECK(t.acked(2, 0x51));
+  CHECK(t.counters->examples_acked.load() == 300);
+  CHECK(t.counters->finished.load());
+  CHECK(std::holds_alternative<wire::end_of_data>(*ask(t.f, t.r, wire::pull_request{1, 7})));
+  const auto status = std::get<wire::status_reply>(*ask(t.f, t.r, wire::status_request{})).json;
+  CHECK(status.find("\"committed_offset\":" + std::to_string(batches[2].end.byte_offset)) != std::string::npos);
+}
+
+TEST_CASE("reader: epochs hand out every example once per epoch and commit positions that know the epoch",
+          "[actors]") {
+  reader_options o;
+  o.incarnation = 0x61;
+  reader_test::setup t(o, 2, 150);  // 2 epochs; windows of 200 examples (whole batches of 100)
+  std::vector<wire::batch_message> batches;
+  for (int i = 0; i < 6; ++i) {
+    batches.push_back(t.pull(7));
+    CHECK(batches.back().sequence == static_cast<std::uint64_t>(i));
+    CHECK(batches.back().end.epoch == (i < 3 ? 0u : 1u));
+    CHECK(t.acked(batches.back().sequence, 0x61));
+    std::lock_guard<std::mutex> lock(t.counters->mu);
+    CHECK(t.counters->committed_examples == 100u * static_cast<unsigned>(i + 1));
+    CHECK(t.counters->committed.epoch == batches.back().end.epoch);
+  }
+  // Inside a window the position is the window's start and the batches handed out of it.
+  CHECK(batches[0].end.window_batches == 1);
+  CHECK(batches[0].end.byte_offset == 0);
+  CHECK(batches[1].end.window_batches == 0);
+  CHECK(batches[1].end.byte_offset > 0);
+  // Epoch 2 is shuffled differently from epoch 1, over the same examples.
+  auto labels = [&](int from) {
+    std::vector<float> all;
+    for (int i = from; i < from + 3; ++i) all.insert(all.end(), batches[i].batch.dense.begin(), batches[i].batch.dense.end());
+    return all;
+  };
+  auto first = labels(0), second = labels(3);
+  CHECK(first != second);
+  std::sort(first.begin(), first.end());
+  std::sort(second.begin(), second.end());
+  CHECK(first == second);
+  CHECK(std::holds_alternative<wire::end_of_data>(*ask(t.f, t.r, wire::pull_request{1, 7})));
+  CHECK(t.counters->finished.load());
+  CHECK(t.counters->bytes_done.load() == t.counters->bytes_total.load());
+}
+
+TEST_CASE("reader: batches of a trainer that left the cluster go to another trainer", "[actors]") {
+  reader_options o;
+  o.requeue_after = std::chrono::milliseconds(1000);
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  const auto first = t.pull(1);   // trainer 1 takes batch 0 and dies
+  const auto second = t.pull(2);  // trainer 2 takes batch 1
+  CHECK(t.acked(second.sequence, 0));
+  view.trainer_incarnations = {2};
+  caf::anon_send(t.r, view_atom::value, view);
+  t.f.advance(std::chrono::milliseconds(500));
+  CHECK(t.counters->batches_requeued.load() == 0);  // not gone long enough
+  t.f.advance(std::chrono::milliseconds(1000));
+  CHECK(t.counters->batches_requeued.load() == 1);
+  CHECK(t.counters->examples_requeued.load() == 100);
+  const auto again = t.pull(2);  // the orphan comes before new batches
+  CHECK(again.sequence == first.sequence);
+  CHECK(again.batch.size() == first.batch.size());
+  CHECK(t.acked(again.sequence, 0));
+  CHECK_FALSE(t.acked(first.sequence, 0));  // the dead trainer's late ack is a duplicate
+  CHECK(t.counters->examples_acked.load() == 200);
+}
+
+TEST_CASE("reader: batches of a trainer that restarted go to the next trainer at once", "[actors]") {
+  reader_options o;
+  o.requeue_after = std::chrono::seconds(10);  // a trainer that only left is waited for this long
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainers = {"trainer-0", "trainer-1"};
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  const auto held = t.pull(1);  // trainer-0 takes batch 0 and is killed
+  view.trainers = {"trainer-1"};
+  view.trainer_incarnations = {2};
+  caf::anon_send(t.r, view_atom::value, view);
+  t.f.advance(std::chrono::milliseconds(500));
+  CHECK(t.counters->batches_requeued.load() == 0);  // gone, but perhaps only paused
+  view.trainers = {"trainer-1", "trainer-0"};  // trainer-0 again: a new process
+  view.trainer_incarnations = {2, 3};
+  caf::anon_send(t.r, view_atom::value, view);
+  t.f.advance(std::chrono::milliseconds(300));
+  CHECK(t.counters->batches_requeued.load() == 1);
+  CHECK(t.pull(3).sequence == held.sequence);
+}
+
+TEST_CASE("reader: a batch its live trainer never got goes to the next trainer once a later one is acked", "[actors]") {
+  reader_options o;
+  o.lost_after = std::chrono::milliseconds(2000);
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  // Trainer 1 gave up its pull before the answer came: batch 0 is out, but trainer 1 never got it.
+  const auto lost = t.pull(1);
+  t.f.advance(std::chrono::milliseconds(1000));
+  const auto later = t.pull(1);  // its next pull is answered in time
+  CHECK(t.acked(later.sequence, 0));
+  CHECK(t.counters->batches_requeued.load() == 0);  // batch 0 may still be training: too early to say
+  t.f.advance(std::chrono::milliseconds(1500));
+  const auto third = t.pull(1);
+  CHECK(third.sequence == 2);
+  CHECK(t.acked(third.sequence, 0));  // acked 2.5 s after batch 0 was handed out: batch 0 is lost
+  CHECK(t.counters->batches_requeued.load() == 1);
+  const auto again = t.pull(2);
+  CHECK(again.sequence == lost.sequence);
+  CHECK(t.acked(again.sequence, 0));
+  CHECK(std::holds_alternative<wire::end_of_data>(*ask(t.f, t.r, wire::pull_request{1, 2})));
+  CHECK(t.counters->finished.load());
+  CHECK(t.counters->examples_acked.load() == 300);  // each row once
+}
+
+TEST_CASE("reader: a batch held past the lease goes to the next trainer, and a late ack does not count twice", "[actors]") {
+  reader_options o;
+  o.lease = std::chrono::milliseconds(5000);
+  reader_test::setup t(o);
+  wire::cluster_view view;
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  const auto held = t.pull(1);  // trainer 1 is alive, but never acks it (and nothing later)
+  t.f.advance(std::chrono::milliseconds(4000));
+  CHECK(t.counters->batches_requeued.load() == 0);
+  t.f.advance(std::chrono::milliseconds(1500));
+  CHECK(t.counters->batches_requeued.load() == 1);
+  const auto again = t.pull(2);
+  CHECK(again.sequence == held.sequence);
+  CHECK(t.acked(held.sequence, 0));        // the slow first trainer's ack counts...
+  CHECK_FALSE(t.acked(again.sequence, 0));  // ...and the second one's is a duplicate
+  CHECK(t.counters->examples_acked.load() == 100);
+}
+
+// A coordinator stand-in: answers registrations and heartbeats with whatever view the test set.
