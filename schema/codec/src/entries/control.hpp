@@ -1,0 +1,119 @@
+// Codec entries of schema/control.capnp: status, stop, snapshots, the shards' dumps and the model
+// export. See table.hpp for what an entry is.
+#pragma once
+
+#include "../wire_fields.hpp"
+
+namespace ss::wire::detail {
+
+template <>
+struct codec<status_request>
+    : union_member<Body::STATUS_REQUEST, &Body::Builder::initStatusRequest, &Body::Reader::getStatusRequest> {
+  static constexpr const char* name = "status_request";
+  using fields = field_list<schema::StatusRequest>;
+};
+
+template <>
+struct codec<status_reply>
+    : union_member<Body::STATUS_REPLY, &Body::Builder::initStatusReply, &Body::Reader::getStatusReply> {
+  static constexpr const char* name = "status_reply";
+  using Wire = schema::StatusReply;
+  using fields = field_list<Wire, text_field<&status_reply::json, &Wire::Builder::setJson, &Wire::Reader::getJson>>;
+};
+
+template <>
+struct codec<stop_request>
+    : union_member<Body::STOP_REQUEST, &Body::Builder::initStopRequest, &Body::Reader::getStopRequest> {
+  static constexpr const char* name = "stop_request";
+  using Wire = schema::StopRequest;
+  using fields =
+      field_list<Wire, text_field<&stop_request::reason, &Wire::Builder::setReason, &Wire::Reader::getReason>>;
+};
+
+template <>
+struct codec<snapshot_now>
+    : union_member<Body::SNAPSHOT_NOW, &Body::Builder::initSnapshotNow, &Body::Reader::getSnapshotNow> {
+  static constexpr const char* name = "snapshot_now";
+  using fields = field_list<schema::SnapshotNow>;
+};
+
+template <>
+struct codec<snapshot_request>
+    : union_member<Body::SNAPSHOT_REQUEST, &Body::Builder::initSnapshotRequest, &Body::Reader::getSnapshotRequest> {
+  static constexpr const char* name = "snapshot_request";
+  using Wire = schema::SnapshotRequest;
+  using fields = field_list<Wire,
+      value<&snapshot_request::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
+      list<&snapshot_request::keep, &Wire::Builder::initKeep, &Wire::Reader::getKeep>>;
+};
+
+template <>
+struct codec<snapshot_reply>
+    : union_member<Body::SNAPSHOT_REPLY, &Body::Builder::initSnapshotReply, &Body::Reader::getSnapshotReply> {
+  static constexpr const char* name = "snapshot_reply";
+  using Wire = schema::SnapshotReply;
+  using fields = field_list<Wire,
+      value<&snapshot_reply::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
+      text_field<&snapshot_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
+      value<&snapshot_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+      value<&snapshot_reply::bytes, &Wire::Builder::setBytes, &Wire::Reader::getBytes>,
+      value<&snapshot_reply::checksum, &Wire::Builder::setChecksum, &Wire::Reader::getChecksum>,
+      value<&snapshot_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
+};
+
+template <>
+struct codec<dump_request>
+    : union_member<Body::DUMP_REQUEST, &Body::Builder::initDumpRequest, &Body::Reader::getDumpRequest> {
+  static constexpr const char* name = "dump_request";
+  using Wire = schema::DumpRequest;
+  using fields = field_list<Wire,
+      value<&dump_request::table, &Wire::Builder::setTable, &Wire::Reader::getTable>,
+      value<&dump_request::position, &Wire::Builder::setPosition, &Wire::Reader::getPosition>,
+      value<&dump_request::max_rows, &Wire::Builder::setMaxRows, &Wire::Reader::getMaxRows>>;
+};
+
+template <>
+struct codec<dump_reply>
+    : union_member<Body::DUMP_REPLY, &Body::Builder::initDumpReply, &Body::Reader::getDumpReply> {
+  static constexpr const char* name = "dump_reply";
+  using Wire = schema::DumpReply;
+  using fields = field_list<Wire,
+      list<&dump_reply::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
+      list<&dump_reply::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
+      list<&dump_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>,
+      value<&dump_reply::next_table, &Wire::Builder::setNextTable, &Wire::Reader::getNextTable>,
+      value<&dump_reply::next_position, &Wire::Builder::setNextPosition, &Wire::Reader::getNextPosition>,
+      value<&dump_reply::done, &Wire::Builder::setDone, &Wire::Reader::getDone>>;
+
+  static status check(const dump_reply& m) {
+    if (m.tables.size() != m.ids.size())
+      return parse_error("dump_reply: " + num(m.tables.size()) + " tables for " + num(m.ids.size()) + " ids");
+    if (m.ids.empty() ? !m.values.empty() : m.values.size() % m.ids.size() != 0)
+      return parse_error("dump_reply: " + num(m.values.size()) + " values for " + num(m.ids.size()) +
+                         " ids (not a whole number of rows)");
+    return status::ok();
+  }
+};
+
+template <>
+struct codec<export_request>
+    : union_member<Body::EXPORT_REQUEST, &Body::Builder::initExportRequest, &Body::Reader::getExportRequest> {
+  static constexpr const char* name = "export_request";
+  using Wire = schema::ExportRequest;
+  using fields =
+      field_list<Wire, text_field<&export_request::path, &Wire::Builder::setPath, &Wire::Reader::getPath>>;
+};
+
+template <>
+struct codec<export_reply>
+    : union_member<Body::EXPORT_REPLY, &Body::Builder::initExportReply, &Body::Reader::getExportReply> {
+  static constexpr const char* name = "export_reply";
+  using Wire = schema::ExportReply;
+  using fields = field_list<Wire,
+      text_field<&export_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
+      value<&export_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+      value<&export_reply::bytes, &Wire::Builder::setBytes, &Wire::Reader::getBytes>,
+      value<&export_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
+};
+
+}  // namespace ss::wire::detail

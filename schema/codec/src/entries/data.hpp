@@ -1,0 +1,151 @@
+// Codec entries of schema/data.capnp: a reader's position, example batches and the messages that
+// carry them between readers and trainers. See table.hpp for what an entry is.
+#pragma once
+
+#include <cstdio>
+
+#include "../wire_fields.hpp"
+
+namespace ss::wire::detail {
+
+template <>
+struct codec<read_position> {
+  using Wire = schema::ReadPosition;
+  using fields = field_list<Wire,
+      value<&read_position::file_index, &Wire::Builder::setFileIndex, &Wire::Reader::getFileIndex>,
+      value<&read_position::byte_offset, &Wire::Builder::setByteOffset, &Wire::Reader::getByteOffset>,
+      value<&read_position::line_number, &Wire::Builder::setLineNumber, &Wire::Reader::getLineNumber>,
+      value<&read_position::previous_line_crc, &Wire::Builder::setPreviousLineCrc,
+            &Wire::Reader::getPreviousLineCrc>,
+      value<&read_position::file_size, &Wire::Builder::setFileSize, &Wire::Reader::getFileSize>,
+      value<&read_position::epoch, &Wire::Builder::setEpoch, &Wire::Reader::getEpoch>,
+      value<&read_position::window_batches, &Wire::Builder::setWindowBatches, &Wire::Reader::getWindowBatches>>;
+};
+
+inline std::string real(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+
+// Every length that the batch's counts imply, the CSR offsets, and the labels.
+inline status check_batch(const data::example_batch& b, std::uint64_t n) {
+  const char* what = "batch_message: ";
+  if (b.labels.size() != n) {
+    return parse_error(what + num(b.labels.size()) + " labels for " + num(n) + " examples");
+  }
+  if (b.dense.size() != n * b.num_dense) {
+    return parse_error(what + num(b.dense.size()) + " dense values for " + num(n) + " examples x " +
+                       num(b.num_dense) + " dense features");
+  }
+  const std::uint64_t offsets = n * b.num_sparse + 1;  // < 2^64: both factors are 32-bit
+  if (b.offsets.size() != offsets) {
+    return parse_error(what + num(b.offsets.size()) + " offsets for " + num(n) + " examples x " +
+                       num(b.num_sparse) + " sparse features (expected " + num(offsets) + ")");
+  }
+  if (b.offsets[0] != 0) {
+    return parse_error(what + std::string("offsets start at ") + num(b.offsets[0]) + ", not 0");
+  }
+  for (std::size_t i = 1; i < b.offsets.size(); ++i) {
+    if (b.offsets[i] < b.offsets[i - 1]) {
+      return parse_error(what + std::string("offsets decrease at index ") + num(i) + " (" +
+                         num(b.offsets[i - 1]) + " then " + num(b.offsets[i]) + ")");
+    }
+  }
+  if (b.offsets.back() != b.ids.size()) {
+    return parse_error(what + std::string("offsets end at ") + num(b.offsets.back()) +
+                       " but the batch holds " + num(b.ids.size()) + " ids");
+  }
+  for (std::size_t i = 0; i < b.labels.size(); ++i) {
+    if (b.labels[i] != 0.0f && b.labels[i] != 1.0f) {
+      return parse_error(what + std::string("label of example ") + num(i) + " is " +
+                         real(b.labels[i]) + ", not 0 or 1");
+    }
+  }
+  return status::ok();
+}
+
+// Written by hand: the example count is on the wire but not a member (it is labels.size()), and
+// the batch is checked against it as soon as it is read.
+struct example_batch_fields {
+  using Wire = schema::ExampleBatch;
+  using batch = data::example_batch;
+
+  static std::size_t words(const batch& x) {
+    return struct_words<Wire>() + list_words(x.labels) + list_words(x.dense) + list_words(x.ids) +
+           list_words(x.offsets);
+  }
+  static void put(const batch& x, Wire::Builder w) {
+    w.setExamples(list_size(x.size()));
+    w.setNumDense(x.num_dense);
+    w.setNumSparse(x.num_sparse);
+    put_list(x.labels, [&](capnp::uint n) { return w.initLabels(n); });
+    put_list(x.dense, [&](capnp::uint n) { return w.initDense(n); });
+    put_list(x.ids, [&](capnp::uint n) { return w.initIds(n); });
+    put_list(x.offsets, [&](capnp::uint n) { return w.initOffsets(n); });
+  }
+  static status get(Wire::Reader w, batch& x, const char*) {
+    x.num_dense = w.getNumDense();
+    x.num_sparse = w.getNumSparse();
+    get_list(w.getLabels(), x.labels);
+    get_list(w.getDense(), x.dense);
+    get_list(w.getIds(), x.ids);
+    get_list(w.getOffsets(), x.offsets);
+    return check_batch(x, w.getExamples());
+  }
+};
+
+template <>
+struct codec<data::example_batch> {
+  using fields = example_batch_fields;
+};
+
+// ---- messages -----------------------------------------------------------------------------------
+
+template <>
+struct codec<pull_request>
+    : union_member<Body::PULL_REQUEST, &Body::Builder::initPullRequest, &Body::Reader::getPullRequest> {
+  static constexpr const char* name = "pull_request";
+  using Wire = schema::PullRequest;
+  using fields = field_list<Wire,
+      value<&pull_request::credits, &Wire::Builder::setCredits, &Wire::Reader::getCredits>,
+      value<&pull_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>>;
+};
+
+template <>
+struct codec<batch_message>
+    : union_member<Body::BATCH_MESSAGE, &Body::Builder::initBatchMessage, &Body::Reader::getBatchMessage> {
+  static constexpr const char* name = "batch_message";
+  using Wire = schema::BatchMessage;
+  using fields = field_list<Wire,
+      value<&batch_message::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
+      value<&batch_message::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
+      nested<&batch_message::batch, &Wire::Builder::initBatch, &Wire::Reader::getBatch>,
+      nested<&batch_message::end, &Wire::Builder::initEnd, &Wire::Reader::getEnd>,
+      value<&batch_message::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>,
+      value<&batch_message::examples_before, &Wire::Builder::setExamplesBefore,
+            &Wire::Reader::getExamplesBefore>>;
+};
+
+template <>
+struct codec<end_of_data>
+    : union_member<Body::END_OF_DATA, &Body::Builder::initEndOfData, &Body::Reader::getEndOfData> {
+  static constexpr const char* name = "end_of_data";
+  using Wire = schema::EndOfData;
+  using fields = field_list<Wire,
+      value<&end_of_data::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
+      value<&end_of_data::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>>;
+};
+
+template <>
+struct codec<batch_ack>
+    : union_member<Body::BATCH_ACK, &Body::Builder::initBatchAck, &Body::Reader::getBatchAck> {
+  static constexpr const char* name = "batch_ack";
+  using Wire = schema::BatchAck;
+  using fields = field_list<Wire,
+      value<&batch_ack::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
+      value<&batch_ack::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
+      value<&batch_ack::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>>;
+};
+
+}  // namespace ss::wire::detail

@@ -1,0 +1,82 @@
+// Codec entries of schema/model.capnp: the dense model (central copy, replicas' reports) and the
+// sync rounds between trainers and sync servers. See table.hpp for what an entry is.
+#pragma once
+
+#include "../wire_fields.hpp"
+
+namespace ss::wire::detail {
+
+template <>
+struct codec<dense_request>
+    : union_member<Body::DENSE_REQUEST, &Body::Builder::initDenseRequest, &Body::Reader::getDenseRequest> {
+  static constexpr const char* name = "dense_request";
+  using fields = field_list<schema::DenseRequest>;
+};
+
+template <>
+struct codec<dense_reply>
+    : union_member<Body::DENSE_REPLY, &Body::Builder::initDenseReply, &Body::Reader::getDenseReply> {
+  static constexpr const char* name = "dense_reply";
+  using Wire = schema::DenseReply;
+  using fields = field_list<Wire,
+      value<&dense_reply::version, &Wire::Builder::setVersion, &Wire::Reader::getVersion>,
+      list<&dense_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
+      list<&dense_reply::momentum, &Wire::Builder::initMomentum, &Wire::Reader::getMomentum>>;
+};
+
+template <>
+struct codec<dense_report>
+    : union_member<Body::DENSE_REPORT, &Body::Builder::initDenseReport, &Body::Reader::getDenseReport> {
+  static constexpr const char* name = "dense_report";
+  using Wire = schema::DenseReport;
+  using fields = field_list<Wire,
+      value<&dense_report::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
+      value<&dense_report::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>,
+      list<&dense_report::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
+};
+
+template <>
+struct codec<sync_request>
+    : union_member<Body::SYNC_REQUEST, &Body::Builder::initSyncRequest, &Body::Reader::getSyncRequest> {
+  static constexpr const char* name = "sync_request";
+  using Wire = schema::SyncRequest;
+  using fields = field_list<Wire,
+      value<&sync_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
+      value<&sync_request::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
+      value<&sync_request::offset, &Wire::Builder::setOffset, &Wire::Reader::getOffset>,
+      value<&sync_request::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>,
+      list<&sync_request::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
+};
+
+template <>
+struct codec<sync_reply>
+    : union_member<Body::SYNC_REPLY, &Body::Builder::initSyncReply, &Body::Reader::getSyncReply> {
+  static constexpr const char* name = "sync_reply";
+  using Wire = schema::SyncReply;
+  using fields = field_list<Wire,
+      value<&sync_reply::round, &Wire::Builder::setRound, &Wire::Reader::getRound>,
+      value<&sync_reply::is_delta, &Wire::Builder::setIsDelta, &Wire::Reader::getIsDelta>,
+      value<&sync_reply::participants, &Wire::Builder::setParticipants, &Wire::Reader::getParticipants>,
+      value<&sync_reply::distance, &Wire::Builder::setDistance, &Wire::Reader::getDistance>,
+      list<&sync_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
+};
+
+template <>
+struct codec<sync_restore>
+    : union_member<Body::SYNC_RESTORE, &Body::Builder::initSyncRestore, &Body::Reader::getSyncRestore> {
+  static constexpr const char* name = "sync_restore";
+  using Wire = schema::SyncRestore;
+  using fields = field_list<Wire,
+      value<&sync_restore::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
+      list<&sync_restore::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
+      list<&sync_restore::momentum, &Wire::Builder::initMomentum, &Wire::Reader::getMomentum>>;
+
+  static status check(const sync_restore& m) {
+    if (!m.momentum.empty() && m.momentum.size() != m.params.size())
+      return parse_error("sync_restore: " + num(m.momentum.size()) + " momentum values for " +
+                         num(m.params.size()) + " parameters");
+    return status::ok();
+  }
+};
+
+}  // namespace ss::wire::detail
