@@ -134,17 +134,11 @@ struct codec {
 //   get(reader, m, what)  reading: void, or a status when a value can be refused (`what` is the
 //                     message's name, for the error).
 
-// A number or a bool, held in the struct's data section.
-template <auto Member, auto Set, auto Get>
-struct value {
-  template <class T>
-  static const auto& of(const T& m) { return m.*Member; }
-  template <class T>
-  static std::size_t words(const T&) { return 0; }
-  template <class T, class Builder>
-  static void put(const T& m, Builder& b) { (b.*Set)(m.*Member); }
-  template <class Reader, class T>
-  static void get(const Reader& r, T& m, const char*) { m.*Member = (r.*Get)(); }
+template <class MemberPointer>
+struct member_of;
+template <class Class, class Member>
+struct member_of<Member Class::*> {
+  using type = Member;
 };
 
 template <class Setter>
@@ -154,10 +148,43 @@ struct setter_argument<void (Class::*)(Arg)> {
   using type = Arg;
 };
 
+// A number or a bool (in the struct's data section), or a std::string (a Text; an empty one is
+// left a null pointer).
+template <auto Member, auto Set, auto Get>
+struct field {
+  static constexpr bool is_text = std::is_same_v<typename member_of<decltype(Member)>::type, std::string>;
+
+  template <class T>
+  static const auto& of(const T& m) { return m.*Member; }
+  template <class T>
+  static std::size_t words(const T& m) {
+    if constexpr (is_text) return text_words(m.*Member);
+    return 0;
+  }
+  template <class T, class Builder>
+  static void put(const T& m, Builder& b) {
+    if constexpr (is_text) {
+      if (!(m.*Member).empty()) (b.*Set)(text(m.*Member));
+    } else {
+      (b.*Set)(m.*Member);
+    }
+  }
+  template <class Reader, class T>
+  static void get(const Reader& r, T& m, const char*) {
+    if constexpr (is_text) {
+      m.*Member = get_text((r.*Get)());
+    } else {
+      m.*Member = (r.*Get)();
+    }
+  }
+};
+
 // A C++ enumeration whose values are the wire enumerant's; `Check(value, what)` refuses values
 // outside the C++ type.
 template <auto Member, auto Set, auto Get, status (*Check)(std::uint16_t, const char*)>
 struct enumeration {
+  using type = typename member_of<decltype(Member)>::type;
+
   template <class T>
   static std::size_t words(const T&) { return 0; }
   template <class T, class Builder>
@@ -168,67 +195,57 @@ struct enumeration {
   static status get(const Reader& r, T& m, const char* what) {
     const auto v = static_cast<std::uint16_t>((r.*Get)());
     SS_RETURN_IF_ERROR(Check(v, what));
-    m.*Member = static_cast<std::remove_reference_t<decltype(m.*Member)>>(v);
+    m.*Member = static_cast<type>(v);
     return status::ok();
   }
 };
 
-// A std::string; an empty one is a null pointer.
-template <auto Member, auto Set, auto Get>
-struct text_field {
-  template <class T>
-  static std::size_t words(const T& m) { return text_words(m.*Member); }
-  template <class T, class Builder>
-  static void put(const T& m, Builder& b) {
-    if (!(m.*Member).empty()) (b.*Set)(text(m.*Member));
-  }
-  template <class Reader, class T>
-  static void get(const Reader& r, T& m, const char*) { m.*Member = get_text((r.*Get)()); }
-};
-
-// A std::vector of 4- or 8-byte numbers, copied with one memcpy each way.
+// A std::vector of 4- or 8-byte numbers (copied with one memcpy each way) or of std::strings.
 template <auto Member, auto Init, auto Get>
 struct list {
-  template <class T>
-  static std::size_t words(const T& m) { return list_words(m.*Member); }
-  template <class T, class Builder>
-  static void put(const T& m, Builder& b) {
-    put_list(m.*Member, [&](capnp::uint n) { return (b.*Init)(n); });
-  }
-  template <class Reader, class T>
-  static void get(const Reader& r, T& m, const char*) { get_list((r.*Get)(), m.*Member); }
-};
+  static constexpr bool of_texts =
+      std::is_same_v<typename member_of<decltype(Member)>::type, std::vector<std::string>>;
 
-// A std::vector<std::string>.
-template <auto Member, auto Init, auto Get>
-struct text_list {
   template <class T>
-  static std::size_t words(const T& m) { return texts_words(m.*Member); }
+  static std::size_t words(const T& m) {
+    if constexpr (of_texts) return texts_words(m.*Member);
+    return list_words(m.*Member);
+  }
   template <class T, class Builder>
   static void put(const T& m, Builder& b) {
-    put_texts(m.*Member, [&](capnp::uint n) { return (b.*Init)(n); });
+    auto init = [&](capnp::uint n) { return (b.*Init)(n); };
+    if constexpr (of_texts) {
+      put_texts(m.*Member, init);
+    } else {
+      put_list(m.*Member, init);
+    }
   }
   template <class Reader, class T>
-  static void get(const Reader& r, T& m, const char*) { get_texts((r.*Get)(), m.*Member); }
+  static void get(const Reader& r, T& m, const char*) {
+    if constexpr (of_texts) {
+      get_texts((r.*Get)(), m.*Member);
+    } else {
+      get_list((r.*Get)(), m.*Member);
+    }
+  }
 };
 
 // A nested struct with an entry of its own (codec<member type>), always written.
 template <auto Member, auto Init, auto Get>
 struct nested {
-  template <class T>
-  using entry = codec<std::remove_cv_t<std::remove_reference_t<decltype(std::declval<T&>().*Member)>>>;
+  using fields = typename codec<typename member_of<decltype(Member)>::type>::fields;
 
   template <class T>
-  static std::size_t words(const T& m) { return entry<T>::fields::words(m.*Member); }
+  static std::size_t words(const T& m) { return fields::words(m.*Member); }
   template <class T, class Builder>
-  static void put(const T& m, Builder& b) { entry<T>::fields::put(m.*Member, (b.*Init)()); }
+  static void put(const T& m, Builder& b) { fields::put(m.*Member, (b.*Init)()); }
   template <class Reader, class T>
   static status get(const Reader& r, T& m, const char* what) {
-    return entry<T>::fields::get((r.*Get)(), m.*Member, what);
+    return fields::get((r.*Get)(), m.*Member, what);
   }
 };
 
-// `Field`, written only when the bool `Flag` (a value<>) is set.
+// `Field`, written only when the bool `Flag` (a field<>) is set.
 template <class Flag, class Field>
 struct optional {
   template <class T>

@@ -43,20 +43,21 @@ static_assert(wire(schema::JobState::DONE) == static_cast<int>(job_state::done))
 static_assert(wire(schema::JobState::FAILED) == static_cast<int>(job_state::failed));
 
 // The checks of enumeration<> fields: a newer peer's value, or garbage, is refused.
-inline status check_role(std::uint16_t v, const char* what) {
-  if (v > static_cast<std::uint16_t>(role::sync)) {
-    return parse_error(std::string(what) + ": role " + num(v) + " is out of range (0-" +
-                       num(static_cast<std::uint64_t>(role::sync)) + ")");
+inline status check_range(std::uint16_t v, std::uint16_t first, std::uint16_t last, const char* kind,
+                          const char* what) {
+  if (v < first || v > last) {
+    return parse_error(std::string(what) + ": " + kind + " " + num(v) + " is out of range (" + num(first) +
+                       "-" + num(last) + ")");
   }
   return status::ok();
 }
 
+inline status check_role(std::uint16_t v, const char* what) {
+  return check_range(v, 0, static_cast<std::uint16_t>(role::sync), "role", what);
+}
+
 inline status check_state(std::uint16_t v, const char* what) {
-  if (v > static_cast<std::uint16_t>(job_state::failed)) {
-    return parse_error(std::string(what) + ": job state " + num(v) + " is out of range (0-" +
-                       num(static_cast<std::uint64_t>(job_state::failed)) + ")");
-  }
-  return status::ok();
+  return check_range(v, 0, static_cast<std::uint16_t>(job_state::failed), "job state", what);
 }
 
 // An error reply must carry an error: ok is refused too.
@@ -64,11 +65,7 @@ inline status check_error_code(std::uint16_t v, const char* what) {
   if (v == static_cast<std::uint16_t>(errc::ok)) {
     return parse_error(std::string(what) + ": error code 0 (ok) is not an error");
   }
-  if (v > static_cast<std::uint16_t>(errc::permission_denied)) {
-    return parse_error(std::string(what) + ": error code " + num(v) + " is out of range (1-" +
-                       num(static_cast<std::uint64_t>(errc::permission_denied)) + ")");
-  }
-  return status::ok();
+  return check_range(v, 1, static_cast<std::uint16_t>(errc::permission_denied), "error code", what);
 }
 
 // ---- messages -----------------------------------------------------------------------------------
@@ -80,7 +77,7 @@ struct codec<error_reply>
   using Wire = schema::ErrorReply;
   using fields = field_list<Wire,
       enumeration<&error_reply::code, &Wire::Builder::setCode, &Wire::Reader::getCode, check_error_code>,
-      text_field<&error_reply::message, &Wire::Builder::setMessage, &Wire::Reader::getMessage>>;
+      field<&error_reply::message, &Wire::Builder::setMessage, &Wire::Reader::getMessage>>;
 };
 
 template <>

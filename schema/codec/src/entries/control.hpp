@@ -18,7 +18,7 @@ struct codec<status_reply>
     : union_member<Body::STATUS_REPLY, &Body::Builder::initStatusReply, &Body::Reader::getStatusReply> {
   static constexpr const char* name = "status_reply";
   using Wire = schema::StatusReply;
-  using fields = field_list<Wire, text_field<&status_reply::json, &Wire::Builder::setJson, &Wire::Reader::getJson>>;
+  using fields = field_list<Wire, field<&status_reply::json, &Wire::Builder::setJson, &Wire::Reader::getJson>>;
 };
 
 template <>
@@ -27,7 +27,7 @@ struct codec<stop_request>
   static constexpr const char* name = "stop_request";
   using Wire = schema::StopRequest;
   using fields =
-      field_list<Wire, text_field<&stop_request::reason, &Wire::Builder::setReason, &Wire::Reader::getReason>>;
+      field_list<Wire, field<&stop_request::reason, &Wire::Builder::setReason, &Wire::Reader::getReason>>;
 };
 
 template <>
@@ -43,7 +43,7 @@ struct codec<snapshot_request>
   static constexpr const char* name = "snapshot_request";
   using Wire = schema::SnapshotRequest;
   using fields = field_list<Wire,
-      value<&snapshot_request::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
+      field<&snapshot_request::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
       list<&snapshot_request::keep, &Wire::Builder::initKeep, &Wire::Reader::getKeep>>;
 };
 
@@ -53,12 +53,12 @@ struct codec<snapshot_reply>
   static constexpr const char* name = "snapshot_reply";
   using Wire = schema::SnapshotReply;
   using fields = field_list<Wire,
-      value<&snapshot_reply::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
-      text_field<&snapshot_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
-      value<&snapshot_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
-      value<&snapshot_reply::bytes, &Wire::Builder::setBytes, &Wire::Reader::getBytes>,
-      value<&snapshot_reply::checksum, &Wire::Builder::setChecksum, &Wire::Reader::getChecksum>,
-      value<&snapshot_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
+      field<&snapshot_reply::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
+      field<&snapshot_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
+      field<&snapshot_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+      field<&snapshot_reply::bytes, &Wire::Builder::setBytes, &Wire::Reader::getBytes>,
+      field<&snapshot_reply::checksum, &Wire::Builder::setChecksum, &Wire::Reader::getChecksum>,
+      field<&snapshot_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
 };
 
 template <>
@@ -67,9 +67,9 @@ struct codec<dump_request>
   static constexpr const char* name = "dump_request";
   using Wire = schema::DumpRequest;
   using fields = field_list<Wire,
-      value<&dump_request::table, &Wire::Builder::setTable, &Wire::Reader::getTable>,
-      value<&dump_request::position, &Wire::Builder::setPosition, &Wire::Reader::getPosition>,
-      value<&dump_request::max_rows, &Wire::Builder::setMaxRows, &Wire::Reader::getMaxRows>>;
+      field<&dump_request::table, &Wire::Builder::setTable, &Wire::Reader::getTable>,
+      field<&dump_request::position, &Wire::Builder::setPosition, &Wire::Reader::getPosition>,
+      field<&dump_request::max_rows, &Wire::Builder::setMaxRows, &Wire::Reader::getMaxRows>>;
 };
 
 template <>
@@ -81,9 +81,9 @@ struct codec<dump_reply>
       list<&dump_reply::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
       list<&dump_reply::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
       list<&dump_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>,
-      value<&dump_reply::next_table, &Wire::Builder::setNextTable, &Wire::Reader::getNextTable>,
-      value<&dump_reply::next_position, &Wire::Builder::setNextPosition, &Wire::Reader::getNextPosition>,
-      value<&dump_reply::done, &Wire::Builder::setDone, &Wire::Reader::getDone>>;
+      field<&dump_reply::next_table, &Wire::Builder::setNextTable, &Wire::Reader::getNextTable>,
+      field<&dump_reply::next_position, &Wire::Builder::setNextPosition, &Wire::Reader::getNextPosition>,
+      field<&dump_reply::done, &Wire::Builder::setDone, &Wire::Reader::getDone>>;
 
   static status check(const dump_reply& m) {
     if (m.tables.size() != m.ids.size())
@@ -101,7 +101,7 @@ struct codec<export_request>
   static constexpr const char* name = "export_request";
   using Wire = schema::ExportRequest;
   using fields =
-      field_list<Wire, text_field<&export_request::path, &Wire::Builder::setPath, &Wire::Reader::getPath>>;
+      field_list<Wire, field<&export_request::path, &Wire::Builder::setPath, &Wire::Reader::getPath>>;
 };
 
 template <>
@@ -110,10 +110,10 @@ struct codec<export_reply>
   static constexpr const char* name = "export_reply";
   using Wire = schema::ExportReply;
   using fields = field_list<Wire,
-      text_field<&export_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
-      value<&export_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
-      value<&export_reply::bytes, &Wire::Builder::setBytes, &Wire::Reader::getBytes>,
-      value<&export_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
+      field<&export_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
+      field<&export_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+      field<&export_reply::bytes, &Wire::Builder::setBytes, &Wire::Reader::getBytes>,
+      field<&export_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
 };
 
 }  // namespace ss::wire::detail

@@ -12,14 +12,14 @@ template <>
 struct codec<read_position> {
   using Wire = schema::ReadPosition;
   using fields = field_list<Wire,
-      value<&read_position::file_index, &Wire::Builder::setFileIndex, &Wire::Reader::getFileIndex>,
-      value<&read_position::byte_offset, &Wire::Builder::setByteOffset, &Wire::Reader::getByteOffset>,
-      value<&read_position::line_number, &Wire::Builder::setLineNumber, &Wire::Reader::getLineNumber>,
-      value<&read_position::previous_line_crc, &Wire::Builder::setPreviousLineCrc,
+      field<&read_position::file_index, &Wire::Builder::setFileIndex, &Wire::Reader::getFileIndex>,
+      field<&read_position::byte_offset, &Wire::Builder::setByteOffset, &Wire::Reader::getByteOffset>,
+      field<&read_position::line_number, &Wire::Builder::setLineNumber, &Wire::Reader::getLineNumber>,
+      field<&read_position::previous_line_crc, &Wire::Builder::setPreviousLineCrc,
             &Wire::Reader::getPreviousLineCrc>,
-      value<&read_position::file_size, &Wire::Builder::setFileSize, &Wire::Reader::getFileSize>,
-      value<&read_position::epoch, &Wire::Builder::setEpoch, &Wire::Reader::getEpoch>,
-      value<&read_position::window_batches, &Wire::Builder::setWindowBatches, &Wire::Reader::getWindowBatches>>;
+      field<&read_position::file_size, &Wire::Builder::setFileSize, &Wire::Reader::getFileSize>,
+      field<&read_position::epoch, &Wire::Builder::setEpoch, &Wire::Reader::getEpoch>,
+      field<&read_position::window_batches, &Wire::Builder::setWindowBatches, &Wire::Reader::getWindowBatches>>;
 };
 
 inline std::string real(float v) {
@@ -108,8 +108,8 @@ struct codec<pull_request>
   static constexpr const char* name = "pull_request";
   using Wire = schema::PullRequest;
   using fields = field_list<Wire,
-      value<&pull_request::credits, &Wire::Builder::setCredits, &Wire::Reader::getCredits>,
-      value<&pull_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>>;
+      field<&pull_request::credits, &Wire::Builder::setCredits, &Wire::Reader::getCredits>,
+      field<&pull_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>>;
 };
 
 template <>
@@ -118,12 +118,12 @@ struct codec<batch_message>
   static constexpr const char* name = "batch_message";
   using Wire = schema::BatchMessage;
   using fields = field_list<Wire,
-      value<&batch_message::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
-      value<&batch_message::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
+      field<&batch_message::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
+      field<&batch_message::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
       nested<&batch_message::batch, &Wire::Builder::initBatch, &Wire::Reader::getBatch>,
       nested<&batch_message::end, &Wire::Builder::initEnd, &Wire::Reader::getEnd>,
-      value<&batch_message::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>,
-      value<&batch_message::examples_before, &Wire::Builder::setExamplesBefore,
+      field<&batch_message::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>,
+      field<&batch_message::examples_before, &Wire::Builder::setExamplesBefore,
             &Wire::Reader::getExamplesBefore>>;
 };
 
@@ -133,8 +133,8 @@ struct codec<end_of_data>
   static constexpr const char* name = "end_of_data";
   using Wire = schema::EndOfData;
   using fields = field_list<Wire,
-      value<&end_of_data::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
-      value<&end_of_data::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>>;
+      field<&end_of_data::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
+      field<&end_of_data::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>>;
 };
 
 template <>
@@ -143,9 +143,9 @@ struct codec<batch_ack>
   static constexpr const char* name = "batch_ack";
   using Wire = schema::BatchAck;
   using fields = field_list<Wire,
-      value<&batch_ack::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
-      value<&batch_ack::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
-      value<&batch_ack::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>>;
+      field<&batch_ack::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
+      field<&batch_ack::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
+      field<&batch_ack::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>>;
 };
 
 }  // namespace ss::wire::detail

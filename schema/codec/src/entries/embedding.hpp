@@ -12,7 +12,7 @@ struct codec<lookup_request>
   static constexpr const char* name = "lookup_request";
   using Wire = schema::LookupRequest;
   using fields = field_list<Wire,
-      value<&lookup_request::create, &Wire::Builder::setCreate, &Wire::Reader::getCreate>,
+      field<&lookup_request::create, &Wire::Builder::setCreate, &Wire::Reader::getCreate>,
       list<&lookup_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
       list<&lookup_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>>;
 
@@ -31,7 +31,7 @@ struct codec<lookup_reply>
   static constexpr const char* name = "lookup_reply";
   using Wire = schema::LookupReply;
   using fields = field_list<Wire,
-      value<&lookup_reply::dim, &Wire::Builder::setDim, &Wire::Reader::getDim>,
+      field<&lookup_reply::dim, &Wire::Builder::setDim, &Wire::Reader::getDim>,
       list<&lookup_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>>;
 
   static status check(const lookup_reply& m) {
@@ -55,7 +55,7 @@ struct codec<push_request>
       list<&push_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
       list<&push_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
       list<&push_request::grads, &Wire::Builder::initGrads, &Wire::Reader::getGrads>,
-      value<&push_request::lr_scale, &Wire::Builder::setLrScale, &Wire::Reader::getLrScale>>;
+      field<&push_request::lr_scale, &Wire::Builder::setLrScale, &Wire::Reader::getLrScale>>;
 
   static status check(const push_request& m) {
     if (!(m.lr_scale >= 0.0f && m.lr_scale <= 1.0f))  // also NaN
@@ -79,7 +79,7 @@ struct codec<push_reply>
     : union_member<Body::PUSH_REPLY, &Body::Builder::initPushReply, &Body::Reader::getPushReply> {
   static constexpr const char* name = "push_reply";
   using Wire = schema::PushReply;
-  using fields = field_list<Wire, value<&push_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>>;
+  using fields = field_list<Wire, field<&push_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>>;
 };
 
 }  // namespace ss::wire::detail

@@ -12,11 +12,11 @@ template <>
 struct codec<cluster_view> {
   using Wire = schema::ClusterView;
   using fields = field_list<Wire,
-      value<&cluster_view::epoch, &Wire::Builder::setEpoch, &Wire::Reader::getEpoch>,
-      text_list<&cluster_view::shards, &Wire::Builder::initShards, &Wire::Reader::getShards>,
-      text_list<&cluster_view::readers, &Wire::Builder::initReaders, &Wire::Reader::getReaders>,
-      text_list<&cluster_view::trainers, &Wire::Builder::initTrainers, &Wire::Reader::getTrainers>,
-      text_list<&cluster_view::syncs, &Wire::Builder::initSyncs, &Wire::Reader::getSyncs>,
+      field<&cluster_view::epoch, &Wire::Builder::setEpoch, &Wire::Reader::getEpoch>,
+      list<&cluster_view::shards, &Wire::Builder::initShards, &Wire::Reader::getShards>,
+      list<&cluster_view::readers, &Wire::Builder::initReaders, &Wire::Reader::getReaders>,
+      list<&cluster_view::trainers, &Wire::Builder::initTrainers, &Wire::Reader::getTrainers>,
+      list<&cluster_view::syncs, &Wire::Builder::initSyncs, &Wire::Reader::getSyncs>,
       list<&cluster_view::trainer_incarnations, &Wire::Builder::initTrainerIncarnations,
            &Wire::Reader::getTrainerIncarnations>,
       list<&cluster_view::shard_incarnations, &Wire::Builder::initShardIncarnations,
@@ -25,8 +25,8 @@ struct codec<cluster_view> {
            &Wire::Reader::getSyncIncarnations>,
       list<&cluster_view::reader_incarnations, &Wire::Builder::initReaderIncarnations,
            &Wire::Reader::getReaderIncarnations>,
-      value<&cluster_view::epochs_open, &Wire::Builder::setEpochsOpen, &Wire::Reader::getEpochsOpen>,
-      value<&cluster_view::epochs_stop, &Wire::Builder::setEpochsStop, &Wire::Reader::getEpochsStop>>;
+      field<&cluster_view::epochs_open, &Wire::Builder::setEpochsOpen, &Wire::Reader::getEpochsOpen>,
+      field<&cluster_view::epochs_stop, &Wire::Builder::setEpochsStop, &Wire::Reader::getEpochsStop>>;
 };
 
 template <>
@@ -34,33 +34,33 @@ struct codec<member_progress> {
   using Wire = schema::MemberProgress;
   using P = member_progress;
   using fields = field_list<Wire,
-      value<&P::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>,
-      value<&P::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>,
-      value<&P::loss_sum, &Wire::Builder::setLossSum, &Wire::Reader::getLossSum>,
-      value<&P::clicks, &Wire::Builder::setClicks, &Wire::Reader::getClicks>,
-      value<&P::window_examples, &Wire::Builder::setWindowExamples, &Wire::Reader::getWindowExamples>,
-      value<&P::window_loss_sum, &Wire::Builder::setWindowLossSum, &Wire::Reader::getWindowLossSum>,
-      value<&P::window_clicks, &Wire::Builder::setWindowClicks, &Wire::Reader::getWindowClicks>,
-      value<&P::bytes_done, &Wire::Builder::setBytesDone, &Wire::Reader::getBytesDone>,
-      value<&P::bytes_total, &Wire::Builder::setBytesTotal, &Wire::Reader::getBytesTotal>,
-      value<&P::bad_rows, &Wire::Builder::setBadRows, &Wire::Reader::getBadRows>,
-      value<&P::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
-      value<&P::row_bytes, &Wire::Builder::setRowBytes, &Wire::Reader::getRowBytes>,
-      value<&P::finished, &Wire::Builder::setFinished, &Wire::Reader::getFinished>,
-      text_field<&P::detail, &Wire::Builder::setDetail, &Wire::Reader::getDetail>,
-      value<&P::active_seconds, &Wire::Builder::setActiveSeconds, &Wire::Reader::getActiveSeconds>,
-      text_field<&P::error, &Wire::Builder::setError, &Wire::Reader::getError>,
-      value<&P::sync_rounds, &Wire::Builder::setSyncRounds, &Wire::Reader::getSyncRounds>,
-      value<&P::sync_gap, &Wire::Builder::setSyncGap, &Wire::Reader::getSyncGap>,
-      value<&P::sync_latency_p50_ms, &Wire::Builder::setSyncLatencyP50Ms, &Wire::Reader::getSyncLatencyP50Ms>,
-      value<&P::sync_latency_p99_ms, &Wire::Builder::setSyncLatencyP99Ms, &Wire::Reader::getSyncLatencyP99Ms>,
-      value<&P::sync_distance, &Wire::Builder::setSyncDistance, &Wire::Reader::getSyncDistance>,
-      value<&P::sync_wait_seconds, &Wire::Builder::setSyncWaitSeconds, &Wire::Reader::getSyncWaitSeconds>,
-      optional<value<&P::has_committed, &Wire::Builder::setHasCommitted, &Wire::Reader::getHasCommitted>,
+      field<&P::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>,
+      field<&P::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>,
+      field<&P::loss_sum, &Wire::Builder::setLossSum, &Wire::Reader::getLossSum>,
+      field<&P::clicks, &Wire::Builder::setClicks, &Wire::Reader::getClicks>,
+      field<&P::window_examples, &Wire::Builder::setWindowExamples, &Wire::Reader::getWindowExamples>,
+      field<&P::window_loss_sum, &Wire::Builder::setWindowLossSum, &Wire::Reader::getWindowLossSum>,
+      field<&P::window_clicks, &Wire::Builder::setWindowClicks, &Wire::Reader::getWindowClicks>,
+      field<&P::bytes_done, &Wire::Builder::setBytesDone, &Wire::Reader::getBytesDone>,
+      field<&P::bytes_total, &Wire::Builder::setBytesTotal, &Wire::Reader::getBytesTotal>,
+      field<&P::bad_rows, &Wire::Builder::setBadRows, &Wire::Reader::getBadRows>,
+      field<&P::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+      field<&P::row_bytes, &Wire::Builder::setRowBytes, &Wire::Reader::getRowBytes>,
+      field<&P::finished, &Wire::Builder::setFinished, &Wire::Reader::getFinished>,
+      field<&P::detail, &Wire::Builder::setDetail, &Wire::Reader::getDetail>,
+      field<&P::active_seconds, &Wire::Builder::setActiveSeconds, &Wire::Reader::getActiveSeconds>,
+      field<&P::error, &Wire::Builder::setError, &Wire::Reader::getError>,
+      field<&P::sync_rounds, &Wire::Builder::setSyncRounds, &Wire::Reader::getSyncRounds>,
+      field<&P::sync_gap, &Wire::Builder::setSyncGap, &Wire::Reader::getSyncGap>,
+      field<&P::sync_latency_p50_ms, &Wire::Builder::setSyncLatencyP50Ms, &Wire::Reader::getSyncLatencyP50Ms>,
+      field<&P::sync_latency_p99_ms, &Wire::Builder::setSyncLatencyP99Ms, &Wire::Reader::getSyncLatencyP99Ms>,
+      field<&P::sync_distance, &Wire::Builder::setSyncDistance, &Wire::Reader::getSyncDistance>,
+      field<&P::sync_wait_seconds, &Wire::Builder::setSyncWaitSeconds, &Wire::Reader::getSyncWaitSeconds>,
+      optional<field<&P::has_committed, &Wire::Builder::setHasCommitted, &Wire::Reader::getHasCommitted>,
                nested<&P::committed, &Wire::Builder::initCommitted, &Wire::Reader::getCommitted>>,
-      value<&P::committed_examples, &Wire::Builder::setCommittedExamples, &Wire::Reader::getCommittedExamples>,
-      value<&P::committed_bad_rows, &Wire::Builder::setCommittedBadRows, &Wire::Reader::getCommittedBadRows>,
-      value<&P::epochs_done, &Wire::Builder::setEpochsDone, &Wire::Reader::getEpochsDone>>;
+      field<&P::committed_examples, &Wire::Builder::setCommittedExamples, &Wire::Reader::getCommittedExamples>,
+      field<&P::committed_bad_rows, &Wire::Builder::setCommittedBadRows, &Wire::Reader::getCommittedBadRows>,
+      field<&P::epochs_done, &Wire::Builder::setEpochsDone, &Wire::Reader::getEpochsDone>>;
 };
 
 // ---- messages -----------------------------------------------------------------------------------
@@ -72,10 +72,10 @@ struct codec<register_request>
   using Wire = schema::RegisterRequest;
   using fields = field_list<Wire,
       enumeration<&register_request::from, &Wire::Builder::setFrom, &Wire::Reader::getFrom, check_role>,
-      text_field<&register_request::name, &Wire::Builder::setName, &Wire::Reader::getName>,
-      value<&register_request::index, &Wire::Builder::setIndex, &Wire::Reader::getIndex>,
-      text_field<&register_request::endpoint, &Wire::Builder::setEndpoint, &Wire::Reader::getEndpoint>,
-      value<&register_request::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>>;
+      field<&register_request::name, &Wire::Builder::setName, &Wire::Reader::getName>,
+      field<&register_request::index, &Wire::Builder::setIndex, &Wire::Reader::getIndex>,
+      field<&register_request::endpoint, &Wire::Builder::setEndpoint, &Wire::Reader::getEndpoint>,
+      field<&register_request::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>>;
 };
 
 // The state comes first so that it is checked before anything else is read.
@@ -87,17 +87,17 @@ struct codec<register_reply>
   using R = register_reply;
   using fields = field_list<Wire,
       enumeration<&R::state, &Wire::Builder::setState, &Wire::Reader::getState, check_state>,
-      value<&R::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
-      text_field<&R::job_config, &Wire::Builder::setJobConfig, &Wire::Reader::getJobConfig>,
+      field<&R::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
+      field<&R::job_config, &Wire::Builder::setJobConfig, &Wire::Reader::getJobConfig>,
       nested<&R::view, &Wire::Builder::initView, &Wire::Reader::getView>,
-      value<&R::restore_snapshot, &Wire::Builder::setRestoreSnapshot, &Wire::Reader::getRestoreSnapshot>,
-      optional<value<&R::has_resume_position, &Wire::Builder::setHasResumePosition,
+      field<&R::restore_snapshot, &Wire::Builder::setRestoreSnapshot, &Wire::Reader::getRestoreSnapshot>,
+      optional<field<&R::has_resume_position, &Wire::Builder::setHasResumePosition,
                      &Wire::Reader::getHasResumePosition>,
                nested<&R::resume_position, &Wire::Builder::initResumePosition, &Wire::Reader::getResumePosition>>,
-      value<&R::resume_examples, &Wire::Builder::setResumeExamples, &Wire::Reader::getResumeExamples>,
-      value<&R::job_id, &Wire::Builder::setJobId, &Wire::Reader::getJobId>,
-      value<&R::resume_bad_rows, &Wire::Builder::setResumeBadRows, &Wire::Reader::getResumeBadRows>,
-      value<&R::job_was_running, &Wire::Builder::setJobWasRunning, &Wire::Reader::getJobWasRunning>>;
+      field<&R::resume_examples, &Wire::Builder::setResumeExamples, &Wire::Reader::getResumeExamples>,
+      field<&R::job_id, &Wire::Builder::setJobId, &Wire::Reader::getJobId>,
+      field<&R::resume_bad_rows, &Wire::Builder::setResumeBadRows, &Wire::Reader::getResumeBadRows>,
+      field<&R::job_was_running, &Wire::Builder::setJobWasRunning, &Wire::Reader::getJobWasRunning>>;
 };
 
 template <>
@@ -105,7 +105,7 @@ struct codec<heartbeat> : union_member<Body::HEARTBEAT, &Body::Builder::initHear
   static constexpr const char* name = "heartbeat";
   using Wire = schema::Heartbeat;
   using fields = field_list<Wire,
-      value<&heartbeat::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
+      field<&heartbeat::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
       nested<&heartbeat::progress, &Wire::Builder::initProgress, &Wire::Reader::getProgress>>;
 };
 
@@ -117,7 +117,7 @@ struct codec<heartbeat_reply>
   using fields = field_list<Wire,
       enumeration<&heartbeat_reply::state, &Wire::Builder::setState, &Wire::Reader::getState, check_state>,
       nested<&heartbeat_reply::view, &Wire::Builder::initView, &Wire::Reader::getView>,
-      value<&heartbeat_reply::known, &Wire::Builder::setKnown, &Wire::Reader::getKnown>>;
+      field<&heartbeat_reply::known, &Wire::Builder::setKnown, &Wire::Reader::getKnown>>;
 };
 
 template <>
@@ -125,8 +125,8 @@ struct codec<leave> : union_member<Body::LEAVE, &Body::Builder::initLeave, &Body
   static constexpr const char* name = "leave";
   using Wire = schema::Leave;
   using fields = field_list<Wire,
-      value<&leave::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
-      text_field<&leave::reason, &Wire::Builder::setReason, &Wire::Reader::getReason>>;
+      field<&leave::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
+      field<&leave::reason, &Wire::Builder::setReason, &Wire::Reader::getReason>>;
 };
 
 }  // namespace ss::wire::detail

@@ -19,7 +19,7 @@ struct codec<dense_reply>
   static constexpr const char* name = "dense_reply";
   using Wire = schema::DenseReply;
   using fields = field_list<Wire,
-      value<&dense_reply::version, &Wire::Builder::setVersion, &Wire::Reader::getVersion>,
+      field<&dense_reply::version, &Wire::Builder::setVersion, &Wire::Reader::getVersion>,
       list<&dense_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
       list<&dense_reply::momentum, &Wire::Builder::initMomentum, &Wire::Reader::getMomentum>>;
 };
@@ -30,8 +30,8 @@ struct codec<dense_report>
   static constexpr const char* name = "dense_report";
   using Wire = schema::DenseReport;
   using fields = field_list<Wire,
-      value<&dense_report::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
-      value<&dense_report::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>,
+      field<&dense_report::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
+      field<&dense_report::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>,
       list<&dense_report::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
 };
 
@@ -41,10 +41,10 @@ struct codec<sync_request>
   static constexpr const char* name = "sync_request";
   using Wire = schema::SyncRequest;
   using fields = field_list<Wire,
-      value<&sync_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
-      value<&sync_request::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
-      value<&sync_request::offset, &Wire::Builder::setOffset, &Wire::Reader::getOffset>,
-      value<&sync_request::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>,
+      field<&sync_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
+      field<&sync_request::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
+      field<&sync_request::offset, &Wire::Builder::setOffset, &Wire::Reader::getOffset>,
+      field<&sync_request::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>,
       list<&sync_request::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
 };
 
@@ -54,10 +54,10 @@ struct codec<sync_reply>
   static constexpr const char* name = "sync_reply";
   using Wire = schema::SyncReply;
   using fields = field_list<Wire,
-      value<&sync_reply::round, &Wire::Builder::setRound, &Wire::Reader::getRound>,
-      value<&sync_reply::is_delta, &Wire::Builder::setIsDelta, &Wire::Reader::getIsDelta>,
-      value<&sync_reply::participants, &Wire::Builder::setParticipants, &Wire::Reader::getParticipants>,
-      value<&sync_reply::distance, &Wire::Builder::setDistance, &Wire::Reader::getDistance>,
+      field<&sync_reply::round, &Wire::Builder::setRound, &Wire::Reader::getRound>,
+      field<&sync_reply::is_delta, &Wire::Builder::setIsDelta, &Wire::Reader::getIsDelta>,
+      field<&sync_reply::participants, &Wire::Builder::setParticipants, &Wire::Reader::getParticipants>,
+      field<&sync_reply::distance, &Wire::Builder::setDistance, &Wire::Reader::getDistance>,
       list<&sync_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
 };
 
@@ -67,7 +67,7 @@ struct codec<sync_restore>
   static constexpr const char* name = "sync_restore";
   using Wire = schema::SyncRestore;
   using fields = field_list<Wire,
-      value<&sync_restore::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
+      field<&sync_restore::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
       list<&sync_restore::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
       list<&sync_restore::momentum, &Wire::Builder::initMomentum, &Wire::Reader::getMomentum>>;
 
