@@ -34,7 +34,6 @@
 namespace ss::wire {
 namespace {
 
-using detail::Body;
 using detail::num;
 using detail::parse_error;
 
@@ -243,7 +242,7 @@ result<envelope_header> peek_header(const frame_bytes& bytes, const decode_limit
 const char* message_name(const body& b) {
   // valueless_by_exception only after a throwing assignment; report it rather than throw here.
   if (b.valueless_by_exception()) return "none";
-  return detail::name_at(b.index(), std::make_index_sequence<detail::message_count>{});
+  return detail::name_at(b.index());
 }
 
 }  // namespace ss::wire

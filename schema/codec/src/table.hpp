@@ -82,4 +82,9 @@ const char* name_at(std::size_t index, std::index_sequence<I...>) {
   return names[index];
 }
 
+// The name of body's alternative `index` (< message_count).
+inline const char* name_at(std::size_t index) {
+  return name_at(index, std::make_index_sequence<message_count>{});
+}
+
 }  // namespace ss::wire::detail

@@ -245,6 +245,18 @@ struct nested {
   }
 };
 
+// Reads one field: false, with `error` set, when it refuses its value.
+template <class Field, class Reader, class T>
+bool read_field(const Reader& r, T& m, const char* what, status& error) {
+  if constexpr (std::is_void_v<decltype(Field::get(r, m, what))>) {
+    Field::get(r, m, what);
+    return true;
+  } else {
+    error = Field::get(r, m, what);
+    return error.is_ok();
+  }
+}
+
 // `Field`, written only when the bool `Flag` (a field<>) is set.
 template <class Flag, class Field>
 struct optional {
@@ -259,27 +271,15 @@ struct optional {
   template <class Reader, class T>
   static status get(const Reader& r, T& m, const char* what) {
     Flag::get(r, m, what);
-    return Flag::of(m) ? Field::get(r, m, what) : status::ok();
+    status error;
+    if (Flag::of(m)) static_cast<void>(read_field<Field>(r, m, what, error));
+    return error;
   }
 };
-
-// Reads one field: false, with `error` set, when it refuses its value.
-template <class Field, class Reader, class T>
-bool read_field(const Reader& r, T& m, const char* what, status& error) {
-  if constexpr (std::is_void_v<decltype(Field::get(r, m, what))>) {
-    Field::get(r, m, what);
-    return true;
-  } else {
-    error = Field::get(r, m, what);
-    return error.is_ok();
-  }
-}
 
 // The fields of `Struct` (a generated Cap'n Proto struct), in the order they are written.
 template <class Struct, class... Fields>
 struct field_list {
-  using wire_struct = Struct;
-
   template <class T>
   static std::size_t words(const T& m) {
     return struct_words<Struct>() + (Fields::words(m) + ... + std::size_t{0});
