@@ -301,6 +301,7 @@ struct field_list {
 // and a check of the message as a whole (lengths one list implies for another), none by default.
 template <Body::Which Tag, auto Init, auto Read>
 struct union_member {
+  using Wire = typename decltype((std::declval<Body::Builder&>().*Init)())::Builds;  // its struct
   static constexpr Body::Which tag = Tag;
   static auto init(Body::Builder& b) { return (b.*Init)(); }
   static auto read(const Body::Reader& r) { return (r.*Read)(); }

@@ -74,7 +74,6 @@ template <>
 struct codec<error_reply>
     : union_member<Body::ERROR_REPLY, &Body::Builder::initErrorReply, &Body::Reader::getErrorReply> {
   static constexpr const char* name = "error_reply";
-  using Wire = schema::ErrorReply;
   using fields = field_list<Wire,
       enumeration<&error_reply::code, &Wire::Builder::setCode, &Wire::Reader::getCode, check_error_code>,
       field<&error_reply::message, &Wire::Builder::setMessage, &Wire::Reader::getMessage>>;
@@ -83,7 +82,7 @@ struct codec<error_reply>
 template <>
 struct codec<ack> : union_member<Body::ACK, &Body::Builder::initAck, &Body::Reader::getAck> {
   static constexpr const char* name = "ack";
-  using fields = field_list<schema::Ack>;
+  using fields = field_list<Wire>;
 };
 
 }  // namespace ss::wire::detail

@@ -10,14 +10,13 @@ template <>
 struct codec<status_request>
     : union_member<Body::STATUS_REQUEST, &Body::Builder::initStatusRequest, &Body::Reader::getStatusRequest> {
   static constexpr const char* name = "status_request";
-  using fields = field_list<schema::StatusRequest>;
+  using fields = field_list<Wire>;
 };
 
 template <>
 struct codec<status_reply>
     : union_member<Body::STATUS_REPLY, &Body::Builder::initStatusReply, &Body::Reader::getStatusReply> {
   static constexpr const char* name = "status_reply";
-  using Wire = schema::StatusReply;
   using fields = field_list<Wire, field<&status_reply::json, &Wire::Builder::setJson, &Wire::Reader::getJson>>;
 };
 
@@ -25,7 +24,6 @@ template <>
 struct codec<stop_request>
     : union_member<Body::STOP_REQUEST, &Body::Builder::initStopRequest, &Body::Reader::getStopRequest> {
   static constexpr const char* name = "stop_request";
-  using Wire = schema::StopRequest;
   using fields =
       field_list<Wire, field<&stop_request::reason, &Wire::Builder::setReason, &Wire::Reader::getReason>>;
 };
@@ -34,14 +32,13 @@ template <>
 struct codec<snapshot_now>
     : union_member<Body::SNAPSHOT_NOW, &Body::Builder::initSnapshotNow, &Body::Reader::getSnapshotNow> {
   static constexpr const char* name = "snapshot_now";
-  using fields = field_list<schema::SnapshotNow>;
+  using fields = field_list<Wire>;
 };
 
 template <>
 struct codec<snapshot_request>
     : union_member<Body::SNAPSHOT_REQUEST, &Body::Builder::initSnapshotRequest, &Body::Reader::getSnapshotRequest> {
   static constexpr const char* name = "snapshot_request";
-  using Wire = schema::SnapshotRequest;
   using fields = field_list<Wire,
       field<&snapshot_request::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
       list<&snapshot_request::keep, &Wire::Builder::initKeep, &Wire::Reader::getKeep>>;
@@ -51,7 +48,6 @@ template <>
 struct codec<snapshot_reply>
     : union_member<Body::SNAPSHOT_REPLY, &Body::Builder::initSnapshotReply, &Body::Reader::getSnapshotReply> {
   static constexpr const char* name = "snapshot_reply";
-  using Wire = schema::SnapshotReply;
   using fields = field_list<Wire,
       field<&snapshot_reply::snapshot_id, &Wire::Builder::setSnapshotId, &Wire::Reader::getSnapshotId>,
       field<&snapshot_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
@@ -65,7 +61,6 @@ template <>
 struct codec<dump_request>
     : union_member<Body::DUMP_REQUEST, &Body::Builder::initDumpRequest, &Body::Reader::getDumpRequest> {
   static constexpr const char* name = "dump_request";
-  using Wire = schema::DumpRequest;
   using fields = field_list<Wire,
       field<&dump_request::table, &Wire::Builder::setTable, &Wire::Reader::getTable>,
       field<&dump_request::position, &Wire::Builder::setPosition, &Wire::Reader::getPosition>,
@@ -76,7 +71,6 @@ template <>
 struct codec<dump_reply>
     : union_member<Body::DUMP_REPLY, &Body::Builder::initDumpReply, &Body::Reader::getDumpReply> {
   static constexpr const char* name = "dump_reply";
-  using Wire = schema::DumpReply;
   using fields = field_list<Wire,
       list<&dump_reply::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
       list<&dump_reply::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
@@ -99,7 +93,6 @@ template <>
 struct codec<export_request>
     : union_member<Body::EXPORT_REQUEST, &Body::Builder::initExportRequest, &Body::Reader::getExportRequest> {
   static constexpr const char* name = "export_request";
-  using Wire = schema::ExportRequest;
   using fields =
       field_list<Wire, field<&export_request::path, &Wire::Builder::setPath, &Wire::Reader::getPath>>;
 };
@@ -108,7 +101,6 @@ template <>
 struct codec<export_reply>
     : union_member<Body::EXPORT_REPLY, &Body::Builder::initExportReply, &Body::Reader::getExportReply> {
   static constexpr const char* name = "export_reply";
-  using Wire = schema::ExportReply;
   using fields = field_list<Wire,
       field<&export_reply::path, &Wire::Builder::setPath, &Wire::Reader::getPath>,
       field<&export_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,

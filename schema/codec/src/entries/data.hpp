@@ -106,7 +106,6 @@ template <>
 struct codec<pull_request>
     : union_member<Body::PULL_REQUEST, &Body::Builder::initPullRequest, &Body::Reader::getPullRequest> {
   static constexpr const char* name = "pull_request";
-  using Wire = schema::PullRequest;
   using fields = field_list<Wire,
       field<&pull_request::credits, &Wire::Builder::setCredits, &Wire::Reader::getCredits>,
       field<&pull_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>>;
@@ -116,7 +115,6 @@ template <>
 struct codec<batch_message>
     : union_member<Body::BATCH_MESSAGE, &Body::Builder::initBatchMessage, &Body::Reader::getBatchMessage> {
   static constexpr const char* name = "batch_message";
-  using Wire = schema::BatchMessage;
   using fields = field_list<Wire,
       field<&batch_message::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
       field<&batch_message::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
@@ -131,7 +129,6 @@ template <>
 struct codec<end_of_data>
     : union_member<Body::END_OF_DATA, &Body::Builder::initEndOfData, &Body::Reader::getEndOfData> {
   static constexpr const char* name = "end_of_data";
-  using Wire = schema::EndOfData;
   using fields = field_list<Wire,
       field<&end_of_data::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
       field<&end_of_data::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>>;
@@ -141,7 +138,6 @@ template <>
 struct codec<batch_ack>
     : union_member<Body::BATCH_ACK, &Body::Builder::initBatchAck, &Body::Reader::getBatchAck> {
   static constexpr const char* name = "batch_ack";
-  using Wire = schema::BatchAck;
   using fields = field_list<Wire,
       field<&batch_ack::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
       field<&batch_ack::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,

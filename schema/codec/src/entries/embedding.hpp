@@ -10,7 +10,6 @@ template <>
 struct codec<lookup_request>
     : union_member<Body::LOOKUP_REQUEST, &Body::Builder::initLookupRequest, &Body::Reader::getLookupRequest> {
   static constexpr const char* name = "lookup_request";
-  using Wire = schema::LookupRequest;
   using fields = field_list<Wire,
       field<&lookup_request::create, &Wire::Builder::setCreate, &Wire::Reader::getCreate>,
       list<&lookup_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
@@ -29,7 +28,6 @@ template <>
 struct codec<lookup_reply>
     : union_member<Body::LOOKUP_REPLY, &Body::Builder::initLookupReply, &Body::Reader::getLookupReply> {
   static constexpr const char* name = "lookup_reply";
-  using Wire = schema::LookupReply;
   using fields = field_list<Wire,
       field<&lookup_reply::dim, &Wire::Builder::setDim, &Wire::Reader::getDim>,
       list<&lookup_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>>;
@@ -50,7 +48,6 @@ template <>
 struct codec<push_request>
     : union_member<Body::PUSH_REQUEST, &Body::Builder::initPushRequest, &Body::Reader::getPushRequest> {
   static constexpr const char* name = "push_request";
-  using Wire = schema::PushRequest;
   using fields = field_list<Wire,
       list<&push_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
       list<&push_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
@@ -78,7 +75,6 @@ template <>
 struct codec<push_reply>
     : union_member<Body::PUSH_REPLY, &Body::Builder::initPushReply, &Body::Reader::getPushReply> {
   static constexpr const char* name = "push_reply";
-  using Wire = schema::PushReply;
   using fields = field_list<Wire, field<&push_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>>;
 };
 

@@ -69,7 +69,6 @@ template <>
 struct codec<register_request>
     : union_member<Body::REGISTER_REQUEST, &Body::Builder::initRegisterRequest, &Body::Reader::getRegisterRequest> {
   static constexpr const char* name = "register_request";
-  using Wire = schema::RegisterRequest;
   using fields = field_list<Wire,
       enumeration<&register_request::from, &Wire::Builder::setFrom, &Wire::Reader::getFrom, check_role>,
       field<&register_request::name, &Wire::Builder::setName, &Wire::Reader::getName>,
@@ -83,7 +82,6 @@ template <>
 struct codec<register_reply>
     : union_member<Body::REGISTER_REPLY, &Body::Builder::initRegisterReply, &Body::Reader::getRegisterReply> {
   static constexpr const char* name = "register_reply";
-  using Wire = schema::RegisterReply;
   using R = register_reply;
   using fields = field_list<Wire,
       enumeration<&R::state, &Wire::Builder::setState, &Wire::Reader::getState, check_state>,
@@ -103,7 +101,6 @@ struct codec<register_reply>
 template <>
 struct codec<heartbeat> : union_member<Body::HEARTBEAT, &Body::Builder::initHeartbeat, &Body::Reader::getHeartbeat> {
   static constexpr const char* name = "heartbeat";
-  using Wire = schema::Heartbeat;
   using fields = field_list<Wire,
       field<&heartbeat::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
       nested<&heartbeat::progress, &Wire::Builder::initProgress, &Wire::Reader::getProgress>>;
@@ -113,7 +110,6 @@ template <>
 struct codec<heartbeat_reply>
     : union_member<Body::HEARTBEAT_REPLY, &Body::Builder::initHeartbeatReply, &Body::Reader::getHeartbeatReply> {
   static constexpr const char* name = "heartbeat_reply";
-  using Wire = schema::HeartbeatReply;
   using fields = field_list<Wire,
       enumeration<&heartbeat_reply::state, &Wire::Builder::setState, &Wire::Reader::getState, check_state>,
       nested<&heartbeat_reply::view, &Wire::Builder::initView, &Wire::Reader::getView>,
@@ -123,7 +119,6 @@ struct codec<heartbeat_reply>
 template <>
 struct codec<leave> : union_member<Body::LEAVE, &Body::Builder::initLeave, &Body::Reader::getLeave> {
   static constexpr const char* name = "leave";
-  using Wire = schema::Leave;
   using fields = field_list<Wire,
       field<&leave::member_id, &Wire::Builder::setMemberId, &Wire::Reader::getMemberId>,
       field<&leave::reason, &Wire::Builder::setReason, &Wire::Reader::getReason>>;

@@ -10,14 +10,13 @@ template <>
 struct codec<dense_request>
     : union_member<Body::DENSE_REQUEST, &Body::Builder::initDenseRequest, &Body::Reader::getDenseRequest> {
   static constexpr const char* name = "dense_request";
-  using fields = field_list<schema::DenseRequest>;
+  using fields = field_list<Wire>;
 };
 
 template <>
 struct codec<dense_reply>
     : union_member<Body::DENSE_REPLY, &Body::Builder::initDenseReply, &Body::Reader::getDenseReply> {
   static constexpr const char* name = "dense_reply";
-  using Wire = schema::DenseReply;
   using fields = field_list<Wire,
       field<&dense_reply::version, &Wire::Builder::setVersion, &Wire::Reader::getVersion>,
       list<&dense_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
@@ -28,7 +27,6 @@ template <>
 struct codec<dense_report>
     : union_member<Body::DENSE_REPORT, &Body::Builder::initDenseReport, &Body::Reader::getDenseReport> {
   static constexpr const char* name = "dense_report";
-  using Wire = schema::DenseReport;
   using fields = field_list<Wire,
       field<&dense_report::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
       field<&dense_report::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>,
@@ -39,7 +37,6 @@ template <>
 struct codec<sync_request>
     : union_member<Body::SYNC_REQUEST, &Body::Builder::initSyncRequest, &Body::Reader::getSyncRequest> {
   static constexpr const char* name = "sync_request";
-  using Wire = schema::SyncRequest;
   using fields = field_list<Wire,
       field<&sync_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
       field<&sync_request::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
@@ -52,7 +49,6 @@ template <>
 struct codec<sync_reply>
     : union_member<Body::SYNC_REPLY, &Body::Builder::initSyncReply, &Body::Reader::getSyncReply> {
   static constexpr const char* name = "sync_reply";
-  using Wire = schema::SyncReply;
   using fields = field_list<Wire,
       field<&sync_reply::round, &Wire::Builder::setRound, &Wire::Reader::getRound>,
       field<&sync_reply::is_delta, &Wire::Builder::setIsDelta, &Wire::Reader::getIsDelta>,
@@ -65,7 +61,6 @@ template <>
 struct codec<sync_restore>
     : union_member<Body::SYNC_RESTORE, &Body::Builder::initSyncRestore, &Body::Reader::getSyncRestore> {
   static constexpr const char* name = "sync_restore";
-  using Wire = schema::SyncRestore;
   using fields = field_list<Wire,
       field<&sync_restore::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
       list<&sync_restore::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
