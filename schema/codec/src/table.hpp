@@ -3,8 +3,9 @@
 //
 // A message's entry holds, together:
 //   name                  what message_name() returns ("lookup_request")
-//   union_member<...>     its member of the envelope's body union: tag, init and get accessors
-//   fields                field_list<its Cap'n Proto struct, its fields in writing order...>
+//   union_member<...>     its member of the envelope's body union: tag, init and get accessors,
+//                         and `Wire`, the Cap'n Proto struct that member holds
+//   fields                field_list<Wire, its fields in writing order...>
 //                         (wire_fields.hpp); the exact size, the writer and the reader follow
 //   check(m)              optional: what the message as a whole must satisfy once read (a list
 //                         length another field implies); its errors name the message
