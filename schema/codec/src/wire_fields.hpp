@@ -158,8 +158,11 @@ struct field {
   static const auto& of(const T& m) { return m.*Member; }
   template <class T>
   static std::size_t words(const T& m) {
-    if constexpr (is_text) return text_words(m.*Member);
-    return 0;
+    if constexpr (is_text) {
+      return text_words(m.*Member);
+    } else {
+      return 0;
+    }
   }
   template <class T, class Builder>
   static void put(const T& m, Builder& b) {
@@ -208,8 +211,11 @@ struct list {
 
   template <class T>
   static std::size_t words(const T& m) {
-    if constexpr (of_texts) return texts_words(m.*Member);
-    return list_words(m.*Member);
+    if constexpr (of_texts) {
+      return texts_words(m.*Member);
+    } else {
+      return list_words(m.*Member);
+    }
   }
   template <class T, class Builder>
   static void put(const T& m, Builder& b) {
