@@ -55,8 +55,8 @@ SS_ALWAYS_INLINE void column_sum_impl(const T* __restrict dz, int ld, int rows, 
 // Dot interaction, forward. Per example the n vectors are transposed (dim x npad) so that row i
 // of the Gram matrix is sum_d v_i[d] * transposed[d][:], a loop along contiguous memory. With
 // npad and dim known at compile time (the default model: 27 vectors of 16, npad 32) the row
-// accumulators stay in registers instead of bouncing through memory on every d.
-constexpr int max_vectors = 128;  // n = 1 + categorical features; checked by dlrm_config
+// accumulators stay in registers instead of bouncing through memory on every d. n = 1 +
+// categorical features is at most 128 (dlrm_config checks it).
 
 template <class T, int NPad, int Dim>
 SS_ALWAYS_INLINE void gram_pairs_fixed(const T* __restrict v, int n, T* __restrict pairs) {
