@@ -1,0 +1,279 @@
+#include "service_impl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+#include <thread>
+#include <tuple>
+
+#include "ss/actors/member.hpp"
+#include "ss/actors/messages.hpp"
+#include "ss/actors/sync_server.hpp"
+#include "ss/core/json.hpp"
+
+namespace ss::actors {
+namespace {
+
+// CAF keeps a reference to the actor system's logger in a thread-local of every thread that
+// spawns an actor or opens a scoped actor, and ~actor_system waits until every reference is gone.
+// A thread that is not CAF's and outlives the actor system (the signal thread, which runs stop(),
+// an ops server thread that asks status()) must drop it before it leaves the service's code, or
+// the process hangs on exit.
+class foreign_thread_scope {
+ public:
+  foreign_thread_scope() = default;
+  foreign_thread_scope(const foreign_thread_scope&) = delete;
+  foreign_thread_scope& operator=(const foreign_thread_scope&) = delete;
+  ~foreign_thread_scope() { caf::logger::set_current_actor_system(nullptr); }
+};
+
+// Follows the membership agent's job state and settles the service's end.
+caf::behavior state_watcher(caf::event_based_actor* self, std::shared_ptr<job_end> end, std::string name) {
+  (void)self;
+  return {
+      [](view_atom, const wire::cluster_view&) {},
+      [end, name](state_atom, wire::job_state s) {
+        if (s == wire::job_state::done) end->settle(1);
+        if (s == wire::job_state::failed) {
+          spdlog::warn("{}: the coordinator reports that the job failed", name);
+          end->settle(-1);
+        }
+      },
+  };
+}
+
+}  // namespace
+
+std::uint64_t random_incarnation() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+void job_end::settle(int outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (settled_) return;
+  settled_ = true;
+  outcome_ = outcome;
+  cv_.notify_all();
+}
+
+int job_end::wait_for(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, d, [this] { return settled_; });
+  return settled_ ? outcome_ : 0;
+}
+
+bool job_end::wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return settled_; });
+  return outcome_ > 0;
+}
+
+caf::behavior not_ready(caf::event_based_actor*, std::string why) {
+  return {
+      [why](serve_atom, const envelope_ptr&) -> body_ptr {
+        return make_body(wire::error_reply{errc::unavailable, why});
+      },
+  };
+}
+
+std::array<std::size_t, 4> shard_request_kinds() {
+  return {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(), kind_of<wire::dump_request>(),
+          kind_of<wire::snapshot_request>()};
+}
+
+std::string service_impl::status() {
+  foreign_thread_scope thread_scope;
+  caf::scoped_actor self{sys_};
+  std::string role_status = "{}", gateway_status = "{}";
+  auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 1, wire::status_request{}});
+  if (role_) {
+    self->request(role_, std::chrono::seconds(5), serve_atom::value, env)
+        .receive([&](const body_ptr& b) {
+                   if (const auto* r = std::get_if<wire::status_reply>(b.get())) role_status = r->json;
+                 },
+                 [&](const caf::error&) {});
+  }
+  self->request(gateway_, std::chrono::seconds(5), stats_atom::value)
+      .receive([&](const std::string& s) { gateway_status = s; }, [&](const caf::error&) {});
+  return json_object().add("name", options_.name).add_raw("service", role_status).add_raw("transport", gateway_status).str();
+}
+
+bool service_impl::wait_for_members_to_leave(std::chrono::milliseconds limit) {
+  if (!is_coordinator_) return true;
+  foreign_thread_scope thread_scope;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  caf::scoped_actor self{sys_};
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::uint64_t members = 1;
+    self->request(role_, std::chrono::seconds(1), members_atom::value)
+        .receive([&](std::uint64_t n) { members = n; }, [](const caf::error&) {});
+    if (members == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+void service_impl::stop(const std::string& reason) {
+  // A second caller waits for the first: whoever returns from stop() may destroy the service.
+  std::lock_guard<std::mutex> stop_lock(stop_mu_);
+  if (stopped_.exchange(true)) return;
+  foreign_thread_scope thread_scope;
+  if (is_coordinator_ && role_) {
+    // Stopped while the job runs (SIGTERM: an upgrade, an eviction): leave a fresh snapshot for
+    // the successor to resume from. Refused at once when there is no snapshot store or the job
+    // is not running; bounded so a stop never outlasts a grace period.
+    caf::scoped_actor self{sys_};
+    auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 1, wire::snapshot_now{}});
+    self->request(role_, std::chrono::seconds(60), serve_atom::value, env)
+        .receive(
+            [this](const body_ptr& b) {
+              if (const auto* r = std::get_if<wire::snapshot_reply>(b.get()))
+                spdlog::info("{}: snapshot {} taken before stopping", options_.name, r->snapshot_id);
+              else if (const auto* e = std::get_if<wire::error_reply>(b.get()); e != nullptr && e->code != errc::unavailable &&
+                                                                             e->code != errc::invalid_argument)
+                spdlog::warn("{}: no snapshot before stopping: {}", options_.name, e->message);
+            },
+            [this](const caf::error& err) {
+              spdlog::warn("{}: no snapshot before stopping: {}", options_.name, sys_.render(err));
+            });
+  }
+  if (persister_) {
+    // Drain: refuse new row requests (`unavailable`: peers send them again, to the successor),
+    // let those already taken finish, then write every changed row to storage before leaving.
+    // A push applied after the last write would be lost with the process.
+    caf::scoped_actor self{sys_};
+    auto refuser = sys_.spawn(not_ready, options_.name + " is stopping; its successor will serve");
+    for (std::size_t kind : shard_request_kinds()) self->send(gateway_, route_atom::value, kind, refuser);
+    // Same sender: the gateway has taken the new routes once it answers this.
+    self->request(gateway_, std::chrono::seconds(5), stats_atom::value).receive([](const std::string&) {}, [](const caf::error&) {});
+    const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (counters_->requests_in_flight.load() > 0 && std::chrono::steady_clock::now() < drain_deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (counters_->requests_in_flight.load() > 0)
+      spdlog::warn("{}: {} requests still in flight after 10 s; writing the rows anyway", options_.name,
+                   counters_->requests_in_flight.load());
+    self->request(persister_, std::chrono::seconds(60), flush_atom::value)
+        .receive(
+            [this](bool ok) {
+              if (ok)
+                spdlog::info("{}: all {} rows written to storage before stopping", options_.name,
+                             store_ ? store_->stats().rows : 0);
+              else
+                spdlog::error("{}: could not write changed rows before stopping (see the storage error above)",
+                              options_.name);
+            },
+            [this](const caf::error& err) {
+              spdlog::error("{}: could not write changed rows before stopping: {}", options_.name, sys_.render(err));
+            });
+    stopping_ = refuser;  // answers until the transport stops
+  }
+  if (member_) {
+    // Leave politely (one-way) and give the frame a moment to go out before the transport stops.
+    caf::anon_send(member_, stop_atom::value, reason);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (auto& a : {watcher_, role_, member_, sync_, persister_, not_ready_, stopping_}) {
+    if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  transport_->stop();
+  if (gateway_) {
+    // The gateway sends through the transport this service owns: it must be gone before the
+    // transport is destroyed with the service (a call it was still handling used freed memory).
+    caf::scoped_actor self{sys_};
+    self->monitor(gateway_);
+    caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
+    bool down = false;
+    self->receive([&down](const caf::down_msg&) { down = true; },
+                  caf::after(std::chrono::seconds(10)) >> [] {});
+    if (!down) spdlog::error("{}: the gateway did not stop within 10 s", options_.name);
+  }
+  end_->settle(-1);
+}
+
+ss::status service_impl::start_gateway() {
+  gateway_options go;
+  go.name = options_.name;
+  go.limits.max_frame_bytes = options_.max_frame_bytes;
+  go.max_requests_in_flight = options_.max_requests_in_flight;
+  go.authority = options_.authority;
+  gateway_ = spawn_gateway(sys_, *transport_, go, counters_);
+  if (!options_.listen.empty()) {
+    auto bound = transport_->listen(options_.listen);
+    if (!bound.is_ok()) return bound.error().with_context(options_.name);
+    endpoint_ = options_.advertise.empty() ? *bound : options_.advertise;
+  }
+  return ss::status::ok();
+}
+
+result<wire::register_reply> service_impl::join(wire::role role, std::function<wire::member_progress()> progress) {
+  member_options mo;
+  mo.identity.from = role;
+  mo.identity.name = options_.name;
+  mo.identity.index = options_.index;
+  mo.identity.endpoint = endpoint_;
+  mo.identity.incarnation = incarnation_;
+  mo.coordinator = options_.coordinator;
+  mo.heartbeat_interval = options_.heartbeat_interval;
+  mo.request_timeout = options_.request_timeout;
+  mo.progress = std::move(progress);
+  member_ = spawn_member_agent(sys_, gateway_, std::move(mo));
+  result<wire::register_reply> out(errc::timeout, options_.name + ": the coordinator at " + options_.coordinator +
+                                                      " did not accept the registration in time");
+  caf::scoped_actor self{sys_};
+  // Wait in short steps, so a signal (options_.cancel) can end the wait.
+  const auto deadline = std::chrono::steady_clock::now() + options_.register_timeout;
+  bool waiting = true;
+  while (waiting && std::chrono::steady_clock::now() < deadline) {
+    if (options_.cancel != nullptr && options_.cancel->load()) {
+      out = result<wire::register_reply>(errc::cancelled, options_.name + ": stopped before joining the job");
+      break;
+    }
+    self->request(member_, std::chrono::milliseconds(200), await_atom::value)
+        .receive([&](const wire::register_reply& r) {
+                   out = r;
+                   waiting = false;
+                 },
+                 [&](const caf::error& err) {
+                   if (err != caf::sec::request_timeout) {
+                     out = result<wire::register_reply>(errc::unavailable, options_.name + ": " + sys_.render(err));
+                     waiting = false;
+                   }
+                 });
+  }
+  if (out.is_ok()) {
+    watcher_ = sys_.spawn(state_watcher, end_, options_.name);
+    caf::anon_send(member_, view_atom::value, watcher_);
+  }
+  return out;
+}
+
+result<job::job_options> job_of(const wire::register_reply& reply, const std::string& name) {
+  auto job = job::parse_job_config(reply.job_config);
+  if (!job.is_ok()) return job.error().with_context(name + ": the coordinator's job configuration");
+  return job;
+}
+
+// A sync server for slice `k` of the job's dense parameters.
+result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway, const job::job_options& job,
+                                    std::uint32_t k, const std::string& name) {
+  auto spec = sync::parse_sync(job.sync);
+  if (!spec.is_ok()) return spec.error();
+  auto setup = job::resolve_model(job.model, static_cast<std::uint32_t>(std::max(0, job.dense_features)),
+                                  static_cast<std::uint32_t>(std::max(1, job.categorical_features)));
+  if (!setup.is_ok()) return setup.error().with_context(name);
+  const model::dense_layout layout(setup->dlrm);
+  sync_server_options o;
+  o.name = name;
+  o.slice = k;
+  std::tie(o.offset, o.length) = slice_bounds(layout.size(), k, static_cast<std::uint32_t>(job.sync_servers));
+  o.spec = *spec;
+  o.easgd_alpha = job.easgd_alpha;
+  o.bmuf_momentum = job.bmuf_momentum;
+  o.bmuf_block_lr = job.bmuf_block_lr;
+  o.bmuf_nesterov = job.bmuf_nesterov;
+  o.round_timeout = std::chrono::milliseconds(static_cast<long>(job.sync_round_timeout * 1000));
+  return spawn_sync_server(sys, gateway, o);
+}
+
+}  // namespace ss::actors

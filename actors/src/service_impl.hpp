@@ -1,0 +1,105 @@
+// The running service behind every start_* of service.hpp: its gateway, its registration with
+// the coordinator, its status and its orderly stop. Internal to ss_actors: service.cpp builds each
+// role on it.
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "ss/actors/gateway.hpp"
+#include "ss/actors/reader.hpp"
+#include "ss/actors/service.hpp"
+#include "ss/actors/shard.hpp"
+#include "ss/actors/trainer.hpp"
+#include "ss/core/embedding/shard_store.hpp"
+#include "ss/core/job/job_options.hpp"
+
+namespace ss::actors {
+
+std::uint64_t random_incarnation();
+
+// The end of a service's job, settled once: 1 finished, -1 failed or stopped.
+class job_end {
+ public:
+  void settle(int outcome);
+  int wait_for(std::chrono::milliseconds d);
+  bool wait();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool settled_ = false;
+  int outcome_ = 0;
+};
+
+// Answers the requests a service will serve once it is ready (a shard loading its rows) with
+// `unavailable`, so peers retry instead of failing.
+caf::behavior not_ready(caf::event_based_actor*, std::string why);
+
+// The requests a shard serves from its rows: refused while it loads them and while it stops.
+std::array<std::size_t, 4> shard_request_kinds();
+
+class service_impl final : public running_service {
+ public:
+  service_impl(caf::actor_system& sys, std::unique_ptr<transport> t, service_options options)
+      : sys_(sys), transport_(std::move(t)), options_(std::move(options)),
+        counters_(std::make_shared<gateway_counters>()), end_(std::make_shared<job_end>()) {}
+
+  ~service_impl() override { stop("shutdown"); }
+
+  const std::string& name() const override { return options_.name; }
+  std::string endpoint() const override { return endpoint_; }
+  bool wait() override { return end_->wait(); }
+  int wait_for(std::chrono::milliseconds d) override { return end_->wait_for(d); }
+
+  std::string status() override;
+
+  bool wait_for_members_to_leave(std::chrono::milliseconds limit) override;
+
+  void interrupt() override { end_->settle(-1); }
+
+  void stop(const std::string& reason) override;
+
+  // ---- start-up steps shared by the roles ----
+
+  ss::status start_gateway();
+
+  // Registers with the coordinator and returns its reply (the job configuration).
+  result<wire::register_reply> join(wire::role role, std::function<wire::member_progress()> progress);
+
+  caf::actor_system& sys_;
+  std::unique_ptr<transport> transport_;
+  service_options options_;
+  std::shared_ptr<gateway_counters> counters_;
+  std::shared_ptr<job_end> end_;
+  std::string endpoint_;
+  caf::actor gateway_, member_, role_, watcher_, sync_, persister_, not_ready_, stopping_;
+  std::mutex stop_mu_;
+  std::atomic<bool> stopped_{false};
+  const std::uint64_t incarnation_ = random_incarnation();
+  bool is_coordinator_ = false;
+  // Role state the progress callbacks read.
+  std::shared_ptr<embedding::shard_store> store_;
+  std::shared_ptr<shard_counters> shard_counters_;
+  std::mutex shard_error_mu_;
+  std::string shard_error_;  // a loss that ends the job, reported with the heartbeats
+  std::shared_ptr<reader_counters> reader_counters_;
+  std::shared_ptr<trainer_progress> trainer_progress_;
+  std::shared_ptr<std::atomic<std::uint64_t>> trainer_window_;
+};
+
+// The job a coordinator's registration reply carries.
+result<job::job_options> job_of(const wire::register_reply& reply, const std::string& name);
+
+// A sync server for slice `k` of the job's dense parameters.
+result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway, const job::job_options& job,
+                                    std::uint32_t k, const std::string& name);
+
+}  // namespace ss::actors
