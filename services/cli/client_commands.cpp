@@ -8,6 +8,7 @@
 #include <string>
 
 #include "client.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "ss/core/config/option_set.hpp"
 #include "ss/core/json.hpp"
@@ -109,17 +110,10 @@ template <class AddFlags, class Fn>
 int run_client(const char* name, const char* description, double default_timeout, const args& a,
                const config::environment& env, AddFlags&& add_flags, Fn&& fn) {
   client_flags f;
-  config::option_set opts(name, description);
-  add_client_flags(opts, f, default_timeout);
-  add_flags(opts);
-  if (auto st = opts.parse(a, env); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync %s: %s\n", name, st.message().c_str());
-    return 2;
-  }
-  if (opts.help_requested()) {
-    std::printf("%s", opts.help().c_str());
-    return 0;
-  }
+  command_line cmd({name, ""}, description);
+  add_client_flags(cmd.options(), f, default_timeout);
+  add_flags(cmd.options());
+  if (auto done = cmd.parse(a, env)) return *done;
   if (!load_client_security(name, f)) return 2;
   return fn(f);
 }
@@ -135,20 +129,26 @@ int print_error(const char* name, const std::string& message) {
   return 1;
 }
 
+// Sends `request` to the coordinator and returns its answer when it is a `Reply`; an error
+// answer, another answer or none is the error.
+template <class Reply>
+result<Reply> ask(const client_flags& f, wire::body request) {
+  auto reply = call_once(f.coordinator, std::move(request), f.timeout, f.security);
+  if (!reply.is_ok()) return status(reply.error().code(), with_hint(reply.error(), f));
+  if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return status(err->code, err->message);
+  if (auto* r = std::get_if<Reply>(&*reply)) return std::move(*r);
+  return status(errc::internal, std::string("unexpected answer ") + wire::message_name(*reply));
+}
+
 }  // namespace
 
 int run_status(const args& a, const config::environment& env) {
   return run_client("status", "Prints the status of a running job (one JSON object) as the coordinator sees it.", 10,
                     a, env, [](const client_flags& f) {
-                      auto reply = call_once(f.coordinator, wire::status_request{}, f.timeout, f.security);
-                      if (!reply.is_ok()) return print_error("status", with_hint(reply.error(), f));
-                      if (const auto* r = std::get_if<wire::status_reply>(&*reply)) {
-                        std::printf("%s\n", r->json.c_str());
-                        return 0;
-                      }
-                      if (const auto* err = std::get_if<wire::error_reply>(&*reply))
-                        return print_error("status", err->message);
-                      return print_error("status", std::string("unexpected answer ") + wire::message_name(*reply));
+                      auto r = ask<wire::status_reply>(f, wire::status_request{});
+                      if (!r.is_ok()) return print_error("status", r.error().message());
+                      std::printf("%s\n", r->json.c_str());
+                      return 0;
                     });
 }
 
@@ -159,25 +159,16 @@ int run_snapshot(const args& a, const config::environment& env) {
       "readers' committed positions under one id) and waits until it is complete. The coordinator needs "
       "--snapshot-dir. Prints a summary and one JSON line.",
       600, a, env, [](const client_flags& f) {
-        auto reply = call_once(f.coordinator, wire::snapshot_now{}, f.timeout, f.security);
-        if (!reply.is_ok()) return print_error("snapshot", with_hint(reply.error(), f));
-        if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return print_error("snapshot", err->message);
-        const auto* r = std::get_if<wire::snapshot_reply>(&*reply);
-        if (r == nullptr) return print_error("snapshot", std::string("unexpected answer ") + wire::message_name(*reply));
+        auto r = ask<wire::snapshot_reply>(f, wire::snapshot_now{});
+        if (!r.is_ok()) return print_error("snapshot", r.error().message());
         std::printf("shadowsync snapshot: snapshot %llu complete in %.2fs: %llu embedding rows (%.1f MB on the "
                     "shards) at %s\n",
                     static_cast<unsigned long long>(r->snapshot_id), r->seconds,
                     static_cast<unsigned long long>(r->rows), static_cast<double>(r->bytes) / 1e6, r->path.c_str());
-        std::printf("%s\n", json_object()
-                                .add("command", "snapshot")
-                                .add("ok", true)
-                                .add("snapshot", r->snapshot_id)
-                                .add("path", r->path)
-                                .add("rows", r->rows)
-                                .add("bytes", r->bytes)
-                                .add("seconds", r->seconds)
-                                .str()
-                                .c_str());
+        json_object j;
+        j.add("command", "snapshot").add("ok", true).add("snapshot", r->snapshot_id).add("path", r->path);
+        j.add("rows", r->rows).add("bytes", r->bytes).add("seconds", r->seconds);
+        std::printf("%s\n", j.str().c_str());
         return 0;
       });
 }
@@ -196,26 +187,15 @@ int run_export(const args& a, const config::environment& env) {
                               "working directory).");
       },
       [&out](const client_flags& f) {
-        if (out.empty()) {
-          std::fprintf(stderr, "shadowsync export: --out is required\n");
-          return 2;
-        }
-        auto reply = call_once(f.coordinator, wire::export_request{out}, f.timeout, f.security);
-        if (!reply.is_ok()) return print_error("export", with_hint(reply.error(), f));
-        if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return print_error("export", err->message);
-        const auto* r = std::get_if<wire::export_reply>(&*reply);
-        if (r == nullptr) return print_error("export", std::string("unexpected answer ") + wire::message_name(*reply));
+        if (out.empty()) return refusal{"export", ""}("--out is required");
+        auto r = ask<wire::export_reply>(f, wire::export_request{out});
+        if (!r.is_ok()) return print_error("export", r.error().message());
         std::printf("shadowsync export: the model is at %s: %llu embedding rows, %.1f MB, in %.2fs\n", r->path.c_str(),
                     static_cast<unsigned long long>(r->rows), static_cast<double>(r->bytes) / 1e6, r->seconds);
-        std::printf("%s\n", json_object()
-                                .add("command", "export")
-                                .add("ok", true)
-                                .add("path", r->path)
-                                .add("rows", r->rows)
-                                .add("bytes", r->bytes)
-                                .add("seconds", r->seconds)
-                                .str()
-                                .c_str());
+        json_object j;
+        j.add("command", "export").add("ok", true).add("path", r->path);
+        j.add("rows", r->rows).add("bytes", r->bytes).add("seconds", r->seconds);
+        std::printf("%s\n", j.str().c_str());
         return 0;
       });
 }

@@ -13,19 +13,14 @@ namespace ss::cli {
 
 using args = std::vector<std::string>;
 
-int run_train(const args& a, const config::environment& env);
-int run_gen_data(const args& a, const config::environment& env);
-int run_local(const args& a, const config::environment& env);
-int run_coordinator(const args& a, const config::environment& env);
-int run_shard(const args& a, const config::environment& env);
-int run_reader(const args& a, const config::environment& env);
-int run_trainer(const args& a, const config::environment& env);
-int run_sync_server(const args& a, const config::environment& env);
-int run_status(const args& a, const config::environment& env);
-int run_snapshot(const args& a, const config::environment& env);
-int run_export(const args& a, const config::environment& env);
-int run_predict(const args& a, const config::environment& env);
-int run_keygen(const args& a, const config::environment& env);
+// A command: its arguments (after the command name) and the environment in, the exit status out.
+using command = int(const args& a, const config::environment& env);
+
+command run_train, run_gen_data, run_predict;  // in this process
+command run_local;                             // a whole cluster on this machine
+command run_coordinator, run_shard, run_reader, run_trainer, run_sync_server;  // one service each
+command run_status, run_snapshot, run_export;  // questions to a running job's coordinator
+command run_keygen;
 
 // keygen --cluster: DIR/server.{key,pub}, DIR/<member>.{key,pub}, DIR/authorized_keys (written last).
 status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members,

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "ss/core/config/option_set.hpp"
 #include "ss/core/json.hpp"
@@ -29,6 +30,22 @@ int fail(const std::string& message, int rc = 1) {
   std::fprintf(stderr, "shadowsync keygen: %s\n", message.c_str());
   return rc;
 }
+
+// A new key pair, written to DIR/NAME.key and DIR/NAME.pub.
+result<transport::curve_key_pair> make_key_pair(const std::string& dir, const std::string& name) {
+  auto k = transport::generate_curve_key_pair();
+  if (!k.is_ok()) return k;
+  if (auto st = transport::write_key_pair(dir, name, *k); !st.is_ok()) return st;
+  return k;
+}
+
+const char* const keygen_help =
+    "Makes CURVE key pairs for authenticated, encrypted links between services. Alone: --out/NAME.key (secret, "
+    "mode 0600) and --out/NAME.pub. With --cluster: the cluster's server pair (server.key, server.pub), one "
+    "client pair per --members entry and an authorized_keys file listing their public keys, ready to mount as "
+    "a Kubernetes Secret or compose secret; start each service with --curve-server-key DIR/server.key "
+    "--curve-client-key DIR/<member>.key --curve-authorized-keys DIR/authorized_keys. Never overwrites a key "
+    "file.";
 
 }  // namespace
 
@@ -52,18 +69,12 @@ status write_cluster_keys(const std::string& dir, const std::vector<std::string>
     return status(errc::invalid_argument,
                   authorized.string() + " exists already (keys are never overwritten; use a new directory)");
   }
-  auto make = [&](const std::string& n) -> result<transport::curve_key_pair> {
-    auto k = transport::generate_curve_key_pair();
-    if (!k.is_ok()) return k;
-    if (auto st = transport::write_key_pair(dir, n, *k); !st.is_ok()) return st;
-    return k;
-  };
-  auto server = make("server");
+  auto server = make_key_pair(dir, "server");
   if (!server.is_ok()) return server.error();
   if (server_public != nullptr) *server_public = server->public_key;
   std::string list = "# shadowsync: client public keys accepted by every service of this cluster\n";
   for (const auto& m : members) {
-    auto k = make(m);
+    auto k = make_key_pair(dir, m);
     if (!k.is_ok()) return k.error();
     // Roles (authority.hpp): the coordinator drives shards and sync servers; admins may stop,
     // snapshot and export; everyone else is a member.
@@ -84,14 +95,8 @@ int run_keygen(const args& a, const config::environment& env) {
   bool cluster = false;
   std::vector<std::string> members;
   std::vector<std::string> admins{"admin"};
-  config::option_set opts("keygen",
-                          "Makes CURVE key pairs for authenticated, encrypted links between services. Alone: "
-                          "--out/NAME.key (secret, mode 0600) and --out/NAME.pub. With --cluster: the cluster's "
-                          "server pair (server.key, server.pub), one client pair per --members entry and an "
-                          "authorized_keys file listing their public keys, ready to mount as a Kubernetes Secret "
-                          "or compose secret; start each service with --curve-server-key DIR/server.key "
-                          "--curve-client-key DIR/<member>.key --curve-authorized-keys DIR/authorized_keys. "
-                          "Never overwrites a key file.");
+  command_line cmd({"keygen", ""}, keygen_help);
+  config::option_set& opts = cmd.options();
   opts.add("out", &out, "Directory to write the key files to (created if missing).");
   opts.add("name", &name, "Name of the key pair (without --cluster).");
   opts.add("cluster", &cluster, "Make a whole cluster's key set (needs --members).");
@@ -103,22 +108,12 @@ int run_keygen(const args& a, const config::environment& env) {
            "With --cluster: the members that get role=admin (may stop the job, take snapshots and export); "
            "members not listed here cannot, though they may join and train. Names missing from --members are "
            "skipped.");
-  if (auto st = opts.parse(a, env); !st.is_ok()) return fail(st.message(), 2);
-  if (opts.help_requested()) {
-    std::printf("%s", opts.help().c_str());
-    return 0;
-  }
+  if (auto done = cmd.parse(a, env)) return *done;
   if (out.empty()) return fail("--out is required", 2);
   if (!transport::curve_available()) return fail("this libzmq was built without CURVE (libsodium): no keys can be made");
-  auto make = [&](const std::string& n) -> result<transport::curve_key_pair> {
-    auto k = transport::generate_curve_key_pair();
-    if (!k.is_ok()) return k;
-    if (auto st = transport::write_key_pair(out, n, *k); !st.is_ok()) return st;
-    return k;
-  };
   if (!cluster) {
     if (!members.empty()) return fail("--members needs --cluster", 2);
-    auto k = make(name);
+    auto k = make_key_pair(out, name);
     if (!k.is_ok()) return fail(k.error().message());
     std::printf("shadowsync keygen: wrote %s/%s.key (secret) and %s.pub: public key %s\n", out.c_str(), name.c_str(),
                 name.c_str(), k->public_key.c_str());

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "ss/core/clock.hpp"
 #include "ss/core/config/option_set.hpp"
@@ -24,7 +25,6 @@
 #include "ss/core/train/reader_source.hpp"
 #include "ss/core/train/train_step.hpp"
 #include "ss/service/format.hpp"
-#include "ss/service/logging.hpp"
 
 namespace ss::cli {
 namespace {
@@ -37,8 +37,7 @@ struct predict_options {
   std::int64_t bad_row_grace = -1;  // negative: the model's
   int threads = 1;
   std::string predictions;
-  std::string log_level = "info";
-  std::string log_format = "human";
+  log_flags log;
 };
 
 constexpr std::size_t eval_batch = 4096;  // what `train` scores its test files with
@@ -95,15 +94,12 @@ result<std::uint64_t> write_predictions(const model::loaded_model& m, train::bat
   return written;
 }
 
-}  // namespace
+const char* const predict_help =
+    "Scores data files with an exported model (`shadowsync train --export`, or a cluster's export) and "
+    "reports the metrics `train` reports for its test files: log loss, NE (against the model's training click "
+    "rate), AUC and calibration. The summary and one JSON line go to stdout.";
 
-int run_predict(const args& a, const config::environment& env) {
-  predict_options o;
-  config::option_set opts("predict",
-                          "Scores data files with an exported model (`shadowsync train --export`, or a "
-                          "cluster's export) and reports the metrics `train` reports for its test files: "
-                          "log loss, NE (against the model's training click rate), AUC and calibration. "
-                          "The summary and one JSON line go to stdout.");
+void add_predict_flags(config::option_set& opts, predict_options& o) {
   opts.add("model", &o.model, "The model file (.ssm) to score with.");
   opts.add("test", &o.test, "Data files to score (plain or gzip), in the model's input format.");
   opts.add("schema", &o.schema,
@@ -117,28 +113,112 @@ int run_predict(const args& a, const config::environment& env) {
   opts.add("predictions", &o.predictions,
            "Also write one click probability per good input row, in input order, to this file "
            "(a second, single-threaded pass over the data).");
-  opts.add("log-level", &o.log_level, "Log level.").choices({"trace", "debug", "info", "warn", "error", "off"});
-  opts.add("log-format", &o.log_format, "Log line format.").choices({"human", "json"});
-  if (auto st = opts.parse(a, env); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync predict: %s\n", st.message().c_str());
-    return 2;
+  add_log_flags(opts, o.log);
+}
+
+// How the --test files are read: the model's schema and bad-row bounds unless the flags say otherwise.
+data::batch_reader_options test_reader_options(const predict_options& o, const model::loaded_model& m,
+                                               data::input_schema schema) {
+  data::batch_reader_options ropts;
+  ropts.schema = std::move(schema);
+  ropts.paths = o.test;
+  ropts.batch_size = eval_batch;
+  ropts.bad_rows.max_bad_fraction = o.max_bad_fraction >= 0 ? o.max_bad_fraction : m.job.input.max_bad_fraction;
+  ropts.bad_rows.grace_rows =
+      o.bad_row_grace >= 0 ? static_cast<std::uint64_t>(o.bad_row_grace) : m.job.input.bad_row_grace;
+  return ropts;
+}
+
+// The --test files, checked against the model's features.
+result<std::unique_ptr<train::reader_source>> open_test_data(const data::batch_reader_options& ropts,
+                                                             const model::loaded_model& m) {
+  auto reader = data::batch_reader::open(ropts);
+  if (!reader.is_ok()) return reader.error().with_context("cannot read test data");
+  const auto& bound = reader->schema();
+  if (bound.num_dense() != m.setup.dlrm.num_dense || bound.num_categorical() != m.setup.dlrm.num_sparse)
+    return status(errc::invalid_argument,
+                  "cannot read test data: the test data has " + std::to_string(bound.num_dense()) + " dense and " +
+                      std::to_string(bound.num_categorical()) + " categorical features, the model expects " +
+                      std::to_string(m.setup.dlrm.num_dense) + " and " + std::to_string(m.setup.dlrm.num_sparse));
+  return std::make_unique<train::reader_source>(std::move(*reader));
+}
+
+// What a prediction run measured.
+struct prediction_run {
+  metrics::summary test;
+  std::uint64_t bad_rows = 0;
+  std::uint64_t predictions = 0;  // written to --predictions
+  double load_seconds = 0;
+  double score_seconds = 0;
+};
+
+// Scores the --test files, then writes --predictions (a second pass).
+result<prediction_run> score_test_data(const predict_options& o, const model::loaded_model& m,
+                                       const data::batch_reader_options& ropts, const steady_clock_source& clock) {
+  prediction_run run;
+  auto source = open_test_data(ropts, m);
+  if (!source.is_ok()) return source.error();
+  train::eval_options eo;
+  eo.threads = o.threads;
+  eo.buckets = m.setup.buckets;
+  const double start = clock.now_seconds();
+  auto scored = train::evaluate(*m.dense, *m.embeddings, **source, m.header.train_click_rate, eo);
+  run.score_seconds = clock.now_seconds() - start;
+  print_bad_rows((*source)->reader());
+  if (!scored.is_ok()) return scored.error().with_context("scoring failed");
+  run.test = *scored;
+  run.bad_rows = (*source)->reader().counters().bad;
+  if (!o.predictions.empty()) {
+    auto again = open_test_data(ropts, m);
+    if (!again.is_ok()) return again.error();
+    auto written = write_predictions(m, **again, o.predictions);
+    if (!written.is_ok()) return written.error().with_context("cannot write predictions");
+    run.predictions = *written;
   }
-  if (opts.help_requested()) {
-    std::printf("%s", opts.help().c_str());
-    return 0;
-  }
-  if (auto st = service::init_logging(o.log_level, o.log_format); !st.is_ok()) {
-    std::fprintf(stderr, "shadowsync predict: %s\n", st.message().c_str());
-    return 2;
-  }
-  if (o.model.empty()) {
-    std::fprintf(stderr, "shadowsync predict: --model is required (see --help)\n");
-    return 2;
-  }
-  if (o.test.empty()) {
-    std::fprintf(stderr, "shadowsync predict: --test needs at least one file (see --help)\n");
-    return 2;
-  }
+  return run;
+}
+
+void print_prediction_run(const predict_options& o, const model::loaded_model& m, const prediction_run& r) {
+  const metrics::summary& test = r.test;
+  std::printf("shadowsync predict: %s examples scored in %s (%.0f examples/s, %d thread%s)\n",
+              service::with_commas(test.examples).c_str(), service::human_seconds(r.score_seconds).c_str(),
+              r.score_seconds > 0 ? static_cast<double>(test.examples) / r.score_seconds : 0.0, o.threads,
+              o.threads == 1 ? "" : "s");
+  std::printf("  model   %s: %s; %s embedding rows; trained on %s examples, click rate %.4f\n", o.model.c_str(),
+              m.setup.dlrm.describe().c_str(), service::with_commas(m.stats.rows).c_str(),
+              service::with_commas(m.header.train_examples).c_str(), m.header.train_click_rate);
+  if (test.examples > 0)
+    std::printf("  test    %s examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f\n",
+                service::with_commas(test.examples).c_str(), test.log_loss, test.ne, test.auc, test.calibration);
+  std::printf("  data    %s bad rows skipped\n", service::with_commas(r.bad_rows).c_str());
+  if (!o.predictions.empty())
+    std::printf("  output  %s: %s predictions\n", o.predictions.c_str(), service::with_commas(r.predictions).c_str());
+  json_object j;
+  j.add("command", "predict")
+      .add("model", o.model)
+      .add("model_shape", m.setup.dlrm.describe())
+      .add("model_rows", m.stats.rows)
+      .add("train_examples", m.header.train_examples)
+      .add("train_click_rate", m.header.train_click_rate);
+  metrics::add_test_fields(j, test)
+      .add("bad_rows", r.bad_rows)
+      .add("predictions", o.predictions)
+      .add("predictions_written", r.predictions)
+      .add("load_seconds", r.load_seconds)
+      .add("seconds", r.score_seconds)
+      .add("threads", o.threads);
+  std::printf("%s\n", j.str().c_str());
+}
+
+}  // namespace
+
+int run_predict(const args& a, const config::environment& env) {
+  predict_options o;
+  command_line cmd({"predict", ""}, predict_help);
+  add_predict_flags(cmd.options(), o);
+  if (auto done = cmd.parse(a, env, &o.log)) return *done;
+  if (o.model.empty()) return cmd.refuse("--model is required (see --help)");
+  if (o.test.empty()) return cmd.refuse("--test needs at least one file (see --help)");
 
   steady_clock_source clock;
   const double t0 = clock.now_seconds();
@@ -153,95 +233,18 @@ int run_predict(const args& a, const config::environment& env) {
                o.model, m.setup.dlrm.describe(), service::with_commas(m.stats.rows),
                service::with_commas(m.header.train_examples), m.header.train_click_rate,
                service::human_seconds(load_seconds));
-
   auto schema = o.schema.empty() ? model::model_schema(m.header, m.job) : job::load_schema(o.schema);
   if (!schema.is_ok()) {
     spdlog::error("{}", schema.error().message());
     return o.schema.empty() ? 1 : 2;
   }
-  data::batch_reader_options ropts;
-  ropts.schema = *schema;
-  ropts.paths = o.test;
-  ropts.batch_size = eval_batch;
-  ropts.bad_rows.max_bad_fraction = o.max_bad_fraction >= 0 ? o.max_bad_fraction : m.job.input.max_bad_fraction;
-  ropts.bad_rows.grace_rows =
-      o.bad_row_grace >= 0 ? static_cast<std::uint64_t>(o.bad_row_grace) : m.job.input.bad_row_grace;
-
-  auto open_source = [&]() -> result<std::unique_ptr<train::reader_source>> {
-    auto reader = data::batch_reader::open(ropts);
-    if (!reader.is_ok()) return reader.error();
-    const auto& bound = reader->schema();
-    if (bound.num_dense() != m.setup.dlrm.num_dense || bound.num_categorical() != m.setup.dlrm.num_sparse)
-      return status(errc::invalid_argument,
-                    "the test data has " + std::to_string(bound.num_dense()) + " dense and " +
-                        std::to_string(bound.num_categorical()) + " categorical features, the model expects " +
-                        std::to_string(m.setup.dlrm.num_dense) + " and " + std::to_string(m.setup.dlrm.num_sparse));
-    return std::make_unique<train::reader_source>(std::move(*reader));
-  };
-
-  auto source = open_source();
-  if (!source.is_ok()) {
-    spdlog::error("cannot read test data: {}", source.error().message());
+  auto run = score_test_data(o, m, test_reader_options(o, m, *schema), clock);
+  if (!run.is_ok()) {
+    spdlog::error("{}", run.error().message());
     return 1;
   }
-  train::eval_options eo;
-  eo.threads = o.threads;
-  eo.buckets = m.setup.buckets;
-  const double t1 = clock.now_seconds();
-  auto scored = train::evaluate(*m.dense, *m.embeddings, **source, m.header.train_click_rate, eo);
-  const double score_seconds = clock.now_seconds() - t1;
-  print_bad_rows((*source)->reader());
-  if (!scored.is_ok()) {
-    spdlog::error("scoring failed: {}", scored.error().message());
-    return 1;
-  }
-  const metrics::summary& test = *scored;
-  const std::uint64_t bad_rows = (*source)->reader().counters().bad;
-
-  std::uint64_t predictions = 0;
-  if (!o.predictions.empty()) {
-    auto again = open_source();
-    if (!again.is_ok()) {
-      spdlog::error("cannot read test data: {}", again.error().message());
-      return 1;
-    }
-    auto written = write_predictions(m, **again, o.predictions);
-    if (!written.is_ok()) {
-      spdlog::error("cannot write predictions: {}", written.error().message());
-      return 1;
-    }
-    predictions = *written;
-  }
-
-  std::printf("shadowsync predict: %s examples scored in %s (%.0f examples/s, %d thread%s)\n",
-              service::with_commas(test.examples).c_str(), service::human_seconds(score_seconds).c_str(),
-              score_seconds > 0 ? static_cast<double>(test.examples) / score_seconds : 0.0, o.threads,
-              o.threads == 1 ? "" : "s");
-  std::printf("  model   %s: %s; %s embedding rows; trained on %s examples, click rate %.4f\n", o.model.c_str(),
-              m.setup.dlrm.describe().c_str(), service::with_commas(m.stats.rows).c_str(),
-              service::with_commas(m.header.train_examples).c_str(), m.header.train_click_rate);
-  if (test.examples > 0)
-    std::printf("  test    %s examples  log loss %.5f  NE %.5f  AUC %.5f  calibration %.4f\n",
-                service::with_commas(test.examples).c_str(), test.log_loss, test.ne, test.auc, test.calibration);
-  std::printf("  data    %s bad rows skipped\n", service::with_commas(bad_rows).c_str());
-  if (!o.predictions.empty())
-    std::printf("  output  %s: %s predictions\n", o.predictions.c_str(), service::with_commas(predictions).c_str());
-
-  json_object j;
-  j.add("command", "predict")
-      .add("model", o.model)
-      .add("model_shape", m.setup.dlrm.describe())
-      .add("model_rows", m.stats.rows)
-      .add("train_examples", m.header.train_examples)
-      .add("train_click_rate", m.header.train_click_rate);
-  metrics::add_test_fields(j, test)
-      .add("bad_rows", bad_rows)
-      .add("predictions", o.predictions)
-      .add("predictions_written", predictions)
-      .add("load_seconds", load_seconds)
-      .add("seconds", score_seconds)
-      .add("threads", o.threads);
-  std::printf("%s\n", j.str().c_str());
+  run->load_seconds = load_seconds;
+  print_prediction_run(o, m, *run);
   return 0;
 }
 

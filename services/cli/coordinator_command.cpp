@@ -1,0 +1,112 @@
+// shadowsync coordinator: a job's sync coordinator as a service of its own (run_service), with
+// its snapshots, its export and the job's result.
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+#include "cluster_job.hpp"
+#include "commands.hpp"
+#include "service_root.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/core/job/preflight.hpp"
+
+namespace ss::cli {
+namespace {
+
+struct coordinator_flags {
+  job::job_options job;
+  std::string snapshot_dir;
+  double snapshot_interval = 60;
+  int snapshot_retain = 3;
+  bool resume = false;
+  std::string export_path;
+  std::string export_dir;  // where `shadowsync export` may write; "" = the working directory
+};
+
+void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
+  opts.add("snapshot-dir", &c.snapshot_dir,
+           "Where cluster snapshots go. A coordinator that finds snapshots of its job here continues the job "
+           "from the newest valid one (a restart), or reports the result of a job that finished. Empty: no "
+           "snapshots (a restarted coordinator starts the job over).");
+  opts.add("snapshot-interval", &c.snapshot_interval,
+           "Seconds between periodic cluster snapshots; 0: only on request (`shadowsync snapshot`).")
+      .range(0.0, 86400.0 * 7);
+  opts.add("snapshot-retain", &c.snapshot_retain, "Complete snapshots to keep (older ones are pruned).").range(1, 1000);
+  opts.add("resume", &c.resume, "Require a snapshot to resume from in --snapshot-dir (fail if there is none).");
+  opts.add("export", &c.export_path,
+           "Write the final model here when the job ends (a model file for `shadowsync predict`).");
+  opts.add("export-dir", &c.export_dir,
+           "Where `shadowsync export --out P` may write: P relative to it, or absolute inside it; never inside "
+           "--snapshot-dir, and an existing file is replaced only when it is a model file. Default: the "
+           "coordinator's working directory.");
+  job::add_job_options(opts, c.job);
+}
+
+// The job, its directories and its outputs, checked before the coordinator starts.
+status check_coordinator(const coordinator_flags& c) {
+  SS_RETURN_IF_ERROR(job::check_job(c.job));
+  SS_RETURN_IF_ERROR(preflight(c.job, c.export_path));
+  if (!c.export_dir.empty()) SS_RETURN_IF_ERROR(job::check_writable_directory(c.export_dir, "--export-dir"));
+  if (!c.snapshot_dir.empty()) SS_RETURN_IF_ERROR(make_directory(c.snapshot_dir, "--snapshot-dir"));
+  return status::ok();
+}
+
+actors::coordinator_options to_coordinator_options(const coordinator_flags& c) {
+  actors::coordinator_options co;
+  co.job = c.job;
+  if (!c.snapshot_dir.empty()) co.snapshots = job::directory_snapshot_store(c.snapshot_dir);
+  co.snapshot_interval = c.snapshot_interval;
+  co.snapshot_retain = c.snapshot_retain;
+  co.require_resume = c.resume;
+  co.export_path = c.export_path;
+  co.export_dir = export_dir_or_cwd(c.export_dir);
+  if (!c.snapshot_dir.empty()) co.protected_dirs.push_back(c.snapshot_dir);
+  return co;
+}
+
+class coordinator_role final : public service_role {
+ public:
+  coordinator_role()
+      : service_role({"coordinator",
+                      "Runs a job's sync coordinator: members (shards, readers, trainers) register with it "
+                      "and receive the job's configuration; it tracks their heartbeats, reports cluster "
+                      "progress, builds the final model and scores it on the --test files. Ends with a "
+                      "summary and one JSON line; exits 0 when the job finished.",
+                      "tcp://0.0.0.0:5555", /*member=*/false, /*indexed=*/false}) {}
+
+  // A refused job ends with a JSON line too, for the scripts that read only that line.
+  refusal refuse() const override { return {"coordinator", "cluster"}; }
+  void add_flags(config::option_set& opts) override { add_coordinator_flags(opts, flags_); }
+  status check() override { return check_coordinator(flags_); }
+
+  result<std::unique_ptr<actors::running_service>> start(caf::actor_system& sys,
+                                                         std::unique_ptr<actors::transport> transport,
+                                                         const actors::service_options& options) override {
+    auto co = to_coordinator_options(flags_);
+    co.on_result = outcome_.keeper();
+    return actors::start_coordinator(sys, std::move(transport), options, std::move(co));
+  }
+
+  std::string up_message(const actors::running_service& service) const override {
+    return fmt::format("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", service.endpoint(),
+                       flags_.job.shards, flags_.job.readers);
+  }
+  std::chrono::milliseconds linger() const override {
+    return std::chrono::milliseconds(static_cast<long>(flags_.job.member_timeout * 1000));
+  }
+  int exit_status(bool finished) const override { return outcome_.exit_status(finished); }
+  void report() const override { outcome_.print(); }
+
+ private:
+  coordinator_flags flags_;
+  kept_result outcome_;
+};
+
+}  // namespace
+
+int run_coordinator(const args& a, const config::environment& env) {
+  coordinator_role role;
+  return run_service(role, a, env);
+}
+
+}  // namespace ss::cli

@@ -1,0 +1,120 @@
+// shadowsync local: parses the flags of a whole cluster on this machine, generates training data
+// when none is given, checks the job, then runs it in this process or as supervised processes.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cluster_job.hpp"
+#include "commands.hpp"
+#include "local_cluster.hpp"
+#include "ss/core/data/generator.hpp"
+#include "ss/core/job/preflight.hpp"
+
+namespace ss::cli {
+namespace {
+
+const char* const local_help =
+    "Runs a whole shadowsync cluster on this machine: a coordinator, --shards embedding shard servers, "
+    "--readers data readers and --trainers trainers, as actors in this process (ZeroMQ inproc) or, with "
+    "--processes, as separate processes on loopback tcp. Trains on the --train files, or on data generated "
+    "from a hidden teacher when none are given, and ends with a summary and one JSON line like `shadowsync "
+    "train`.";
+
+void add_local_flags(config::option_set& opts, local_flags& l) {
+  opts.add("trainers", &l.trainers, "Trainers in the cluster.").range(1, 256);
+  opts.add("threads", &l.workers, "Hogwild worker threads per trainer.").range(1, 256);
+  opts.add("shard-threads", &l.shard_threads, "Request workers per shard.").range(1, 256);
+  opts.add("processes", &l.processes, "Run every service as its own process on loopback tcp.");
+  opts.add("rows", &l.rows, "Rows to generate when no --train files are given.").min(1);
+  opts.add("test-rows", &l.test_rows, "Test rows to generate when no --train files are given.");
+  opts.add("data-dir", &l.data_dir, "Where generated data goes (reused when already there).");
+  opts.add("scheduler-threads", &l.scheduler_threads, "CAF scheduler threads; 0 = one per core (at least 2).")
+      .range(0, 256);
+  opts.add("startup-timeout", &l.startup_timeout, "Seconds a service may wait to join the job.").min(1.0);
+  opts.add("state-dir", &l.state_dir,
+           "Where the shards keep their rows and the coordinator its snapshots (a later run with the same "
+           "--state-dir resumes the job, or reports its result). Default: a temporary directory (with "
+           "--processes; in one process: no persistence).");
+  opts.add("run-dir", &l.run_dir, "--processes: where the supervisor writes <service>.pid files and the "
+                                  "coordinator's output. Default: a temporary directory.");
+  opts.add("keep-state", &l.keep_state, "--processes: keep the temporary state directory after the run.");
+  opts.add("snapshot-interval", &l.snapshot_interval, "Seconds between cluster snapshots; 0: only on request.")
+      .range(0.0, 86400.0 * 7);
+  opts.add("snapshot-retain", &l.snapshot_retain, "Complete snapshots to keep.").range(1, 1000);
+  opts.add("export", &l.export_path, "Write the final model here when the job ends (for `shadowsync predict`).");
+  opts.add("flush-interval", &l.flush_interval, "Seconds between a shard's writes of changed rows to storage.")
+      .range(0.0, 86400.0);
+  opts.add("storage-memory-mb", &l.storage_memory_mb,
+           "RocksDB's memory per shard with a state directory (memtables + block cache; see `shadowsync shard`).")
+      .range(4, 1 << 20);
+  opts.add("restart-delay", &l.restart_delay, "--processes: seconds before a service that died is started again.")
+      .range(0.0, 3600.0);
+  opts.add("max-restarts", &l.max_restarts, "--processes: restarts of one service before the run gives up.")
+      .range(0, 100000);
+  add_log_flags(opts, l.log);
+  opts.add("curve-dir", &l.curve_dir,
+           "--processes: run every link with CURVE, with the key set in this directory (made with `shadowsync "
+           "keygen --cluster` when it has no authorized_keys; DIR/admin.key is for shadowsync status/snapshot/export "
+           "with --curve-server-key DIR/server.pub). Empty: plain.");
+  job::add_job_options(opts, l.job);
+}
+
+// Without --train files (and unless the steps are simulated): train on data drawn from a hidden
+// teacher, generated into --data-dir once and reused.
+status use_generated_data(local_flags& l) {
+  if (!l.job.train.empty() || l.job.simulate_step_ms > 0) return status::ok();
+  const std::string dir = l.data_dir + "/rows-" + std::to_string(l.rows);
+  const std::string train = dir + "/train.tsv", test = dir + "/test.tsv";
+  if (!std::filesystem::exists(dir + "/teacher.json")) {
+    spdlog::info("local: no --train files; generating {} rows from a hidden teacher into {}", l.rows, dir);
+    std::filesystem::create_directories(dir);
+    data::generator_options g;
+    g.rows = l.rows;
+    auto report = data::generate_train_test(g, l.test_rows, train, test);
+    if (!report.is_ok()) return report.error();
+    std::ofstream(dir + "/teacher.json") << "{\"bayes_ne\":" << report->test.bayes_ne << "}\n";
+    spdlog::info("local: the teacher's Bayes-optimal test NE is {:.5f}", report->test.bayes_ne);
+  }
+  l.job.train = {train};
+  if (l.test_rows > 0 && l.job.test.empty()) l.job.test = {test};
+  return status::ok();
+}
+
+// The job and its outputs, checked before any service starts.
+status check_local(local_flags& l) {
+  SS_RETURN_IF_ERROR(job::resolve_feature_counts(l.job));
+  SS_RETURN_IF_ERROR(job::check_job(l.job));
+  SS_RETURN_IF_ERROR(preflight(l.job, l.export_path));
+  if (!l.state_dir.empty()) SS_RETURN_IF_ERROR(make_directory(l.state_dir, "--state-dir"));
+  return status::ok();
+}
+
+}  // namespace
+
+int run_local(const args& a, const config::environment& env) {
+  local_flags l;
+  l.job.progress_interval = 5;
+  // A refused job ends with a JSON line too, for the scripts that read only that line.
+  command_line cmd({"local", "cluster"}, local_help);
+  add_local_flags(cmd.options(), l);
+  if (auto done = cmd.parse(a, env, &l.log)) return *done;
+  // Every trainer of a local cluster starts together: the job waits for all of them.
+  if (cmd.options().source("min-trainers") == config::value_source::default_value) l.job.min_trainers = l.trainers;
+  if (auto st = use_generated_data(l); !st.is_ok()) {
+    spdlog::error("local: {}", st.message());
+    return 1;
+  }
+  if (auto st = check_local(l); !st.is_ok()) return cmd.refuse(st.message());
+  spdlog::info("local: {} trainer(s) x {} thread(s), {} shard(s), {} reader(s), {}", l.trainers, l.workers,
+               l.job.shards, l.job.readers, l.processes ? "separate processes on loopback" : "in this process");
+  if (!l.curve_dir.empty() && !l.processes) {
+    return cmd.refuse("--curve-dir needs --processes (in one process the services talk over inproc://, which never "
+                  "leaves the process and which libzmq does not encrypt)");
+  }
+  if (l.processes) return run_local_processes(l);
+  return run_local_in_process(l);
+}
+
+}  // namespace ss::cli

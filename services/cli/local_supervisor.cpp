@@ -1,0 +1,370 @@
+// `shadowsync local --processes`: the cluster as child processes of this binary on loopback, and
+// their supervisor. A service that dies before the job ends (killed, or stopped by a signal) is
+// started again with the same flags, as an orchestrator would; it rejoins from its state (shards:
+// their --data-dir; the coordinator: its --snapshot-dir). The coordinator's result is relayed.
+//
+// The supervisor sleeps in one poll() on the children's pidfds, a wake-up from the signal thread
+// and the deadline of the next restart.
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "client.hpp"
+#include "cluster_job.hpp"
+#include "commands.hpp"
+#include "local_cluster.hpp"
+#include "ss/core/json_value.hpp"
+#include "ss/service/shutdown_signal.hpp"
+#include "ss/transport/zmq_transport.hpp"
+
+namespace ss::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("shadowsync") : p.string();
+}
+
+int free_port() {
+  // Bind a throwaway socket to port 0 and read what the kernel chose.
+  auto ctx = transport::make_zmq_context();
+  transport::zmq_transport probe(ctx);
+  auto ep = probe.listen("tcp://127.0.0.1:0");
+  probe.stop();
+  if (!ep.is_ok()) return 0;
+  return std::atoi(ep->substr(ep->rfind(':') + 1).c_str());
+}
+
+// Where a run keeps its files, and the coordinator's endpoint.
+struct run_layout {
+  fs::path temp;       // the temporary run directory when there is no --run-dir ("" otherwise)
+  fs::path run_dir;    // <service>.pid, coordinator.out, coordinator.endpoint, job.ini
+  fs::path state_dir;  // the shards' rows and the coordinator's snapshots
+  std::string coordinator;
+  fs::path coordinator_out() const { return run_dir / "coordinator.out"; }
+};
+
+// The run's directories and files, before any service starts. Errors: invalid_argument for a
+// directory that cannot be used (exit 2), unavailable for no free port (exit 1).
+result<run_layout> prepare_run(const local_flags& l) {
+  run_layout r;
+  const int port = free_port();
+  if (port == 0) return status(errc::unavailable, "no free tcp port on 127.0.0.1");
+  r.coordinator = "tcp://127.0.0.1:" + std::to_string(port);
+  std::error_code ec;
+  if (l.run_dir.empty()) {
+    r.temp = fs::temp_directory_path(ec) / ("shadowsync-local-" + std::to_string(getpid()));
+    if (ec) {
+      const char* tmpdir = std::getenv("TMPDIR");
+      return status(errc::invalid_argument, "no temporary directory (" + ec.message() + "; TMPDIR=" +
+                                                (tmpdir != nullptr ? tmpdir : "") + "): set TMPDIR or give --run-dir");
+    }
+  }
+  r.run_dir = l.run_dir.empty() ? r.temp : fs::path(l.run_dir);
+  r.state_dir = l.state_dir.empty() ? r.run_dir / "state" : fs::path(l.state_dir);
+  SS_RETURN_IF_ERROR(make_directory(r.run_dir.string(), "--run-dir"));
+  SS_RETURN_IF_ERROR(make_directory(r.state_dir.string(), "--state-dir"));
+  fs::remove(r.coordinator_out(), ec);
+  // For `shadowsync status --coordinator $(cat RUN_DIR/coordinator.endpoint)` and tools.
+  std::ofstream(r.run_dir / "coordinator.endpoint") << r.coordinator << "\n";
+  // The job section, renamed for the coordinator command.
+  std::string text = job::job_config_text(l.job);
+  if (const auto at = text.find("[job]"); at != std::string::npos) text.replace(at, 5, "[coordinator]");
+  std::ofstream(r.run_dir / "job.ini") << text;
+  return r;
+}
+
+// One service of the cluster: how to start it, and its process.
+struct supervised_child {
+  std::string name;
+  std::vector<std::string> argv;
+  bool coordinator = false;
+  child_process process;
+  int restarts = 0;
+  std::optional<clock_type::time_point> restart_at;  // died before the job ended; started again then
+};
+
+// The command lines of the cluster's services, the coordinator first.
+std::vector<supervised_child> plan_children(const local_flags& l, const run_layout& r) {
+  const std::string exe = self_exe();
+  const std::vector<std::string> logging = {"--log-level", l.log.level, "--log-format", l.log.format};
+  const std::vector<std::string> member = {"--coordinator", r.coordinator, "--listen", "tcp://127.0.0.1:0",
+                                           "--heartbeat-interval", std::to_string(l.job.heartbeat_interval),
+                                           "--request-timeout", std::to_string(l.job.request_timeout)};
+  std::vector<supervised_child> children;
+  auto add = [&](std::string name, const std::vector<std::string>& command) {
+    supervised_child c;
+    c.name = std::move(name);
+    c.coordinator = command.front() == "coordinator";
+    c.argv = {exe};
+    c.argv.insert(c.argv.end(), command.begin(), command.end());
+    if (!c.coordinator) c.argv.insert(c.argv.end(), member.begin(), member.end());
+    c.argv.insert(c.argv.end(), logging.begin(), logging.end());
+    children.push_back(std::move(c));
+  };
+  std::vector<std::string> coordinator = {"coordinator", "--config", (r.run_dir / "job.ini").string(), "--listen",
+                                          r.coordinator, "--snapshot-dir", (r.state_dir / "snapshots").string(),
+                                          "--snapshot-interval", std::to_string(l.snapshot_interval),
+                                          "--snapshot-retain", std::to_string(l.snapshot_retain),
+                                          "--export-dir", export_dir_or_cwd("")};
+  if (!l.export_path.empty()) coordinator.insert(coordinator.end(), {"--export", fs::absolute(l.export_path).string()});
+  add("coordinator", coordinator);
+  for (int i = 0; i < l.job.shards; ++i) {
+    const std::string name = "shard-" + std::to_string(i);
+    add(name, {"shard", "--index", std::to_string(i), "--threads", std::to_string(l.shard_threads), "--data-dir",
+               (r.state_dir / name).string(), "--flush-interval", std::to_string(l.flush_interval),
+               "--storage-memory-mb", std::to_string(l.storage_memory_mb)});
+  }
+  for (int i = 1; i < l.job.sync_servers; ++i)
+    add("sync-" + std::to_string(i), {"sync-server", "--index", std::to_string(i)});
+  for (int i = 0; i < l.job.readers; ++i) add("reader-" + std::to_string(i), {"reader", "--index", std::to_string(i)});
+  for (int i = 0; i < l.trainers; ++i)
+    add("trainer-" + std::to_string(i),
+        {"trainer", "--name", "trainer-" + std::to_string(i), "--threads", std::to_string(l.workers)});
+  return children;
+}
+
+// --curve-dir: every child gets the cluster's keys (made here when the directory has none); the
+// supervisor asks the coordinator as member "local".
+result<transport::transport_security> use_curve_keys(const local_flags& l, std::vector<supervised_child>& children) {
+  if (l.curve_dir.empty()) return transport::transport_security{};
+  const fs::path keys = fs::absolute(l.curve_dir);
+  if (!fs::exists(keys / "authorized_keys")) {
+    std::vector<std::string> members{"local", "admin"};
+    for (const auto& c : children) members.push_back(c.name);
+    const status made = write_cluster_keys(keys.string(), members, {"local", "admin"}, nullptr);
+    SS_RETURN_IF_ERROR(made.with_context("--curve-dir"));
+    spdlog::info("local: made a CURVE key set in {} (admin.key is for shadowsync status/snapshot/export)",
+                 keys.string());
+  }
+  for (auto& c : children) {
+    if (!fs::exists(keys / (c.name + ".key")))
+      return status(errc::invalid_argument, "--curve-dir " + keys.string() + " has no key for " + c.name +
+                                                " (made for another cluster shape?); use a new directory");
+    c.argv.insert(c.argv.end(), {"--curve-server-key", (keys / "server.key").string(), "--curve-client-key",
+                                 (keys / (c.name + ".key")).string(), "--curve-authorized-keys",
+                                 (keys / "authorized_keys").string()});
+  }
+  auto security = transport::load_curve_security((keys / "server.key").string(), (keys / "local.key").string(),
+                                                 (keys / "authorized_keys").string(), false);
+  if (!security.is_ok()) return security.error().with_context("--curve-dir");
+  return security;
+}
+
+// The job's state as the coordinator reports it ("running", "done", ...), or "" when it does not
+// answer (it is restarting).
+std::string job_state_of(const std::string& coordinator, const transport::transport_security& security) {
+  const auto status = json_value::parse(query_status(coordinator, 2.0, security));
+  return status.is_ok() ? (*status)["service"]["state"].string() : std::string();
+}
+
+// A coordinator prints its result line when the job ends; one stopped by a signal before that
+// exits 0 too (a graceful stop), but the job goes on when it comes back.
+bool has_result(const fs::path& coordinator_out) {
+  std::ifstream in(coordinator_out);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] == '{' && job::job_report::from_json(line).is_ok()) return true;
+  return false;
+}
+
+int milliseconds_until(clock_type::time_point t) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock_type::now()).count();
+  return static_cast<int>(std::clamp<long long>(left + 1, 0, 24LL * 3600 * 1000));
+}
+
+class supervisor {
+ public:
+  supervisor(const local_flags& l, const run_layout& run, std::vector<supervised_child> children,
+             transport::transport_security security)
+      : l_(l), run_(run), children_(std::move(children)), security_(std::move(security)),
+        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), signals_([this](int) {
+          interrupted_.store(true);
+          const std::uint64_t one = 1;
+          const ssize_t written = ::write(wake_fd_, &one, sizeof one);  // fails only when the counter is full
+          (void)written;
+        }) {}
+  ~supervisor() { ::close(wake_fd_); }
+  supervisor(const supervisor&) = delete;
+  supervisor& operator=(const supervisor&) = delete;
+
+  // Starts every service; false (after saying why) when one cannot be started.
+  bool start_all() {
+    for (auto& c : children_) {
+      if (!start(c)) return false;
+      spdlog::info("local: started {} (pid {})", c.name, c.process.pid());
+    }
+    return true;
+  }
+
+  // Until the job ends, a signal comes or a service is given up on; returns the exit status.
+  int supervise() {
+    for (;;) {
+      if (interrupted_.load()) {
+        spdlog::warn("local: interrupted: stopping the cluster");
+        for (auto& c : children_) c.process.signal(SIGTERM);
+        return 130;
+      }
+      for (auto& c : children_) {
+        if (interrupted_.load()) break;
+        if (c.process.running() && c.process.exited()) {
+          if (auto rc = on_exit(c, c.process.reap())) return *rc;
+        } else if (c.restart_at && clock_type::now() >= *c.restart_at) {
+          if (!start(c)) return 1;
+          spdlog::info("local: {} is pid {}", c.name, c.process.pid());
+        }
+      }
+      sleep_until_something_happens();
+    }
+  }
+
+  // The members leave once they see the job end: gives them a moment (after a failure, asks them
+  // to), then makes sure.
+  void wind_down(int rc) {
+    const auto deadline = clock_type::now() + std::chrono::seconds(rc == 0 ? 10 : 3);
+    if (rc != 0 && rc != 130)
+      for (auto& c : children_) c.process.signal(SIGTERM);
+    for (auto& c : children_) {
+      if (!c.process.running()) continue;
+      if (!c.process.wait_exit(milliseconds_until(deadline))) {
+        spdlog::warn("local: {} (pid {}) did not exit; terminating it", c.name, c.process.pid());
+        c.process.signal(SIGKILL);
+      }
+      c.process.reap();
+    }
+  }
+
+ private:
+  bool start(supervised_child& c) {
+    c.restart_at.reset();
+    // The coordinator's stdout (summary and JSON line) goes to a file relayed at the end; a
+    // restarted coordinator appends to it. Other services' stdout is not needed.
+    auto started = child_process::start(c.argv, c.coordinator ? run_.coordinator_out().string() : "/dev/null");
+    if (!started.is_ok()) {
+      spdlog::error("local: {}: {}", c.name, started.error().message());
+      return false;
+    }
+    c.process = std::move(*started);
+    std::ofstream(run_.run_dir / (c.name + ".pid")) << c.process.pid() << "\n";
+    return true;
+  }
+
+  // Blocks until a child exits, a signal comes or the next restart is due.
+  void sleep_until_something_happens() {
+    std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
+    int timeout_ms = -1;
+    for (const auto& c : children_) {
+      if (c.process.running()) {
+        fds.push_back({c.process.pidfd(), POLLIN, 0});
+      } else if (c.restart_at) {
+        const int due = milliseconds_until(*c.restart_at);
+        timeout_ms = timeout_ms < 0 ? due : std::min(timeout_ms, due);
+      }
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) > 0 && (fds[0].revents & POLLIN) != 0) {
+      std::uint64_t wake_ups = 0;
+      const ssize_t got = ::read(wake_fd_, &wake_ups, sizeof wake_ups);  // resets the eventfd
+      (void)got;
+    }
+  }
+
+  // A child's exit: the exit status of the run when it ends the run, nothing when it goes on.
+  std::optional<int> on_exit(supervised_child& c, int wait_status) {
+    const bool exited = WIFEXITED(wait_status);
+    const int code = exited ? WEXITSTATUS(wait_status) : -1;
+    if (c.coordinator && exited && code == 0 && has_result(run_.coordinator_out())) {
+      return 0;  // the job is over; its result is in coordinator.out
+    }
+    if (c.coordinator && exited && code == 3 && has_result(run_.coordinator_out())) {
+      spdlog::warn("local: the job finished, but its last snapshot failed (see snapshot_error in the result)");
+      return 3;
+    }
+    if (c.coordinator && exited && code != 0) {
+      spdlog::error("local: the coordinator {}: the job failed", describe_exit(wait_status));
+      return 1;
+    }
+    if (!c.coordinator && left_because_the_job_ended(exited && code == 0)) return std::nullopt;  // not restarted
+    if (c.restarts >= l_.max_restarts) {
+      spdlog::error("local: {} {} and was restarted {} times already: giving up", c.name, describe_exit(wait_status),
+                    c.restarts);
+      return 1;
+    }
+    ++c.restarts;
+    spdlog::warn("local: {} {} before the job ended: starting it again in {:.1f}s (restart {} of at most {})", c.name,
+                 describe_exit(wait_status), l_.restart_delay, c.restarts, l_.max_restarts);
+    c.restart_at = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                           std::chrono::duration<double>(l_.restart_delay));
+    return std::nullopt;
+  }
+
+  // Whether a member that exited left because the job ended (then it is not started again).
+  bool left_because_the_job_ended(bool clean) const {
+    const std::string state = job_state_of(run_.coordinator, security_);
+    if (state == "done" || state == "failed") return true;
+    if (!clean || !state.empty()) return false;
+    // No answer: the coordinator may have ended the job and exited already (its exit is simply
+    // not reaped yet). A member that left cleanly then is done. The coordinator's exit is only
+    // looked at here; supervise() reaps and judges it.
+    const auto& coordinator = children_.front();
+    return coordinator.process.running() && coordinator.process.exited() && has_result(run_.coordinator_out());
+  }
+
+  const local_flags& l_;
+  const run_layout& run_;
+  std::vector<supervised_child> children_;  // the coordinator first
+  transport::transport_security security_;
+  std::atomic<bool> interrupted_{false};
+  int wake_fd_;                        // the signal thread's wake-up (an eventfd)
+  service::shutdown_signal signals_;  // last: its thread uses the members above
+};
+
+}  // namespace
+
+int run_local_processes(const local_flags& l) {
+  auto run = prepare_run(l);
+  if (!run.is_ok()) {
+    spdlog::error("local: {}", run.error().message());
+    return run.error().code() == errc::invalid_argument ? 2 : 1;
+  }
+  auto children = plan_children(l, *run);
+  auto security = use_curve_keys(l, children);
+  if (!security.is_ok()) {
+    spdlog::error("local: {}", security.error().message());
+    return 1;
+  }
+  int rc = 1;
+  {
+    supervisor cluster(l, *run, std::move(children), *security);
+    rc = cluster.start_all() ? cluster.supervise() : 1;
+    cluster.wind_down(rc);
+  }
+  std::ifstream out(run->coordinator_out());
+  std::stringstream text;
+  text << out.rdbuf();
+  std::printf("%s", text.str().c_str());
+  std::fflush(stdout);
+  std::error_code ec;
+  if (l.run_dir.empty() && !l.keep_state) fs::remove_all(run->temp, ec);
+  return rc;
+}
+
+}  // namespace ss::cli
