@@ -363,7 +363,9 @@ std::function<wire::member_progress()> prepare_trainer(service_impl& svc) {
   svc.trainer_progress_ = std::make_shared<trainer_progress>();
   // The job's --window, known once it has joined.
   svc.trainer_window_ = std::make_shared<std::atomic<std::uint64_t>>(100000);
-  return [progress = svc.trainer_progress_, window = svc.trainer_window_] { return progress->snapshot(window->load()); };
+  return [progress = svc.trainer_progress_, window = svc.trainer_window_] {
+    return progress->snapshot(window->load());
+  };
 }
 
 ss::status spawn_trainer_role(service_impl& svc, const wire::register_reply&, const job::job_options& job) {

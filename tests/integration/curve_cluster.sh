@@ -28,7 +28,7 @@ for f in server.key server.pub coordinator.key coordinator.pub shard-0.key admin
 done
 [[ "$(stat -c %a keys/shard-0.key)" == 600 ]] || fail "shard-0.key has mode $(stat -c %a keys/shard-0.key), not 600"
 [[ "$(grep -vc '^#' keys/authorized_keys)" == 3 ]] || fail "authorized_keys does not list 3 keys: $(cat keys/authorized_keys)"
-grep -qF "$(grep "^public-key" keys/shard-0.pub | cut -d" " -f3)" keys/authorized_keys || fail "shard-0's key is not authorized"
+grep -qF -- "$(grep "^public-key" keys/shard-0.pub | cut -d" " -f3)" keys/authorized_keys || fail "shard-0's key is not authorized"
 grep -q secret-key keys/server.pub && fail "server.pub holds a secret key"
 if "$bin" keygen --cluster --out keys --members coordinator >again.out 2>again.err; then
   fail "keygen --cluster overwrote an existing set"
