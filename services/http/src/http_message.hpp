@@ -1,0 +1,25 @@
+// HTTP/1.1 message text for ops_http_server (private to services/http/src): parsing one line of a
+// request head, rendering a response. Pure functions of strings, defined in http_message.cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ss/http/ops_http_server.hpp"
+
+namespace ss::http::detail {
+
+// Fills method, path, query and version; 0 when fine, else the HTTP status to answer.
+int parse_request_line(std::string_view line, http_request& req);
+
+// Appends one header (name lower-cased, value trimmed); 0 when fine, else the HTTP status to answer.
+int parse_header_line(std::string_view line, http_request& req);
+
+// The whole response: status line, headers ("Connection: close" always), body unless head_only
+// or the status has none.
+std::string render(const http_response& r, bool head_only);
+
+// A response with the default content type and this body.
+http_response plain(int status, std::string body);
+
+}  // namespace ss::http::detail
