@@ -53,7 +53,7 @@ struct zap_authenticator::impl {
     if (stop_fd >= 0) ::close(stop_fd);
   }
 
-  // Answers one request; `parts` as received (RFC 27: version, request id, domain, address,
+  // Answers one request; `parts` as received (ZAP: version, request id, domain, address,
   // identity, mechanism, credentials...).
   void answer(zmq::socket_t& rep, std::vector<zmq::message_t>& parts) {
     auto text = [&](std::size_t i) { return i < parts.size() ? parts[i].to_string() : std::string(); };

@@ -1,4 +1,4 @@
-// The ZAP handler (ZeroMQ RFC 27) of one zmq context: a REP socket bound at
+// The ZAP handler (the ZeroMQ authentication protocol) of one zmq context: a REP socket bound at
 // inproc://zeromq.zap.01 that libzmq asks, for every handshake on a listening socket of that
 // context that has a ZAP domain, whether the client may connect: by its CURVE public key, and
 // whether the socket has a free connection slot (connection_limit.hpp; plain sockets get a

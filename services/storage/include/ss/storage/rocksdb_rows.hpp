@@ -21,15 +21,17 @@
 // "row_floats" differs from the one passed to open() is refused (errc::invalid_argument), and one
 // with another "format" (errc::version_mismatch).
 //
-// Checkpoint manifest: <dir>/checkpoints/<id>/SHADOWSYNC-CHECKPOINT, ASCII, one "name value" per line:
+// Checkpoint manifest: <dir>/checkpoints/<id>/SHADOWSYNC-CHECKPOINT, the keyed text of every
+// manifest (core/io/keyed_text.hpp: "key = value" lines, a last crc32c line over the rest):
 //
-//   shadowsync-checkpoint 1            (format version)
-//   id 12
-//   rows 1000000                       (row records in the checkpoint)
-//   row_floats 17
-//   hash 0123456789abcdef              (16 hex digits: sum mod 2^64 over every record of
+//   # shadowsync shard checkpoint
+//   format = 1                         (format version)
+//   id = 12
+//   rows = 1000000                     (row records in the checkpoint)
+//   row_floats = 17
+//   hash = 0123456789abcdef            (16 hex digits: sum mod 2^64 over every record of
 //                                       format::record_hash(key, value), order-independent)
-//   crc 89abcdef                       (8 hex digits: crc32c of every byte before this line)
+//   crc32c = 89abcdef                  (8 hex digits: crc32c of every byte before this line)
 //
 // A checkpoint is made in <id>.tmp (RocksDB Checkpoint: hard links to the live SST files + copies of
 // the small files), scanned read-only to count its rows and hash its content (checking every
