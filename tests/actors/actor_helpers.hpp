@@ -1,19 +1,33 @@
-// Helpers the actor test units share: a served request answered by an actor, a call through a
-// gateway, an echo service, a node (a transport and its gateway) on the in-memory network, and
-// a sync server's options.
+// What the actor test units share: the headers of every actor, and helpers: a served request
+// answered by an actor, a call through a gateway, an echo service, a node (a transport and its
+// gateway) on the in-memory network, and a sync server's options.
 #pragma once
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "actor_fixture.hpp"
+#include "ss/actors/coordinator.hpp"
 #include "ss/actors/gateway.hpp"
+#include "ss/actors/member.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/reader.hpp"
+#include "ss/actors/shard.hpp"
 #include "ss/actors/sync_server.hpp"
+#include "ss/actors/trainer.hpp"
+#include "ss/core/data/generator.hpp"
+#include "ss/core/embedding/sharding.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/wire/codec.hpp"
+#include "support/process.hpp"
 
 namespace ss::test {
 

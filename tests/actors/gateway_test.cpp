@@ -1,39 +1,10 @@
 // The gateway on CAF's deterministic scheduler over the in-memory network: routing, replies,
 // shedding, authority, timeouts and hostile frames.
-#include <catch2/catch.hpp>
-
-#include <cmath>
-#include <filesystem>
-#include <limits>
-#include <map>
-#include <optional>
-
-#include "actor_fixture.hpp"
 #include "actor_helpers.hpp"
-#include "ss/actors/coordinator.hpp"
-#include "ss/actors/gateway.hpp"
-#include "ss/actors/member.hpp"
-#include "ss/actors/messages.hpp"
-#include "ss/actors/reader.hpp"
-#include "ss/actors/shard.hpp"
-#include "ss/actors/sync_server.hpp"
-#include "ss/actors/trainer.hpp"
-#include "ss/core/data/generator.hpp"
-#include "ss/core/embedding/sharding.hpp"
-#include "ss/core/job/job_options.hpp"
-#include "ss/wire/codec.hpp"
-#include "support/process.hpp"
 
 using namespace ss;
 using namespace ss::actors;
-using ss::test::actor_fixture;
-using ss::test::memory_transport;
-using ss::test::ask;
-using ss::test::call;
-using ss::test::call_result;
-using ss::test::echo;
-using ss::test::node;
-using ss::test::sync_options;
+using namespace ss::test;
 
 TEST_CASE("gateway: a call reaches the routed actor and its reply comes back", "[actors]") {
   actor_fixture f;
