@@ -32,7 +32,7 @@
 #
 # Environment: SS_SANITIZE_JOBS (build parallelism, default 2), SS_TEST_JOBS (ctest -j, default 2),
 # SS_FAULT_ROWS, SS_FAULT_NE_TOLERANCE, SS_MATRIX_ROWS and SS_MATRIX_CASES (the fault tests under
-# ASan: 400,000 rows, 3%, 100,000 rows and two cases).
+# ASan: 200,000 rows, 5%, 100,000 rows and two cases).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -59,14 +59,16 @@ run_asan() {
   cmake --build build-asan -j "$jobs"
   asan_env
   # The fault tests run on smaller jobs: ASan trains about 10x slower (fault_injection at full
-  # size took 34 minutes of CI, a fault_matrix case about 2). The matrix runs two cases that
-  # cover its restart paths (a shard restarted mid-export: the exporter's wait and rewind; a sync
-  # server restarted mid-training: the trainers' renewed calls); the plain suite runs them all.
-  # Under ASan the runs of one job differ more (compute slows 10x, sync and snapshots do not): in
-  # one CI run three fault_injection runs at 400,000 rows spanned 2.9% of NE, so its bound is 3%
-  # there (a shard that lost its rows costs more than that).
-  export SS_FAULT_ROWS=${SS_FAULT_ROWS:-400000} SS_MATRIX_ROWS=${SS_MATRIX_ROWS:-100000}
-  export SS_FAULT_NE_TOLERANCE=${SS_FAULT_NE_TOLERANCE:-0.03}
+  # size took 34 minutes of CI, a fault_matrix case about 2). Here they look for memory errors on
+  # the restart paths and check exactly once; the plain suite bounds NE at full size. The matrix
+  # runs two cases that cover its restart paths (a shard restarted mid-export: the exporter's wait
+  # and rewind; a sync server restarted mid-training: the trainers' renewed calls); the plain
+  # suite runs them all. fault_injection runs 200,000 rows (3 minutes here, 5.3 at 400,000): under
+  # ASan the runs of one job differ more (compute slows 10x, sync and snapshots do not; in one CI
+  # run three runs at 400,000 rows spanned 2.9% of NE), so its NE bound is 5% there, which still
+  # catches a shard that came back without its rows.
+  export SS_FAULT_ROWS=${SS_FAULT_ROWS:-200000} SS_MATRIX_ROWS=${SS_MATRIX_ROWS:-100000}
+  export SS_FAULT_NE_TOLERANCE=${SS_FAULT_NE_TOLERANCE:-0.05}
   export SS_MATRIX_CASES=${SS_MATRIX_CASES:-"shard-0:KILL:export sync-1:TERM:training"}
   # deploy_validation checks YAML and JSON with node and python: nothing of ours runs in it.
   (cd build-asan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -E '^deploy_validation$' "$@")
