@@ -23,6 +23,7 @@ struct gateway_state {
   gateway_options options;
   std::shared_ptr<gateway_counters> counters;
   std::unordered_map<std::size_t, caf::actor> routes;
+  bool opened = false;  // (open_atom) came (options.opens_explicitly)
   std::unordered_map<std::string, std::uint32_t> links;  // endpoint -> link
   std::unordered_map<std::uint64_t, pending_call> pending;
   std::uint64_t next_request_id = 1;
@@ -79,8 +80,9 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
   auto it = self->state.routes.find(env->message.index());
   if (it == self->state.routes.end()) {
     self->state.counters->requests_unrouted.fetch_add(1, std::memory_order_relaxed);
-    // No routes at all: the service's role is still starting; the caller may retry.
-    const bool starting = self->state.routes.empty();
+    // The service's role is still starting (gateway_options::opens_explicitly): the caller may retry.
+    const bool starting =
+        self->state.options.opens_explicitly ? !self->state.opened : self->state.routes.empty();
     reply(self, from, env->request_id,
           starting ? wire::error_reply{errc::unavailable, std::string(self->state.options.name) +
                                                               " is starting and serves nothing yet"}
@@ -137,6 +139,7 @@ caf::behavior gateway(gateway_actor* self, transport* t, gateway_options options
   self->state.counters = std::move(counters);
   return {
       [self](route_atom, std::size_t kind, const caf::actor& handler) { self->state.routes[kind] = handler; },
+      [self](open_atom) { self->state.opened = true; },
       [self](link_atom, const std::string& endpoint) -> caf::result<std::uint32_t> {
         auto& links = self->state.links;
         if (auto it = links.find(endpoint); it != links.end()) return it->second;

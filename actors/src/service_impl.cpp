@@ -191,9 +191,10 @@ void service_impl::stop(const std::string& reason) {
   end_->settle(-1);
 }
 
-ss::status service_impl::start_gateway() {
+ss::status service_impl::start_gateway(bool opens_explicitly) {
   gateway_options go;
   go.name = options_.name;
+  go.opens_explicitly = opens_explicitly;
   go.limits.max_frame_bytes = options_.max_frame_bytes;
   go.max_requests_in_flight = options_.max_requests_in_flight;
   go.authority = options_.authority;

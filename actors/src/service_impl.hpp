@@ -69,7 +69,7 @@ class service_impl final : public running_service {
 
   // ---- start-up steps shared by the roles ----
 
-  ss::status start_gateway();
+  ss::status start_gateway(bool opens_explicitly = false);
 
   // Registers with the coordinator and returns its reply (the job configuration).
   result<wire::register_reply> join(wire::role role, std::function<wire::member_progress()> progress);

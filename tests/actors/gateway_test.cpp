@@ -41,6 +41,40 @@ TEST_CASE("gateway: a request nobody serves gets an error reply naming the messa
   CHECK(server.counters->requests_unrouted.load() == 2);
 }
 
+TEST_CASE("gateway: a service that opens explicitly answers 'starting' between its routes, then serves",
+          "[actors]") {
+  // The coordinator's service: its sync slice routes first, the coordinator after. A member that
+  // registers in between must be told to retry, not that registration is not served.
+  actor_fixture f;
+  memory_transport transport(f.net, "server");
+  REQUIRE(transport.listen("mem://server").is_ok());
+  gateway_options o;
+  o.name = "coordinator";
+  o.opens_explicitly = true;
+  auto counters = std::make_shared<gateway_counters>();
+  auto gateway = spawn_gateway(f.sys, transport, o, counters);
+  node client(f, "client");
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
+  f.settle();
+  auto between = call(f, client.gateway, "mem://server", wire::register_request{});
+  REQUIRE(between->reply.has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(*between->reply));
+  CHECK(std::get<wire::error_reply>(*between->reply).code == errc::unavailable);
+  CHECK(std::get<wire::error_reply>(*between->reply).message == "coordinator is starting and serves nothing yet");
+  caf::anon_send(gateway, open_atom::value);
+  f.settle();
+  auto after = call(f, client.gateway, "mem://server", wire::register_request{});
+  REQUIRE(after->reply.has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(*after->reply));
+  CHECK(std::get<wire::error_reply>(*after->reply).code == errc::invalid_argument);
+  CHECK(std::get<wire::error_reply>(*after->reply).message == "coordinator does not serve register_request");
+  auto served = call(f, client.gateway, "mem://server", wire::status_request{});
+  REQUIRE(served->reply.has_value());
+  CHECK(std::holds_alternative<wire::status_reply>(*served->reply));
+  transport.stop();
+  caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+}
+
 // Holds every lookup it is asked until it gets release_atom, then answers them all.
 using release_atom = caf::atom_constant<caf::atom("release")>;
 caf::behavior holder(caf::stateful_actor<std::vector<caf::response_promise>>* self) {

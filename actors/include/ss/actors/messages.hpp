@@ -34,6 +34,7 @@ using serve_atom = caf::atom_constant<caf::atom("serve")>;        // serve a pee
 using expire_atom = caf::atom_constant<caf::atom("expire")>;      // a request's deadline passed
 using link_atom = caf::atom_constant<caf::atom("link")>;          // open (or reuse) a link to an endpoint
 using route_atom = caf::atom_constant<caf::atom("route")>;        // who serves which message kind
+using open_atom = caf::atom_constant<caf::atom("open")>;          // every route is in: serve
 using tick_atom = caf::atom_constant<caf::atom("tick")>;          // periodic work
 using view_atom = caf::atom_constant<caf::atom("view")>;          // the cluster view changed
 using state_atom = caf::atom_constant<caf::atom("state")>;        // the job state changed
