@@ -23,7 +23,10 @@ struct gateway_state {
   gateway_options options;
   std::shared_ptr<gateway_counters> counters;
   std::unordered_map<std::size_t, caf::actor> routes;
-  bool opened = false;  // (open_atom) came (options.opens_explicitly)
+  // Until (open_atom), when its service has routed every kind it serves (several actors route
+  // theirs one after another), a request nobody serves is answered "starting" (unavailable: the
+  // caller retries); after, "does not serve" (invalid_argument: it never will).
+  bool opened = false;
   std::unordered_map<std::string, std::uint32_t> links;  // endpoint -> link
   std::unordered_map<std::uint64_t, pending_call> pending;
   std::uint64_t next_request_id = 1;
@@ -80,9 +83,7 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
   auto it = self->state.routes.find(env->message.index());
   if (it == self->state.routes.end()) {
     self->state.counters->requests_unrouted.fetch_add(1, std::memory_order_relaxed);
-    // The service's role is still starting (gateway_options::opens_explicitly): the caller may retry.
-    const bool starting =
-        self->state.options.opens_explicitly ? !self->state.opened : self->state.routes.empty();
+    const bool starting = !self->state.opened;
     reply(self, from, env->request_id,
           starting ? wire::error_reply{errc::unavailable, std::string(self->state.options.name) +
                                                               " is starting and serves nothing yet"}

@@ -88,9 +88,7 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
                                                            coordinator_options coordinator) {
   auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
   if (auto st = job::resolve_feature_counts(coordinator.job); !st.is_ok()) return st;
-  // The sync slice and the coordinator route their kinds one after another: a member registering
-  // in between is told "starting" (it retries), not "does not serve register_request".
-  SS_RETURN_IF_ERROR(svc->start_gateway(/*opens_explicitly=*/true));
+  SS_RETURN_IF_ERROR(svc->start_gateway());
   auto end = svc->end_;
   auto on_result = coordinator.on_result;
   coordinator.on_result = [end, on_result](const job::job_report& report, const std::string& preface) {
@@ -119,7 +117,9 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   coordinator.local_sync = *sync0;
   svc->sync_ = *sync0;
   svc->role_ = spawn_coordinator(sys, svc->gateway_, std::move(coordinator));
-  caf::anon_send(svc->gateway_, open_atom::value);  // after every route: one thread's sends keep their order
+  // The sync slice and the coordinator route their kinds one after another: a member registering
+  // in between was told "starting" (it retries), not "does not serve register_request".
+  svc->open_gateway();
   svc->is_coordinator_ = true;
   return std::unique_ptr<running_service>(std::move(svc));
 }
@@ -145,6 +145,9 @@ result<std::unique_ptr<running_service>> start_member(caf::actor_system& sys, st
   auto job = job_of(*reply, options.name);
   if (!job.is_ok()) return job.error();
   SS_RETURN_IF_ERROR(how.spawn(*svc, *reply, *job));
+  // A role that did not spawn (its input or rows are lost: the job ends through the coordinator)
+  // keeps answering "starting", or "loading" where a shard routed that.
+  if (svc->role_) svc->open_gateway();
   return std::unique_ptr<running_service>(std::move(svc));
 }
 

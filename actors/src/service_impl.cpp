@@ -191,10 +191,9 @@ void service_impl::stop(const std::string& reason) {
   end_->settle(-1);
 }
 
-ss::status service_impl::start_gateway(bool opens_explicitly) {
+ss::status service_impl::start_gateway() {
   gateway_options go;
   go.name = options_.name;
-  go.opens_explicitly = opens_explicitly;
   go.limits.max_frame_bytes = options_.max_frame_bytes;
   go.max_requests_in_flight = options_.max_requests_in_flight;
   go.authority = options_.authority;
@@ -205,6 +204,11 @@ ss::status service_impl::start_gateway(bool opens_explicitly) {
     endpoint_ = options_.advertise.empty() ? *bound : options_.advertise;
   }
   return ss::status::ok();
+}
+
+void service_impl::open_gateway() {
+  // After the routes: sends from one thread to one actor keep their order.
+  caf::anon_send(gateway_, open_atom::value);
 }
 
 result<wire::register_reply> service_impl::join(wire::role role, std::function<wire::member_progress()> progress) {

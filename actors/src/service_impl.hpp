@@ -69,7 +69,9 @@ class service_impl final : public running_service {
 
   // ---- start-up steps shared by the roles ----
 
-  ss::status start_gateway(bool opens_explicitly = false);
+  ss::status start_gateway();
+  // Every kind the service serves is routed: requests nobody serves are refused for good from now on.
+  void open_gateway();
 
   // Registers with the coordinator and returns its reply (the job configuration).
   result<wire::register_reply> join(wire::role role, std::function<wire::member_progress()> progress);

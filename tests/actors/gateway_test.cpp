@@ -25,13 +25,15 @@ TEST_CASE("gateway: a call reaches the routed actor and its reply comes back", "
 TEST_CASE("gateway: a request nobody serves gets an error reply naming the message", "[actors]") {
   actor_fixture f;
   node server(f, "server", "mem://server"), client(f, "client");
-  // A gateway with no routes yet belongs to a service that is starting: callers may retry.
+  // A gateway whose service has not opened it yet belongs to a service that is starting: callers
+  // may retry.
   auto early = call(f, client.gateway, "mem://server", wire::lookup_request{});
   REQUIRE(early->reply.has_value());
   REQUIRE(std::holds_alternative<wire::error_reply>(*early->reply));
   CHECK(std::get<wire::error_reply>(*early->reply).code == errc::unavailable);
   CHECK(std::get<wire::error_reply>(*early->reply).message.find("is starting") != std::string::npos);
   caf::anon_send(server.gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
+  caf::anon_send(server.gateway, open_atom::value);
   f.settle();
   auto r = call(f, client.gateway, "mem://server", wire::lookup_request{});
   REQUIRE(r->reply.has_value());
@@ -41,27 +43,20 @@ TEST_CASE("gateway: a request nobody serves gets an error reply naming the messa
   CHECK(server.counters->requests_unrouted.load() == 2);
 }
 
-TEST_CASE("gateway: a service that opens explicitly answers 'starting' between its routes, then serves",
+TEST_CASE("gateway: between a service's first route and its opening, a request nobody serves is 'starting'",
           "[actors]") {
   // The coordinator's service: its sync slice routes first, the coordinator after. A member that
   // registers in between must be told to retry, not that registration is not served.
   actor_fixture f;
-  memory_transport transport(f.net, "server");
-  REQUIRE(transport.listen("mem://server").is_ok());
-  gateway_options o;
-  o.name = "coordinator";
-  o.opens_explicitly = true;
-  auto counters = std::make_shared<gateway_counters>();
-  auto gateway = spawn_gateway(f.sys, transport, o, counters);
-  node client(f, "client");
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
+  node server(f, "coordinator", "mem://server"), client(f, "client");
+  caf::anon_send(server.gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
   f.settle();
   auto between = call(f, client.gateway, "mem://server", wire::register_request{});
   REQUIRE(between->reply.has_value());
   REQUIRE(std::holds_alternative<wire::error_reply>(*between->reply));
   CHECK(std::get<wire::error_reply>(*between->reply).code == errc::unavailable);
   CHECK(std::get<wire::error_reply>(*between->reply).message == "coordinator is starting and serves nothing yet");
-  caf::anon_send(gateway, open_atom::value);
+  caf::anon_send(server.gateway, open_atom::value);
   f.settle();
   auto after = call(f, client.gateway, "mem://server", wire::register_request{});
   REQUIRE(after->reply.has_value());
@@ -71,8 +66,6 @@ TEST_CASE("gateway: a service that opens explicitly answers 'starting' between i
   auto served = call(f, client.gateway, "mem://server", wire::status_request{});
   REQUIRE(served->reply.has_value());
   CHECK(std::holds_alternative<wire::status_reply>(*served->reply));
-  transport.stop();
-  caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
 }
 
 // Holds every lookup it is asked until it gets release_atom, then answers them all.

@@ -12,7 +12,7 @@
 // gateway, so actors only ever see decoded messages. Control requests are checked against the
 // authority policy (authority.hpp) before they are routed. Messages:
 //   (route_atom, size_t kind, actor)                    serve requests of body index `kind`
-//   (open_atom)                                         every route is in (opens_explicitly)
+//   (open_atom)                                         the service serves: every route is in
 //   (link_atom, std::string endpoint) -> uint32_t       open or reuse a link
 //   (call_atom, uint32_t link, body_ptr, timespan)      -> envelope_ptr (the reply), or
 //                                                          caf::sec::request_timeout
@@ -47,12 +47,6 @@ struct gateway_options {
   std::uint32_t max_requests_in_flight = 4096;
   // Who may send control requests (authority.hpp). Default: plain, control from this host only.
   authority_policy authority;
-  // Until its service serves, a request nobody serves is answered errc::unavailable ("starting":
-  // callers retry); after, errc::invalid_argument ("does not serve"). false: the service serves
-  // from its first route on (a role routed by one actor). true: from (open_atom) on, for a
-  // service whose kinds several actors route one after another (the coordinator and its sync
-  // slice), so that a request arriving between their routes is not refused for good.
-  bool opens_explicitly = false;
 };
 
 // Counters the transport thread and the gateway update; read by status and metrics.
