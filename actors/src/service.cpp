@@ -23,6 +23,14 @@
 namespace ss::actors {
 namespace {
 
+// What keeps `stored` from going on as `wanted` (job::resume_conflicts), one indented line each;
+// "" when nothing does.
+std::string conflict_lines(const job::job_options& stored, const job::job_options& wanted) {
+  std::string lines;
+  for (const auto& c : job::resume_conflicts(stored, wanted)) lines += "\n  " + c;
+  return lines;
+}
+
 // A coordinator with a snapshot store continues the job stored there: it reports the stored
 // result of a finished job, or resumes from the newest snapshot that verifies.
 ss::status find_snapshot_to_resume(coordinator_options& co) {
@@ -40,9 +48,7 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
     if (!saved.is_ok())
       return {errc::corrupt, store.location() + ": the finished job's settings cannot be read (" +
                                  saved.error().message() + "); give another --snapshot-dir (--state-dir)"};
-    if (const auto conflicts = job::resume_conflicts(*saved, co.job); !conflicts.empty()) {
-      std::string why;
-      for (const auto& c : conflicts) why += "\n  " + c;
+    if (const auto why = conflict_lines(*saved, co.job); !why.empty()) {
       return {errc::invalid_argument, "the job in " + store.location() + " finished already, with another "
                                       "configuration:" + why + "\n(a new job needs another --snapshot-dir or --state-dir)"};
     }
@@ -69,10 +75,7 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
   }
   auto saved = job::parse_job_config(latest->job_text);
   if (!saved.is_ok()) return saved.error().with_context("the job.ini of snapshot " + std::to_string(latest->manifest.snapshot_id));
-  const auto conflicts = job::resume_conflicts(*saved, co.job);
-  if (!conflicts.empty()) {
-    std::string why;
-    for (const auto& c : conflicts) why += "\n  " + c;
+  if (const auto why = conflict_lines(*saved, co.job); !why.empty()) {
     return {errc::invalid_argument, "cannot resume the job in " + store.location() + " (snapshot " +
                                         std::to_string(latest->manifest.snapshot_id) + ") with this configuration:" + why +
                                         "\n(a new job needs another --snapshot-dir)"};
