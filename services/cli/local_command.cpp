@@ -100,6 +100,11 @@ int run_local(const args& a, const config::environment& env) {
   command_line cmd({"local", "cluster"}, local_help);
   add_local_flags(cmd.options(), l);
   if (auto done = cmd.parse(a, env, &l.log)) return *done;
+  // Contradicting flags are refused before any data is generated.
+  if (!l.curve_dir.empty() && !l.processes) {
+    return cmd.refuse("--curve-dir needs --processes (in one process the services talk over inproc://, which never "
+                      "leaves the process and which libzmq does not encrypt)");
+  }
   // Every trainer of a local cluster starts together: the job waits for all of them.
   if (cmd.options().source("min-trainers") == config::value_source::default_value) l.job.min_trainers = l.trainers;
   if (auto st = use_generated_data(l); !st.is_ok()) {
@@ -109,10 +114,6 @@ int run_local(const args& a, const config::environment& env) {
   if (auto st = check_local(l); !st.is_ok()) return cmd.refuse(st.message());
   spdlog::info("local: {} trainer(s) x {} thread(s), {} shard(s), {} reader(s), {}", l.trainers, l.workers,
                l.job.shards, l.job.readers, l.processes ? "separate processes on loopback" : "in this process");
-  if (!l.curve_dir.empty() && !l.processes) {
-    return cmd.refuse("--curve-dir needs --processes (in one process the services talk over inproc://, which never "
-                  "leaves the process and which libzmq does not encrypt)");
-  }
   if (l.processes) return run_local_processes(l);
   return run_local_in_process(l);
 }

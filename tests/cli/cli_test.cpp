@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -243,6 +244,17 @@ TEST_CASE("cli: bad directories and absurd model sizes exit 2 with a message, ne
                                " --state-dir " + dir.str("afile/state"));
   CHECK(state_dir.exit_code == 2);
   CHECK(state_dir.out.find("--state-dir") != std::string::npos);
+}
+
+TEST_CASE("cli: local --curve-dir without --processes is refused before any data is generated", "[cli]") {
+  ss::test::temp_dir dir;
+  auto r = run_command(bin + " local --rows 1000 --log-level warn --data-dir " + dir.str("data") + " --curve-dir " +
+                       dir.str("keys"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--curve-dir needs --processes") != std::string::npos);
+  CHECK(r.out.find("\"ok\":false") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.str("data")));
+  CHECK_FALSE(std::filesystem::exists(dir.str("keys")));
 }
 
 TEST_CASE("cli: a finished job's state answers only that job; a damaged stored result is an error", "[cli]") {
