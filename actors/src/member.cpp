@@ -17,6 +17,7 @@ struct member_state {
   std::uint32_t link = 0;
   bool registered = false;
   bool registering = false;
+  std::uint64_t registrations = 0;  // accepted ones: more than one after a coordinator forgot us
   std::uint64_t member_id = 0;
   wire::register_reply registration;
   std::vector<caf::response_promise> awaiting;
@@ -52,6 +53,8 @@ void publish(member_actor* self, const wire::cluster_view& view, wire::job_state
   }
 }
 
+void heartbeat_once(member_actor* self);
+
 void try_register(member_actor* self) {
   auto& st = self->state;
   if (st.registering) return;
@@ -81,7 +84,7 @@ void try_register(member_actor* self) {
                            wire::message_name(env->message));
               return;
             }
-            const bool first = !s.registered;
+            const bool first = s.registrations++ == 0;
             s.registered = true;
             s.member_id = reply->member_id;
             s.registration = *reply;
@@ -90,6 +93,9 @@ void try_register(member_actor* self) {
             for (auto& p : s.awaiting) p.deliver(*reply);
             s.awaiting.clear();
             publish(self, reply->view, reply->state);
+            // A restarted coordinator knows only its snapshot's progress (a reader's committed
+            // position, a trainer's counts): report ours now, not a heartbeat interval later.
+            if (!first && s.options.progress) heartbeat_once(self);
           },
           [self](const caf::error&) {
             auto& s = self->state;

@@ -69,6 +69,58 @@ TEST_CASE("member agent: a late subscriber gets the newest view; a same-epoch vi
   CHECK(seen->size() == 2);
 }
 
+TEST_CASE("member agent: registered again with a restarted coordinator, it reports its progress at once",
+          "[actors]") {
+  actor_fixture f;
+  node coord(f, "coordinator", "mem://coordinator"), member(f, "reader-0");
+  // A coordinator that counts registrations and keeps the committed count of each heartbeat;
+  // `forgot` makes it answer the next heartbeat as a restarted one would.
+  struct counting {
+    int registrations = 0;
+    bool forgot = false;
+    std::vector<std::uint64_t> committed;
+  };
+  auto c = std::make_shared<counting>();
+  auto fake = f.sys.spawn([c](caf::event_based_actor*) -> caf::behavior {
+    return {[c](serve_atom, const envelope_ptr& env) -> body_ptr {
+      if (std::holds_alternative<wire::register_request>(env->message)) {
+        ++c->registrations;
+        wire::register_reply r;
+        r.state = wire::job_state::running;  // heartbeats every interval, not the waiting job's poll
+        return make_body(std::move(r));
+      }
+      c->committed.push_back(std::get<wire::heartbeat>(env->message).progress.committed_examples);
+      const bool known = !std::exchange(c->forgot, false);
+      return make_body(wire::heartbeat_reply{wire::job_state::running, wire::cluster_view{}, known});
+    }};
+  });
+  caf::anon_send(coord.gateway, route_atom::value, kind_of<wire::register_request>(), fake);
+  caf::anon_send(coord.gateway, route_atom::value, kind_of<wire::heartbeat>(), fake);
+  f.settle();
+  member_options mo;
+  mo.identity = wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 1};
+  mo.coordinator = "mem://coordinator";
+  mo.heartbeat_interval = std::chrono::seconds(1);
+  mo.progress = [] {
+    wire::member_progress p;
+    p.has_committed = true;
+    p.committed_examples = 4200;
+    return p;
+  };
+  auto agent = f.own(spawn_member_agent(f.sys, member.gateway, mo));
+  f.settle();
+  f.advance(std::chrono::seconds(2));
+  REQUIRE(c->registrations == 1);
+  const auto beats = c->committed.size();
+  REQUIRE(beats > 0);
+  c->forgot = true;
+  f.advance(std::chrono::seconds(1));  // the next heartbeat: unknown, so the agent registers again...
+  REQUIRE(c->registrations == 2);
+  // ...and reports its committed rows at once, without waiting for the next interval.
+  REQUIRE(c->committed.size() == beats + 2);
+  CHECK(c->committed.back() == 4200);
+}
+
 // A coordinator at mem://coordinator of a job with one shard and one reader, whose members time
 // out after 1 s, and a client to talk to it.
 struct one_shard_job {
