@@ -272,6 +272,29 @@ status load(embedding::shard_store& store, embedding::durable_rows& storage, sha
   return status::ok();
 }
 
+// Which shard of the job the storage holds, "<index> of <shards>": recorded with the job id whenever
+// a shard loads or claims the storage.
+std::string shard_claim(const shard_options& o) {
+  return std::to_string(o.index) + " of " + std::to_string(o.shards);
+}
+
+status claim(embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
+  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  return storage.set_meta("shard", shard_claim(o));
+}
+
+// Another shard's rows of this job (a data directory given to the wrong --index) would serve none
+// of this shard's keys and lose that shard's: refused. Storage written before the claim existed
+// passes.
+status check_same_shard(const embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
+  auto owner = storage.get_meta("shard");
+  if (!owner.is_ok() || *owner == shard_claim(o)) return status::ok();
+  return status(errc::not_found, "its storage holds the rows of shard " + *owner + " of this job " + job_hex +
+                                     ", not of shard " + shard_claim(o) +
+                                     " (is its data directory another shard's, or its --index wrong?); the shard "
+                                     "does not serve them: give it its own data directory");
+}
+
 // Restores the newest checkpoint of job `job_hex` with an id <= `at_most` that verifies; logs each
 // one skipped.
 result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embedding::durable_rows& storage,
@@ -288,6 +311,7 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
       // Checked before its rows are loaded: another job's checkpoint is not this job's rows.
       auto owner = storage.get_meta("job_id");
       if (owner.is_ok() && *owner != job_hex) restored = status(errc::not_found, "it holds rows of job " + *owner);
+      if (restored.is_ok()) restored = check_same_shard(storage, job_hex, o);
     }
     if (restored.is_ok()) restored = load(store, storage, c);
     if (restored.is_ok()) return it->id;
@@ -307,7 +331,7 @@ result<std::string> newest_checkpoint_instead(embedding::shard_store& store, emb
   spdlog::error("{}: {}; falling back to the newest checkpoint", o.name, why);
   auto id = restore_checkpoint(store, storage, ~0ULL, job_hex, o, c);
   if (!id.is_ok()) return none_left(id.error());
-  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
   return "rows of checkpoint " + std::to_string(*id) + " (" + note + "): " + std::to_string(c.rows_restored.load()) +
          " rows";
 }
@@ -319,6 +343,7 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
                                  shard_counters& c) {
   const std::string job_hex = io::hex(job_id, 16);
   auto stored_job = storage.get_meta("job_id");
+  if (stored_job.is_ok() && *stored_job == job_hex) SS_RETURN_IF_ERROR(check_same_shard(storage, job_hex, o));
   if (!stored_job.is_ok() && job_was_running && restore_snapshot == 0 && storage.live_damage().empty()) {
     // A restart into the running job with storage that never saw it: the rows are gone.
     const std::string why = "its storage holds nothing of this job, which is running (was its data directory "
@@ -347,7 +372,7 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
     if (auto list = storage.checkpoints(); list.is_ok())
       for (const auto& cp : *list) (void)storage.drop(cp.id);
   }
-  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
   if (restore_snapshot > 0) {
     auto id = restore_checkpoint(store, storage, restore_snapshot, job_hex, o, c);
     if (!id.is_ok() && stored_job.is_ok() && *stored_job == job_hex && storage.live_damage().empty()) {
@@ -363,7 +388,7 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
                                ", and the live rows are unusable");
     }
     if (!id.is_ok()) return id.error().with_context("resuming from snapshot " + std::to_string(restore_snapshot));
-    SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+    SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
     if (*id != restore_snapshot)
       return "rows of checkpoint " + std::to_string(*id) + " (checkpoint " + std::to_string(restore_snapshot) +
              " was missing or corrupt): " + std::to_string(c.rows_restored.load()) + " rows";

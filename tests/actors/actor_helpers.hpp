@@ -24,6 +24,7 @@
 #include "ss/actors/sync_server.hpp"
 #include "ss/actors/trainer.hpp"
 #include "ss/core/data/generator.hpp"
+#include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/sharding.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/wire/codec.hpp"

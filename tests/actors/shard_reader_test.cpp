@@ -252,3 +252,39 @@ TEST_CASE("reader: a batch held past the lease goes to the next trainer, and a l
 }
 
 // A coordinator stand-in: answers registrations and heartbeats with whatever view the test set.
+
+TEST_CASE("shard: storage that holds another shard's rows of the job is refused, with both named", "[actors]") {
+  embedding::shard_store_options so;
+  so.dim = 2;
+  auto store = [&so] { return std::make_shared<embedding::shard_store>(so); };
+  embedding::memory_rows storage(store()->row_floats());
+  shard_options zero;
+  zero.name = "shard-0";
+  zero.shards = 2;
+  shard_options one = zero;
+  one.name = "shard-1";
+  one.index = 1;
+  shard_counters c;
+  const std::uint64_t job = 7;
+  // The job starts: shard 0 claims the storage, writes a row and checkpoints it (snapshot 1).
+  REQUIRE(restore_rows(*store(), storage, job, 0, false, zero, c).is_ok());
+  const std::uint32_t table = 0;
+  const std::uint64_t id = 3;
+  const std::vector<float> row(storage.row_floats(), 0.5f);
+  REQUIRE(storage.write(&table, &id, row.data(), 1).is_ok());
+  REQUIRE(storage.checkpoint(1).is_ok());
+  // Shard 1 started on shard 0's data directory, restarting into the running job, or resuming.
+  for (const std::uint64_t snapshot : {0ULL, 1ULL}) {
+    auto wrong = restore_rows(*store(), storage, job, snapshot, snapshot == 0, one, c);
+    REQUIRE_FALSE(wrong.is_ok());
+    CHECK(wrong.error().code() == errc::not_found);
+    CHECK_THAT(wrong.error().message(), Catch::Contains("holds the rows of shard 0 of 2 of this job") &&
+                                            Catch::Contains("not of shard 1 of 2"));
+  }
+  // Its own shard restarts on it, or resumes from it, and gets the row.
+  for (const std::uint64_t snapshot : {0ULL, 1ULL}) {
+    auto own = store();
+    REQUIRE(restore_rows(*own, storage, job, snapshot, snapshot == 0, zero, c).is_ok());
+    CHECK(own->stats().rows == 1);
+  }
+}
