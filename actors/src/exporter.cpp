@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "ss/actors/messages.hpp"
+#include "ss/core/embedding/embedding_table.hpp"
 
 namespace ss::actors {
 namespace {
@@ -25,6 +26,7 @@ struct exporter_state {
   std::uint64_t incarnation = 0;  // of the shard process being dumped (0: unknown)
   model::model_writer::rows_mark shard_start;  // the file before this shard's rows
   wire::dump_request next;
+  embedding::copied_rows_filter copied;  // of the shard being dumped
   std::uint64_t call = 0;  // the page call whose answer counts; older ones are abandoned
   bool waiting = false;    // between a failed page and the retry
   std::optional<std::chrono::steady_clock::time_point> trouble_since;
@@ -93,8 +95,32 @@ void resume(exporter_actor* self, const wire::cluster_view& view) {
     if (auto r = st.writer->rewind(st.shard_start); !r.is_ok()) return fail(self, r.message());
     st.incarnation = incarnation;
     st.next = wire::dump_request{0, 0, st.in.page_rows};
+    st.copied.reset();
   }
   dump_at(self, endpoint);
+}
+
+// Writes a page's rows, each once: a page may span tables (one block per run of rows of the same
+// table), and a stripe the shard copied again (its index grew while training went on) repeats rows.
+status add_page(exporter_state& s, const wire::dump_reply& page) {
+  const std::size_t n = page.ids.size(), dim = s.in.header.dim;
+  std::vector<std::uint64_t> ids;
+  std::vector<float> values;
+  for (std::size_t begin = 0; begin < n;) {
+    const std::uint32_t table = page.tables[begin];
+    ids.clear();
+    values.clear();
+    std::size_t end = begin;
+    for (; end < n && page.tables[end] == table; ++end) {
+      if (!s.copied.first_time(table, page.ids[end])) continue;
+      ids.push_back(page.ids[end]);
+      values.insert(values.end(), page.values.begin() + static_cast<std::ptrdiff_t>(end * dim),
+                    page.values.begin() + static_cast<std::ptrdiff_t>((end + 1) * dim));
+    }
+    if (!ids.empty()) SS_RETURN_IF_ERROR(s.writer->add_rows(table, ids.data(), values.data(), ids.size()));
+    begin = end;
+  }
+  return status::ok();
 }
 
 void next_page(exporter_actor* self) {
@@ -118,15 +144,7 @@ void next_page(exporter_actor* self) {
             const std::size_t dim = s.in.header.dim;
             if (page->tables.size() != n || page->values.size() != n * dim)
               return fail(self, "shard " + std::to_string(s.shard) + " sent a malformed page");
-            // A page may span tables: one block per run of rows of the same table.
-            for (std::size_t begin = 0; begin < n;) {
-              std::size_t end = begin + 1;
-              while (end < n && page->tables[end] == page->tables[begin]) ++end;
-              auto added = s.writer->add_rows(page->tables[begin], page->ids.data() + begin,
-                                              page->values.data() + begin * dim, end - begin);
-              if (!added.is_ok()) return fail(self, added.message());
-              begin = end;
-            }
+            if (auto added = add_page(s, *page); !added.is_ok()) return fail(self, added.message());
             if (page->done) {
               ++s.shard;
               return next_shard(self);
@@ -157,6 +175,7 @@ void next_shard(exporter_actor* self) {
   st.shard_start = st.writer->mark();
   st.incarnation = st.shard < st.in.shard_incarnations.size() ? st.in.shard_incarnations[st.shard] : 0;
   st.next = wire::dump_request{0, 0, st.in.page_rows};
+  st.copied.reset();
   st.trouble_since.reset();
   const std::string& endpoint = st.in.shard_endpoints[st.shard];
   if (endpoint.empty()) return retry(self, "it is not in the cluster view (restarting?)");

@@ -19,7 +19,9 @@
 #
 # usage: fault_matrix.sh SHADOWSYNC_BINARY [WORK_DIR]
 #   SS_MATRIX_CASES="sync-1:KILL:startup shard-0+coordinator:KILL:training trainer-1:KILL:draining:nosync ..."
-#   runs only those cases (SERVICE[+SERVICE]:SIGNAL:PHASE[:VARIANT], see run_case).
+#   runs only those cases (SERVICE[+SERVICE]:SIGNAL:PHASE[:VARIANT], see run_case);
+#   SS_MATRIX_CASES=full the whole cross product (full_product) and the special cases.
+#   SS_MATRIX_ROWS (default 300000): rows of the training file.
 set -euo pipefail
 
 bin=$(readlink -f "$1")
@@ -43,7 +45,8 @@ job_flags=(--processes --trainers 2 --readers 1 --sync-servers 2 --test data/tes
 # (--sync none; the default is s-easgd), shards2 (2 shards; the default is 1), epochs (2 epochs,
 # shuffled in windows of 20,000 rows, the test file scored for validation after each).
 # KILL5 kills the service five times in a row, each time once its successor has registered.
-#   startup  - 0.5 s after the service registered with the coordinator (its first seconds)
+#   startup  - 0.5 s after the service registered with the coordinator (its first seconds); the
+#              coordinator: as soon as it is up, while the others register
 #   training - once 30% of the rows are committed
 #   draining - once the input is exhausted and the job waits for the batches in flight
 #   scoring  - once the coordinator scores the test files (ten copies of the test file here, so
@@ -55,8 +58,10 @@ job_flags=(--processes --trainers 2 --readers 1 --sync-servers 2 --test data/tes
 #   epoch2   - once 30% of the second epoch's rows are committed (variant epochs)
 #   validating - once the coordinator scores the first epoch's model, the readers waiting (epochs)
 #   resume   - the whole cluster killed at once (a power cut) once 30% of the rows are committed
-#              and two snapshots exist; the signal's damage done (KILL: none); the job started
-#              again on its state directory
+#              and two snapshots exist, then the job started again on its state directory; SERVICE
+#              `all`, or a damage signal (NOCKPT, WIPE, FOREIGN): that damage done before the restart;
+#              a KILL, TERM or STOP to one service: delivered once it has registered with the
+#              resumed job (while it restores the snapshot's state)
 run_case() {
   local name=$1 service=$2 signal=$3 phase=$4 variant=${5:-} deadline pid rc=0 extra=()
   local first=${service%%+*}  # the service whose phase is waited for
@@ -85,11 +90,12 @@ run_case() {
     case $phase in
       startup)
         local logged=${first/sync-/sync-server-}  # the name it logs under
-        until grep -q "$logged: registered with the coordinator" "$name.err" || ((SECONDS > deadline)) || ! alive; do
-          sleep 0.05
-        done
-        sleep 0.5
-        grep -q "$logged: registered with the coordinator" "$name.err" && reached=true
+        local mark="$logged: registered with the coordinator" pause=0.5
+        # The coordinator: as it comes up, while the members register.
+        [[ $first == coordinator ]] && mark="coordinator: up at" pause=0
+        until grep -q "$mark" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
+        sleep $pause
+        grep -q "$mark" "$name.err" && reached=true
         ;;
       training | resume | snapshot | exportreq | epoch2)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)) || ! alive; do sleep 0.1; done
@@ -154,10 +160,20 @@ run_case() {
         rm -rf "$name/state/snapshots" && cp -r base/state/snapshots "$name/state/snapshots"
         rm -f "$name/state/snapshots/RESULT.json"
       fi
+      local logged=${first/sync-/sync-server-} joined
+      joined=$(grep -c "$logged: registered with the coordinator" "$name.err" || true)
       "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" --state-dir "$name/state" \
         >"$name.out" 2>>"$name.err" &
       job=$!
-      signal=none
+      if [[ $service == all || ! $signal =~ ^(KILL|TERM|STOP)$ ]]; then
+        signal=none  # the damage above was the fault
+      else
+        # A service of the resumed job: signalled once it has registered again (it restores the
+        # snapshot's state meanwhile), a moment later.
+        until (($(grep -c "$logged: registered with the coordinator" "$name.err" || true) > joined)) ||
+          ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
+        sleep 0.3
+      fi
     fi
     local pids=() one
     if [[ $signal != none ]]; then
@@ -308,24 +324,27 @@ check_job_failed() {
 # it took and writes every row before it leaves: its successor loads exactly the rows it held.
 check_rows_kept() {
   local held loaded
-  held=$(grep -o "$2: all [0-9]* rows written to storage before stopping" "$1.err" | head -1 | awk '{print $3}')
-  loaded=$(grep -o "$2: loaded its stored rows: [0-9]* rows" "$1.err" | sed -n 2p | awk '{print $6}')
+  # The first stop's count, and what the next start of the shard loaded after it.
+  read -r held loaded < <(grep -oE "$2: (all [0-9]+ rows written to storage before stopping|loaded its stored rows: [0-9]+ rows)" "$1.err" |
+    awk '/written/ && !h { h = $3; next } h && /loaded/ { print h, $6; exit }' || true)
   [[ -n "$held" && "$held" == "$loaded" ]] ||
     fail "$1: $2 held ${held:-?} rows when it stopped, its successor loaded ${loaded:-?}"
 }
 
-# check_export NAME SIGNAL: the final model was written although a shard went away while it was
-# being written (the exporter waited for it through the cluster view), and predict scores it: as
-# the job did after a SIGTERM (every row kept), within 1% after a SIGKILL (the rows' last
+# check_export NAME SIGNAL [SHARD]: the final model was written although a service went away
+# while it was being written (a shard: the exporter waited for it through the cluster view), and
+# predict scores it: as the job did, unless a shard was killed outright (within 1%: the rows' last
 # --flush-interval of updates are lost).
 check_export() {
   local ne
-  grep -q "exporter: shard 0: .*waiting for it" "$1.err" ||
-    fail "$1: the export did not see the shard go (it finished before the signal?); the case proves nothing"
+  if [[ -n ${3:-} && $2 != STOP ]]; then
+    grep -q "exporter: shard $3: .*waiting for it" "$1.err" ||
+      fail "$1: the export did not see the shard go (it finished before the signal?); the case proves nothing"
+  fi
   [[ -s "$1.ssm" ]] || { fail "$1: no model file"; return; }
   "$bin" predict --model "$1.ssm" --test data/test.tsv --threads 1 >"$1.predict" 2>&1 || fail "$1: predict failed"
   ne=$(tail -1 "$1.predict" | grep -o '"test_ne":[^,}]*' | cut -d: -f2)
-  if [[ $2 == TERM ]]; then
+  if [[ $2 != KILL* || -z ${3:-} ]]; then
     [[ "$ne" == "$(field "$1.json" test_ne)" ]] ||
       fail "$1: predict with the exported model gives NE $ne, the job measured $(field "$1.json" test_ne)"
   else
@@ -334,14 +353,16 @@ check_export() {
   fi
 }
 
-# check_export_request NAME SHARD: the export an operator asked for while the job trained was
-# written although the shard went away meanwhile (it waited for it), and predict reads it.
+# check_export_request NAME [SHARD]: the export an operator asked for while the job trained was
+# written although a service went away meanwhile (a shard: it waited for it), and predict reads it.
 check_export_request() {
   local rc=0
   wait "$export_pid" || rc=$?
   ((rc == 0)) || fail "$1: shadowsync export exited $rc: $(tail -1 "$1.export")"
-  grep -q "exporter: shard $2: .*waiting for it" "$1.err" ||
-    fail "$1: the export did not see shard $2 go (it finished before the signal?); the case proves nothing"
+  if [[ -n ${2:-} && $1 != *-STOP-* ]]; then
+    grep -q "exporter: shard $2: .*waiting for it" "$1.err" ||
+      fail "$1: the export did not see shard $2 go (it finished before the signal?); the case proves nothing"
+  fi
   "$bin" predict --model "$1.req.ssm" --test data/test.tsv --threads 1 >"$1.predict" 2>&1 ||
     fail "$1: predict cannot use the exported model: $(tail -1 "$1.predict")"
 }
@@ -385,6 +406,25 @@ base_ne=$s_easgd_ne
 base_rounds=$(field base.json sync_rounds)
 base_seconds=$(field base.json seconds)
 
+# The cross product: every service kind x KILL, TERM, STOP x every phase of a job.
+full_product() {
+  local service signal phase
+  for service in coordinator shard-0 reader-0 trainer-0 sync-1; do
+    for signal in KILL TERM STOP; do
+      for phase in startup training snapshot draining scoring export exportreq resume; do
+        echo "$service:$signal:$phase"
+      done
+    done
+  done
+}
+# Two faults at once, five kills in a row, damage to storage and input, epochs, no sync.
+special_cases="all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:resume all:FOREIGN:resume
+  shard-0:CORRUPT:training reader-0:DELETE:training reader-0:CHANGE:training coordinator:NODISK:training
+  shard-0:WIPE:training shard-0:FOREIGN:training
+  shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training
+  trainer-1:KILL:draining:nosync
+  reader-0:KILL:epoch2:epochs coordinator:KILL:validating:epochs shard-0:KILL:validating:epochs"
+[[ ${SS_MATRIX_CASES:-} == full ]] && SS_MATRIX_CASES="$(full_product) $special_cases"
 cases=${SS_MATRIX_CASES:-"all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:resume sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring
   shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
@@ -461,12 +501,17 @@ for c in $cases; do
   else
     check_case "$name"
   fi
-  if [[ $service == sync-* && $signal != STOP ]]; then check_syncing "$name"; fi
+  # Sync rounds go on after a sync server's restart where training does.
+  if [[ $service == sync-* && $signal != STOP && $phase =~ ^(startup|training|snapshot|exportreq|resume)$ ]]; then
+    check_syncing "$name"
+  fi
   if [[ $service == shard-* && $signal == TERM && $phase != export ]]; then check_rows_kept "$name" "$service"; fi
-  if [[ $phase == export ]]; then check_export "$name" "$signal"; fi
-  if [[ $phase == scoring && $service == shard-* ]]; then check_scoring_waited "$name" "${service#shard-}"; fi
-  if [[ $phase == exportreq ]]; then check_export_request "$name" "${service#shard-}"; fi
-  if [[ $phase == snapshot ]]; then check_snapshot_abandoned "$name" "${service#shard-}"; fi
+  shard_index=${service#shard-}
+  [[ $service == shard-* ]] || shard_index=""
+  if [[ $phase == export ]]; then check_export "$name" "$signal" "$shard_index"; fi
+  if [[ $phase == scoring && -n $shard_index && $signal != STOP ]]; then check_scoring_waited "$name" "$shard_index"; fi
+  if [[ $phase == exportreq ]]; then check_export_request "$name" "$shard_index"; fi
+  if [[ $phase == snapshot && -n $shard_index && $signal != STOP ]]; then check_snapshot_abandoned "$name" "$shard_index"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
 done
 

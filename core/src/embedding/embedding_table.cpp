@@ -193,16 +193,23 @@ std::size_t embedding_table::take_dirty(std::size_t stripe_index, std::vector<st
 
 std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
                                          std::vector<float>& rows) const {
-  // position = stripe << 40 | slot: stable while the stripe's index does not grow.
+  // position = stripe << 40 | log2(the stripe's index size) << 32 | slot. Rows are never removed,
+  // so a slot keeps its row while the index keeps its size; once it grew, the rows are elsewhere
+  // and the stripe starts over.
   const std::size_t floats = row_floats();
   std::size_t si = static_cast<std::size_t>(position >> 40);
-  std::size_t slot_at = static_cast<std::size_t>(position & ((std::uint64_t{1} << 40) - 1));
+  const std::size_t size_then = std::size_t{1} << ((position >> 32) & 0xff);
+  std::size_t slot_at = static_cast<std::size_t>(position & 0xffffffffu);
   std::size_t copied = 0;
   for (; si < stripe_count; ++si, slot_at = 0) {
     const stripe& s = stripes_[si];
     std::lock_guard<std::mutex> lock(s.mu);
+    if (slot_at != 0 && s.slots.size() != size_then) slot_at = 0;
     for (; slot_at < s.slots.size(); ++slot_at) {
-      if (copied == max_rows) return (static_cast<std::uint64_t>(si) << 40) | slot_at;
+      if (copied == max_rows) {
+        const auto size_log2 = static_cast<std::uint64_t>(__builtin_ctzll(s.slots.size()));
+        return (static_cast<std::uint64_t>(si) << 40) | (size_log2 << 32) | slot_at;
+      }
       const slot& e = s.slots[slot_at];
       if (e.row == nullptr) continue;
       ids.push_back(e.key);
@@ -211,6 +218,24 @@ std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max
     }
   }
   return 0;
+}
+
+std::size_t embedding_table::stripe_of(std::uint64_t id) { return stripe_index(mix64(id)); }
+
+bool copied_rows_filter::first_time(std::uint32_t table, std::uint64_t id) {
+  const std::size_t stripe = embedding_table::stripe_of(id);
+  if (table != table_ || stripe != stripe_) {
+    table_ = table;
+    stripe_ = stripe;
+    seen_.clear();
+  }
+  return seen_.insert(id).second;
+}
+
+void copied_rows_filter::reset() {
+  table_ = ~0u;
+  stripe_ = ~std::size_t{0};
+  seen_.clear();
 }
 
 bool embedding_table::put(std::uint64_t id, const float* row) {

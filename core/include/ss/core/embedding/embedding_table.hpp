@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 namespace ss::embedding {
@@ -87,12 +88,17 @@ class embedding_table {
   std::size_t dirty_rows() const { return dirty_.load(std::memory_order_relaxed); }
   static constexpr std::size_t stripe_count = 64;
 
-  // Copies up to `max_rows` rows, in a stable order, starting at `position` (0 at first); returns
-  // the position to continue from, or 0 when every row was visited. Rows created or moved
-  // meanwhile may be missed or repeated; call it on a table no longer updated (an export at the
-  // end of a job) for an exact copy.
+  // Copies up to `max_rows` rows, stripe by stripe (in increasing stripe_of(id)), starting at
+  // `position` (0 at first); returns the position to continue from, or 0 when every row was
+  // visited. On a table that is trained meanwhile (an export on request), every row that existed
+  // when the copy began is copied, with the values it has when its page is taken; a row created
+  // meanwhile may or may not be. A stripe whose index grew between two calls is copied again
+  // from its start, so rows of the stripe a page ended in may come twice: copied_rows_filter
+  // lets each through once.
   std::uint64_t copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
                           std::vector<float>& rows) const;
+  // The stripe that holds `id` (0 <= stripe < stripe_count).
+  static std::size_t stripe_of(std::uint64_t id);
 
   // Sets a row to exactly `row` (row_floats() values), creating it if absent: checkpoint
   // restore. Returns false only when max_rows is reached.
@@ -155,6 +161,21 @@ class embedding_table {
   std::array<stripe, stripe_count> stripes_;
   std::atomic<std::size_t> rows_{0};
   std::atomic<std::size_t> dirty_{0};
+};
+
+// Lets each row of copy_rows() pages through once: only the stripe a page ended in can be copied
+// again (its index grew), so only that stripe's ids are remembered.
+class copied_rows_filter {
+ public:
+  // True the first time (table, id) comes since the copy moved to its table and stripe.
+  bool first_time(std::uint32_t table, std::uint64_t id);
+  // Forget everything: a copy that starts over.
+  void reset();
+
+ private:
+  std::uint32_t table_ = ~0u;
+  std::size_t stripe_ = ~std::size_t{0};
+  std::unordered_set<std::uint64_t> seen_;
 };
 
 }  // namespace ss::embedding
