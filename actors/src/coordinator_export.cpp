@@ -70,19 +70,27 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
       p.deliver(make_body(wire::error_reply{in.error().code(), in.error().message()}));
       return;
     }
-    // A relay answers the request when the exporter reports. The promise is a spawn argument, not
-    // a capture: CAF 0.17 binds a null reference for an actor spawned without arguments (UBSan).
+    // A relay answers the request when the exporter reports, or when the exporter ends without
+    // a report (it stops with the coordinator). The promise is a spawn argument, not a capture:
+    // CAF 0.17 binds a null reference for an actor spawned without arguments (UBSan).
     auto relay = self->spawn(
         [](caf::event_based_actor* a, caf::response_promise promise) -> caf::behavior {
-          return {[a, promise](exported_atom, const body_ptr& b) mutable {
-            promise.deliver(b);
+          a->set_down_handler([a, promise](const caf::down_msg&) {
+            auto answer = promise;  // delivering is not const
+            answer.deliver(make_body(wire::error_reply{errc::unavailable, "the export stopped before it finished"}));
             a->quit();
-          }};
+          });
+          return {[a, promise](exported_atom, const body_ptr& b) mutable {
+                    promise.deliver(b);
+                    a->quit();
+                  },
+                  [a](const caf::actor& exporter) { a->monitor(exporter); }};
         },
         p);
     spdlog::info("{}: exporting the model to {} (on request)", self->state.options.name, path);
-    spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, caf::actor{self},
-                   self->state.options.detached_evaluator);
+    auto exporter = spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, caf::actor{self},
+                                   self->state.options.detached_evaluator);
+    self->send(relay, exporter);
   });
   return p;
 }

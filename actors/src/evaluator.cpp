@@ -143,6 +143,15 @@ caf::behavior evaluator(evaluator_actor* self, std::shared_ptr<evaluator_input> 
   st.report_to = std::move(report_to);
   st.view_source = std::move(view_source);
   st.timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.in.job.request_timeout));
+  // The coordinator gone (stopped by a signal): nobody waits for the scores any more, and the
+  // service's actor system would wait for this actor forever.
+  for (const auto& peer : {st.report_to, st.view_source})
+    if (peer) self->monitor(peer);
+  self->set_down_handler([self](const caf::down_msg&) {
+    if (!self->state.failed) spdlog::warn("evaluator: the coordinator stopped; {} is abandoned", self->state.in.what);
+    self->state.failed = true;
+    self->quit();
+  });
   st.scratch = std::make_unique<train::worker_scratch>(st.in.model->config(), 4096);
   auto ropts = job::reader_options(st.in.job.input, st.in.files, 4096);
   if (!ropts.is_ok()) {

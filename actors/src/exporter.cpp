@@ -190,6 +190,17 @@ caf::behavior exporter(exporter_actor* self, std::shared_ptr<exporter_input> inp
   st.report_to = std::move(report_to);
   st.view_source = std::move(view_source);
   st.started = std::chrono::steady_clock::now();
+  // The coordinator gone (stopped by a signal, or failed): nobody waits for this export any more,
+  // and the service's actor system would wait for this actor forever.
+  for (const auto& peer : {st.report_to, st.view_source})
+    if (peer) self->monitor(peer);
+  self->set_down_handler([self](const caf::down_msg&) {
+    auto& s = self->state;
+    if (!s.finished) spdlog::warn("exporter: the coordinator stopped; the export to {} is abandoned", s.in.path);
+    s.finished = true;
+    s.writer.reset();  // an unfinished writer removes its temporary file
+    self->quit();
+  });
   auto writer = model::model_writer::open(st.in.path, st.in.header);
   if (!writer.is_ok()) {
     fail(self, writer.error().message());
