@@ -408,6 +408,7 @@ body_ptr on_status(coordinator_actor* self) {
   return make_body(wire::status_reply{
       json_object()
           .add("role", "coordinator")
+          .add("incarnation", st.options.incarnation)  // a restart changes it: clients ask again
           .add("state", wire::to_string(st.state))
           .add("error", st.failure)
           .add("examples", t.examples)

@@ -1,17 +1,22 @@
 // Client commands: one request to a running coordinator, one answer.
 //   shadowsync status   --coordinator EP          the job's status JSON
 //   shadowsync snapshot --coordinator EP          take a cluster snapshot now
+//   shadowsync export   --coordinator EP --out F  write the current model to F
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
-#include <future>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "client.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "ss/core/config/option_set.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/json_value.hpp"
 #include "ss/transport/zmq_transport.hpp"
 #include "ss/wire/codec.hpp"
 
@@ -58,40 +63,80 @@ std::string with_hint(const status& st, const client_flags& f) {
 
 }  // namespace
 
+namespace {
+
+// One connection to a service and the first answer that comes over it: a request may be sent
+// again (to a restarted service at the same endpoint) and any answer ends the wait.
+class service_call {
+ public:
+  service_call(const std::string& endpoint, const transport::transport_security& security)
+      : endpoint_(endpoint), transport_(transport::make_zmq_context(), options(security)) {
+    transport_.on_frame([this](const actors::peer_address&, wire::frame f) {
+      auto env = wire::decode(*f);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (answer_) return;
+      if (!env.is_ok()) answer_ = env.error().with_context("the answer of " + endpoint_);
+      else answer_ = std::move(env->message);
+      answered_.notify_all();
+    });
+  }
+  ~service_call() { transport_.stop(); }
+
+  status send(wire::body message) {
+    if (link_ == 0) {
+      auto link = transport_.connect(endpoint_);
+      if (!link.is_ok()) return link.error();
+      link_ = *link;
+    }
+    wire::envelope e;
+    e.request_id = ++sent_;
+    e.message = std::move(message);
+    return transport_.send(actors::peer_address{link_, {}}, wire::encode(e));
+  }
+
+  // The answer, once one came within `seconds`; else nothing.
+  std::optional<result<wire::body>> wait(double seconds) {
+    std::unique_lock<std::mutex> lock(mu_);
+    answered_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return answer_.has_value(); });
+    if (!answer_) return std::nullopt;
+    auto out = std::move(answer_);
+    answer_.reset();
+    return out;
+  }
+
+  // Why no answer came: a refused handshake, or silence.
+  status silence(double seconds) const {
+    if (transport_.counters().links_refused > 0)
+      return status(errc::unavailable, endpoint_ + " refused this client's connection at its handshake: it is at its "
+                                                   "--max-connections, or it does not authorize this client's key");
+    return status(errc::timeout, "no answer from " + endpoint_ + " within " + std::to_string(seconds) + "s");
+  }
+
+ private:
+  static transport::zmq_transport_options options(const transport::transport_security& security) {
+    transport::zmq_transport_options o;
+    o.name = "client";
+    o.security = security;
+    return o;
+  }
+
+  std::string endpoint_;
+  transport::zmq_transport transport_;
+  std::uint32_t link_ = 0;
+  std::uint64_t sent_ = 0;
+  std::mutex mu_;
+  std::condition_variable answered_;
+  std::optional<result<wire::body>> answer_;
+};
+
+}  // namespace
+
 result<wire::body> call_once(const std::string& endpoint, wire::body message, double timeout_seconds,
                              const transport::transport_security& security) {
-  auto ctx = transport::make_zmq_context();
-  transport::zmq_transport_options o;
-  o.name = "client";
-  o.security = security;
-  transport::zmq_transport t(ctx, o);
-  std::promise<result<wire::body>> answer;
-  auto future = answer.get_future();
-  std::once_flag once;
-  t.on_frame([&](const actors::peer_address&, wire::frame f) {
-    auto env = wire::decode(*f);
-    std::call_once(once, [&] {
-      if (!env.is_ok()) answer.set_value(env.error().with_context("the coordinator's answer"));
-      else answer.set_value(std::move(env->message));
-    });
-  });
-  auto link = t.connect(endpoint);
-  if (!link.is_ok()) return link.error();
-  wire::envelope e;
-  e.request_id = 1;
-  e.message = std::move(message);
-  if (auto st = t.send(actors::peer_address{*link, {}}, wire::encode(e)); !st.is_ok()) return st;
-  if (future.wait_for(std::chrono::duration<double>(timeout_seconds)) != std::future_status::ready) {
-    const bool refused = t.counters().links_refused > 0;
-    t.stop();
-    if (refused)
-      return status(errc::unavailable, endpoint + " refused this client's connection at its handshake: it is at its "
-                                                  "--max-connections, or it does not authorize this client's key");
-    return status(errc::timeout, "no answer from " + endpoint + " within " + std::to_string(timeout_seconds) + "s");
-  }
-  auto out = future.get();
-  t.stop();
-  return out;
+  service_call call(endpoint, security);
+  if (auto st = call.send(std::move(message)); !st.is_ok()) return st;
+  if (auto answer = call.wait(timeout_seconds)) return std::move(*answer);
+  return call.silence(timeout_seconds);
 }
 
 std::string query_status(const std::string& endpoint, double timeout_seconds,
@@ -140,6 +185,55 @@ result<Reply> ask(const client_flags& f, wire::body request) {
   return status(errc::internal, std::string("unexpected answer ") + wire::message_name(*reply));
 }
 
+// The coordinator's incarnation (a restart changes it), or 0 when it does not answer in time.
+std::uint64_t coordinator_incarnation(const client_flags& f, double timeout_seconds) {
+  const auto doc = json_value::parse(query_status(f.coordinator, timeout_seconds, f.security));
+  return doc.is_ok() ? (*doc)["service"]["incarnation"].uint64() : 0;
+}
+
+// A request that takes a while (an export, a snapshot), answered within --timeout although the
+// coordinator may restart meanwhile: a restarted coordinator never answers what its predecessor
+// took, so the status is asked every couple of seconds, and when another incarnation answers, the
+// request goes to it again. "Starting" answers are asked again too. Both requests are idempotent
+// (a snapshot is simply taken again; an export rewrites its file atomically).
+result<wire::body> call_across_restarts(const client_flags& f, const char* name, const wire::body& request) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration<double>(f.timeout);
+  const auto left = [&deadline] { return std::chrono::duration<double>(deadline - clock::now()).count(); };
+  constexpr double poll_seconds = 2;
+  service_call call(f.coordinator, f.security);
+  std::uint64_t asked = 0;  // the incarnation the request went to
+  bool waiting = false;     // for an answer to the request sent last
+  while (left() > 0) {
+    if (waiting) {
+      if (auto answer = call.wait(std::min(poll_seconds, left()))) {
+        const auto* err = answer->is_ok() ? std::get_if<wire::error_reply>(&**answer) : nullptr;
+        if (err == nullptr || err->code != errc::unavailable) return std::move(*answer);
+        waiting = false;  // starting: asked again
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        continue;
+      }
+    }
+    const std::uint64_t now_at = coordinator_incarnation(f, std::max(0.1, std::min(poll_seconds, left())));
+    if (now_at == 0 || (waiting && now_at == asked)) continue;  // down or restarting; or still at work
+    if (waiting) std::fprintf(stderr, "shadowsync %s: the coordinator restarted before it answered; asking it again\n", name);
+    if (auto st = call.send(request); !st.is_ok()) return st;
+    asked = now_at;
+    waiting = true;
+  }
+  return call.silence(f.timeout);
+}
+
+// ask(), for a request that takes a while: sent again to a coordinator that restarted meanwhile.
+template <class Reply>
+result<Reply> ask_across_restarts(const client_flags& f, const char* name, wire::body request) {
+  auto reply = call_across_restarts(f, name, request);
+  if (!reply.is_ok()) return status(reply.error().code(), with_hint(reply.error(), f));
+  if (const auto* err = std::get_if<wire::error_reply>(&*reply)) return status(err->code, err->message);
+  if (auto* r = std::get_if<Reply>(&*reply)) return std::move(*r);
+  return status(errc::internal, std::string("unexpected answer ") + wire::message_name(*reply));
+}
+
 }  // namespace
 
 int run_status(const args& a, const config::environment& env) {
@@ -159,7 +253,7 @@ int run_snapshot(const args& a, const config::environment& env) {
       "readers' committed positions under one id) and waits until it is complete. The coordinator needs "
       "--snapshot-dir. Prints a summary and one JSON line.",
       600, a, env, [](const client_flags& f) {
-        auto r = ask<wire::snapshot_reply>(f, wire::snapshot_now{});
+        auto r = ask_across_restarts<wire::snapshot_reply>(f, "snapshot", wire::snapshot_now{});
         if (!r.is_ok()) return print_error("snapshot", r.error().message());
         std::printf("shadowsync snapshot: snapshot %llu complete in %.2fs: %llu embedding rows (%.1f MB on the "
                     "shards) at %s\n",
@@ -188,7 +282,7 @@ int run_export(const args& a, const config::environment& env) {
       },
       [&out](const client_flags& f) {
         if (out.empty()) return refusal{"export", ""}("--out is required");
-        auto r = ask<wire::export_reply>(f, wire::export_request{out});
+        auto r = ask_across_restarts<wire::export_reply>(f, "export", wire::export_request{out});
         if (!r.is_ok()) return print_error("export", r.error().message());
         std::printf("shadowsync export: the model is at %s: %llu embedding rows, %.1f MB, in %.2fs\n", r->path.c_str(),
                     static_cast<unsigned long long>(r->rows), static_cast<double>(r->bytes) / 1e6, r->seconds);
