@@ -93,7 +93,7 @@ run_case() {
         local mark="$logged: registered with the coordinator" pause=0.5
         # The coordinator: as it comes up, while the members register.
         [[ $first == coordinator ]] && mark="coordinator: up at" pause=0
-        until grep -q "$mark" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
+        until grep -q "$mark" "$name.err" 2>/dev/null || ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
         sleep $pause
         grep -q "$mark" "$name.err" && reached=true
         ;;
