@@ -39,6 +39,14 @@ field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 || true; }
 job_flags=(--processes --trainers 2 --readers 1 --sync-servers 2 --test data/test.tsv --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2
   --restart-delay 0.5 --snapshot-interval 1 --log-level info)
 
+# joined_mark SERVICE: the log line that says SERVICE (re)joined the job: a member's registration,
+# the coordinator's coming up.
+joined_mark() {
+  if [[ $1 == coordinator ]]; then echo "coordinator: up at"; else echo "${1/sync-/sync-server-}: registered with the coordinator"; fi
+}
+# joins NAME SERVICE: how often SERVICE joined the job of case NAME so far.
+joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
+
 # run_case NAME SERVICE SIGNAL PHASE [VARIANT]: runs the job, delivers SIGNAL to SERVICE at PHASE,
 # waits for the job under a deadline; leaves the JSON line in NAME.json and the log in NAME.err.
 # SERVICE may name two services, a+b: both get the signal at once. VARIANT changes the job: nosync
@@ -89,13 +97,12 @@ run_case() {
     local reached=false
     case $phase in
       startup)
-        local logged=${first/sync-/sync-server-}  # the name it logs under
-        local mark="$logged: registered with the coordinator" pause=0.5
         # The coordinator: as it comes up, while the members register.
-        [[ $first == coordinator ]] && mark="coordinator: up at" pause=0
-        until grep -q "$mark" "$name.err" 2>/dev/null || ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
+        local pause=0.5
+        [[ $first == coordinator ]] && pause=0
+        until (($(joins "$name" "$first") > 0)) || ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
         sleep $pause
-        grep -q "$mark" "$name.err" && reached=true
+        (($(joins "$name" "$first") > 0)) && reached=true
         ;;
       training | resume | snapshot | exportreq | epoch2)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)) || ! alive; do sleep 0.1; done
@@ -160,8 +167,8 @@ run_case() {
         rm -rf "$name/state/snapshots" && cp -r base/state/snapshots "$name/state/snapshots"
         rm -f "$name/state/snapshots/RESULT.json"
       fi
-      local logged=${first/sync-/sync-server-} joined
-      joined=$(grep -c "$logged: registered with the coordinator" "$name.err" || true)
+      local joined
+      joined=$(joins "$name" "$first")
       "$bin" local "${job_flags[@]}" "${extra[@]}" --run-dir "$name" --state-dir "$name/state" \
         >"$name.out" 2>>"$name.err" &
       job=$!
@@ -170,8 +177,9 @@ run_case() {
       else
         # A service of the resumed job: signalled once it has registered again (it restores the
         # snapshot's state meanwhile), a moment later.
-        until (($(grep -c "$logged: registered with the coordinator" "$name.err" || true) > joined)) ||
-          ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
+        deadline=$((SECONDS + ${SS_MATRIX_DEADLINE:-240}))
+        until (($(joins "$name" "$first") > joined)) || ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
+        (($(joins "$name" "$first") > joined)) || fail "$name: $first did not join the resumed job; signalled anyway"
         sleep 0.3
       fi
     fi
@@ -192,16 +200,16 @@ run_case() {
     if [[ $signal == none ]]; then
       :
     elif [[ $signal == STOP ]]; then
-      kill -STOP "${pids[@]}"
+      kill -STOP "${pids[@]}" || fail "$name: $service was not running when it was to be paused"
       sleep 4  # past --member-timeout: the coordinator drops it, and it must come back
-      kill -CONT "${pids[@]}"
+      kill -CONT "${pids[@]}" 2>/dev/null || true
     elif [[ $signal == KILL5 ]]; then
       # Each successor killed once it has registered and worked a moment.
-      local logged=${first/sync-/sync-server-} joined kills=0
+      local joined kills=0
       for _ in 1 2 3 4 5; do
-        joined=$(grep -c "$logged: registered with the coordinator" "$name.err" || true)
+        joined=$(joins "$name" "$first")
         kill -KILL "$(cat "$name/$first.pid")" 2>/dev/null && kills=$((kills + 1))
-        until (($(grep -c "$logged: registered with the coordinator" "$name.err" || true) > joined)) ||
+        until (($(joins "$name" "$first") > joined)) ||
           ((SECONDS > deadline)) || ! alive; do sleep 0.05; done
         sleep 0.5
       done
