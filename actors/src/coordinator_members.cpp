@@ -108,8 +108,30 @@ void add_resume_position(const coordinator_state& st, int reader, wire::register
 
 }  // namespace
 
+// The registration of this very process again (same role, name and incarnation): a retry, not a
+// restart. Answered as the first one was, so that it neither replaces the member nor tells it that
+// the job was running when it joined (a shard told so would take its empty storage for lost rows).
+body_ptr repeat_registration(coordinator_actor* self, std::uint64_t id, const member_info& m) {
+  auto& st = self->state;
+  spdlog::info("{}: {} registered again (a retry of incarnation {}): answered as before", st.options.name, m.name,
+               m.incarnation);
+  wire::register_reply reply;
+  reply.member_id = id;
+  reply.job_config = st.job_text;
+  reply.view = st.view;
+  reply.state = st.state;
+  reply.job_id = st.job_id;
+  reply.job_was_running = m.joined_running;
+  reply.restore_snapshot = m.restore_snapshot;
+  if (m.role == wire::role::reader) add_resume_position(st, m.index, reply);
+  return make_body(std::move(reply));
+}
+
 body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   auto& st = self->state;
+  for (const auto& [id, m] : st.members)
+    if (m.role == r.from && m.name == r.name && m.incarnation == r.incarnation && m.index == r.index)
+      return repeat_registration(self, id, m);
   const bool indexed = is_indexed(r.from);
   if (indexed) {
     if (auto refused = take_indexed_slot(st, r)) return refused;
@@ -127,6 +149,8 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   m.endpoint = r.endpoint;
   m.incarnation = r.incarnation;
   m.last_seen = self->clock().now();
+  m.joined_running = was_running;
+  if (r.from == wire::role::shard && resuming) m.restore_snapshot = st.resumed_from;
   const std::uint64_t id = st.next_member_id++;
   st.members.emplace(id, m);
   if (indexed) slot_of(st, r.from, r.index) = id;

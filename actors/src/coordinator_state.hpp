@@ -37,6 +37,10 @@ struct member_info {
   wire::member_progress progress;
   bool reported_replica = false;
   bool replica_asked = false;  // the coordinator asked it for its replica (see collect_replicas)
+  // What its registration was told, told again to a copy of that registration (a retry whose
+  // first answer was lost, e.g. while the coordinator was paused).
+  bool joined_running = false;
+  std::uint64_t restore_snapshot = 0;
 };
 
 // One snapshot on its way: shards checkpoint, the dense state is gathered, then the manifest.

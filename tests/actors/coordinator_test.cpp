@@ -187,6 +187,27 @@ TEST_CASE("coordinator: a trainer started again under its name replaces its old 
   (void)other;
 }
 
+TEST_CASE("coordinator: a registration sent again by the same process is answered as the first, not as a restart",
+          "[actors]") {
+  one_shard_job j;
+  // The shard's registration, then the others', which start the job; then the shard's again (a
+  // retry of the same incarnation, its first answer lost while the coordinator was paused).
+  auto first = j.register_shard();
+  j.ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 2});
+  j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3});
+  auto retry = j.register_shard();
+  REQUIRE(std::holds_alternative<wire::register_reply>(*retry->reply));
+  const auto& again = std::get<wire::register_reply>(*retry->reply);
+  CHECK(again.state == wire::job_state::running);
+  CHECK(again.member_id == std::get<wire::register_reply>(*first->reply).member_id);
+  CHECK_FALSE(again.job_was_running);  // it joined before the job ran: its empty storage is right
+  auto trainer_retry = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3});
+  CHECK(std::get<wire::register_reply>(*trainer_retry->reply).view.trainers.size() == 1);  // not twice
+  // A new process in its place is a restart: told that the job was running.
+  auto restarted = j.ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 9});
+  CHECK(std::get<wire::register_reply>(*restarted->reply).job_was_running);
+}
+
 TEST_CASE("coordinator: a coordinator that did not run for a while does not drop members for it", "[actors]") {
   one_shard_job j;
   auto reg = j.register_shard();
@@ -270,9 +291,9 @@ TEST_CASE("coordinator: on resume every shard restores the snapshot even the one
   co.job_id = 0x42;
   auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client(f, "client");
-  auto join = [&](wire::role role, const std::string& name, int index) {
+  auto join = [&](wire::role role, const std::string& name, int index, std::uint64_t incarnation = 7) {
     auto r = call(f, client.gateway, "mem://coordinator",
-                  wire::register_request{role, name, index, "mem://" + name, 7});
+                  wire::register_request{role, name, index, "mem://" + name, incarnation});
     REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
     return std::get<wire::register_reply>(*r->reply);
   };
@@ -284,7 +305,7 @@ TEST_CASE("coordinator: on resume every shard restores the snapshot even the one
   CHECK(last.restore_snapshot == 5);
   auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
   CHECK(std::get<wire::status_reply>(*st->reply).json.find("\"state\":\"running\"") != std::string::npos);
-  // Once the job runs, a restarted shard keeps its own (newer) rows.
-  CHECK(join(wire::role::shard, "shard-1", 1).restore_snapshot == 0);
+  // Once the job runs, a restarted shard (a new process) keeps its own (newer) rows.
+  CHECK(join(wire::role::shard, "shard-1", 1, 8).restore_snapshot == 0);
   (void)c;
 }
