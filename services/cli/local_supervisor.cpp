@@ -19,8 +19,10 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "child_process.hpp"
@@ -44,14 +46,33 @@ std::string self_exe() {
   return ec ? std::string("shadowsync") : p.string();
 }
 
+// The kernel's range of ports for port-0 binds ("32768 60999" by default).
+std::pair<int, int> ephemeral_ports() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 32768, hi = 60999;
+  in >> lo >> hi;
+  return {lo, hi};
+}
+
+// A free port for the coordinator, below the kernel's ephemeral range: every other service binds
+// port 0, and a port from that range, once free, could go to one of them (a service started
+// meanwhile, or restarted while the coordinator is down), leaving the coordinator unable to bind
+// its endpoint again. Tried by binding a throwaway socket.
 int free_port() {
-  // Bind a throwaway socket to port 0 and read what the kernel chose.
+  const int below = ephemeral_ports().first;
+  const int lo = std::max(1024, below / 2);
+  if (below - lo < 16) return 0;
+  std::mt19937 pick(std::random_device{}());
+  std::uniform_int_distribution<int> port(lo, below - 1);
   auto ctx = transport::make_zmq_context();
-  transport::zmq_transport probe(ctx);
-  auto ep = probe.listen("tcp://127.0.0.1:0");
-  probe.stop();
-  if (!ep.is_ok()) return 0;
-  return std::atoi(ep->substr(ep->rfind(':') + 1).c_str());
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const int p = port(pick);
+    transport::zmq_transport probe(ctx);
+    auto ep = probe.listen("tcp://127.0.0.1:" + std::to_string(p));
+    probe.stop();
+    if (ep.is_ok()) return p;
+  }
+  return 0;
 }
 
 // Where a run keeps its files, and the coordinator's endpoint.
