@@ -20,8 +20,10 @@
 # usage: fault_matrix.sh SHADOWSYNC_BINARY [WORK_DIR]
 #   SS_MATRIX_CASES="sync-1:KILL:startup shard-0+coordinator:KILL:training trainer-1:KILL:draining:nosync ..."
 #   runs only those cases (SERVICE[+SERVICE]:SIGNAL:PHASE[:VARIANT], see run_case);
-#   SS_MATRIX_CASES=full the whole cross product (full_product) and the special cases.
-#   SS_MATRIX_ROWS (default 300000): rows of the training file.
+#   SS_MATRIX_CASES=pairs (the default, what CI runs): every pair of service, signal and phase
+#   (pairwise_product), the special cases and the regressions; about 75 cases.
+#   SS_MATRIX_CASES=full: the whole cross product (full_product) and the special cases.
+#   SS_MATRIX_ROWS (default 150000): rows of the training file.
 set -euo pipefail
 
 bin=$(readlink -f "$1")
@@ -29,7 +31,7 @@ work=${2:-$(mktemp -d /tmp/ss-matrix.XXXXXX)}
 mkdir -p "$work"
 cd "$work"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT
-rows=${SS_MATRIX_ROWS:-300000}
+rows=${SS_MATRIX_ROWS:-150000}
 "$bin" gen-data --rows "$rows" --test-rows 30000 --out data >/dev/null 2>&1
 
 failures=0
@@ -414,15 +416,30 @@ base_ne=$s_easgd_ne
 base_rounds=$(field base.json sync_rounds)
 base_seconds=$(field base.json seconds)
 
-# The cross product: every service kind x KILL, TERM, STOP x every phase of a job.
+services="coordinator shard-0 reader-0 trainer-0 sync-1"
+signals=(KILL TERM STOP)
+phases="startup training snapshot draining scoring export exportreq resume"
+# The cross product: every service kind x KILL, TERM, STOP x every phase of a job (120 cases).
 full_product() {
   local service signal phase
-  for service in coordinator shard-0 reader-0 trainer-0 sync-1; do
-    for signal in KILL TERM STOP; do
-      for phase in startup training snapshot draining scoring export exportreq resume; do
-        echo "$service:$signal:$phase"
-      done
+  for service in $services; do
+    for signal in "${signals[@]}"; do
+      for phase in $phases; do echo "$service:$signal:$phase"; done
     done
+  done
+}
+# Every pair of the three, in 40 cases: each service in each phase once, with the signal
+# (i + j) mod 3 for the i-th service and the j-th phase, so that every service also meets every
+# signal and every phase every signal.
+pairwise_product() {
+  local i=0 j service phase
+  for service in $services; do
+    j=0
+    for phase in $phases; do
+      echo "$service:${signals[$(((i + j) % 3))]}:$phase"
+      j=$((j + 1))
+    done
+    i=$((i + 1))
   done
 }
 # Two faults at once, five kills in a row, damage to storage and input, epochs, no sync.
@@ -432,15 +449,20 @@ special_cases="all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:resume all:FOR
   shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training
   trainer-1:KILL:draining:nosync
   reader-0:KILL:epoch2:epochs coordinator:KILL:validating:epochs shard-0:KILL:validating:epochs"
-[[ ${SS_MATRIX_CASES:-} == full ]] && SS_MATRIX_CASES="$(full_product) $special_cases"
-cases=${SS_MATRIX_CASES:-"all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:resume sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
-  reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring
-  shard-0:KILL:export shard-0:TERM:export shard-0:CORRUPT:training
-  reader-0:DELETE:training reader-0:CHANGE:training coordinator:NODISK:training shard-0:WIPE:training shard-0:FOREIGN:training
-  trainer-0:STOP:startup trainer-0:KILL:training trainer-1:TERM:draining trainer-1:KILL:draining:nosync
-  shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training
-  shard-0:KILL:snapshot shard-0:TERM:exportreq all:FOREIGN:resume
-  reader-0:KILL:epoch2:epochs coordinator:KILL:validating:epochs shard-0:KILL:validating:epochs"}
+# Cases that once failed, kept whatever the pairs choose.
+regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
+  reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring shard-0:TERM:scoring
+  shard-0:KILL:export shard-0:TERM:export trainer-0:STOP:startup trainer-0:KILL:training trainer-1:TERM:draining
+  shard-0:KILL:snapshot shard-0:TERM:exportreq coordinator:TERM:export coordinator:STOP:exportreq coordinator:KILL:exportreq
+  coordinator:STOP:resume"
+case ${SS_MATRIX_CASES:-pairs} in
+  full) cases="$(full_product) $special_cases" ;;
+  pairs) cases="$(pairwise_product) $special_cases $regressions" ;;
+  *) cases=$SS_MATRIX_CASES ;;
+esac
+# Each case once, in the order given.
+cases=$(for c in $cases; do echo "$c"; done | awk '!seen[$0]++')
+echo "  $(wc -w <<<"$cases") cases"
 for c in $cases; do
   IFS=: read -r service signal phase variant <<<"$c"
   name="${service//+/-and-}-$signal-$phase${variant:+-$variant}"
@@ -500,6 +522,11 @@ for c in $cases; do
   # a few seconds in (fault_injection.sh holds 1% on a longer one).
   if [[ $signal == CORRUPT ]]; then
     check_case "$name" 1.05
+  elif [[ $signal == NOCKPT ]]; then
+    # The live rows serve, newer than the snapshot the dense state and the readers resume from:
+    # every example since is trained twice into the embeddings (documented), a large share of
+    # this short job when the machine is slow to take its snapshots.
+    check_case "$name" 1.05
   elif [[ $variant == epochs ]]; then
     # The best of two epochs (validation on the test file) against one undisturbed epoch.
     check_case "$name" 1.03
@@ -519,7 +546,8 @@ for c in $cases; do
   if [[ $phase == export ]]; then check_export "$name" "$signal" "$shard_index"; fi
   if [[ $phase == scoring && -n $shard_index && $signal != STOP ]]; then check_scoring_waited "$name" "$shard_index"; fi
   if [[ $phase == exportreq ]]; then check_export_request "$name" "$shard_index"; fi
-  if [[ $phase == snapshot && -n $shard_index && $signal != STOP ]]; then check_snapshot_abandoned "$name" "$shard_index"; fi
+  # A stopped shard may finish its checkpoint before it leaves; a killed one cannot.
+  if [[ $phase == snapshot && -n $shard_index && $signal == KILL* ]]; then check_snapshot_abandoned "$name" "$shard_index"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
 done
 
