@@ -54,9 +54,11 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
                                    std::uint64_t examples) {
   auto& st = self->state;
   if (st.state != wire::job_state::running && st.state != wire::job_state::draining)
-    return make_body(wire::error_reply{errc::unavailable, std::string("the job is ") + wire::to_string(st.state) +
-                                                              ": export while it runs, or use the coordinator's "
-                                                              "--export for the final model"});
+    // Waiting: asking again may find it running; done or failed: it will not.
+    return make_body(wire::error_reply{st.state == wire::job_state::waiting ? errc::unavailable : errc::invalid_argument,
+                                       std::string("the job is ") + wire::to_string(st.state) +
+                                           ": export while it runs, or use the coordinator's --export for the final "
+                                           "model"});
   auto target = job::resolve_export_request(req.path, st.options.export_dir, st.options.protected_dirs);
   if (!target.is_ok()) {
     spdlog::warn("{}: {}", st.options.name, target.error().message());

@@ -34,16 +34,18 @@ struct exporter_state {
 };
 using exporter_actor = caf::stateful_actor<exporter_state>;
 
-void fail(exporter_actor* self, const std::string& why) {
+// Ends the export with `code` and the reason. `unavailable` only for what asking again may mend
+// (a shard or the coordinator away): a client that asked for the export asks again on it.
+void fail(exporter_actor* self, errc code, const std::string& why) {
   auto& st = self->state;
   if (st.finished) return;
   st.finished = true;
   st.writer.reset();  // an unfinished writer removes its temporary file
   spdlog::error("exporter: exporting the model to {} failed: {}", st.in.path, why);
-  self->send(st.report_to, exported_atom::value,
-             make_body(wire::error_reply{errc::unavailable, "export to " + st.in.path + ": " + why}));
+  self->send(st.report_to, exported_atom::value, make_body(wire::error_reply{code, "export to " + st.in.path + ": " + why}));
   self->quit();
 }
+void fail(exporter_actor* self, const status& why) { fail(self, why.code(), why.message()); }
 
 void next_shard(exporter_actor* self);
 void next_page(exporter_actor* self);
@@ -61,7 +63,7 @@ void dump_at(exporter_actor* self, const std::string& endpoint) {
             next_page(self);
           },
           [self](const caf::error& err) {
-            fail(self, "cannot reach shard " + std::to_string(self->state.shard) + ": " + self->system().render(err));
+            fail(self, errc::unavailable, "cannot reach shard " + std::to_string(self->state.shard) + ": " + self->system().render(err));
           });
 }
 
@@ -70,14 +72,14 @@ void dump_at(exporter_actor* self, const std::string& endpoint) {
 // another order, so its dump starts over and the rows written from its predecessor are taken back.
 void retry(exporter_actor* self, const std::string& why) {
   auto& st = self->state;
-  if (!st.view_source) return fail(self, "shard " + std::to_string(st.shard) + ": " + why);
+  if (!st.view_source) return fail(self, errc::unavailable, "shard " + std::to_string(st.shard) + ": " + why);
   const auto now = std::chrono::steady_clock::now();
   if (!st.trouble_since) {
     st.trouble_since = now;
     spdlog::warn("exporter: shard {}: {}; waiting for it (at most {} s)", st.shard, why, st.in.shard_wait.count() / 1000);
   }
   if (now - *st.trouble_since > st.in.shard_wait)
-    return fail(self, "shard " + std::to_string(st.shard) + " did not come back within " +
+    return fail(self, errc::timeout, "shard " + std::to_string(st.shard) + " did not come back within " +
                           std::to_string(st.in.shard_wait.count() / 1000) + " s: " + why);
   ++st.call;  // an answer to the page in flight no longer counts
   st.waiting = true;
@@ -92,7 +94,7 @@ void resume(exporter_actor* self, const wire::cluster_view& view) {
   st.waiting = false;
   if (incarnation != st.incarnation) {
     spdlog::warn("exporter: shard {} restarted during the export: dumping it again from its first row", st.shard);
-    if (auto r = st.writer->rewind(st.shard_start); !r.is_ok()) return fail(self, r.message());
+    if (auto r = st.writer->rewind(st.shard_start); !r.is_ok()) return fail(self, r);
     st.incarnation = incarnation;
     st.next = wire::dump_request{0, 0, st.in.page_rows};
     st.copied.reset();
@@ -136,15 +138,15 @@ void next_page(exporter_actor* self) {
             if (page == nullptr) {
               const auto* err = std::get_if<wire::error_reply>(&env->message);
               if (err != nullptr && err->code == errc::unavailable) return retry(self, err->message);
-              return fail(self, "shard " + std::to_string(s.shard) + " answered " +
+              return fail(self, err != nullptr ? err->code : errc::internal, "shard " + std::to_string(s.shard) + " answered " +
                                     (err != nullptr ? err->message : std::string(wire::message_name(env->message))));
             }
             s.trouble_since.reset();
             const std::size_t n = page->ids.size();
             const std::size_t dim = s.in.header.dim;
             if (page->tables.size() != n || page->values.size() != n * dim)
-              return fail(self, "shard " + std::to_string(s.shard) + " sent a malformed page");
-            if (auto added = add_page(s, *page); !added.is_ok()) return fail(self, added.message());
+              return fail(self, errc::parse_error, "shard " + std::to_string(s.shard) + " sent a malformed page");
+            if (auto added = add_page(s, *page); !added.is_ok()) return fail(self, added);
             if (page->done) {
               ++s.shard;
               return next_shard(self);
@@ -163,7 +165,7 @@ void next_shard(exporter_actor* self) {
   auto& st = self->state;
   if (st.shard == st.in.shard_endpoints.size()) {
     auto done = st.writer->finish();
-    if (!done.is_ok()) return fail(self, done.error().message());
+    if (!done.is_ok()) return fail(self, done.error());
     st.finished = true;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
     spdlog::info("exporter: wrote the model to {}: {} dense parameters, {} embedding rows, {:.1f} MB in {:.2f}s",
@@ -203,12 +205,12 @@ caf::behavior exporter(exporter_actor* self, std::shared_ptr<exporter_input> inp
   });
   auto writer = model::model_writer::open(st.in.path, st.in.header);
   if (!writer.is_ok()) {
-    fail(self, writer.error().message());
+    fail(self, writer.error());
     return {};
   }
   st.writer.emplace(std::move(*writer));
   if (auto w = st.writer->write_dense(st.in.dense.data(), st.in.dense.size()); !w.is_ok()) {
-    fail(self, w.message());
+    fail(self, w);
     return {};
   }
   next_shard(self);
@@ -222,7 +224,7 @@ caf::behavior exporter(exporter_actor* self, std::shared_ptr<exporter_input> inp
             .then([self, call](const wire::cluster_view& view) {
                     if (call == self->state.call && self->state.waiting) resume(self, view);
                   },
-                  [self](const caf::error& err) { fail(self, "the coordinator's view: " + self->system().render(err)); });
+                  [self](const caf::error& err) { fail(self, errc::unavailable, "the coordinator's view: " + self->system().render(err)); });
       },
       // The watch: a page call to a process that has died is never answered; abandon it as soon
       // as the view shows the shard gone or replaced, instead of waiting out its timeout.
