@@ -1,12 +1,26 @@
 #include "ss/core/sync/sync_algorithms.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
 namespace ss::sync {
 
+namespace {
+constexpr const char* nesterov_suffix = "-nesterov";
+}
+
 result<sync_spec> parse_sync(const std::string& name) {
   if (name == "none") return sync_spec{algorithm::none, mode::none};
+  const std::string suffix = nesterov_suffix;
+  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    auto inner = parse_sync(name.substr(0, name.size() - suffix.size()));
+    if (inner.is_ok() && inner->when == mode::shadow && !inner->outer_nesterov &&
+        (inner->algo == algorithm::easgd || inner->algo == algorithm::ma)) {
+      inner->outer_nesterov = true;
+      return inner;
+    }
+  }
   const auto dash = name.find('-');
   if (dash != std::string::npos) {
     const std::string when = name.substr(0, dash), what = name.substr(dash + 1);
@@ -19,7 +33,8 @@ result<sync_spec> parse_sync(const std::string& name) {
     if (s.when != mode::none && s.algo != algorithm::none) return s;
   }
   return {errc::invalid_argument,
-          "unknown sync '" + name + "' (none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf)"};
+          "unknown sync '" + name +
+              "' (none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-easgd-nesterov, s-ma-nesterov)"};
 }
 
 const char* to_string(algorithm a) {
@@ -34,7 +49,8 @@ const char* to_string(algorithm a) {
 
 std::string to_string(const sync_spec& spec) {
   if (spec.algo == algorithm::none || spec.when == mode::none) return "none";
-  return std::string(spec.when == mode::shadow ? "s-" : "fr-") + to_string(spec.algo);
+  return std::string(spec.when == mode::shadow ? "s-" : "fr-") + to_string(spec.algo) +
+         (spec.outer_nesterov ? nesterov_suffix : "");
 }
 
 void easgd_step(const float* replica, float* central, float alpha, float* delta, std::size_t n) {
@@ -90,6 +106,42 @@ void bmuf_state::step(const float* mean, const bmuf_options& o, float* target) {
     target[i] = o.nesterov ? global_[i] + o.momentum * delta_[i] : global_[i];
     start_[i] = target[i];
   }
+}
+
+void easgd_fold(const float* mean, std::size_t replicas, float alpha, float* central, std::size_t n) {
+  const float rate = std::min(1.0f, alpha * static_cast<float>(replicas));
+  for (std::size_t i = 0; i < n; ++i) central[i] += rate * (mean[i] - central[i]);
+}
+
+void outer_nesterov::init(const float* model, std::size_t n) { restore(model, nullptr, n); }
+
+void outer_nesterov::restore(const float* model, const float* momentum, std::size_t n) {
+  anchor_.assign(model, model + n);
+  if (momentum != nullptr) velocity_.assign(momentum, momentum + n);
+  else velocity_.assign(n, 0.0f);
+}
+
+void outer_nesterov::sweep_done(float* model, const outer_options& o, bool lookahead) {
+  for (std::size_t i = 0; i < anchor_.size(); ++i) {
+    const float delta = model[i] - anchor_[i];
+    velocity_[i] = o.momentum * velocity_[i] + delta;
+    model[i] = anchor_[i] + o.lr * (lookahead ? delta + o.momentum * velocity_[i] : velocity_[i]);
+    anchor_[i] = model[i];
+  }
+}
+
+void sweep_tracker::saw(std::uint64_t trainer) {
+  if (std::find(seen_.begin(), seen_.end(), trainer) == seen_.end()) seen_.push_back(trainer);
+}
+
+bool sweep_tracker::complete(const std::vector<std::uint64_t>& live, std::size_t live_count) {
+  const bool done =
+      live.empty() ? seen_.size() >= std::max<std::size_t>(1, live_count)
+                   : std::all_of(live.begin(), live.end(), [this](std::uint64_t t) {
+                       return std::find(seen_.begin(), seen_.end(), t) != seen_.end();
+                     });
+  if (done) seen_.clear();
+  return done;
 }
 
 double relative_distance(const float* a, const float* b, std::size_t n) {

@@ -157,3 +157,131 @@ TEST_CASE("average_by_examples: weighted by examples; a replica that trained not
   CHECK(simulated[0] == Approx(2.0));
   CHECK(ss::sync::average_by_examples({}).empty());
 }
+
+TEST_CASE("sync names: the outer optimizer is a shadow EASGD or MA variant only", "[core][sync]") {
+  for (const char* name : {"s-easgd-nesterov", "s-ma-nesterov"}) {
+    auto s = parse_sync(name);
+    REQUIRE(s.is_ok());
+    CHECK(s->outer_nesterov);
+    CHECK(s->when == mode::shadow);
+    CHECK(to_string(*s) == name);
+  }
+  CHECK_FALSE(parse_sync("s-ma")->outer_nesterov);
+  for (const char* bad : {"s-bmuf-nesterov", "fr-ma-nesterov", "none-nesterov", "-nesterov", "s-ma-nesterov-nesterov"})
+    CHECK_FALSE(parse_sync(bad).is_ok());
+  CHECK(parse_sync("s-x").error().message().find("s-ma-nesterov") != std::string::npos);
+  CHECK(default_outer_momentum(4) == Approx(0.75f));
+}
+
+TEST_CASE("easgd fold: the synchronous center update, capped so it never overshoots", "[core][sync]") {
+  std::vector<float> c = {0.0f, 4.0f};
+  const float mean[] = {2.0f, 0.0f};
+  easgd_fold(mean, 2, 0.25f, c.data(), 2);  // rate 0.5
+  CHECK(c == std::vector<float>{1.0f, 2.0f});
+  easgd_fold(mean, 8, 0.25f, c.data(), 2);  // rate capped at 1: the center becomes the mean
+  CHECK(c == std::vector<float>{2.0f, 0.0f});
+}
+
+TEST_CASE("outer nesterov: hand-computed sweeps with and without the look-ahead", "[core][sync]") {
+  outer_nesterov o;
+  const float start[] = {1.0f};
+  o.init(start, 1);
+  outer_options opt;
+  opt.momentum = 0.5f;
+  opt.lr = 1.0f;
+  // Sweep 1: the inner model moved to 3 (delta 2). v = 2; w = 1 + (2 + 0.5 * 2) = 4.
+  float w = 3.0f;
+  o.sweep_done(&w, opt);
+  CHECK(w == Approx(4.0f));
+  CHECK(o.momentum()[0] == Approx(2.0f));
+  // Sweep 2 from the anchor 4: the inner model moved to 5 (delta 1). v = 0.5 * 2 + 1 = 2;
+  // w = 4 + (1 + 0.5 * 2) = 6.
+  w = 5.0f;
+  o.sweep_done(&w, opt);
+  CHECK(w == Approx(6.0f));
+  // Heavy ball (the closing round): v = 0.5 * 2 + 1 = 2; w = 6 + 2 = 8.
+  w = 7.0f;
+  o.sweep_done(&w, opt, false);
+  CHECK(w == Approx(8.0f));
+  CHECK(o.momentum()[0] == Approx(2.0f));
+  // lr scales the whole step.
+  outer_nesterov half;
+  half.init(start, 1);
+  opt.lr = 0.5f;
+  w = 3.0f;
+  half.sweep_done(&w, opt);
+  CHECK(w == Approx(1.0f + 0.5f * 3.0f));
+}
+
+TEST_CASE("outer nesterov: no momentum and rate 1 is the plain algorithm", "[core][sync]") {
+  outer_nesterov o;
+  std::vector<float> start = {0.5f, -1.0f, 2.0f};
+  o.init(start.data(), 3);
+  ss::rng r(11);
+  outer_options opt;
+  opt.momentum = 0.0f;
+  for (int sweep = 0; sweep < 20; ++sweep) {
+    std::vector<float> w(3);
+    for (auto& x : w) x = r.uniform_float(-1.0f, 1.0f);
+    const auto inner = w;
+    o.sweep_done(w.data(), opt);
+    CHECK(w == inner);
+  }
+}
+
+TEST_CASE("outer nesterov: a steady drift is amplified to 1 / (1 - mu), and it stops when the drift does",
+          "[core][sync]") {
+  // Each sweep the inner algorithm moves the model by 0.1 from where the last sweep left it.
+  outer_nesterov o;
+  float w = 0.0f;
+  o.init(&w, 1);
+  outer_options opt;
+  opt.momentum = 0.75f;
+  float prev = w;
+  for (int sweep = 0; sweep < 200; ++sweep) {
+    prev = w;
+    w += 0.1f;
+    o.sweep_done(&w, opt);
+  }
+  CHECK(w - prev == Approx(0.1f / (1 - 0.75f)).epsilon(1e-3));
+  // The inner algorithm stops moving: the momentum decays and the model comes to rest.
+  for (int sweep = 0; sweep < 200; ++sweep) {
+    prev = w;
+    o.sweep_done(&w, opt);
+  }
+  CHECK(std::abs(w - prev) < 1e-6f);
+  // Resuming from a snapshot's momentum continues the same trajectory.
+  outer_nesterov a, b;
+  float wa = 1.0f, wb = 1.0f;
+  const float v = 0.3f;
+  a.restore(&wa, &v, 1);
+  b.restore(&wb, &v, 1);
+  wa += 0.05f;
+  wb += 0.05f;
+  a.sweep_done(&wa, opt);
+  b.sweep_done(&wb, opt);
+  CHECK(wa == wb);
+  CHECK(wa == Approx(1.0f + 0.05f + 0.75f * (0.75f * 0.3f + 0.05f)));
+}
+
+TEST_CASE("sweep tracker: a sweep completes once every live trainer synced", "[core][sync]") {
+  sweep_tracker s;
+  const std::vector<std::uint64_t> live = {7, 9};
+  s.saw(7);
+  s.saw(7);
+  CHECK_FALSE(s.complete(live, 2));
+  s.saw(9);
+  CHECK(s.complete(live, 2));
+  CHECK(s.seen() == 0);  // the next sweep begins
+  // A trainer that left does not hold the sweep; one that joined does.
+  s.saw(7);
+  CHECK(s.complete({7}, 1));
+  s.saw(7);
+  CHECK_FALSE(s.complete({7, 11}, 2));
+  // Without identities, distinct trainers are counted.
+  sweep_tracker n;
+  n.saw(1);
+  CHECK_FALSE(n.complete({}, 2));
+  n.saw(2);
+  CHECK(n.complete({}, 2));
+}

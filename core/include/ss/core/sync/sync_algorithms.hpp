@@ -8,6 +8,18 @@
 //          Nesterov. Measuring G from w_g when the block started at w_g + mu D would count the
 //          momentum twice (D grows like (2 mu)^t and diverges for mu > 1/2).
 //
+// Outer optimizer (S-MA and S-EASGD with -nesterov, DiLoCo / SlowMo style): the center's move over
+// one full sweep of the trainers (every live trainer synced at least once since the sweep began)
+// is a pseudo-gradient applied with Nesterov momentum: delta = w - w_a; v = mu v + delta;
+// w = w_a + lr (delta + mu v); w_a = w, where w_a is the model the sweep started from. Stepping
+// per full sweep rather than per (possibly partial) round keeps one trainer's frequent rounds
+// from driving the momentum alone. mu = 0 and lr = 1 is the plain algorithm.
+//
+// Closing round (when the input is exhausted, and at a scored epoch's end): one last synchronous
+// round over every trainer's final replica folds their last progress into the model taken: MA the
+// mean, EASGD w~ += min(1, alpha m) (mean - w~) over m replicas, BMUF one block step without the
+// Nesterov look-ahead (the model is taken as it is, not where momentum would carry it next).
+//
 // Shadow mode applies a round's result as a delta, so progress the workers made while the round
 // was in flight survives: w_i += target - snapshot (MA, BMUF) or w_i -= d (EASGD), where the
 // snapshot is the replica as it was sent.
@@ -28,9 +40,11 @@ enum class mode { none, shadow, foreground };
 struct sync_spec {
   algorithm algo = algorithm::none;
   mode when = mode::none;
+  bool outer_nesterov = false;  // the outer optimizer (S-EASGD and S-MA only)
 };
 
-// "none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf".
+// "none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf", and the shadow variants
+// with the outer optimizer, "s-easgd-nesterov", "s-ma-nesterov".
 result<sync_spec> parse_sync(const std::string& name);
 std::string to_string(const sync_spec& spec);
 const char* to_string(algorithm a);
@@ -43,6 +57,10 @@ inline float default_easgd_alpha(std::size_t trainers) {
 inline float default_bmuf_momentum(std::size_t trainers) {
   return 1.0f - 1.0f / static_cast<float>(trainers == 0 ? 1 : trainers);
 }
+
+// The outer optimizer's momentum, by the same rule as BMUF's: averaging n replicas divides the
+// step by about n, and 1 / (1 - mu) = n gives it back.
+inline float default_outer_momentum(std::size_t trainers) { return default_bmuf_momentum(trainers); }
 
 // EASGD at the central side: delta = alpha (replica - central); central += delta. The replica
 // owner then subtracts delta from its (live) replica.
@@ -95,6 +113,49 @@ class bmuf_state {
   std::vector<float> global_;
   std::vector<float> delta_;
   std::vector<float> start_;  // the model the current block started from
+};
+
+// EASGD's synchronous center update over the mean of m replicas (the closing round):
+// central += min(1, alpha m) (mean - central); the rate is capped so the center never overshoots.
+void easgd_fold(const float* mean, std::size_t replicas, float alpha, float* central, std::size_t n);
+
+struct outer_options {
+  float momentum = 0.5f;  // mu
+  float lr = 1.0f;        // outer learning rate
+};
+
+// The outer optimizer's state: the model the current sweep started from (the anchor) and the
+// momentum. The inner algorithm moves its model (EASGD's center, MA's target) freely during a
+// sweep; sweep_done() turns the sweep's move into the outer step.
+class outer_nesterov {
+ public:
+  // The anchor at `model`, the momentum at zero.
+  void init(const float* model, std::size_t n);
+  bool initialized() const { return !anchor_.empty(); }
+  // Resumes from a snapshot: the model and its momentum (nullptr: zero).
+  void restore(const float* model, const float* momentum, std::size_t n);
+  std::size_t size() const { return anchor_.size(); }
+  // A sweep ended with the inner model at `model`: applies the outer step to it in place. With
+  // `lookahead` false (the closing round) the step is heavy-ball: w = w_a + lr v.
+  void sweep_done(float* model, const outer_options& options, bool lookahead = true);
+  const std::vector<float>& momentum() const { return velocity_; }
+
+ private:
+  std::vector<float> anchor_;
+  std::vector<float> velocity_;
+};
+
+// Which trainers (by incarnation) synced since the current sweep began.
+class sweep_tracker {
+ public:
+  void saw(std::uint64_t trainer);
+  // True when every one of `live` synced since the sweep began; the next sweep then begins. With
+  // no identities known (`live` empty), `live_count` distinct trainers complete it.
+  bool complete(const std::vector<std::uint64_t>& live, std::size_t live_count);
+  std::size_t seen() const { return seen_.size(); }
+
+ private:
+  std::vector<std::uint64_t> seen_;
 };
 
 // ||a - b|| / max(||b||, 1e-12): how far a replica is from the central copy or the mean.
