@@ -51,8 +51,10 @@ void add_job_options(config::option_set& opts, job_options& o) {
       .range(-1, 127);
   opts.add("sync", &o.sync,
            "How trainers synchronize their dense replicas: none, or shadow (s-) / foreground (fr-) "
-           "elastic averaging, model averaging or block momentum.")
-      .choices({"none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf"});
+           "elastic averaging, model averaging or block momentum; -nesterov adds the outer optimizer (Nesterov "
+           "momentum per sweep of the trainers) to s-easgd and s-ma.")
+      .choices({"none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf", "s-easgd-nesterov",
+                "s-ma-nesterov"});
   opts.add("sync-servers", &o.sync_servers,
            "Sync capacity: sync servers the dense vector is split over (the coordinator is the first).")
       .range(1, 256);
@@ -64,6 +66,10 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("bmuf-momentum", &o.bmuf_momentum, "BMUF block momentum; -1 = 1 - 1 / trainers.").range(-1.0, 1.0);
   opts.add("bmuf-block-lr", &o.bmuf_block_lr, "BMUF block learning rate (zeta).").range(0.0, 100.0);
   opts.add("bmuf-nesterov", &o.bmuf_nesterov, "BMUF with Nesterov momentum.");
+  opts.add("outer-momentum", &o.outer_momentum,
+           "s-easgd-nesterov, s-ma-nesterov: the outer optimizer's momentum, in [0, 1); -1 = 1 - 1 / trainers.")
+      .range(-1.0, 0.999);
+  opts.add("outer-lr", &o.outer_lr, "s-easgd-nesterov, s-ma-nesterov: the outer learning rate.").range(0.01, 10.0);
   opts.add("sync-round-timeout", &o.sync_round_timeout,
            "Seconds a model-averaging or BMUF round waits for missing trainers before it goes on without them.")
       .range(0.01, 3600.0);
@@ -84,6 +90,9 @@ status check_job(const job_options& o) {
     if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
   }
   SS_RETURN_IF_ERROR(check_epoch_options(o.passes));
+  if (o.outer_momentum < 0 && o.outer_momentum != -1)
+    return {errc::invalid_argument, "--outer-momentum must be -1 (1 - 1 / trainers) or in [0, 1), not " +
+                                        std::to_string(o.outer_momentum)};
   // The model's shape, once the input's feature counts are known: a bad one is a flag's mistake,
   // found before anything starts.
   if (o.dense_features >= 0 && o.categorical_features >= 0) {

@@ -38,7 +38,7 @@ struct job_options {
   int dense_features = -1;
   int categorical_features = -1;
   // Synchronization of the trainers' dense replicas (docs/sync.md).
-  std::string sync = "none";        // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf
+  std::string sync = "none";        // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-*-nesterov
   int sync_servers = 1;             // sync capacity: the dense vector is split over this many
   double sync_interval = 0.2;       // shadow: minimum seconds between two rounds of a trainer
   int sync_every = 10;              // foreground: a trainer's batches between two syncs (k)
@@ -46,6 +46,8 @@ struct job_options {
   double bmuf_momentum = -1;        // block momentum; -1 = 1 - 1 / trainers
   double bmuf_block_lr = 1;         // block learning rate (zeta)
   bool bmuf_nesterov = true;
+  double outer_momentum = -1;       // outer optimizer (-nesterov): momentum; -1 = 1 - 1 / trainers
+  double outer_lr = 1;              // outer optimizer: learning rate
   double sync_round_timeout = 5;    // MA and BMUF rounds close after this long without everyone
   // Simulated compute: each training step waits this long instead of running the model (no data,
   // no lookups), to study the sync layer at more trainers than cores. 0 = real training.
