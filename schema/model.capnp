@@ -46,6 +46,9 @@ struct SyncRequest {
   # Batches the trainer has trained so far (for the sync gap).
   params @4 :List(Float32);
   # The slice as snapshotted when the round started.
+  closing @5 :UInt32;
+  # 0: a regular round. g > 0: the trainer's closing round g (its workers are idle: the input is
+  # exhausted, or a scored epoch ended); the answer is the model it takes.
 }
 
 struct SyncReply {

@@ -85,7 +85,7 @@ TEST_CASE("codec: every sample message encodes to its protocol 1 bytes", "[wire]
     {"status_reply", 96, 0xdadd5b48867f41a6ULL},
     {"stop_request", 64, 0x10889a74e9eef0fdULL},
     {"ack", 40, 0x30e21058daef9403ULL},
-    {"sync_request", 96, 0x1d3fd28f21638eb0ULL},
+    {"sync_request", 96, 0x019182ba01b49893ULL},
     {"sync_reply", 88, 0x8f0dde53caffbba0ULL},
     {"snapshot_now", 40, 0x09bc3b49a98cffcbULL},
     {"snapshot_request", 80, 0x762361669979a704ULL},

@@ -144,7 +144,7 @@ inline std::vector<envelope> one_of_each() {
   add(status_reply{R"({"role":"coordinator","state":"running"})"});
   add(stop_request{"operator asked"});
   add(ack{});
-  add(sync_request{9, 2, 158000, 4096, {0.5f, -0.25f, 1e-9f}});
+  add(sync_request{9, 2, 158000, 4096, {0.5f, -0.25f, 1e-9f}, 3});
   add(sync_reply{77, true, 8, 0.0125, {1.0f, -1.0f, 0.0f, -0.0f}});
   add(snapshot_now{});
   add(snapshot_request{12, {9, 10, 11}});
@@ -342,6 +342,7 @@ inline void check_same(const sync_request& a, const sync_request& b) {
   CHECK(a.offset == b.offset);
   CHECK(a.batches == b.batches);
   CHECK(same_bits(a.params, b.params));
+  CHECK(a.closing == b.closing);
 }
 inline void check_same(const snapshot_now&, const snapshot_now&) {}
 inline void check_same(const snapshot_request& a, const snapshot_request& b) {

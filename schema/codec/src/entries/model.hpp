@@ -42,7 +42,8 @@ struct codec<sync_request>
       field<&sync_request::slice, &Wire::Builder::setSlice, &Wire::Reader::getSlice>,
       field<&sync_request::offset, &Wire::Builder::setOffset, &Wire::Reader::getOffset>,
       field<&sync_request::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>,
-      list<&sync_request::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
+      list<&sync_request::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
+      field<&sync_request::closing, &Wire::Builder::setClosing, &Wire::Reader::getClosing>>;
 };
 
 template <>

@@ -228,6 +228,7 @@ struct sync_request {
   std::uint64_t offset = 0;    // the slice's first parameter in the flat dense vector
   std::uint64_t batches = 0;   // the trainer's batches so far (sync gap)
   std::vector<float> params;   // the slice as snapshotted when the round started
+  std::uint32_t closing = 0;   // 0: a regular round; g > 0: the trainer's closing round g
 };
 
 struct sync_reply {
