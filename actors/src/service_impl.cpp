@@ -277,6 +277,8 @@ result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& ga
   o.bmuf_momentum = job.bmuf_momentum;
   o.bmuf_block_lr = job.bmuf_block_lr;
   o.bmuf_nesterov = job.bmuf_nesterov;
+  o.outer_momentum = job.outer_momentum;
+  o.outer_lr = job.outer_lr;
   o.round_timeout = std::chrono::milliseconds(static_cast<long>(job.sync_round_timeout * 1000));
   return spawn_sync_server(sys, gateway, o);
 }

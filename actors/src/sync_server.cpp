@@ -3,7 +3,10 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <vector>
 
 #include "ss/actors/gateway.hpp"
@@ -16,12 +19,35 @@ namespace {
 struct contributor {
   std::uint64_t trainer;
   caf::response_promise promise;
+  std::uint64_t batches = 0;
+};
+
+// A closing round timed out (its instance), on top of the regular rounds' expire_atom.
+using close_expire_atom = caf::atom_constant<caf::atom("clexpire")>;
+
+// Where a trainer stands with closing rounds.
+struct closed_trainer {
+  std::uint32_t generation = 0;  // its latest closing round
+  std::uint64_t batches = 0;     // its batch count then: it trained since only if it has more
+  bool resting = false;          // no regular round since: regular rounds do not wait for it
+};
+
+// The open closing round (docs/sync.md): the trainers' final replicas, those that trained since
+// their last closing round apart, as only they are folded in.
+struct closing_round {
+  std::uint32_t generation = 0;
+  std::uint64_t instance = 0;  // guards the timer of an earlier round of the same generation
+  std::vector<contributor> waiting;
+  sync::replica_mean all, trained;
+  std::map<std::uint64_t, closed_trainer> closed;  // by incarnation
+  std::uint64_t completed = 0;
 };
 
 struct sync_server_state {
   static inline const char* name = "sync-server";
   sync_server_options options;
   std::size_t live_trainers = 1;
+  std::vector<std::uint64_t> live_incarnations;  // from the view; empty when it names none
   // EASGD: the central copy. BMUF: the global model and momentum. Both start from the first
   // replica slice that arrives (every trainer starts from the same seeded model).
   std::vector<float> central;
@@ -33,10 +59,78 @@ struct sync_server_state {
   std::vector<contributor> contributors;
   bool timer_armed = false;
   std::vector<float> last_target;
+  // The outer optimizer (-nesterov): its anchor and momentum, and who synced this sweep.
+  sync::outer_nesterov outer;
+  sync::sweep_tracker sweep;
+  closing_round closing;
 };
 using sync_server_actor = caf::stateful_actor<sync_server_state>;
 
 body_ptr refuse(errc code, const std::string& message) { return make_body(wire::error_reply{code, message}); }
+
+bool is_live(const sync_server_state& st, std::uint64_t trainer) {
+  return st.live_incarnations.empty() ||
+         std::find(st.live_incarnations.begin(), st.live_incarnations.end(), trainer) != st.live_incarnations.end();
+}
+
+// Live trainers that closed the current closing round and have not trained since: neither a
+// regular round nor the closing round waits for them.
+std::size_t resting_trainers(const sync_server_state& st) {
+  std::size_t n = 0;
+  for (const auto& [trainer, c] : st.closing.closed)
+    if (c.resting && c.generation == st.closing.generation && is_live(st, trainer)) ++n;
+  return n;
+}
+
+// How many replicas a regular MA or BMUF round waits for: the live trainers that still train.
+std::size_t expected_contributors(const sync_server_state& st) {
+  const std::size_t away = resting_trainers(st) + st.closing.waiting.size();
+  return st.live_trainers > away ? st.live_trainers - away : 1;
+}
+
+sync::outer_options outer_options_of(const sync_server_state& st) {
+  const auto trainers = std::max<std::size_t>(1, st.live_trainers);
+  sync::outer_options o;
+  o.momentum = static_cast<float>(st.options.outer_momentum >= 0 ? st.options.outer_momentum
+                                                                 : sync::default_outer_momentum(trainers));
+  o.lr = static_cast<float>(st.options.outer_lr);
+  return o;
+}
+
+sync::bmuf_options bmuf_options_of(const sync_server_state& st) {
+  const auto trainers = std::max<std::size_t>(1, st.live_trainers);
+  sync::bmuf_options o;
+  o.momentum = static_cast<float>(st.options.bmuf_momentum >= 0 ? st.options.bmuf_momentum
+                                                                : sync::default_bmuf_momentum(trainers));
+  o.block_lr = static_cast<float>(st.options.bmuf_block_lr);
+  o.nesterov = st.options.bmuf_nesterov;
+  return o;
+}
+
+float easgd_alpha_of(const sync_server_state& st) {
+  const auto trainers = std::max<std::size_t>(1, st.live_trainers);
+  return static_cast<float>(st.options.easgd_alpha > 0 ? st.options.easgd_alpha : sync::default_easgd_alpha(trainers));
+}
+
+// The outer optimizer after the inner algorithm moved `model` (the center, MA's target): the
+// first move sets its anchor; a completed sweep of the live trainers takes the outer step.
+void outer_step(sync_server_state& st, float* model, bool sweep_complete, bool lookahead) {
+  if (!st.options.spec.outer_nesterov) return;
+  if (!st.outer.initialized()) return st.outer.init(model, st.options.length);
+  if (sweep_complete) st.outer.sweep_done(model, outer_options_of(st), lookahead);
+}
+
+bool sweep_complete(sync_server_state& st) { return st.sweep.complete(st.live_incarnations, st.live_trainers); }
+
+// The error every participant of a round gets when its result is not finite; "" if it is.
+std::string divergence(const sync_server_state& st, const std::vector<float>& target, const char* what) {
+  for (float v : target)
+    if (!std::isfinite(v))
+      return st.options.name + ": the dense model diverged (a non-finite value after " + what + " " +
+             std::to_string(st.round) + " of " + sync::to_string(st.options.spec) +
+             "); lower --learning-rate, --bmuf-momentum, --bmuf-block-lr or --outer-momentum";
+  return {};
+}
 
 void close_round(sync_server_actor* self) {
   auto& st = self->state;
@@ -48,36 +142,173 @@ void close_round(sync_server_actor* self) {
     if (!st.bmuf.initialized()) {
       st.bmuf.init(target.data(), n);  // the first round's mean is the starting global model
     } else {
-      const auto trainers = std::max<std::size_t>(1, st.live_trainers);
-      sync::bmuf_options o;
-      o.momentum = static_cast<float>(st.options.bmuf_momentum >= 0 ? st.options.bmuf_momentum
-                                                                    : sync::default_bmuf_momentum(trainers));
-      o.block_lr = static_cast<float>(st.options.bmuf_block_lr);
-      o.nesterov = st.options.bmuf_nesterov;
       std::vector<float> mean_copy = target;
-      st.bmuf.step(mean_copy.data(), o, target.data());
+      st.bmuf.step(mean_copy.data(), bmuf_options_of(st), target.data());
     }
+  } else {
+    for (const auto& c : st.contributors) st.sweep.saw(c.trainer);
+    outer_step(st, target.data(), sweep_complete(st), true);
   }
   ++st.round;
   const auto participants = static_cast<std::uint32_t>(st.contributors.size());
-  for (float v : target) {
-    if (!std::isfinite(v)) {
-      const std::string why = st.options.name + ": the dense model diverged (a non-finite value after round " +
-                              std::to_string(st.round) + " of " + sync::to_string(st.options.spec) +
-                              "); lower --learning-rate, --bmuf-momentum or --bmuf-block-lr";
-      spdlog::error("{}", why);
-      for (auto& c : st.contributors) c.promise.deliver(refuse(errc::out_of_range, why));
-      st.contributors.clear();
-      st.mean.reset(n);
-      st.timer_armed = false;
-      return;
-    }
+  if (const std::string why = divergence(st, target, "round"); !why.empty()) {
+    spdlog::error("{}", why);
+    for (auto& c : st.contributors) c.promise.deliver(refuse(errc::out_of_range, why));
+  } else {
+    for (auto& c : st.contributors)
+      c.promise.deliver(make_body(wire::sync_reply{st.round, false, participants, 0.0, target}));
+    st.last_target = std::move(target);
   }
-  for (auto& c : st.contributors) c.promise.deliver(make_body(wire::sync_reply{st.round, false, participants, 0.0, target}));
-  st.last_target = std::move(target);
   st.contributors.clear();
   st.mean.reset(n);
   st.timer_armed = false;
+}
+
+// A regular MA or BMUF round closes once every trainer that still trains has sent its slice.
+void close_round_if_complete(sync_server_actor* self) {
+  auto& st = self->state;
+  if (!st.contributors.empty() && st.contributors.size() >= expected_contributors(st)) close_round(self);
+}
+
+caf::result<body_ptr> serve_easgd(sync_server_actor* self, const wire::sync_request& req) {
+  auto& st = self->state;
+  const auto& o = st.options;
+  if (st.central.empty()) st.central = req.params;  // the first replica seeds the center
+  const double distance = sync::relative_distance(req.params.data(), st.central.data(), o.length);
+  wire::sync_reply reply{++st.exchanges, true, 1, distance, std::vector<float>(o.length)};
+  sync::easgd_step(req.params.data(), st.central.data(), easgd_alpha_of(st), reply.params.data(), o.length);
+  st.sweep.saw(req.trainer);
+  outer_step(st, st.central.data(), sweep_complete(st), true);
+  return make_body(std::move(reply));
+}
+
+caf::result<body_ptr> join_round(sync_server_actor* self, const wire::sync_request& req) {
+  auto& st = self->state;
+  for (auto it = st.contributors.begin(); it != st.contributors.end(); ++it) {
+    if (it->trainer == req.trainer) {
+      // The trainer gave up on this round (timeout) and sent again: its earlier request is void.
+      it->promise.deliver(refuse(errc::cancelled, "superseded by a newer request of the same trainer"));
+      st.contributors.erase(it);
+      break;
+    }
+  }
+  if (st.mean.size() != st.options.length) st.mean.reset(st.options.length);
+  st.mean.add(req.params.data());
+  auto p = self->make_response_promise<body_ptr>();
+  st.contributors.push_back({req.trainer, p, req.batches});
+  if (st.contributors.size() >= expected_contributors(st)) {
+    close_round(self);
+  } else if (!st.timer_armed) {
+    st.timer_armed = true;
+    self->delayed_send(self, st.options.round_timeout, expire_atom::value, st.round);
+  }
+  return p;
+}
+
+// ---- the closing round ----
+
+// The slice's model as it is: the center, BMUF's global model, MA's latest target; `fallback`
+// before the first sync.
+std::vector<float> held_model(const sync_server_state& st, const std::vector<float>& fallback) {
+  const auto& held = st.options.spec.algo == sync::algorithm::bmuf ? st.bmuf.global()
+                     : st.options.spec.algo == sync::algorithm::ma ? st.last_target
+                                                                   : st.central;
+  return held.size() == st.options.length ? held : fallback;
+}
+
+// Folds the closing round's replicas into the slice by one synchronous round of the algorithm
+// and returns the model every participant takes. Only replicas that trained since their last
+// closing round count (a restarted trainer that trained nothing holds the central model, not
+// progress); when none did, the slice stays as it is.
+std::vector<float> fold_closing(sync_server_state& st) {
+  auto& c = st.closing;
+  const std::size_t n = st.options.length;
+  const bool trained = c.trained.count() > 0;
+  std::vector<float> mean(n);
+  (trained ? c.trained : c.all).mean(mean.data());
+  switch (st.options.spec.algo) {
+    case sync::algorithm::easgd:
+      if (st.central.empty()) st.central = mean;
+      else if (trained) sync::easgd_fold(mean.data(), c.trained.count(), easgd_alpha_of(st), st.central.data(), n);
+      if (trained) outer_step(st, st.central.data(), true, false);
+      return st.central;
+    case sync::algorithm::bmuf:
+      if (!st.bmuf.initialized()) {
+        st.bmuf.init(mean.data(), n);
+      } else if (trained) {
+        auto o = bmuf_options_of(st);
+        o.nesterov = false;  // the model is taken where it is
+        std::vector<float> target(n);
+        st.bmuf.step(mean.data(), o, target.data());
+      }
+      return st.bmuf.global();
+    default:
+      if (trained || st.last_target.empty()) {
+        st.last_target = mean;
+        if (trained) outer_step(st, st.last_target.data(), true, false);
+      }
+      return st.last_target;
+  }
+}
+
+void finish_closing(sync_server_actor* self) {
+  auto& st = self->state;
+  auto& c = st.closing;
+  if (c.waiting.empty()) return;
+  const std::vector<float> target = fold_closing(st);
+  const auto participants = static_cast<std::uint32_t>(c.waiting.size());
+  const std::string why = divergence(st, target, "closing round");
+  if (!why.empty()) spdlog::error("{}", why);
+  for (auto& w : c.waiting) {
+    c.closed[w.trainer] = {c.generation, w.batches, true};
+    w.promise.deliver(why.empty() ? make_body(wire::sync_reply{st.round, false, participants, 0.0, target})
+                                  : refuse(errc::out_of_range, why));
+  }
+  spdlog::info("{}: closing round {} folded {} of {} trainers' final replicas", st.options.name,
+               c.generation == std::numeric_limits<std::uint32_t>::max() ? std::string("at the end")
+                                                                         : std::to_string(c.generation),
+               c.trained.count(), participants);
+  ++c.completed;
+  ++c.instance;
+  c.waiting.clear();
+  c.all.reset(st.options.length);
+  c.trained.reset(st.options.length);
+  close_round_if_complete(self);  // it no longer waits for the trainers that closed
+}
+
+void finish_closing_if_complete(sync_server_actor* self) {
+  auto& st = self->state;
+  if (!st.closing.waiting.empty() && st.closing.waiting.size() + resting_trainers(st) >= st.live_trainers)
+    finish_closing(self);
+}
+
+caf::result<body_ptr> join_closing(sync_server_actor* self, const wire::sync_request& req) {
+  auto& st = self->state;
+  auto& c = st.closing;
+  if (req.closing < c.generation)  // late for a closing round long over: take the model as it is
+    return make_body(wire::sync_reply{st.round, false, 0, 0.0, held_model(st, req.params)});
+  if (req.closing > c.generation) {
+    finish_closing(self);  // (an unfinished older one, should one be open)
+    c.generation = req.closing;
+  }
+  auto prior = c.closed.find(req.trainer);
+  const bool trained = prior == c.closed.end() ? req.batches > 0 : req.batches > prior->second.batches;
+  auto same = std::find_if(c.waiting.begin(), c.waiting.end(), [&](const contributor& w) { return w.trainer == req.trainer; });
+  if (same != c.waiting.end()) {  // a retry: the replica is in already
+    same->promise.deliver(refuse(errc::cancelled, "superseded by a newer request of the same trainer"));
+    c.waiting.erase(same);
+  } else {
+    if (c.all.size() != st.options.length) c.all.reset(st.options.length);
+    if (c.trained.size() != st.options.length) c.trained.reset(st.options.length);
+    c.all.add(req.params.data());
+    if (trained) c.trained.add(req.params.data());
+  }
+  auto p = self->make_response_promise<body_ptr>();
+  c.waiting.push_back({req.trainer, p, req.batches});
+  if (c.waiting.size() == 1) self->delayed_send(self, st.options.round_timeout, close_expire_atom::value, c.instance);
+  finish_closing_if_complete(self);
+  close_round_if_complete(self);  // a regular round need not wait for this trainer any more
+  return p;
 }
 
 caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_request& req) {
@@ -89,37 +320,12 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
                       ", " + std::to_string(o.offset + o.length) + "); the request is for slice " +
                       std::to_string(req.slice) + " at " + std::to_string(req.offset) + " with " +
                       std::to_string(req.params.size()) + " values (do trainers and servers agree on --sync-servers?)");
-  if (o.spec.algo == sync::algorithm::easgd) {
-    if (st.central.empty()) st.central = req.params;  // the first replica seeds the center
-    const double distance = sync::relative_distance(req.params.data(), st.central.data(), o.length);
-    const auto trainers = std::max<std::size_t>(1, st.live_trainers);
-    const float alpha = static_cast<float>(o.easgd_alpha > 0 ? o.easgd_alpha : sync::default_easgd_alpha(trainers));
-    wire::sync_reply reply{++st.exchanges, true, 1, distance, std::vector<float>(o.length)};
-    sync::easgd_step(req.params.data(), st.central.data(), alpha, reply.params.data(), o.length);
-    return make_body(std::move(reply));
-  }
-  if (o.spec.algo == sync::algorithm::ma || o.spec.algo == sync::algorithm::bmuf) {
-    for (auto it = st.contributors.begin(); it != st.contributors.end(); ++it) {
-      if (it->trainer == req.trainer) {
-        // The trainer gave up on this round (timeout) and sent again: its earlier request is void.
-        it->promise.deliver(refuse(errc::cancelled, "superseded by a newer request of the same trainer"));
-        st.contributors.erase(it);
-        break;
-      }
-    }
-    if (st.mean.size() != o.length) st.mean.reset(o.length);
-    st.mean.add(req.params.data());
-    auto p = self->make_response_promise<body_ptr>();
-    st.contributors.push_back({req.trainer, p});
-    if (st.contributors.size() >= std::max<std::size_t>(1, st.live_trainers)) {
-      close_round(self);
-    } else if (!st.timer_armed) {
-      st.timer_armed = true;
-      self->delayed_send(self, o.round_timeout, expire_atom::value, st.round);
-    }
-    return p;
-  }
-  return refuse(errc::invalid_argument, o.name + ": the job does not synchronize (--sync none)");
+  if (o.spec.algo == sync::algorithm::none)
+    return refuse(errc::invalid_argument, o.name + ": the job does not synchronize (--sync none)");
+  if (req.closing > 0) return join_closing(self, req);
+  if (auto it = st.closing.closed.find(req.trainer); it != st.closing.closed.end()) it->second.resting = false;
+  if (o.spec.algo == sync::algorithm::easgd) return serve_easgd(self, req);
+  return join_round(self, req);
 }
 
 // A resumed job: start from the snapshot's state instead of the first replica.
@@ -134,12 +340,14 @@ body_ptr serve_restore(sync_server_actor* self, const wire::sync_restore& r) {
     // Trainers synced already: their state is newer than the snapshot's.
     return make_body(wire::ack{});
   }
+  const float* momentum = r.momentum.size() == r.params.size() ? r.momentum.data() : nullptr;
   if (o.spec.algo == sync::algorithm::bmuf)
-    st.bmuf.restore(r.params.data(), r.momentum.size() == r.params.size() ? r.momentum.data() : nullptr, o.length);
+    st.bmuf.restore(r.params.data(), momentum, o.length);
   else if (o.spec.algo == sync::algorithm::easgd)
     st.central = r.params;
   else if (o.spec.algo == sync::algorithm::ma)
     st.last_target = r.params;
+  if (o.spec.outer_nesterov) st.outer.restore(r.params.data(), momentum, o.length);
   spdlog::info("{}: resumed from the snapshot's sync state ({} parameters{})", o.name, o.length,
                r.momentum.empty() ? "" : " and their momentum");
   return make_body(wire::ack{});
@@ -154,13 +362,15 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
         if (const auto* req = std::get_if<wire::sync_request>(&env->message)) return serve_sync(self, *req);
         if (std::holds_alternative<wire::dense_request>(env->message)) {
           // The slice's state: the central copy (EASGD), the global model and its momentum (BMUF),
-          // the latest round's mean (MA). Empty before the first sync.
+          // the latest round's mean (MA); with -nesterov the outer momentum. Empty before the
+          // first sync.
           const bool bmuf = st.options.spec.algo == sync::algorithm::bmuf;
           const auto& slice = bmuf ? st.bmuf.global()
                               : st.options.spec.algo == sync::algorithm::ma ? st.last_target
                                                                             : st.central;
+          const auto& momentum = bmuf ? st.bmuf.momentum() : st.outer.momentum();
           return make_body(wire::dense_reply{st.exchanges + st.round, slice,
-                                             bmuf ? st.bmuf.momentum() : std::vector<float>{}});
+                                             momentum.size() == slice.size() ? momentum : std::vector<float>{}});
         }
         if (const auto* restore = std::get_if<wire::sync_restore>(&env->message)) return serve_restore(self, *restore);
         if (std::holds_alternative<wire::status_request>(env->message))
@@ -172,6 +382,7 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
                                                   .add("parameters", st.options.length)
                                                   .add("exchanges", st.exchanges)
                                                   .add("rounds", st.round)
+                                                  .add("closing_rounds", st.closing.completed)
                                                   .add("live_trainers", static_cast<std::uint64_t>(st.live_trainers))
                                                   .str()});
         return refuse(errc::invalid_argument, std::string("a sync server does not serve ") + wire::message_name(env->message));
@@ -183,11 +394,21 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
                      st.contributors.size(), st.live_trainers, st.options.round_timeout.count());
         close_round(self);
       },
+      [self](close_expire_atom, std::uint64_t instance) {
+        auto& st = self->state;
+        if (instance != st.closing.instance || st.closing.waiting.empty()) return;
+        spdlog::warn("{}: closing round closes with {} of {} trainers after {} ms", st.options.name,
+                     st.closing.waiting.size(), st.live_trainers, st.options.round_timeout.count());
+        finish_closing(self);
+      },
       [self](view_atom, const wire::cluster_view& view) {
         auto& st = self->state;
         st.live_trainers = std::max<std::size_t>(1, view.trainers.size());
-        // A trainer left: the open round may now be complete.
-        if (!st.contributors.empty() && st.contributors.size() >= st.live_trainers) close_round(self);
+        st.live_incarnations.clear();
+        if (view.trainer_incarnations.size() == view.trainers.size()) st.live_incarnations = view.trainer_incarnations;
+        // A trainer left: the open rounds may now be complete.
+        finish_closing_if_complete(self);
+        close_round_if_complete(self);
       },
       [](state_atom, wire::job_state) {},
       [self](central_atom) -> std::vector<float> {

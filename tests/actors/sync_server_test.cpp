@@ -15,6 +15,22 @@ wire::cluster_view view_with_trainers(std::size_t n) {
   return v;
 }
 
+// A view of live trainers with these incarnations.
+wire::cluster_view view_of(const std::vector<std::uint64_t>& incarnations) {
+  wire::cluster_view v = view_with_trainers(incarnations.size());
+  v.trainer_incarnations = incarnations;
+  return v;
+}
+
+wire::sync_request closing(std::uint64_t trainer, std::uint64_t batches, std::vector<float> params,
+                           std::uint32_t generation = 0xffffffffu) {
+  return wire::sync_request{trainer, 0, 0, batches, std::move(params), generation};
+}
+
+const wire::sync_reply& reply_of(const std::shared_ptr<std::optional<wire::body>>& b) {
+  return std::get<wire::sync_reply>(**b);
+}
+
 // Sends a sync request and keeps the answer (which may come later: MA rounds wait).
 std::shared_ptr<std::optional<wire::body>> ask_later(actor_fixture& f, const caf::actor& target, wire::body body) {
   auto out = std::make_shared<std::optional<wire::body>>();
@@ -24,6 +40,10 @@ std::shared_ptr<std::optional<wire::body>> ask_later(actor_fixture& f, const caf
   });
   f.settle();
   return out;
+}
+
+std::vector<float> momentum_of(actor_fixture& f, const caf::actor& server) {
+  return std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).momentum;
 }
 }  // namespace
 
@@ -114,4 +134,177 @@ TEST_CASE("sync server: BMUF rounds apply block momentum and a diverged model is
   REQUIRE(std::holds_alternative<wire::error_reply>(*bad));
   CHECK(std::get<wire::error_reply>(*bad).code == errc::out_of_range);
   CHECK(std::get<wire::error_reply>(*bad).message.find("diverged") != std::string::npos);
+}
+
+// ---- the closing round ----------------------------------------------------------------------
+
+TEST_CASE("sync server: a closing round folds every trainer's final replica; a late one that trained nothing adds nothing",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, sync_options("s-ma", 2)));
+  caf::anon_send(server, view_atom::value, view_of({1, 2}));
+  f.settle();
+  auto a = ask_later(f, server, closing(1, 5, {1.0f, 10.0f}));
+  CHECK_FALSE(a->has_value());  // waits for the other trainer's final replica
+  auto b = ask_later(f, server, closing(2, 7, {3.0f, 20.0f}));
+  REQUIRE(a->has_value());
+  REQUIRE(b->has_value());
+  for (const auto* r : {&reply_of(a), &reply_of(b)}) {
+    CHECK_FALSE(r->is_delta);
+    CHECK(r->participants == 2);
+    CHECK(r->params == std::vector<float>{2.0f, 15.0f});
+  }
+  // Trainer 2 restarted while the job drained: its successor trained nothing, holds an older
+  // model, and takes the folded one at once (every other live trainer closed already).
+  caf::anon_send(server, view_atom::value, view_of({1, 3}));
+  auto late = ask_later(f, server, closing(3, 0, {0.0f, 0.0f}));
+  REQUIRE(late->has_value());
+  CHECK(reply_of(late).params == std::vector<float>{2.0f, 15.0f});
+  // A trainer asking again (its answer was lost) is not counted twice.
+  auto again = ask_later(f, server, closing(1, 5, {2.0f, 15.0f}));
+  REQUIRE(again->has_value());
+  CHECK(reply_of(again).params == std::vector<float>{2.0f, 15.0f});
+  auto status = ask(f, server, wire::status_request{});
+  CHECK(std::get<wire::status_reply>(*status).json.find("\"closing_rounds\":3") != std::string::npos);
+}
+
+TEST_CASE("sync server: regular rounds stop waiting for a trainer that closed, and a closing round is bounded",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, sync_options("s-ma", 1)));
+  caf::anon_send(server, view_atom::value, view_of({1, 2, 3}));
+  f.settle();
+  auto open = ask_later(f, server, wire::sync_request{2, 0, 0, 4, {8.0f}});
+  CHECK_FALSE(open->has_value());
+  // Trainer 1 finished: the regular round now waits only for trainers 2 and 3.
+  auto closer = ask_later(f, server, closing(1, 4, {4.0f}));
+  CHECK_FALSE(open->has_value());
+  auto other = ask_later(f, server, wire::sync_request{3, 0, 0, 4, {6.0f}});
+  REQUIRE(open->has_value());
+  CHECK(reply_of(open).participants == 2);
+  CHECK(reply_of(open).params == std::vector<float>{7.0f});
+  // Trainer 3 is killed before it closes: the closing round goes on without it after the round
+  // timeout (500 ms); trainer 2's replica arrived in time.
+  auto closer2 = ask_later(f, server, closing(2, 9, {2.0f}));
+  CHECK_FALSE(closer->has_value());
+  f.advance(std::chrono::milliseconds(600));
+  REQUIRE(closer->has_value());
+  REQUIRE(closer2->has_value());
+  CHECK(reply_of(closer).params == std::vector<float>{3.0f});
+  CHECK(reply_of(closer).participants == 2);
+  // A trainer that leaves the view (killed, its heartbeats stopped) completes a closing round at once.
+  auto s2 = f.own(spawn_sync_server(f.sys, gw.gateway, sync_options("s-ma", 1)));
+  caf::anon_send(s2, view_atom::value, view_of({1, 2}));
+  f.settle();
+  auto c1 = ask_later(f, s2, closing(1, 9, {5.0f}));
+  CHECK_FALSE(c1->has_value());
+  caf::anon_send(s2, view_atom::value, view_of({1}));
+  f.settle();
+  REQUIRE(c1->has_value());
+  CHECK(reply_of(c1).params == std::vector<float>{5.0f});
+}
+
+TEST_CASE("sync server: EASGD's closing round moves the center by alpha m towards the final replicas' mean",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto opts = sync_options("s-easgd", 1);
+  opts.easgd_alpha = 0.25;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  caf::anon_send(server, view_atom::value, view_of({1, 2}));
+  f.settle();
+  ask(f, server, wire::sync_request{1, 0, 0, 1, {0.0f}});  // seeds the center at 0
+  auto a = ask_later(f, server, closing(1, 3, {2.0f}));
+  CHECK_FALSE(a->has_value());  // a closing round waits for every trainer, EASGD's too
+  auto b = ask_later(f, server, closing(2, 3, {4.0f}));
+  REQUIRE(a->has_value());
+  // mean 3, rate 0.25 * 2: the center moves to 1.5, and both replicas take it.
+  CHECK_FALSE(reply_of(a).is_delta);
+  CHECK(reply_of(a).params == std::vector<float>{1.5f});
+  CHECK(reply_of(b).params == std::vector<float>{1.5f});
+  CHECK(std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params == std::vector<float>{1.5f});
+}
+
+TEST_CASE("sync server: BMUF's closing round is a block step without the Nesterov look-ahead", "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto opts = sync_options("s-bmuf", 1);
+  opts.bmuf_momentum = 0.5;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  caf::anon_send(server, view_atom::value, view_of({1}));
+  f.settle();
+  CHECK(reply_of(ask_later(f, server, wire::sync_request{1, 0, 0, 1, {1.0f}})).params[0] == 1.0f);
+  // G = 2, D = 2, w_g = 3; Nesterov: the replicas take 3 + 0.5 * 2 = 4.
+  CHECK(reply_of(ask_later(f, server, wire::sync_request{1, 0, 0, 2, {3.0f}})).params[0] == 4.0f);
+  // Closing: G = 5 - 4 = 1, D = 0.5 * 2 + 1 = 2, w_g = 5; no look-ahead: the model is 5.
+  CHECK(reply_of(ask_later(f, server, closing(1, 3, {5.0f}))).params[0] == 5.0f);
+  CHECK(std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params == std::vector<float>{5.0f});
+  // Closing again without training since: nothing moves (the momentum does not carry it on).
+  CHECK(reply_of(ask_later(f, server, closing(1, 3, {5.0f}, 0xfffffffeu))).params[0] == 5.0f);
+}
+
+// ---- the outer optimizer --------------------------------------------------------------------
+
+TEST_CASE("sync server: s-ma-nesterov steps the outer momentum once per full sweep of the trainers", "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto opts = sync_options("s-ma-nesterov", 1);
+  opts.outer_momentum = 0.5;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  caf::anon_send(server, view_atom::value, view_of({1, 2}));
+  f.settle();
+  // The first round's mean (1) is the outer anchor.
+  ask_later(f, server, wire::sync_request{1, 0, 0, 1, {0.0f}});
+  auto first = ask_later(f, server, wire::sync_request{2, 0, 0, 1, {2.0f}});
+  CHECK(reply_of(first).params == std::vector<float>{1.0f});
+  // A full round, mean 3: delta 2, v = 2, w = 1 + (2 + 0.5 * 2) = 4.
+  ask_later(f, server, wire::sync_request{1, 0, 0, 2, {2.0f}});
+  auto second = ask_later(f, server, wire::sync_request{2, 0, 0, 2, {4.0f}});
+  CHECK(reply_of(second).params == std::vector<float>{4.0f});
+  CHECK(momentum_of(f, server) == std::vector<float>{2.0f});
+  // A round that times out with trainer 1 alone is no full sweep: plain MA, momentum unchanged.
+  auto partial = ask_later(f, server, wire::sync_request{1, 0, 0, 3, {5.0f}});
+  f.advance(std::chrono::milliseconds(600));
+  REQUIRE(partial->has_value());
+  CHECK(reply_of(partial).params == std::vector<float>{5.0f});
+  CHECK(momentum_of(f, server) == std::vector<float>{2.0f});
+  // Trainer 2's round completes the sweep: mean 6, delta 6 - 4 = 2, v = 0.5 * 2 + 2 = 3,
+  // w = 4 + (2 + 0.5 * 3) = 7.5.
+  auto last = ask_later(f, server, wire::sync_request{2, 0, 0, 3, {6.0f}});
+  f.advance(std::chrono::milliseconds(600));
+  REQUIRE(last->has_value());
+  CHECK(reply_of(last).params == std::vector<float>{7.5f});
+  CHECK(momentum_of(f, server) == std::vector<float>{3.0f});
+}
+
+TEST_CASE("sync server: s-easgd-nesterov pushes the center once every trainer exchanged, and resumes its momentum",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto opts = sync_options("s-easgd-nesterov", 1);
+  opts.easgd_alpha = 0.5;
+  opts.outer_momentum = 0.5;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  caf::anon_send(server, view_atom::value, view_of({1, 2}));
+  f.settle();
+  ask(f, server, wire::sync_request{1, 0, 0, 1, {0.0f}});  // seeds the center (and the anchor) at 0
+  // d = 0.5 * (4 - 0) = 2: the center moves to 2; the sweep is complete: delta 2, v = 2,
+  // center = 0 + (2 + 0.5 * 2) = 3. The trainer is answered with its elastic d alone.
+  auto b = ask(f, server, wire::sync_request{2, 0, 0, 1, {4.0f}});
+  CHECK(std::get<wire::sync_reply>(*b).params == std::vector<float>{2.0f});
+  auto state = std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{}));
+  CHECK(state.params == std::vector<float>{3.0f});
+  CHECK(state.momentum == std::vector<float>{2.0f});
+  // A resumed job's sync server starts from the snapshot's center and momentum.
+  auto resumed = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  caf::anon_send(resumed, view_atom::value, view_of({1}));
+  f.settle();
+  REQUIRE(std::holds_alternative<wire::ack>(*ask(f, resumed, wire::sync_restore{0, {3.0f}, {2.0f}})));
+  CHECK(momentum_of(f, resumed) == std::vector<float>{2.0f});
+  // One trainer: every exchange is a sweep. d = 0.5 * (5 - 3) = 1, center 4; delta 1,
+  // v = 0.5 * 2 + 1 = 2, center = 3 + (1 + 0.5 * 2) = 5.
+  ask(f, resumed, wire::sync_request{1, 0, 0, 1, {5.0f}});
+  CHECK(std::get<wire::dense_reply>(*ask(f, resumed, wire::dense_request{})).params == std::vector<float>{5.0f});
 }

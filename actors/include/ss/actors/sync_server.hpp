@@ -6,9 +6,17 @@
 //             its slice, or sync-round-timeout after the first one arrived (a dead or slow trainer
 //             never holds the others; it joins a later round); every participant gets the round's
 //             target: the mean (MA), or BMUF's block-momentum model
+//   -nesterov  (S-EASGD, S-MA) once every live trainer has synced since the sweep began, the
+//             center's move over the sweep is applied with Nesterov momentum (the outer optimizer)
+//   closing   a request with `closing` = g > 0 joins closing round g (the input is exhausted, or a
+//             scored epoch ended): it waits for every live trainer's final replica (bounded by
+//             sync-round-timeout), folds those that trained since their last closing round into
+//             the slice by one synchronous round of the algorithm, and answers every participant
+//             with the resulting model. Regular rounds stop waiting for trainers that closed.
 // The coordinator hosts slice 0; more slices run in sync-server instances (the job's sync
 // capacity). Messages:
 //   (serve_atom, envelope_ptr)            sync_request -> sync_reply; dense_request -> its slice
+//                                         (and BMUF's or the outer optimizer's momentum)
 //   (view_atom, cluster_view)             the live trainers (how many a round waits for)
 //   (central_atom) -> std::vector<float>  its slice of the central model (EASGD: the center,
 //                                         BMUF: the global model); empty if never synced
@@ -34,6 +42,8 @@ struct sync_server_options {
   double bmuf_momentum = -1; // -1: 1 - 1 / live trainers
   double bmuf_block_lr = 1;
   bool bmuf_nesterov = true;
+  double outer_momentum = -1; // -nesterov: -1: 1 - 1 / live trainers
+  double outer_lr = 1;
   std::chrono::milliseconds round_timeout{5000};
 };
 
