@@ -4,7 +4,8 @@
 // replica to the coordinator once the input is exhausted.
 //
 // Messages: view_atom + cluster_view (from the membership agent), state_atom + job_state,
-// finished_atom (a worker trained everything it took), fetch_atom (fetch the central copy again),
+// finished_atom (a worker trained everything it took: once all did, the closing round, then the
+// report), fetch_atom (fetch the central copy again),
 // report_atom (report the replica again), serve_atom + envelope -> body (dense_request,
 // status_request).
 #include <caf/all.hpp>
@@ -72,6 +73,15 @@ void report_replica(trainer_actor* self) {
             }
           },
           [self](const caf::error&) { self->delayed_send(self, retry_delay, report_atom::value); });
+}
+
+// The input is exhausted: the closing round folds this replica's last progress into the model
+// (bounded by the syncer's deadline), then the replica is reported.
+void close_then_report(trainer_actor* self) {
+  auto& st = self->state;
+  if (st.ctx->sync.algo == sync::algorithm::none) return report_replica(self);
+  self->request(st.syncer, caf::infinite, close_atom::value, final_closing)
+      .then([self](bool) { report_replica(self); }, [self](const caf::error&) { report_replica(self); });
 }
 
 void start_workers(trainer_actor* self) {
@@ -215,7 +225,7 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
       },
       [self](finished_atom) {
         auto& st = self->state;
-        if (++st.workers_done == static_cast<int>(st.workers.size())) report_replica(self);
+        if (++st.workers_done == static_cast<int>(st.workers.size())) close_then_report(self);
       },
       [self](report_atom) { report_replica(self); },
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {

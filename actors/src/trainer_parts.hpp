@@ -60,6 +60,11 @@ using slink_atom = caf::atom_constant<caf::atom("slink")>;
 using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
 using report_atom = caf::atom_constant<caf::atom("report")>;
 using finished_atom = caf::atom_constant<caf::atom("finished")>;
+using close_atom = caf::atom_constant<caf::atom("close")>;
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
+
+// The generation of the closing round at the job's end (epoch boundaries use the epoch's number).
+constexpr std::uint32_t final_closing = 0xffffffffu;
 
 // Feeds the workers of one trainer from every reader.
 using feeder_actor = caf::typed_actor<
@@ -88,6 +93,10 @@ using syncer_actor = caf::typed_actor<
     caf::reacts_to<round_atom>,                     // shadow: run the next round now
     caf::reacts_to<sync_atom>,                      // foreground: a sync is due (parks every worker)
     caf::reacts_to<slice_atom, std::uint32_t, std::uint64_t, int>,  // retry slice k's call, attempt n
+    // The workers are idle (input exhausted, or an epoch ended): run closing round g once the
+    // round in flight is over; true once it folded, false if given up at its deadline.
+    caf::replies_to<close_atom, std::uint32_t>::with<bool>,
+    caf::reacts_to<deadline_atom, std::uint64_t>,   // closing round n is past its deadline
     caf::reacts_to<stop_atom>>;                     // the trainer is done: no more rounds
 
 // Foreground sync: once the trainer's batch count reaches the next multiple of k, exactly one

@@ -2,7 +2,10 @@
 // and applies the answers. Shadow mode loops rounds (at least --sync-interval apart) while the
 // workers train; foreground mode runs one when a worker reaches the next multiple of
 // --sync-every, with every worker parked meanwhile. Both take the same path through a round
-// (messages: syncer_actor in trainer_parts.hpp).
+// (messages: syncer_actor in trainer_parts.hpp). Once the workers are idle (the input is
+// exhausted, or a scored epoch ended) the trainer asks for a closing round: the replica is sent
+// with `closing` set, and the sync servers fold every trainer's final replica into the model
+// (docs/sync.md). It is bounded by a deadline; past it the trainer goes on without it.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -32,6 +35,13 @@ struct syncer_state {
   std::vector<std::uint64_t> live_call;
   std::vector<bool> waiting;
   std::uint64_t calls = 0;
+  // The closing round: its generation while one is asked for (0: none), whether it is the round
+  // in flight, who waits for it, and its deadline's id.
+  std::uint32_t closing = 0;
+  bool closing_in_flight = false;
+  bool resume_after_closing = false;  // an epoch's closing round: the shadow loop goes on
+  caf::typed_response_promise<bool> closing_promise;
+  std::uint64_t closing_id = 0;
 };
 using self_ptr = syncer_actor::stateful_pointer<syncer_state>;
 
@@ -96,8 +106,9 @@ void send_slice(self_ptr self, std::uint32_t k, int attempt) {
   req.batches = st.ctx->progress->batches();
   req.params.assign(st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset),
                     st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset + length));
-  // A round may wait for every trainer (MA, BMUF): allow it the round timeout on top.
-  const bool waits_for_all = st.ctx->sync.algo != sync::algorithm::easgd;
+  req.closing = st.closing_in_flight ? st.closing : 0;
+  // A round may wait for every trainer (MA, BMUF, any closing round): allow it the round timeout on top.
+  const bool waits_for_all = st.ctx->sync.algo != sync::algorithm::easgd || req.closing > 0;
   const auto timeout =
       st.ctx->timeout + (waits_for_all ? std::chrono::duration_cast<caf::timespan>(
                                              std::chrono::duration<double>(st.ctx->job.sync_round_timeout))
@@ -126,25 +137,78 @@ void start_round(self_ptr self) {
   for (std::uint32_t k = 0; k < st.slices.size(); ++k) send_slice(self, k, 0);
 }
 
+void start_closing(self_ptr self);
+void end_closing(self_ptr self, bool folded);
+
 void round_done(self_ptr self) {
   auto& st = self->state;
   st.in_round = false;
+  // The closing round is not part of the sync cadence: the sync gap and latency leave it out.
+  if (st.closing_in_flight) return end_closing(self, true);
   const auto now = std::chrono::steady_clock::now();
   const std::uint64_t batches = st.ctx->progress->batches();
   st.ctx->progress->add_sync_round(now - st.round_start, batches - st.batches_at_last_sync, st.distance);
   st.batches_at_last_sync = batches;
-  if (st.ctx->gate) {
+  if (st.ctx->gate && st.closing == 0) {
     // Foreground: resume the workers; their stop counts as foreground sync cost.
     st.ctx->progress->add_sync_wait((now - st.paused_at) * static_cast<int>(st.workers.size()));
     st.ctx->gate->open();
     for (auto& w : st.workers) self->send(w, resume_atom::value);
     return;
   }
+  if (st.closing != 0) return start_closing(self);  // asked for while this round was in flight
   if (!st.running || st.stopping) return;
   const auto interval = std::chrono::duration<double>(st.ctx->job.sync_interval);
   const auto elapsed = now - st.round_start;
   if (elapsed >= interval) start_round(self);
   else self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(interval - elapsed), round_atom::value);
+}
+
+// The closing round: one more round of the idle replica, with `closing` set.
+void start_closing(self_ptr self) {
+  auto& st = self->state;
+  if (st.ctx->gate) {  // a foreground round was in flight: its workers go on (they are idle)
+    st.ctx->gate->open();
+    for (auto& w : st.workers) self->send(w, resume_atom::value);
+  }
+  st.closing_in_flight = true;
+  start_round(self);
+}
+
+void end_closing(self_ptr self, bool folded) {
+  auto& st = self->state;
+  if (!folded) {
+    ++st.round_id;  // answers still on their way are void
+    st.in_round = false;
+  }
+  st.closing = 0;
+  st.closing_in_flight = false;
+  st.closing_promise.deliver(folded);
+  if (st.resume_after_closing && !st.stopping) {
+    st.running = true;
+    start_round(self);
+  }
+}
+
+// The trainer asks for closing round g: after the round in flight, if any. Its deadline is two
+// round trips with the round timeout each: a closing round waits at most one round timeout for
+// the other trainers, and a restarted sync server gets the request again.
+caf::typed_response_promise<bool> ask_closing(self_ptr self, std::uint32_t generation) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise<bool>();
+  if (st.ctx->sync.algo == sync::algorithm::none || st.stopping || st.closing != 0) {
+    promise.deliver(st.ctx->sync.algo == sync::algorithm::none);
+    return promise;
+  }
+  st.closing = generation;
+  st.closing_promise = promise;
+  st.resume_after_closing = st.running && generation != final_closing;
+  st.running = false;
+  const auto round_timeout = std::chrono::duration<double>(st.ctx->job.sync_round_timeout);
+  const auto deadline = 2 * (st.ctx->timeout + std::chrono::duration_cast<caf::timespan>(round_timeout));
+  self->delayed_send(self, deadline, deadline_atom::value, ++st.closing_id);
+  if (!st.in_round) start_closing(self);
+  return promise;
 }
 
 // Foreground: park every worker, then sync.
@@ -188,6 +252,14 @@ syncer_actor::behavior_type syncer(self_ptr self, context_ptr ctx) {
       [self](slice_atom, std::uint32_t k, std::uint64_t call, int attempt) {
         auto& s = self->state;
         if (s.in_round && call == s.live_call[k]) send_slice(self, k, attempt);
+      },
+      [self](close_atom, std::uint32_t generation) { return ask_closing(self, generation); },
+      [self](deadline_atom, std::uint64_t id) {
+        auto& s = self->state;
+        if (id != s.closing_id || s.closing == 0) return;
+        spdlog::warn("{}: the closing round did not complete in time; the replica goes on without it",
+                     s.ctx->options.name);
+        end_closing(self, false);
       },
       [self](stop_atom) {
         self->state.stopping = true;

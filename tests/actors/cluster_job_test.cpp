@@ -1,5 +1,5 @@
 // A whole job on the deterministic scheduler: coordinator, shards, readers and trainers trained to
-// the end, without sync, with shadow EASGD, with foreground model averaging.
+// the end, without sync, with shadow EASGD, with foreground model averaging, and the closing round.
 #include "actor_helpers.hpp"
 
 using namespace ss;
@@ -13,6 +13,7 @@ struct job_outcome {
   std::string result_json;  // as printed
   std::uint64_t acked = 0;
   std::vector<std::uint64_t> shard_rows;
+  std::string sync_status;  // sync server 0's status JSON at the end
 };
 
 // A whole job, every service composed by hand over the in-memory network: a coordinator (with
@@ -126,6 +127,8 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
 
   REQUIRE(f.run_until([&] { return !out.result_json.empty(); }, std::chrono::seconds(300)));
   out.acked = rc->examples_acked.load();
+  if (auto status = ask(f, co.local_sync, wire::status_request{}))
+    if (const auto* r = std::get_if<wire::status_reply>(&*status)) out.sync_status = r->json;
   for (auto& st : stores) out.shard_rows.push_back(st->stats().rows);
   for (auto& n : nodes) n->transport->stop();
   return out;
@@ -157,6 +160,18 @@ TEST_CASE("cluster: two trainers with shadow EASGD sync in the background", "[ac
   CHECK(out.result.sync_rounds > 0);
   CHECK(out.result.sync_wait_seconds == 0);  // shadow: workers never stop
   CHECK(std::isfinite(out.result.test.ne));
+}
+
+TEST_CASE("cluster: once the input is exhausted, one closing round folds both trainers' last progress",
+          "[actors]") {
+  for (const char* sync_name : {"s-ma-nesterov", "fr-bmuf"}) {
+    const auto out = run_job(sync_name, 2);
+    INFO(sync_name << ": " << out.result_json << "\n" << out.sync_status);
+    CHECK(out.result.ok);
+    CHECK(out.result.examples == 2000);
+    CHECK(out.sync_status.find("\"closing_rounds\":1") != std::string::npos);
+    CHECK(std::isfinite(out.result.test.ne));
+  }
 }
 
 TEST_CASE("cluster: two trainers with foreground model averaging every 3 batches", "[actors]") {
