@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ss/core/job/snapshot.hpp"
 #include "support/process.hpp"
@@ -50,6 +52,19 @@ TEST_CASE("cli: bad flags and values exit 2 with a precise message", "[cli]") {
   CHECK(no_input.out.find("--train") != std::string::npos);
   auto bad_shape = run_command(bin + " train --train x --bottom-mlp 512-256-32");
   CHECK(bad_shape.exit_code != 0);
+}
+
+TEST_CASE("cli: bad sync flags exit 2 naming the flag", "[cli]") {
+  for (const auto& [flags, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"--outer-momentum -0.5", "--outer-momentum must be -1 (1 - 1 / trainers) or in [0, 1), not -0.5"},
+           {"--outer-momentum 1", "--outer-momentum: '1' is above the maximum"},
+           {"--outer-lr 0", "--outer-lr: '0' is below the minimum"},
+           {"--sync s-bmuf-nesterov", "--sync: 's-bmuf-nesterov' is not one of"}}) {
+    auto r = run_command(bin + " local --train /nonexistent.tsv --log-level warn " + flags);
+    INFO(flags << ": " << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find(needle) != std::string::npos);
+  }
 }
 
 TEST_CASE("cli: the model's shape from --embedding-dim alone, and a bottom MLP that misses it exits 2 naming both",

@@ -1,5 +1,7 @@
 #include "ss/core/job/job_options.hpp"
 
+#include <cstdio>
+
 namespace ss::job {
 namespace {
 const char* const description =
@@ -90,9 +92,11 @@ status check_job(const job_options& o) {
     if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
   }
   SS_RETURN_IF_ERROR(check_epoch_options(o.passes));
-  if (o.outer_momentum < 0 && o.outer_momentum != -1)
-    return {errc::invalid_argument, "--outer-momentum must be -1 (1 - 1 / trainers) or in [0, 1), not " +
-                                        std::to_string(o.outer_momentum)};
+  if (o.outer_momentum < 0 && o.outer_momentum != -1) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", o.outer_momentum);
+    return {errc::invalid_argument, std::string("--outer-momentum must be -1 (1 - 1 / trainers) or in [0, 1), not ") + value};
+  }
   // The model's shape, once the input's feature counts are known: a bad one is a flag's mistake,
   // found before anything starts.
   if (o.dense_features >= 0 && o.categorical_features >= 0) {
