@@ -93,5 +93,7 @@ struct Envelope {
     # Client -> coordinator.
     exportReply @32 :Control.ExportReply;
     # Coordinator -> client.
+    syncClose @33 :Model.SyncClose;
+    # Coordinator -> trainer.
   }
 }

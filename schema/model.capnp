@@ -66,6 +66,14 @@ struct SyncReply {
   # The delta or the target, the length of the slice.
 }
 
+struct SyncClose {
+# Coordinator -> trainer: a scored epoch ended (the workers are idle); run closing round
+# `generation` and answer (an Ack) once it folded the replica's progress or gave up.
+
+  generation @0 :UInt32;
+  # The epoch that ended (1-based).
+}
+
 struct DenseReport {
 # A trainer's replica, sent when it finishes; the cluster's final model is built from these.
 

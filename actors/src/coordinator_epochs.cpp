@@ -4,7 +4,8 @@
 // (lowest validation log loss) is also scored on the test files and written to --export, so its
 // model need not be kept; then the next epoch opens, or, after --early-stop-patience epochs
 // without a better one, the job ends (the view's epochs_stop). The last epoch's model is scored
-// in the job's final path, after the last snapshot.
+// in the job's final path, after the last snapshot. Before an epoch's model is gathered, the
+// trainers fold their last progress into it by a closing round (close_epoch).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -68,6 +69,29 @@ void gather_epoch_model(coordinator_actor* self, std::function<void(std::vector<
         },
         [one_done](const std::string&) { one_done(); });
   }
+}
+
+// Before an epoch's model is taken, every live trainer runs a closing round (docs/sync.md): the
+// progress each made since its last sync is then in the model scored. Bounded: a trainer that
+// does not answer within its closing deadline (two round trips with the round timeout) plus a
+// request timeout is not waited for.
+void close_epoch(coordinator_actor* self, std::uint32_t epoch, std::function<void()> then) {
+  auto& st = self->state;
+  auto spec = sync::parse_sync(st.options.job.sync);
+  std::vector<std::string> trainers;
+  for (const auto& [id, m] : st.members)
+    if (m.role == wire::role::trainer && !m.endpoint.empty()) trainers.push_back(m.endpoint);
+  if (!spec.is_ok() || spec->algo == sync::algorithm::none || trainers.empty()) return then();
+  const auto& job = st.options.job;
+  const auto timeout = std::chrono::duration<double>(3 * job.request_timeout + 2 * job.sync_round_timeout);
+  auto pending = std::make_shared<std::size_t>(trainers.size());
+  auto one_done = [pending, then] {
+    if (--*pending == 0) then();
+  };
+  for (const auto& endpoint : trainers)
+    call_endpoint(self, endpoint, make_body(wire::sync_close{epoch}),
+                  std::chrono::duration_cast<caf::timespan>(timeout),
+                  [one_done](const envelope_ptr&) { one_done(); }, [one_done](const std::string&) { one_done(); });
 }
 
 void start_validation(coordinator_actor* self) {
@@ -141,6 +165,27 @@ void evaluation_tick(coordinator_actor* self, const totals& t) {
 
 }  // namespace
 
+namespace {
+
+// The epoch's model is gathered: check it and score it on the validation files.
+void validate_epoch_model(coordinator_actor* self, std::vector<float> dense) {
+  auto& s = self->state;
+  if (s.state != wire::job_state::running) return;
+  if (dense.empty()) {  // no trainer answered (all restarting): try again on a later tick
+    s.scoring = scoring_stage::none;
+    return;
+  }
+  if (const std::size_t bad = train::non_finite_count(dense.data(), dense.size()); bad > 0)
+    return fail_job(self, "training diverged in epoch " + std::to_string(s.scoring_epoch) + ": " +
+                              std::to_string(bad) + " of " + std::to_string(dense.size()) +
+                              " dense parameters are NaN or infinite; lower --learning-rate or "
+                              "--embedding-learning-rate");
+  s.scored_model = std::move(dense);
+  start_validation(self);
+}
+
+}  // namespace
+
 void epochs_tick(coordinator_actor* self, const totals& t) {
   auto& st = self->state;
   if (!validates(st) || st.scoring != scoring_stage::none || st.exporting_epoch) return;
@@ -156,20 +201,8 @@ void epochs_tick(coordinator_actor* self, const totals& t) {
   st.scoring = scoring_stage::validation;  // taken: gathering the model
   st.scoring_epoch = static_cast<int>(done);
   st.scoring_final = false;
-  gather_epoch_model(self, [self](std::vector<float> dense) {
-    auto& s = self->state;
-    if (s.state != wire::job_state::running) return;
-    if (dense.empty()) {  // no trainer answered (all restarting): try again on a later tick
-      s.scoring = scoring_stage::none;
-      return;
-    }
-    if (const std::size_t bad = train::non_finite_count(dense.data(), dense.size()); bad > 0)
-      return fail_job(self, "training diverged in epoch " + std::to_string(s.scoring_epoch) + ": " +
-                                std::to_string(bad) + " of " + std::to_string(dense.size()) +
-                                " dense parameters are NaN or infinite; lower --learning-rate or "
-                                "--embedding-learning-rate");
-    s.scored_model = std::move(dense);
-    start_validation(self);
+  close_epoch(self, done, [self] {
+    gather_epoch_model(self, [self](std::vector<float> dense) { validate_epoch_model(self, std::move(dense)); });
   });
 }
 

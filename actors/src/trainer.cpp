@@ -7,7 +7,7 @@
 // finished_atom (a worker trained everything it took: once all did, the closing round, then the
 // report), fetch_atom (fetch the central copy again),
 // report_atom (report the replica again), serve_atom + envelope -> body (dense_request,
-// status_request).
+// status_request, sync_close: an epoch's closing round).
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -168,6 +168,21 @@ void follow_view(trainer_actor* self, const wire::cluster_view& view) {
   }
 }
 
+// The coordinator asks for a closing round: a scored epoch ended and the workers are idle. The
+// answer (an ack) comes once the syncer folded the replica or gave up at its deadline.
+caf::result<body_ptr> close_epoch(trainer_actor* self, const wire::sync_close& close) {
+  auto promise = self->make_response_promise<body_ptr>();
+  if (close.generation == 0 || close.generation == final_closing) {
+    promise.deliver(make_body(wire::error_reply{errc::invalid_argument, "sync_close: no such epoch " +
+                                                                            std::to_string(close.generation)}));
+    return promise;
+  }
+  self->request(self->state.syncer, caf::infinite, close_atom::value, close.generation)
+      .then([promise](bool) mutable { promise.deliver(make_body(wire::ack{})); },
+            [promise](const caf::error&) mutable { promise.deliver(make_body(wire::ack{})); });
+  return promise;
+}
+
 // What `shadowsync status` shows of this trainer.
 std::string status_json(trainer_actor* self) {
   auto& st = self->state;
@@ -228,8 +243,9 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
         if (++st.workers_done == static_cast<int>(st.workers.size())) close_then_report(self);
       },
       [self](report_atom) { report_replica(self); },
-      [self](serve_atom, const envelope_ptr& env) -> body_ptr {
+      [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> {
         auto& st = self->state;
+        if (const auto* close = std::get_if<wire::sync_close>(&env->message)) return close_epoch(self, *close);
         if (std::holds_alternative<wire::dense_request>(env->message)) {
           // The replica: the coordinator snapshots it (no central copy without sync) and builds
           // the final model from it.
@@ -267,6 +283,7 @@ caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, cons
   auto a = sys.spawn(trainer, ctx, gateway, member_agent);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), a);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::dense_request>(), a);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_close>(), a);
   return a;
 }
 

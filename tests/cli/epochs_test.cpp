@@ -159,6 +159,24 @@ TEST_CASE("epochs in the cluster: every example once per epoch, validation, earl
   d.check_predict(model, j);
 }
 
+TEST_CASE("epochs in the cluster: a closing round folds the trainers' last progress at each epoch's end and at the "
+          "job's end",
+          "[cli]") {
+  split_data d;
+  // In one process, two trainers with shadow EASGD (a sync interval longer than the job: without
+  // the closing rounds the center would hold little of the training), two epochs scored.
+  auto r = run_command(bin + " local --trainers 2 --sync s-easgd --sync-interval 30 --train " + d.dir.str("train.tsv") +
+                       " --test " + d.dir.str("held-out.tsv") + " --validation " + d.dir.str("validation.tsv") +
+                       " --bottom-mlp 32-16 --top-mlp 32-1 --epochs 2 --progress-interval 0 --log-level info");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("closing round 1 folded 2 of 2 trainers' final replicas") != std::string::npos);
+  CHECK(r.out.find("closing round at the end folded 2 of 2 trainers' final replicas") != std::string::npos);
+  const std::string j = last_json_line(r.out);
+  CHECK(json_field(j, "ok") == "true");
+  CHECK(json_number(j, "examples") == 24000);
+}
+
 TEST_CASE("epochs in the cluster: contradictory options exit 2 before anything starts", "[cli]") {
   split_data d;
   auto no_validation = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --epochs 3 --early-stop-patience 1");

@@ -95,6 +95,7 @@ TEST_CASE("codec: every sample message encodes to its protocol 1 bytes", "[wire]
     {"sync_restore", 96, 0x1b4396a37015589aULL},
     {"export_request", 72, 0x1c71728cd387b377ULL},
     {"export_reply", 96, 0x4a23d3e6afaef539ULL},
+    {"sync_close", 48, 0x42e9162a5b8d3795ULL},
   };
   check_frames(one_of_each(), golden);
 }
@@ -132,6 +133,7 @@ TEST_CASE("codec: every default-constructed message encodes to its protocol 1 by
     {"sync_restore", 64, 0x0334142988d67301ULL},
     {"export_request", 48, 0x88b5aeea3dfda4f0ULL},
     {"export_reply", 72, 0x14401afe276fe675ULL},
+    {"sync_close", 48, 0x99e1252e7ad9f9baULL},
   };
   std::vector<envelope> samples = one_of_each();
   for (envelope& e : samples) {

@@ -154,6 +154,7 @@ inline std::vector<envelope> one_of_each() {
   add(sync_restore{2, {1.0f, 2.0f, -3.0f}, {0.25f, -0.125f, 0.0f}});
   add(export_request{"/models/job-7.ssm"});
   add(export_reply{"/models/job-7.ssm", 1234567, 89000000, 3.5});
+  add(sync_close{4});
   return out;
 }
 
@@ -319,6 +320,7 @@ inline void check_same(const sync_restore& a, const sync_restore& b) {
   CHECK(same_bits(a.momentum, b.momentum));
 }
 inline void check_same(const export_request& a, const export_request& b) { CHECK(a.path == b.path); }
+inline void check_same(const sync_close& a, const sync_close& b) { CHECK(a.generation == b.generation); }
 inline void check_same(const export_reply& a, const export_reply& b) {
   CHECK(a.path == b.path);
   CHECK(a.rows == b.rows);

@@ -75,4 +75,13 @@ struct codec<sync_restore>
   }
 };
 
+
+template <>
+struct codec<sync_close>
+    : union_member<Body::SYNC_CLOSE, &Body::Builder::initSyncClose, &Body::Reader::getSyncClose> {
+  static constexpr const char* name = "sync_close";
+  using fields = field_list<Wire,
+      field<&sync_close::generation, &Wire::Builder::setGeneration, &Wire::Reader::getGeneration>>;
+};
+
 }  // namespace ss::wire::detail

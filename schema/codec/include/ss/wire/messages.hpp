@@ -287,6 +287,11 @@ struct dump_reply {
   bool done = false;
 };
 
+// Coordinator -> trainer: run closing round `generation` (a scored epoch ended); answered by an ack.
+struct sync_close {
+  std::uint32_t generation = 0;
+};
+
 struct export_request {
   std::string path;  // on the coordinator's file system
 };
@@ -311,7 +316,7 @@ using body = std::variant<error_reply, register_request, register_reply, heartbe
                           push_request, push_reply, dense_request, dense_reply, dense_report, status_request,
                           status_reply, stop_request, ack, sync_request, sync_reply, snapshot_now,
                           snapshot_request, snapshot_reply, dump_request, dump_reply, sync_restore,
-                          export_request, export_reply>;
+                          export_request, export_reply, sync_close>;
 
 struct envelope {
   std::uint16_t version = protocol_version;
