@@ -181,6 +181,7 @@ void end_closing(self_ptr self, bool folded) {
     ++st.round_id;  // answers still on their way are void
     st.in_round = false;
   }
+  if (st.closing == final_closing) st.stopping = true;  // the job's end: no more rounds
   st.closing = 0;
   st.closing_in_flight = false;
   st.closing_promise.deliver(folded);
@@ -244,7 +245,8 @@ syncer_actor::behavior_type syncer(self_ptr self, context_ptr ctx) {
       },
       [self](round_atom) {
         auto& s = self->state;
-        if (s.ctx->sync.when != sync::mode::shadow || s.stopping) return;
+        // (a round timer set before a closing round was asked for does not start one)
+        if (s.ctx->sync.when != sync::mode::shadow || s.stopping || s.closing != 0) return;
         s.running = true;
         start_round(self);
       },
