@@ -125,7 +125,7 @@ void outer_nesterov::sweep_done(float* model, const outer_options& o, bool looka
   for (std::size_t i = 0; i < anchor_.size(); ++i) {
     const float delta = model[i] - anchor_[i];
     velocity_[i] = o.momentum * velocity_[i] + delta;
-    model[i] = anchor_[i] + o.lr * (lookahead ? delta + o.momentum * velocity_[i] : velocity_[i]);
+    model[i] = anchor_[i] + o.lr * (lookahead ? delta + o.momentum * velocity_[i] : delta);
     anchor_[i] = model[i];
   }
 }

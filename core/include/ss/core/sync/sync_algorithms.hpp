@@ -18,7 +18,8 @@
 // Closing round (when the input is exhausted, and at a scored epoch's end): one last synchronous
 // round over every trainer's final replica folds their last progress into the model taken: MA the
 // mean, EASGD w~ += min(1, alpha m) (mean - w~) over m replicas, BMUF one block step without the
-// Nesterov look-ahead (the model is taken as it is, not where momentum would carry it next).
+// Nesterov look-ahead (the model is taken as it is, not where momentum would carry it next); the
+// outer optimizer likewise takes its true iterate w_a + lr delta.
 //
 // Shadow mode applies a round's result as a delta, so progress the workers made while the round
 // was in flight survives: w_i += target - snapshot (MA, BMUF) or w_i -= d (EASGD), where the
@@ -136,7 +137,9 @@ class outer_nesterov {
   void restore(const float* model, const float* momentum, std::size_t n);
   std::size_t size() const { return anchor_.size(); }
   // A sweep ended with the inner model at `model`: applies the outer step to it in place. With
-  // `lookahead` false (the closing round) the step is heavy-ball: w = w_a + lr v.
+  // `lookahead` false (the closing round) the model is the optimizer's true iterate instead of
+  // its look-ahead point: w = w_a + lr delta (the look-ahead is where the next sweep would start;
+  // the model taken should not be extrapolated by the momentum). The momentum is updated alike.
   void sweep_done(float* model, const outer_options& options, bool lookahead = true);
   const std::vector<float>& momentum() const { return velocity_; }
 
