@@ -11,7 +11,8 @@
 // content checksum.
 //
 // dense.bin: "SSDENSE1" (8 bytes), u64 n, n little-endian floats (params), u64 m, m floats
-// (momentum: BMUF's block momentum, else m = 0), u32 CRC32C of everything before it.
+// (momentum: BMUF's block momentum or the outer optimizer's, else m = 0), u32 CRC32C of
+// everything before it.
 // MANIFEST: "key = value" lines; the last line is "crc32c = XXXXXXXX", the CRC32C (hex) of every
 // byte before that line.
 #pragma once
@@ -85,7 +86,7 @@ result<snapshot_manifest> parse_manifest(const std::string& text);
 
 struct dense_state {
   std::vector<float> params;    // the central copy (EASGD center, BMUF global model, MA mean, or a replica)
-  std::vector<float> momentum;  // BMUF block momentum; empty otherwise
+  std::vector<float> momentum;  // BMUF block momentum or the outer optimizer's (-nesterov); empty otherwise
 };
 
 std::string encode_dense(const dense_state& d);
