@@ -1,0 +1,171 @@
+#include "ss/core/metrics/history.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "ss/core/json.hpp"
+
+namespace ss::metrics {
+
+bounded_series::bounded_series(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 4)) {
+  points_.reserve(capacity_);
+}
+
+void bounded_series::add(double t, double value) {
+  if (!std::isfinite(value) || !std::isfinite(t)) return;
+  if (!points_.empty() && t < points_.back().t) return;
+  // Once thinned, the newest point is provisional: it moves forward with each sample until it is
+  // `spacing_` past the one before it, so the series keeps its resolution and ends with the
+  // current value.
+  if (provisional_) {
+    points_.back() = {t, value};
+    provisional_ = t - points_[points_.size() - 2].t < spacing_;
+    return;
+  }
+  points_.push_back({t, value});
+  if (points_.size() >= capacity_) thin();
+  const std::size_t n = points_.size();
+  provisional_ = n >= 2 && points_[n - 1].t - points_[n - 2].t < spacing_;
+}
+
+void bounded_series::thin() {
+  // Keep the newest point and every other one before it.
+  std::vector<series_point> kept;
+  kept.reserve(capacity_);
+  for (std::size_t i = points_.size(); i >= 2; i -= 2) kept.push_back(points_[i - 1]);
+  if (points_.size() % 2 == 1) kept.push_back(points_.front());
+  std::reverse(kept.begin(), kept.end());
+  points_.swap(kept);
+  if (points_.size() >= 2)
+    spacing_ = (points_.back().t - points_.front().t) / static_cast<double>(points_.size() - 1);
+}
+
+job_history::job_history(history_limits limits) : limits_(limits) {}
+
+void job_history::add(const std::string& name, double t, double value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  add_locked(name, t, value);
+}
+
+void job_history::add_locked(const std::string& name, double t, double value) {
+  if (!std::isfinite(value)) return;
+  auto it = series_.find(name);
+  if (it == series_.end()) {
+    if (series_.size() >= limits_.max_series) {
+      ++dropped_;
+      return;
+    }
+    it = series_.emplace(name, bounded_series(limits_.points_per_series)).first;
+  }
+  it->second.add(t, value);
+}
+
+double job_history::rate_locked(const std::string& counter, double t, double value) {
+  auto it = last_counter_.find(counter);
+  if (it == last_counter_.end()) {
+    if (last_counter_.size() < limits_.max_series) last_counter_.emplace(counter, series_point{t, value});
+    return std::nan("");
+  }
+  const series_point before = it->second;
+  it->second = {t, value};
+  if (t <= before.t || value < before.value) return std::nan("");
+  return (value - before.value) / (t - before.t);
+}
+
+namespace {
+
+// A number of the status, NaN when it is absent or null (NE before any example).
+double number_of(const json_value& v) {
+  if (v.type() == json_value::kind::number) return v.number();
+  return std::nan("");
+}
+
+}  // namespace
+
+void job_history::record(double t, const json_value& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const char* field :
+       {"examples", "examples_committed", "window_ne", "window_logloss", "train_logloss", "validation_ne",
+        "validation_logloss", "progress", "trainers", "members_late", "snapshots"})
+    add_locked(std::string("job/") + field, t, number_of(status[field]));
+  add_locked("job/examples_per_sec", t, rate_locked("job/examples", t, number_of(status["examples"])));
+  add_locked("job/members", t, static_cast<double>(status["members"].items().size()));
+  if (const double age = number_of(status["seconds_since_snapshot"]); age >= 0)
+    add_locked("job/seconds_since_snapshot", t, age);
+  for (const auto& member : status["members"].items()) record_member(t, member);
+}
+
+void job_history::record_member(double t, const json_value& member) {
+  const std::string role = member["role"].string();
+  const std::string prefix = role + "/" + member["name"].string() + "/";
+  if (role == "trainer") {
+    add_locked(prefix + "examples_per_sec", t, rate_locked(prefix + "examples", t, number_of(member["examples"])));
+    for (const char* field : {"sync_gap", "sync_latency_p50_ms", "sync_distance"})
+      add_locked(prefix + field, t, number_of(member[field]));
+  } else if (role == "shard") {
+    add_locked(prefix + "rows", t, number_of(member["rows"]));
+    add_locked(prefix + "lookups_per_sec", t,
+               rate_locked(prefix + "rows_looked_up", t, number_of(member["rows_looked_up"])));
+    add_locked(prefix + "hit_rate", t, number_of(member["hit_rate"]));  // once shards report one
+  }
+}
+
+namespace {
+
+void append_number(std::string& out, double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+}  // namespace
+
+std::string job_history::to_json(double since) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  out.reserve(64 + series_.size() * 48);
+  out += "{\"capacity\":" + std::to_string(limits_.points_per_series) +
+         ",\"max_series\":" + std::to_string(limits_.max_series) + ",\"dropped_samples\":" + std::to_string(dropped_) +
+         ",\"series\":{";
+  bool first_series = true;
+  for (const auto& [name, s] : series_) {
+    if (!first_series) out += ',';
+    first_series = false;
+    out += json_quote(name);
+    out += ":[";
+    bool first_point = true;
+    for (const auto& p : s.points()) {
+      if (p.t <= since) continue;
+      if (!first_point) out += ',';
+      first_point = false;
+      out += '[';
+      append_number(out, p.t);
+      out += ',';
+      append_number(out, p.value);
+      out += ']';
+    }
+    out += ']';
+  }
+  out += "}}";
+  return out;
+}
+
+std::size_t job_history::series_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return series_.size();
+}
+
+std::size_t job_history::dropped_samples() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
+}
+
+std::size_t job_history::longest_series() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t most = 0;
+  for (const auto& [name, s] : series_) most = std::max(most, s.points().size());
+  return most;
+}
+
+}  // namespace ss::metrics
