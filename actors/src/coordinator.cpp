@@ -388,52 +388,103 @@ bool take_final_snapshot(coordinator_actor* self) {
 }
 
 
-body_ptr on_status(coordinator_actor* self) {
+// One member as the coordinator's status lists it: who it is, its health (ok; late: no heartbeat
+// for three intervals; failed: it reported an error) and its role's own numbers.
+std::string member_status(const coordinator_state& st, std::uint64_t id, const member_info& m,
+                          clock_type::time_point now) {
+  const auto& p = m.progress;
+  const double silent = seconds_between(m.last_seen, now);
+  const char* health = !p.error.empty() ? "failed" : silent > 3 * st.options.job.heartbeat_interval ? "late" : "ok";
+  json_object o;
+  o.add("id", id)
+      .add("name", m.name)
+      .add("role", wire::to_string(m.role))
+      .add("index", static_cast<std::int64_t>(m.index))
+      .add("endpoint", m.endpoint)
+      .add("examples", p.examples)
+      .add("finished", p.finished)
+      .add("seconds_since_heartbeat", silent)
+      .add("health", health);
+  if (m.role == wire::role::trainer) {
+    o.add("sync_rounds", p.sync_rounds)
+        .add("sync_gap", p.sync_gap)
+        .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
+        .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
+        .add("sync_distance", p.sync_distance);
+  } else if (m.role == wire::role::shard) {
+    o.add("rows", p.rows).add("row_bytes", p.row_bytes).add("rows_looked_up", p.examples);
+  } else if (m.role == wire::role::reader) {
+    o.add("bytes_done", p.bytes_done).add("bytes_total", p.bytes_total);
+  }
+  return o.str();
+}
+
+// The newest validation score (between epochs or every --eval-every examples), if any.
+const metrics::summary* latest_validation(const coordinator_state& st) {
+  if (!st.evaluations.empty()) return &st.evaluations.back().validation;
+  if (!st.epoch_scores.empty()) return &st.epoch_scores.back().validation;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string status_json(coordinator_actor* self) {
   auto& st = self->state;
+  const auto now = self->clock().now();
   const totals t = sum_up(st);
   std::vector<std::string> members;
+  int late = 0;
   for (const auto& [id, m] : st.members) {
-    members.push_back(json_object()
-                          .add("id", id)
-                          .add("name", m.name)
-                          .add("role", wire::to_string(m.role))
-                          .add("index", static_cast<std::int64_t>(m.index))
-                          .add("endpoint", m.endpoint)
-                          .add("examples", m.progress.examples)
-                          .add("finished", m.progress.finished)
-                          .add("seconds_since_heartbeat", seconds_between(m.last_seen, self->clock().now()))
-                          .str());
+    members.push_back(member_status(st, id, m, now));
+    if (seconds_between(m.last_seen, now) > 3 * st.options.job.heartbeat_interval) ++late;
   }
   const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
-  return make_body(wire::status_reply{
-      json_object()
-          .add("role", "coordinator")
-          .add("incarnation", st.options.incarnation)  // a restart changes it: clients ask again
-          .add("state", wire::to_string(st.state))
-          .add("error", st.failure)
-          .add("examples", t.examples)
-          .add("examples_committed", t.committed)
-          .add("examples_read", t.sent)
-          .add("examples_per_sec", st.recent_eps)  // over the last --progress-interval
-          .add("trainers", t.trainers)
-          .add("bad_rows", t.bad_rows)
-          .add("job_id", st.job_id)
-          .add("resumed_from_snapshot", st.resumed_from)
-          .add("snapshots", st.snapshots_taken)
-          .add("snapshots_failed", st.snapshots_failed)
-          .add("last_snapshot", st.last_snapshot_id)
-          .add("last_snapshot_seconds", st.last_snapshot_seconds)
-          .add("last_snapshot_rows", st.last_snapshot_rows)
-          .add("last_snapshot_bytes", st.last_snapshot_bytes)
-          .add("seconds_since_snapshot", st.last_snapshot_id > 0 ? seconds_between(st.last_snapshot_at, self->clock().now()) : -1.0)
-          .add("window_ne", t.window_examples > 0
-                                ? metrics::normalized_entropy(t.window_loss / static_cast<double>(t.window_examples), base)
-                                : std::nan(""))
-          .add("view_epoch", st.view.epoch)
-          .add_raw("members", json_array(members))
-          .add("result", st.result ? st.result->to_json() : std::string())
-          .str()});
+  const double window_logloss =
+      t.window_examples > 0 ? t.window_loss / static_cast<double>(t.window_examples) : std::nan("");
+  const double train_logloss = t.examples > 0 ? t.loss / static_cast<double>(t.examples) : std::nan("");
+  const double running = st.running_seen ? seconds_between(st.running_at, st.drained_seen ? st.drained_at : now) : 0.0;
+  const double progress = t.bytes_total > 0 ? static_cast<double>(t.bytes_done) / static_cast<double>(t.bytes_total)
+                                            : std::nan("");
+  const double eta = progress > 0 && st.running_seen ? running * (1 - progress) / progress : std::nan("");
+  const metrics::summary* validation = latest_validation(st);
+  return json_object()
+      .add("role", "coordinator")
+      .add("incarnation", st.options.incarnation)  // a restart changes it: clients ask again
+      .add("state", wire::to_string(st.state))
+      .add("error", st.failure)
+      .add("examples", t.examples)
+      .add("examples_committed", t.committed)
+      .add("examples_read", t.sent)
+      .add("examples_per_sec", st.recent_eps)  // over the last --progress-interval
+      .add("trainers", t.trainers)
+      .add("bad_rows", t.bad_rows)
+      .add("job_id", st.job_id)
+      .add("resumed_from_snapshot", st.resumed_from)
+      .add("snapshots", st.snapshots_taken)
+      .add("snapshots_failed", st.snapshots_failed)
+      .add("last_snapshot", st.last_snapshot_id)
+      .add("last_snapshot_seconds", st.last_snapshot_seconds)
+      .add("last_snapshot_rows", st.last_snapshot_rows)
+      .add("last_snapshot_bytes", st.last_snapshot_bytes)
+      .add("seconds_since_snapshot", st.last_snapshot_id > 0 ? seconds_between(st.last_snapshot_at, now) : -1.0)
+      .add("window_ne", metrics::normalized_entropy(window_logloss, base))
+      .add("window_logloss", window_logloss)
+      .add("train_logloss", train_logloss)
+      .add("validation_ne", validation != nullptr ? validation->ne : std::nan(""))
+      .add("validation_logloss", validation != nullptr ? validation->log_loss : std::nan(""))
+      .add("seconds_running", running)
+      .add("progress", progress)  // of the current pass over the input, by bytes read
+      .add("eta_seconds", eta)
+      .add("members_late", late)
+      .add("view_epoch", st.view.epoch)
+      .add_raw("members", json_array(members))
+      .add("result", st.result ? st.result->to_json() : std::string())
+      .str();
 }
+
+namespace {
+
+body_ptr on_status(coordinator_actor* self) { return make_body(wire::status_reply{status_json(self)}); }
 
 // Every request the coordinator serves (spawn_coordinator routes these kinds to it).
 caf::result<body_ptr> serve(coordinator_actor* self, const envelope_ptr& env) {
@@ -541,6 +592,7 @@ void tick(coordinator_actor* self) {
   auto& st = self->state;
   const auto now = self->clock().now();
   drop_silent_members(self, now);
+  record_history(self, now);
   if (st.state == wire::job_state::done || st.state == wire::job_state::failed) return;
   snapshot_tick(self);
   collect_replicas(self);

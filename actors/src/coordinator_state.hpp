@@ -145,6 +145,10 @@ struct coordinator_state {
   std::vector<job::evaluation> evaluations;
   std::uint64_t next_evaluation_at = 0;
   std::uint64_t evaluation_examples = 0;
+  // The status's history (options.history): when it was last recorded, and whether the job's
+  // final state has been (after that, nothing changes).
+  std::optional<clock_type::time_point> last_history;
+  bool history_final = false;
 };
 using coordinator_actor = caf::stateful_actor<coordinator_state>;
 
@@ -181,6 +185,14 @@ bool score_model(coordinator_actor* self, const std::vector<float>& dense, const
 
 // The coordinator's periodic work (every 250 ms at most, and after each registration).
 void tick(coordinator_actor* self);
+// The coordinator's status: what `shadowsync status` shows, /metrics exports and the history keeps.
+std::string status_json(coordinator_actor* self);
+
+// ---- coordinator_history.cpp ----
+
+// Records the status in options.history every options.history_interval, and once more when the
+// job has ended (its final state); nothing without a history.
+void record_history(coordinator_actor* self, clock_type::time_point now);
 
 // ---- coordinator_members.cpp ----
 

@@ -119,6 +119,9 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   if (!sync0.is_ok()) return sync0.error();
   coordinator.local_sync = *sync0;
   svc->sync_ = *sync0;
+  // Always kept (bounded, see history.hpp): a dashboard opened late still shows the whole job.
+  if (!coordinator.history) coordinator.history = std::make_shared<metrics::job_history>();
+  svc->history_ = coordinator.history;
   svc->role_ = spawn_coordinator(sys, svc->gateway_, std::move(coordinator));
   // The sync slice and the coordinator route their kinds one after another: a member registering
   // in between was told "starting" (it retries), not "does not serve register_request".

@@ -60,6 +60,10 @@ class service_impl final : public running_service {
   int wait_for(std::chrono::milliseconds d) override { return end_->wait_for(d); }
 
   std::string status() override;
+  std::optional<std::string> history_json(double since) override {
+    if (!history_) return std::nullopt;
+    return history_->to_json(since);
+  }
 
   bool wait_for_members_to_leave(std::chrono::milliseconds limit) override;
 
@@ -87,6 +91,7 @@ class service_impl final : public running_service {
   std::atomic<bool> stopped_{false};
   const std::uint64_t incarnation_ = random_incarnation();
   bool is_coordinator_ = false;
+  std::shared_ptr<metrics::job_history> history_;  // the coordinator's
   // Role state the progress callbacks read.
   std::shared_ptr<embedding::shard_store> store_;
   std::shared_ptr<shard_counters> shard_counters_;

@@ -17,6 +17,7 @@
 #include "ss/core/job/job_report.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/snapshot.hpp"
+#include "ss/core/metrics/history.hpp"
 
 namespace ss::actors {
 
@@ -59,6 +60,10 @@ struct coordinator_options {
   std::uint64_t first_member_id = 1;
   // Wall-clock milliseconds since the epoch, for snapshot timestamps (injected for tests).
   std::function<std::int64_t()> wall_clock_ms;
+  // The status recorded every history_interval seconds (of the actor clock) from the start, for
+  // the dashboard (/api/history); none when null. Shared: the ops endpoint's thread reads it.
+  std::shared_ptr<metrics::job_history> history;
+  double history_interval = 1;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ss/actors/authority.hpp"
@@ -61,6 +62,12 @@ class running_service {
   virtual int wait_for(std::chrono::milliseconds d) = 0;
   // The service's status JSON (served to status_request too).
   virtual std::string status() = 0;
+  // Coordinator: its status's history since `since` seconds after it started (metrics::job_history's
+  // JSON), for the dashboard; cheap, it does not ask the actors. Other services: none.
+  virtual std::optional<std::string> history_json(double since) {
+    (void)since;
+    return std::nullopt;
+  }
   // Coordinator: waits until every member has left (each leaves once it sees the job end) or
   // `limit` passes; true when none is left. Other services: true at once.
   virtual bool wait_for_members_to_leave(std::chrono::milliseconds limit) = 0;
