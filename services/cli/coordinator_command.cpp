@@ -6,6 +6,7 @@
 
 #include "cluster_job.hpp"
 #include "commands.hpp"
+#include "service_flags.hpp"
 #include "service_root.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/preflight.hpp"
@@ -21,6 +22,7 @@ struct coordinator_flags {
   bool resume = false;
   std::string export_path;
   std::string export_dir;  // where `shadowsync export` may write; "" = the working directory
+  double ops_linger = 0;   // seconds the dashboard stays up after the end
 };
 
 void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
@@ -39,6 +41,7 @@ void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
            "Where `shadowsync export --out P` may write: P relative to it, or absolute inside it; never inside "
            "--snapshot-dir, and an existing file is replaced only when it is a model file. Default: the "
            "coordinator's working directory.");
+  opts.add("ops-linger", &c.ops_linger, ops_linger_help).range(0.0, 86400.0 * 7);
   job::add_job_options(opts, c.job);
 }
 
@@ -94,6 +97,7 @@ class coordinator_role final : public service_role {
   std::chrono::milliseconds linger() const override {
     return std::chrono::milliseconds(static_cast<long>(flags_.job.member_timeout * 1000));
   }
+  double ops_linger() const override { return flags_.ops_linger; }
   int exit_status(bool finished) const override { return outcome_.exit_status(finished); }
   void report() const override { outcome_.print(); }
 

@@ -36,6 +36,8 @@ struct local_flags {
   double restart_delay = 1;
   int max_restarts = 10;
   std::string curve_dir;  // --processes: CURVE keys of every child (made here when absent); "" = plain
+  std::string ops_listen;  // the coordinator's ops endpoint and dashboard, HOST:PORT; "" = none
+  double ops_linger = 0;   // seconds it stays up after the job has ended
 };
 
 // Both return the exit status of `shadowsync local` (commands.hpp; 130 when interrupted).

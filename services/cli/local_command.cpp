@@ -9,6 +9,7 @@
 #include "cluster_job.hpp"
 #include "commands.hpp"
 #include "local_cluster.hpp"
+#include "service_flags.hpp"
 #include "ss/core/data/generator.hpp"
 #include "ss/core/job/preflight.hpp"
 
@@ -58,6 +59,10 @@ void add_local_flags(config::option_set& opts, local_flags& l) {
            "--processes: run every link with CURVE, with the key set in this directory (made with `shadowsync "
            "keygen --cluster` when it has no authorized_keys; DIR/admin.key is for shadowsync status/snapshot/export "
            "with --curve-server-key DIR/server.pub). Empty: plain.");
+  opts.add("ops-listen", &l.ops_listen,
+           "HOST:PORT of the coordinator's HTTP endpoint: the job's dashboard at /, /api/status, /api/history, and "
+           "/healthz, /readyz, /metrics (port 0: any free port); empty: none.");
+  opts.add("ops-linger", &l.ops_linger, ops_linger_help).range(0.0, 86400.0 * 7);
   job::add_job_options(opts, l.job);
 }
 

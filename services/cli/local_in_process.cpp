@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "cluster_job.hpp"
 #include "local_cluster.hpp"
+#include "ops_endpoint.hpp"
 #include "service_flags.hpp"
 #include "ss/service/memory_release.hpp"
 #include "ss/service/shutdown_signal.hpp"
@@ -68,12 +70,14 @@ class local_services {
     services_.clear();
   }
   // The coordinator's end of the job: true when it finished. Then the members get their
-  // heartbeat's time to see it.
-  bool wait(std::chrono::milliseconds member_timeout) {
+  // heartbeat's time to see it. `ended` is called at the coordinator's end.
+  bool wait(std::chrono::milliseconds member_timeout, const std::function<void()>& ended) {
     const bool finished = services_.front()->wait();
+    ended();
     for (std::size_t i = 1; i < services_.size(); ++i) services_[i]->wait_for(member_timeout);
     return finished;
   }
+  actors::running_service* coordinator() { return services_.empty() ? nullptr : services_.front().get(); }
 
  private:
   std::mutex mu_;
@@ -124,6 +128,12 @@ int run_local_in_process(const local_flags& l) {
     services.stop_all("interrupted");
   });
   service::periodic_memory_release memory_release(milliseconds_of(kDefaultReleaseMemorySeconds));
+  // The coordinator's endpoint and dashboard (after the signal mask, like every thread).
+  auto ops = ops_endpoint::start(l.ops_listen, "coordinator", /*dashboard=*/true);
+  if (!ops.is_ok()) {
+    spdlog::error("local: {}", ops.error().message());
+    return 2;
+  }
   auto cfg = actor_config(l.scheduler_threads);
   int rc = 1;
   {
@@ -131,13 +141,18 @@ int run_local_in_process(const local_flags& l) {
     auto ctx = transport::make_zmq_context();
     auto co = local_coordinator_options(l);
     co.on_result = outcome.keeper();
-    if (start_cluster(l, sys, ctx, std::move(co), services) && !interrupted.load())
-      rc = outcome.exit_status(services.wait(milliseconds_of(l.job.member_timeout)));
+    if (start_cluster(l, sys, ctx, std::move(co), services) && !interrupted.load()) {
+      (*ops)->attach(services.coordinator());
+      rc = outcome.exit_status(
+          services.wait(milliseconds_of(l.job.member_timeout), [&ops] { (*ops)->job_ended(); }));
+    }
+    (*ops)->stopping("the job has ended");
     services.stop_all("local cluster done");
     services.clear();
   }
   outcome.print();
   if (interrupted.load()) return 130;
+  (*ops)->linger(l.ops_linger, [&interrupted] { return interrupted.load(); });
   return rc;
 }
 

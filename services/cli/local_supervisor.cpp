@@ -148,6 +148,8 @@ std::vector<supervised_child> plan_children(const local_flags& l, const run_layo
                                           "--snapshot-retain", std::to_string(l.snapshot_retain),
                                           "--export-dir", export_dir_or_cwd("")};
   if (!l.export_path.empty()) coordinator.insert(coordinator.end(), {"--export", fs::absolute(l.export_path).string()});
+  if (!l.ops_listen.empty())
+    coordinator.insert(coordinator.end(), {"--ops-listen", l.ops_listen, "--ops-linger", std::to_string(l.ops_linger)});
   add("coordinator", coordinator);
   for (int i = 0; i < l.job.shards; ++i) {
     const std::string name = "shard-" + std::to_string(i);

@@ -2,15 +2,28 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <thread>
+
 #include "ss/core/json_value.hpp"
 #include "ss/core/metrics/status_metrics.hpp"
+#include "ss/http/dashboard_routes.hpp"
 #include "ss/http/ops_routes.hpp"
 
 namespace ss::cli {
+namespace {
 
-result<std::unique_ptr<ops_endpoint>> ops_endpoint::start(const std::string& listen, const std::string& service_name) {
+bool is_loopback(const std::string& host) {
+  return host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]" || host == "localhost";
+}
+
+}  // namespace
+
+result<std::unique_ptr<ops_endpoint>> ops_endpoint::start(const std::string& listen, const std::string& service_name,
+                                                         bool dashboard) {
   std::unique_ptr<ops_endpoint> ep(new ops_endpoint());
   ep->name_ = service_name;
+  ep->dashboard_ = dashboard;
   if (listen.empty()) return ep;
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == listen.size())
@@ -32,8 +45,16 @@ result<std::unique_ptr<ops_endpoint>> ops_endpoint::start(const std::string& lis
   auto server = http::ops_http_server::start(std::move(o));
   if (!server.is_ok()) return server.error().with_context(service_name + ": --ops-listen " + listen);
   ep->server_ = std::move(*server);
-  spdlog::info("{}: health and metrics at http://{}:{}/metrics", service_name, listen.substr(0, colon),
-               ep->server_->port());
+  const std::string host = listen.substr(0, colon);
+  ep->address_ = "http://" + (host.empty() ? std::string("0.0.0.0") : host) + ":" + std::to_string(ep->server_->port());
+  spdlog::info("{}: health and metrics at {}/metrics", service_name, ep->address_);
+  if (dashboard) spdlog::info("{}: dashboard at {}/", service_name, ep->address_);
+  if (!is_loopback(host)) {
+    spdlog::warn("{}: --ops-listen {} reaches beyond this host: anyone who can connect reads {}; it is read-only "
+                 "(GET and HEAD only) and shows nothing `shadowsync status` does not. Listen on 127.0.0.1, or limit "
+                 "who can connect (a firewall, a NetworkPolicy)",
+                 service_name, listen, dashboard ? "/metrics, the dashboard and its /api" : "/metrics");
+  }
   return ep;
 }
 
@@ -47,10 +68,48 @@ void ops_endpoint::attach(actors::running_service* service) {
   if (service != nullptr) why_not_ready_.clear();
 }
 
+void ops_endpoint::job_ended() {
+  std::lock_guard<std::mutex> lock(mu_);
+  keep_final_state();
+}
+
+void ops_endpoint::keep_final_state() {
+  if (!dashboard_ || service_ == nullptr || final_status_) return;
+  final_status_ = service_->status();
+  final_history_ = service_->history_json(-1);
+}
+
 void ops_endpoint::stopping(const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
+  keep_final_state();
   service_ = nullptr;
   why_not_ready_ = why;
+}
+
+void ops_endpoint::linger(double seconds, const std::function<bool()>& stop_requested) const {
+  if (!server_ || seconds <= 0) return;
+  spdlog::info("{}: the ops endpoint{} stays up {:.0f} s with the job's final state (--ops-linger; a signal ends it)",
+               name_, dashboard_ ? " and dashboard at " + address_ + "/" : std::string(), seconds);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until && !stop_requested())
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+std::optional<std::string> ops_endpoint::status_for_dashboard(std::string& why_not) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (final_status_) return final_status_;
+  if (service_ != nullptr) return service_->status();
+  why_not = why_not_ready_;
+  return std::nullopt;
+}
+
+// The points after `since`; the final history (kept whole) is filtered by the page itself.
+std::optional<std::string> ops_endpoint::history_for_dashboard(double since, std::string& why_not) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (final_history_) return final_history_;
+  if (service_ != nullptr) return service_->history_json(since);
+  why_not = why_not_ready_;
+  return std::nullopt;
 }
 
 std::uint16_t ops_endpoint::port() const { return server_ ? server_->port() : 0; }
@@ -78,6 +137,12 @@ http::http_response ops_endpoint::handle(const http::http_request& request) {
     }
     return text.str();
   };
+  if (dashboard_) {
+    http::dashboard_source source;
+    source.status = [this](std::string& why_not) { return status_for_dashboard(why_not); };
+    source.history = [this](double since, std::string& why_not) { return history_for_dashboard(since, why_not); };
+    if (auto answer = http::dashboard_routes(source, request)) return *answer;
+  }
   return http::ops_routes(probe, request);
 }
 

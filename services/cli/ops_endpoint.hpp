@@ -1,10 +1,15 @@
 // The operations endpoint of a service process (--ops-listen HOST:PORT): /healthz, /readyz and
-// /metrics (Prometheus) over HTTP, for orchestrators and scrapers. The service registers itself
-// once it is up and withdraws before it stops; until then the endpoint is live but not ready.
+// /metrics (Prometheus) over HTTP, for orchestrators and scrapers; a coordinator's also serves the
+// dashboard (/, /api/status, /api/history: ss/http/dashboard_routes.hpp). The service registers
+// itself once it is up and withdraws before it stops; until then the endpoint is live but not
+// ready. A coordinator's endpoint keeps the job's final status and history when the service
+// withdraws, so the dashboard shows the finished job while the process lingers (linger()).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "ss/actors/service.hpp"
@@ -16,21 +21,38 @@ namespace ss::cli {
 class ops_endpoint {
  public:
   // "" = no endpoint (start returns an inactive one). Errors: a malformed address, a busy port.
-  static result<std::unique_ptr<ops_endpoint>> start(const std::string& listen, const std::string& service_name);
+  // `dashboard`: also serve the coordinator's dashboard. Says so at start when it listens beyond
+  // loopback.
+  static result<std::unique_ptr<ops_endpoint>> start(const std::string& listen, const std::string& service_name,
+                                                     bool dashboard = false);
   ~ops_endpoint();
 
   // The running service whose status feeds /metrics and /readyz; nullptr withdraws it (waits for
   // a request that is using it to finish, so the caller may then destroy the service).
   void attach(actors::running_service* service);
-  // The process is on its way out: /healthz keeps answering, /readyz says why it is not ready.
+  // The job has ended: a dashboard shows the status and history of this moment from now on
+  // (members leave after it; the page keeps showing them as they were at the end).
+  void job_ended();
+  // The process is on its way out: /healthz keeps answering, /readyz says why it is not ready; a
+  // dashboard keeps showing the final state (job_ended(), else the service's last).
   void stopping(const std::string& why);
   std::uint16_t port() const;
+  // Keeps serving (the final state) for `seconds`, or until `stop_requested` says so (checked
+  // every 100 ms): a dashboard of a finished job stays readable. Returns at once with no endpoint.
+  void linger(double seconds, const std::function<bool()>& stop_requested) const;
 
  private:
   ops_endpoint() = default;
   http::http_response handle(const http::http_request& request);
+  void keep_final_state();  // with mu_ held
+  std::optional<std::string> status_for_dashboard(std::string& why_not);
+  std::optional<std::string> history_for_dashboard(double since, std::string& why_not);
 
   std::string name_;
+  std::string address_;  // http://HOST:PORT
+  bool dashboard_ = false;
+  // The withdrawn service's last status and history (dashboard only), served once it is gone.
+  std::optional<std::string> final_status_, final_history_;
   mutable std::mutex mu_;  // guards service_ and why_not_ready_; held while a request reads status
   actors::running_service* service_ = nullptr;
   std::string why_not_ready_ = "starting";

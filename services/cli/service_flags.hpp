@@ -22,6 +22,12 @@ namespace ss::cli {
 // Seconds between returns of free heap memory to the system (--release-memory-interval).
 constexpr double kDefaultReleaseMemorySeconds = 10;
 
+// --ops-linger (the coordinator and `local`): the finished job's dashboard stays readable.
+constexpr const char* ops_linger_help =
+    "Seconds the ops endpoint (--ops-listen: the dashboard, /api/status, /metrics) stays up after the job has ended, "
+    "showing its final state and curves; a signal (Ctrl-C) ends the wait. 0: exit at once (an open dashboard "
+    "keeps the last state it read).";
+
 struct service_flags {
   std::string name;
   std::string listen;

@@ -50,6 +50,7 @@ int serve_until_done(const service_role& role, actors::running_service& service,
   ops.attach(&service);
   spdlog::info("{}", role.up_message(service));
   const bool finished = service.wait();
+  ops.job_ended();
   // Members learn that the job ended from their next heartbeat: the coordinator stays until they
   // have left.
   if (!signals.received() && !service.wait_for_members_to_leave(role.linger()))
@@ -61,6 +62,7 @@ int serve_until_done(const service_role& role, actors::running_service& service,
   spdlog::info("{}: {}", service.name(), finished ? "the job is done; exiting" : "stopped");
   const int rc = signals.received() && !finished ? 0 : role.exit_status(finished);
   role.report();
+  if (!signals.received()) ops.linger(role.ops_linger(), [&signals] { return signals.received(); });
   return rc;
 }
 
@@ -77,7 +79,8 @@ int serve(service_role& role, const service_flags& f, const transport::transport
     running.interrupt(sig);
   });
   // After the signal mask: a thread started earlier would take SIGTERM's default action.
-  auto ops = ops_endpoint::start(f.ops_listen, options.name);
+  // A coordinator's endpoint also serves the job's dashboard.
+  auto ops = ops_endpoint::start(f.ops_listen, options.name, /*dashboard=*/!role.kind().member);
   if (!ops.is_ok()) return role.refuse()(ops.error().message());
   service::periodic_memory_release memory_release(milliseconds_of(f.release_memory_interval));
   auto cfg = actor_config(f.scheduler_threads);

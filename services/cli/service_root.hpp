@@ -50,6 +50,9 @@ class service_role {
   virtual std::string up_message(const actors::running_service& service) const;
   // How long it stays once the job has ended, until the members have left (the coordinator).
   virtual std::chrono::milliseconds linger() const { return std::chrono::milliseconds(0); }
+  // Seconds the ops endpoint stays up with the final state once the service has stopped
+  // (the coordinator's --ops-linger, for its dashboard); a signal ends it.
+  virtual double ops_linger() const { return 0; }
   // The exit status when no signal stopped it: 0 when the job finished.
   virtual int exit_status(bool finished) const { return finished ? 0 : 1; }
   // After it has stopped: what it prints (the coordinator: the job's result).
