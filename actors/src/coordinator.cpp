@@ -193,6 +193,7 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
       spdlog::warn("{}: cannot store the job's result: {}", st.options.name, w.message());
   }
   st.result = std::move(r);
+  record_history(self, self->clock().now());  // the final state, before anyone hears of the end
   if (st.options.on_result) st.options.on_result(*st.result, "");
 }
 
