@@ -10,7 +10,10 @@
 #                                        scripts/sanitize.sh); CI does this
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup.sh"
+# --dashboard: Chromium and promtool, which the dashboard_browser and prometheus_rules tests need;
+# installed here, so those tests fail rather than skip when they cannot run.
+"$root/scripts/setup.sh" --dashboard
+export SS_BROWSER_REQUIRE=1 SS_PROMTOOL_REQUIRE=1
 export SS_CMAKE_ARGS="-DSS_WERROR=ON ${SS_CMAKE_ARGS:-}"
 "$root/scripts/build.sh"
 build_dir=${SS_BUILD_DIR:-$root/build}

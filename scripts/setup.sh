@@ -6,6 +6,8 @@
 #   scripts/setup.sh --bench    also the benchmark peers (PyTorch with OpenBLAS, matplotlib)
 #   scripts/setup.sh --docker   also the Docker engine and debootstrap (docker/e2e.sh)
 #   scripts/setup.sh --fuzz     also clang's libFuzzer runtime (fuzz targets)
+#   scripts/setup.sh --dashboard  also Chromium and Prometheus's promtool (the dashboard's browser
+#                               test and the alert rules' test; scripts/run-tests.sh asks for them)
 set -euo pipefail
 
 BUILD_PACKAGES=(
@@ -18,6 +20,7 @@ BUILD_PACKAGES=(
 BENCH_PACKAGES=(python3-torch libopenblas0-pthread python3-numpy python3-matplotlib libopenblas-dev libblis-dev libeigen3-dev libxsmm-dev)
 DOCKER_PACKAGES=(docker.io debootstrap docker-compose)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+DASHBOARD_PACKAGES=(chromium prometheus)
 
 wanted=("${BUILD_PACKAGES[@]}")
 for arg in "$@"; do
@@ -25,8 +28,9 @@ for arg in "$@"; do
     --bench) wanted+=("${BENCH_PACKAGES[@]}") ;;
     --docker) wanted+=("${DOCKER_PACKAGES[@]}") ;;
     --fuzz) wanted+=("${FUZZ_PACKAGES[@]}") ;;
-    --all) wanted+=("${BENCH_PACKAGES[@]}" "${DOCKER_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}") ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --dashboard) wanted+=("${DASHBOARD_PACKAGES[@]}") ;;
+    --all) wanted+=("${BENCH_PACKAGES[@]}" "${DOCKER_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}" "${DASHBOARD_PACKAGES[@]}") ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
