@@ -452,6 +452,10 @@ std::string status_json(coordinator_actor* self) {
       .add("role", "coordinator")
       .add("incarnation", st.options.incarnation)  // a restart changes it: clients ask again
       .add("state", wire::to_string(st.state))
+      // The state as numbers, for Prometheus rules (running: training, not draining or scoring).
+      .add("job_running", st.state == wire::job_state::running)
+      .add("job_done", st.state == wire::job_state::done)
+      .add("job_failed", st.state == wire::job_state::failed)
       .add("error", st.failure)
       .add("examples", t.examples)
       .add("examples_committed", t.committed)
@@ -468,6 +472,7 @@ std::string status_json(coordinator_actor* self) {
       .add("last_snapshot_rows", st.last_snapshot_rows)
       .add("last_snapshot_bytes", st.last_snapshot_bytes)
       .add("seconds_since_snapshot", st.last_snapshot_id > 0 ? seconds_between(st.last_snapshot_at, now) : -1.0)
+      .add("snapshot_interval", st.options.snapshots ? st.options.snapshot_interval : 0.0)
       .add("window_ne", metrics::normalized_entropy(window_logloss, base))
       .add("window_logloss", window_logloss)
       .add("train_logloss", train_logloss)

@@ -88,6 +88,12 @@ TEST_CASE("coordinator status: each member's health and its role's numbers", "[a
   CHECK(s["rows_looked_up"].number() == 999);
   CHECK_FALSE(s.has("sync_gap"));
   CHECK(st["members_late"].number() == 0);
+  // The job's state as numbers for Prometheus (waiting for its reader), no snapshots without a store.
+  CHECK(st["job_running"].type() == json_value::kind::boolean);
+  CHECK_FALSE(st["job_running"].boolean());
+  CHECK_FALSE(st["job_done"].boolean());
+  CHECK_FALSE(st["job_failed"].boolean());
+  CHECK(st["snapshot_interval"].number() == 0);
   // Three heartbeat intervals of silence from the shard (the trainer keeps beating): late.
   for (int i = 0; i < 4; ++i) {
     j.f.advance(std::chrono::milliseconds(100));

@@ -8,6 +8,9 @@ const std::vector<status_metric>& status_metrics() {
   using t = metric_type;
   static const std::vector<status_metric> list = {
       // coordinator
+      {"service", "job_running", t::gauge, "1 while the job trains (not waiting, draining, done or failed)."},
+      {"service", "job_done", t::gauge, "1 once the job finished."},
+      {"service", "job_failed", t::gauge, "1 once the job failed."},
       {"service", "examples", t::counter, "Examples trained (trainers: this one; coordinator: the job)."},
       {"service", "examples_committed", t::counter, "Examples trained and acknowledged, each once."},
       {"service", "examples_read", t::counter, "Examples handed out by the readers."},
@@ -22,6 +25,7 @@ const std::vector<status_metric>& status_metrics() {
       {"service", "last_snapshot_rows", t::gauge, "Embedding rows in the newest snapshot."},
       {"service", "last_snapshot_bytes", t::gauge, "Bytes of the newest snapshot."},
       {"service", "seconds_since_snapshot", t::gauge, "Age of the newest snapshot (-1: none yet)."},
+      {"service", "snapshot_interval", t::gauge, "Seconds between periodic snapshots (0: none)."},
       {"service", "resumed_from_snapshot", t::gauge, "Snapshot the job resumed from (0: none)."},
       {"service", "view_epoch", t::gauge, "Version of the cluster view."},
       // shard
