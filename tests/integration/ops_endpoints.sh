@@ -75,9 +75,27 @@ grep -q 'shadowsync_service_members_' coord.metrics && fail "the coordinator exp
 # Every sample line is NAME{labels} VALUE with a number (what a Prometheus scrape parses).
 bad=$(grep -v '^#' coord.metrics shard.metrics | grep -cvE '^[^:]+:[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+$' || true)
 [[ "$bad" == 0 ]] || fail "$bad metric lines are not in the text format"
+# The coordinator's dashboard: the page, and its API answering what status shows; read-only; no
+# dashboard on a member's endpoint.
+grep -q "coordinator: dashboard at http://127.0.0.1:$cport/" coord.err || fail "the coordinator does not say where its dashboard is"
+grep -q "reaches beyond this host" coord.err && fail "a loopback endpoint was warned about"
+[[ "$(http_code "http://127.0.0.1:$cport/")" == 200 ]] || fail "no dashboard page at /"
+curl -s "http://127.0.0.1:$cport/api/status" | grep -q '"service":{"role":"coordinator"' || fail "/api/status is not the status"
+curl -s "http://127.0.0.1:$cport/api/history" | grep -q '"series":{' || fail "/api/history has no series"
+[[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$cport/api/status")" == 405 ]] || fail "POST to the API is not refused"
+[[ "$(http_code "http://127.0.0.1:$sport/")" == 404 ]] || fail "a shard serves a dashboard"
 kill -TERM $shard $coord
 wait $coord || fail "the coordinator did not exit 0 on SIGTERM"
 wait $shard || fail "the shard did not exit 0 on SIGTERM"
+
+# An endpoint beyond loopback says so at start.
+"$bin" shard --index 0 --coordinator tcp://127.0.0.1:1 --listen tcp://127.0.0.1:0 --ops-listen 0.0.0.0:0 \
+  --log-level info 2>shard-open.err &
+shard_open=$!
+[[ -n "$(ops_port shard-open.err)" ]] || fail "the shard on 0.0.0.0 did not report its ops port"
+grep -q "reaches beyond this host.*read-only" shard-open.err || fail "no warning for --ops-listen 0.0.0.0: $(cat shard-open.err)"
+kill -TERM $shard_open
+wait $shard_open || true
 
 # A bad address is a usage error.
 if "$bin" shard --index 0 --ops-listen nonsense 2>bad.err; then fail "--ops-listen nonsense was accepted"; else
