@@ -19,7 +19,7 @@ cd "$work"
   --ops-listen 127.0.0.1:0 --log-level info >job.out 2>job.err &
 port=""
 for _ in $(seq 1 400); do
-  port=$(sed -n 's#.*dashboard at http://127\.0\.0\.1:\([0-9]*\)/.*#\1#p' job.err | head -1)
+  port=$(sed -n 's#.*: dashboard at http://127\.0\.0\.1:\([0-9]*\)/$#\1#p' job.err)
   [[ -n "$port" ]] && break
   sleep 0.05
 done

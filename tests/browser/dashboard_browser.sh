@@ -10,6 +10,8 @@
 # SS_BROWSER_REQUIRE=1 (scripts/run-tests.sh, which installs Chromium through setup.sh
 # --dashboard) each of these fails the test instead. SS_CHROMIUM: another browser binary.
 set -euo pipefail
+# No silent exit: a failing command says where.
+trap 'echo "dashboard_browser: FAILED at line $LINENO: $BASH_COMMAND" >&2' ERR
 bin=$(readlink -f "$1")
 screenshot=$(readlink -f "$2")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,14 +44,15 @@ cd "$work"
 # A job of several seconds on two cores: long enough to watch it train, with validation scored while
 # it trains (a validation curve) and a test score at the end. (No --state-dir: its final snapshot
 # would add seconds and nothing the page does not show already.)
-"$bin" gen-data --rows "${SS_DASHBOARD_ROWS:-250000}" --test-rows 5000 --out data >/dev/null 2>&1
+"$bin" gen-data --rows "${SS_DASHBOARD_ROWS:-250000}" --test-rows 5000 --out data >gen.out 2>&1 ||
+  { cat gen.out >&2; exit 1; }
 "$bin" local --train data/train.tsv --test data/test.tsv --validation data/test.tsv --eval-every 60000 \
   --trainers 2 --sync s-easgd --heartbeat-interval 0.25 --window 20000 \
   --ops-listen 127.0.0.1:0 --ops-linger 60 --log-level info >job.out 2>job.err &
 job=$!
 port=""
 for _ in $(seq 1 200); do
-  port=$(sed -n 's#.*dashboard at http://127\.0\.0\.1:\([0-9]*\)/.*#\1#p' job.err 2>/dev/null | head -1)
+  port=$(sed -n 's#.*: dashboard at http://127\.0\.0\.1:\([0-9]*\)/$#\1#p' job.err)
   [[ -n "$port" ]] && break
   kill -0 $job 2>/dev/null || break
   sleep 0.05

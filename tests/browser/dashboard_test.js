@@ -88,6 +88,11 @@ async function checkFinal(page) {
     if (!(Math.abs(shown(field) - want) <= 1e-5 * Math.max(1, Math.abs(want))))
       fail("the page shows " + field + " " + final.result[field] + ", the result says " + want);
   }
+  // The 64-bit job id exactly as the status writes it (a JavaScript number would round it).
+  const statusText = await page.evaluate(async () => (await fetch("/api/status")).text());
+  const jobId = /"job_id":(\d+)/.exec(statusText)[1];
+  const shownId = await page.evaluate(() => document.getElementById("job-id").textContent);
+  if (shownId !== "job " + jobId) fail("the page shows '" + shownId + "', the status's job id is " + jobId);
   if (final.charts.ne.lines < 2) fail("no validation curve next to the training NE: " + JSON.stringify(final.charts.ne));
   console.log("dashboard_test: final: test NE " + final.result.test_ne + ", train NE " + final.result.train_ne +
               ", " + final.result.examples + " examples; " + final.charts.throughput.points + " throughput points");

@@ -29,6 +29,7 @@ const CHARTS = [
 const page = {
   series: new Map(),  // name -> [[t, v], ...]
   lastStatus: null,
+  jobId: "",
   failures: 0,
   refreshMs: 1000,
 };
@@ -56,14 +57,25 @@ function setText(id, text) { $(id).textContent = text; }
 
 // ---- data ----
 
-async function fetchJson(path) {
+async function fetchText(path) {
   const r = await fetch(path, { cache: "no-store" });
+  const text = await r.text();
   if (!r.ok) {
     let why = r.status + " " + r.statusText;
-    try { why = (await r.json()).error || why; } catch (e) { /* not JSON */ }
+    try { why = JSON.parse(text).error || why; } catch (e) { /* not JSON */ }
     throw new Error(why);
   }
-  return r.json();
+  return text;
+}
+
+async function fetchJson(path) { return JSON.parse(await fetchText(path)); }
+
+// The status, and its job id as written: a 64-bit id loses digits as a JavaScript number.
+async function fetchStatus() {
+  const text = await fetchText("/api/status");
+  const id = /"job_id":(\d+)/.exec(text);
+  if (id) page.jobId = id[1];
+  return JSON.parse(text);
 }
 
 function lastTime() {
@@ -90,7 +102,7 @@ function mergeHistory(history) {
 
 async function refresh() {
   try {
-    const [status, history] = await Promise.all([fetchJson("/api/status"), fetchJson("/api/history?since=" + lastTime())]);
+    const [status, history] = await Promise.all([fetchStatus(), fetchJson("/api/history?since=" + lastTime())]);
     mergeHistory(history);
     page.lastStatus = status;
     page.failures = 0;
@@ -125,7 +137,7 @@ function renderHeader(s, error) {
   const state = $("job-state");
   state.textContent = s ? s.state : "connecting";
   state.className = "state " + (s ? s.state : "");
-  if (s && s.job_id) setText("job-id", "job " + BigInt.asUintN(64, BigInt(s.job_id)).toString(16));
+  if (page.jobId) setText("job-id", "job " + page.jobId);
   const banner = $("banner");
   if (error) {
     setText("connection", "no answer: " + error);
