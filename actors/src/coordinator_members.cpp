@@ -106,15 +106,9 @@ void add_resume_position(const coordinator_state& st, int reader, wire::register
   reply.resume_bad_rows = c.bad_rows;
 }
 
-}  // namespace
-
-// The registration of this very process again (same role, name and incarnation): a retry, not a
-// restart. Answered as the first one was, so that it neither replaces the member nor tells it that
-// the job was running when it joined (a shard told so would take its empty storage for lost rows).
-body_ptr repeat_registration(coordinator_actor* self, std::uint64_t id, const member_info& m) {
-  auto& st = self->state;
-  spdlog::info("{}: {} registered again (a retry of incarnation {}): answered as before", st.options.name, m.name,
-               m.incarnation);
+// What member `id` is told when it registers: the job, the view, and what it joined into (a
+// running job, a snapshot to restore, a reader's resume position).
+body_ptr registration_reply(const coordinator_state& st, std::uint64_t id, const member_info& m) {
   wire::register_reply reply;
   reply.member_id = id;
   reply.job_config = st.job_text;
@@ -126,6 +120,18 @@ body_ptr repeat_registration(coordinator_actor* self, std::uint64_t id, const me
   if (m.role == wire::role::reader) add_resume_position(st, m.index, reply);
   return make_body(std::move(reply));
 }
+
+// The registration of this very process again (same role, name and incarnation): a retry, not a
+// restart. Answered as the first one was, so that it neither replaces the member nor tells it that
+// the job was running when it joined (a shard told so would take its empty storage for lost rows).
+body_ptr repeat_registration(coordinator_actor* self, std::uint64_t id, const member_info& m) {
+  auto& st = self->state;
+  spdlog::info("{}: {} registered again (a retry of incarnation {}): answered as before", st.options.name, m.name,
+               m.incarnation);
+  return registration_reply(st, id, m);
+}
+
+}  // namespace
 
 body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   auto& st = self->state;
@@ -158,17 +164,8 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   spdlog::info("{}: {} joined ({}{})", st.options.name, r.name, wire::to_string(r.from),
                r.endpoint.empty() ? "" : " at " + r.endpoint);
   tick(self);
-  wire::register_reply reply;
-  reply.member_id = id;
-  reply.job_config = st.job_text;
-  reply.view = st.view;
-  reply.state = st.state;
-  reply.job_id = st.job_id;
-  reply.job_was_running = was_running;
-  if (r.from == wire::role::shard && resuming) reply.restore_snapshot = st.resumed_from;
   if (r.from == wire::role::sync && resuming) restore_sync_server(self, static_cast<std::uint32_t>(r.index), r.endpoint);
-  if (r.from == wire::role::reader) add_resume_position(st, r.index, reply);
-  return make_body(std::move(reply));
+  return registration_reply(st, id, m);
 }
 
 body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
