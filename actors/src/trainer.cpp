@@ -9,6 +9,7 @@
 // report_atom (report the replica again), serve_atom + envelope -> body (dense_request,
 // status_request, sync_close: an epoch's closing round).
 #include <caf/all.hpp>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "ss/actors/gateway.hpp"
@@ -66,9 +67,10 @@ void report_replica(trainer_actor* self) {
                          t.push_p50_ms, t.push_p99_ms);
             if (ctx.sync.algo != sync::algorithm::none) {
               const auto p = ctx.progress->snapshot(0);
-              spdlog::info("{}: {} sync rounds ({}), sync gap {:.1f} batches, round p50 {:.2f} ms p99 {:.2f} ms, "
-                           "replica distance {:.4f}, workers stopped {:.1f} worker-seconds for syncs",
-                           ctx.options.name, p.sync_rounds, sync::to_string(ctx.sync), p.sync_gap,
+              spdlog::info("{}: {} sync rounds ({}; per slice {}), sync gap {:.1f} batches, round p50 {:.2f} ms "
+                           "p99 {:.2f} ms, replica distance {:.4f}, workers stopped {:.1f} worker-seconds for syncs",
+                           ctx.options.name, p.sync_rounds, sync::to_string(ctx.sync),
+                           fmt::join(ctx.progress->slice_rounds(), " "), p.sync_gap,
                            p.sync_latency_p50_ms, p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds);
             }
           },
@@ -98,7 +100,7 @@ void start_workers(trainer_actor* self) {
     self->send(a, start_atom::value);
   }
   self->send(st.syncer, workers_atom::value, st.workers);
-  if (st.ctx->sync.when == sync::mode::shadow) self->send(st.syncer, round_atom::value);
+  if (st.ctx->sync.when == sync::mode::shadow) self->send(st.syncer, start_atom::value);
   spdlog::info("{}: training with {} worker{}{}{}", st.ctx->options.name, st.workers.size(),
                st.workers.size() == 1 ? "" : "s", st.ctx->sync.algo == sync::algorithm::none ? "" : ", sync ",
                st.ctx->sync.algo == sync::algorithm::none ? "" : sync::to_string(st.ctx->sync));
@@ -188,6 +190,8 @@ std::string status_json(trainer_actor* self) {
   auto& st = self->state;
   const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
   const auto t = st.ctx->progress->timings();
+  std::vector<std::string> slice_rounds;
+  for (const std::uint64_t r : st.ctx->progress->slice_rounds()) slice_rounds.push_back(std::to_string(r));
   return json_object()
       .add("compute_seconds", t.compute_seconds)
       .add("wait_seconds", t.wait_seconds)
@@ -203,6 +207,7 @@ std::string status_json(trainer_actor* self) {
       .add("train_logloss", p.examples ? p.loss_sum / p.examples : 0.0)
       .add("sync", sync::to_string(st.ctx->sync))
       .add("sync_rounds", p.sync_rounds)
+      .add_raw("sync_slice_rounds", json_array(slice_rounds))
       .add("sync_gap", p.sync_gap)
       .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
       .add("sync_latency_p99_ms", p.sync_latency_p99_ms)

@@ -86,11 +86,13 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<lookup_atom, slot_ptr, std::uint32_t, std::uint64_t>,
     caf::reacts_to<push_atom, slot_ptr, std::uint32_t, push_ptr>>;  // send (again) a push
 
-// The shadow: keeps the replica in sync with the sync servers, one slice per server.
+// The shadow: keeps the replica in sync with the sync servers, one slice per server, each slice
+// with a round loop of its own (shadow mode).
 using syncer_actor = caf::typed_actor<
     caf::reacts_to<workers_atom, std::vector<worker_actor>>,  // the workers to park (foreground)
     caf::reacts_to<slink_atom, std::uint32_t, std::uint32_t, bool>,  // slice k's link; true: it restarted
-    caf::reacts_to<round_atom>,                     // shadow: run the next round now
+    caf::reacts_to<start_atom>,                     // shadow: start every slice's round loop
+    caf::reacts_to<round_atom, std::uint32_t, std::uint64_t>,  // shadow: slice k's next round (timer n)
     caf::reacts_to<sync_atom>,                      // foreground: a sync is due (parks every worker)
     caf::reacts_to<slice_atom, std::uint32_t, std::uint64_t, int>,  // retry slice k's call, attempt n
     // The workers are idle (input exhausted, or an epoch ended): run closing round g once the

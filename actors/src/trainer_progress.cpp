@@ -54,11 +54,11 @@ wire::member_progress trainer_progress::snapshot(std::uint64_t window_examples) 
   }
   p.finished = finished_.load();
   p.error = error_;
-  p.sync_rounds = sync_rounds_;
-  p.sync_gap = sync_rounds_ > 0 ? static_cast<double>(sync_gap_sum_) / static_cast<double>(sync_rounds_) : 0.0;
+  p.sync_rounds = slice_rounds_.empty() ? 0 : *std::min_element(slice_rounds_.begin(), slice_rounds_.end());
+  p.sync_gap = slice_rounds_sum_ > 0 ? static_cast<double>(sync_gap_sum_) / static_cast<double>(slice_rounds_sum_) : 0.0;
   p.sync_latency_p50_ms = quantile_ms(sync_hist_, 0.5);
   p.sync_latency_p99_ms = quantile_ms(sync_hist_, 0.99);
-  p.sync_distance = sync_distance_;
+  p.sync_distance = slice_distance_.empty() ? 0.0 : *std::max_element(slice_distance_.begin(), slice_distance_.end());
   p.sync_wait_seconds = static_cast<double>(sync_wait_ns_) * 1e-9;
   p.active_seconds = batches_ > 0 ? std::chrono::duration<double>(last_batch_ - first_batch_).count() : 0.0;
   return p;
@@ -82,12 +82,29 @@ void trainer_progress::add_push_latency(std::chrono::nanoseconds d) {
   record(push_hist_, d);
 }
 
-void trainer_progress::add_sync_round(std::chrono::nanoseconds latency, std::uint64_t gap, double distance) {
+void trainer_progress::add_sync_round(std::uint32_t slice, std::chrono::nanoseconds latency, std::uint64_t gap,
+                                      double distance) {
   std::lock_guard<std::mutex> lock(mu_);
   record(sync_hist_, latency);
-  ++sync_rounds_;
+  if (slice >= slice_rounds_.size()) {
+    slice_rounds_.resize(slice + 1, 0);
+    slice_distance_.resize(slice + 1, 0.0);
+  }
+  ++slice_rounds_[slice];
+  slice_distance_[slice] = distance;
+  ++slice_rounds_sum_;
   sync_gap_sum_ += gap;
-  sync_distance_ = distance;
+}
+
+void trainer_progress::set_sync_slices(std::uint32_t slices) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slice_rounds_.resize(slices, 0);
+  slice_distance_.resize(slices, 0.0);
+}
+
+std::vector<std::uint64_t> trainer_progress::slice_rounds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slice_rounds_;
 }
 
 void trainer_progress::add_sync_wait(std::chrono::nanoseconds worker_time) {

@@ -1,11 +1,13 @@
-// The syncer (the shadow): one round snapshots the replica, sends each slice to its sync server
-// and applies the answers. Shadow mode loops rounds (at least --sync-interval apart) while the
-// workers train; foreground mode runs one when a worker reaches the next multiple of
-// --sync-every, with every worker parked meanwhile. Both take the same path through a round
-// (messages: syncer_actor in trainer_parts.hpp). Once the workers are idle (the input is
-// exhausted, or a scored epoch ended) the trainer asks for a closing round: the replica is sent
-// with `closing` set, and the sync servers fold every trainer's final replica into the model
-// (docs/sync.md). It is bounded by a deadline; past it the trainer goes on without it.
+// The syncer (the shadow): keeps the replica in sync with the sync servers, one slice of the
+// dense vector per server. In shadow mode every slice has a round loop of its own (at least
+// --sync-interval apart, the slices' loops staggered across the interval) while the workers
+// train: a round snapshots that slice of the replica, sends it to its server and applies the
+// answer, so a slow or paused sync server holds back its own slice only. Foreground mode syncs
+// every slice at once when a worker reaches the next multiple of --sync-every, with every worker
+// parked meanwhile (messages: syncer_actor in trainer_parts.hpp). Once the workers are idle (the
+// input is exhausted, or a scored epoch ended) the trainer asks for a closing round: every slice
+// is sent with `closing` set, and the sync servers fold every trainer's final replica into the
+// model (docs/sync.md). It is bounded by a deadline; past it the trainer goes on without it.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -16,62 +18,77 @@
 namespace ss::actors::trainer_detail {
 namespace {
 
+// One slice of the dense vector and the round it is in.
+struct slice_round {
+  std::uint64_t offset = 0, length = 0;
+  std::uint32_t link = 0;  // to its sync server (0: not known yet)
+  std::uint64_t round = 0;  // answers to an earlier round are void
+  // The call whose answer counts (answers to earlier ones, e.g. to a sync server that restarted
+  // since, are ignored).
+  std::uint64_t live_call = 0;
+  bool waiting = false;  // a round of this slice is in flight
+  bool closing_sent = false;  // its closing round is the one in flight (or done)
+  std::uint64_t timer = 0;  // the shadow loop's pending start of its next round (older ones are void)
+  std::chrono::steady_clock::time_point started;
+  std::uint64_t batches_at_last_sync = 0;
+  double distance = 0;
+};
+
 struct syncer_state {
   static inline const char* name = "syncer";
   context_ptr ctx;
   std::vector<worker_actor> workers;
-  links slice_links;  // per sync server
-  std::vector<float> snapshot;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> slices;  // offset, length per server
-  bool in_round = false;
-  bool running = false;  // shadow loop on
+  std::vector<slice_round> slices;
+  std::vector<float> snapshot;  // each slice's part: its replica as its round began
+  bool running = false;  // shadow loops on
   bool stopping = false;
-  std::uint64_t batches_at_last_sync = 0;
-  double distance = 0;
-  std::chrono::steady_clock::time_point round_start, paused_at;
-  std::uint64_t round_id = 0;
-  // Per slice: the call whose answer counts (answers to earlier ones, e.g. to a sync server that
-  // restarted since, are ignored) and whether the round still waits for it (done when none does).
-  std::vector<std::uint64_t> live_call;
-  std::vector<bool> waiting;
+  // A round of every slice at once (foreground, or a closing round); when the workers parked.
+  bool all_slices = false;
+  std::chrono::steady_clock::time_point paused_at;
   std::uint64_t calls = 0;
   // The closing round: its generation while one is asked for (0: none), whether it is the round
   // in flight, who waits for it, and its deadline's id.
   std::uint32_t closing = 0;
   bool closing_in_flight = false;
-  bool resume_after_closing = false;  // an epoch's closing round: the shadow loop goes on
+  bool resume_after_closing = false;  // an epoch's closing round: the shadow loops go on
   caf::typed_response_promise<bool> closing_promise;
   std::uint64_t closing_id = 0;
 };
 using self_ptr = syncer_actor::stateful_pointer<syncer_state>;
 
-void round_done(self_ptr self);
+bool any_waiting(const syncer_state& st) {
+  return std::any_of(st.slices.begin(), st.slices.end(), [](const slice_round& s) { return s.waiting; });
+}
+
+void slice_done(self_ptr self, std::uint32_t k);
 
 // Applies slice k's answer to the live replica; false if the answer is not one (retry).
 bool apply_answer(self_ptr self, std::uint32_t k, const wire::sync_reply* reply) {
-  auto& s = self->state;
-  const auto [off, len] = s.slices[k];
-  if (reply == nullptr || reply->params.size() != len) return false;
-  float* live = s.ctx->model->params() + off;
+  auto& st = self->state;
+  auto& s = st.slices[k];
+  if (reply == nullptr || reply->params.size() != s.length) return false;
+  float* live = st.ctx->model->params() + s.offset;
   if (reply->is_delta) {
-    sync::subtract(live, reply->params.data(), len);  // EASGD: w_i -= d
-    s.distance = std::max(s.distance, reply->distance);
+    sync::subtract(live, reply->params.data(), s.length);  // EASGD: w_i -= d
+    s.distance = reply->distance;
   } else {
-    const float* snap = s.snapshot.data() + off;
-    s.distance = std::max(s.distance, sync::relative_distance(snap, reply->params.data(), len));
-    sync::apply_target(live, snap, reply->params.data(), len);  // w_i += target - snapshot
+    const float* snap = st.snapshot.data() + s.offset;
+    s.distance = sync::relative_distance(snap, reply->params.data(), s.length);
+    sync::apply_target(live, snap, reply->params.data(), s.length);  // w_i += target - snapshot
   }
   return true;
 }
 
 void on_answer(self_ptr self, std::uint32_t k, std::uint64_t call, int attempt, const envelope_ptr& env) {
-  auto& s = self->state;
+  auto& st = self->state;
   const auto* err = std::get_if<wire::error_reply>(&env->message);
   if (err != nullptr && (err->code == errc::invalid_argument || err->code == errc::out_of_range)) {
-    // A misconfigured slice or a diverged model: nothing a retry can mend.
-    spdlog::error("{}: sync server {} refused the sync: {}", s.ctx->options.name, k, err->message);
-    s.ctx->progress->set_error("sync server " + std::to_string(k) + ": " + err->message);
-    s.in_round = false;
+    // A misconfigured slice or a diverged model: nothing a retry can mend, and no more rounds.
+    spdlog::error("{}: sync server {} refused the sync: {}", st.ctx->options.name, k, err->message);
+    st.ctx->progress->set_error("sync server " + std::to_string(k) + ": " + err->message);
+    st.slices[k].waiting = false;
+    st.stopping = true;
+    st.running = false;
     return;
   }
   const auto* reply = std::get_if<wire::sync_reply>(&env->message);
@@ -80,75 +97,109 @@ void on_answer(self_ptr self, std::uint32_t k, std::uint64_t call, int attempt, 
                             : err != nullptr ? std::string(wire::message_name(env->message)) + ": " + err->message
                                              : std::string(wire::message_name(env->message));
     if (attempt % 20 == 0)  // a restarting sync server answers errors for a while
-      spdlog::warn("{}: sync server {} answered {}; retrying", s.ctx->options.name, k, why);
+      spdlog::warn("{}: sync server {} answered {}; retrying", st.ctx->options.name, k, why);
     self->delayed_send(self, retry_delay, slice_atom::value, k, call, attempt + 1);
     return;
   }
-  s.waiting[k] = false;
-  if (std::find(s.waiting.begin(), s.waiting.end(), true) == s.waiting.end()) round_done(self);
+  st.slices[k].waiting = false;
+  slice_done(self, k);
 }
 
 void send_slice(self_ptr self, std::uint32_t k, int attempt) {
   auto& st = self->state;
+  auto& s = st.slices[k];
   const std::uint64_t call = ++st.calls;
-  const std::uint64_t round = st.round_id;
-  st.live_call[k] = call;
-  const auto link = st.slice_links[k];
-  if (link == 0) {  // the sync server's endpoint is not known yet
+  const std::uint64_t round = s.round;
+  s.live_call = call;
+  if (s.link == 0) {  // the sync server's endpoint is not known yet
     self->delayed_send(self, retry_delay, slice_atom::value, k, call, attempt);
     return;
   }
-  const auto [offset, length] = st.slices[k];
   wire::sync_request req;
   req.trainer = st.ctx->options.incarnation;
   req.slice = k;
-  req.offset = offset;
+  req.offset = s.offset;
   req.batches = st.ctx->progress->batches();
-  req.params.assign(st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset),
-                    st.snapshot.begin() + static_cast<std::ptrdiff_t>(offset + length));
-  req.closing = st.closing_in_flight ? st.closing : 0;
+  req.params.assign(st.snapshot.begin() + static_cast<std::ptrdiff_t>(s.offset),
+                    st.snapshot.begin() + static_cast<std::ptrdiff_t>(s.offset + s.length));
+  req.closing = st.closing_in_flight && s.closing_sent ? st.closing : 0;
   // A round may wait for every trainer (MA, BMUF, any closing round): allow it the round timeout on top.
   const bool waits_for_all = st.ctx->sync.algo != sync::algorithm::easgd || req.closing > 0;
   const auto timeout =
       st.ctx->timeout + (waits_for_all ? std::chrono::duration_cast<caf::timespan>(
                                              std::chrono::duration<double>(st.ctx->job.sync_round_timeout))
                                        : caf::timespan{0});
-  self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), timeout)
+  self->request(st.ctx->gateway, caf::infinite, call_atom::value, s.link, make_body(std::move(req)), timeout)
       .then(
           [self, k, round, call, attempt](const envelope_ptr& env) {
-            if (round == self->state.round_id && call == self->state.live_call[k]) on_answer(self, k, call, attempt, env);
+            const auto& slice = self->state.slices[k];
+            if (round == slice.round && call == slice.live_call) on_answer(self, k, call, attempt, env);
           },
           [self, k, round, call, attempt](const caf::error&) {
-            if (round != self->state.round_id || call != self->state.live_call[k]) return;
+            const auto& slice = self->state.slices[k];
+            if (round != slice.round || call != slice.live_call) return;
             self->delayed_send(self, retry_delay, slice_atom::value, k, call, attempt + 1);
           });
 }
 
-void start_round(self_ptr self) {
+// A round of slice k: its part of the replica as it is now, sent to its server.
+void start_slice(self_ptr self, std::uint32_t k) {
   auto& st = self->state;
-  if (st.in_round) return;
-  st.in_round = true;
-  ++st.round_id;
-  st.round_start = std::chrono::steady_clock::now();
-  st.distance = 0;
+  auto& s = st.slices[k];
+  if (s.waiting) return;
+  s.waiting = true;
+  ++s.round;
+  s.started = std::chrono::steady_clock::now();
   const float* params = st.ctx->model->params();
-  st.snapshot.assign(params, params + st.ctx->model->size());
-  st.waiting.assign(st.slices.size(), true);
-  for (std::uint32_t k = 0; k < st.slices.size(); ++k) send_slice(self, k, 0);
+  std::copy(params + s.offset, params + s.offset + s.length, st.snapshot.begin() + static_cast<std::ptrdiff_t>(s.offset));
+  send_slice(self, k, 0);
+}
+
+void start_all_slices(self_ptr self) {
+  auto& st = self->state;
+  st.all_slices = true;
+  for (std::uint32_t k = 0; k < st.slices.size(); ++k) start_slice(self, k);
+}
+
+// Slice k's next shadow round, at least the interval after its last one began.
+void schedule_slice(self_ptr self, std::uint32_t k, caf::timespan delay) {
+  auto& s = self->state.slices[k];
+  if (delay <= caf::timespan{0}) return start_slice(self, k);
+  self->delayed_send(self, delay, round_atom::value, k, ++s.timer);
+}
+
+caf::timespan interval_of(const syncer_state& st) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.ctx->job.sync_interval));
+}
+
+// The shadow loops begin, slice k a k/n share of the interval after slice 0, so that the
+// servers' rounds (and the replica copies) spread over the interval instead of coming at once.
+void start_loops(self_ptr self) {
+  auto& st = self->state;
+  st.running = true;
+  const auto n = static_cast<std::int64_t>(st.slices.size());
+  for (std::uint32_t k = 0; k < st.slices.size(); ++k)
+    if (!st.slices[k].waiting) schedule_slice(self, k, interval_of(st) * static_cast<std::int64_t>(k) / n);
 }
 
 void start_closing(self_ptr self);
 void end_closing(self_ptr self, bool folded);
 
-void round_done(self_ptr self) {
+void record_round(self_ptr self, std::uint32_t k) {
   auto& st = self->state;
-  st.in_round = false;
-  // The closing round is not part of the sync cadence: the sync gap and latency leave it out.
-  if (st.closing_in_flight) return end_closing(self, true);
-  const auto now = std::chrono::steady_clock::now();
+  auto& s = st.slices[k];
   const std::uint64_t batches = st.ctx->progress->batches();
-  st.ctx->progress->add_sync_round(now - st.round_start, batches - st.batches_at_last_sync, st.distance);
-  st.batches_at_last_sync = batches;
+  st.ctx->progress->add_sync_round(k, std::chrono::steady_clock::now() - s.started, batches - s.batches_at_last_sync,
+                                   s.distance);
+  s.batches_at_last_sync = batches;
+}
+
+// Every slice of a foreground round answered.
+void all_slices_done(self_ptr self) {
+  auto& st = self->state;
+  st.all_slices = false;
+  const auto now = std::chrono::steady_clock::now();
+  for (std::uint32_t k = 0; k < st.slices.size(); ++k) record_round(self, k);
   if (st.ctx->gate && st.closing == 0) {
     // Foreground: resume the workers; their stop counts as foreground sync cost.
     st.ctx->progress->add_sync_wait((now - st.paused_at) * static_cast<int>(st.workers.size()));
@@ -156,15 +207,37 @@ void round_done(self_ptr self) {
     for (auto& w : st.workers) self->send(w, resume_atom::value);
     return;
   }
-  if (st.closing != 0) return start_closing(self);  // asked for while this round was in flight
-  if (!st.running || st.stopping) return;
-  const auto interval = std::chrono::duration<double>(st.ctx->job.sync_interval);
-  const auto elapsed = now - st.round_start;
-  if (elapsed >= interval) start_round(self);
-  else self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(interval - elapsed), round_atom::value);
+  if (st.closing != 0) start_closing(self);  // asked for while this round was in flight
 }
 
-// The closing round: one more round of the idle replica, with `closing` set.
+void slice_done(self_ptr self, std::uint32_t k) {
+  auto& st = self->state;
+  auto& s = st.slices[k];
+  if (st.closing_in_flight) {
+    // The closing round is not part of the sync cadence: the sync gap and latency leave it out.
+    // A shadow round still in flight as it began is, and the slice's closing round follows it.
+    if (!s.closing_sent) {
+      record_round(self, k);
+      s.closing_sent = true;
+      return start_slice(self, k);
+    }
+    const bool all_closed = std::all_of(st.slices.begin(), st.slices.end(),
+                                        [](const slice_round& r) { return r.closing_sent && !r.waiting; });
+    if (all_closed) end_closing(self, true);
+    return;
+  }
+  if (st.all_slices) {
+    if (!any_waiting(st)) all_slices_done(self);
+    return;
+  }
+  // A shadow round of slice k.
+  record_round(self, k);
+  if (!st.running || st.stopping) return;
+  schedule_slice(self, k, interval_of(st) - (std::chrono::steady_clock::now() - s.started));
+}
+
+// The closing round: one more round of every slice of the idle replica, with `closing` set; a
+// slice whose shadow round is in flight sends it once that one is over.
 void start_closing(self_ptr self) {
   auto& st = self->state;
   if (st.ctx->gate) {  // a foreground round was in flight: its workers go on (they are idle)
@@ -172,26 +245,30 @@ void start_closing(self_ptr self) {
     for (auto& w : st.workers) self->send(w, resume_atom::value);
   }
   st.closing_in_flight = true;
-  start_round(self);
+  st.all_slices = true;
+  for (std::uint32_t k = 0; k < st.slices.size(); ++k) {
+    auto& s = st.slices[k];
+    s.closing_sent = !s.waiting;
+    if (s.closing_sent) start_slice(self, k);
+  }
 }
 
 void end_closing(self_ptr self, bool folded) {
   auto& st = self->state;
-  if (!folded) {
-    ++st.round_id;  // answers still on their way are void
-    st.in_round = false;
+  for (auto& s : st.slices) {
+    if (!folded && s.waiting) ++s.round;  // answers still on their way are void
+    s.waiting = false;
+    s.closing_sent = false;
   }
+  st.all_slices = false;
   if (st.closing == final_closing) st.stopping = true;  // the job's end: no more rounds
   st.closing = 0;
   st.closing_in_flight = false;
   st.closing_promise.deliver(folded);
-  if (st.resume_after_closing && !st.stopping) {
-    st.running = true;
-    start_round(self);
-  }
+  if (st.resume_after_closing && !st.stopping) start_loops(self);
 }
 
-// The trainer asks for closing round g: after the round in flight, if any. Its deadline is two
+// The trainer asks for closing round g: after a foreground round in flight, if any. Its deadline is two
 // round trips with the round timeout each: a closing round waits at most one round timeout for
 // the other trainers, and a restarted sync server gets the request again.
 caf::typed_response_promise<bool> ask_closing(self_ptr self, std::uint32_t generation) {
@@ -208,59 +285,68 @@ caf::typed_response_promise<bool> ask_closing(self_ptr self, std::uint32_t gener
   const auto round_timeout = std::chrono::duration<double>(st.ctx->job.sync_round_timeout);
   const auto deadline = 2 * (st.ctx->timeout + std::chrono::duration_cast<caf::timespan>(round_timeout));
   self->delayed_send(self, deadline, deadline_atom::value, ++st.closing_id);
-  if (!st.in_round) start_closing(self);
+  if (!st.all_slices) start_closing(self);
   return promise;
 }
 
 // Foreground: park every worker, then sync.
 void park_workers(self_ptr self) {
-  auto& s = self->state;
-  s.paused_at = std::chrono::steady_clock::now();
-  auto remaining = std::make_shared<std::size_t>(s.workers.size());
-  if (*remaining == 0) return start_round(self);
-  for (auto& w : s.workers)
+  auto& st = self->state;
+  st.paused_at = std::chrono::steady_clock::now();
+  auto remaining = std::make_shared<std::size_t>(st.workers.size());
+  if (*remaining == 0) return start_all_slices(self);
+  for (auto& w : st.workers)
     self->request(w, caf::infinite, park_atom::value).then([self, remaining](parked_atom) {
-      if (--*remaining == 0) start_round(self);
+      if (--*remaining == 0) start_all_slices(self);
     });
 }
 
 syncer_actor::behavior_type syncer(self_ptr self, context_ptr ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
-  const std::uint32_t slices = st.ctx->slices;
-  for (std::uint32_t k = 0; k < slices; ++k) st.slices.push_back(slice_bounds(st.ctx->model->size(), k, slices));
-  st.slice_links.assign(slices, 0);
-  st.live_call.assign(slices, 0);
-  st.waiting.assign(slices, false);
+  const std::uint32_t n = st.ctx->slices;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    slice_round s;
+    std::tie(s.offset, s.length) = slice_bounds(st.ctx->model->size(), k, n);
+    st.slices.push_back(s);
+  }
+  st.snapshot.assign(st.ctx->model->size(), 0.0f);
+  st.ctx->progress->set_sync_slices(n);
   return {
       [self](workers_atom, const std::vector<worker_actor>& workers) { self->state.workers = workers; },
       [self](slink_atom, std::uint32_t k, std::uint32_t link, bool restarted) {
-        auto& s = self->state;
-        if (k >= s.slice_links.size()) return;
-        s.slice_links[k] = link;
+        auto& sy = self->state;
+        if (k >= sy.slices.size()) return;
+        auto& s = sy.slices[k];
+        s.link = link;
         // The call a restarted server held will never be answered: send the round to it again.
-        if (!restarted || !s.in_round || !s.waiting[k]) return;
-        spdlog::info("{}: sync server {} restarted; sending round {} to it again", s.ctx->options.name, k, s.round_id);
+        if (!restarted || !s.waiting) return;
+        spdlog::info("{}: sync server {} restarted; sending slice round {} to it again", sy.ctx->options.name, k, s.round);
         send_slice(self, k, 0);
       },
-      [self](round_atom) {
-        auto& s = self->state;
-        // (a round timer set before a closing round was asked for does not start one)
-        if (s.ctx->sync.when != sync::mode::shadow || s.stopping || s.closing != 0) return;
-        s.running = true;
-        start_round(self);
+      [self](start_atom) {
+        auto& sy = self->state;
+        // (the loops do not start once a closing round was asked for)
+        if (sy.ctx->sync.when != sync::mode::shadow || sy.stopping || sy.closing != 0 || sy.running) return;
+        start_loops(self);
+      },
+      [self](round_atom, std::uint32_t k, std::uint64_t timer) {
+        auto& sy = self->state;
+        if (k >= sy.slices.size() || timer != sy.slices[k].timer) return;  // superseded
+        if (!sy.running || sy.stopping || sy.closing != 0 || sy.all_slices) return;
+        start_slice(self, k);
       },
       [self](sync_atom) { park_workers(self); },
       [self](slice_atom, std::uint32_t k, std::uint64_t call, int attempt) {
-        auto& s = self->state;
-        if (s.in_round && call == s.live_call[k]) send_slice(self, k, attempt);
+        auto& sy = self->state;
+        if (k < sy.slices.size() && sy.slices[k].waiting && call == sy.slices[k].live_call) send_slice(self, k, attempt);
       },
       [self](close_atom, std::uint32_t generation) { return ask_closing(self, generation); },
       [self](deadline_atom, std::uint64_t id) {
-        auto& s = self->state;
-        if (id != s.closing_id || s.closing == 0) return;
+        auto& sy = self->state;
+        if (id != sy.closing_id || sy.closing == 0) return;
         spdlog::warn("{}: the closing round did not complete in time; the replica goes on without it",
-                     s.ctx->options.name);
+                     sy.ctx->options.name);
         end_closing(self, false);
       },
       [self](stop_atom) {

@@ -14,11 +14,22 @@ struct job_outcome {
   std::uint64_t acked = 0;
   std::vector<std::uint64_t> shard_rows;
   std::string sync_status;  // sync server 0's status JSON at the end
+  std::vector<std::vector<std::uint64_t>> slice_rounds;  // per trainer, per slice
+};
+
+// stalled_slice: a second sync server (slice 1) registers but never serves, as a paused one; the
+// job runs only until every trainer completed 2 rounds of slice 0 (of the few a job this short has).
+struct job_setup {
+  std::string sync_name;
+  int trainers = 1;
+  bool stalled_slice = false;
 };
 
 // A whole job, every service composed by hand over the in-memory network: a coordinator (with
 // sync server 0), 2 shards, 1 reader and `trainers` trainers, stepped to the end.
-job_outcome run_job(const std::string& sync_name, int trainers) {
+job_outcome run_job(const job_setup& js) {
+  const std::string& sync_name = js.sync_name;
+  const int trainers = js.trainers;
   actor_fixture f;
   ss::test::temp_dir dir;
   data::generator_options g;
@@ -35,6 +46,7 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
   job.request_timeout = 1.0;
   job.progress_interval = 0;
   job.sync = sync_name;
+  job.sync_servers = js.stalled_slice ? 2 : 1;
   job.sync_every = 3;
   job.sync_interval = 0.05;
   job.model.embedding_dim = 4;
@@ -54,7 +66,9 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
     out.result = r;
     out.result_json = r.to_json();
   };
-  auto sync_opts = sync_options(sync_name.c_str(), model::dense_layout(setup->dlrm).size());
+  const auto dense_size = model::dense_layout(setup->dlrm).size();
+  auto sync_opts = sync_options(sync_name.c_str(), dense_size);
+  std::tie(sync_opts.offset, sync_opts.length) = slice_bounds(dense_size, 0, static_cast<std::uint32_t>(job.sync_servers));
   if (sync_name == "none") sync_opts.spec = sync::sync_spec{};
   co.local_sync = f.own(spawn_sync_server(f.sys, coord.gateway, sync_opts));
   f.own(spawn_coordinator(f.sys, coord.gateway, co));
@@ -101,10 +115,16 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
     return p;
   });
 
+  if (js.stalled_slice) {  // its gateway is never opened: every request is answered "starting"
+    nodes.push_back(std::make_unique<node>(f, "mem://sync-1", "mem://sync-1"));
+    member(*nodes.back(), wire::role::sync, 1, "mem://sync-1", [] { return wire::member_progress{}; });
+  }
+  std::vector<std::shared_ptr<trainer_progress>> progresses;
   for (int t = 0; t < trainers; ++t) {
     const std::string ep = "mem://trainer-" + std::to_string(t);
     nodes.push_back(std::make_unique<node>(f, ep, ep));
     auto progress = std::make_shared<trainer_progress>();
+    progresses.push_back(progress);
     const std::uint64_t incarnation = 0x7a1 + static_cast<std::uint64_t>(t);
     auto agent = member(
         *nodes.back(), wire::role::trainer, -1, ep, [progress] { return progress->snapshot(1000); }, incarnation);
@@ -125,7 +145,15 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
     f.own(spawn_trainer(f.sys, nodes.back()->gateway, agent, job, model, {}, to, progress));
   }
 
-  REQUIRE(f.run_until([&] { return !out.result_json.empty(); }, std::chrono::seconds(300)));
+  const auto slice0_synced = [&] {
+    return std::all_of(progresses.begin(), progresses.end(), [](const auto& p) { return p->slice_rounds()[0] >= 2; });
+  };
+  if (js.stalled_slice) {
+    CHECK(f.run_until(slice0_synced, std::chrono::seconds(60)));
+  } else {
+    REQUIRE(f.run_until([&] { return !out.result_json.empty(); }, std::chrono::seconds(300)));
+  }
+  for (const auto& p : progresses) out.slice_rounds.push_back(p->slice_rounds());
   out.acked = rc->examples_acked.load();
   if (auto status = ask(f, co.local_sync, wire::status_request{}))
     if (const auto* r = std::get_if<wire::status_reply>(&*status)) out.sync_status = r->json;
@@ -137,7 +165,7 @@ job_outcome run_job(const std::string& sync_name, int trainers) {
 }  // namespace
 
 TEST_CASE("cluster: a whole job on the deterministic scheduler trains every example once", "[actors]") {
-  const auto out = run_job("none", 1);
+  const auto out = run_job({"none", 1});
   INFO(out.result_json);
   CHECK(out.result.ok);
   CHECK(out.result.examples == 2000);
@@ -151,7 +179,7 @@ TEST_CASE("cluster: a whole job on the deterministic scheduler trains every exam
 }
 
 TEST_CASE("cluster: two trainers with shadow EASGD sync in the background", "[actors]") {
-  const auto out = run_job("s-easgd", 2);
+  const auto out = run_job({"s-easgd", 2});
   INFO(out.result_json);
   CHECK(out.result.ok);
   CHECK(out.result.examples == 2000);
@@ -165,7 +193,7 @@ TEST_CASE("cluster: two trainers with shadow EASGD sync in the background", "[ac
 TEST_CASE("cluster: once the input is exhausted, one closing round folds both trainers' last progress",
           "[actors]") {
   for (const char* sync_name : {"s-ma-nesterov", "fr-bmuf"}) {
-    const auto out = run_job(sync_name, 2);
+    const auto out = run_job({sync_name, 2});
     INFO(sync_name << ": " << out.result_json << "\n" << out.sync_status);
     CHECK(out.result.ok);
     CHECK(out.result.examples == 2000);
@@ -175,11 +203,22 @@ TEST_CASE("cluster: once the input is exhausted, one closing round folds both tr
 }
 
 TEST_CASE("cluster: two trainers with foreground model averaging every 3 batches", "[actors]") {
-  const auto out = run_job("fr-ma", 2);
+  const auto out = run_job({"fr-ma", 2});
   INFO(out.result_json);
   CHECK(out.result.ok);
   CHECK(out.result.examples == 2000);
   CHECK(out.result.sync_gap == Approx(3.0));  // exactly every k batches
   CHECK(out.result.sync_rounds > 5);
   CHECK(out.result.sync_wait_seconds > 0);  // foreground: workers stop for every round
+}
+
+TEST_CASE("cluster: a sync server that never answers holds back its own slice only", "[actors]") {
+  // Each slice has a round loop of its own: slice 0 goes on syncing while slice 1 waits.
+  const auto out = run_job({"s-easgd", 2, true});
+  REQUIRE(out.slice_rounds.size() == 2);
+  for (const auto& rounds : out.slice_rounds) {
+    REQUIRE(rounds.size() == 2);
+    CHECK(rounds[0] >= 2);
+    CHECK(rounds[1] == 0);
+  }
 }

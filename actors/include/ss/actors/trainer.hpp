@@ -52,8 +52,12 @@ class trainer_progress {
   void add_wait(std::chrono::nanoseconds d);
   void add_lookup_latency(std::chrono::nanoseconds d);
   void add_push_latency(std::chrono::nanoseconds d);
-  // Sync: one completed round, and the batches trained since the previous one.
-  void add_sync_round(std::chrono::nanoseconds latency, std::uint64_t gap, double distance);
+  // Sync: one completed round of slice k, the batches trained since that slice's previous one and
+  // its replica's distance from the sync server's model. A trainer's sync rounds are those every
+  // slice completed (the fewest of any slice); its sync gap is the mean over the slices' rounds.
+  void add_sync_round(std::uint32_t slice, std::chrono::nanoseconds latency, std::uint64_t gap, double distance);
+  void set_sync_slices(std::uint32_t slices);
+  std::vector<std::uint64_t> slice_rounds() const;  // per slice
   void add_sync_wait(std::chrono::nanoseconds worker_time);
   std::uint64_t batches() const;
 
@@ -83,8 +87,9 @@ class trainer_progress {
   std::uint64_t push_hist_[buckets] = {};
   std::int64_t compute_ns_ = 0, wait_ns_ = 0;
   std::uint64_t sync_hist_[buckets] = {};
-  std::uint64_t sync_rounds_ = 0, sync_gap_sum_ = 0;
-  double sync_distance_ = 0;
+  std::vector<std::uint64_t> slice_rounds_;  // per slice
+  std::vector<double> slice_distance_;       // per slice, its latest round's
+  std::uint64_t slice_rounds_sum_ = 0, sync_gap_sum_ = 0;
   std::int64_t sync_wait_ns_ = 0;
 };
 
