@@ -146,6 +146,8 @@ struct MemberProgress {
   # Reader: bad rows before the committed position, including those of earlier incarnations.
   epochsDone @26 :UInt32;
   # Reader: epochs whose every batch was handed out and trained.
+  syncBytes @27 :UInt64;
+  # Trainer: bytes its sync rounds sent and received (slices, quantized or not).
 }
 
 struct Heartbeat {

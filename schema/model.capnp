@@ -49,6 +49,20 @@ struct SyncRequest {
   closing @5 :UInt32;
   # 0: a regular round. g > 0: the trainer's closing round g (its workers are idle: the input is
   # exhausted, or a scored epoch ended); the answer is the model it takes.
+  base @6 :UInt64;
+  # Quantized rounds (--sync-quantize int8): the exchange whose mirror `quantized` is relative
+  # to; 0 with params: the full slice (a new mirror).
+  quantized @7 :QuantizedVector;
+  # Quantized rounds: the replica slice less the mirror of exchange `base`; params is then empty.
+}
+
+struct QuantizedVector {
+# 8-bit block quantization: value i is values[i] * scales[i / block].
+
+  block @0 :UInt32;
+  scales @1 :List(Float32);
+  values @2 :Data;
+  # One signed byte per value, in [-127, 127].
 }
 
 struct SyncReply {
@@ -63,7 +77,11 @@ struct SyncReply {
   distance @3 :Float64;
   # Relative L2 distance of the sent slice from the central copy or the round's mean.
   params @4 :List(Float32);
-  # The delta or the target, the length of the slice.
+  # The delta or the target, the length of the slice (empty when quantized).
+  sequence @5 :UInt64;
+  # Quantized rounds: this exchange, the base of the trainer's next request.
+  quantized @6 :QuantizedVector;
+  # Quantized rounds: the delta (isDelta), or the target less the replica the request rebuilt.
 }
 
 struct SyncClose {

@@ -136,6 +136,7 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
   r.bad_rows = t.committed_bad_rows + test_bad_rows;
   r.sync = st.options.job.sync;
   r.sync_servers = st.options.job.sync_servers;
+  r.sync_quantize = st.options.job.sync_quantize;
   r.simulate_step_ms = st.options.job.simulate_step_ms;
   // Per-trainer sync figures, and their means over the trainers that synced.
   int with_rounds = 0;
@@ -143,8 +144,9 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
     if (mi.role != wire::role::trainer) continue;
     const auto& p = mi.progress;
     r.per_trainer.push_back({mi.name, p.examples, p.active_seconds, p.sync_rounds, p.sync_gap, p.sync_latency_p50_ms,
-                             p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds});
+                             p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds, p.sync_bytes});
     r.sync_rounds += p.sync_rounds;
+    r.sync_bytes += p.sync_bytes;
     r.sync_wait_seconds += p.sync_wait_seconds;
     if (p.sync_rounds > 0) {
       ++with_rounds;
@@ -411,7 +413,8 @@ std::string member_status(const coordinator_state& st, std::uint64_t id, const m
         .add("sync_gap", p.sync_gap)
         .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
         .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
-        .add("sync_distance", p.sync_distance);
+        .add("sync_distance", p.sync_distance)
+        .add("sync_bytes", p.sync_bytes);
   } else if (m.role == wire::role::shard) {
     o.add("rows", p.rows).add("row_bytes", p.row_bytes).add("rows_looked_up", p.examples);
   } else if (m.role == wire::role::reader) {

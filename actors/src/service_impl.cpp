@@ -280,6 +280,7 @@ result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& ga
   o.outer_momentum = job.outer_momentum;
   o.outer_lr = job.outer_lr;
   o.round_timeout = std::chrono::milliseconds(static_cast<long>(job.sync_round_timeout * 1000));
+  o.quantize = job.sync_quantize == "int8";
   return spawn_sync_server(sys, gateway, o);
 }
 

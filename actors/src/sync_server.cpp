@@ -12,6 +12,7 @@
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/sync/replica_mirror.hpp"
 
 namespace ss::actors {
 namespace {
@@ -20,6 +21,7 @@ struct contributor {
   std::uint64_t trainer;
   caf::response_promise promise;
   std::uint64_t batches = 0;
+  bool quantized = false;  // its reply too (the request came through its mirror)
 };
 
 // A closing round timed out (its instance), on top of the regular rounds' expire_atom.
@@ -63,6 +65,11 @@ struct sync_server_state {
   sync::outer_nesterov outer;
   sync::sweep_tracker sweep;
   closing_round closing;
+  // Quantized rounds: the mirror of each trainer's replica slice, by incarnation.
+  std::map<std::uint64_t, sync::mirror_receiver> mirrors;
+  // Requests refused as malformed (wrong slice or size, a bad quantized vector), requests against
+  // a mirror not held (the trainer then sends its full slice), and the bytes rounds moved.
+  std::uint64_t refused = 0, mirror_misses = 0, bytes_in = 0, bytes_out = 0;
 };
 using sync_server_actor = caf::stateful_actor<sync_server_state>;
 
@@ -132,6 +139,24 @@ std::string divergence(const sync_server_state& st, const std::vector<float>& ta
   return {};
 }
 
+// The answer that takes a trainer's slice to `target`: the target itself or, in a quantized
+// round, target less the replica its request rebuilt (a trainer whose mirror is gone gets the
+// full target; its next request is then full too).
+body_ptr target_reply(sync_server_state& st, std::uint64_t trainer, bool quantized, std::uint32_t participants,
+                      const std::vector<float>& target) {
+  wire::sync_reply reply{st.round, false, participants, 0.0, {}};
+  if (auto it = st.mirrors.find(trainer); quantized && it != st.mirrors.end()) {
+    reply.distance = sync::relative_distance(it->second.replica().data(), target.data(), target.size());
+    it->second.encode_target(target.data(), st.options.quantization_block, reply.quantized);
+    reply.sequence = it->second.sequence();
+    st.bytes_out += reply.quantized.bytes();
+    return make_body(std::move(reply));
+  }
+  reply.params = target;
+  st.bytes_out += target.size() * sizeof(float);
+  return make_body(std::move(reply));
+}
+
 void close_round(sync_server_actor* self) {
   auto& st = self->state;
   if (st.contributors.empty()) return;
@@ -155,8 +180,7 @@ void close_round(sync_server_actor* self) {
     spdlog::error("{}", why);
     for (auto& c : st.contributors) c.promise.deliver(refuse(errc::out_of_range, why));
   } else {
-    for (auto& c : st.contributors)
-      c.promise.deliver(make_body(wire::sync_reply{st.round, false, participants, 0.0, target}));
+    for (auto& c : st.contributors) c.promise.deliver(target_reply(st, c.trainer, c.quantized, participants, target));
     st.last_target = std::move(target);
   }
   st.contributors.clear();
@@ -176,7 +200,20 @@ caf::result<body_ptr> serve_easgd(sync_server_actor* self, const wire::sync_requ
   if (st.central.empty()) st.central = req.params;  // the first replica seeds the center
   const double distance = sync::relative_distance(req.params.data(), st.central.data(), o.length);
   wire::sync_reply reply{++st.exchanges, true, 1, distance, std::vector<float>(o.length)};
-  sync::easgd_step(req.params.data(), st.central.data(), easgd_alpha_of(st), reply.params.data(), o.length);
+  if (o.quantize) {
+    // The center moves by the delta as the replica receives it: it gains what the replica gives up.
+    auto& mirror = st.mirrors.at(req.trainer);
+    sync::easgd_delta(req.params.data(), st.central.data(), easgd_alpha_of(st), reply.params.data(), o.length);
+    std::vector<float> applied(o.length);
+    mirror.encode_delta(reply.params.data(), o.quantization_block, reply.quantized, applied.data());
+    sync::add(st.central.data(), applied.data(), o.length);
+    reply.params.clear();
+    reply.sequence = mirror.sequence();
+    st.bytes_out += reply.quantized.bytes();
+  } else {
+    sync::easgd_step(req.params.data(), st.central.data(), easgd_alpha_of(st), reply.params.data(), o.length);
+    st.bytes_out += reply.params.size() * sizeof(float);
+  }
   st.sweep.saw(req.trainer);
   outer_step(st, st.central.data(), sweep_complete(st), true);
   return make_body(std::move(reply));
@@ -195,7 +232,7 @@ caf::result<body_ptr> join_round(sync_server_actor* self, const wire::sync_reque
   if (st.mean.size() != st.options.length) st.mean.reset(st.options.length);
   st.mean.add(req.params.data());
   auto p = self->make_response_promise<body_ptr>();
-  st.contributors.push_back({req.trainer, p, req.batches});
+  st.contributors.push_back({req.trainer, p, req.batches, st.options.quantize});
   if (st.contributors.size() >= expected_contributors(st)) {
     close_round(self);
   } else if (!st.timer_armed) {
@@ -261,7 +298,7 @@ void finish_closing(sync_server_actor* self) {
   if (!why.empty()) spdlog::error("{}", why);
   for (auto& w : c.waiting) {
     c.closed[w.trainer] = {c.generation, w.batches, true};
-    w.promise.deliver(why.empty() ? make_body(wire::sync_reply{st.round, false, participants, 0.0, target})
+    w.promise.deliver(why.empty() ? target_reply(st, w.trainer, w.quantized, participants, target)
                                   : refuse(errc::out_of_range, why));
   }
   spdlog::info("{}: closing round {} folded {} of {} trainers' final replicas", st.options.name,
@@ -286,7 +323,7 @@ caf::result<body_ptr> join_closing(sync_server_actor* self, const wire::sync_req
   auto& st = self->state;
   auto& c = st.closing;
   if (req.closing < c.generation)  // late for a closing round long over: take the model as it is
-    return make_body(wire::sync_reply{st.round, false, 0, 0.0, held_model(st, req.params)});
+    return target_reply(st, req.trainer, st.options.quantize, 0, held_model(st, req.params));
   if (req.closing > c.generation) {
     finish_closing(self);  // (an unfinished older one, should one be open)
     c.generation = req.closing;
@@ -304,24 +341,58 @@ caf::result<body_ptr> join_closing(sync_server_actor* self, const wire::sync_req
     if (trained) c.trained.add(req.params.data());
   }
   auto p = self->make_response_promise<body_ptr>();
-  c.waiting.push_back({req.trainer, p, req.batches});
+  c.waiting.push_back({req.trainer, p, req.batches, st.options.quantize});
   if (c.waiting.size() == 1) self->delayed_send(self, st.options.round_timeout, close_expire_atom::value, c.instance);
   finish_closing_if_complete(self);
   close_round_if_complete(self);  // a regular round need not wait for this trainer any more
   return p;
 }
 
-caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_request& req) {
+// Quantized rounds: the replica a request stands for, rebuilt through its trainer's mirror into
+// req.params (a full request starts the mirror anew).
+status rebuild_replica(sync_server_state& st, wire::sync_request& req) {
+  auto& mirror = st.mirrors.try_emplace(req.trainer, st.options.length).first->second;
+  if (req.quantized.values.empty()) {
+    mirror.decode_full(req.params.data());
+    return status::ok();
+  }
+  SS_RETURN_IF_ERROR(mirror.decode(req.base, req.quantized));
+  req.params = mirror.replica();
+  return status::ok();
+}
+
+caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_request& in) {
   auto& st = self->state;
   const auto& o = st.options;
-  if (req.slice != o.slice || req.offset != o.offset || req.params.size() != o.length)
+  const bool quantized = !in.quantized.values.empty();
+  const std::size_t values = quantized ? in.quantized.values.size() : in.params.size();
+  if (in.slice != o.slice || in.offset != o.offset || values != o.length || (quantized && !in.params.empty())) {
+    ++st.refused;
     return refuse(errc::invalid_argument,
                   o.name + " holds slice " + std::to_string(o.slice) + " = parameters [" + std::to_string(o.offset) +
                       ", " + std::to_string(o.offset + o.length) + "); the request is for slice " +
-                      std::to_string(req.slice) + " at " + std::to_string(req.offset) + " with " +
-                      std::to_string(req.params.size()) + " values (do trainers and servers agree on --sync-servers?)");
+                      std::to_string(in.slice) + " at " + std::to_string(in.offset) + " with " +
+                      std::to_string(values) + (quantized ? " quantized" : "") + " values" +
+                      (quantized && !in.params.empty() ? " and FP32 ones" : "") +
+                      " (do trainers and servers agree on --sync-servers?)");
+  }
+  if (quantized && !o.quantize) {
+    ++st.refused;
+    return refuse(errc::invalid_argument, o.name + ": a quantized sync request, but this job's rounds are not "
+                                                   "quantized (--sync-quantize none)");
+  }
   if (o.spec.algo == sync::algorithm::none)
     return refuse(errc::invalid_argument, o.name + ": the job does not synchronize (--sync none)");
+  st.bytes_in += quantized ? in.quantized.bytes() : in.params.size() * sizeof(float);
+  wire::sync_request rebuilt;
+  if (o.quantize) {
+    rebuilt = in;
+    if (const status s = rebuild_replica(st, rebuilt); !s.is_ok()) {
+      ++(s.code() == errc::not_found ? st.mirror_misses : st.refused);
+      return refuse(s.code(), o.name + ": " + s.message());
+    }
+  }
+  const wire::sync_request& req = o.quantize ? rebuilt : in;
   if (req.closing > 0) return join_closing(self, req);
   if (auto it = st.closing.closed.find(req.trainer); it != st.closing.closed.end()) it->second.resting = false;
   if (o.spec.algo == sync::algorithm::easgd) return serve_easgd(self, req);
@@ -383,6 +454,11 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
                                                   .add("exchanges", st.exchanges)
                                                   .add("rounds", st.round)
                                                   .add("closing_rounds", st.closing.completed)
+                                                  .add("quantize", st.options.quantize ? "int8" : "none")
+                                                  .add("bytes_in", st.bytes_in)
+                                                  .add("bytes_out", st.bytes_out)
+                                                  .add("refused", st.refused)
+                                                  .add("mirror_misses", st.mirror_misses)
                                                   .add("live_trainers", static_cast<std::uint64_t>(st.live_trainers))
                                                   .str()});
         return refuse(errc::invalid_argument, std::string("a sync server does not serve ") + wire::message_name(env->message));
@@ -406,6 +482,10 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
         st.live_trainers = std::max<std::size_t>(1, view.trainers.size());
         st.live_incarnations.clear();
         if (view.trainer_incarnations.size() == view.trainers.size()) st.live_incarnations = view.trainer_incarnations;
+        // The mirrors of trainers that left (a trainer that comes back sends its full slice).
+        if (!st.live_incarnations.empty())
+          for (auto it = st.mirrors.begin(); it != st.mirrors.end();)
+            it = is_live(st, it->first) ? std::next(it) : st.mirrors.erase(it);
         // A trainer left: the open rounds may now be complete.
         finish_closing_if_complete(self);
         close_round_if_complete(self);

@@ -213,6 +213,8 @@ std::string status_json(trainer_actor* self) {
       .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
       .add("sync_distance", p.sync_distance)
       .add("sync_wait_seconds", p.sync_wait_seconds)
+      .add("sync_quantize", st.ctx->job.sync_quantize)
+      .add("sync_bytes", p.sync_bytes)
       .add("finished", p.finished)
       .add("error", st.ctx->progress->error())
       .str();

@@ -60,6 +60,7 @@ wire::member_progress trainer_progress::snapshot(std::uint64_t window_examples) 
   p.sync_latency_p99_ms = quantile_ms(sync_hist_, 0.99);
   p.sync_distance = slice_distance_.empty() ? 0.0 : *std::max_element(slice_distance_.begin(), slice_distance_.end());
   p.sync_wait_seconds = static_cast<double>(sync_wait_ns_) * 1e-9;
+  p.sync_bytes = sync_bytes_;
   p.active_seconds = batches_ > 0 ? std::chrono::duration<double>(last_batch_ - first_batch_).count() : 0.0;
   return p;
 }
@@ -110,6 +111,11 @@ std::vector<std::uint64_t> trainer_progress::slice_rounds() const {
 void trainer_progress::add_sync_wait(std::chrono::nanoseconds worker_time) {
   std::lock_guard<std::mutex> lock(mu_);
   sync_wait_ns_ += worker_time.count();
+}
+
+void trainer_progress::add_sync_bytes(std::uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sync_bytes_ += bytes;
 }
 
 std::uint64_t trainer_progress::batches() const {

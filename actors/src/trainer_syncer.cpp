@@ -11,8 +11,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "ss/actors/sync_server.hpp"
+#include "ss/core/sync/replica_mirror.hpp"
 #include "trainer_parts.hpp"
 
 namespace ss::actors::trainer_detail {
@@ -32,6 +34,8 @@ struct slice_round {
   std::chrono::steady_clock::time_point started;
   std::uint64_t batches_at_last_sync = 0;
   double distance = 0;
+  // Quantized rounds (--sync-quantize int8): the mirror this slice's requests are relative to.
+  std::optional<sync::mirror_sender> mirror;
 };
 
 struct syncer_state {
@@ -61,13 +65,26 @@ bool any_waiting(const syncer_state& st) {
 }
 
 void slice_done(self_ptr self, std::uint32_t k);
+void send_slice(self_ptr self, std::uint32_t k, int attempt);
 
 // Applies slice k's answer to the live replica; false if the answer is not one (retry).
 bool apply_answer(self_ptr self, std::uint32_t k, const wire::sync_reply* reply) {
   auto& st = self->state;
   auto& s = st.slices[k];
-  if (reply == nullptr || reply->params.size() != s.length) return false;
+  if (reply == nullptr) return false;
   float* live = st.ctx->model->params() + s.offset;
+  if (s.mirror && !reply->quantized.values.empty()) {
+    if (!sync::check(reply->quantized, s.length).is_ok()) return false;
+    st.ctx->progress->add_sync_bytes(reply->quantized.bytes());
+    std::vector<float> change(s.length);
+    s.mirror->accept(reply->sequence, reply->quantized, reply->is_delta, change.data());
+    sync::add(live, change.data(), s.length);
+    s.distance = reply->distance;
+    return true;
+  }
+  if (reply->params.size() != s.length) return false;
+  st.ctx->progress->add_sync_bytes(reply->params.size() * sizeof(float));
+  if (s.mirror) s.mirror->reset();  // a full answer (the server lost this trainer's mirror): a full request next
   if (reply->is_delta) {
     sync::subtract(live, reply->params.data(), s.length);  // EASGD: w_i -= d
     s.distance = reply->distance;
@@ -82,6 +99,12 @@ bool apply_answer(self_ptr self, std::uint32_t k, const wire::sync_reply* reply)
 void on_answer(self_ptr self, std::uint32_t k, std::uint64_t call, int attempt, const envelope_ptr& env) {
   auto& st = self->state;
   const auto* err = std::get_if<wire::error_reply>(&env->message);
+  if (err != nullptr && err->code == errc::not_found && st.slices[k].mirror) {
+    // The server holds no mirror of this replica (it restarted, or our last answer was lost).
+    spdlog::info("{}: sync server {} answered {}; sending the full slice", st.ctx->options.name, k, err->message);
+    st.slices[k].mirror->reset();
+    return send_slice(self, k, attempt + 1);
+  }
   if (err != nullptr && (err->code == errc::invalid_argument || err->code == errc::out_of_range)) {
     // A misconfigured slice or a diverged model: nothing a retry can mend, and no more rounds.
     spdlog::error("{}: sync server {} refused the sync: {}", st.ctx->options.name, k, err->message);
@@ -120,8 +143,16 @@ void send_slice(self_ptr self, std::uint32_t k, int attempt) {
   req.slice = k;
   req.offset = s.offset;
   req.batches = st.ctx->progress->batches();
-  req.params.assign(st.snapshot.begin() + static_cast<std::ptrdiff_t>(s.offset),
-                    st.snapshot.begin() + static_cast<std::ptrdiff_t>(s.offset + s.length));
+  const float* snapshot = st.snapshot.data() + s.offset;
+  if (s.mirror && s.mirror->base() != 0) {
+    s.mirror->encode(snapshot, req.quantized);
+    req.base = s.mirror->base();
+    st.ctx->progress->add_sync_bytes(req.quantized.bytes());
+  } else {
+    if (s.mirror) s.mirror->encode_full(snapshot);
+    req.params.assign(snapshot, snapshot + s.length);
+    st.ctx->progress->add_sync_bytes(req.params.size() * sizeof(float));
+  }
   req.closing = st.closing_in_flight && s.closing_sent ? st.closing : 0;
   // A round may wait for every trainer (MA, BMUF, any closing round): allow it the round timeout on top.
   const bool waits_for_all = st.ctx->sync.algo != sync::algorithm::easgd || req.closing > 0;
@@ -308,7 +339,8 @@ syncer_actor::behavior_type syncer(self_ptr self, context_ptr ctx) {
   for (std::uint32_t k = 0; k < n; ++k) {
     slice_round s;
     std::tie(s.offset, s.length) = slice_bounds(st.ctx->model->size(), k, n);
-    st.slices.push_back(s);
+    if (st.ctx->job.sync_quantize == "int8") s.mirror.emplace(s.length, sync::default_quantization_block);
+    st.slices.push_back(std::move(s));
   }
   st.snapshot.assign(st.ctx->model->size(), 0.0f);
   st.ctx->progress->set_sync_slices(n);
@@ -321,7 +353,7 @@ syncer_actor::behavior_type syncer(self_ptr self, context_ptr ctx) {
         s.link = link;
         // The call a restarted server held will never be answered: send the round to it again.
         if (!restarted || !s.waiting) return;
-        spdlog::info("{}: sync server {} restarted; sending slice round {} to it again", sy.ctx->options.name, k, s.round);
+        spdlog::info("{}: sync server {} restarted; sending round {} to it again", sy.ctx->options.name, k, s.round);
         send_slice(self, k, 0);
       },
       [self](start_atom) {

@@ -23,6 +23,7 @@ struct job_setup {
   std::string sync_name;
   int trainers = 1;
   bool stalled_slice = false;
+  std::string quantize = "none";
 };
 
 // A whole job, every service composed by hand over the in-memory network: a coordinator (with
@@ -47,6 +48,7 @@ job_outcome run_job(const job_setup& js) {
   job.progress_interval = 0;
   job.sync = sync_name;
   job.sync_servers = js.stalled_slice ? 2 : 1;
+  job.sync_quantize = js.quantize;
   job.sync_every = 3;
   job.sync_interval = 0.05;
   job.model.embedding_dim = 4;
@@ -70,6 +72,7 @@ job_outcome run_job(const job_setup& js) {
   auto sync_opts = sync_options(sync_name.c_str(), dense_size);
   std::tie(sync_opts.offset, sync_opts.length) = slice_bounds(dense_size, 0, static_cast<std::uint32_t>(job.sync_servers));
   if (sync_name == "none") sync_opts.spec = sync::sync_spec{};
+  sync_opts.quantize = js.quantize == "int8";
   co.local_sync = f.own(spawn_sync_server(f.sys, coord.gateway, sync_opts));
   f.own(spawn_coordinator(f.sys, coord.gateway, co));
 
@@ -220,5 +223,26 @@ TEST_CASE("cluster: a sync server that never answers holds back its own slice on
     REQUIRE(rounds.size() == 2);
     CHECK(rounds[0] >= 2);
     CHECK(rounds[1] == 0);
+  }
+}
+
+TEST_CASE("cluster: quantized rounds (--sync-quantize int8) train as well and move a fraction of the bytes",
+          "[actors]") {
+  for (const char* sync_name : {"s-easgd", "s-ma"}) {
+    const auto plain = run_job({sync_name, 2, false, "none"});
+    const auto quantized = run_job({sync_name, 2, false, "int8"});
+    INFO(sync_name << ": " << plain.result_json << "\n" << quantized.result_json << "\n" << quantized.sync_status);
+    REQUIRE(quantized.result.ok);
+    CHECK(quantized.result.examples == 2000);
+    CHECK(quantized.result.sync_quantize == "int8");
+    REQUIRE(quantized.result.sync_rounds > 0);
+    REQUIRE(plain.result.sync_rounds > 0);
+    const auto per_round = [](const job_outcome& o) {
+      return static_cast<double>(o.result.sync_bytes) / static_cast<double>(o.result.sync_rounds);
+    };
+    // Every trainer's first request and each closing round are full; the rest a quarter.
+    CHECK(per_round(quantized) < per_round(plain) / 2);
+    CHECK(quantized.result.test.ne == Approx(plain.result.test.ne).epsilon(0.02));
+    CHECK(quantized.sync_status.find("\"refused\":0") != std::string::npos);
   }
 }

@@ -1,6 +1,7 @@
 // The sync server's rounds: EASGD exchanges, model averaging, BMUF, and rounds that never wait
 // forever for a dead or slow trainer.
 #include "actor_helpers.hpp"
+#include "ss/core/sync/replica_mirror.hpp"
 
 using namespace ss;
 using namespace ss::actors;
@@ -307,4 +308,127 @@ TEST_CASE("sync server: s-easgd-nesterov pushes the center once every trainer ex
   // v = 0.5 * 2 + 1 = 2, center = 3 + (1 + 0.5 * 2) = 5.
   ask(f, resumed, wire::sync_request{1, 0, 0, 1, {5.0f}});
   CHECK(std::get<wire::dense_reply>(*ask(f, resumed, wire::dense_request{})).params == std::vector<float>{5.0f});
+}
+
+// ---- quantized rounds -----------------------------------------------------------------------
+
+namespace {
+std::string status_of(actor_fixture& f, const caf::actor& server) {
+  return std::get<wire::status_reply>(*ask(f, server, wire::status_request{})).json;
+}
+
+// A trainer's quantized request for `replica` through its mirror (full while it holds none).
+wire::sync_request quantized_request(std::uint64_t trainer, sync::mirror_sender& mirror, const std::vector<float>& replica) {
+  wire::sync_request r{trainer, 0, 0, 10, {}};
+  if (mirror.base() == 0) {
+    mirror.encode_full(replica.data());
+    r.params = replica;
+  } else {
+    mirror.encode(replica.data(), r.quantized);
+    r.base = mirror.base();
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("sync server: quantized EASGD exchanges through the mirror move the center by what the replica gives up",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  const std::size_t n = 300;
+  auto opts = sync_options("s-easgd", n);
+  opts.easgd_alpha = 0.5;
+  opts.quantize = true;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  f.settle();
+  std::vector<float> a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = 0.01f * static_cast<float>(i % 17);
+    b[i] = -0.02f * static_cast<float>(i % 5);
+  }
+  sync::mirror_sender ma(n, 256), mb(n, 256);
+  // Each trainer's first request is full; the replies are quantized and carry the next base.
+  for (int round = 0; round < 4; ++round) {
+    for (auto* t : {&a, &b}) {
+      auto& mirror = t == &a ? ma : mb;
+      const std::uint64_t trainer = t == &a ? 1 : 2;
+      for (std::size_t i = 0; i < n; ++i) (*t)[i] += 0.001f * static_cast<float>((i + round) % 3);  // training
+      const auto before_center = std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params;
+      const auto answer = ask(f, server, quantized_request(trainer, mirror, *t));
+      REQUIRE(std::holds_alternative<wire::sync_reply>(*answer));
+      const auto& reply = std::get<wire::sync_reply>(*answer);
+      CHECK(reply.params.empty());
+      REQUIRE(reply.quantized.size() == n);
+      std::vector<float> change(n);
+      const auto before = *t;
+      mirror.accept(reply.sequence, reply.quantized, true, change.data());
+      for (std::size_t i = 0; i < n; ++i) (*t)[i] += change[i];
+      // Replica plus center is what it was (the first exchange seeds the center).
+      const auto center = std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params;
+      if (!before_center.empty())
+        for (std::size_t i = 0; i < n; i += 37)
+          CHECK((*t)[i] + center[i] == Approx(before[i] + before_center[i]).margin(1e-6));
+    }
+  }
+  CHECK(ma.base() > 0);
+  const std::string status = status_of(f, server);
+  INFO(status);
+  CHECK(status.find("\"quantize\":\"int8\"") != std::string::npos);
+  CHECK(status.find("\"refused\":0") != std::string::npos);
+  // Quantized requests are about a quarter of the full ones: 2 full requests of 1200 bytes, 6 of 300 + 8.
+  CHECK(status.find("\"bytes_in\":" + std::to_string(2 * 4 * n + 6 * (n + 2 * 4))) != std::string::npos);
+}
+
+TEST_CASE("sync server: a quantized request against a mirror it does not hold, or malformed, is refused and counted",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  const std::size_t n = 100;
+  auto opts = sync_options("s-easgd", n);
+  opts.quantize = true;
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  f.settle();
+  std::vector<float> replica(n, 0.5f);
+  sync::mirror_sender mirror(n, 256);
+  REQUIRE(std::holds_alternative<wire::sync_reply>(*ask(f, server, quantized_request(1, mirror, replica))));
+  // A trainer this server holds no mirror of (it restarted since): not_found, the cue for a full request.
+  {
+    wire::sync_request r{9, 0, 0, 10, {}};
+    sync::quantize(replica.data(), n, 256, r.quantized);
+    r.base = 4;
+    const auto answer = ask(f, server, r);
+    REQUIRE(std::holds_alternative<wire::error_reply>(*answer));
+    CHECK(std::get<wire::error_reply>(*answer).code == errc::not_found);
+  }
+  // A scale that overflows: refused with the reason, the center untouched.
+  const auto center = std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params;
+  wire::sync_request bad{1, 0, 0, 10, {}};
+  sync::quantize(replica.data(), n, 256, bad.quantized);
+  bad.quantized.scales[0] = 1e38f;
+  bad.base = 1;
+  const auto refused = ask(f, server, bad);
+  REQUIRE(std::holds_alternative<wire::error_reply>(*refused));
+  CHECK(std::get<wire::error_reply>(*refused).code == errc::out_of_range);
+  CHECK(std::get<wire::error_reply>(*refused).message.find("scale") != std::string::npos);
+  // Values of the wrong count, and FP32 values beside quantized ones: refused as malformed.
+  wire::sync_request short_one{1, 0, 0, 10, {}};
+  sync::quantize(replica.data(), n - 1, 256, short_one.quantized);
+  CHECK(std::holds_alternative<wire::error_reply>(*ask(f, server, short_one)));
+  wire::sync_request both{1, 0, 0, 10, replica};
+  sync::quantize(replica.data(), n, 256, both.quantized);
+  CHECK(std::holds_alternative<wire::error_reply>(*ask(f, server, both)));
+  CHECK(std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params == center);
+  const std::string status = status_of(f, server);
+  INFO(status);
+  CHECK(status.find("\"refused\":3") != std::string::npos);
+  CHECK(status.find("\"mirror_misses\":1") != std::string::npos);
+  // A server of a job whose rounds are not quantized refuses a quantized request.
+  node gw2(f, "sync-1");
+  auto plain = f.own(spawn_sync_server(f.sys, gw2.gateway, sync_options("s-easgd", n)));
+  f.settle();
+  wire::sync_request q{1, 0, 0, 10, {}};
+  sync::quantize(replica.data(), n, 256, q.quantized);
+  const auto answer = ask(f, plain, q);
+  REQUIRE(std::holds_alternative<wire::error_reply>(*answer));
+  CHECK(std::get<wire::error_reply>(*answer).message.find("--sync-quantize") != std::string::npos);
 }

@@ -111,6 +111,7 @@ inline std::vector<envelope> one_of_each() {
     p.sync_latency_p99_ms = 8.0;
     p.sync_distance = 0.0031;
     p.sync_wait_seconds = 2.5;
+    p.sync_bytes = 123456789;
     p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777, 4, 1};
     p.has_committed = true;
     p.committed_examples = 5000;
@@ -144,8 +145,18 @@ inline std::vector<envelope> one_of_each() {
   add(status_reply{R"({"role":"coordinator","state":"running"})"});
   add(stop_request{"operator asked"});
   add(ack{});
-  add(sync_request{9, 2, 158000, 4096, {0.5f, -0.25f, 1e-9f}, 3});
-  add(sync_reply{77, true, 8, 0.0125, {1.0f, -1.0f, 0.0f, -0.0f}});
+  {  // every field set, FP32 and quantized (a real round sends one or the other)
+    sync_request q{9, 2, 158000, 4096, {0.5f, -0.25f, 1e-9f}, 3, 41};
+    q.quantized.block = 2;
+    q.quantized.scales = {0.5f, 1e-3f};
+    q.quantized.values = {127, -127, 0};
+    add(q);
+    sync_reply r{77, true, 8, 0.0125, {1.0f, -1.0f, 0.0f, -0.0f}, 42};
+    r.quantized.block = 4;
+    r.quantized.scales = {2.5e-4f};
+    r.quantized.values = {-1, 2, -3};
+    add(r);
+  }
   add(snapshot_now{});
   add(snapshot_request{12, {9, 10, 11}});
   add(snapshot_reply{12, "/data/shard-0/checkpoints/12", 1000000, 68000000, 0xdeadbeefcafeULL, 1.25});
@@ -239,6 +250,7 @@ inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(p.sync_latency_p99_ms == q.sync_latency_p99_ms);
   CHECK(p.sync_distance == q.sync_distance);
   CHECK(p.sync_wait_seconds == q.sync_wait_seconds);
+  CHECK(p.sync_bytes == q.sync_bytes);
   CHECK(p.has_committed == q.has_committed);
   CHECK(p.committed.file_index == q.committed.file_index);
   CHECK(p.committed.byte_offset == q.committed.byte_offset);
@@ -338,6 +350,11 @@ inline void check_same(const stop_request& a, const stop_request& b) {
   CHECK(a.reason == b.reason);
 }
 inline void check_same(const ack&, const ack&) {}
+inline void check_same(const ss::sync::quantized_vector& a, const ss::sync::quantized_vector& b) {
+  CHECK(a.block == b.block);
+  CHECK(same_bits(a.scales, b.scales));
+  CHECK(same_bits(a.values, b.values));
+}
 inline void check_same(const sync_request& a, const sync_request& b) {
   CHECK(a.trainer == b.trainer);
   CHECK(a.slice == b.slice);
@@ -345,6 +362,8 @@ inline void check_same(const sync_request& a, const sync_request& b) {
   CHECK(a.batches == b.batches);
   CHECK(same_bits(a.params, b.params));
   CHECK(a.closing == b.closing);
+  CHECK(a.base == b.base);
+  check_same(a.quantized, b.quantized);
 }
 inline void check_same(const snapshot_now&, const snapshot_now&) {}
 inline void check_same(const snapshot_request& a, const snapshot_request& b) {
@@ -378,6 +397,8 @@ inline void check_same(const sync_reply& a, const sync_reply& b) {
   CHECK(a.participants == b.participants);
   CHECK(a.distance == b.distance);
   CHECK(same_bits(a.params, b.params));
+  CHECK(a.sequence == b.sequence);
+  check_same(a.quantized, b.quantized);
 }
 
 inline void check_same(const envelope& a, const envelope& b) {

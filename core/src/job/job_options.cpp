@@ -75,6 +75,10 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("sync-round-timeout", &o.sync_round_timeout,
            "Seconds a model-averaging or BMUF round waits for missing trainers before it goes on without them.")
       .range(0.01, 3600.0);
+  opts.add("sync-quantize", &o.sync_quantize,
+           "What a sync round sends: none (the slice in FP32 each way) or int8 (the change since the last "
+           "exchange, 8 bits per value with a scale per 256, about 3.9x fewer bytes; docs/sync.md).")
+      .choices({"none", "int8"});
   opts.add("simulate-step-ms", &o.simulate_step_ms,
            "SIMULATED compute: every training step waits this long instead of running the model (no data, no "
            "lookups), to study the sync layer at more trainers than cores. 0 = real training.")

@@ -54,6 +54,7 @@ std::string job_report::to_json() const {
                            .add("sync_latency_p99_ms", t.sync_latency_p99_ms)
                            .add("sync_distance", t.sync_distance)
                            .add("sync_wait_seconds", t.sync_wait_seconds)
+                           .add("sync_bytes", t.sync_bytes)
                            .str());
   json_object j;
   j.add("command", "cluster")
@@ -90,6 +91,8 @@ std::string job_report::to_json() const {
       .add("sync_latency_p50_ms", sync_latency_p50_ms)
       .add("sync_distance", sync_distance)
       .add("sync_wait_seconds", sync_wait_seconds)
+      .add("sync_quantize", sync_quantize)
+      .add("sync_bytes", sync_bytes)
       .add("job_id", job_id)
       .add("resumed_from_snapshot", resumed_from_snapshot)
       .add("snapshots", snapshots)
@@ -149,6 +152,8 @@ result<job_report> job_report::from_json(std::string_view json) {
   r.sync_latency_p50_ms = j["sync_latency_p50_ms"].number();
   r.sync_distance = j["sync_distance"].number();
   r.sync_wait_seconds = j["sync_wait_seconds"].number();
+  r.sync_quantize = j["sync_quantize"].string("none");
+  r.sync_bytes = j["sync_bytes"].uint64();
   r.job_id = j["job_id"].uint64();
   r.resumed_from_snapshot = j["resumed_from_snapshot"].uint64();
   r.snapshots = j["snapshots"].uint64();
@@ -171,6 +176,7 @@ result<job_report> job_report::from_json(std::string_view json) {
     s.sync_latency_p99_ms = t["sync_latency_p99_ms"].number();
     s.sync_distance = t["sync_distance"].number();
     s.sync_wait_seconds = t["sync_wait_seconds"].number();
+    s.sync_bytes = t["sync_bytes"].uint64();
     r.per_trainer.push_back(std::move(s));
   }
   r.trainers = j["trainers"].uint64(r.per_trainer.size());
@@ -197,10 +203,11 @@ std::string job_report::summary() const {
                   best_epoch > 0 ? (" (the model of epoch " + std::to_string(best_epoch) + ")").c_str() : "");
   if (sync != "none")
     out += format("  sync    %s over %d server%s: %llu rounds, sync gap %.1f batches, round p50 %.2f ms, replica "
-                  "distance %.4f, workers stopped %.1f worker-s\n",
+                  "distance %.4f, workers stopped %.1f worker-s; %.1f MB moved (%s, %.0f KB per round)\n",
                   sync.c_str(), sync_servers, plural(static_cast<std::uint64_t>(sync_servers)),
                   static_cast<unsigned long long>(sync_rounds), sync_gap, sync_latency_p50_ms, sync_distance,
-                  sync_wait_seconds);
+                  sync_wait_seconds, static_cast<double>(sync_bytes) / 1e6, sync_quantize == "int8" ? "8-bit" : "FP32",
+                  sync_rounds > 0 ? static_cast<double>(sync_bytes) / 1e3 / static_cast<double>(sync_rounds) : 0.0);
   if (simulate_step_ms > 0)
     out += format("  SIMULATED compute: every step waited %.1f ms instead of training the model\n", simulate_step_ms);
   out += format("  data    %llu examples committed (trained and acknowledged, each once%s), %llu trainings reported, "

@@ -103,6 +103,7 @@ void job_history::record_member(double t, const json_value& member) {
     add_locked(prefix + "examples_per_sec", t, rate_locked(prefix + "examples", t, number_of(member["examples"])));
     for (const char* field : {"sync_gap", "sync_latency_p50_ms", "sync_distance"})
       add_locked(prefix + field, t, number_of(member[field]));
+    add_locked(prefix + "sync_bytes_per_sec", t, rate_locked(prefix + "sync_bytes", t, number_of(member["sync_bytes"])));
   } else if (role == "shard") {
     add_locked(prefix + "rows", t, number_of(member["rows"]));
     add_locked(prefix + "lookups_per_sec", t,

@@ -79,12 +79,16 @@ const std::vector<status_metric>& status_metrics() {
       {"service", "sync_latency_p99_ms", t::gauge, "99th percentile sync round latency."},
       {"service", "sync_distance", t::gauge, "Relative distance of the replica to the central model, last round."},
       {"service", "sync_wait_seconds", t::counter, "Worker-seconds stopped for foreground syncs."},
+      {"service", "sync_bytes", t::counter, "Bytes sent and received by sync rounds (trainer)."},
       {"service", "finished", t::gauge, "1 once this member finished its part of the job."},
       // sync server
       {"service", "slice", t::gauge, "Slice of the dense parameters served."},
       {"service", "parameters", t::gauge, "Dense parameters in the slice."},
       {"service", "exchanges", t::counter, "Sync requests answered."},
       {"service", "rounds", t::counter, "Sync rounds closed."},
+      {"service", "bytes_in", t::counter, "Bytes of sync requests received (sync server)."},
+      {"service", "bytes_out", t::counter, "Bytes of sync replies sent (sync server)."},
+      {"service", "mirror_misses", t::counter, "Quantized sync requests against a mirror not held (sync server)."},
       {"service", "live_trainers", t::gauge, "Trainers taking part in rounds."},
       // every service: its gateway and transport
       {"transport", "frames_decoded", t::counter, "Frames decoded."},

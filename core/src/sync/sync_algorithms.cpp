@@ -61,6 +61,14 @@ void easgd_step(const float* replica, float* central, float alpha, float* delta,
   }
 }
 
+void easgd_delta(const float* replica, const float* central, float alpha, float* delta, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) delta[i] = alpha * (replica[i] - central[i]);
+}
+
+void add(float* x, const float* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
 void apply_target(float* live, const float* snapshot, const float* target, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) live[i] += target[i] - snapshot[i];
 }

@@ -236,6 +236,28 @@ struct list {
   }
 };
 
+// A std::vector<std::int8_t> as Data (copied with one memcpy each way); an empty one is left a
+// null pointer.
+template <auto Member, auto Init, auto Get>
+struct bytes {
+  template <class T>
+  static std::size_t words(const T& m) { return list_words(m.*Member); }
+  template <class T, class Builder>
+  static void put(const T& m, Builder& b) {
+    const auto& v = m.*Member;
+    if (v.empty()) return;
+    auto data = (b.*Init)(list_size(v.size()));
+    std::memcpy(data.begin(), v.data(), v.size());
+  }
+  template <class Reader, class T>
+  static void get(const Reader& r, T& m, const char*) {
+    const auto data = (r.*Get)();
+    auto& v = m.*Member;
+    v.resize(data.size());
+    if (!v.empty()) std::memcpy(v.data(), data.begin(), v.size());
+  }
+};
+
 // A nested struct with an entry of its own (codec<member type>), always written.
 template <auto Member, auto Init, auto Get>
 struct nested {

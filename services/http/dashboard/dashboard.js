@@ -18,6 +18,7 @@ const CHARTS = [
   { id: "sync_gap", title: "Sync gap per trainer (batches between syncs)", pattern: /^trainer\/(.+)\/sync_gap$/ },
   { id: "sync_latency", title: "Sync round latency p50 per trainer (ms)", pattern: /^trainer\/(.+)\/sync_latency_p50_ms$/ },
   { id: "sync_distance", title: "Replica distance from the center per trainer", pattern: /^trainer\/(.+)\/sync_distance$/ },
+  { id: "sync_bytes", title: "Sync traffic per trainer (bytes/s, sent and received)", pattern: /^trainer\/(.+)\/sync_bytes_per_sec$/ },
   { id: "trainer_eps", title: "Examples/s per trainer", pattern: /^trainer\/(.+)\/examples_per_sec$/ },
   { id: "shard_rows", title: "Embedding rows per shard", pattern: /^shard\/(.+)\/rows$/ },
   { id: "shard_lookups", title: "Rows looked up per second per shard", pattern: /^shard\/(.+)\/lookups_per_sec$/ },
@@ -178,7 +179,8 @@ const RESULT_FIELDS = [
   ["seconds", "seconds"], ["examples_per_sec", "examples/s"], ["train_ne", "train NE"], ["train_logloss", "train log loss"],
   ["test_ne", "test NE"], ["test_logloss", "test log loss"], ["test_auc", "test AUC"], ["test_calibration", "test calibration"],
   ["validation_ne", "validation NE"], ["sync", "sync"], ["sync_gap", "sync gap (mean)"],
-  ["sync_latency_p50_ms", "sync p50 ms (mean)"], ["sync_distance", "sync distance (mean)"], ["snapshots", "snapshots"],
+  ["sync_latency_p50_ms", "sync p50 ms (mean)"], ["sync_distance", "sync distance (mean)"],
+  ["sync_quantize", "sync quantized"], ["sync_bytes", "sync bytes"], ["snapshots", "snapshots"],
   ["export_path", "exported to"],
 ];
 

@@ -29,6 +29,7 @@ std::string status_at(std::uint64_t examples, std::uint64_t looked_up, double ga
                                   .add("sync_gap", gap)
                                   .add("sync_latency_p50_ms", 2.5)
                                   .add("sync_distance", 0.01)
+                                  .add("sync_bytes", 3 * examples)
                                   .str();
   const std::string shard = ss::json_object()
                                 .add("name", "shard-0")
@@ -99,6 +100,7 @@ TEST_CASE("history: record() keeps the status's numbers and the rates of its cou
   CHECK(series["job/examples_per_sec"].items()[0].items()[1].number() == 500);
   CHECK(series["trainer/trainer-0/examples_per_sec"].items()[0].items()[1].number() == 500);
   CHECK(series["trainer/trainer-0/sync_gap"].items()[1].items()[1].number() == 4);
+  CHECK(series["trainer/trainer-0/sync_bytes_per_sec"].items()[0].items()[1].number() == 1500);
   CHECK(series["shard/shard-0/lookups_per_sec"].items()[0].items()[1].number() == 200);
   CHECK(series["shard/shard-0/rows"].items().size() == 2);
   CHECK(series["job/members"].items()[0].items()[1].number() == 2);

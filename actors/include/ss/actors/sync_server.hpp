@@ -8,6 +8,10 @@
 //             target: the mean (MA), or BMUF's block-momentum model
 //   -nesterov  (S-EASGD, S-MA) once every live trainer has synced since the sweep began, the
 //             center's move over the sweep is applied with Nesterov momentum (the outer optimizer)
+//   int8      (--sync-quantize) a request is the replica's change since the mirror both ends hold
+//             of it, 8 bits per value; the server rebuilds the replica in FP32 and runs the round
+//             on it; the reply is quantized too (sync/replica_mirror.hpp). A request against a
+//             mirror it does not hold is refused (not_found): the trainer sends the full slice.
 //   closing   a request with `closing` = g > 0 joins closing round g (the input is exhausted, or a
 //             scored epoch ended): it waits for every live trainer's final replica (bounded by
 //             sync-round-timeout), folds those that trained since their last closing round into
@@ -45,6 +49,10 @@ struct sync_server_options {
   double outer_momentum = -1; // -nesterov: -1: 1 - 1 / live trainers
   double outer_lr = 1;
   std::chrono::milliseconds round_timeout{5000};
+  // Quantized rounds (--sync-quantize int8): requests are 8-bit changes against a mirror of each
+  // trainer's replica (or the full slice, which starts one), replies quantized the same way.
+  bool quantize = false;
+  std::uint32_t quantization_block = 256;
 };
 
 // The slice [offset, offset + length) of sync server `slice` of `slices` over `total` parameters.

@@ -59,6 +59,7 @@ class trainer_progress {
   void set_sync_slices(std::uint32_t slices);
   std::vector<std::uint64_t> slice_rounds() const;  // per slice
   void add_sync_wait(std::chrono::nanoseconds worker_time);
+  void add_sync_bytes(std::uint64_t bytes);  // sent or received by a sync round
   std::uint64_t batches() const;
 
   struct timing {
@@ -91,6 +92,7 @@ class trainer_progress {
   std::vector<double> slice_distance_;       // per slice, its latest round's
   std::uint64_t slice_rounds_sum_ = 0, sync_gap_sum_ = 0;
   std::int64_t sync_wait_ns_ = 0;
+  std::uint64_t sync_bytes_ = 0;
 };
 
 // Spawns the trainer (feeder, workers) for a registered member. `subscribe_to` is the membership

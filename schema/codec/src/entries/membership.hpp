@@ -60,7 +60,8 @@ struct codec<member_progress> {
                nested<&P::committed, &Wire::Builder::initCommitted, &Wire::Reader::getCommitted>>,
       field<&P::committed_examples, &Wire::Builder::setCommittedExamples, &Wire::Reader::getCommittedExamples>,
       field<&P::committed_bad_rows, &Wire::Builder::setCommittedBadRows, &Wire::Reader::getCommittedBadRows>,
-      field<&P::epochs_done, &Wire::Builder::setEpochsDone, &Wire::Reader::getEpochsDone>>;
+      field<&P::epochs_done, &Wire::Builder::setEpochsDone, &Wire::Reader::getEpochsDone>,
+      field<&P::sync_bytes, &Wire::Builder::setSyncBytes, &Wire::Reader::getSyncBytes>>;
 };
 
 // ---- messages -----------------------------------------------------------------------------------

@@ -34,6 +34,15 @@ struct codec<dense_report>
 };
 
 template <>
+struct codec<sync::quantized_vector> {
+  using Wire = schema::QuantizedVector;
+  using fields = field_list<Wire,
+      field<&sync::quantized_vector::block, &Wire::Builder::setBlock, &Wire::Reader::getBlock>,
+      list<&sync::quantized_vector::scales, &Wire::Builder::initScales, &Wire::Reader::getScales>,
+      bytes<&sync::quantized_vector::values, &Wire::Builder::initValues, &Wire::Reader::getValues>>;
+};
+
+template <>
 struct codec<sync_request>
     : union_member<Body::SYNC_REQUEST, &Body::Builder::initSyncRequest, &Body::Reader::getSyncRequest> {
   static constexpr const char* name = "sync_request";
@@ -43,7 +52,9 @@ struct codec<sync_request>
       field<&sync_request::offset, &Wire::Builder::setOffset, &Wire::Reader::getOffset>,
       field<&sync_request::batches, &Wire::Builder::setBatches, &Wire::Reader::getBatches>,
       list<&sync_request::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
-      field<&sync_request::closing, &Wire::Builder::setClosing, &Wire::Reader::getClosing>>;
+      field<&sync_request::closing, &Wire::Builder::setClosing, &Wire::Reader::getClosing>,
+      field<&sync_request::base, &Wire::Builder::setBase, &Wire::Reader::getBase>,
+      nested<&sync_request::quantized, &Wire::Builder::initQuantized, &Wire::Reader::getQuantized>>;
 };
 
 template <>
@@ -55,7 +66,9 @@ struct codec<sync_reply>
       field<&sync_reply::is_delta, &Wire::Builder::setIsDelta, &Wire::Reader::getIsDelta>,
       field<&sync_reply::participants, &Wire::Builder::setParticipants, &Wire::Reader::getParticipants>,
       field<&sync_reply::distance, &Wire::Builder::setDistance, &Wire::Reader::getDistance>,
-      list<&sync_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>>;
+      list<&sync_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
+      field<&sync_reply::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
+      nested<&sync_reply::quantized, &Wire::Builder::initQuantized, &Wire::Reader::getQuantized>>;
 };
 
 template <>

@@ -49,6 +49,7 @@ struct job_options {
   double outer_momentum = -1;       // outer optimizer (-nesterov): momentum; -1 = 1 - 1 / trainers
   double outer_lr = 1;              // outer optimizer: learning rate
   double sync_round_timeout = 5;    // MA and BMUF rounds close after this long without everyone
+  std::string sync_quantize = "none";  // none: FP32 rounds; int8: 8-bit deltas against a mirror
   // Simulated compute: each training step waits this long instead of running the model (no data,
   // no lookups), to study the sync layer at more trainers than cores. 0 = real training.
   double simulate_step_ms = 0;

@@ -25,6 +25,7 @@ struct trainer_stats {
   double sync_latency_p50_ms = 0, sync_latency_p99_ms = 0;
   double sync_distance = 0;      // relative distance of the replica to the central model, last round
   double sync_wait_seconds = 0;  // worker-seconds stopped for foreground syncs
+  std::uint64_t sync_bytes = 0;  // sent and received by its sync rounds
 };
 
 // The validation metrics of one epoch (--validation).
@@ -56,6 +57,8 @@ struct job_report {
   double simulate_step_ms = 0;  // > 0: SIMULATED compute, no model was trained
   std::uint64_t sync_rounds = 0;
   double sync_gap = 0, sync_latency_p50_ms = 0, sync_distance = 0, sync_wait_seconds = 0;  // over trainers
+  std::string sync_quantize = "none";  // what rounds sent: none (FP32) or int8
+  std::uint64_t sync_bytes = 0;        // sent and received by every trainer's sync rounds
   std::uint64_t job_id = 0, resumed_from_snapshot = 0;
   std::uint64_t snapshots = 0, snapshots_failed = 0, last_snapshot_id = 0;
   std::string snapshot_error;  // the last snapshot's failure: the state on disk is older than the job

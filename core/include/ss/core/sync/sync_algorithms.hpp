@@ -66,6 +66,11 @@ inline float default_outer_momentum(std::size_t trainers) { return default_bmuf_
 // EASGD at the central side: delta = alpha (replica - central); central += delta. The replica
 // owner then subtracts delta from its (live) replica.
 void easgd_step(const float* replica, float* central, float alpha, float* delta, std::size_t n);
+// delta = alpha (replica - central) alone: quantized rounds move the center by the delta as the
+// replica receives it (sync/replica_mirror.hpp).
+void easgd_delta(const float* replica, const float* central, float alpha, float* delta, std::size_t n);
+// x += y.
+void add(float* x, const float* y, std::size_t n);
 
 // Shadow application of a round: live += target - snapshot.
 void apply_target(float* live, const float* snapshot, const float* target, std::size_t n);

@@ -24,11 +24,13 @@
 
 #include "ss/core/data/example_batch.hpp"
 #include "ss/core/status.hpp"
+#include "ss/core/sync/quantize.hpp"
 
 namespace ss::wire {
 
 // Bumped on any incompatible change. Peers with another version are refused with a clear error.
-inline constexpr std::uint16_t protocol_version = 1;
+// 2: sync rounds carry closing rounds and quantized deltas.
+inline constexpr std::uint16_t protocol_version = 2;
 
 enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
@@ -128,6 +130,7 @@ struct member_progress {
   double sync_latency_p99_ms = 0;
   double sync_distance = 0;         // trainer: replica's relative distance from center/mean, latest
   double sync_wait_seconds = 0;     // trainer: worker-seconds stopped for foreground syncs
+  std::uint64_t sync_bytes = 0;     // trainer: bytes its sync rounds sent and received
   read_position committed;          // reader: every row before it was trained ...
   bool has_committed = false;       // ... when set
   std::uint64_t committed_examples = 0;  // reader: examples before it, all incarnations
@@ -229,6 +232,10 @@ struct sync_request {
   std::uint64_t batches = 0;   // the trainer's batches so far (sync gap)
   std::vector<float> params;   // the slice as snapshotted when the round started
   std::uint32_t closing = 0;   // 0: a regular round; g > 0: the trainer's closing round g
+  // Quantized rounds (params empty): the replica less the mirror of exchange `base`
+  // (core/include/ss/core/sync/replica_mirror.hpp). base 0 with params: the full slice.
+  std::uint64_t base = 0;
+  sync::quantized_vector quantized;
 };
 
 struct sync_reply {
@@ -236,7 +243,9 @@ struct sync_reply {
   bool is_delta = false;       // true: EASGD's d, subtract it; false: the round's target
   std::uint32_t participants = 0;
   double distance = 0;         // relative distance of the sent slice from the center or mean
-  std::vector<float> params;
+  std::vector<float> params;   // the delta or the target (empty when quantized)
+  std::uint64_t sequence = 0;  // quantized rounds: this exchange, the base of the next request
+  sync::quantized_vector quantized;  // quantized rounds: the delta, or target - replica
 };
 
 // A trainer's replica, sent when it finishes (the cluster's final model is built from these).
