@@ -3,8 +3,9 @@
 # or KILL5: five times in a row), stopped (SIGTERM) or paused (SIGSTOP, SIGCONT later) at a chosen
 # phase of a small job, one case per run, each under a hard deadline. Every such case must end ok
 # with every row committed once, test NE at most 1% above the worse of two undisturbed runs' of
-# the same algorithm (3% for a shard killed outright), and what the case names on top (e.g. syncing
-# resumed). Storage and input damage, where the job must fail with the reason and a result line
+# the same algorithm (3% for a shard killed outright; a paused coordinator or sync server, which
+# holds back its slice of the dense vector while paused, no worse than an unsynchronized run), and
+# what the case names on top (e.g. syncing resumed). Storage and input damage, where the job must fail with the reason and a result line
 # (or, for NODISK, finish and say so):
 #   CORRUPT  a shard's RocksDB CURRENT overwritten, then SIGKILL (it must restore a checkpoint)
 #   WIPE     a shard's data directory deleted, then SIGKILL
@@ -474,10 +475,15 @@ for c in $cases; do
   name="${service//+/-and-}-$signal-$phase${variant:+-$variant}"
   # NE is compared with an undisturbed run of the same algorithm.
   base_ne=$s_easgd_ne
-  if [[ $variant == nosync ]]; then
+  # A paused coordinator or sync server holds back its slice of the dense vector (the others sync
+  # on): while it is paused, that slice trains as without sync on every trainer. Paused for 4 s
+  # of this 5-second job, NE may therefore drift towards an unsynchronized run's, never past it.
+  paused_slice=false
+  [[ $signal == STOP && $service =~ ^(coordinator|sync-[0-9]+)$ && -z $variant ]] && paused_slice=true
+  if [[ $variant == nosync ]] || $paused_slice; then
     [[ -f base-nosync.json ]] || { run_case base-nosync none - - nosync; run_case base-nosync2 none - - nosync; }
-    base_ne=$(worse_ne base-nosync base-nosync2)
   fi
+  [[ $variant == nosync ]] && base_ne=$(worse_ne base-nosync base-nosync2)
   run_case "$name" "$service" "$signal" "$phase" "$variant"
   # A shard restored from its checkpoint has lost its updates since (the readers do not rewind):
   # about 2% of NE on this small job, where a checkpoint is a second old.
@@ -539,6 +545,10 @@ for c in $cases; do
     check_epochs "$name"
   elif [[ $signal == KILL* && $service == *shard-* ]]; then
     check_case "$name" 1.03
+  elif $paused_slice; then
+    # The larger of 1% over the undisturbed run and the worse unsynchronized run's NE.
+    check_case "$name" "$(awk -v s="$s_easgd_ne" -v n="$(worse_ne base-nosync base-nosync2)" \
+      'BEGIN { r = n / s; printf "%.4f", (r > 1.01 ? r : 1.01) }')"
   else
     check_case "$name"
   fi
