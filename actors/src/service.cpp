@@ -90,6 +90,7 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
                                                            const service_options& options,
                                                            coordinator_options coordinator) {
   auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
+  job::resolve_sync(coordinator.job);
   if (auto st = job::resolve_feature_counts(coordinator.job); !st.is_ok()) return st;
   SS_RETURN_IF_ERROR(svc->start_gateway());
   auto end = svc->end_;

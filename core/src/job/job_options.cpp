@@ -54,8 +54,9 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("sync", &o.sync,
            "How trainers synchronize their dense replicas: none, or shadow (s-) / foreground (fr-) "
            "elastic averaging, model averaging or block momentum; -nesterov adds the outer optimizer (Nesterov "
-           "momentum per sweep of the trainers) to s-easgd and s-ma.")
-      .choices({"none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf", "s-easgd-nesterov",
+           "momentum per sweep of the trainers) to s-easgd and s-ma. auto: s-easgd with 2 or more trainers "
+           "(--min-trainers), none with one.")
+      .choices({"auto", "none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf", "s-easgd-nesterov",
                 "s-ma-nesterov"});
   opts.add("sync-servers", &o.sync_servers,
            "Sync capacity: sync servers the dense vector is split over (the coordinator is the first).")
@@ -76,8 +77,8 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "Seconds a model-averaging or BMUF round waits for missing trainers before it goes on without them.")
       .range(0.01, 3600.0);
   opts.add("sync-quantize", &o.sync_quantize,
-           "What a sync round sends: none (the slice in FP32 each way) or int8 (the change since the last "
-           "exchange, 8 bits per value with a scale per 256, about 3.9x fewer bytes; docs/sync.md).")
+           "What a sync round sends: int8 (the change since the last exchange, 8 bits per value with a scale "
+           "per 256 values, about 3.8x fewer bytes; docs/sync.md) or none (the slice in FP32 each way).")
       .choices({"none", "int8"});
   opts.add("simulate-step-ms", &o.simulate_step_ms,
            "SIMULATED compute: every training step waits this long instead of running the model (no data, no "
@@ -87,6 +88,10 @@ void add_job_options(config::option_set& opts, job_options& o) {
   add_epoch_options(opts, o.passes);
   add_input_options(opts, o.input);
   add_model_options(opts, o.model);
+}
+
+void resolve_sync(job_options& o) {
+  if (o.sync == "auto") o.sync = o.min_trainers >= 2 ? "s-easgd" : "none";
 }
 
 status check_job(const job_options& o) {

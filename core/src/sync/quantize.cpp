@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -11,14 +12,20 @@ namespace {
 
 constexpr float levels = 127.0f;  // symmetric: -128 is never used, so -x quantizes to -q(x)
 
-// Quantizes one block of x into scale and values.
+// Quantizes one block of x into scale and values. Written so that the compiler vectorizes both
+// loops (no early exit, no libm call): a quantized round costs a few milliseconds per million
+// values on the trainer and on the server, time taken from training on a small machine.
 void quantize_block(const float* x, std::size_t n, float& scale, std::int8_t* values) {
   float max_abs = 0.0f;
-  bool finite = true;
+  std::uint32_t non_finite = 0;  // a value whose exponent bits are all ones: inf or NaN
   for (std::size_t i = 0; i < n; ++i) {
-    finite = finite && std::isfinite(x[i]);
-    max_abs = std::max(max_abs, std::fabs(x[i]));
+    std::uint32_t bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    non_finite |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    const float a = std::fabs(x[i]);
+    max_abs = a > max_abs ? a : max_abs;
   }
+  const bool finite = non_finite == 0;
   scale = finite ? max_abs / levels : std::numeric_limits<float>::quiet_NaN();
   if (scale == 0.0f || !finite) {  // all zero; or garbage, which check() refuses
     std::fill(values, values + n, std::int8_t{0});
@@ -26,8 +33,11 @@ void quantize_block(const float* x, std::size_t n, float& scale, std::int8_t* va
   }
   const float inverse = 1.0f / scale;
   for (std::size_t i = 0; i < n; ++i) {
-    const float q = std::nearbyint(x[i] * inverse);
-    values[i] = static_cast<std::int8_t>(std::clamp(q, -levels, levels));
+    // Round half away from zero by truncation; |x| <= max_abs keeps it within [-127, 127] but for
+    // the last bit of the product, which the clamp takes care of.
+    const float q = x[i] * inverse;
+    const float r = q + (q >= 0.0f ? 0.5f : -0.5f);
+    values[i] = static_cast<std::int8_t>(std::clamp(r, -levels, levels));
   }
 }
 

@@ -38,7 +38,9 @@ struct job_options {
   int dense_features = -1;
   int categorical_features = -1;
   // Synchronization of the trainers' dense replicas (docs/sync.md).
-  std::string sync = "none";        // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-*-nesterov
+  // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-*-nesterov; auto (resolve_sync): s-easgd
+  // with 2 or more trainers, none with one.
+  std::string sync = "auto";
   int sync_servers = 1;             // sync capacity: the dense vector is split over this many
   double sync_interval = 0.2;       // shadow: minimum seconds between two rounds of a trainer
   int sync_every = 10;              // foreground: a trainer's batches between two syncs (k)
@@ -49,7 +51,7 @@ struct job_options {
   double outer_momentum = -1;       // outer optimizer (-nesterov): momentum; -1 = 1 - 1 / trainers
   double outer_lr = 1;              // outer optimizer: learning rate
   double sync_round_timeout = 5;    // MA and BMUF rounds close after this long without everyone
-  std::string sync_quantize = "none";  // none: FP32 rounds; int8: 8-bit deltas against a mirror
+  std::string sync_quantize = "int8";  // int8: 8-bit changes against a mirror; none: FP32 rounds
   // Simulated compute: each training step waits this long instead of running the model (no data,
   // no lookups), to study the sync layer at more trainers than cores. 0 = real training.
   double simulate_step_ms = 0;
@@ -68,6 +70,11 @@ result<job_options> parse_job_config(std::string_view text);
 // Checks combinations single options cannot: readers, shards and training files are required
 // unless the job simulates its compute.
 status check_job(const job_options& o);
+
+// --sync auto as the job will run: s-easgd when it trains with 2 or more trainers (--min-trainers),
+// none with one (EASGD with one trainer only drags its replica back towards an older copy of
+// itself). Any other value stays as it is.
+void resolve_sync(job_options& o);
 
 // Fills in dense_features and categorical_features when they are -1, from the schema (and, for a
 // schema with a header, the first training file).
