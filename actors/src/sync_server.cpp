@@ -383,6 +383,15 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
   }
   if (o.spec.algo == sync::algorithm::none)
     return refuse(errc::invalid_argument, o.name + ": the job does not synchronize (--sync none)");
+  if (const auto bad = std::find_if(in.params.begin(), in.params.end(), [](float v) { return !std::isfinite(v); });
+      bad != in.params.end()) {
+    // Folded in, one such value would spread to every trainer through the center or the mean.
+    ++st.refused;
+    return refuse(errc::out_of_range, o.name + ": trainer " + std::to_string(in.trainer) + "'s replica has a non-finite value (" +
+                                          std::to_string(*bad) + " at parameter " +
+                                          std::to_string(o.offset + static_cast<std::uint64_t>(bad - in.params.begin())) +
+                                          "); the model diverged: lower --learning-rate");
+  }
   st.bytes_in += quantized ? in.quantized.bytes() : in.params.size() * sizeof(float);
   wire::sync_request rebuilt;
   if (o.quantize) {

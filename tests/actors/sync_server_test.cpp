@@ -432,3 +432,19 @@ TEST_CASE("sync server: a quantized request against a mirror it does not hold, o
   REQUIRE(std::holds_alternative<wire::error_reply>(*answer));
   CHECK(std::get<wire::error_reply>(*answer).message.find("--sync-quantize") != std::string::npos);
 }
+
+TEST_CASE("sync server: a replica with a non-finite value is refused and counted, the center untouched", "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, sync_options("s-easgd", 3)));
+  f.settle();
+  REQUIRE(std::holds_alternative<wire::sync_reply>(*ask(f, server, wire::sync_request{1, 0, 0, 10, {1.0f, 2.0f, 3.0f}})));
+  const auto center = std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params;
+  const auto answer =
+      ask(f, server, wire::sync_request{2, 0, 0, 10, {1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f}});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*answer));
+  CHECK(std::get<wire::error_reply>(*answer).code == errc::out_of_range);
+  CHECK(std::get<wire::error_reply>(*answer).message.find("non-finite value (nan at parameter 1)") != std::string::npos);
+  CHECK(std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params == center);
+  CHECK(status_of(f, server).find("\"refused\":1") != std::string::npos);
+}
