@@ -361,37 +361,43 @@ status rebuild_replica(sync_server_state& st, wire::sync_request& req) {
   return status::ok();
 }
 
-caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_request& in) {
-  auto& st = self->state;
-  const auto& o = st.options;
+// Why a request cannot be served as sent (another slice, the wrong count of values, FP32 and
+// quantized values at once, quantized values in a job that does not quantize, a non-finite
+// value); ok if it can.
+status check_request(const sync_server_options& o, const wire::sync_request& in) {
   const bool quantized = !in.quantized.values.empty();
   const std::size_t values = quantized ? in.quantized.values.size() : in.params.size();
-  if (in.slice != o.slice || in.offset != o.offset || values != o.length || (quantized && !in.params.empty())) {
-    ++st.refused;
-    return refuse(errc::invalid_argument,
+  if (in.slice != o.slice || in.offset != o.offset || values != o.length || (quantized && !in.params.empty()))
+    return status(errc::invalid_argument,
                   o.name + " holds slice " + std::to_string(o.slice) + " = parameters [" + std::to_string(o.offset) +
                       ", " + std::to_string(o.offset + o.length) + "); the request is for slice " +
                       std::to_string(in.slice) + " at " + std::to_string(in.offset) + " with " +
                       std::to_string(values) + (quantized ? " quantized" : "") + " values" +
                       (quantized && !in.params.empty() ? " and FP32 ones" : "") +
                       " (do trainers and servers agree on --sync-servers?)");
-  }
-  if (quantized && !o.quantize) {
-    ++st.refused;
-    return refuse(errc::invalid_argument, o.name + ": a quantized sync request, but this job's rounds are not "
-                                                   "quantized (--sync-quantize none)");
-  }
+  if (quantized && !o.quantize)
+    return status(errc::invalid_argument,
+                  o.name + ": a quantized sync request, but this job's rounds are not quantized (--sync-quantize none)");
+  const auto bad = std::find_if(in.params.begin(), in.params.end(), [](float v) { return !std::isfinite(v); });
+  if (bad != in.params.end())  // folded in, it would spread to every trainer through the center or the mean
+    return status(errc::out_of_range,
+                  o.name + ": trainer " + std::to_string(in.trainer) + "'s replica has a non-finite value (" +
+                      std::to_string(*bad) + " at parameter " +
+                      std::to_string(o.offset + static_cast<std::uint64_t>(bad - in.params.begin())) +
+                      "); the model diverged: lower --learning-rate");
+  return status::ok();
+}
+
+caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_request& in) {
+  auto& st = self->state;
+  const auto& o = st.options;
   if (o.spec.algo == sync::algorithm::none)
     return refuse(errc::invalid_argument, o.name + ": the job does not synchronize (--sync none)");
-  if (const auto bad = std::find_if(in.params.begin(), in.params.end(), [](float v) { return !std::isfinite(v); });
-      bad != in.params.end()) {
-    // Folded in, one such value would spread to every trainer through the center or the mean.
+  if (const status s = check_request(o, in); !s.is_ok()) {
     ++st.refused;
-    return refuse(errc::out_of_range, o.name + ": trainer " + std::to_string(in.trainer) + "'s replica has a non-finite value (" +
-                                          std::to_string(*bad) + " at parameter " +
-                                          std::to_string(o.offset + static_cast<std::uint64_t>(bad - in.params.begin())) +
-                                          "); the model diverged: lower --learning-rate");
+    return refuse(s.code(), s.message());
   }
+  const bool quantized = !in.quantized.values.empty();
   st.bytes_in += quantized ? in.quantized.bytes() : in.params.size() * sizeof(float);
   wire::sync_request rebuilt;
   if (o.quantize) {
