@@ -2,7 +2,8 @@
 # The coordinator's dashboard in a real browser: a `shadowsync local` job with --ops-listen on
 # loopback, its page opened in headless Chromium (Debian's package, driven by playwright-core,
 # pinned in package-lock.json here) while it trains and after it ends (dashboard_test.js says what
-# is checked). Also checks that `local` prints the dashboard's address.
+# is checked). Also checks that `local` prints the dashboard's address, and that the finished
+# page's test NE, train NE and examples are the job's result line's (what bench/ scripts plot).
 #
 # usage: dashboard_browser.sh SHADOWSYNC_BINARY SCREENSHOT.png
 # Skipped (exit 77, with the reason) where no browser can run: no chromium, no node/npm, the npm
@@ -60,11 +61,23 @@ done
 [[ -n "$port" ]] || { cat job.err >&2; echo "dashboard_browser: FAILED: local did not print the dashboard's address" >&2; exit 1; }
 echo "dashboard_browser: dashboard at http://127.0.0.1:$port/"
 rc=0
-node "$here/dashboard_test.js" "http://127.0.0.1:$port/" "$screenshot" || rc=$?
+node "$here/dashboard_test.js" "http://127.0.0.1:$port/" "$screenshot" | tee page.log || rc=${PIPESTATUS[0]}
 if [[ $rc == 77 ]]; then skip "Chromium does not start here"; fi
 if [[ $rc != 0 ]]; then tail -20 job.err >&2; exit $rc; fi
 # The job ended ok while the page watched, and lingers: a signal ends the wait at once.
 grep -q '"ok":true' job.out || { tail -5 job.out job.err >&2; echo "dashboard_browser: FAILED: no ok result line" >&2; exit 1; }
+# The finished page shows the numbers of the job's result line, the line bench/ scripts read and
+# plot: the same test NE, train NE and examples.
+for field in test_ne train_ne examples; do
+  line=$(grep "^{" job.out | tail -1 | grep -o "\"$field\":[^,}]*" | head -1 | cut -d: -f2)
+  case $field in
+    test_ne) shown=$(grep -o "final: test NE [0-9.e+-]*" page.log | awk '{print $4}') ;;
+    train_ne) shown=$(grep -o "train NE [0-9.e+-]*" page.log | tail -1 | awk '{print $3}') ;;
+    examples) shown=$(grep -o ", [0-9]* examples;" page.log | tail -1 | tr -dc 0-9) ;;
+  esac
+  awk -v a="$line" -v b="$shown" 'BEGIN { exit !(a != "" && b != "" && (a - b) * (a - b) <= 1e-10 * (a * a + 1)) }' ||
+    { echo "dashboard_browser: FAILED: the page shows $field ${shown:-nothing}, the result line says ${line:-nothing}" >&2; exit 1; }
+done
 kill -INT $job
 wait $job || { echo "dashboard_browser: FAILED: local exited $? after the linger was interrupted" >&2; exit 1; }
 echo "dashboard_browser: passed"
