@@ -203,7 +203,7 @@ std::string job_report::summary() const {
                   best_epoch > 0 ? (" (the model of epoch " + std::to_string(best_epoch) + ")").c_str() : "");
   if (sync != "none")
     out += format("  sync    %s over %d server%s: %llu rounds, sync gap %.1f batches, round p50 %.2f ms, replica "
-                  "distance %.4f, workers stopped %.1f worker-s; %.1f MB moved (%s, %.0f KB per round)\n",
+                  "distance %.2g, workers stopped %.1f worker-s; %.1f MB moved (%s, %.0f KB per round)\n",
                   sync.c_str(), sync_servers, plural(static_cast<std::uint64_t>(sync_servers)),
                   static_cast<unsigned long long>(sync_rounds), sync_gap, sync_latency_p50_ms, sync_distance,
                   sync_wait_seconds, static_cast<double>(sync_bytes) / 1e6, sync_quantize == "int8" ? "8-bit" : "FP32",
