@@ -27,15 +27,20 @@ PLAIN = ["s-easgd", "s-ma", "s-bmuf"]
 OUTER = ["s-easgd-nesterov", "s-ma-nesterov"]
 
 
-def run(binary, args, label):
-    t0 = time.time()
+def local_result(binary, args, label):
+    """Runs `shadowsync local` with args; its result line, parsed. Exits with the output on failure."""
     p = subprocess.run([binary, "local", "--log-level", "warn", "--progress-interval", "0"] + args,
                        capture_output=True, text=True)
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
     if p.returncode != 0 or not lines:
         sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
         raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
-    r = json.loads(lines[-1])
+    return json.loads(lines[-1])
+
+
+def run(binary, args, label):
+    t0 = time.time()
+    r = local_result(binary, args, label)
     print(f"  {label:40s} logloss {r['test_logloss']:.5f}  NE {r['test_ne']:.5f}  rounds {r['sync_rounds']:4d}"
           f"  ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     return {"logloss": r["test_logloss"], "ne": r["test_ne"], "rounds": r["sync_rounds"],

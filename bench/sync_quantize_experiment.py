@@ -19,6 +19,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sync_closing_experiment import local_result  # noqa: E402  (runs a job, parses its result line)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(os.environ.get("SS_BUILD_DIR", os.path.join(ROOT, "build")), "services/cli/shadowsync")
 OUT = os.path.join(ROOT, "bench", "results")
@@ -26,13 +29,7 @@ OUT = os.path.join(ROOT, "bench", "results")
 
 def run(args, label):
     t0 = time.time()
-    p = subprocess.run([BIN, "local", "--log-level", "warn", "--progress-interval", "0"] + args,
-                       capture_output=True, text=True)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
-    r = json.loads(lines[-1])
+    r = local_result(BIN, args, label)
     per_round = r["sync_bytes"] / max(1, r["sync_rounds"])
     print(f"  {label:36s} NE {r['test_ne']:.5f}  rounds {r['sync_rounds']:4d}  {per_round / 1e3:8.1f} KB/round"
           f"  {r['examples_per_sec']:8.0f} ex/s  ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
