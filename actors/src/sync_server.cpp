@@ -70,6 +70,16 @@ struct sync_server_state {
   // Requests refused as malformed (wrong slice or size, a bad quantized vector), requests against
   // a mirror not held (the trainer then sends its full slice), and the bytes rounds moved.
   std::uint64_t refused = 0, mirror_misses = 0, bytes_in = 0, bytes_out = 0;
+  // A quantized EASGD exchange's delta and what the replica takes of it: kept, so that an
+  // exchange allocates nothing.
+  std::vector<float> delta, applied;
+};
+
+// A request as a round sees it: the replica it stands for is `replica` (length values), the
+// request's own FP32 values or, in a quantized round, the replica its trainer's mirror rebuilt.
+struct replica_request {
+  const wire::sync_request& req;
+  const float* replica;
 };
 using sync_server_actor = caf::stateful_actor<sync_server_state>;
 
@@ -194,24 +204,26 @@ void close_round_if_complete(sync_server_actor* self) {
   if (!st.contributors.empty() && st.contributors.size() >= expected_contributors(st)) close_round(self);
 }
 
-caf::result<body_ptr> serve_easgd(sync_server_actor* self, const wire::sync_request& req) {
+caf::result<body_ptr> serve_easgd(sync_server_actor* self, const replica_request& in) {
   auto& st = self->state;
   const auto& o = st.options;
-  if (st.central.empty()) st.central = req.params;  // the first replica seeds the center
-  const double distance = sync::relative_distance(req.params.data(), st.central.data(), o.length);
-  wire::sync_reply reply{++st.exchanges, true, 1, distance, std::vector<float>(o.length)};
+  const auto& req = in.req;
+  if (st.central.empty()) st.central.assign(in.replica, in.replica + o.length);  // the first replica seeds the center
+  const double distance = sync::relative_distance(in.replica, st.central.data(), o.length);
+  wire::sync_reply reply{++st.exchanges, true, 1, distance, {}};
   if (o.quantize) {
     // The center moves by the delta as the replica receives it: it gains what the replica gives up.
     auto& mirror = st.mirrors.at(req.trainer);
-    sync::easgd_delta(req.params.data(), st.central.data(), easgd_alpha_of(st), reply.params.data(), o.length);
-    std::vector<float> applied(o.length);
-    mirror.encode_delta(reply.params.data(), o.quantization_block, reply.quantized, applied.data());
-    sync::add(st.central.data(), applied.data(), o.length);
-    reply.params.clear();
+    st.delta.resize(o.length);
+    st.applied.resize(o.length);
+    sync::easgd_delta(in.replica, st.central.data(), easgd_alpha_of(st), st.delta.data(), o.length);
+    mirror.encode_delta(st.delta.data(), o.quantization_block, reply.quantized, st.applied.data());
+    sync::add(st.central.data(), st.applied.data(), o.length);
     reply.sequence = mirror.sequence();
     st.bytes_out += reply.quantized.bytes();
   } else {
-    sync::easgd_step(req.params.data(), st.central.data(), easgd_alpha_of(st), reply.params.data(), o.length);
+    reply.params.resize(o.length);
+    sync::easgd_step(in.replica, st.central.data(), easgd_alpha_of(st), reply.params.data(), o.length);
     st.bytes_out += reply.params.size() * sizeof(float);
   }
   st.sweep.saw(req.trainer);
@@ -219,8 +231,9 @@ caf::result<body_ptr> serve_easgd(sync_server_actor* self, const wire::sync_requ
   return make_body(std::move(reply));
 }
 
-caf::result<body_ptr> join_round(sync_server_actor* self, const wire::sync_request& req) {
+caf::result<body_ptr> join_round(sync_server_actor* self, const replica_request& in) {
   auto& st = self->state;
+  const auto& req = in.req;
   for (auto it = st.contributors.begin(); it != st.contributors.end(); ++it) {
     if (it->trainer == req.trainer) {
       // The trainer gave up on this round (timeout) and sent again: its earlier request is void.
@@ -230,7 +243,7 @@ caf::result<body_ptr> join_round(sync_server_actor* self, const wire::sync_reque
     }
   }
   if (st.mean.size() != st.options.length) st.mean.reset(st.options.length);
-  st.mean.add(req.params.data());
+  st.mean.add(in.replica);
   auto p = self->make_response_promise<body_ptr>();
   st.contributors.push_back({req.trainer, p, req.batches, st.options.quantize});
   if (st.contributors.size() >= expected_contributors(st)) {
@@ -246,11 +259,11 @@ caf::result<body_ptr> join_round(sync_server_actor* self, const wire::sync_reque
 
 // The slice's model as it is: the center, BMUF's global model, MA's latest target; `fallback`
 // before the first sync.
-std::vector<float> held_model(const sync_server_state& st, const std::vector<float>& fallback) {
+std::vector<float> held_model(const sync_server_state& st, const float* fallback) {
   const auto& held = st.options.spec.algo == sync::algorithm::bmuf ? st.bmuf.global()
                      : st.options.spec.algo == sync::algorithm::ma ? st.last_target
                                                                    : st.central;
-  return held.size() == st.options.length ? held : fallback;
+  return held.size() == st.options.length ? held : std::vector<float>(fallback, fallback + st.options.length);
 }
 
 // Folds the closing round's replicas into the slice by one synchronous round of the algorithm
@@ -319,11 +332,12 @@ void finish_closing_if_complete(sync_server_actor* self) {
     finish_closing(self);
 }
 
-caf::result<body_ptr> join_closing(sync_server_actor* self, const wire::sync_request& req) {
+caf::result<body_ptr> join_closing(sync_server_actor* self, const replica_request& in) {
   auto& st = self->state;
   auto& c = st.closing;
+  const auto& req = in.req;
   if (req.closing < c.generation)  // late for a closing round long over: take the model as it is
-    return target_reply(st, req.trainer, st.options.quantize, 0, held_model(st, req.params));
+    return target_reply(st, req.trainer, st.options.quantize, 0, held_model(st, in.replica));
   if (req.closing > c.generation) {
     finish_closing(self);  // (an unfinished older one, should one be open)
     c.generation = req.closing;
@@ -337,8 +351,8 @@ caf::result<body_ptr> join_closing(sync_server_actor* self, const wire::sync_req
   } else {
     if (c.all.size() != st.options.length) c.all.reset(st.options.length);
     if (c.trained.size() != st.options.length) c.trained.reset(st.options.length);
-    c.all.add(req.params.data());
-    if (trained) c.trained.add(req.params.data());
+    c.all.add(in.replica);
+    if (trained) c.trained.add(in.replica);
   }
   auto p = self->make_response_promise<body_ptr>();
   c.waiting.push_back({req.trainer, p, req.batches, st.options.quantize});
@@ -348,17 +362,13 @@ caf::result<body_ptr> join_closing(sync_server_actor* self, const wire::sync_req
   return p;
 }
 
-// Quantized rounds: the replica a request stands for, rebuilt through its trainer's mirror into
-// req.params (a full request starts the mirror anew).
-status rebuild_replica(sync_server_state& st, wire::sync_request& req) {
+// Quantized rounds: the replica a request stands for, rebuilt through its trainer's mirror (a
+// full request starts the mirror anew); it stays in the mirror until the next request.
+result<const float*> rebuild_replica(sync_server_state& st, const wire::sync_request& req) {
   auto& mirror = st.mirrors.try_emplace(req.trainer, st.options.length).first->second;
-  if (req.quantized.values.empty()) {
-    mirror.decode_full(req.params.data());
-    return status::ok();
-  }
-  SS_RETURN_IF_ERROR(mirror.decode(req.base, req.quantized));
-  req.params = mirror.replica();
-  return status::ok();
+  if (req.quantized.values.empty()) mirror.decode_full(req.params.data());
+  else SS_RETURN_IF_ERROR(mirror.decode(req.base, req.quantized));
+  return mirror.replica().data();
 }
 
 // Why a request cannot be served as sent (another slice, the wrong count of values, FP32 and
@@ -399,17 +409,19 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
   }
   const bool quantized = !in.quantized.values.empty();
   st.bytes_in += quantized ? in.quantized.bytes() : in.params.size() * sizeof(float);
-  wire::sync_request rebuilt;
+  const float* replica = in.params.data();
   if (o.quantize) {
-    rebuilt = in;
-    if (const status s = rebuild_replica(st, rebuilt); !s.is_ok()) {
-      ++(s.code() == errc::not_found ? st.mirror_misses : st.refused);
-      return refuse(s.code(), o.name + ": " + s.message());
+    auto rebuilt = rebuild_replica(st, in);
+    if (!rebuilt.is_ok()) {
+      const status why = rebuilt.error();
+      ++(why.code() == errc::not_found ? st.mirror_misses : st.refused);
+      return refuse(why.code(), o.name + ": " + why.message());
     }
+    replica = *rebuilt;
   }
-  const wire::sync_request& req = o.quantize ? rebuilt : in;
-  if (req.closing > 0) return join_closing(self, req);
-  if (auto it = st.closing.closed.find(req.trainer); it != st.closing.closed.end()) it->second.resting = false;
+  const replica_request req{in, replica};
+  if (in.closing > 0) return join_closing(self, req);
+  if (auto it = st.closing.closed.find(in.trainer); it != st.closing.closed.end()) it->second.resting = false;
   if (o.spec.algo == sync::algorithm::easgd) return serve_easgd(self, req);
   return join_round(self, req);
 }

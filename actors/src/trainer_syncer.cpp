@@ -76,9 +76,7 @@ bool apply_answer(self_ptr self, std::uint32_t k, const wire::sync_reply* reply)
   if (s.mirror && !reply->quantized.values.empty()) {
     if (!sync::check(reply->quantized, s.length).is_ok()) return false;
     st.ctx->progress->add_sync_bytes(reply->quantized.bytes());
-    std::vector<float> change(s.length);
-    s.mirror->accept(reply->sequence, reply->quantized, reply->is_delta, change.data());
-    sync::add(live, change.data(), s.length);
+    s.mirror->accept(reply->sequence, reply->quantized, reply->is_delta, live);
     s.distance = reply->distance;
     return true;
   }

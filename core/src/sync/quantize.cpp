@@ -1,5 +1,8 @@
 #include "ss/core/sync/quantize.hpp"
 
+#include "quantize_blocks.hpp"
+#include "ss/core/multiversion.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -10,45 +13,28 @@
 namespace ss::sync {
 namespace {
 
-constexpr float levels = 127.0f;  // symmetric: -128 is never used, so -x quantizes to -q(x)
-
-// Quantizes one block of x into scale and values. Written so that the compiler vectorizes both
-// loops (no early exit, no libm call): a quantized round costs a few milliseconds per million
-// values on the trainer and on the server, time taken from training on a small machine.
-void quantize_block(const float* x, std::size_t n, float& scale, std::int8_t* values) {
-  float max_abs = 0.0f;
-  std::uint32_t non_finite = 0;  // a value whose exponent bits are all ones: inf or NaN
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x[i], sizeof bits);
-    non_finite |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-    const float a = std::fabs(x[i]);
-    max_abs = a > max_abs ? a : max_abs;
-  }
-  const bool finite = non_finite == 0;
-  scale = finite ? max_abs / levels : std::numeric_limits<float>::quiet_NaN();
-  if (scale == 0.0f || !finite) {  // all zero; or garbage, which check() refuses
-    std::fill(values, values + n, std::int8_t{0});
-    return;
-  }
-  const float inverse = 1.0f / scale;
-  for (std::size_t i = 0; i < n; ++i) {
-    // Round half away from zero by truncation; |x| <= max_abs keeps it within [-127, 127] but for
-    // the last bit of the product, which the clamp takes care of.
-    const float q = x[i] * inverse;
-    const float r = q + (q >= 0.0f ? 0.5f : -0.5f);
-    values[i] = static_cast<std::int8_t>(std::clamp(r, -levels, levels));
-  }
+// A quantized round runs these over every value of a slice on the trainer and on the server: one
+// copy per ISA (SS_MULTIVERSION), and this file compiled so that -O2 vectorizes (sources.cmake).
+SS_MULTIVERSION void quantize_kernel(const float* __restrict x, std::size_t n, std::uint32_t block,
+                                     quantized_vector& out) {
+  detail::quantize_blocks(n, block, [x](std::size_t i) { return x[i]; }, [](std::size_t, float) {}, out);
 }
 
-template <class Combine>
-void for_each_dequantized(const quantized_vector& q, float* out, Combine&& combine) {
-  const std::size_t n = q.values.size();
-  for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += q.block) {
-    const std::size_t end = std::min(n, begin + q.block);
-    const float scale = q.scales[b];
-    for (std::size_t i = begin; i < end; ++i) combine(out[i], static_cast<float>(q.values[i]) * scale);
-  }
+SS_MULTIVERSION void feedback_kernel(const float* __restrict delta, float* __restrict residual, std::size_t n,
+                                     std::uint32_t block, quantized_vector& out) {
+  // residual <- delta + residual: what is meant to go now, then what rounding keeps back of it.
+  for (std::size_t i = 0; i < n; ++i) residual[i] += delta[i];
+  detail::quantize_blocks(
+      n, block, [residual](std::size_t i) { return residual[i]; },
+      [residual](std::size_t i, float sent) { residual[i] -= sent; }, out);
+}
+
+SS_MULTIVERSION void dequantize_kernel(const quantized_vector& q, float* __restrict out) {
+  detail::for_each_dequantized(q, [out](std::size_t i, float v) { out[i] = v; });
+}
+
+SS_MULTIVERSION void add_dequantized_kernel(const quantized_vector& q, float* __restrict out) {
+  detail::for_each_dequantized(q, [out](std::size_t i, float v) { out[i] += v; });
 }
 
 }  // namespace
@@ -60,19 +46,13 @@ std::size_t quantization_blocks(std::size_t n, std::uint32_t block) {
 
 void quantize(const float* x, std::size_t n, std::uint32_t block, quantized_vector& out) {
   assert(block > 0);
-  out.block = block;
-  out.values.resize(n);
-  out.scales.resize(quantization_blocks(n, block));
-  for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += block)
-    quantize_block(x + begin, std::min<std::size_t>(block, n - begin), out.scales[b], out.values.data() + begin);
+  quantize_kernel(x, n, block, out);
 }
 
 void quantize_with_feedback(const float* delta, float* residual, std::size_t n, std::uint32_t block,
                             quantized_vector& out) {
-  // residual <- delta + residual: what is meant to go now, then what rounding keeps back of it.
-  for (std::size_t i = 0; i < n; ++i) residual[i] += delta[i];
-  quantize(residual, n, block, out);
-  for_each_dequantized(out, residual, [](float& r, float sent) { r -= sent; });
+  assert(block > 0);
+  feedback_kernel(delta, residual, n, block, out);
 }
 
 status check(const quantized_vector& q, std::size_t n) {
@@ -95,12 +75,8 @@ status check(const quantized_vector& q, std::size_t n) {
   return status::ok();
 }
 
-void dequantize(const quantized_vector& q, float* out) {
-  for_each_dequantized(q, out, [](float& o, float v) { o = v; });
-}
+void dequantize(const quantized_vector& q, float* out) { dequantize_kernel(q, out); }
 
-void add_dequantized(const quantized_vector& q, float* out) {
-  for_each_dequantized(q, out, [](float& o, float v) { o += v; });
-}
+void add_dequantized(const quantized_vector& q, float* out) { add_dequantized_kernel(q, out); }
 
 }  // namespace ss::sync

@@ -3,24 +3,74 @@
 #include <algorithm>
 #include <string>
 
+#include "quantize_blocks.hpp"
+#include "ss/core/multiversion.hpp"
+
 namespace ss::sync {
+namespace {
+
+// Each exchange is one fused pass per block over the values it touches, so that a round reads
+// the slice once and allocates nothing: one copy per ISA (SS_MULTIVERSION), vectorized at -O2
+// (sources.cmake).
+
+// q = quantized(replica - mirror); rebuilt = mirror + dequantized(q): what the server will hold.
+SS_MULTIVERSION void encode_change(const float* __restrict replica, const float* __restrict mirror,
+                                   float* __restrict rebuilt, std::size_t n, std::uint32_t block,
+                                   quantized_vector& out) {
+  detail::quantize_blocks(
+      n, block, [=](std::size_t i) { return replica[i] - mirror[i]; },
+      [=](std::size_t i, float v) { rebuilt[i] = mirror[i] + v; }, out);
+}
+
+// change = +-dequantized(reply); live += change; mirror = rebuilt + change.
+SS_MULTIVERSION void accept_change(const quantized_vector& reply, float sign, const float* __restrict rebuilt,
+                                   float* __restrict mirror, float* __restrict live) {
+  detail::for_each_dequantized(reply, [=](std::size_t i, float v) {
+    const float change = sign * v;
+    live[i] += change;
+    mirror[i] = rebuilt[i] + change;
+  });
+}
+
+// replica = mirror + dequantized(q).
+SS_MULTIVERSION void rebuild(const quantized_vector& q, const float* __restrict mirror, float* __restrict replica) {
+  detail::for_each_dequantized(q, [=](std::size_t i, float v) { replica[i] = mirror[i] + v; });
+}
+
+// q = quantized(target - replica); mirror = replica + dequantized(q).
+SS_MULTIVERSION void encode_toward(const float* __restrict target, const float* __restrict replica,
+                                   float* __restrict mirror, std::size_t n, std::uint32_t block,
+                                   quantized_vector& out) {
+  detail::quantize_blocks(
+      n, block, [=](std::size_t i) { return target[i] - replica[i]; },
+      [=](std::size_t i, float v) { mirror[i] = replica[i] + v; }, out);
+}
+
+// q = quantized(delta); applied = dequantized(q); mirror = replica - applied.
+SS_MULTIVERSION void encode_given(const float* __restrict delta, const float* __restrict replica,
+                                  float* __restrict mirror, float* __restrict applied, std::size_t n,
+                                  std::uint32_t block, quantized_vector& out) {
+  detail::quantize_blocks(
+      n, block, [=](std::size_t i) { return delta[i]; },
+      [=](std::size_t i, float v) {
+        applied[i] = v;
+        mirror[i] = replica[i] - v;
+      },
+      out);
+}
+
+}  // namespace
 
 mirror_sender::mirror_sender(std::size_t n, std::uint32_t block) : n_(n), block_(block), mirror_(n), rebuilt_(n) {}
 
 void mirror_sender::encode(const float* replica, quantized_vector& out) {
-  for (std::size_t i = 0; i < n_; ++i) rebuilt_[i] = replica[i] - mirror_[i];
-  quantize(rebuilt_.data(), n_, block_, out);
-  std::copy(mirror_.begin(), mirror_.end(), rebuilt_.begin());
-  add_dequantized(out, rebuilt_.data());
+  encode_change(replica, mirror_.data(), rebuilt_.data(), n_, block_, out);
 }
 
 void mirror_sender::encode_full(const float* replica) { std::copy(replica, replica + n_, rebuilt_.begin()); }
 
-void mirror_sender::accept(std::uint64_t sequence, const quantized_vector& reply, bool is_delta, float* change) {
-  dequantize(reply, change);
-  if (is_delta)
-    for (std::size_t i = 0; i < n_; ++i) change[i] = -change[i];
-  for (std::size_t i = 0; i < n_; ++i) mirror_[i] = rebuilt_[i] + change[i];
+void mirror_sender::accept(std::uint64_t sequence, const quantized_vector& reply, bool is_delta, float* live) {
+  accept_change(reply, is_delta ? -1.0f : 1.0f, rebuilt_.data(), mirror_.data(), live);
   base_ = sequence;
 }
 
@@ -36,25 +86,20 @@ status mirror_receiver::decode(std::uint64_t base, const quantized_vector& q) {
                                        (sequence_ == 0 ? std::string("none held")
                                                        : "exchange " + std::to_string(sequence_) + " held") +
                                        "): send the full slice");
-  replica_ = mirror_;
-  add_dequantized(q, replica_.data());
+  replica_.resize(n_);
+  rebuild(q, mirror_.data(), replica_.data());
   return {};
 }
 
 void mirror_receiver::encode_target(const float* target, std::uint32_t block, quantized_vector& out) {
-  std::vector<float> change(n_);
-  for (std::size_t i = 0; i < n_; ++i) change[i] = target[i] - replica_[i];
-  quantize(change.data(), n_, block, out);
-  mirror_ = replica_;
-  add_dequantized(out, mirror_.data());
+  mirror_.resize(n_);
+  encode_toward(target, replica_.data(), mirror_.data(), n_, block, out);
   ++sequence_;
 }
 
 void mirror_receiver::encode_delta(const float* delta, std::uint32_t block, quantized_vector& out, float* applied) {
-  quantize(delta, n_, block, out);
-  dequantize(out, applied);
   mirror_.resize(n_);
-  for (std::size_t i = 0; i < n_; ++i) mirror_[i] = replica_[i] - applied[i];
+  encode_given(delta, replica_.data(), mirror_.data(), applied, n_, block, out);
   ++sequence_;
 }
 

@@ -37,9 +37,9 @@ class mirror_sender {
   // The same for a full request (base 0): the server rebuilds exactly `replica`.
   void encode_full(const float* replica);
   // The server answered exchange `sequence` with `reply` (a delta when is_delta, else target -
-  // replica): writes its dequantized values into `change` (what the live replica takes: -d, or
-  // target - replica) and moves the mirror to the replica after the round.
-  void accept(std::uint64_t sequence, const quantized_vector& reply, bool is_delta, float* change);
+  // replica): adds its dequantized values (-d, or target - replica) to the live replica `live`
+  // and moves the mirror to the replica after the round.
+  void accept(std::uint64_t sequence, const quantized_vector& reply, bool is_delta, float* live);
   // Forget the mirror: the next request is full.
   void reset() { base_ = 0; }
   const std::vector<float>& mirror() const { return mirror_; }
