@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <future>
 #include <random>
@@ -201,6 +202,9 @@ std::shared_ptr<zmq::context_t> make_zmq_context(int io_threads) {
   auto ctx = std::make_shared<zmq::context_t>(io_threads);
   // Sockets that do not set ZMQ_LINGER (a test's raw socket) do not hold up termination either.
   ctx->set(zmq::ctxopt::blocky, false);
+  // A local cluster of hundreds of members shares one context: as many sockets as libzmq allows
+  // (its default, 1023, ends a 256-trainer `local` with "Too many open files").
+  ctx->set(zmq::ctxopt::max_sockets, std::min(ctx->get(zmq::ctxopt::socket_limit), 65535));
   return ctx;
 }
 
