@@ -190,9 +190,6 @@ std::function<wire::member_progress()> prepare_shard(service_impl& svc) {
 // job instead (reported with the heartbeats).
 result<bool> load_shard_rows(service_impl& svc, const wire::register_reply& reply, shard_options& sh) {
   const auto& name = svc.options_.name;
-  auto storage = svc.options_.open_storage(svc.store_->row_floats());
-  if (!storage.is_ok()) return storage.error().with_context(name + ": opening its storage");
-  sh.storage = std::shared_ptr<embedding::durable_rows>(std::move(*storage));
   const auto start = std::chrono::steady_clock::now();
   auto loaded = restore_rows(*svc.store_, *sh.storage, reply.job_id, reply.restore_snapshot, reply.job_was_running,
                              sh, *svc.shard_counters_);
@@ -211,6 +208,29 @@ result<bool> load_shard_rows(service_impl& svc, const wire::register_reply& repl
   return true;
 }
 
+// The rows --memory-budget-mb holds, or why it cannot serve: the rows beyond it live in storage,
+// and one batch's rows (every table's, should they all hash here) must fit at once.
+result<std::uint64_t> memory_budget_rows(const service_options& o, const job::model_setup& setup,
+                                         const job::job_options& job, std::uint32_t row_floats, bool has_storage) {
+  const std::uint64_t mb = o.memory_budget_bytes >> 20;
+  if (!has_storage)
+    return ss::status(ss::errc::invalid_argument, o.name + ": --memory-budget-mb " + std::to_string(mb) +
+                                              " needs --data-dir: the rows beyond the budget live in the shard's storage");
+  const std::uint64_t rows = embedding::rows_in_budget(o.memory_budget_bytes, row_floats);
+  const std::uint64_t batch_rows = static_cast<std::uint64_t>(job.batch_size) * setup.dlrm.num_sparse;
+  if (rows < batch_rows) {
+    const std::uint64_t need = batch_rows * (row_floats * sizeof(float) + embedding::row_overhead_bytes);
+    return ss::status(ss::errc::invalid_argument,
+                  o.name + ": --memory-budget-mb " + std::to_string(mb) + " holds " + std::to_string(rows) +
+                      " rows of " + std::to_string(row_floats) + " floats; one batch needs up to " +
+                      std::to_string(batch_rows) + " (batch size " + std::to_string(job.batch_size) + " x " +
+                      std::to_string(setup.dlrm.num_sparse) + " tables): give it at least " +
+                      std::to_string((need + (1u << 20) - 1) >> 20) + " MB");
+  }
+  spdlog::info("{}: memory budget {} MB: {} rows in RAM, the rest in storage", o.name, mb, rows);
+  return rows;
+}
+
 ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply, const job::job_options& job) {
   const auto& options = svc.options_;
   auto setup = model_of(job, options.name);
@@ -221,14 +241,28 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   so.seed = setup->embeddings.seed;
   so.max_rows_per_table = setup->embeddings.max_rows_per_table;
   so.optimizer = setup->embeddings.optimizer;
+  const std::uint32_t row_floats = so.dim + so.optimizer.state_floats();
+  std::shared_ptr<embedding::durable_rows> storage;
+  if (options.open_storage) {
+    auto opened = options.open_storage(row_floats);
+    if (!opened.is_ok()) return opened.error().with_context(options.name + ": opening its storage");
+    storage = std::shared_ptr<embedding::durable_rows>(std::move(*opened));
+  }
+  if (options.memory_budget_bytes > 0) {
+    auto budget = memory_budget_rows(options, *setup, job, row_floats, storage != nullptr);
+    if (!budget.is_ok()) return budget.error();
+    so.max_rows_in_memory = *budget;
+    so.cold = storage;
+  }
   svc.store_ = std::make_shared<embedding::shard_store>(so);
   shard_options sh;
+  sh.storage = storage;
   sh.name = options.name;
   sh.index = static_cast<std::uint32_t>(options.index);
   sh.shards = static_cast<std::uint32_t>(job.shards);
   sh.workers = options.threads;
   sh.flush_interval = options.flush_interval;
-  if (options.open_storage) {
+  if (storage) {
     auto serving = load_shard_rows(svc, reply, sh);
     if (!serving.is_ok()) return serving.error();
     if (!*serving) return ss::status::ok();

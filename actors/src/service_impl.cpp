@@ -156,9 +156,16 @@ void service_impl::stop(const std::string& reason) {
     self->request(persister_, std::chrono::seconds(60), flush_atom::value)
         .receive(
             [this](bool ok) {
-              if (ok)
-                spdlog::info("{}: all {} rows written to storage before stopping", options_.name,
-                             store_ ? store_->stats().rows : 0);
+              const auto s = store_ ? store_->stats() : embedding::shard_store_stats{};
+              if (ok && store_ && store_->tiered())
+                spdlog::info("{}: all rows written to storage before stopping: {} stored, {} in RAM (budget {}); "
+                             "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} over budget",
+                             options_.name, s.rows_stored, s.rows, s.max_rows_in_memory,
+                             s.hits + s.misses > 0 ? static_cast<double>(s.hits) / static_cast<double>(s.hits + s.misses)
+                                                   : 1.0,
+                             s.misses, s.evictions, s.loaded, s.over_budget);
+              else if (ok)
+                spdlog::info("{}: all {} rows written to storage before stopping", options_.name, s.rows);
               else
                 spdlog::error("{}: could not write changed rows before stopping (see the storage error above)",
                               options_.name);

@@ -131,6 +131,17 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("last_checkpoint_seconds",
                                                static_cast<double>(c.last_checkpoint_ns.load()) * 1e-9)
                                           .add("rows_restored", c.rows_restored.load())
+                                          .add("tiered", store.tiered())
+                                          .add("max_rows_in_memory", s.max_rows_in_memory)
+                                          .add("rows_stored", s.rows_stored)
+                                          .add("hits", s.hits)
+                                          .add("misses", s.misses)
+                                          .add("hit_rate", s.hits + s.misses > 0 ? static_cast<double>(s.hits) /
+                                                                                      static_cast<double>(s.hits + s.misses)
+                                                                                : 1.0)
+                                          .add("rows_loaded", s.loaded)
+                                          .add("evictions", s.evictions)
+                                          .add("over_budget", s.over_budget)
                                           .str()});
 }
 
@@ -200,6 +211,35 @@ status flush(persister_actor* self) {
   return written;
 }
 
+// A page of the exported model from a shard with a memory budget: from storage, which holds every
+// row once the changed ones are flushed (the rows in RAM are not all the rows). The position is
+// the next key, (next_table, next_position = id).
+body_ptr serve_stored_dump(persister_actor* self, const wire::dump_request& req) {
+  auto& st = self->state;
+  if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
+  const std::size_t dim = st.store->options().dim;
+  const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
+  wire::dump_reply reply;
+  auto paged = st.options.storage->scan_from(req.table, req.position, max_rows,
+                                             [&](std::uint32_t t, std::uint64_t id, const float* row) {
+                                               reply.tables.push_back(t);
+                                               reply.ids.push_back(id);
+                                               reply.values.insert(reply.values.end(), row, row + dim);
+                                             });
+  if (!paged.is_ok())
+    return make_body(wire::error_reply{paged.error().code(), st.options.name + ": " + paged.error().message()});
+  reply.done = *paged < max_rows || (reply.ids.back() == ~0ULL && reply.tables.back() + 1 >= st.store->options().max_tables);
+  if (!reply.done) {
+    const bool last_id = reply.ids.back() == ~0ULL;
+    reply.next_table = reply.tables.back() + (last_id ? 1 : 0);
+    reply.next_position = last_id ? 0 : reply.ids.back() + 1;
+  } else {
+    reply.next_table = st.store->options().max_tables;
+  }
+  st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(reply));
+}
+
 body_ptr serve_snapshot(persister_actor* self, const wire::snapshot_request& req) {
   auto& st = self->state;
   const auto start = std::chrono::steady_clock::now();
@@ -252,18 +292,22 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
       [self](flush_atom) -> bool { return flush(self).is_ok(); },
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
         if (const auto* req = std::get_if<wire::snapshot_request>(&env->message)) return serve_snapshot(self, *req);
+        if (const auto* req = std::get_if<wire::dump_request>(&env->message)) return serve_stored_dump(self, *req);
         return make_body(wire::error_reply{errc::invalid_argument, std::string("the persister does not serve ") +
                                                                        wire::message_name(env->message)});
       },
   };
 }
 
+// Reads every stored row (which verifies each record) into the store. With a memory budget,
+// only the first rows that fit are kept in RAM: the others stay in storage until looked up.
 status load(embedding::shard_store& store, embedding::durable_rows& storage, shard_counters& c) {
   std::uint64_t rows = 0;
+  const std::uint64_t keep = store.tiered() ? store.options().max_rows_in_memory : ~0ULL;
   status bad = status::ok();
   auto scanned = storage.scan([&](std::uint32_t t, std::uint64_t id, const float* row) {
     if (!bad.is_ok()) return;
-    bad = store.put(t, id, row);
+    if (rows < keep) bad = store.put(t, id, row);
     ++rows;
   });
   SS_RETURN_IF_ERROR(scanned);
@@ -421,13 +465,17 @@ shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
   shard_actors out;
   out.pool = caf::actor_pool::make(sys.dummy_execution_unit(), static_cast<std::size_t>(std::max(1, options.workers)),
                                    factory, caf::actor_pool::round_robin());
+  // With a memory budget the export reads storage, which only the persister writes: its pages go
+  // there, after a flush.
+  const bool stored_dump = store->tiered() && options.storage;
   for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
                            kind_of<wire::dump_request>(), kind_of<wire::status_request>()})
-    caf::anon_send(gateway, route_atom::value, kind, out.pool);
+    if (!(stored_dump && kind == kind_of<wire::dump_request>())) caf::anon_send(gateway, route_atom::value, kind, out.pool);
   if (options.storage) {
     // Detached: writing to storage blocks on disk, never a scheduler thread.
     out.persister = sys.spawn<caf::detached>(persister, store, options, counters);
     caf::anon_send(gateway, route_atom::value, kind_of<wire::snapshot_request>(), out.persister);
+    if (stored_dump) caf::anon_send(gateway, route_atom::value, kind_of<wire::dump_request>(), out.persister);
   }
   return out;
 }

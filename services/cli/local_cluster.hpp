@@ -33,6 +33,7 @@ struct local_flags {
   int snapshot_retain = 3;
   double flush_interval = 5;
   int storage_memory_mb = 64;
+  int memory_budget_mb = 0;  // per shard; 0 = every row in RAM
   double restart_delay = 1;
   int max_restarts = 10;
   std::string curve_dir;  // --processes: CURVE keys of every child (made here when absent); "" = plain

@@ -50,6 +50,10 @@ void add_local_flags(config::option_set& opts, local_flags& l) {
   opts.add("storage-memory-mb", &l.storage_memory_mb,
            "RocksDB's memory per shard with a state directory (memtables + block cache; see `shadowsync shard`).")
       .range(4, 1 << 20);
+  opts.add("memory-budget-mb", &l.memory_budget_mb,
+           "RAM per shard for its rows; the rest stay in its storage (--processes or --state-dir; see "
+           "`shadowsync shard`). 0: every row in RAM.")
+      .range(0, 1 << 24);
   opts.add("restart-delay", &l.restart_delay, "--processes: seconds before a service that died is started again.")
       .range(0.0, 3600.0);
   opts.add("max-restarts", &l.max_restarts, "--processes: restarts of one service before the run gives up.")
@@ -110,6 +114,10 @@ int run_local(const args& a, const config::environment& env) {
   if (!l.curve_dir.empty() && !l.processes) {
     return cmd.refuse("--curve-dir needs --processes (in one process the services talk over inproc://, which never "
                       "leaves the process and which libzmq does not encrypt)");
+  }
+  if (l.memory_budget_mb > 0 && !l.processes && l.state_dir.empty()) {
+    return cmd.refuse("--memory-budget-mb needs --state-dir or --processes: the rows beyond a shard's budget live in "
+                      "its storage, which a cluster in one process keeps only with a state directory");
   }
   // Every trainer of a local cluster starts together: the job waits for all of them.
   if (cmd.options().source("min-trainers") == config::value_source::default_value) l.job.min_trainers = l.trainers;

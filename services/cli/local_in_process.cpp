@@ -95,6 +95,7 @@ bool start_cluster(const local_flags& l, caf::actor_system& sys, const std::shar
     o.index = i;
     o.threads = l.shard_threads;
     o.flush_interval = l.flush_interval;
+    o.memory_budget_bytes = static_cast<std::uint64_t>(l.memory_budget_mb) << 20;
     if (!l.state_dir.empty())
       o.open_storage = rocksdb_storage((std::filesystem::path(l.state_dir) / o.name).string(), l.storage_memory_mb);
     ok = services.add(actors::start_shard(sys, make_transport(ctx, o.name), o));

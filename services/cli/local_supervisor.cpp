@@ -155,7 +155,8 @@ std::vector<supervised_child> plan_children(const local_flags& l, const run_layo
     const std::string name = "shard-" + std::to_string(i);
     add(name, {"shard", "--index", std::to_string(i), "--threads", std::to_string(l.shard_threads), "--data-dir",
                (r.state_dir / name).string(), "--flush-interval", std::to_string(l.flush_interval),
-               "--storage-memory-mb", std::to_string(l.storage_memory_mb)});
+               "--storage-memory-mb", std::to_string(l.storage_memory_mb), "--memory-budget-mb",
+               std::to_string(l.memory_budget_mb)});
   }
   for (int i = 1; i < l.job.sync_servers; ++i)
     add("sync-" + std::to_string(i), {"sync-server", "--index", std::to_string(i)});

@@ -52,10 +52,16 @@ class shard_role final : public member_role {
              "RocksDB's memory with --data-dir (two memtables of a quarter each, half for the block cache), on "
              "top of the rows themselves; reported as storage_memory_bytes and storage_memory_bound_bytes.")
         .range(4, 1 << 20);
+    opts.add("memory-budget-mb", &memory_budget_mb_,
+             "RAM for the shard's rows (values and optimizer state, plus 48 bytes of index each): the rows "
+             "touched most recently stay in RAM, the others in --data-dir, read back on a miss "
+             "(docs/embeddings.md). 0: every row in RAM.")
+        .range(0, 1 << 24);
   }
 
   void configure(actors::service_options& o) override {
     o.flush_interval = flush_interval_;
+    o.memory_budget_bytes = static_cast<std::uint64_t>(memory_budget_mb_) << 20;
     if (!data_dir_.empty()) o.open_storage = rocksdb_storage(data_dir_, storage_memory_mb_);
   }
 
@@ -63,6 +69,7 @@ class shard_role final : public member_role {
   std::string data_dir_;
   double flush_interval_ = 5;
   int storage_memory_mb_ = 64;
+  int memory_budget_mb_ = 0;
 };
 
 // The members whose flags are all shared ones.

@@ -251,3 +251,65 @@ TEMPLATE_TEST_CASE("durable rows scans run while the writer writes", "[storage]"
   CHECK(store->rows() == 20000);
   CHECK(scan_all(*store) == expect);
 }
+
+TEMPLATE_TEST_CASE("durable rows read a batch: stored rows found, absent ones not, their slots untouched", "[storage]",
+                   memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(kRowFloats);
+  row_map expect;
+  write_100k(*store, &expect);
+  // Stored keys, absent ids and an absent table, one key twice.
+  const std::vector<std::uint32_t> tables = {0, 1, 3, 2, 5, 0, 0};
+  const std::vector<std::uint64_t> ids = {0, 7919, std::uint64_t{1} << 40, 7918, 0, 7919 * 100, 0};
+  std::vector<float> rows(tables.size() * kRowFloats, -7.0f);
+  std::vector<std::uint8_t> found(tables.size(), 9);
+  REQUIRE(store->read(tables.data(), ids.data(), tables.size(), rows.data(), found.data()).is_ok());
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    const auto it = expect.find({tables[i], ids[i]});
+    INFO("row " << i << " = (" << tables[i] << ", " << ids[i] << ")");
+    REQUIRE(found[i] == (it != expect.end() ? 1 : 0));
+    const std::vector<float> got(rows.begin() + static_cast<std::ptrdiff_t>(i * kRowFloats),
+                                 rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * kRowFloats));
+    if (it != expect.end()) CHECK(got == it->second);
+    else CHECK(got == std::vector<float>(kRowFloats, -7.0f));
+  }
+  CHECK(found[0] == 1);
+  CHECK(found[3] == 0);
+  CHECK(found[4] == 0);
+  CHECK(store->read(nullptr, nullptr, 0, nullptr, nullptr).is_ok());
+}
+
+TEMPLATE_TEST_CASE("durable rows scan_from pages through every row once, in key order", "[storage]", memory_impl,
+                   rocks_impl) {
+  TestType impl;
+  auto store = impl.open(kRowFloats);
+  row_map expect;
+  write_100k(*store, &expect);
+  row_map got;
+  std::uint32_t table = 0;
+  std::uint64_t id = 0;
+  std::pair<std::uint32_t, std::uint64_t> last{0, 0};
+  bool first = true, ordered = true;
+  for (int page = 0; page < 1000; ++page) {
+    std::size_t in_page = 0;
+    auto n = store->scan_from(table, id, 7000, [&](std::uint32_t t, std::uint64_t i, const float* row) {
+      const std::pair<std::uint32_t, std::uint64_t> key{t, i};
+      if (!first && !(last < key)) ordered = false;
+      first = false;
+      last = key;
+      got[key] = std::vector<float>(row, row + kRowFloats);
+      ++in_page;
+    });
+    REQUIRE(n.is_ok());
+    REQUIRE(*n == in_page);
+    if (*n < 7000) break;
+    table = last.first;
+    id = last.second + 1;
+  }
+  CHECK(ordered);
+  CHECK(got == expect);
+  // From a key past every row: nothing.
+  auto none = store->scan_from(1000, 0, 10, [](std::uint32_t, std::uint64_t, const float*) { FAIL("a row past the end"); });
+  REQUIRE(none.is_ok());
+  CHECK(*none == 0);
+}

@@ -18,6 +18,10 @@ embedding_table::embedding_table(const table_options& options) : options_(option
   for (auto& s : stripes_) {
     s.slots.assign(16, slot{});
     s.dirty.assign(16, 0);
+    if (options_.budget) {
+      s.referenced.assign(16, 0);
+      s.taken.assign(16, 0);
+    }
   }
 }
 
@@ -29,8 +33,10 @@ std::size_t embedding_table::probe(const stripe& s, std::uint64_t id, std::uint6
 }
 
 void embedding_table::grow_locked(stripe& s) {
+  const bool tiered = !s.taken.empty();
   std::vector<slot> bigger(s.slots.size() * 2);
-  std::vector<std::uint8_t> bigger_dirty(bigger.size(), 0);
+  std::vector<std::uint8_t> bigger_dirty(bigger.size(), 0), bigger_referenced(tiered ? bigger.size() : 0, 0);
+  std::vector<std::uint32_t> bigger_taken(tiered ? bigger.size() : 0, 0);
   const std::size_t mask = bigger.size() - 1;
   for (std::size_t j = 0; j < s.slots.size(); ++j) {
     const slot& old = s.slots[j];
@@ -39,23 +45,104 @@ void embedding_table::grow_locked(stripe& s) {
     while (bigger[i].row != nullptr) i = (i + 1) & mask;
     bigger[i] = old;
     bigger_dirty[i] = s.dirty[j];
+    if (tiered) {
+      bigger_referenced[i] = s.referenced[j];
+      bigger_taken[i] = s.taken[j];
+    }
   }
   s.slots.swap(bigger);
   s.dirty.swap(bigger_dirty);
+  s.referenced.swap(bigger_referenced);
+  s.taken.swap(bigger_taken);
+  s.hand = 0;
+}
+
+bool embedding_table::evicted_since(const stripe& s, std::uint64_t id, std::uint64_t then) {
+  if (s.evictions - then > evicted_memory) return true;
+  for (std::uint64_t k = then; k < s.evictions; ++k)
+    if (s.evicted[k % evicted_memory] == id) return true;
+  return false;
+}
+
+void embedding_table::remove_locked(stripe& s, std::size_t i) {
+  s.free_rows.push_back(s.slots[i].row);
+  s.evicted[s.evictions++ % evicted_memory] = s.slots[i].key;
+  --s.used;
+  rows_.fetch_sub(1, std::memory_order_relaxed);
+  const std::size_t mask = s.slots.size() - 1;
+  std::size_t hole = i;
+  // Backward-shift deletion: a later row of the run moves into the hole unless its home slot
+  // lies after the hole (cyclically), where a probe for it would stop before reaching the hole.
+  for (std::size_t j = (hole + 1) & mask; s.slots[j].row != nullptr; j = (j + 1) & mask) {
+    const std::size_t home = mix64(s.slots[j].key) & mask;
+    const bool reachable = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (reachable) continue;
+    s.slots[hole] = s.slots[j];
+    s.dirty[hole] = s.dirty[j];
+    s.referenced[hole] = s.referenced[j];
+    s.taken[hole] = s.taken[j];
+    hole = j;
+  }
+  s.slots[hole] = slot{};
+  s.dirty[hole] = 0;
+  s.referenced[hole] = 0;
+  s.taken[hole] = 0;
+}
+
+bool embedding_table::evict_one_locked(stripe& s) {
+  row_budget& b = *options_.budget;
+  if (s.used == 0 || b.flush_failed.load(std::memory_order_acquire)) return false;
+  const std::uint32_t flushed = b.flushed.load(std::memory_order_acquire);
+  const std::size_t mask = s.slots.size() - 1;
+  // Two turns of the hand: the first may only clear the marks of rows touched since the last.
+  for (std::size_t step = 0; step < 2 * s.slots.size(); ++step) {
+    const std::size_t i = s.hand;
+    s.hand = (s.hand + 1) & mask;
+    if (s.slots[i].row == nullptr || s.dirty[i] != 0 || s.taken[i] > flushed) continue;
+    if (s.referenced[i] != 0) {
+      s.referenced[i] = 0;
+      continue;
+    }
+    remove_locked(s, i);
+    b.resident.fetch_sub(1, std::memory_order_relaxed);
+    b.evictions.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
 }
 
 float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i) {
+  if (row_budget* b = options_.budget.get()) {
+    // Over the budget (rows came in while nothing could go), a few go per new row, so that RAM
+    // comes back to the budget once the flusher made rows evictable; a few, to bound the wait.
+    int evicted = 0;
+    while (evicted < 4 && b->resident.load(std::memory_order_relaxed) >= b->max_rows && evict_one_locked(s)) ++evicted;
+    if (evicted > 0) i = probe(s, id, mix64(id));  // the deletions may have moved the free slot
+    if (b->resident.load(std::memory_order_relaxed) >= b->max_rows && evicted == 0)
+      b->over_budget.fetch_add(1, std::memory_order_relaxed);
+  }
   if (options_.max_rows != 0 && rows_.load(std::memory_order_relaxed) >= options_.max_rows) return nullptr;
   const std::size_t floats = row_floats();
-  if (s.chunk_used == s.chunk_rows) {
-    s.chunk_rows = s.chunks.empty() ? first_chunk_rows : std::min(s.chunk_rows * 2, max_chunk_rows);
-    s.chunks.emplace_back(new float[s.chunk_rows * floats]);
-    s.chunk_used = 0;
-    s.allocated_floats += s.chunk_rows * floats;
+  float* row = nullptr;
+  if (!s.free_rows.empty()) {
+    row = s.free_rows.back();
+    s.free_rows.pop_back();
+  } else {
+    if (s.chunk_used == s.chunk_rows) {
+      s.chunk_rows = s.chunks.empty() ? first_chunk_rows : std::min(s.chunk_rows * 2, max_chunk_rows);
+      s.chunks.emplace_back(new float[s.chunk_rows * floats]);
+      s.chunk_used = 0;
+      s.allocated_floats += s.chunk_rows * floats;
+    }
+    row = s.chunks.back().get() + s.chunk_used++ * floats;
   }
-  float* row = s.chunks.back().get() + s.chunk_used++ * floats;
   init_row(options_, id, row);
   s.slots[i] = slot{id, row};
+  if (options_.budget) {
+    s.referenced[i] = 1;
+    s.taken[i] = 0;
+    options_.budget->resident.fetch_add(1, std::memory_order_relaxed);
+  }
   rows_.fetch_add(1, std::memory_order_relaxed);
   // Linear probing stays short below a 0.7 load factor.
   if (++s.used * 10 > s.slots.size() * 7) grow_locked(s);
@@ -174,15 +261,123 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
   return missing;
 }
 
+result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std::size_t n, bool create, bool changes,
+                                                 const row_loader& load, row_update visit, void* context,
+                                                 batch_scratch& scratch) {
+  row_budget& budget = *options_.budget;
+  const std::size_t floats = row_floats();
+  std::size_t missing = 0, marked = 0;
+  // The positions still to visit, their ids, their stripe's evictions when they were last seen
+  // out of RAM, and whether their row must be read from the cold tier (slot in scratch.loaded).
+  auto& pending = scratch.pending;
+  auto& pending_ids = scratch.pending_ids;
+  auto& evictions_then = scratch.evictions_then;
+  auto& slot_of = scratch.slot_of;  // per pending position: its row in scratch.loaded, or none
+  constexpr std::uint32_t none = ~0u;
+  pending.clear();
+  pending_ids.clear();
+  evictions_then.clear();
+  slot_of.clear();
+  auto touched = [&](stripe& s, std::size_t at, std::uint32_t i) {
+    s.referenced[at] = 1;
+    visit(context, s.slots[at].row, i);
+    if (changes && s.dirty[at] == 0) {
+      s.dirty[at] = 1;
+      ++marked;
+    }
+  };
+  // First pass: which rows are in RAM. A lookup copies those now; a push changes nothing until
+  // the misses are read, so that a failed read leaves the whole push undone.
+  std::size_t misses = 0;
+  for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
+    const std::size_t at = probe(s, ids[i], scratch.hashes[i]);
+    const bool in_ram = s.slots[at].row != nullptr;
+    if (in_ram && !changes) return touched(s, at, i);
+    misses += in_ram ? 0 : 1;
+    pending.push_back(i);
+    pending_ids.push_back(ids[i]);
+    evictions_then.push_back(s.evictions);
+    slot_of.push_back(in_ram ? none : 0);
+  });
+  budget.hits.fetch_add(n - misses, std::memory_order_relaxed);
+  budget.misses.fetch_add(misses, std::memory_order_relaxed);
+  std::vector<std::uint64_t> load_ids;
+  std::vector<std::uint32_t> next;
+  // Then the rest, a round at a time: the misses read from the cold tier outside the locks, then
+  // every pending row visited under its lock. A row evicted after it was seen (so written since:
+  // what was read may predate that write) goes to the next round and is read again.
+  while (!pending.empty()) {
+    load_ids.clear();
+    for (std::size_t j = 0; j < pending.size(); ++j)
+      if (slot_of[j] != none) {
+        slot_of[j] = static_cast<std::uint32_t>(load_ids.size());
+        load_ids.push_back(pending_ids[j]);
+      }
+    scratch.loaded.resize(load_ids.size() * floats);
+    scratch.found.assign(load_ids.size(), 0);
+    if (load && !load_ids.empty())
+      SS_RETURN_IF_ERROR(load(load_ids.data(), load_ids.size(), scratch.loaded.data(), scratch.found.data()));
+    next.clear();
+    for_each_by_stripe(pending_ids.data(), pending_ids.size(), scratch, [&](stripe& s, std::uint32_t j) {
+      const std::uint32_t i = pending[j];
+      const std::uint64_t id = pending_ids[j];
+      const std::uint64_t hash = scratch.hashes[j];
+      std::size_t at = probe(s, id, hash);
+      if (s.slots[at].row != nullptr) return touched(s, at, i);  // in RAM, or placed meanwhile by another call
+      if (slot_of[j] == none || evicted_since(s, id, evictions_then[j])) {
+        evictions_then[j] = s.evictions;
+        slot_of[j] = 0;  // read it (again)
+        next.push_back(j);
+        return;
+      }
+      float* values = scratch.loaded.data() + static_cast<std::size_t>(slot_of[j]) * floats;
+      const bool stored = scratch.found[slot_of[j]] != 0;
+      if (!stored) init_row(options_, id, values);
+      if (!create) return visit(context, values, i);
+      if (stored) budget.loaded.fetch_add(1, std::memory_order_relaxed);
+      float* row = insert_locked(s, id, at);
+      if (row == nullptr) {
+        ++missing;
+        return;
+      }
+      std::memcpy(row, values, sizeof(float) * floats);
+      at = probe(s, id, hash);  // the insert may have grown the index
+      if (!stored) {  // a new row: storage holds every row once flushed
+        s.dirty[at] = 1;
+        ++marked;
+      }
+      touched(s, at, i);
+    });
+    // Compacted in place: in increasing order, each entry moves only down.
+    std::sort(next.begin(), next.end());
+    std::size_t k = 0;
+    for (const std::uint32_t j : next) {
+      pending[k] = pending[j];
+      pending_ids[k] = pending_ids[j];
+      evictions_then[k] = evictions_then[j];
+      slot_of[k] = slot_of[j];
+      ++k;
+    }
+    pending.resize(k);
+    pending_ids.resize(k);
+    evictions_then.resize(k);
+    slot_of.resize(k);
+  }
+  dirty_.fetch_add(marked, std::memory_order_relaxed);
+  return missing;
+}
+
 std::size_t embedding_table::take_dirty(std::size_t stripe_index, std::vector<std::uint64_t>& ids,
-                                        std::vector<float>& rows) {
+                                        std::vector<float>& rows, std::uint32_t flush) {
   stripe& s = stripes_[stripe_index];
   const std::size_t floats = row_floats();
   std::size_t taken = 0;
   std::lock_guard<std::mutex> lock(s.mu);
+  const bool tiered = !s.taken.empty();
   for (std::size_t i = 0; i < s.slots.size(); ++i) {
     if (s.dirty[i] == 0) continue;
     s.dirty[i] = 0;
+    if (tiered) s.taken[i] = flush;
     ids.push_back(s.slots[i].key);
     rows.insert(rows.end(), s.slots[i].row, s.slots[i].row + floats);
     ++taken;

@@ -1,5 +1,6 @@
 #include "ss/core/embedding/memory_rows.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <mutex>
@@ -28,6 +29,32 @@ status memory_rows::scan(const std::function<void(std::uint32_t, std::uint64_t, 
   std::shared_lock lock(mu_);
   for (const auto& [k, row] : live_.rows) fn(k.table, k.id, row.data());
   return status::ok();
+}
+
+status memory_rows::read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
+                         std::uint8_t* found) const {
+  std::shared_lock lock(mu_);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto it = live_.rows.find(row_key{tables[i], ids[i]});
+    found[i] = it != live_.rows.end() ? 1 : 0;
+    if (found[i] != 0) std::memcpy(rows + i * row_floats_, it->second.data(), sizeof(float) * row_floats_);
+  }
+  return status::ok();
+}
+
+result<std::size_t> memory_rows::scan_from(
+    std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+    const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) const {
+  std::shared_lock lock(mu_);
+  // The live rows are hashed: a page is the first max_rows keys at or after (table, id).
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> keys;
+  for (const auto& [k, row] : live_.rows)
+    if (k.table > table || (k.table == table && k.id >= id)) keys.emplace_back(k.table, k.id);
+  const std::size_t page = std::min(max_rows, keys.size());
+  std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(page), keys.end());
+  for (std::size_t i = 0; i < page; ++i)
+    fn(keys[i].first, keys[i].second, live_.rows.at(row_key{keys[i].first, keys[i].second}).data());
+  return page;
 }
 
 std::uint64_t memory_rows::rows() const {

@@ -34,11 +34,32 @@ void group(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n,
   }
 }
 
+status table_full(std::uint32_t t, std::uint64_t max_rows) {
+  return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" + std::to_string(max_rows) + kFullHint};
+}
+
 }  // namespace
+
+std::uint64_t rows_in_budget(std::uint64_t bytes, std::uint32_t row_floats) {
+  return bytes / (std::uint64_t{row_floats} * sizeof(float) + row_overhead_bytes);
+}
 
 shard_store::shard_store(const shard_store_options& options)
     : options_(options), tables_(options.max_tables), fast_(options.max_tables) {
   for (auto& f : fast_) f.store(nullptr, std::memory_order_relaxed);
+  if (options_.max_rows_in_memory > 0 && options_.cold) {
+    budget_ = std::make_shared<row_budget>();
+    budget_->max_rows = options_.max_rows_in_memory;
+  }
+}
+
+row_loader shard_store::loader(std::uint32_t t) const {
+  durable_rows* cold = options_.cold.get();
+  return [cold, t](const std::uint64_t* ids, std::size_t n, float* rows, std::uint8_t* found) {
+    thread_local std::vector<std::uint32_t> tables;
+    tables.assign(n, t);
+    return cold->read(tables.data(), ids, n, rows, found);
+  };
 }
 
 embedding_table* shard_store::table(std::uint32_t t) {
@@ -46,7 +67,9 @@ embedding_table* shard_store::table(std::uint32_t t) {
   if (auto* p = fast_[t].load(std::memory_order_acquire)) return p;
   std::lock_guard<std::mutex> lock(tables_mu_);
   if (!tables_[t]) {
-    tables_[t] = std::make_unique<embedding_table>(options_of_table(options_, t));
+    table_options o = options_of_table(options_, t);
+    o.budget = budget_;
+    tables_[t] = std::make_unique<embedding_table>(o);
     fast_[t].store(tables_[t].get(), std::memory_order_release);
   }
   return tables_[t].get();
@@ -72,10 +95,25 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
     const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
     if (count == 0) continue;
     embedding_table* tab = table(t);
+    if (tiered()) {
+      // Copied under each row's lock: a row's memory may be another's once its lock is released.
+      struct context {
+        float* values;
+        const std::uint32_t* order;
+        std::size_t dim;
+      } c{values, tls.order.data() + begin, dim};
+      auto copy = [](void* ctx, float* row, std::size_t i) {
+        auto* cx = static_cast<context*>(ctx);
+        std::memcpy(cx->values + static_cast<std::size_t>(cx->order[i]) * cx->dim, row, sizeof(float) * cx->dim);
+      };
+      auto missing = tab->visit_tiered(tls.ids.data() + begin, count, create, false, loader(t), copy, &c, tls.scratch);
+      if (!missing.is_ok()) return missing.error().with_context("table " + std::to_string(t) + ": reading a row back");
+      if (*missing > 0) return table_full(t, options_.max_rows_per_table);
+      continue;
+    }
     if (create) {
       if (tab->find_or_create_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch) > 0)
-        return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
-                                              std::to_string(options_.max_rows_per_table) + kFullHint};
+        return table_full(t, options_.max_rows_per_table);
     } else {
       tab->find_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch);
     }
@@ -117,9 +155,14 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
       auto* cx = static_cast<context*>(ctx);
       cx->optimizer->apply(row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim, cx->dim, cx->lr_scale);
     };
+    if (tiered()) {
+      auto missing = tab->visit_tiered(tls.ids.data() + begin, count, true, true, loader(t), apply, &c, tls.scratch);
+      if (!missing.is_ok()) return missing.error().with_context("table " + std::to_string(t) + ": reading a row back");
+      if (*missing > 0) return table_full(t, options_.max_rows_per_table);
+      continue;
+    }
     if (tab->update_batch(tls.ids.data() + begin, count, apply, &c, tls.scratch) > 0)
-      return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
-                                            std::to_string(options_.max_rows_per_table) + kFullHint};
+      return table_full(t, options_.max_rows_per_table);
   }
   return status::ok();
 }
@@ -131,16 +174,22 @@ const embedding_table* shard_store::existing_table(std::uint32_t t) const {
 status shard_store::take_dirty(const dirty_sink& fn) {
   std::vector<std::uint64_t> ids;
   std::vector<float> rows;
+  const std::uint32_t flush = budget_ ? budget_->taking.fetch_add(1, std::memory_order_acq_rel) + 1 : 0;
   for (std::uint32_t t = 0; t < options_.max_tables; ++t) {
     embedding_table* tab = fast_[t].load(std::memory_order_acquire);
     if (tab == nullptr || tab->dirty_rows() == 0) continue;
     for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) {
       ids.clear();
       rows.clear();
-      const std::size_t n = tab->take_dirty(s, ids, rows);
-      if (n > 0) SS_RETURN_IF_ERROR(fn(t, ids.data(), rows.data(), n));
+      const std::size_t n = tab->take_dirty(s, ids, rows, flush);
+      if (n == 0) continue;
+      if (status written = fn(t, ids.data(), rows.data(), n); !written.is_ok()) {
+        if (budget_) budget_->flush_failed.store(true, std::memory_order_release);
+        return written;
+      }
     }
   }
+  if (budget_) budget_->flushed.store(flush, std::memory_order_release);  // all of them are stored now
   return status::ok();
 }
 
@@ -156,9 +205,7 @@ status shard_store::put(std::uint32_t t, std::uint64_t id, const float* row) {
   if (tab == nullptr)
     return {errc::out_of_range, "table " + std::to_string(t) + " is beyond the shard's limit of " +
                                     std::to_string(options_.max_tables) + " tables"};
-  if (!tab->put(id, row))
-    return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
-                                          std::to_string(options_.max_rows_per_table) + kFullHint};
+  if (!tab->put(id, row)) return table_full(t, options_.max_rows_per_table);
   return status::ok();
 }
 
@@ -170,6 +217,15 @@ shard_store_stats shard_store::stats() const {
     ++s.tables;
     s.rows += t->rows();
     s.bytes += t->bytes();
+  }
+  if (budget_) {
+    s.max_rows_in_memory = budget_->max_rows;
+    s.rows_stored = options_.cold->rows();
+    s.hits = budget_->hits.load(std::memory_order_relaxed);
+    s.misses = budget_->misses.load(std::memory_order_relaxed);
+    s.loaded = budget_->loaded.load(std::memory_order_relaxed);
+    s.evictions = budget_->evictions.load(std::memory_order_relaxed);
+    s.over_budget = budget_->over_budget.load(std::memory_order_relaxed);
   }
   return s;
 }

@@ -267,6 +267,61 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
   return status::ok();
 }
 
+status rocksdb_rows::read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
+                          std::uint8_t* found) const {
+  if (n == 0) return status::ok();
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
+  constexpr std::size_t K = format::kRowKeySize;
+  std::string keys(n * K, '\0');
+  std::vector<rocksdb::Slice> slices(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    format::encode_row_key(tables[i], ids[i], &keys[i * K]);
+    slices[i] = rocksdb::Slice(keys.data() + i * K, K);
+  }
+  std::vector<rocksdb::PinnableSlice> values(n);
+  std::vector<rocksdb::Status> statuses(n);
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = true;
+  db_->MultiGet(ro, db_->DefaultColumnFamily(), n, slices.data(), values.data(), statuses.data(), false);
+  std::uint32_t table = 0;
+  std::uint64_t id = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    found[i] = 0;
+    if (statuses[i].IsNotFound()) continue;
+    SS_RETURN_IF_ERROR(from_rocks(statuses[i], "reading " + format::describe_key(slices[i].data(), K)));
+    status s = format::check_row(slices[i].data(), K, values[i].data(), values[i].size(), row_floats_, &table, &id,
+                                 rows + i * row_floats_);
+    if (!s) return s.with_context(dir_ + "/live");
+    found[i] = 1;
+  }
+  return status::ok();
+}
+
+result<std::size_t> rocksdb_rows::scan_from(
+    std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+    const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) const {
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return status(errc::unavailable, "rocksdb_rows: the live database is closed");
+  row_scan rows(db_);
+  std::string from(format::kRowKeySize, '\0');
+  format::encode_row_key(table, id, from.data());
+  rows.it->Seek(from);
+  std::vector<float> row(row_floats_);
+  std::size_t called = 0;
+  for (auto& it = rows.it; called < max_rows && it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key(), v = it->value();
+    std::uint32_t t = 0;
+    std::uint64_t i = 0;
+    status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats_, &t, &i, row.data());
+    if (!s) return s.with_context(dir_ + "/live");
+    fn(t, i, row.data());
+    ++called;
+  }
+  SS_RETURN_IF_ERROR(from_rocks(rows.it->status(), "scanning " + dir_ + "/live"));
+  return called;
+}
+
 status rocksdb_rows::scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) {
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};

@@ -41,6 +41,9 @@ struct service_options {
   // memory only and a restarted shard starts empty). Injected: RocksDB in production.
   std::function<result<std::unique_ptr<embedding::durable_rows>>(std::uint32_t row_floats)> open_storage;
   double flush_interval = 5;  // shards: seconds between writes of changed rows to storage
+  // Shards: the RAM their rows may take (embedding::shard_store_options::max_rows_in_memory); the
+  // rest stay in storage, which it needs. 0: every row in RAM.
+  std::uint64_t memory_budget_bytes = 0;
   // Inbound bounds (gateway_options): the largest frame decoded, requests served at once.
   std::size_t max_frame_bytes = std::size_t{64} << 20;
   std::uint32_t max_requests_in_flight = 4096;

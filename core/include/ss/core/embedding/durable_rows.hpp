@@ -47,6 +47,19 @@ class durable_rows {
   // Rows currently stored (an estimate is not acceptable: it is counted on write).
   virtual std::uint64_t rows() const = 0;
 
+  // Reads n rows (tables[i], ids[i]) in one batch: found[i] = 1 and the row in rows[i *
+  // row_floats() ...] when it is stored; found[i] = 0 and that row untouched when it is not. A
+  // record that fails its checksum or has the wrong size: errc::corrupt naming the row. May run
+  // concurrently with write (a shard with a memory budget reads its misses while it flushes).
+  virtual status read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
+                      std::uint8_t* found) const = 0;
+
+  // Calls fn for the stored rows whose key is (table, id) or after it, in key order (by table,
+  // then id), at most max_rows of them; returns how many. One page of a paged export.
+  virtual result<std::size_t> scan_from(
+      std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+      const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) const = 0;
+
   // Why the live rows were found unusable when the storage was opened and set aside (a corrupt
   // database), or "" when they opened fine. The live rows are then empty: the owner restores a
   // checkpoint or refuses to serve, never takes the empty table for its rows.

@@ -15,12 +15,39 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
 
+#include "ss/core/status.hpp"
+
 namespace ss::embedding {
+
+// A shard's memory budget: how many rows all its tables together keep in RAM (the hot tier); the
+// others live only in the shard's storage (the cold tier) and are read back on a miss. Shared by
+// the tables of one shard_store. Counters are totals since the store was made.
+//
+// Eviction is CLOCK (a row touched since the hand last passed it gets a second chance) over the
+// stripe a new row goes into, and takes only a row that storage holds as it is: not changed
+// since a flush last took it, nor taken by a flush whose writes have not all succeeded. When no
+// row of the stripe qualifies (all new or changed, waiting for the next flush), the new row comes
+// in anyway and `over_budget` counts it: the budget is a target the flusher brings RAM back to,
+// never a reason to refuse a lookup.
+struct row_budget {
+  std::uint64_t max_rows = 0;
+  std::atomic<std::uint64_t> resident{0};
+  std::atomic<std::uint64_t> hits{0}, misses{0}, loaded{0}, evictions{0}, over_budget{0};
+  // Flush generations: a row taken by flush g may be evicted once flush g wrote everything. After
+  // a failed flush its rows may be missing from storage: nothing is evicted any more.
+  std::atomic<std::uint32_t> taking{0}, flushed{0};
+  std::atomic<bool> flush_failed{false};
+};
+
+// Reads n rows of one table from the cold tier: found[i] = 1 and row i's row_floats() values in
+// rows when stored, else found[i] = 0.
+using row_loader = std::function<status(const std::uint64_t* ids, std::size_t n, float* rows, std::uint8_t* found)>;
 
 struct table_options {
   std::uint32_t table = 0;         // index of this table (categorical feature) in the model
@@ -29,6 +56,7 @@ struct table_options {
   float init_scale = 0.01f;        // new rows are uniform in [-init_scale, init_scale)
   std::uint64_t seed = 1;          // with (table, id), fixes a new row's values everywhere
   std::uint64_t max_rows = 0;      // 0 = unbounded; past it find_or_create returns nullptr
+  std::shared_ptr<row_budget> budget;  // none: every row stays in RAM
 };
 
 // Table `t`'s options in a store of several tables (local_embeddings, shard_store): both options
@@ -68,6 +96,12 @@ class embedding_table {
     std::vector<std::uint32_t> order;
     std::vector<std::uint64_t> hashes;
     std::array<std::uint32_t, 65> starts{};
+    // visit_tiered: the rows still to visit (positions, ids, their stripe's evictions when they
+    // were seen out of RAM, where their row read from the cold tier is) and what it held.
+    std::vector<std::uint32_t> pending, slot_of;
+    std::vector<std::uint64_t> pending_ids, evictions_then;
+    std::vector<float> loaded;
+    std::vector<std::uint8_t> found;
   };
   std::size_t find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);
   void find_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);
@@ -80,10 +114,29 @@ class embedding_table {
   std::size_t update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
                            batch_scratch& scratch);
 
+  // With a budget (options().budget), the calls above that hand out row pointers must not be
+  // used: a row may be evicted, and its memory reused, once its stripe's lock is released. This
+  // one visits each row under its lock instead, in RAM or not: for every ids[i], calls
+  // visit(context, row, i) with the row's row_floats() values, which are
+  //  - the row in RAM, if it is there;
+  //  - else the row read back from the cold tier by `load` (one call for all of a batch's misses,
+  //    outside the locks), kept in RAM when `create`;
+  //  - else, when storage has none either, a new row (init_row()), kept and marked for the next
+  //    flush when `create`; without `create`, neither is kept and `row` is a scratch copy.
+  // `changes`: the visit changes the row (a push), which marks it for the next flush; no row is
+  // visited before the batch's misses were read, so that a failed read changes nothing (unless a
+  // row evicted during the call must be read again and that read fails). Returns how many rows
+  // could not be created (max_rows), or load's error.
+  result<std::size_t> visit_tiered(const std::uint64_t* ids, std::size_t n, bool create, bool changes,
+                                   const row_loader& load, row_update visit, void* context, batch_scratch& scratch);
+
   // The rows created (find_or_create_batch) or changed (update_batch) since they were last taken: appends their ids to `ids`
   // and copies of their row_floats() values to `rows`, for stripe `stripe` (0 <= stripe <
-  // stripe_count), clearing their dirty marks. One stripe at a time keeps each lock short.
-  std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows);
+  // stripe_count), clearing their dirty marks. One stripe at a time keeps each lock short. With
+  // a budget, `flush` is the flush generation taking them (row_budget::taking): they may be
+  // evicted once row_budget::flushed reaches it.
+  std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows,
+                         std::uint32_t flush = 0);
   // Rows marked dirty now (approximate while updates run).
   std::size_t dirty_rows() const { return dirty_.load(std::memory_order_relaxed); }
   static constexpr std::size_t stripe_count = 64;
@@ -104,6 +157,7 @@ class embedding_table {
   // restore. Returns false only when max_rows is reached.
   bool put(std::uint64_t id, const float* row);
 
+  // Rows in RAM (all the table's rows without a budget).
   std::size_t rows() const { return rows_.load(std::memory_order_relaxed); }
   // Bytes held: row storage plus index.
   std::size_t bytes() const;
@@ -130,10 +184,22 @@ class embedding_table {
 
   // One stripe: an open-addressing (linear probing) index from id to its row, and the row
   // storage in chunks that double in size (small tables stay small) and never move.
+  // Keys evicted from a stripe, remembered so that a miss can tell whether the row it read from
+  // the cold tier may have been written again since (evicted after it missed).
+  static constexpr std::size_t evicted_memory = 64;
+
   struct stripe {
     mutable std::mutex mu;
     std::vector<slot> slots;
     std::vector<std::uint8_t> dirty;  // parallel to slots: 1 = updated since last taken
+    // With a budget, also parallel to slots: touched since the clock hand passed; the flush
+    // generation that last took the row.
+    std::vector<std::uint8_t> referenced;
+    std::vector<std::uint32_t> taken;
+    std::size_t hand = 0;
+    std::vector<float*> free_rows;  // memory of evicted rows, for new ones
+    std::uint64_t evictions = 0;
+    std::array<std::uint64_t, evicted_memory> evicted{};  // evicted[k % evicted_memory]: the k-th eviction's key
     std::size_t used = 0;
     std::vector<std::unique_ptr<float[]>> chunks;
     std::size_t chunk_rows = 0;  // capacity of the newest chunk, in rows
@@ -150,6 +216,14 @@ class embedding_table {
   // Lock held.
   std::size_t find_or_insert_locked(stripe& s, std::uint64_t id, std::uint64_t hash, float** row, bool* created);
   static void grow_locked(stripe& s);
+  // With a budget: frees the memory of one row of the stripe that storage holds as it is (CLOCK);
+  // false if none qualifies. Lock held.
+  bool evict_one_locked(stripe& s);
+  // Removes slot i's row (backward-shift deletion keeps every probe sequence unbroken). Lock held.
+  void remove_locked(stripe& s, std::size_t i);
+  // Whether `id` was evicted from the stripe since it had `then` evictions (or may have been:
+  // more evictions happened than the stripe remembers). Lock held.
+  static bool evicted_since(const stripe& s, std::uint64_t id, std::uint64_t then);
   // Sorts ids by stripe into scratch.order (counting sort), with their hashes.
   static void group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch);
   // Calls visit(stripe, i) for every ids[i], a stripe at a time under its lock, prefetching the

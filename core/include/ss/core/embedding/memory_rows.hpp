@@ -25,6 +25,11 @@ class memory_rows final : public durable_rows {
   status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) override;
   status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) override;
   std::uint64_t rows() const override;
+  status read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
+              std::uint8_t* found) const override;
+  result<std::size_t> scan_from(
+      std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+      const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) const override;
 
   result<checkpoint_info> checkpoint(std::uint64_t id) override;
   result<std::vector<checkpoint_info>> checkpoints() const override;

@@ -2,6 +2,9 @@
 // optimizer applied to pushed gradients. Tables are created as requests name them (a shard does
 // not need to know the data schema), up to max_tables.
 //
+// With a memory budget (max_rows_in_memory), only the hot rows stay in RAM; the rest are in the
+// shard's storage, read back on a miss (embedding_table::visit_tiered, row_budget).
+//
 // Thread-safety: lookup() and push() may run concurrently from any number of threads.
 #pragma once
 
@@ -12,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/embedding/embedding_table.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
 #include "ss/core/status.hpp"
@@ -25,12 +29,28 @@ struct shard_store_options {
   std::uint64_t max_rows_per_table = 0;  // 0 = unbounded
   std::uint32_t max_tables = 1024;
   optim::sparse_optimizer optimizer;
+  // The memory budget, in rows kept in RAM by all tables (0: every row stays in RAM). With one,
+  // `cold` is where the other rows are: the shard's storage, which the flusher keeps complete.
+  std::uint64_t max_rows_in_memory = 0;
+  std::shared_ptr<durable_rows> cold;
 };
 
+// What a row in RAM costs beyond its values and optimizer state: its index slot (16 bytes at a
+// load factor of 0.35 to 0.7) and its tiering marks. A budget in bytes is
+// rows x (row_floats x 4 + this).
+constexpr std::uint64_t row_overhead_bytes = 48;
+
+// The rows a memory budget of `bytes` holds.
+std::uint64_t rows_in_budget(std::uint64_t bytes, std::uint32_t row_floats);
+
 struct shard_store_stats {
-  std::uint64_t rows = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t rows = 0;   // in RAM
+  std::uint64_t bytes = 0;  // RAM held by the rows and their index
   std::uint64_t tables = 0;
+  // With a memory budget: the budget in rows, rows in the cold tier (every stored row), and the
+  // row_budget counters.
+  std::uint64_t max_rows_in_memory = 0, rows_stored = 0;
+  std::uint64_t hits = 0, misses = 0, loaded = 0, evictions = 0, over_budget = 0;
 };
 
 class shard_store {
@@ -59,16 +79,24 @@ class shard_store {
   // lookups and pushes; each stripe's lock is held only while its rows are copied.
   using dirty_sink = std::function<status(std::uint32_t table, const std::uint64_t* ids, const float* rows,
                                           std::size_t n)>;
+  // With a memory budget, rows it hands over may be evicted once every call of fn succeeded; after
+  // a failed one, no row is evicted any more (storage may lack it).
   status take_dirty(const dirty_sink& fn);
   std::uint64_t dirty_rows() const;
   // Sets a row to exactly `row` (row_floats() values): restoring from storage. Not marked dirty.
   status put(std::uint32_t table, std::uint64_t id, const float* row);
   std::uint32_t row_floats() const { return options_.dim + options_.optimizer.state_floats(); }
+  // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not
+  // all the rows; restore leaves them in storage, export reads them from there.
+  bool tiered() const { return budget_ != nullptr; }
 
  private:
   status check_tables(const std::uint32_t* tables, std::size_t n) const;
+  // Table t's rows read back from the cold tier.
+  row_loader loader(std::uint32_t t) const;
 
   shard_store_options options_;
+  std::shared_ptr<row_budget> budget_;  // set with a memory budget
   mutable std::mutex tables_mu_;
   std::vector<std::unique_ptr<embedding_table>> tables_;  // index = table; grows, never shrinks
   std::vector<std::atomic<embedding_table*>> fast_;       // lock-free read path to tables_

@@ -131,6 +131,13 @@ class rocksdb_rows final : public embedding::durable_rows {
   status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) override;
   status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) override;
   std::uint64_t rows() const override { return rows_.load(std::memory_order_relaxed); }
+  // One MultiGet, checksums verified, read into the block cache (a shard's misses are its hot
+  // set's next members).
+  status read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
+              std::uint8_t* found) const override;
+  result<std::size_t> scan_from(
+      std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+      const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) const override;
   // Memtables (rocksdb.cur-size-all-mem-tables) plus the block cache's usage; bounded by
   // max_write_buffer_number x write_buffer_size + block_cache_bytes.
   std::uint64_t memory_bytes() const override;

@@ -1,0 +1,257 @@
+// A shard_store with a memory budget over a cold tier (memory_rows here; RocksDB in the shard):
+// the same values as every row in RAM, eviction only of rows storage holds as they are, misses
+// read back, and a failing cold tier an error, never a silent zero row.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "ss/core/embedding/memory_rows.hpp"
+#include "ss/core/embedding/shard_store.hpp"
+
+using namespace ss::embedding;
+
+namespace {
+
+// memory_rows whose reads or writes can be made to fail.
+class failing_rows final : public durable_rows {
+ public:
+  explicit failing_rows(std::uint32_t row_floats) : inner_(row_floats) {}
+  std::atomic<bool> fail_reads{false}, fail_writes{false};
+
+  std::uint32_t row_floats() const override { return inner_.row_floats(); }
+  ss::status write(const std::uint32_t* t, const std::uint64_t* i, const float* r, std::size_t n) override {
+    if (fail_writes) return {ss::errc::io_error, "disk full"};
+    return inner_.write(t, i, r, n);
+  }
+  ss::status scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) override {
+    return inner_.scan(fn);
+  }
+  std::uint64_t rows() const override { return inner_.rows(); }
+  ss::status read(const std::uint32_t* t, const std::uint64_t* i, std::size_t n, float* r,
+                  std::uint8_t* f) const override {
+    if (fail_reads) return {ss::errc::io_error, "a bad sector"};
+    return inner_.read(t, i, n, r, f);
+  }
+  ss::result<std::size_t> scan_from(std::uint32_t t, std::uint64_t i, std::size_t m,
+                                    const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn)
+      const override {
+    return inner_.scan_from(t, i, m, fn);
+  }
+  ss::result<checkpoint_info> checkpoint(std::uint64_t id) override { return inner_.checkpoint(id); }
+  ss::result<std::vector<checkpoint_info>> checkpoints() const override { return inner_.checkpoints(); }
+  ss::status verify(std::uint64_t id) const override { return inner_.verify(id); }
+  ss::status restore(std::uint64_t id) override { return inner_.restore(id); }
+  ss::status drop(std::uint64_t id) override { return inner_.drop(id); }
+  ss::status set_meta(const std::string& k, const std::string& v) override { return inner_.set_meta(k, v); }
+  ss::result<std::string> get_meta(const std::string& k) const override { return inner_.get_meta(k); }
+  ss::status clear() override { return inner_.clear(); }
+
+ private:
+  memory_rows inner_;
+};
+
+shard_store_options options(std::uint64_t budget_rows, std::shared_ptr<durable_rows> cold) {
+  shard_store_options o;
+  o.dim = 4;
+  o.init_scale = 0.5f;
+  o.optimizer.learning_rate = 0.25f;
+  o.max_rows_in_memory = budget_rows;
+  o.cold = std::move(cold);
+  return o;
+}
+
+// What the shard's persister does: every changed row to storage.
+ss::status flush(shard_store& store, durable_rows& cold) {
+  return store.take_dirty([&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
+    std::vector<std::uint32_t> tables(n, t);
+    return cold.write(tables.data(), ids, rows, n);
+  });
+}
+
+// A long-tailed id stream: a few hot ids, many cold ones.
+struct id_stream {
+  std::mt19937_64 rng{42};
+  std::uint64_t next() {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    return static_cast<std::uint64_t>(20000.0 * u * u * u);  // ids 0..19999, dense near 0
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tiered shard store: a fifth of the rows in RAM, the same values as all of them", "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(4 + 0);
+  shard_store all(options(0, nullptr)), tiered(options(1500, cold));
+  REQUIRE_FALSE(all.tiered());
+  REQUIRE(tiered.tiered());
+  id_stream stream;
+  constexpr std::size_t batch = 48;
+  std::vector<std::uint32_t> tables(batch);
+  std::vector<std::uint64_t> ids(batch);
+  std::vector<float> a(batch * 4), b(batch * 4), grads(batch * 4);
+  for (int step = 0; step < 400; ++step) {
+    for (std::size_t i = 0; i < batch; ++i) {
+      tables[i] = static_cast<std::uint32_t>(i % 3);
+      ids[i] = stream.next();
+    }
+    const bool create = step % 7 != 0;  // some lookups only peek
+    REQUIRE(all.lookup(tables.data(), ids.data(), batch, create, a.data()).is_ok());
+    REQUIRE(tiered.lookup(tables.data(), ids.data(), batch, create, b.data()).is_ok());
+    REQUIRE(a == b);
+    for (std::size_t k = 0; k < grads.size(); ++k) grads[k] = static_cast<float>((k * 7 + step) % 5) - 2.0f;
+    REQUIRE(all.push(tables.data(), ids.data(), batch, grads.data()).is_ok());
+    REQUIRE(tiered.push(tables.data(), ids.data(), batch, grads.data()).is_ok());
+    if (step % 10 == 9) REQUIRE(flush(tiered, *cold).is_ok());
+  }
+  // Every row the all-in-RAM store holds, looked up in both.
+  std::vector<std::uint32_t> every_table;
+  std::vector<std::uint64_t> every_id;
+  for (std::uint32_t t = 0; t < 3; ++t)
+    all.existing_table(t)->for_each([&](std::uint64_t id, const float*) {
+      every_table.push_back(t);
+      every_id.push_back(id);
+    });
+  std::vector<float> want(every_id.size() * 4), got(every_id.size() * 4);
+  REQUIRE(all.lookup(every_table.data(), every_id.data(), every_id.size(), false, want.data()).is_ok());
+  REQUIRE(tiered.lookup(every_table.data(), every_id.data(), every_id.size(), false, got.data()).is_ok());
+  CHECK(got == want);
+  const auto s = tiered.stats();
+  INFO("rows in RAM " << s.rows << " of " << every_id.size() << ", evictions " << s.evictions << ", misses "
+                      << s.misses << ", loaded " << s.loaded << ", over budget " << s.over_budget);
+  CHECK(every_id.size() > 6000);
+  CHECK(s.max_rows_in_memory == 1500);
+  CHECK(s.evictions > 0);
+  CHECK(s.loaded > 0);  // evicted rows came back from storage
+  CHECK(s.hits > 0);
+  CHECK(s.rows < every_id.size() / 4);
+  // Between two flushes the new and changed rows cannot go: RAM exceeds the budget by at most
+  // what ten steps touch.
+  CHECK(s.rows <= 1500 + 10 * batch);
+  // After a flush and a batch of cold ids, RAM is back within the budget.
+  REQUIRE(flush(tiered, *cold).is_ok());
+  std::vector<std::uint64_t> fresh(batch);
+  for (std::size_t i = 0; i < batch; ++i) fresh[i] = 100000 + i;
+  for (int round = 0; round < 20; ++round) {
+    REQUIRE(tiered.lookup(tables.data(), fresh.data(), batch, true, b.data()).is_ok());
+    REQUIRE(flush(tiered, *cold).is_ok());
+    for (auto& id : fresh) id += batch;
+  }
+  CHECK(tiered.stats().rows <= 1500 + batch);
+  CHECK(cold->rows() >= every_id.size());
+}
+
+TEST_CASE("tiered shard store: a row changed since its last flush stays in RAM", "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(4);
+  shard_store store(options(8, cold));
+  std::vector<std::uint32_t> tables(64, 0);
+  std::vector<std::uint64_t> ids(64);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::vector<float> v(64 * 4), grads(64 * 4, 1.0f);
+  REQUIRE(store.lookup(tables.data(), ids.data(), 64, true, v.data()).is_ok());
+  const std::vector<float> first = v;
+  // 64 new rows, none flushed: nothing may go.
+  CHECK(store.stats().rows == 64);
+  CHECK(store.stats().evictions == 0);
+  CHECK(store.stats().over_budget > 0);
+  REQUIRE(flush(store, *cold).is_ok());
+  REQUIRE(store.push(tables.data(), ids.data(), 8, grads.data()).is_ok());  // rows 0-7 changed again
+  for (std::uint64_t& id : ids) id += 1000;
+  REQUIRE(store.lookup(tables.data(), ids.data(), 64, true, v.data()).is_ok());
+  // The changed rows are still in RAM with their update: looking them up is a hit.
+  const auto hits = store.stats().hits;
+  std::vector<std::uint64_t> changed = {0, 1, 2, 3, 4, 5, 6, 7};
+  std::vector<float> after(8 * 4);
+  REQUIRE(store.lookup(tables.data(), changed.data(), 8, false, after.data()).is_ok());
+  CHECK(store.stats().hits == hits + 8);
+  for (std::size_t k = 0; k < after.size(); ++k) CHECK(after[k] == Approx(first[k] - 0.25f));  // lr 0.25 x gradient 1
+}
+
+TEST_CASE("tiered shard store: a failing cold tier is an error, never a zero row", "[core][embedding]") {
+  auto cold = std::make_shared<failing_rows>(4);
+  shard_store store(options(16, cold));
+  std::vector<std::uint32_t> tables(64, 1);
+  std::vector<std::uint64_t> ids(64);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::vector<float> v(64 * 4), again(64 * 4);
+  REQUIRE(store.lookup(tables.data(), ids.data(), 64, true, v.data()).is_ok());
+  REQUIRE(flush(store, *cold).is_ok());
+  for (std::uint64_t& id : ids) id += 64;
+  REQUIRE(store.lookup(tables.data(), ids.data(), 64, true, again.data()).is_ok());  // evicts the first 64
+  REQUIRE(store.stats().evictions > 0);
+  cold->fail_reads = true;
+  for (std::uint64_t& id : ids) id -= 64;
+  auto st = store.lookup(tables.data(), ids.data(), 64, true, again.data());
+  CHECK(st.code() == ss::errc::io_error);
+  CHECK_THAT(st.message(), Catch::Contains("a bad sector"));
+  std::vector<float> grads(64 * 4, 1.0f);
+  CHECK(store.push(tables.data(), ids.data(), 64, grads.data()).code() == ss::errc::io_error);
+  cold->fail_reads = false;
+  REQUIRE(store.lookup(tables.data(), ids.data(), 64, true, again.data()).is_ok());
+  CHECK(again == v);  // the rows as they were stored, none lost to the failed reads
+  // A failed flush: its rows may be missing from storage, so nothing is evicted any more.
+  REQUIRE(store.push(tables.data(), ids.data(), 64, grads.data()).is_ok());
+  cold->fail_writes = true;
+  CHECK(flush(store, *cold).code() == ss::errc::io_error);
+  const auto evictions = store.stats().evictions;
+  for (std::uint64_t& id : ids) id += 5000;
+  REQUIRE(store.lookup(tables.data(), ids.data(), 64, true, again.data()).is_ok());
+  CHECK(store.stats().evictions == evictions);
+}
+
+TEST_CASE("tiered shard store: concurrent pushes with a flusher and heavy eviction lose no update",
+          "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(4);
+  shard_store_options o = options(256, cold);
+  o.optimizer.learning_rate = 1.0f;
+  shard_store store(o);
+  constexpr int threads = 4, pushes = 3000, ids_per_push = 6;
+  constexpr std::uint64_t id_count = 20000;
+  std::vector<std::atomic<int>> pushed(id_count);
+  std::atomic<bool> done{false};
+  std::thread flusher([&] {
+    while (!done) REQUIRE(flush(store, *cold).is_ok());
+  });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < threads; ++w)
+    workers.emplace_back([&, w] {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(w) + 1);
+      std::vector<std::uint32_t> tables(ids_per_push, 2);
+      std::vector<std::uint64_t> ids(ids_per_push);
+      std::vector<float> grads(ids_per_push * 4, 1.0f), values(ids_per_push * 4);
+      for (int p = 0; p < pushes; ++p) {
+        for (auto& id : ids) id = rng() % id_count;
+        REQUIRE(store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok());
+        REQUIRE(store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok());
+        for (auto id : ids) pushed[id].fetch_add(1);
+      }
+    });
+  for (auto& t : workers) t.join();
+  done = true;
+  flusher.join();
+  // Each push moved every value of its row by -1 (sgd, learning rate 1, gradient 1).
+  std::vector<std::uint32_t> tables(id_count, 2);
+  std::vector<std::uint64_t> ids(id_count);
+  for (std::uint64_t i = 0; i < id_count; ++i) ids[i] = i;
+  std::vector<float> values(id_count * 4);
+  REQUIRE(store.lookup(tables.data(), ids.data(), id_count, false, values.data()).is_ok());
+  table_options to;
+  to.table = 2;
+  to.dim = 4;
+  to.init_scale = 0.5f;
+  const auto s = store.stats();
+  INFO("evictions " << s.evictions << ", loaded " << s.loaded << ", misses " << s.misses << ", rows " << s.rows
+                     << ", over budget " << s.over_budget << ", stored " << s.rows_stored);
+  CHECK(s.evictions > 1000);
+  for (std::uint64_t i = 0; i < id_count; ++i) {
+    float init[4];
+    init_row(to, i, init);
+    INFO("id " << i << " pushed " << pushed[i].load() << " times");
+    for (int d = 0; d < 4; ++d)
+      REQUIRE(values[i * 4 + static_cast<std::size_t>(d)] ==
+              Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
+  }
+}

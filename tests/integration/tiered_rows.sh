@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Embedding rows beyond a shard's memory budget (--memory-budget-mb; docs/embeddings.md), with
+# real RocksDB:
+#   - a job whose rows are many times its shard's budget trains to the end and gives the same
+#     model as with every row in RAM: one trainer, one worker, no lookahead (deterministic), the
+#     test metrics equal to the last printed digit;
+#   - the shard evicted rows and read them back (its last log line), and the export, read from storage,
+#     has every row: predict with it reproduces the job's metrics exactly;
+#   - a budget smaller than one batch's rows is refused at start, naming the minimum; a budget
+#     without storage is refused.
+# usage: tiered_rows.sh SHADOWSYNC_BINARY
+set -euo pipefail
+bin=$(readlink -f "$1")
+work=$(mktemp -d /tmp/ss-tiered.XXXXXX)
+trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$work"' EXIT
+cd "$work"
+"$bin" gen-data --rows 60000 --test-rows 10000 --out data >/dev/null 2>&1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+field() { grep -o "\"$2\":[^,}]*" "$1" | tail -1 | cut -d: -f2; }
+common=(--trainers 1 --threads 1 --lookahead 0 --shards 1 --shard-threads 1 --readers 1 --sync none
+        --train data/train.tsv --test data/test.tsv --progress-interval 0 --flush-interval 0.05)
+
+"$bin" local "${common[@]}" --state-dir ram --export ram.ssm >ram.out 2>ram.err || fail "the job in RAM failed: $(tail -3 ram.err)"
+"$bin" local "${common[@]}" --state-dir tiered --memory-budget-mb 1 --export tiered.ssm --log-level info \
+  >tiered.out 2>tiered.err || fail "the job with a 1 MB budget failed: $(tail -3 tiered.err)"
+tail -1 ram.out >ram.json
+tail -1 tiered.out >tiered.json
+rows=$(field ram.json export_rows)
+budget=$(grep -o "memory budget 1 MB: [0-9]* rows in RAM" tiered.err | grep -o "[0-9]* rows" | cut -d' ' -f1 || true)
+[[ -n "$budget" ]] || fail "the shard does not log its budget"
+if [[ -n "$budget" && -n "$rows" ]]; then
+  ((rows > 5 * budget)) || fail "the job's $rows rows are not many times the budget's $budget: the test tests nothing"
+fi
+# The shard's last line: what the budget did (hit rate, evictions, rows read back from RocksDB).
+line=$(grep -o "all rows written to storage before stopping: .*" tiered.err | tail -1 || true)
+[[ -n "$line" ]] || fail "the shard does not report its tiers when it stops"
+evictions=$(echo "$line" | grep -o "[0-9]* evictions" | cut -d' ' -f1)
+read_back=$(echo "$line" | grep -o "[0-9]* rows read back" | cut -d' ' -f1)
+[[ "${evictions:-0}" -gt 0 && "${read_back:-0}" -gt 0 ]] || fail "no row was evicted and read back: $line"
+for k in test_examples test_logloss test_ne test_auc test_calibration export_rows; do
+  [[ "$(field ram.json $k)" == "$(field tiered.json $k)" ]] ||
+    fail "$k: $(field ram.json $k) with every row in RAM, $(field tiered.json $k) with a 1 MB budget"
+done
+"$bin" predict --model tiered.ssm --test data/test.tsv --threads 1 >predict.out 2>predict.err || fail "predict failed"
+tail -1 predict.out >predict.json
+for k in test_logloss test_ne test_auc; do
+  [[ "$(field tiered.json $k)" == "$(field predict.json $k)" ]] ||
+    fail "$k: the job measured $(field tiered.json $k), predict with its export $(field predict.json $k)"
+done
+
+# A budget below one batch's rows (128 x 26 tables), and one without storage.
+"$bin" shard --help 2>&1 | grep -q -- "--memory-budget-mb" || fail "shard --help does not list --memory-budget-mb"
+if "$bin" local --trainers 1 --rows 2000 --state-dir small --memory-budget-mb 1 --batch-size 4096 \
+  --progress-interval 0 >small.out 2>small.err; then
+  fail "a budget smaller than a batch's rows was accepted"
+else
+  grep -q "give it at least [0-9]* MB" small.out small.err || fail "the refusal does not name the minimum: $(tail -2 small.err)"
+fi
+if "$bin" local --trainers 1 --rows 2000 --memory-budget-mb 8 >nostate.out 2>nostate.err; then
+  fail "a budget without storage was accepted"
+else
+  grep -q "needs --state-dir or --processes" nostate.out nostate.err || fail "the refusal does not say why: $(cat nostate.err)"
+fi
+echo "in RAM:     $(grep -o '"test_ne":[^,]*' ram.json), export_rows $(field ram.json export_rows)"
+echo "1 MB (${budget:-?} rows): $(grep -o '"test_ne":[^,]*' tiered.json), export_rows $(field tiered.json export_rows)"
+echo "shard:      ${line:-?}"
+exit $((failures > 0))
