@@ -219,7 +219,7 @@ result<std::uint64_t> memory_budget_rows(const service_options& o, const job::mo
   const std::uint64_t rows = embedding::rows_in_budget(o.memory_budget_bytes, row_floats);
   const std::uint64_t batch_rows = static_cast<std::uint64_t>(job.batch_size) * setup.dlrm.num_sparse;
   if (rows < batch_rows) {
-    const std::uint64_t need = batch_rows * (row_floats * sizeof(float) + embedding::row_overhead_bytes);
+    const std::uint64_t need = batch_rows * embedding::row_bytes_in_memory(row_floats);
     return ss::status(ss::errc::invalid_argument,
                   o.name + ": --memory-budget-mb " + std::to_string(mb) + " holds " + std::to_string(rows) +
                       " rows of " + std::to_string(row_floats) + " floats; one batch needs up to " +

@@ -160,10 +160,8 @@ void service_impl::stop(const std::string& reason) {
               if (ok && store_ && store_->tiered())
                 spdlog::info("{}: all rows written to storage before stopping: {} stored, {} in RAM (budget {}); "
                              "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} over budget",
-                             options_.name, s.rows_stored, s.rows, s.max_rows_in_memory,
-                             s.hits + s.misses > 0 ? static_cast<double>(s.hits) / static_cast<double>(s.hits + s.misses)
-                                                   : 1.0,
-                             s.misses, s.evictions, s.loaded, s.over_budget);
+                             options_.name, s.rows_stored, s.rows, s.max_rows_in_memory, s.hit_rate(), s.misses,
+                             s.evictions, s.loaded, s.over_budget);
               else if (ok)
                 spdlog::info("{}: all {} rows written to storage before stopping", options_.name, s.rows);
               else

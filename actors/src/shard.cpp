@@ -136,9 +136,7 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("rows_stored", s.rows_stored)
                                           .add("hits", s.hits)
                                           .add("misses", s.misses)
-                                          .add("hit_rate", s.hits + s.misses > 0 ? static_cast<double>(s.hits) /
-                                                                                      static_cast<double>(s.hits + s.misses)
-                                                                                : 1.0)
+                                          .add("hit_rate", s.hit_rate())
                                           .add("rows_loaded", s.loaded)
                                           .add("evictions", s.evictions)
                                           .add("over_budget", s.over_budget)
@@ -228,14 +226,15 @@ body_ptr serve_stored_dump(persister_actor* self, const wire::dump_request& req)
                                              });
   if (!paged.is_ok())
     return make_body(wire::error_reply{paged.error().code(), st.options.name + ": " + paged.error().message()});
-  reply.done = *paged < max_rows || (reply.ids.back() == ~0ULL && reply.tables.back() + 1 >= st.store->options().max_tables);
-  if (!reply.done) {
+  // The key after the page's last: the next id, or the next table's first past the last id.
+  const std::uint32_t max_tables = st.store->options().max_tables;
+  reply.next_table = max_tables;
+  if (*paged == max_rows) {
     const bool last_id = reply.ids.back() == ~0ULL;
     reply.next_table = reply.tables.back() + (last_id ? 1 : 0);
     reply.next_position = last_id ? 0 : reply.ids.back() + 1;
-  } else {
-    reply.next_table = st.store->options().max_tables;
   }
+  reply.done = reply.next_table >= max_tables;
   st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
   return make_body(std::move(reply));
 }

@@ -40,10 +40,6 @@ status table_full(std::uint32_t t, std::uint64_t max_rows) {
 
 }  // namespace
 
-std::uint64_t rows_in_budget(std::uint64_t bytes, std::uint32_t row_floats) {
-  return bytes / (std::uint64_t{row_floats} * sizeof(float) + row_overhead_bytes);
-}
-
 shard_store::shard_store(const shard_store_options& options)
     : options_(options), tables_(options.max_tables), fast_(options.max_tables) {
   for (auto& f : fast_) f.store(nullptr, std::memory_order_relaxed);

@@ -13,13 +13,15 @@ namespace {
 // the slice once and allocates nothing: one copy per ISA (SS_MULTIVERSION), vectorized at -O2
 // (sources.cmake).
 
-// q = quantized(replica - mirror); rebuilt = mirror + dequantized(q): what the server will hold.
-SS_MULTIVERSION void encode_change(const float* __restrict replica, const float* __restrict mirror,
-                                   float* __restrict rebuilt, std::size_t n, std::uint32_t block,
-                                   quantized_vector& out) {
+// q = quantized(to - from); landed = from + dequantized(q): where `from` lands once the other end
+// applies q. A request (replica against the mirror) and a target answer (target against the
+// replica) are both this.
+SS_MULTIVERSION void encode_difference(const float* __restrict to, const float* __restrict from,
+                                       float* __restrict landed, std::size_t n, std::uint32_t block,
+                                       quantized_vector& out) {
   detail::quantize_blocks(
-      n, block, [=](std::size_t i) { return replica[i] - mirror[i]; },
-      [=](std::size_t i, float v) { rebuilt[i] = mirror[i] + v; }, out);
+      n, block, [=](std::size_t i) { return to[i] - from[i]; },
+      [=](std::size_t i, float v) { landed[i] = from[i] + v; }, out);
 }
 
 // change = +-dequantized(reply); live += change; mirror = rebuilt + change.
@@ -35,15 +37,6 @@ SS_MULTIVERSION void accept_change(const quantized_vector& reply, float sign, co
 // replica = mirror + dequantized(q).
 SS_MULTIVERSION void rebuild(const quantized_vector& q, const float* __restrict mirror, float* __restrict replica) {
   detail::for_each_dequantized(q, [=](std::size_t i, float v) { replica[i] = mirror[i] + v; });
-}
-
-// q = quantized(target - replica); mirror = replica + dequantized(q).
-SS_MULTIVERSION void encode_toward(const float* __restrict target, const float* __restrict replica,
-                                   float* __restrict mirror, std::size_t n, std::uint32_t block,
-                                   quantized_vector& out) {
-  detail::quantize_blocks(
-      n, block, [=](std::size_t i) { return target[i] - replica[i]; },
-      [=](std::size_t i, float v) { mirror[i] = replica[i] + v; }, out);
 }
 
 // q = quantized(delta); applied = dequantized(q); mirror = replica - applied.
@@ -64,7 +57,7 @@ SS_MULTIVERSION void encode_given(const float* __restrict delta, const float* __
 mirror_sender::mirror_sender(std::size_t n, std::uint32_t block) : n_(n), block_(block), mirror_(n), rebuilt_(n) {}
 
 void mirror_sender::encode(const float* replica, quantized_vector& out) {
-  encode_change(replica, mirror_.data(), rebuilt_.data(), n_, block_, out);
+  encode_difference(replica, mirror_.data(), rebuilt_.data(), n_, block_, out);  // rebuilt: what the server holds
 }
 
 void mirror_sender::encode_full(const float* replica) { std::copy(replica, replica + n_, rebuilt_.begin()); }
@@ -93,7 +86,7 @@ status mirror_receiver::decode(std::uint64_t base, const quantized_vector& q) {
 
 void mirror_receiver::encode_target(const float* target, std::uint32_t block, quantized_vector& out) {
   mirror_.resize(n_);
-  encode_toward(target, replica_.data(), mirror_.data(), n_, block, out);
+  encode_difference(target, replica_.data(), mirror_.data(), n_, block, out);
   ++sequence_;
 }
 

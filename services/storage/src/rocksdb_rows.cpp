@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 
 #include <rocksdb/cache.h>
@@ -25,17 +26,17 @@ namespace {
 std::string meta_key(const std::string& key) { return std::string(1, format::kMetaPrefix) + key; }
 std::string format_key(const std::string& name) { return std::string(1, format::kFormatPrefix) + name; }
 
-// The row records only (keys from kRowPrefix), checksums verified, read ahead and not cached: a
-// full scan. Not movable: the iterator holds a pointer to `upper`.
+// The row records only (keys from kRowPrefix, or from `from`), checksums verified, read ahead and
+// not cached: a full scan or a page of one. Not movable: the iterator holds a pointer to `upper`.
 struct row_scan {
-  explicit row_scan(rocksdb::DB* db) {
+  explicit row_scan(rocksdb::DB* db, const std::string& from = std::string(1, format::kRowPrefix)) {
     rocksdb::ReadOptions ro;
     ro.verify_checksums = true;
     ro.fill_cache = false;
     ro.readahead_size = std::size_t{2} << 20;
     ro.iterate_upper_bound = &upper;
     it.reset(db->NewIterator(ro));
-    it->Seek(std::string(1, format::kRowPrefix));
+    it->Seek(from);
   }
   row_scan(const row_scan&) = delete;
   row_scan& operator=(const row_scan&) = delete;
@@ -303,10 +304,9 @@ result<std::size_t> rocksdb_rows::scan_from(
     const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) const {
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return status(errc::unavailable, "rocksdb_rows: the live database is closed");
-  row_scan rows(db_);
   std::string from(format::kRowKeySize, '\0');
   format::encode_row_key(table, id, from.data());
-  rows.it->Seek(from);
+  row_scan rows(db_, from);
   std::vector<float> row(row_floats_);
   std::size_t called = 0;
   for (auto& it = rows.it; called < max_rows && it->Valid(); it->Next()) {
@@ -323,19 +323,9 @@ result<std::size_t> rocksdb_rows::scan_from(
 }
 
 status rocksdb_rows::scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) {
-  std::shared_lock lock(db_mu_);
-  if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
-  row_scan rows(db_);
-  std::vector<float> row(row_floats_);
-  std::uint32_t table = 0;
-  std::uint64_t id = 0;
-  for (auto& it = rows.it; it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key(), v = it->value();
-    status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats_, &table, &id, row.data());
-    if (!s) return s.with_context(dir_ + "/live");
-    fn(table, id, row.data());
-  }
-  return from_rocks(rows.it->status(), "scanning " + dir_ + "/live");
+  // Every row: a page from the first possible key, (0, 0), with no bound.
+  auto scanned = scan_from(0, 0, std::numeric_limits<std::size_t>::max(), fn);
+  return scanned.is_ok() ? status::ok() : scanned.error();
 }
 
 status rocksdb_rows::set_meta(const std::string& key, const std::string& value) {

@@ -36,12 +36,18 @@ struct shard_store_options {
 };
 
 // What a row in RAM costs beyond its values and optimizer state: its index slot (16 bytes at a
-// load factor of 0.35 to 0.7) and its tiering marks. A budget in bytes is
-// rows x (row_floats x 4 + this).
+// load factor of 0.35 to 0.7) and its tiering marks.
 constexpr std::uint64_t row_overhead_bytes = 48;
 
+// What one row in RAM costs a memory budget: row_floats x 4 + row_overhead_bytes.
+constexpr std::uint64_t row_bytes_in_memory(std::uint32_t row_floats) {
+  return std::uint64_t{row_floats} * sizeof(float) + row_overhead_bytes;
+}
+
 // The rows a memory budget of `bytes` holds.
-std::uint64_t rows_in_budget(std::uint64_t bytes, std::uint32_t row_floats);
+constexpr std::uint64_t rows_in_budget(std::uint64_t bytes, std::uint32_t row_floats) {
+  return bytes / row_bytes_in_memory(row_floats);
+}
 
 struct shard_store_stats {
   std::uint64_t rows = 0;   // in RAM
@@ -51,6 +57,10 @@ struct shard_store_stats {
   // row_budget counters.
   std::uint64_t max_rows_in_memory = 0, rows_stored = 0;
   std::uint64_t hits = 0, misses = 0, loaded = 0, evictions = 0, over_budget = 0;
+  // Hits over hits and misses; 1 before the first.
+  double hit_rate() const {
+    return hits + misses > 0 ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 1.0;
+  }
 };
 
 class shard_store {
