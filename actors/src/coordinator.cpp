@@ -208,13 +208,15 @@ void fail_job(coordinator_actor* self, const std::string& why) {
   finish(self, nullptr, 0);
 }
 
-// The final model: the average of the trainers' replicas (with sync, they agree closely; with
-// none it is the model-averaging baseline), each weighted by the examples it trained. A replica
-// that trained nothing (a trainer restarted while the job drained) is left out: it holds the
-// initial or central weights, not training.
+// The final model for MA and none (with sync, the replicas agree closely; without, it is the
+// model-averaging baseline), each replica weighted by the examples it trained. A replica that
+// trained nothing (a trainer restarted while the job drained) is left out: it holds a copy of
+// the others, not training.
 std::vector<float> average_replicas(const coordinator_state& st) {
   std::vector<sync::weighted_replica> replicas;
   for (const auto& [id, r] : st.replicas) replicas.push_back({&r.first, r.second});
+  for (const auto& [id, r] : st.last_seen_replicas)
+    if (st.replicas.count(id) == 0) replicas.push_back({&r.params, r.examples});
   return sync::average_by_examples(replicas);
 }
 
@@ -226,6 +228,11 @@ void evaluate_final_model(coordinator_actor* self);
 void start_evaluation(coordinator_actor* self) {
   auto& st = self->state;
   st.evaluating = true;
+  for (const auto& [id, r] : st.last_seen_replicas)
+    if (st.replicas.count(id) == 0 && r.examples > 0)
+      spdlog::info("{}: the final model counts {}'s replica as last gathered, after {} examples: that incarnation "
+                   "never reported its own (killed first)",
+                   st.options.name, r.trainer, r.examples);
   st.central = average_replicas(st);
   auto spec = sync::parse_sync(st.options.job.sync);
   const bool from_servers = spec.is_ok() && (spec->algo == sync::algorithm::easgd || spec->algo == sync::algorithm::bmuf);

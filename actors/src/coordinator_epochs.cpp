@@ -33,7 +33,7 @@ bool from_sync_servers(const coordinator_state& st) {
 }
 
 // The model after an epoch, as the job's final model is built: EASGD and BMUF, the central copy;
-// MA and none, the live trainers' replicas averaged by the examples each trained. Empty when no
+// MA and none, the trainers' replicas averaged by the examples each trained. Empty when no
 // trainer answered.
 void gather_epoch_model(coordinator_actor* self, std::function<void(std::vector<float>)> done) {
   auto& st = self->state;
@@ -41,34 +41,7 @@ void gather_epoch_model(coordinator_actor* self, std::function<void(std::vector<
     gather_central(self, [done](job::dense_state d) { done(std::move(d.params)); });
     return;
   }
-  struct gathering {
-    std::vector<std::pair<std::vector<float>, std::uint64_t>> replicas;
-    std::size_t pending = 0;
-  };
-  auto g = std::make_shared<gathering>();
-  std::vector<std::pair<std::string, std::uint64_t>> trainers;
-  for (const auto& [id, m] : st.members)
-    if (m.role == wire::role::trainer && !m.endpoint.empty()) trainers.emplace_back(m.endpoint, m.progress.examples);
-  if (trainers.empty()) return done({});
-  g->pending = trainers.size();
-  g->replicas.reserve(trainers.size());
-  auto one_done = [g, done] {
-    if (--g->pending > 0) return;
-    std::vector<sync::weighted_replica> weighted;
-    for (const auto& [params, examples] : g->replicas) weighted.push_back({&params, examples});
-    done(sync::average_by_examples(weighted));
-  };
-  for (const auto& [endpoint, examples] : trainers) {
-    const std::uint64_t weight = examples;
-    call_endpoint(
-        self, endpoint, make_body(wire::dense_request{}), caf::timespan{std::chrono::seconds(30)},
-        [g, weight, one_done](const envelope_ptr& env) {
-          if (const auto* r = std::get_if<wire::dense_reply>(&env->message); r != nullptr && !r->params.empty())
-            g->replicas.emplace_back(r->params, weight);
-          one_done();
-        },
-        [one_done](const std::string&) { one_done(); });
-  }
+  gather_replicas(self, std::move(done));
 }
 
 // Before an epoch's model is taken, every live trainer runs a closing round (docs/sync.md): the

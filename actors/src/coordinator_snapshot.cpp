@@ -41,29 +41,6 @@ void ask_slice(coordinator_actor* self, std::uint32_t k, std::function<void(cons
       [done](const std::string&) { done(nullptr); });
 }
 
-// A live trainer's replica (the first that answers), for slices no sync server holds.
-void ask_replica(coordinator_actor* self, std::vector<std::string> endpoints,
-                 std::function<void(std::vector<float>)> done) {
-  if (endpoints.empty()) return done({});
-  const std::string endpoint = endpoints.back();
-  endpoints.pop_back();
-  call_endpoint(
-      self, endpoint, make_body(wire::dense_request{}), seconds_span(self->state.options.job.request_timeout),
-      [self, endpoints, done](const envelope_ptr& e) {
-        const auto* r = std::get_if<wire::dense_reply>(&e->message);
-        if (r != nullptr && !r->params.empty()) return done(r->params);
-        ask_replica(self, endpoints, done);
-      },
-      [self, endpoints, done](const std::string&) { ask_replica(self, endpoints, done); });
-}
-
-std::vector<std::string> trainer_endpoints(const coordinator_state& st) {
-  std::vector<std::string> out;
-  for (const auto& [id, m] : st.members)
-    if (m.role == wire::role::trainer && !m.endpoint.empty()) out.push_back(m.endpoint);
-  return out;
-}
-
 // ---- snapshots ----------------------------------------------------------------------------
 
 void answer_waiters(snapshot_in_progress& snap, const body_ptr& answer) {
@@ -216,6 +193,38 @@ void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std
       });
 }
 
+void gather_replicas(coordinator_actor* self, std::function<void(std::vector<float>)> done) {
+  auto& st = self->state;
+  struct trainer_to_ask {
+    std::string endpoint;
+    std::uint64_t incarnation = 0;
+    coordinator_state::seen_replica seen;  // its name and examples trained, the replica to come
+  };
+  std::vector<trainer_to_ask> trainers;
+  for (const auto& [id, m] : st.members)
+    if (m.role == wire::role::trainer && !m.endpoint.empty())
+      trainers.push_back({m.endpoint, m.incarnation, {m.name, {}, m.progress.examples}});
+  // Averaged over what is kept, so that the incarnations this gathering did not reach (killed
+  // since) count as the final model will count them.
+  if (trainers.empty()) return done(average_replicas(st));
+  auto pending = std::make_shared<std::size_t>(trainers.size());
+  auto one_done = [self, pending, done] {
+    if (--*pending == 0) done(average_replicas(self->state));
+  };
+  for (auto& [endpoint, incarnation, seen] : trainers) {
+    call_endpoint(
+        self, endpoint, make_body(wire::dense_request{}), seconds_span(st.options.job.request_timeout),
+        [self, one_done, incarnation = incarnation, seen = std::move(seen)](const envelope_ptr& e) mutable {
+          if (const auto* r = std::get_if<wire::dense_reply>(&e->message); r != nullptr && !r->params.empty()) {
+            seen.params = r->params;
+            self->state.last_seen_replicas[incarnation] = std::move(seen);
+          }
+          one_done();
+        },
+        [one_done](const std::string&) { one_done(); });
+  }
+}
+
 void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done) {
   auto& st = self->state;
   const auto slices = static_cast<std::uint32_t>(std::max(1, st.options.job.sync_servers));
@@ -228,8 +237,7 @@ void gather_central(coordinator_actor* self, std::function<void(job::dense_state
   g->momentum.resize(slices);
   g->pending = slices;
   auto assemble = [self, g, slices, done]() {
-    auto& s = self->state;
-    // The full size: from any slice's neighbours is not enough; take it from a replica or the
+    // The full size: from any slice's neighbours is not enough; take it from the replicas or the
     // snapshot when a slice is missing.
     bool complete = true;
     for (const auto& p : g->params) complete = complete && !p.empty();
@@ -263,7 +271,7 @@ void gather_central(coordinator_actor* self, std::function<void(job::dense_state
       done(std::move(d));
     };
     if (complete) return build({});
-    ask_replica(self, trainer_endpoints(s), [self, build](std::vector<float> replica) {
+    gather_replicas(self, [self, build](std::vector<float> replica) {
       auto& s2 = self->state;
       if (replica.empty() && s2.resumed_dense) replica = s2.resumed_dense->params;
       build(replica);

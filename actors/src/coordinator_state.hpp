@@ -79,6 +79,15 @@ struct coordinator_state {
   // Training replicas reported at the end (trainer incarnation -> params, examples), averaged
   // into the final model for MA and none.
   std::map<std::uint64_t, std::pair<std::vector<float>, std::uint64_t>> replicas;
+  // Each trainer incarnation's replica as last gathered (a snapshot, an export, an epoch's
+  // model), with the examples it had trained: without a central copy (none, MA) it is all that
+  // is left of a trainer killed before it reported.
+  struct seen_replica {
+    std::string trainer;  // its name
+    std::vector<float> params;
+    std::uint64_t examples = 0;
+  };
+  std::map<std::uint64_t, seen_replica> last_seen_replicas;
   std::vector<float> central;  // the final model's dense part, once the job is evaluated
   clock_type::time_point started_at, running_at, drained_at;
   bool running_seen = false, drained_seen = false;
@@ -175,6 +184,9 @@ totals sum_up(const coordinator_state& st);
 // The training click rate: the base of NE (the evaluator's and an exported model's).
 double click_rate_of(const totals& t);
 void fail_job(coordinator_actor* self, const std::string& why);
+// The trainers' replicas averaged by the examples each trained: those reported at the end, and
+// for an incarnation that never reported (killed first), its replica as last gathered.
+std::vector<float> average_replicas(const coordinator_state& st);
 // The job's end: the final export (when due), then the result. `test`: the metrics to report.
 void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t test_bad_rows);
 // Scores `dense` with the shards' rows on `files`; the evaluator reports (scored_atom, summary,
@@ -234,8 +246,12 @@ void on_epoch_exported(coordinator_actor* self, const body_ptr& reply);
 // Applies a snapshot the coordinator resumes from (counters, reader positions, dense state).
 void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapshot);
 // The live central dense copy, gathered from the sync servers; slices they do not have (no sync,
-// or none yet) come from a live trainer's replica, else from the snapshot resumed from.
+// or none yet) come from the trainers' replicas (gather_replicas), else from the snapshot
+// resumed from.
 void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done);
+// Asks every live trainer for its replica, keeps each as its incarnation's last seen, and hands
+// on average_replicas (empty when no trainer ever answered).
+void gather_replicas(coordinator_actor* self, std::function<void(std::vector<float>)> done);
 // A trainer asks for the central copy (it starts or restarts).
 caf::result<body_ptr> serve_dense_request(coordinator_actor* self);
 // Writes the current model (the central dense state and every shard's rows) to `path` and

@@ -255,7 +255,11 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
         if (const auto* close = std::get_if<wire::sync_close>(&env->message)) return close_epoch(self, *close);
         if (std::holds_alternative<wire::dense_request>(env->message)) {
           // The replica: the coordinator snapshots it (no central copy without sync) and builds
-          // the final model from it.
+          // the final model from it. Not before this trainer has its starting point: its seeded
+          // initialization would pass for training.
+          if (!st.model_ready)
+            return make_body(wire::error_reply{errc::unavailable, st.ctx->options.name + " has no replica yet: it is "
+                                                                                          "fetching the central copy"});
           const float* p = st.ctx->model->params();
           return make_body(wire::dense_reply{st.ctx->progress->batches(), std::vector<float>(p, p + st.ctx->model->size()), {}});
         }
