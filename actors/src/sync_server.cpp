@@ -109,7 +109,7 @@ sync::outer_options outer_options_of(const sync_server_state& st) {
   const auto trainers = std::max<std::size_t>(1, st.live_trainers);
   sync::outer_options o;
   o.momentum = static_cast<float>(st.options.outer_momentum >= 0 ? st.options.outer_momentum
-                                                                 : sync::default_outer_momentum(trainers));
+                                                                 : sync::default_outer_momentum(st.options.spec.algo, trainers));
   o.lr = static_cast<float>(st.options.outer_lr);
   return o;
 }

@@ -170,7 +170,9 @@ TEST_CASE("sync names: the outer optimizer is a shadow EASGD or MA variant only"
   for (const char* bad : {"s-bmuf-nesterov", "fr-ma-nesterov", "none-nesterov", "-nesterov", "s-ma-nesterov-nesterov"})
     CHECK_FALSE(parse_sync(bad).is_ok());
   CHECK(parse_sync("s-x").error().message().find("s-ma-nesterov") != std::string::npos);
-  CHECK(default_outer_momentum(4) == Approx(0.75f));
+  CHECK(default_outer_momentum(algorithm::easgd, 4) == Approx(0.75f));
+  CHECK(default_outer_momentum(algorithm::ma, 4) == Approx(0.25f));
+  CHECK(default_outer_momentum(algorithm::ma, 1) == Approx(0.0f));
 }
 
 TEST_CASE("easgd fold: the synchronous center update, capped so it never overshoots", "[core][sync]") {

@@ -26,6 +26,7 @@
 // snapshot is the replica as it was sent.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,9 +60,14 @@ inline float default_bmuf_momentum(std::size_t trainers) {
   return 1.0f - 1.0f / static_cast<float>(trainers == 0 ? 1 : trainers);
 }
 
-// The outer optimizer's momentum, by the same rule as BMUF's: averaging n replicas divides the
-// step by about n, and 1 / (1 - mu) = n gives it back.
-inline float default_outer_momentum(std::size_t trainers) { return default_bmuf_momentum(trainers); }
+// The outer optimizer's momentum. Around EASGD, BMUF's rule: averaging n replicas divides the
+// step by about n, and 1 / (1 - mu) = n gives it back. Around MA, at most 0.25: MA's round
+// already lands every replica on the mean, and 1 - 1/n overshot it (+2.2% test NE at 8 trainers;
+// 0.25 is within 0.1% of one trainer at 2, 4 and 8: bench/outer_momentum_sweep.py, docs/sync.md).
+inline float default_outer_momentum(algorithm inner, std::size_t trainers) {
+  const float rule = default_bmuf_momentum(trainers);
+  return inner == algorithm::ma ? std::min(0.25f, rule) : rule;
+}
 
 // EASGD at the central side: delta = alpha (replica - central); central += delta. The replica
 // owner then subtracts delta from its (live) replica.
