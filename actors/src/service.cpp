@@ -241,6 +241,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   so.seed = setup->embeddings.seed;
   so.max_rows_per_table = setup->embeddings.max_rows_per_table;
   so.optimizer = setup->embeddings.optimizer;
+  so.admit_after = static_cast<std::uint32_t>(job.admit_after);
   const std::uint32_t row_floats = so.dim + so.optimizer.state_floats();
   std::shared_ptr<embedding::durable_rows> storage;
   if (options.open_storage) {

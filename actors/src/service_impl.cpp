@@ -164,6 +164,10 @@ void service_impl::stop(const std::string& reason) {
                              s.evictions, s.loaded, s.over_budget);
               else if (ok)
                 spdlog::info("{}: all {} rows written to storage before stopping", options_.name, s.rows);
+              if (ok && s.admit_after > 1)
+                spdlog::info("{}: admission after {} sightings: {} rows admitted, {} lookups served without a row, "
+                             "{} gradients dropped",
+                             options_.name, s.admit_after, s.admissions, s.admission_refused, s.gradients_dropped);
               else
                 spdlog::error("{}: could not write changed rows before stopping (see the storage error above)",
                               options_.name);

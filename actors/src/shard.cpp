@@ -140,6 +140,11 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("rows_loaded", s.loaded)
                                           .add("evictions", s.evictions)
                                           .add("over_budget", s.over_budget)
+                                          .add("admit_after", s.admit_after)
+                                          .add("admission_bytes", s.admission_bytes)
+                                          .add("admission_refused", s.admission_refused)
+                                          .add("gradients_dropped", s.gradients_dropped)
+                                          .add("admissions", s.admissions)
                                           .str()});
 }
 

@@ -50,7 +50,9 @@ for k in test_logloss test_ne test_auc; do
 done
 
 # A budget below one batch's rows (128 x 26 tables), and one without storage.
-"$bin" shard --help 2>&1 | grep -q -- "--memory-budget-mb" || fail "shard --help does not list --memory-budget-mb"
+# Not piped into grep -q: grep leaving early would end the help with SIGPIPE (pipefail).
+help=$("$bin" shard --help 2>&1)
+grep -q -- "--memory-budget-mb" <<<"$help" || fail "shard --help does not list --memory-budget-mb"
 if "$bin" local --trainers 1 --rows 2000 --state-dir small --memory-budget-mb 1 --batch-size 4096 \
   --progress-interval 0 >small.out 2>small.err; then
   fail "a budget smaller than a batch's rows was accepted"

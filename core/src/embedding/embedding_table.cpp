@@ -219,8 +219,15 @@ void embedding_table::for_each_by_stripe(const std::uint64_t* ids, std::size_t n
 
 std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows,
                                                   batch_scratch& scratch) {
-  std::size_t missing = 0, marked = 0;
+  std::size_t missing = 0, marked = 0, refused = 0;
+  admission_filter* admission = options_.admission.get();
   for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
+    if (admission != nullptr && s.slots[probe(s, ids[i], scratch.hashes[i])].row == nullptr &&
+        !admission->see(options_.table, ids[i])) {
+      rows[i] = nullptr;
+      ++refused;
+      return;
+    }
     bool created = false;
     const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &rows[i], &created);
     if (rows[i] == nullptr) {
@@ -232,6 +239,10 @@ std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std:
     }
   });
   dirty_.fetch_add(marked, std::memory_order_relaxed);
+  if (admission != nullptr) {
+    admission->refused.fetch_add(refused, std::memory_order_relaxed);
+    admission->admissions.fetch_add(marked, std::memory_order_relaxed);
+  }
   return missing;
 }
 
@@ -242,8 +253,14 @@ void embedding_table::find_batch(const std::uint64_t* ids, std::size_t n, float*
 
 std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
                                           batch_scratch& scratch) {
-  std::size_t missing = 0, marked = 0;
+  std::size_t missing = 0, marked = 0, dropped = 0;
+  admission_filter* admission = options_.admission.get();
   for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
+    if (admission != nullptr && s.slots[probe(s, ids[i], scratch.hashes[i])].row == nullptr &&
+        !admission->admitted(options_.table, ids[i])) {
+      ++dropped;
+      return;
+    }
     float* row = nullptr;
     bool created = false;
     const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &row, &created);
@@ -258,6 +275,7 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
     }
   });
   dirty_.fetch_add(marked, std::memory_order_relaxed);
+  if (admission != nullptr) admission->dropped.fetch_add(dropped, std::memory_order_relaxed);
   return missing;
 }
 
@@ -266,7 +284,8 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
                                                  batch_scratch& scratch) {
   row_budget& budget = *options_.budget;
   const std::size_t floats = row_floats();
-  std::size_t missing = 0, marked = 0;
+  std::size_t missing = 0, marked = 0, created = 0, refused = 0, dropped = 0;
+  admission_filter* admission = options_.admission.get();
   // The positions still to visit, their ids, their stripe's evictions when they were last seen
   // out of RAM, and whether their row must be read from the cold tier (slot in scratch.loaded).
   auto& pending = scratch.pending;
@@ -333,6 +352,12 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
       float* values = scratch.loaded.data() + static_cast<std::size_t>(slot_of[j]) * floats;
       const bool stored = scratch.found[slot_of[j]] != 0;
       if (!stored) init_row(options_, id, values);
+      if (!stored && create && admission != nullptr &&
+          !(changes ? admission->admitted(options_.table, id) : admission->see(options_.table, id))) {
+        if (changes) return void(++dropped);  // a gradient for a row that does not exist yet
+        ++refused;
+        return visit(context, values, i);
+      }
       if (!create) return visit(context, values, i);
       if (stored) budget.loaded.fetch_add(1, std::memory_order_relaxed);
       float* row = insert_locked(s, id, at);
@@ -345,6 +370,7 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
       if (!stored) {  // a new row: storage holds every row once flushed
         s.dirty[at] = 1;
         ++marked;
+        ++created;
       }
       touched(s, at, i);
     });
@@ -364,6 +390,11 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
     slot_of.resize(k);
   }
   dirty_.fetch_add(marked, std::memory_order_relaxed);
+  if (admission != nullptr) {
+    admission->refused.fetch_add(refused, std::memory_order_relaxed);
+    admission->dropped.fetch_add(dropped, std::memory_order_relaxed);
+    admission->admissions.fetch_add(created, std::memory_order_relaxed);
+  }
   return missing;
 }
 

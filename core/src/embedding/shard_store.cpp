@@ -47,6 +47,8 @@ shard_store::shard_store(const shard_store_options& options)
     budget_ = std::make_shared<row_budget>();
     budget_->max_rows = options_.max_rows_in_memory;
   }
+  if (options_.admit_after > 1)
+    admission_ = std::make_shared<admission_filter>(options_.admit_after, options_.admission_counters);
 }
 
 row_loader shard_store::loader(std::uint32_t t) const {
@@ -65,6 +67,7 @@ embedding_table* shard_store::table(std::uint32_t t) {
   if (!tables_[t]) {
     table_options o = options_of_table(options_, t);
     o.budget = budget_;
+    o.admission = admission_;
     tables_[t] = std::make_unique<embedding_table>(o);
     fast_[t].store(tables_[t].get(), std::memory_order_release);
   }
@@ -222,6 +225,13 @@ shard_store_stats shard_store::stats() const {
     s.loaded = budget_->loaded.load(std::memory_order_relaxed);
     s.evictions = budget_->evictions.load(std::memory_order_relaxed);
     s.over_budget = budget_->over_budget.load(std::memory_order_relaxed);
+  }
+  if (admission_) {
+    s.admit_after = admission_->k();
+    s.admission_bytes = admission_->bytes();
+    s.admission_refused = admission_->refused.load(std::memory_order_relaxed);
+    s.gradients_dropped = admission_->dropped.load(std::memory_order_relaxed);
+    s.admissions = admission_->admissions.load(std::memory_order_relaxed);
   }
   return s;
 }

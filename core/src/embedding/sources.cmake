@@ -1,5 +1,6 @@
 # Sources of ss_core's embedding area.
 target_sources(ss_core PRIVATE
+  src/embedding/admission.cpp
   src/embedding/batch_rows.cpp
   src/embedding/embedding_table.cpp
   src/embedding/local_embeddings.cpp

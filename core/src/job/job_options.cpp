@@ -35,6 +35,11 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "Embedding rows per page when a model is exported (each page is held in memory by the shard and "
            "the coordinator).")
       .range(1, 1 << 20);
+  opts.add("admit-after", &o.admit_after,
+           "Shards: an id gets an embedding row only once it was looked up this many times; until then it is "
+           "served its initial values and its gradients are dropped (counted). Keeps one-off ids out of memory "
+           "and storage (docs/embeddings.md). 1: every id at once.")
+      .range(1, 255);
   opts.add("peer-wait", &o.peer_wait,
            "Seconds the job waits for a service that went away (a shard, reader or sync server that stopped "
            "answering or left the cluster: a restart) before it fails with the reason; in training, scoring and "
@@ -70,7 +75,8 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("bmuf-block-lr", &o.bmuf_block_lr, "BMUF block learning rate (zeta).").range(0.0, 100.0);
   opts.add("bmuf-nesterov", &o.bmuf_nesterov, "BMUF with Nesterov momentum.");
   opts.add("outer-momentum", &o.outer_momentum,
-           "s-easgd-nesterov, s-ma-nesterov: the outer optimizer's momentum, in [0, 1); -1 = 1 - 1 / trainers.")
+           "s-easgd-nesterov, s-ma-nesterov: the outer optimizer's momentum, in [0, 1); -1 = the default: 1 - 1 / "
+           "trainers around EASGD, at most 0.25 around MA (docs/sync.md).")
       .range(-1.0, 0.999);
   opts.add("outer-lr", &o.outer_lr, "s-easgd-nesterov, s-ma-nesterov: the outer learning rate.").range(0.01, 10.0);
   opts.add("sync-round-timeout", &o.sync_round_timeout,

@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ss/core/embedding/admission.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::embedding {
@@ -57,6 +58,10 @@ struct table_options {
   std::uint64_t seed = 1;          // with (table, id), fixes a new row's values everywhere
   std::uint64_t max_rows = 0;      // 0 = unbounded; past it find_or_create returns nullptr
   std::shared_ptr<row_budget> budget;  // none: every row stays in RAM
+  // --admit-after: a lookup that would create a row counts a sighting and creates it only once
+  // the id was seen K times (else the caller gets no row: initial values, not stored); a push
+  // to an id without a row is dropped until then. None: every id gets a row at once.
+  std::shared_ptr<admission_filter> admission;
 };
 
 // Table `t`'s options in a store of several tables (local_embeddings, shard_store): both options
@@ -91,7 +96,8 @@ class embedding_table {
   float* find(std::uint64_t id);
   const float* find(std::uint64_t id) const;
   // Batch forms: rows[i] for ids[i]. find_or_create_batch returns how many rows could not be
-  // created (max_rows reached; their pointers are nullptr). `scratch` is reusable memory.
+  // created (max_rows reached; their pointers are nullptr); an id not admitted yet
+  // (options().admission) also gets nullptr, not counted there. `scratch` is reusable memory.
   struct batch_scratch {
     std::vector<std::uint32_t> order;
     std::vector<std::uint64_t> hashes;
@@ -109,7 +115,8 @@ class embedding_table {
   // Updates rows in place: for each i, finds or creates the row of ids[i] and calls
   // update(context, row, i) under the row's stripe lock, then marks the row dirty. Holding the
   // lock makes an update and take_dirty() exclusive, so a persisted row is never missing an
-  // update whose call returned. Returns how many rows could not be created (max_rows).
+  // update whose call returned. Returns how many rows could not be created (max_rows). An id
+  // without a row that is not admitted (options().admission) is skipped: its update is dropped.
   using row_update = void (*)(void* context, float* row, std::size_t i);
   std::size_t update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
                            batch_scratch& scratch);
@@ -122,7 +129,9 @@ class embedding_table {
   //  - else the row read back from the cold tier by `load` (one call for all of a batch's misses,
   //    outside the locks), kept in RAM when `create`;
   //  - else, when storage has none either, a new row (init_row()), kept and marked for the next
-  //    flush when `create`; without `create`, neither is kept and `row` is a scratch copy.
+  //    flush when `create`; without `create`, neither is kept and `row` is a scratch copy. With
+  //    admission, such an id counts a sighting and the row is kept only once it is admitted; a
+  //    push (`changes`) to an id that is not is dropped (not visited).
   // `changes`: the visit changes the row (a push), which marks it for the next flush; no row is
   // visited before the batch's misses were read, so that a failed read changes nothing (unless a
   // row evicted during the call must be read again and that read fails). Returns how many rows

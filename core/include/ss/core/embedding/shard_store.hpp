@@ -33,6 +33,10 @@ struct shard_store_options {
   // `cold` is where the other rows are: the shard's storage, which the flusher keeps complete.
   std::uint64_t max_rows_in_memory = 0;
   std::shared_ptr<durable_rows> cold;
+  // Id admission (admission.hpp): an id gets a row once seen admit_after times (1: at once),
+  // counted in a sketch of admission_counters cells per row (4 rows of a byte each).
+  std::uint32_t admit_after = 1;
+  std::uint64_t admission_counters = std::uint64_t{1} << 22;
 };
 
 // What a row in RAM costs beyond its values and optimizer state: its index slot (16 bytes at a
@@ -57,6 +61,10 @@ struct shard_store_stats {
   // row_budget counters.
   std::uint64_t max_rows_in_memory = 0, rows_stored = 0;
   std::uint64_t hits = 0, misses = 0, loaded = 0, evictions = 0, over_budget = 0;
+  // With admission (admit_after > 1): K, the sketch's bytes, lookups served without a row,
+  // gradients dropped for want of one, rows admitted.
+  std::uint64_t admit_after = 1, admission_bytes = 0;
+  std::uint64_t admission_refused = 0, gradients_dropped = 0, admissions = 0;
   // Hits over hits and misses; 1 before the first.
   double hit_rate() const {
     return hits + misses > 0 ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 1.0;
@@ -70,10 +78,12 @@ class shard_store {
   const shard_store_options& options() const { return options_; }
 
   // values gets n x dim floats: the rows of (tables[i], ids[i]), created on first touch when
-  // `create`, else read as their initial values without being stored.
+  // `create` (with admission: on the admit_after-th), else read as their initial values without
+  // being stored.
   status lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create, float* values);
   // Applies n x dim gradients with the sparse optimizer (a row that does not exist yet, e.g.
-  // after a restart without a checkpoint, is created first).
+  // after a restart without a checkpoint, is created first; with admission, only for an id
+  // admitted already: the others' gradients are dropped and counted).
   status push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads,
               float lr_scale = 1.0f);
 
@@ -107,6 +117,7 @@ class shard_store {
 
   shard_store_options options_;
   std::shared_ptr<row_budget> budget_;  // set with a memory budget
+  std::shared_ptr<admission_filter> admission_;  // set with admit_after > 1
   mutable std::mutex tables_mu_;
   std::vector<std::unique_ptr<embedding_table>> tables_;  // index = table; grows, never shrinks
   std::vector<std::atomic<embedding_table*>> fast_;       // lock-free read path to tables_

@@ -30,6 +30,7 @@ struct job_options {
   double request_timeout = 10.0;    // seconds before a request to a peer counts as lost
   double progress_interval = 5.0;   // seconds between progress lines at the coordinator
   int export_page_rows = 65536;     // embedding rows per page when a model is exported
+  int admit_after = 1;              // shards: an id gets a row once seen this many times (1: at once)
   double peer_wait = 90.0;          // seconds the job waits for a shard, reader or sync server that went away
   double batch_lease = 120.0;       // seconds a trainer may hold a batch before it goes to another
   std::uint64_t window = 100000;    // examples in the windowed metrics

@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Id admission's trade-off (--admit-after K): stored embedding rows against test NE, K = 1..8.
+
+One local job per K on the same generated data (one trainer, one worker thread, one shard, one
+reader, no lookahead: the runs are deterministic, so one seed shows the effect of K alone), each
+exporting its model: the export's row count is the rows the shard stored. K = 1 is no admission.
+Prints a table (rows and NE relative to K = 1) and a JSON line, and writes
+bench/results/admission_curve.{md,json}.
+
+    /usr/bin/python3 bench/admission_curve.py [--rows N] [--ks 1,2,3,4,5,6,7,8]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(os.environ.get("SS_BUILD_DIR", os.path.join(ROOT, "build")), "services/cli/shadowsync")
+OUT = os.path.join(ROOT, "bench", "results")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, default=1000000)
+    ap.add_argument("--ks", default="1,2,3,4,5,6,7,8")
+    args = ap.parse_args()
+    d = os.path.join(ROOT, "data", f"experiment-{args.rows}")
+    if not os.path.exists(os.path.join(d, "teacher.json")):
+        subprocess.run([BIN, "gen-data", "--out", d, "--rows", str(args.rows), "--test-rows", "100000"],
+                       check=True, capture_output=True)
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in [int(x) for x in args.ks.split(",")]:
+            model = os.path.join(tmp, f"k{k}.ssm")
+            t0 = time.time()
+            p = subprocess.run([BIN, "local", "--trainers", "1", "--threads", "1", "--shards", "1", "--readers", "1",
+                                "--lookahead", "0", "--progress-interval", "0", "--log-level", "warn",
+                                "--train", os.path.join(d, "train.tsv"), "--test", os.path.join(d, "test.tsv"),
+                                "--admit-after", str(k), "--export", model], capture_output=True, text=True)
+            lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+            if p.returncode != 0 or not lines:
+                sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+                raise SystemExit(f"K={k}: shadowsync exited {p.returncode}")
+            r = json.loads(lines[-1])
+            runs.append({"k": k, "rows": r["export_rows"], "test_ne": r["test_ne"], "test_auc": r["test_auc"],
+                         "examples_per_sec": r["examples_per_sec"]})
+            print(f"  K={k}: {r['export_rows']} rows, test NE {r['test_ne']:.5f}, "
+                  f"{r['examples_per_sec']:.0f} ex/s ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    base = next((r for r in runs if r["k"] == 1), runs[0])
+    lines = [f"Id admission on {args.rows} generated rows (one pass; one trainer, one worker, one shard), "
+             f"against K = {base['k']}: {base['rows']} rows, test NE {base['test_ne']:.5f}.", "",
+             "| K | stored rows | rows vs K=1 | test NE | NE vs K=1 | ex/s |", "|---|---|---|---|---|---|"]
+    for r in runs:
+        r["rows_vs_base"] = r["rows"] / base["rows"] - 1
+        r["ne_vs_base"] = r["test_ne"] / base["test_ne"] - 1
+        lines.append(f"| {r['k']} | {r['rows']} | {100 * r['rows_vs_base']:+.1f}% | {r['test_ne']:.5f} | "
+                     f"{100 * r['ne_vs_base']:+.3f}% | {r['examples_per_sec']:.0f} |")
+    text = "\n".join(lines)
+    print(text)
+    summary = {"bench": "admission_curve", "rows": args.rows, "runs": runs}
+    print(json.dumps(summary))
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "admission_curve.md"), "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(OUT, "admission_curve.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
