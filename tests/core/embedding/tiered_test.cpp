@@ -213,9 +213,12 @@ TEST_CASE("tiered shard store: concurrent pushes with a flusher and heavy evicti
   std::vector<std::atomic<int>> pushed(id_count);
   std::atomic<bool> done{false};
   std::atomic<int> errors{0};  // (Catch's assertions are not thread-safe: counted here, checked after)
+  std::atomic<int> flushes{0};
   std::thread flusher([&] {
-    while (!done)
+    while (!done) {
       if (!flush(store, *cold).is_ok()) ++errors;
+      ++flushes;
+    }
   });
   std::vector<std::thread> workers;
   for (int w = 0; w < threads; ++w)
@@ -229,6 +232,12 @@ TEST_CASE("tiered shard store: concurrent pushes with a flusher and heavy evicti
         if (!store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok()) ++errors;
         if (!store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok()) ++errors;
         for (auto id : ids) pushed[id].fetch_add(1);
+        // Now and then, wait for a whole flush: rows become evictable however the machine
+        // schedules the flusher (on a loaded machine it once flushed too rarely to evict much).
+        if (p % 250 == 249) {
+          const int seen = flushes.load();
+          while (flushes.load() < seen + 2) std::this_thread::yield();
+        }
       }
     });
   for (auto& t : workers) t.join();
