@@ -180,8 +180,12 @@ std::function<wire::member_progress()> prepare_shard(service_impl& svc) {
       p.row_bytes = s.bytes;
     }
     p.examples = raw->shard_counters_->rows_looked_up.load();
+    {
+      std::lock_guard<std::mutex> lock(raw->shard_counters_->mu);
+      p.error = raw->shard_counters_->error;
+    }
     std::lock_guard<std::mutex> lock(raw->shard_error_mu_);
-    p.error = raw->shard_error_;
+    if (p.error.empty()) p.error = raw->shard_error_;
     return p;
   };
 }

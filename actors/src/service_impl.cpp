@@ -157,11 +157,14 @@ void service_impl::stop(const std::string& reason) {
         .receive(
             [this](bool ok) {
               const auto s = store_ ? store_->stats() : embedding::shard_store_stats{};
+              const auto io = store_ && store_->options().cold ? store_->options().cold->io() : embedding::storage_io{};
               if (ok && store_ && store_->tiered())
                 spdlog::info("{}: all rows written to storage before stopping: {} stored, {} in RAM (budget {}); "
-                             "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} over budget",
+                             "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} over budget; "
+                             "{} storage reads (p50 {:.3f} ms, p99 {:.3f} ms), {:.1f} MB read, {:.1f} MB written",
                              options_.name, s.rows_stored, s.rows, s.max_rows_in_memory, s.hit_rate(), s.misses,
-                             s.evictions, s.loaded, s.over_budget);
+                             s.evictions, s.loaded, s.over_budget, io.reads, io.read_p50_ms, io.read_p99_ms,
+                             static_cast<double>(io.bytes_read) / 1e6, static_cast<double>(io.bytes_written) / 1e6);
               else if (ok)
                 spdlog::info("{}: all {} rows written to storage before stopping", options_.name, s.rows);
               if (ok && s.admit_after > 1)

@@ -101,6 +101,7 @@ body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire
 
 body_ptr serve_status(embedding::shard_store& store, const shard_options& o, shard_counters& c) {
   const auto s = store.stats();
+  const auto io = o.storage ? o.storage->io() : embedding::storage_io{};
   return make_body(wire::status_reply{json_object()
                                           .add("role", "shard")
                                           .add("name", o.name)
@@ -145,6 +146,13 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("admission_refused", s.admission_refused)
                                           .add("gradients_dropped", s.gradients_dropped)
                                           .add("admissions", s.admissions)
+                                          .add("storage_reads", io.reads)
+                                          .add("storage_rows_read", io.rows_read)
+                                          .add("storage_bytes_read", io.bytes_read)
+                                          .add("storage_rows_written", io.rows_written)
+                                          .add("storage_bytes_written", io.bytes_written)
+                                          .add("storage_read_p50_ms", io.read_p50_ms)
+                                          .add("storage_read_p99_ms", io.read_p99_ms)
                                           .str()});
 }
 
@@ -207,9 +215,19 @@ status flush(persister_actor* self) {
                        std::memory_order_relaxed);
   if (!written.is_ok()) {
     // The rows stay in memory (and are marked clean): the next snapshot's checkpoint lacks them,
-    // which the error makes visible; the shard goes on serving.
+    // which the error makes visible. Without a memory budget the shard goes on serving. With one,
+    // storage is where the rows beyond the budget live and what an export reads: it now lacks
+    // rows, so the job cannot end with a whole model. The shard stops serving the job, saying
+    // why; nothing is evicted any more, and the checkpoints taken before stay as they were.
     c.flush_errors.fetch_add(1, std::memory_order_relaxed);
     spdlog::error("{}: writing changed rows to storage failed: {}", st.options.name, written.message());
+    if (st.store->tiered()) {
+      std::lock_guard<std::mutex> lock(c.mu);
+      if (c.error.empty())
+        c.error = "writing rows back to storage failed (" + written.message() +
+                  "); with --memory-budget-mb its storage must hold every row, so the shard cannot go on. "
+                  "Make room and resume from the last snapshot";
+    }
   }
   return written;
 }

@@ -38,6 +38,12 @@ line=$(grep -o "all rows written to storage before stopping: .*" tiered.err | ta
 evictions=$(echo "$line" | grep -o "[0-9]* evictions" | cut -d' ' -f1)
 read_back=$(echo "$line" | grep -o "[0-9]* rows read back" | cut -d' ' -f1)
 [[ "${evictions:-0}" -gt 0 && "${read_back:-0}" -gt 0 ]] || fail "no row was evicted and read back: $line"
+# ... and what storage did for it: batched reads with their latency, bytes read and written.
+reads=$(echo "$line" | grep -o "[0-9]* storage reads" | cut -d' ' -f1)
+[[ "${reads:-0}" -gt 0 ]] || fail "no storage reads counted: $line"
+echo "$line" | grep -qE "p50 [0-9.]+ ms, p99 [0-9.]+ ms\), [0-9.]+ MB read, [0-9.]+ MB written" ||
+  fail "the shard does not report read latency and bytes: $line"
+echo "$line" | grep -qE "p99 0\.000 ms|, 0\.0 MB read|, 0\.0 MB written" && fail "storage I/O reported as zero: $line"
 for k in test_examples test_logloss test_ne test_auc test_calibration export_rows; do
   [[ "$(field ram.json $k)" == "$(field tiered.json $k)" ]] ||
     fail "$k: $(field ram.json $k) with every row in RAM, $(field tiered.json $k) with a 1 MB budget"

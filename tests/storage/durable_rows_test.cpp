@@ -313,3 +313,26 @@ TEMPLATE_TEST_CASE("durable rows scan_from pages through every row once, in key 
   REQUIRE(none.is_ok());
   CHECK(*none == 0);
 }
+
+TEST_CASE("rocksdb rows count their reads and writes: rows, bytes, read latency", "[storage]") {
+  rocks_impl impl;
+  auto store = impl.open(kRowFloats);
+  REQUIRE(store->io().reads == 0);
+  row_map expect;
+  write_100k(*store, &expect);
+  auto io = store->io();
+  CHECK(io.rows_written == 100000);
+  CHECK(io.bytes_written >= 100000 * kRowFloats * 4);
+  CHECK(io.reads == 0);
+  const std::vector<std::uint32_t> tables = {0, 1, 3, 2, 5};
+  const std::vector<std::uint64_t> ids = {0, 7919, std::uint64_t{1} << 40, 7918, 0};  // 3 stored, 2 absent
+  std::vector<float> rows(tables.size() * kRowFloats);
+  std::vector<std::uint8_t> found(tables.size());
+  REQUIRE(store->read(tables.data(), ids.data(), tables.size(), rows.data(), found.data()).is_ok());
+  io = store->io();
+  CHECK(io.reads == 1);
+  CHECK(io.rows_read == 3);
+  CHECK(io.bytes_read >= 3 * kRowFloats * 4);
+  CHECK(io.read_p50_ms > 0);
+  CHECK(io.read_p99_ms >= io.read_p50_ms);
+}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -254,6 +255,7 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
   }
 
   const std::size_t vsize = format::row_value_size(row_floats_);
+  SS_RETURN_IF_ERROR(check_free_space(m * (K + vsize)));
   rocksdb::WriteBatch batch(m * (K + vsize + 8) + 64);
   std::string value(vsize, '\0');
   for (std::size_t j = 0; j < m; ++j) {
@@ -265,12 +267,50 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
   wo.sync = options_.sync_writes;
   SS_RETURN_IF_ERROR(from_rocks(db_->Write(wo, &batch), "rocksdb_rows::write"));
   rows_.fetch_add(fresh, std::memory_order_relaxed);
+  rows_written_.fetch_add(m, std::memory_order_relaxed);
+  bytes_written_.fetch_add(m * (K + vsize), std::memory_order_relaxed);
   return status::ok();
+}
+
+status rocksdb_rows::check_free_space(std::uint64_t bytes) {
+  // Checked once a MiB was written since the last check: the reserve is larger than that.
+  if (written_since_check_.fetch_add(bytes, std::memory_order_relaxed) + bytes < (std::uint64_t{1} << 20))
+    return status::ok();
+  written_since_check_.store(0, std::memory_order_relaxed);
+  std::error_code ec;
+  const auto space = std::filesystem::space(dir_, ec);
+  if (ec) return status::ok();  // unknown: RocksDB reports a real failure itself
+  const std::uint64_t reserve =
+      options_.min_free_bytes > 0
+          ? options_.min_free_bytes
+          : static_cast<std::uint64_t>(std::max(2, options_.max_write_buffers)) * options_.write_buffer_size +
+                (std::uint64_t{8} << 20);
+  if (space.available >= reserve + bytes) return status::ok();
+  written_since_check_.store(std::uint64_t{1} << 20, std::memory_order_relaxed);  // check again next time
+  char what[160];
+  std::snprintf(what, sizeof what, "%.1f MB free, under the %.1f MB reserve plus this write's %.1f MB",
+                static_cast<double>(space.available) / 1e6, static_cast<double>(reserve) / 1e6,
+                static_cast<double>(bytes) / 1e6);
+  return {errc::resource_exhausted, "rocksdb_rows::write: no space left on the device of " + dir_ + ": " + what +
+                                        " (RocksDB's flushes and compactions need room of their own)"};
+}
+
+embedding::storage_io rocksdb_rows::io() const {
+  embedding::storage_io io;
+  io.reads = reads_.load(std::memory_order_relaxed);
+  io.rows_read = rows_read_.load(std::memory_order_relaxed);
+  io.bytes_read = bytes_read_.load(std::memory_order_relaxed);
+  io.rows_written = rows_written_.load(std::memory_order_relaxed);
+  io.bytes_written = bytes_written_.load(std::memory_order_relaxed);
+  io.read_p50_ms = read_latency_.quantile_ms(0.5);
+  io.read_p99_ms = read_latency_.quantile_ms(0.99);
+  return io;
 }
 
 status rocksdb_rows::read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
                           std::uint8_t* found) const {
   if (n == 0) return status::ok();
+  const auto start = std::chrono::steady_clock::now();
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
   constexpr std::size_t K = format::kRowKeySize;
@@ -287,6 +327,7 @@ status rocksdb_rows::read(const std::uint32_t* tables, const std::uint64_t* ids,
   db_->MultiGet(ro, db_->DefaultColumnFamily(), n, slices.data(), values.data(), statuses.data(), false);
   std::uint32_t table = 0;
   std::uint64_t id = 0;
+  std::uint64_t found_rows = 0, found_bytes = 0;
   for (std::size_t i = 0; i < n; ++i) {
     found[i] = 0;
     if (statuses[i].IsNotFound()) continue;
@@ -295,7 +336,13 @@ status rocksdb_rows::read(const std::uint32_t* tables, const std::uint64_t* ids,
                                  rows + i * row_floats_);
     if (!s) return s.with_context(dir_ + "/live");
     found[i] = 1;
+    ++found_rows;
+    found_bytes += K + values[i].size();
   }
+  reads_.fetch_add(1, std::memory_order_relaxed);
+  rows_read_.fetch_add(found_rows, std::memory_order_relaxed);
+  bytes_read_.fetch_add(found_bytes, std::memory_order_relaxed);
+  read_latency_.record(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return status::ok();
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "ss/core/embedding/durable_rows.hpp"
@@ -38,6 +39,10 @@ struct shard_counters {
   std::atomic<std::uint64_t> checkpoints{0}, last_checkpoint{0}, last_checkpoint_ns{0};
   std::atomic<std::uint64_t> rows_restored{0};
   std::atomic<std::uint64_t> rows_dumped{0};  // rows sent for model exports
+  // Why the shard cannot go on serving the job ("" while it can): reported with its heartbeats,
+  // the coordinator then fails the job with it.
+  std::mutex mu;
+  std::string error;
 };
 
 // Loads the shard's rows from storage into `store` at start-up, after checking that the storage

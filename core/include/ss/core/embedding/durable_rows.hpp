@@ -19,6 +19,14 @@
 namespace ss::embedding {
 
 // One checkpoint as its manifest describes it.
+// What a storage did since it was opened: batched row reads (a tiered shard's misses), the rows
+// and bytes they found, their latency, and the rows and bytes written.
+struct storage_io {
+  std::uint64_t reads = 0, rows_read = 0, bytes_read = 0;
+  std::uint64_t rows_written = 0, bytes_written = 0;
+  double read_p50_ms = 0, read_p99_ms = 0;
+};
+
 struct checkpoint_info {
   std::uint64_t id = 0;        // the snapshot id it belongs to; ids grow over a job
   std::string path;            // where it lives (a directory for RocksDB; empty in memory)
@@ -70,6 +78,8 @@ class durable_rows {
   // bounded buffering from a leak. Thread-safe. Default: none.
   virtual std::uint64_t memory_bytes() const { return 0; }
   virtual std::uint64_t memory_bound_bytes() const { return 0; }
+  // Its reads and writes so far (storage_io). Thread-safe. Default: none counted.
+  virtual storage_io io() const { return {}; }
 
   // Makes a durable copy of everything written so far, named `id`. errc::invalid_argument if a
   // checkpoint with that id exists. A checkpoint interrupted by a crash is never listed.

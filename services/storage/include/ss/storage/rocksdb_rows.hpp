@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "ss/core/embedding/durable_rows.hpp"
+#include "ss/core/metrics/latency_histogram.hpp"
 #include "ss/core/status.hpp"
 
 namespace rocksdb {
@@ -105,6 +106,14 @@ struct rocksdb_rows_options {
   // RocksDB background flush + compaction threads.
   // Default: 2
   int background_jobs = 2;
+
+  // Free space write() keeps on the file system that holds the store: it refuses a write
+  // (errc::resource_exhausted, "no space left", the free and reserved MB named) rather than let
+  // free space fall below this. RocksDB's memtable flushes and compactions need room of their own,
+  // and a write that fails half-way on a full disk leaves RocksDB's files in an error state (the
+  // Debian 12 build asserts, aborting the process, on the next write to such a file).
+  // 0: the default, max_write_buffers x write_buffer_size + 8 MiB.
+  std::size_t min_free_bytes = 0;
 };
 
 class rocksdb_rows final : public embedding::durable_rows {
@@ -142,6 +151,7 @@ class rocksdb_rows final : public embedding::durable_rows {
   // max_write_buffer_number x write_buffer_size + block_cache_bytes.
   std::uint64_t memory_bytes() const override;
   std::uint64_t memory_bound_bytes() const override;
+  embedding::storage_io io() const override;
 
   result<embedding::checkpoint_info> checkpoint(std::uint64_t id) override;
   // Every directory checkpoints/<digits>, oldest first, with rows and checksum from its manifest
@@ -182,6 +192,13 @@ class rocksdb_rows final : public embedding::durable_rows {
   rocksdb::DB* db_ = nullptr;
   std::atomic<std::uint64_t> rows_{0};
   std::string live_damage_;  // set by open() only
+  // io(): read() and write() count what they did.
+  mutable std::atomic<std::uint64_t> reads_{0}, rows_read_{0}, bytes_read_{0};
+  std::atomic<std::uint64_t> rows_written_{0}, bytes_written_{0};
+  mutable metrics::latency_histogram read_latency_;
+  // The free-space check of write(): redone once a MiB was written since the last.
+  std::atomic<std::uint64_t> written_since_check_{std::uint64_t{1} << 20};
+  status check_free_space(std::uint64_t bytes);
 };
 
 }  // namespace ss::storage
