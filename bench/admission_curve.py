@@ -12,14 +12,11 @@ bench/results/admission_curve.{md,json}.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(os.environ.get("SS_BUILD_DIR", os.path.join(ROOT, "build")), "services/cli/shadowsync")
-OUT = os.path.join(ROOT, "bench", "results")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import OUT, experiment_data, run_job  # noqa: E402
 
 
 def main():
@@ -27,28 +24,16 @@ def main():
     ap.add_argument("--rows", type=int, default=1000000)
     ap.add_argument("--ks", default="1,2,3,4,5,6,7,8")
     args = ap.parse_args()
-    d = os.path.join(ROOT, "data", f"experiment-{args.rows}")
-    if not os.path.exists(os.path.join(d, "teacher.json")):
-        subprocess.run([BIN, "gen-data", "--out", d, "--rows", str(args.rows), "--test-rows", "100000"],
-                       check=True, capture_output=True)
+    train, test = experiment_data(args.rows)
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         for k in [int(x) for x in args.ks.split(",")]:
-            model = os.path.join(tmp, f"k{k}.ssm")
-            t0 = time.time()
-            p = subprocess.run([BIN, "local", "--trainers", "1", "--threads", "1", "--shards", "1", "--readers", "1",
-                                "--lookahead", "0", "--progress-interval", "0", "--log-level", "warn",
-                                "--train", os.path.join(d, "train.tsv"), "--test", os.path.join(d, "test.tsv"),
-                                "--admit-after", str(k), "--export", model], capture_output=True, text=True)
-            lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-            if p.returncode != 0 or not lines:
-                sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-                raise SystemExit(f"K={k}: shadowsync exited {p.returncode}")
-            r = json.loads(lines[-1])
+            r = run_job(["local", "--trainers", "1", "--threads", "1", "--shards", "1", "--readers", "1",
+                         "--lookahead", "0", "--progress-interval", "0", "--log-level", "warn", "--train", train,
+                         "--test", test, "--admit-after", str(k), "--export", os.path.join(tmp, f"k{k}.ssm")],
+                        f"K={k}")
             runs.append({"k": k, "rows": r["export_rows"], "test_ne": r["test_ne"], "test_auc": r["test_auc"],
                          "examples_per_sec": r["examples_per_sec"]})
-            print(f"  K={k}: {r['export_rows']} rows, test NE {r['test_ne']:.5f}, "
-                  f"{r['examples_per_sec']:.0f} ex/s ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     base = next((r for r in runs if r["k"] == 1), runs[0])
     lines = [f"Id admission on {args.rows} generated rows (one pass; one trainer, one worker, one shard), "
              f"against K = {base['k']}: {base['rows']} rows, test NE {base['test_ne']:.5f}.", "",

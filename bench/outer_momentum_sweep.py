@@ -7,49 +7,21 @@ missing), the experiment's settings otherwise (one shard, one reader, one worker
 --sync-servers 2). NE is compared with a one-trainer run of the same data, taken from
 bench/results/sync_experiment.runs.jsonl when that holds one ("n=1 none"), else run here.
 Each run is appended to bench/results/outer_momentum_sweep.runs.jsonl as it ends; --resume takes
-the runs already there. Prints a table (NE relative to one trainer) and a JSON line.
+the runs already there (without it the file starts over). Prints a table (NE relative to one
+trainer) and a JSON line, and writes both to bench/results/outer_momentum_sweep.md.
 
     /usr/bin/python3 bench/outer_momentum_sweep.py [--rows N] [--trainers 2,4,8] [--momenta 0.25,0.5]
 """
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(os.environ.get("SS_BUILD_DIR", os.path.join(ROOT, "build")), "services/cli/shadowsync")
-OUT = os.path.join(ROOT, "bench", "results")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import OUT, experiment_data, load_runs, run_job  # noqa: E402
+
 RUNS = os.path.join(OUT, "outer_momentum_sweep.runs.jsonl")
 EXPERIMENT_RUNS = os.path.join(OUT, "sync_experiment.runs.jsonl")
-
-
-def load_runs(path):
-    runs = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                r = json.loads(line)
-                runs[r["label"]] = r["result"]
-    return runs
-
-
-def run(args, label, done):
-    if label in done:
-        return done[label]
-    t0 = time.time()
-    p = subprocess.run([BIN] + args, capture_output=True, text=True)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
-    result = json.loads(lines[-1])
-    print(f"  {label:36s} {result['examples_per_sec']:9.0f} ex/s  NE {result['test_ne']:.5f}  ({time.time() - t0:.0f} s)",
-          file=sys.stderr, flush=True)
-    with open(RUNS, "a") as f:
-        f.write(json.dumps({"label": label, "result": result}) + "\n")
-    return result
 
 
 def main():
@@ -61,18 +33,16 @@ def main():
     ap.add_argument("--sync-servers", type=int, default=2)
     ap.add_argument("--resume", action="store_true")
     args = ap.parse_args()
-    d = os.path.join(ROOT, "data", f"experiment-{args.rows}")
-    if not os.path.exists(os.path.join(d, "teacher.json")):
-        subprocess.run([BIN, "gen-data", "--out", d, "--rows", str(args.rows), "--test-rows", "100000"],
-                       check=True, capture_output=True)
+    train, test = experiment_data(args.rows)
     common = ["local", "--shards", "1", "--readers", "1", "--threads", "1", "--progress-interval", "0",
-              "--log-level", "warn", "--sync-servers", str(args.sync_servers),
-              "--train", os.path.join(d, "train.tsv"), "--test", os.path.join(d, "test.tsv")]
+              "--log-level", "warn", "--sync-servers", str(args.sync_servers), "--train", train, "--test", test]
     done = load_runs(RUNS) if args.resume else {}
+    if not args.resume and os.path.exists(RUNS):
+        os.remove(RUNS)
     # The experiment's one-trainer run is the same job on the same data (its label says so).
     if args.rows == 4000000:
         done.update({k: v for k, v in load_runs(EXPERIMENT_RUNS).items() if k == "n=1 none"})
-    base = run(common + ["--trainers", "1", "--sync", "none"], "n=1 none", done)["test_ne"]
+    base = run_job(common + ["--trainers", "1", "--sync", "none"], "n=1 none", RUNS, done)["test_ne"]
     ns = [int(x) for x in args.trainers.split(",")]
     momenta = [float(x) for x in args.momenta.split(",")]
     table = {}
@@ -80,18 +50,23 @@ def main():
         for n in ns:
             for mu in momenta:
                 label = f"n={n} {algo} mu={mu:g}"
-                r = run(common + ["--trainers", str(n), "--sync", algo, "--outer-momentum", str(mu)], label, done)
+                r = run_job(common + ["--trainers", str(n), "--sync", algo, "--outer-momentum", str(mu)], label, RUNS,
+                            done)
                 table[(algo, n, mu)] = r["test_ne"] / base - 1
-    print(f"\ntest NE relative to one trainer ({base:.5f}), {args.rows} rows, one pass\n")
+    lines = [f"test NE relative to one trainer ({base:.5f}), {args.rows} rows, one pass", ""]
     for algo in args.algorithms.split(","):
-        print(f"| {algo} | " + " | ".join(f"mu {mu:g}" if mu >= 0 else "mu 1-1/n" for mu in momenta) + " |")
-        print("|---|" + "---|" * len(momenta))
+        lines.append(f"| {algo} | " + " | ".join(f"mu {mu:g}" if mu >= 0 else "mu 1-1/n" for mu in momenta) + " |")
+        lines.append("|---|" + "---|" * len(momenta))
         for n in ns:
-            print(f"| n={n} | " + " | ".join(f"{100 * table[(algo, n, mu)]:+.2f}%" for mu in momenta) + " |")
-        print()
-    print(json.dumps({"bench": "outer_momentum_sweep", "rows": args.rows, "base_ne": base,
-                      "relative_ne": [{"algorithm": a, "trainers": n, "momentum": mu, "ne_vs_one": v}
-                                      for (a, n, mu), v in table.items()]}))
+            lines.append(f"| n={n} | " + " | ".join(f"{100 * table[(algo, n, mu)]:+.2f}%" for mu in momenta) + " |")
+        lines.append("")
+    summary = json.dumps({"bench": "outer_momentum_sweep", "rows": args.rows, "base_ne": base,
+                          "relative_ne": [{"algorithm": a, "trainers": n, "momentum": mu, "ne_vs_one": v}
+                                          for (a, n, mu), v in table.items()]})
+    print("\n".join(lines))
+    print(summary)
+    with open(os.path.join(OUT, "outer_momentum_sweep.md"), "w") as f:
+        f.write("\n".join(lines) + "\n" + summary + "\n")
 
 
 if __name__ == "__main__":

@@ -23,40 +23,16 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(os.environ.get("SS_BUILD_DIR", os.path.join(ROOT, "build")), "services/cli/shadowsync")
-OUT = os.path.join(ROOT, "bench", "results")
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import BIN, OUT, ROOT, experiment_data as data, load_runs, run_job  # noqa: E402
 
 RUNS = os.path.join(OUT, "sync_experiment.runs.jsonl")
 done_runs = {}  # label -> result, from RUNS with --resume
 
 
 def run(args, label):
-    if label in done_runs:
-        return done_runs[label]
-    t0 = time.time()
-    p = subprocess.run([BIN] + args, capture_output=True, text=True)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
-    result = json.loads(lines[-1])
-    print(f"  {label:28s} {result['examples_per_sec']:9.0f} ex/s  NE {result.get('test_ne') or float('nan'):.5f}"
-          f"  gap {result['sync_gap']:6.1f}  ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
-    with open(RUNS, "a") as f:  # each run as it ends: a crash late in the experiment keeps the others
-        f.write(json.dumps({"label": label, "result": result}) + "\n")
-    return result
-
-
-def data(rows):
-    d = os.path.join(ROOT, "data", f"experiment-{rows}")
-    if not os.path.exists(os.path.join(d, "teacher.json")):
-        subprocess.run([BIN, "gen-data", "--out", d, "--rows", str(rows), "--test-rows", "100000"],
-                       check=True, capture_output=True)
-    return os.path.join(d, "train.tsv"), os.path.join(d, "test.tsv")
+    return run_job(args, label, RUNS, done_runs)
 
 
 def calibrate_step_ms(train):
@@ -83,11 +59,8 @@ def main():
     ap.add_argument("--resume", action="store_true",
                     help=f"take the runs already in {os.path.relpath(RUNS, ROOT)} instead of running them again")
     args = ap.parse_args()
-    if args.resume and os.path.exists(RUNS):
-        with open(RUNS) as f:
-            for line in f:
-                r = json.loads(line)
-                done_runs[r["label"]] = r["result"]
+    if args.resume:
+        done_runs.update(load_runs(RUNS))
     elif os.path.exists(RUNS):
         os.remove(RUNS)
     os.makedirs(OUT, exist_ok=True)

@@ -1,0 +1,53 @@
+"""What the Python benchmarks share: the built binary, the experiment's generated data, and one
+job run to its JSON result line (kept in a runs file as it ends, so that a crash late in a long
+experiment keeps the runs before it)."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(os.environ.get("SS_BUILD_DIR", os.path.join(ROOT, "build")), "services/cli/shadowsync")
+OUT = os.path.join(ROOT, "bench", "results")
+
+
+def experiment_data(rows):
+    """data/experiment-ROWS (train.tsv, 100k-row test.tsv), generated once: (train, test) paths."""
+    d = os.path.join(ROOT, "data", f"experiment-{rows}")
+    if not os.path.exists(os.path.join(d, "teacher.json")):
+        subprocess.run([BIN, "gen-data", "--out", d, "--rows", str(rows), "--test-rows", "100000"],
+                       check=True, capture_output=True)
+    return os.path.join(d, "train.tsv"), os.path.join(d, "test.tsv")
+
+
+def load_runs(path):
+    """label -> result of the runs a runs file holds (empty when there is none)."""
+    runs = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                runs[r["label"]] = r["result"]
+    return runs
+
+
+def run_job(args, label, runs_path=None, done=None):
+    """Runs `shadowsync ARGS`; its result line as a dict, from `done` when it holds `label`.
+    Prints a line per run; appends {label, result} to runs_path when given; exits on failure."""
+    if done is not None and label in done:
+        return done[label]
+    t0 = time.time()
+    p = subprocess.run([BIN] + args, capture_output=True, text=True)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
+    result = json.loads(lines[-1])
+    ne = result.get("test_ne")
+    print(f"  {label:36s} {result['examples_per_sec']:9.0f} ex/s  NE {ne if ne is not None else float('nan'):.5f}"
+          f"  gap {result.get('sync_gap', 0):6.1f}  ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    if runs_path:
+        with open(runs_path, "a") as f:
+            f.write(json.dumps({"label": label, "result": result}) + "\n")
+    return result
