@@ -180,12 +180,8 @@ std::function<wire::member_progress()> prepare_shard(service_impl& svc) {
       p.row_bytes = s.bytes;
     }
     p.examples = raw->shard_counters_->rows_looked_up.load();
-    {
-      std::lock_guard<std::mutex> lock(raw->shard_counters_->mu);
-      p.error = raw->shard_counters_->error;
-    }
-    std::lock_guard<std::mutex> lock(raw->shard_error_mu_);
-    if (p.error.empty()) p.error = raw->shard_error_;
+    std::lock_guard<std::mutex> lock(raw->shard_counters_->mu);
+    p.error = raw->shard_counters_->error;
     return p;
   };
 }
@@ -202,8 +198,8 @@ result<bool> load_shard_rows(service_impl& svc, const wire::register_reply& repl
     // (a result line with the reason); exiting would only restart the shard into the same loss,
     // or into a registration that no longer asks for the snapshot's rows.
     spdlog::error("{}: {}", name, loaded.error().message());
-    std::lock_guard<std::mutex> lock(svc.shard_error_mu_);
-    svc.shard_error_ = loaded.error().message();
+    std::lock_guard<std::mutex> lock(svc.shard_counters_->mu);
+    svc.shard_counters_->error = loaded.error().message();
     return false;
   }
   if (!loaded.is_ok()) return loaded.error().with_context(name);

@@ -156,24 +156,26 @@ void service_impl::stop(const std::string& reason) {
     self->request(persister_, std::chrono::seconds(60), flush_atom::value)
         .receive(
             [this](bool ok) {
+              if (!ok) {
+                spdlog::error("{}: could not write changed rows before stopping (see the storage error above)",
+                              options_.name);
+                return;
+              }
               const auto s = store_ ? store_->stats() : embedding::shard_store_stats{};
               const auto io = store_ && store_->options().cold ? store_->options().cold->io() : embedding::storage_io{};
-              if (ok && store_ && store_->tiered())
+              if (store_ && store_->tiered())
                 spdlog::info("{}: all rows written to storage before stopping: {} stored, {} in RAM (budget {}); "
                              "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} over budget; "
                              "{} storage reads (p50 {:.3f} ms, p99 {:.3f} ms), {:.1f} MB read, {:.1f} MB written",
                              options_.name, s.rows_stored, s.rows, s.max_rows_in_memory, s.hit_rate(), s.misses,
                              s.evictions, s.loaded, s.over_budget, io.reads, io.read_p50_ms, io.read_p99_ms,
                              static_cast<double>(io.bytes_read) / 1e6, static_cast<double>(io.bytes_written) / 1e6);
-              else if (ok)
+              else
                 spdlog::info("{}: all {} rows written to storage before stopping", options_.name, s.rows);
-              if (ok && s.admit_after > 1)
+              if (s.admit_after > 1)
                 spdlog::info("{}: admission after {} sightings: {} rows admitted, {} lookups served without a row, "
                              "{} gradients dropped",
                              options_.name, s.admit_after, s.admissions, s.admission_refused, s.gradients_dropped);
-              else
-                spdlog::error("{}: could not write changed rows before stopping (see the storage error above)",
-                              options_.name);
             },
             [this](const caf::error& err) {
               spdlog::error("{}: could not write changed rows before stopping: {}", options_.name, sys_.render(err));

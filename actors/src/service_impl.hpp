@@ -95,8 +95,6 @@ class service_impl final : public running_service {
   // Role state the progress callbacks read.
   std::shared_ptr<embedding::shard_store> store_;
   std::shared_ptr<shard_counters> shard_counters_;
-  std::mutex shard_error_mu_;
-  std::string shard_error_;  // a loss that ends the job, reported with the heartbeats
   std::shared_ptr<reader_counters> reader_counters_;
   std::shared_ptr<trainer_progress> trainer_progress_;
   std::shared_ptr<std::atomic<std::uint64_t>> trainer_window_;

@@ -31,6 +31,7 @@ run all
 run k3 --admit-after 3
 run k3-tiered --admit-after 3 --memory-budget-mb 1
 
+grep -h "could not write changed rows" all.err k3.err k3-tiered.err && fail "a shard says it could not write its rows"
 all_rows=$(field all.json export_rows)
 k3_rows=$(field k3.json export_rows)
 ((k3_rows * 10 < all_rows * 7)) || fail "K = 3 stored $k3_rows rows, every id $all_rows: not 30% fewer"

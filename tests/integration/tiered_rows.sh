@@ -24,6 +24,7 @@ common=(--trainers 1 --threads 1 --lookahead 0 --shards 1 --shard-threads 1 --re
 "$bin" local "${common[@]}" --state-dir ram --export ram.ssm >ram.out 2>ram.err || fail "the job in RAM failed: $(tail -3 ram.err)"
 "$bin" local "${common[@]}" --state-dir tiered --memory-budget-mb 1 --export tiered.ssm --log-level info \
   >tiered.out 2>tiered.err || fail "the job with a 1 MB budget failed: $(tail -3 tiered.err)"
+grep -h "could not write changed rows" ram.err tiered.err && fail "a shard says it could not write its rows"
 tail -1 ram.out >ram.json
 tail -1 tiered.out >tiered.json
 rows=$(field ram.json export_rows)

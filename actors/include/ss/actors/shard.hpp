@@ -39,8 +39,9 @@ struct shard_counters {
   std::atomic<std::uint64_t> checkpoints{0}, last_checkpoint{0}, last_checkpoint_ns{0};
   std::atomic<std::uint64_t> rows_restored{0};
   std::atomic<std::uint64_t> rows_dumped{0};  // rows sent for model exports
-  // Why the shard cannot go on serving the job ("" while it can): reported with its heartbeats,
-  // the coordinator then fails the job with it.
+  // Why the shard cannot go on serving the job ("" while it can: rows it could not load, or a
+  // failed write-back with a memory budget): reported with its heartbeats, the coordinator then
+  // fails the job with it.
   std::mutex mu;
   std::string error;
 };

@@ -18,7 +18,6 @@
 
 namespace ss::embedding {
 
-// One checkpoint as its manifest describes it.
 // What a storage did since it was opened: batched row reads (a tiered shard's misses), the rows
 // and bytes they found, their latency, and the rows and bytes written.
 struct storage_io {
@@ -27,6 +26,7 @@ struct storage_io {
   double read_p50_ms = 0, read_p99_ms = 0;
 };
 
+// One checkpoint as its manifest describes it.
 struct checkpoint_info {
   std::uint64_t id = 0;        // the snapshot id it belongs to; ids grow over a job
   std::string path;            // where it lives (a directory for RocksDB; empty in memory)
