@@ -149,12 +149,18 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i
   return row;
 }
 
+bool embedding_table::admits(std::uint64_t id, bool sighting) {
+  admission_filter* a = options_.admission.get();
+  return a == nullptr || (sighting ? a->see(options_.table, id) : a->admitted(options_.table, id));
+}
+
 std::size_t embedding_table::find_or_insert_locked(stripe& s, std::uint64_t id, std::uint64_t hash, float** row,
-                                                   bool* created) {
+                                                   bool* created, bool sighting) {
   std::size_t at = probe(s, id, hash);
   *row = s.slots[at].row;
   *created = false;
   if (*row != nullptr) return at;
+  if (!admits(id, sighting)) return not_admitted;
   *row = insert_locked(s, id, at);
   if (*row == nullptr) return at;
   *created = true;
@@ -222,15 +228,11 @@ std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std:
   std::size_t missing = 0, marked = 0, refused = 0;
   admission_filter* admission = options_.admission.get();
   for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
-    if (admission != nullptr && s.slots[probe(s, ids[i], scratch.hashes[i])].row == nullptr &&
-        !admission->see(options_.table, ids[i])) {
-      rows[i] = nullptr;
-      ++refused;
-      return;
-    }
     bool created = false;
-    const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &rows[i], &created);
-    if (rows[i] == nullptr) {
+    const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &rows[i], &created, true);
+    if (at == not_admitted) {
+      ++refused;
+    } else if (rows[i] == nullptr) {
       ++missing;
     } else if (created) {
       // A new row is a change too: storage holds every row the table holds once flushed.
@@ -256,14 +258,13 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
   std::size_t missing = 0, marked = 0, dropped = 0;
   admission_filter* admission = options_.admission.get();
   for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
-    if (admission != nullptr && s.slots[probe(s, ids[i], scratch.hashes[i])].row == nullptr &&
-        !admission->admitted(options_.table, ids[i])) {
+    float* row = nullptr;
+    bool created = false;
+    const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &row, &created, false);
+    if (at == not_admitted) {
       ++dropped;
       return;
     }
-    float* row = nullptr;
-    bool created = false;
-    const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &row, &created);
     if (row == nullptr) {
       ++missing;
       return;
@@ -352,8 +353,7 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
       float* values = scratch.loaded.data() + static_cast<std::size_t>(slot_of[j]) * floats;
       const bool stored = scratch.found[slot_of[j]] != 0;
       if (!stored) init_row(options_, id, values);
-      if (!stored && create && admission != nullptr &&
-          !(changes ? admission->admitted(options_.table, id) : admission->see(options_.table, id))) {
+      if (!stored && create && !admits(id, !changes)) {
         if (changes) return void(++dropped);  // a gradient for a row that does not exist yet
         ++refused;
         return visit(context, values, i);

@@ -222,8 +222,14 @@ class embedding_table {
   // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows.
   float* insert_locked(stripe& s, std::uint64_t id, std::size_t i);
   // The slot of `id`, its row added when absent (*created): *row is the row, nullptr at max_rows.
-  // Lock held.
-  std::size_t find_or_insert_locked(stripe& s, std::uint64_t id, std::uint64_t hash, float** row, bool* created);
+  // An absent id that admits() refuses gets no row: *row nullptr and not_admitted returned. Lock
+  // held.
+  static constexpr std::size_t not_admitted = ~std::size_t{0};
+  std::size_t find_or_insert_locked(stripe& s, std::uint64_t id, std::uint64_t hash, float** row, bool* created,
+                                    bool sighting);
+  // Whether a row may be made for absent `id` (options().admission): a lookup's attempt counts a
+  // sighting, a push's only asks. True without admission.
+  bool admits(std::uint64_t id, bool sighting);
   static void grow_locked(stripe& s);
   // With a budget: frees the memory of one row of the stripe that storage holds as it is (CLOCK);
   // false if none qualifies. Lock held.
