@@ -8,18 +8,13 @@
 # and exits 77, which ctest shows as skipped, not passed.
 # usage: full_disk.sh SHADOWSYNC_BINARY
 set -euo pipefail
-bin=$(readlink -f "$1")
-work=$(mktemp -d /tmp/ss-fulldisk.XXXXXX)
-trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "$0")/lib.sh"
+in_work_dir "$1" fulldisk
 if ! unshare -rm sh -c 'mkdir -p probe && mount -t tmpfs -o size=1m tmpfs probe' 2>/dev/null; then
   echo "SKIP: this kernel refuses a user and mount namespace (unshare -rm), so no small disk can be made"
   exit 77
 fi
 "$bin" gen-data --rows 60000 --test-rows 5000 --out data >/dev/null 2>&1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-field() { grep -o "\"$2\":\"[^\"]*\"" "$1" | tail -1 | cut -d: -f2- || true; }
 mkdir -p state/shard-0
 rc=0
 # shellcheck disable=SC2016  # expanded by the inner shell
@@ -30,7 +25,7 @@ timeout 300 unshare -rm sh -c 'mount -t tmpfs -o size=16m tmpfs state/shard-0 &&
 tail -1 job.out >job.json
 [[ $rc == 124 ]] && fail "the job hung (killed after 300 s)"
 [[ $rc == 1 ]] || fail "exit $rc, expected 1 (the job failed)"
-error=$(field job.json error)
+error=$(text_field job.json error)
 echo "$error" | grep -q "shard-0: writing rows back to storage failed (.*no space left on the device of .*MB free, under the 12.6 MB reserve" ||
   fail "the result does not say that shard-0's disk is full: $error"
 grep -q "shard-0: writing changed rows to storage failed" job.err || fail "the shard logged no write failure"

@@ -10,14 +10,9 @@
 #     without storage is refused.
 # usage: tiered_rows.sh SHADOWSYNC_BINARY
 set -euo pipefail
-bin=$(readlink -f "$1")
-work=$(mktemp -d /tmp/ss-tiered.XXXXXX)
-trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "$0")/lib.sh"
+in_work_dir "$1" tiered
 "$bin" gen-data --rows 60000 --test-rows 10000 --out data >/dev/null 2>&1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-field() { grep -o "\"$2\":[^,}]*" "$1" | tail -1 | cut -d: -f2; }
 common=(--trainers 1 --threads 1 --lookahead 0 --shards 1 --shard-threads 1 --readers 1 --sync none
         --train data/train.tsv --test data/test.tsv --progress-interval 0 --flush-interval 0.05)
 
