@@ -2,6 +2,7 @@
 #
 #   trainer -> shard   LookupRequest -> LookupReply
 #   trainer -> shard   PushRequest -> PushReply
+#   trainer -> shard   WarmRequest -> WarmReply   (a hint: rows a coming lookup will want)
 
 @0xd5710f403acc54fb;
 
@@ -46,4 +47,24 @@ struct PushReply {
 
   rows @0 :UInt64;
   # Rows updated.
+}
+
+struct WarmRequest {
+# A hint ahead of a lookup: rows (tables[i], ids[i]) that a coming batch will look up. A shard with
+# a memory budget reads those that are only in its storage into RAM meanwhile; it creates no row,
+# counts no sighting and changes no value. Best effort: the lookup is correct without it.
+
+  tables @0 :List(UInt32);
+  # Table of each row; as many as `ids`.
+  ids @1 :List(UInt64);
+  # Hashed id of each row.
+}
+
+struct WarmReply {
+# What a WarmRequest did.
+
+  rows @0 :UInt64;
+  # Rows read from storage into RAM.
+  tiered @1 :Bool;
+  # False: the shard keeps every row in RAM, so hints have nothing to do; the sender stops sending them.
 }

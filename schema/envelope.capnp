@@ -95,5 +95,9 @@ struct Envelope {
     # Coordinator -> client.
     syncClose @33 :Model.SyncClose;
     # Coordinator -> trainer.
+    warmRequest @34 :Embedding.WarmRequest;
+    # Trainer -> shard.
+    warmReply @35 :Embedding.WarmReply;
+    # Shard -> trainer.
   }
 }

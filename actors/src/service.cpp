@@ -273,6 +273,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   auto actors = spawn_shard(svc.sys_, svc.gateway_, svc.store_, sh, svc.shard_counters_);
   svc.role_ = actors.pool;
   svc.persister_ = actors.persister;
+  svc.prefetcher_ = actors.prefetcher;
   return ss::status::ok();
 }
 
@@ -426,6 +427,7 @@ ss::status spawn_trainer_role(service_impl& svc, const wire::register_reply&, co
   to.name = options.name;
   to.workers = options.threads;
   to.detached_workers = options.detached;
+  to.prefetch = options.prefetch;
   to.incarnation = svc.incarnation_;
   to.coordinator = options.coordinator;
   to.schedule = setup->schedule;

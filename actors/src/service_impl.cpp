@@ -77,9 +77,9 @@ caf::behavior not_ready(caf::event_based_actor*, std::string why) {
   };
 }
 
-std::array<std::size_t, 4> shard_request_kinds() {
+std::array<std::size_t, 5> shard_request_kinds() {
   return {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(), kind_of<wire::dump_request>(),
-          kind_of<wire::snapshot_request>()};
+          kind_of<wire::snapshot_request>(), kind_of<wire::warm_request>()};
 }
 
 std::string service_impl::status() {
@@ -164,11 +164,13 @@ void service_impl::stop(const std::string& reason) {
               const auto s = store_ ? store_->stats() : embedding::shard_store_stats{};
               const auto io = store_ && store_->options().cold ? store_->options().cold->io() : embedding::storage_io{};
               if (store_ && store_->tiered())
-                spdlog::info("{}: all rows written to storage before stopping: {} stored, {} in RAM (budget {}); "
-                             "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} over budget; "
-                             "{} storage reads (p50 {:.3f} ms, p99 {:.3f} ms), {:.1f} MB read, {:.1f} MB written",
-                             options_.name, s.rows_stored, s.rows, s.max_rows_in_memory, s.hit_rate(), s.misses,
-                             s.evictions, s.loaded, s.over_budget, io.reads, io.read_p50_ms, io.read_p99_ms,
+                spdlog::info("{}: all rows written to storage before stopping: {} stored, {} in RAM (budget {}, peak {}); "
+                             "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} read ahead by hints, "
+                             "{} over budget; {} storage reads (p50 {:.3f} ms, p99 {:.3f} ms), {:.1f} MB read, "
+                             "{:.1f} MB written",
+                             options_.name, s.rows_stored, s.rows, s.max_rows_in_memory, s.peak_rows_in_memory,
+                             s.hit_rate(), s.misses, s.evictions, s.loaded, s.warmed, s.over_budget, io.reads,
+                             io.read_p50_ms, io.read_p99_ms,
                              static_cast<double>(io.bytes_read) / 1e6, static_cast<double>(io.bytes_written) / 1e6);
               else
                 spdlog::info("{}: all {} rows written to storage before stopping", options_.name, s.rows);
@@ -187,7 +189,7 @@ void service_impl::stop(const std::string& reason) {
     caf::anon_send(member_, stop_atom::value, reason);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  for (auto& a : {watcher_, role_, member_, sync_, persister_, not_ready_, stopping_}) {
+  for (auto& a : {watcher_, role_, member_, sync_, persister_, prefetcher_, not_ready_, stopping_}) {
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
   transport_->stop();

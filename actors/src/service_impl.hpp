@@ -44,7 +44,7 @@ class job_end {
 caf::behavior not_ready(caf::event_based_actor*, std::string why);
 
 // The requests a shard serves from its rows: refused while it loads them and while it stops.
-std::array<std::size_t, 4> shard_request_kinds();
+std::array<std::size_t, 5> shard_request_kinds();
 
 class service_impl final : public running_service {
  public:
@@ -86,7 +86,7 @@ class service_impl final : public running_service {
   std::shared_ptr<gateway_counters> counters_;
   std::shared_ptr<job_end> end_;
   std::string endpoint_;
-  caf::actor gateway_, member_, role_, watcher_, sync_, persister_, not_ready_, stopping_;
+  caf::actor gateway_, member_, role_, watcher_, sync_, persister_, prefetcher_, not_ready_, stopping_;
   std::mutex stop_mu_;
   std::atomic<bool> stopped_{false};
   const std::uint64_t incarnation_ = random_incarnation();

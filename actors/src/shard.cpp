@@ -69,6 +69,22 @@ body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard
   return make_body(wire::push_reply{req.ids.size()});
 }
 
+// A prefetch hint. Without a memory budget every row is in RAM: the answer says so, and the
+// trainer sends no more.
+body_ptr serve_warm(embedding::shard_store& store, const shard_options& o, shard_counters& c,
+                    const wire::warm_request& req) {
+  if (!store.tiered()) return make_body(wire::warm_reply{0, false});
+  if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+  c.warm_requests.fetch_add(1, std::memory_order_relaxed);
+  auto warmed = store.warm(req.tables.data(), req.ids.data(), req.ids.size());
+  if (!warmed.is_ok()) {
+    // The lookup that follows reads the rows itself and reports the error if it persists.
+    c.warm_errors.fetch_add(1, std::memory_order_relaxed);
+    return make_body(wire::error_reply{warmed.error().code(), o.name + ": " + warmed.error().message()});
+  }
+  return make_body(wire::warm_reply{*warmed, true});
+}
+
 // A page of rows for the exported model: values only (no optimizer state), table by table.
 body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire::dump_request& req) {
   wire::dump_reply reply;
@@ -141,6 +157,12 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("rows_loaded", s.loaded)
                                           .add("evictions", s.evictions)
                                           .add("over_budget", s.over_budget)
+                                          .add("peak_rows_in_memory", s.peak_rows_in_memory)
+                                          .add("pressure_flushes", c.pressure_flushes.load())
+                                          .add("warm_requests", c.warm_requests.load())
+                                          .add("warm_errors", c.warm_errors.load())
+                                          .add("rows_warmed", s.warmed)
+                                          .add("warm_skipped", s.warm_skipped)
                                           .add("admit_after", s.admit_after)
                                           .add("admission_bytes", s.admission_bytes)
                                           .add("admission_refused", s.admission_refused)
@@ -170,6 +192,8 @@ caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
           out = serve_push(*store, options, *counters, *push);
         } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
           out = serve_dump(*store, *counters, *dump);
+        } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
+          out = serve_warm(*store, options, *counters, *warm);
         } else if (std::holds_alternative<wire::status_request>(env->message)) {
           out = serve_status(*store, options, *counters);
         } else {
@@ -185,6 +209,24 @@ caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
   };
 }
 
+// With a memory budget: serves the trainers' prefetch hints.
+struct prefetcher_state {
+  static inline const char* name = "shard-prefetcher";
+};
+
+caf::behavior prefetcher(caf::stateful_actor<prefetcher_state>* self, std::shared_ptr<embedding::shard_store> store,
+                         shard_options options, std::shared_ptr<shard_counters> counters) {
+  (void)self;
+  return {
+      [store, options, counters](serve_atom, const envelope_ptr& env) -> body_ptr {
+        if (const auto* req = std::get_if<wire::warm_request>(&env->message))
+          return serve_warm(*store, options, *counters, *req);
+        return make_body(wire::error_reply{errc::invalid_argument, std::string("the prefetcher does not serve ") +
+                                                                       wire::message_name(env->message)});
+      },
+  };
+}
+
 // ---- persistence ------------------------------------------------------------------------
 
 struct persister_state {
@@ -196,16 +238,20 @@ struct persister_state {
 };
 using persister_actor = caf::stateful_actor<persister_state>;
 
-// Writes every row changed since the last flush. The store hands them over a stripe at a time.
-status flush(persister_actor* self) {
+// Writes rows the store hands over (`take`: take_dirty's or write_back's, a stripe or a table at a
+// time) to storage; with a memory budget, then evicts down to it. Counted as a flush.
+template <class Take>
+status write_rows(persister_actor* self, Take&& take) {
   auto& st = self->state;
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t rows = 0;
-  auto written = st.store->take_dirty([&](std::uint32_t t, const std::uint64_t* ids, const float* values, std::size_t n) {
+  status written = take([&](std::uint32_t t, const std::uint64_t* ids, const float* values, std::size_t n) {
     st.tables.assign(n, t);
     rows += n;
     return st.options.storage->write(st.tables.data(), ids, values, n);
   });
+  // The rows written may go now: RAM back to the budget, off the requests' path.
+  if (written.is_ok()) st.store->shrink_to_budget();
   auto& c = *st.counters;
   c.flushes.fetch_add(1, std::memory_order_relaxed);
   c.rows_flushed.fetch_add(rows, std::memory_order_relaxed);
@@ -230,6 +276,19 @@ status flush(persister_actor* self) {
     }
   }
   return written;
+}
+
+// Writes every row changed since the last flush. The store hands them over a stripe at a time.
+status flush(persister_actor* self) {
+  return write_rows(self, [self](const embedding::shard_store::dirty_sink& sink) { return self->state.store->take_dirty(sink); });
+}
+
+// With a memory budget and RAM past it: writes back the rows eviction takes next, and evicts them.
+status write_back(persister_actor* self) {
+  return write_rows(self, [self](const embedding::shard_store::dirty_sink& sink) {
+    auto written = self->state.store->write_back(sink);
+    return written.is_ok() ? status::ok() : written.error();
+  });
 }
 
 // A page of the exported model from a shard with a memory budget: from storage, which holds every
@@ -297,6 +356,10 @@ body_ptr serve_snapshot(persister_actor* self, const wire::snapshot_request& req
   return make_body(wire::snapshot_reply{cp->id, cp->path, cp->rows, cp->bytes, cp->checksum, seconds});
 }
 
+// How often a persister with a memory budget looks whether RAM is past it (an atomic load).
+constexpr auto pressure_check = std::chrono::milliseconds(20);
+using pressure_atom = caf::atom_constant<caf::atom("pressure")>;
+
 caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_store> store, shard_options options,
                         std::shared_ptr<shard_counters> counters) {
   auto& st = self->state;
@@ -306,10 +369,24 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
   const auto every = std::chrono::duration_cast<caf::timespan>(
       std::chrono::duration<double>(std::max(0.01, st.options.flush_interval)));
   if (st.options.flush_interval > 0) self->delayed_send(self, every, tick_atom::value);
+  if (st.store->tiered()) self->delayed_send(self, pressure_check, pressure_atom::value);
   return {
       [self, every](tick_atom) {
         (void)flush(self);
         self->delayed_send(self, every, tick_atom::value);
+      },
+      // With a memory budget, the rows that may not be evicted are the ones changed since the last
+      // flush: when they pile up past the budget, the next ones eviction would take are written
+      // back now and go, instead of RAM growing by what a whole flush interval touches.
+      [self](pressure_atom) {
+        auto& state = self->state;
+        // Not after a failed flush: the shard is stopping with that error, and a full disk
+        // would only fail again.
+        if (state.store->under_pressure() && state.counters->flush_errors.load() == 0) {
+          state.counters->pressure_flushes.fetch_add(1, std::memory_order_relaxed);
+          (void)write_back(self);
+        }
+        self->delayed_send(self, pressure_check, pressure_atom::value);
       },
       [self](flush_atom) -> bool { return flush(self).is_ok(); },
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
@@ -493,6 +570,14 @@ shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
   for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
                            kind_of<wire::dump_request>(), kind_of<wire::status_request>()})
     if (!(stored_dump && kind == kind_of<wire::dump_request>())) caf::anon_send(gateway, route_atom::value, kind, out.pool);
+  if (stored_dump) {
+    // Hints read storage: a thread of their own (detached), so that a burst of them never holds
+    // up a lookup in the pool; a hint that waits its turn only finds its rows there already.
+    out.prefetcher = sys.spawn<caf::detached>(prefetcher, store, options, counters);
+    caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.prefetcher);
+  } else {
+    caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.pool);
+  }
   if (options.storage) {
     // Detached: writing to storage blocks on disk, never a scheduler thread.
     out.persister = sys.spawn<caf::detached>(persister, store, options, counters);

@@ -92,6 +92,7 @@ void start_workers(trainer_actor* self) {
   st.started = true;
   st.feeder = spawn_feeder(self, st.ctx);
   if (st.have_view) self->send(st.feeder, view_atom::value, st.last_view);
+  self->send(st.feeder, shards_atom::value, st.shard_links);
   self->send(st.feeder, state_atom::value, st.job_state);
   for (int w = 0; w < std::max(1, st.ctx->options.workers); ++w) {
     auto a = spawn_worker(self, st.ctx, st.feeder, st.syncer);
@@ -148,6 +149,7 @@ void follow_view(trainer_actor* self, const wire::cluster_view& view) {
           auto& state = self->state;
           state.shard_links[s] = link;
           for (auto& w : state.workers) self->send(w, shards_atom::value, state.shard_links);
+          if (state.feeder) self->send(state.feeder, shards_atom::value, state.shard_links);
         });
   }
   if (st.feeder) self->send(st.feeder, view_atom::value, view);

@@ -7,6 +7,7 @@
 #include <deque>
 #include <string>
 
+#include "ss/core/train/train_step.hpp"
 #include "trainer_parts.hpp"
 
 namespace ss::actors::trainer_detail {
@@ -24,9 +25,19 @@ struct reader_slot {
   bool poll_due = false;  // an ended reader's next poll may go out
 };
 
+// Prefetch hints: the shards' links, whether each still wants hints (a shard without a memory
+// budget says it does not; a new link asks again), and scratch to split a batch's rows by shard.
+struct hint_state {
+  links shard_links;
+  std::vector<bool> wanted;
+  embedding::batch_rows rows;
+  embedding::shard_split split;
+};
+
 struct feeder_state {
   static inline const char* name = "feeder";
   context_ptr ctx;
+  hint_state hints;
   std::vector<reader_slot> readers;
   std::deque<batch_ptr> ready;
   std::deque<caf::typed_response_promise<batch_ptr>> waiting;
@@ -107,13 +118,44 @@ void pull(self_ptr self, std::uint32_t r) {
   }
 }
 
+// Tells each shard that wants hints which of its rows `batch` will look up. Best effort: an answer
+// other than warm_reply changes nothing, and the lookup is right without it.
+void send_hints(self_ptr self, const wire::batch_message& batch) {
+  auto& st = self->state;
+  auto& h = st.hints;
+  if (!st.ctx->options.prefetch || st.ctx->job.simulate_step_ms > 0) return;
+  if (std::none_of(h.wanted.begin(), h.wanted.end(), [](bool w) { return w; })) return;
+  if (!train::check_batch(st.ctx->model->config(), batch.batch).is_ok()) return;  // the worker reports it
+  h.rows.build(batch.batch, st.ctx->buckets, st.ctx->model->config().embedding_dim);
+  h.split.build(h.rows, st.ctx->shards);
+  for (std::uint32_t s = 0; s < h.split.shards() && s < h.shard_links.size(); ++s) {
+    const auto& part = h.split.of(s);
+    const std::uint32_t link = h.shard_links[s];
+    if (part.ids.empty() || link == 0 || !h.wanted[s]) continue;
+    self->request(st.ctx->gateway, caf::infinite, call_atom::value, link,
+                  make_body(wire::warm_request{part.tables, part.ids}), st.ctx->timeout)
+        .then(
+            [self, s, link](const envelope_ptr& env) {
+              const auto* reply = std::get_if<wire::warm_reply>(&env->message);
+              auto& hs = self->state.hints;
+              if (reply != nullptr && !reply->tiered && s < hs.shard_links.size() && hs.shard_links[s] == link)
+                hs.wanted[s] = false;
+            },
+            [](const caf::error&) {});
+  }
+}
+
 void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env) {
   auto& st = self->state;
   auto& slot = st.readers[r];
   if (const auto* b = std::get_if<wire::batch_message>(&env->message)) {
     slot.ended = false;
-    st.ready.push_back(std::make_shared<const wire::batch_message>(*b));
+    auto batch = std::make_shared<const wire::batch_message>(*b);
+    st.ready.push_back(batch);
     hand_out(self);
+    // A batch that waits for a worker: its rows can be read ahead. One that went to a waiting
+    // worker is looked up now, and a hint would only read its rows twice.
+    if (!st.ready.empty() && st.ready.back() == batch) send_hints(self, *batch);
     pull(self, r);
   } else if (std::holds_alternative<wire::end_of_data>(env->message)) {
     slot.ended = true;
@@ -185,6 +227,13 @@ feeder_actor::behavior_type feeder(self_ptr self, context_ptr ctx) {
       },
       [self](ack_atom, std::uint32_t r, std::uint64_t sequence, std::uint64_t incarnation, int attempt) {
         send_ack(self, r, sequence, incarnation, attempt);
+      },
+      [self](shards_atom, const links& l) {
+        auto& h = self->state.hints;
+        h.wanted.resize(l.size(), true);
+        for (std::size_t s = 0; s < l.size(); ++s)
+          if (s >= h.shard_links.size() || h.shard_links[s] != l[s]) h.wanted[s] = true;  // a new link: ask again
+        h.shard_links = l;
       },
       [self](repoll_atom, std::uint32_t r) {
         auto& slot = self->state.readers[r];

@@ -66,14 +66,17 @@ using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 // The generation of the closing round at the job's end (epoch boundaries use the epoch's number).
 constexpr std::uint32_t final_closing = 0xffffffffu;
 
-// Feeds the workers of one trainer from every reader.
+// Feeds the workers of one trainer from every reader. A batch that waits for a worker is hinted
+// to the shards (warm_request, with --prefetch): its rows are read from a shard's storage while
+// the batches before it compute.
 using feeder_actor = caf::typed_actor<
     caf::reacts_to<view_atom, wire::cluster_view>,  // the readers' endpoints and incarnations
     caf::reacts_to<state_atom, wire::job_state>,    // draining: an ended reader is not asked again
     caf::replies_to<next_atom>::with<batch_ptr>,    // a worker wants a batch; null: the input is over
     // Batch `sequence` of reader r (that reader's incarnation) is trained: ack it, attempt n.
     caf::reacts_to<ack_atom, std::uint32_t, std::uint64_t, std::uint64_t, int>,
-    caf::reacts_to<repoll_atom, std::uint32_t>>;   // time to ask reader r again
+    caf::reacts_to<repoll_atom, std::uint32_t>,    // time to ask reader r again
+    caf::reacts_to<shards_atom, links>>;           // the links to the shards (for prefetch hints)
 
 // One Hogwild worker.
 using worker_actor = caf::typed_actor<

@@ -32,6 +32,7 @@ struct local_flags {
   std::string export_path;  // the final model file
   int snapshot_retain = 3;
   double flush_interval = 5;
+  bool prefetch = false;  // trainers hint batches' rows to the shards (a budget's misses read ahead)
   int storage_memory_mb = 64;
   int memory_budget_mb = 0;  // per shard; 0 = every row in RAM
   double restart_delay = 1;

@@ -54,6 +54,9 @@ void add_local_flags(config::option_set& opts, local_flags& l) {
            "RAM per shard for its rows; the rest stay in its storage (--processes or --state-dir; see "
            "`shadowsync shard`). 0: every row in RAM.")
       .range(0, 1 << 24);
+  opts.add("prefetch", &l.prefetch,
+           "Trainers hint each batch's rows to the shards while it waits, so that a shard with "
+           "--memory-budget-mb reads them from storage ahead of the lookup (see `shadowsync trainer`).");
   opts.add("restart-delay", &l.restart_delay, "--processes: seconds before a service that died is started again.")
       .range(0.0, 3600.0);
   opts.add("max-restarts", &l.max_restarts, "--processes: restarts of one service before the run gives up.")

@@ -113,6 +113,7 @@ bool start_cluster(const local_flags& l, caf::actor_system& sys, const std::shar
   for (int i = 0; ok && i < l.trainers; ++i) {
     auto o = inproc_options(l, "trainer-" + std::to_string(i));
     o.threads = l.workers;
+    o.prefetch = l.prefetch;
     ok = services.add(actors::start_trainer(sys, make_transport(ctx, o.name), o));
   }
   return ok;

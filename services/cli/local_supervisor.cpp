@@ -162,8 +162,8 @@ std::vector<supervised_child> plan_children(const local_flags& l, const run_layo
     add("sync-" + std::to_string(i), {"sync-server", "--index", std::to_string(i)});
   for (int i = 0; i < l.job.readers; ++i) add("reader-" + std::to_string(i), {"reader", "--index", std::to_string(i)});
   for (int i = 0; i < l.trainers; ++i)
-    add("trainer-" + std::to_string(i),
-        {"trainer", "--name", "trainer-" + std::to_string(i), "--threads", std::to_string(l.workers)});
+    add("trainer-" + std::to_string(i), {"trainer", "--name", "trainer-" + std::to_string(i), "--threads",
+                                         std::to_string(l.workers), l.prefetch ? "--prefetch" : "--no-prefetch"});
   return children;
 }
 

@@ -91,12 +91,31 @@ const plain_member sync_server{
      "the trainers' sync rounds for it.",
      "tcp://0.0.0.0:5558", /*member=*/true, /*indexed=*/true},
     actors::start_sync_server};
-const plain_member trainer{{"trainer",
-                            "Runs a trainer: --threads Hogwild workers share one dense replica, pull batches from the "
-                            "readers, look rows up on the shards, train and push gradients back. The job's settings "
-                            "come from the coordinator.",
-                            "tcp://0.0.0.0:0", /*member=*/true, /*indexed=*/false},
-                           actors::start_trainer};
+// A trainer, with its prefetch hints.
+class trainer_role final : public member_role {
+ public:
+  trainer_role()
+      : member_role({"trainer",
+                     "Runs a trainer: --threads Hogwild workers share one dense replica, pull batches from the "
+                     "readers, look rows up on the shards, train and push gradients back. The job's settings "
+                     "come from the coordinator.",
+                     "tcp://0.0.0.0:0", /*member=*/true, /*indexed=*/false},
+                    actors::start_trainer) {}
+
+  void add_flags(config::option_set& opts) override {
+    opts.add("prefetch", &prefetch_,
+             "Hint each batch's rows to the shards while it waits for a worker, so that a shard with "
+             "--memory-budget-mb reads them from its storage ahead of the lookup (docs/embeddings.md). A shard "
+             "that keeps every row in RAM declines the hints. Worth it where storage reads wait on a disk and "
+             "the shards have cores to spare; on a machine whose cores the job shares it cost more than it "
+             "saved.");
+  }
+
+  void configure(actors::service_options& o) override { o.prefetch = prefetch_; }
+
+ private:
+  bool prefetch_ = false;
+};
 
 int run_member(const plain_member& m, const args& a, const config::environment& env) {
   member_role role(m.kind, m.start);
@@ -119,7 +138,8 @@ int run_sync_server(const args& a, const config::environment& env) {
 }
 
 int run_trainer(const args& a, const config::environment& env) {
-  return run_member(trainer, a, env);
+  trainer_role role;
+  return run_service(role, a, env);
 }
 
 }  // namespace ss::cli

@@ -44,6 +44,11 @@ TEST_CASE("shard: serves lookups and pushes of its own rows and refuses others",
   CHECK(std::get<wire::error_reply>(*refused).message.find("belongs to shard 0") != std::string::npos);
   auto bad_push = ask(f, shard, wire::push_request{{0}, {mine[0]}, {1, 2, 3}});
   CHECK(std::holds_alternative<wire::error_reply>(*bad_push));
+  // A prefetch hint to a shard that keeps every row in RAM: declined, so the trainer sends no more.
+  auto hint = ask(f, shard, wire::warm_request{{0, 0}, {mine[0], mine[1]}});
+  REQUIRE(std::holds_alternative<wire::warm_reply>(*hint));
+  CHECK_FALSE(std::get<wire::warm_reply>(*hint).tiered);
+  CHECK(std::get<wire::warm_reply>(*hint).rows == 0);
 }
 
 namespace reader_test {

@@ -51,6 +51,21 @@ for k in test_logloss test_ne test_auc; do
     fail "$k: the job measured $(field tiered.json $k), predict with its export $(field predict.json $k)"
 done
 
+# Prefetch hints (--prefetch): rows read ahead of their lookups, the same model to the last digit.
+"$bin" local "${common[@]}" --state-dir prefetch --memory-budget-mb 1 --prefetch --export prefetch.ssm --log-level info \
+  >prefetch.out 2>prefetch.err || fail "the job with prefetch failed: $(tail -3 prefetch.err)"
+tail -1 prefetch.out >prefetch.json
+for k in test_examples test_logloss test_ne test_auc test_calibration export_rows; do
+  [[ "$(field ram.json $k)" == "$(field prefetch.json $k)" ]] ||
+    fail "$k: $(field ram.json $k) with every row in RAM, $(field prefetch.json $k) with a 1 MB budget and prefetch"
+done
+prefetch_line=$(grep -o "all rows written to storage before stopping: .*" prefetch.err | tail -1 || true)
+warmed=$(echo "$prefetch_line" | grep -o "[0-9]* read ahead by hints" | cut -d' ' -f1)
+[[ "${warmed:-0}" -gt 0 ]] || fail "no row was read ahead by a hint: $prefetch_line"
+# RAM held near the budget: the peak within the budget plus what one write-back cycle lets in.
+peak=$(echo "$line" | grep -o "peak [0-9]*" | cut -d' ' -f2)
+[[ -n "$peak" && -n "$budget" ]] && ((peak <= 2 * budget)) || fail "RAM peaked at ${peak:-?} rows for a budget of $budget"
+
 # A budget below one batch's rows (128 x 26 tables), and one without storage.
 # Not piped into grep -q: grep leaving early would end the help with SIGPIPE (pipefail).
 help=$("$bin" shard --help 2>&1)
@@ -69,4 +84,5 @@ fi
 echo "in RAM:     $(grep -o '"test_ne":[^,]*' ram.json), export_rows $(field ram.json export_rows)"
 echo "1 MB (${budget:-?} rows): $(grep -o '"test_ne":[^,]*' tiered.json), export_rows $(field tiered.json export_rows)"
 echo "shard:      ${line:-?}"
+echo "prefetch:   ${prefetch_line:-?}"
 exit $((failures > 0))

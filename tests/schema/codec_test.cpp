@@ -389,7 +389,7 @@ TEST_CASE("codec: an unknown message type from a newer peer is refused", "[wire]
   frame b = encode_body(ack{}, 77);
   const std::size_t tag = differing_u16(a, b);
   for (std::uint16_t t :
-       {std::uint16_t{32}, std::uint16_t{33}, std::uint16_t{999}, std::uint16_t{65535}}) {
+       {std::uint16_t{36}, std::uint16_t{37}, std::uint16_t{999}, std::uint16_t{65535}}) {
     auto bytes = bytes_of(b);
     std::memcpy(bytes.data() + tag, &t, 2);
     frame f = frame_of(bytes);
@@ -462,6 +462,12 @@ TEST_CASE("codec: lookup_reply values must be whole rows of dim", "[wire]") {
   require_parse_error(encode_body(r), "lookup_reply: 12 values with dim 0");
   r.values.clear();
   CHECK(decode(*encode_body(r)).is_ok());  // no rows: dim does not matter
+}
+
+TEST_CASE("codec: warm_request tables and ids must have the same length", "[wire]") {
+  require_parse_error(encode_body(warm_request{{1, 2}, {4}}), "warm_request: 2 tables for 1 ids");
+  CHECK(decode(*encode_body(warm_request{{}, {}})).is_ok());
+  CHECK(decode(*encode_body(warm_request{{3}, {9}})).is_ok());
 }
 
 TEST_CASE("codec: push_request grads must be a positive multiple of its ids", "[wire]") {

@@ -96,6 +96,8 @@ TEST_CASE("codec: every sample message encodes to its protocol 2 bytes", "[wire]
     {"export_request", 72, 0x3e0279b05d8c39b4ULL},
     {"export_reply", 96, 0xb71ec309ad00482eULL},
     {"sync_close", 48, 0xf54b5b6965131df6ULL},
+    {"warm_request", 80, 0xd88c5f9ba76d7382ULL},
+    {"warm_reply", 56, 0xc89b666d6c5518adULL},
   };
   check_frames(one_of_each(), golden);
 }
@@ -134,6 +136,8 @@ TEST_CASE("codec: every default-constructed message encodes to its protocol 2 by
     {"export_request", 48, 0x4a8ef7ccbbf99963ULL},
     {"export_reply", 72, 0x16f08d8a5c263cf6ULL},
     {"sync_close", 48, 0x396381887f1d4499ULL},
+    {"warm_request", 56, 0x0f6c2db59c7f00ceULL},
+    {"warm_reply", 56, 0x7cc9924fe05ec036ULL},
   };
   std::vector<envelope> samples = one_of_each();
   for (envelope& e : samples) {

@@ -33,7 +33,7 @@ TEST_CASE("messages: message_name names every message type", "[wire]") {
                             "sync_request", "sync_reply",       "snapshot_now",
                             "snapshot_request", "snapshot_reply", "dump_request", "dump_reply",
                             "sync_restore", "export_request", "export_reply",
-                            "sync_close"};
+                            "sync_close", "warm_request", "warm_reply"};
   static_assert(sizeof(expected) / sizeof(expected[0]) == std::variant_size_v<body>);
   auto all = testing::one_of_each();
   REQUIRE(all.size() == std::variant_size_v<body>);

@@ -166,6 +166,8 @@ inline std::vector<envelope> one_of_each() {
   add(export_request{"/models/job-7.ssm"});
   add(export_reply{"/models/job-7.ssm", 1234567, 89000000, 3.5});
   add(sync_close{4});
+  add(warm_request{{0, 25}, {17, 0xfeedfacecafebeefULL}});
+  add(warm_reply{1234, true});
   return out;
 }
 
@@ -333,6 +335,14 @@ inline void check_same(const sync_restore& a, const sync_restore& b) {
 }
 inline void check_same(const export_request& a, const export_request& b) { CHECK(a.path == b.path); }
 inline void check_same(const sync_close& a, const sync_close& b) { CHECK(a.generation == b.generation); }
+inline void check_same(const warm_request& a, const warm_request& b) {
+  CHECK(a.tables == b.tables);
+  CHECK(a.ids == b.ids);
+}
+inline void check_same(const warm_reply& a, const warm_reply& b) {
+  CHECK(a.rows == b.rows);
+  CHECK(a.tiered == b.tiered);
+}
 inline void check_same(const export_reply& a, const export_reply& b) {
   CHECK(a.path == b.path);
   CHECK(a.rows == b.rows);

@@ -93,6 +93,7 @@ bool embedding_table::evict_one_locked(stripe& s) {
   row_budget& b = *options_.budget;
   if (s.used == 0 || b.flush_failed.load(std::memory_order_acquire)) return false;
   const std::uint32_t flushed = b.flushed.load(std::memory_order_acquire);
+  if (s.barren && s.barren_at == flushed) return false;
   const std::size_t mask = s.slots.size() - 1;
   // Two turns of the hand: the first may only clear the marks of rows touched since the last.
   for (std::size_t step = 0; step < 2 * s.slots.size(); ++step) {
@@ -108,6 +109,8 @@ bool embedding_table::evict_one_locked(stripe& s) {
     b.evictions.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
+  s.barren = true;
+  s.barren_at = flushed;
   return false;
 }
 
@@ -141,7 +144,11 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i
   if (options_.budget) {
     s.referenced[i] = 1;
     s.taken[i] = 0;
-    options_.budget->resident.fetch_add(1, std::memory_order_relaxed);
+    row_budget& b = *options_.budget;
+    const std::uint64_t now = b.resident.fetch_add(1, std::memory_order_relaxed) + 1;
+    std::uint64_t peak = b.peak_resident.load(std::memory_order_relaxed);
+    while (now > peak && !b.peak_resident.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
   }
   rows_.fetch_add(1, std::memory_order_relaxed);
   // Linear probing stays short below a 0.7 load factor.
@@ -371,6 +378,8 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
         s.dirty[at] = 1;
         ++marked;
         ++created;
+      } else if (!changes) {
+        s.barren = false;  // a row as storage holds it: one that may go
       }
       touched(s, at, i);
     });
@@ -396,6 +405,44 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
     admission->admissions.fetch_add(created, std::memory_order_relaxed);
   }
   return missing;
+}
+
+result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::size_t n, const row_loader& load,
+                                                batch_scratch& scratch) {
+  row_budget& budget = *options_.budget;
+  const std::size_t floats = row_floats();
+  auto& wanted = scratch.pending_ids;
+  auto& evictions_then = scratch.evictions_then;
+  wanted.clear();
+  evictions_then.clear();
+  for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
+    if (s.slots[probe(s, ids[i], scratch.hashes[i])].row != nullptr) return;
+    wanted.push_back(ids[i]);
+    evictions_then.push_back(s.evictions);
+  });
+  if (wanted.empty() || !load) return std::size_t{0};
+  scratch.loaded.resize(wanted.size() * floats);
+  scratch.found.assign(wanted.size(), 0);
+  SS_RETURN_IF_ERROR(load(wanted.data(), wanted.size(), scratch.loaded.data(), scratch.found.data()));
+  std::size_t placed = 0, skipped = 0;
+  for_each_by_stripe(wanted.data(), wanted.size(), scratch, [&](stripe& s, std::uint32_t j) {
+    if (scratch.found[j] == 0) return;  // no stored row: the lookup makes it (or not: admission)
+    const std::uint64_t id = wanted[j];
+    const std::uint64_t hash = scratch.hashes[j];
+    if (s.slots[probe(s, id, hash)].row != nullptr || evicted_since(s, id, evictions_then[j])) return;
+    if (budget.resident.load(std::memory_order_relaxed) >= budget.max_rows && !evict_one_locked(s)) {
+      ++skipped;  // a hint never takes RAM past the budget
+      return;
+    }
+    float* row = insert_locked(s, id, probe(s, id, hash));  // the eviction may have moved the free slot
+    if (row == nullptr) return;                             // max_rows
+    std::memcpy(row, scratch.loaded.data() + static_cast<std::size_t>(j) * floats, sizeof(float) * floats);
+    s.barren = false;  // a row as storage holds it: one that may go
+    ++placed;
+  });
+  budget.warmed.fetch_add(placed, std::memory_order_relaxed);
+  budget.warm_skipped.fetch_add(skipped, std::memory_order_relaxed);
+  return placed;
 }
 
 std::size_t embedding_table::take_dirty(std::size_t stripe_index, std::vector<std::uint64_t>& ids,
@@ -444,6 +491,46 @@ std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max
     }
   }
   return 0;
+}
+
+std::size_t embedding_table::take_victims(std::size_t stripe_index, std::size_t want, std::vector<std::uint64_t>& ids,
+                                          std::vector<float>& rows, std::uint32_t flush) {
+  stripe& s = stripes_[stripe_index];
+  const std::size_t floats = row_floats();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.taken.empty() || s.used == 0) return 0;
+  const std::uint32_t flushed = options_.budget->flushed.load(std::memory_order_acquire);
+  const std::size_t mask = s.slots.size() - 1;
+  std::size_t found = 0, taken = 0;
+  for (std::size_t step = 0; step < 2 * s.slots.size() && found < want; ++step) {
+    const std::size_t i = s.hand;
+    s.hand = (s.hand + 1) & mask;
+    if (s.slots[i].row == nullptr) continue;
+    if (s.referenced[i] != 0) {
+      s.referenced[i] = 0;
+      continue;
+    }
+    if (s.dirty[i] != 0) {
+      s.dirty[i] = 0;
+      s.taken[i] = flush;
+      ids.push_back(s.slots[i].key);
+      rows.insert(rows.end(), s.slots[i].row, s.slots[i].row + floats);
+      ++taken;
+      ++found;
+    } else if (s.taken[i] <= flushed) {
+      ++found;  // stored as it is: may go now
+    }
+  }
+  dirty_.fetch_sub(taken, std::memory_order_relaxed);
+  return taken;
+}
+
+std::size_t embedding_table::evict(std::size_t stripe_index, std::size_t max) {
+  stripe& s = stripes_[stripe_index];
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::size_t evicted = 0;
+  while (evicted < max && evict_one_locked(s)) ++evicted;
+  return evicted;
 }
 
 std::size_t embedding_table::stripe_of(std::uint64_t id) { return stripe_index(mix64(id)); }

@@ -1,5 +1,6 @@
 #include "ss/core/embedding/shard_store.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -166,6 +167,89 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
   return status::ok();
 }
 
+result<std::size_t> shard_store::warm(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
+  if (!tiered()) return std::size_t{0};
+  SS_RETURN_IF_ERROR(check_tables(tables, n));
+  std::uint32_t max_table = 0;
+  for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
+  group(tables, ids, n, max_table);
+  std::size_t placed = 0;
+  for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
+    const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
+    if (count == 0) continue;
+    auto warmed = table(t)->warm_tiered(tls.ids.data() + begin, count, loader(t), tls.scratch);
+    if (!warmed.is_ok()) return warmed.error().with_context("table " + std::to_string(t) + ": reading rows ahead");
+    placed += *warmed;
+  }
+  return placed;
+}
+
+result<std::uint64_t> shard_store::write_back(const dirty_sink& fn) {
+  if (!tiered()) return std::uint64_t{0};
+  std::vector<embedding_table*> live;
+  std::vector<std::uint32_t> numbers;
+  for (std::uint32_t t = 0; t < options_.max_tables; ++t)
+    if (embedding_table* tab = fast_[t].load(std::memory_order_acquire)) {
+      live.push_back(tab);
+      numbers.push_back(t);
+    }
+  const std::uint64_t resident = budget_->resident.load(std::memory_order_relaxed);
+  const std::uint64_t target = budget_->max_rows - budget_->max_rows / 16;
+  if (live.empty() || resident <= target) return std::uint64_t{0};
+  const std::uint64_t stripes = live.size() * embedding_table::stripe_count;
+  const std::uint32_t flush = budget_->taking.fetch_add(1, std::memory_order_acq_rel) + 1;
+  std::vector<std::uint64_t> ids;
+  std::vector<float> rows;
+  std::uint64_t written = 0;
+  // Each stripe gives its share of what is over; a stripe with fewer rows than its share leaves
+  // the rest to the others in the next pass.
+  std::uint64_t over = resident - target;
+  for (int pass = 0; pass < 4 && over > 0; ++pass) {
+    const std::size_t want = static_cast<std::size_t>((over + stripes - 1) / stripes);
+    std::uint64_t this_pass = 0;
+    for (std::size_t k = 0; k < live.size(); ++k) {
+      ids.clear();
+      rows.clear();
+      for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) live[k]->take_victims(s, want, ids, rows, flush);
+      if (ids.empty()) continue;
+      if (status st = fn(numbers[k], ids.data(), rows.data(), ids.size()); !st.is_ok()) {
+        budget_->flush_failed.store(true, std::memory_order_release);
+        return st;
+      }
+      this_pass += ids.size();
+    }
+    written += this_pass;
+    if (this_pass == 0) break;
+    over = this_pass >= over ? 0 : over - this_pass;
+  }
+  budget_->flushed.store(flush, std::memory_order_release);
+  shrink_to_budget();
+  return written;
+}
+
+std::uint64_t shard_store::shrink_to_budget() {
+  if (!tiered()) return 0;
+  std::vector<embedding_table*> live;
+  for (auto& f : fast_)
+    if (embedding_table* t = f.load(std::memory_order_acquire)) live.push_back(t);
+  if (live.empty()) return 0;
+  std::uint64_t evicted = 0;
+  // A few passes over every stripe, each taking a share of what is over: the stripes that cannot
+  // give (every row changed since the flush) leave theirs to the next pass's others.
+  for (int pass = 0; pass < 4; ++pass) {
+    const std::uint64_t resident = budget_->resident.load(std::memory_order_relaxed);
+    if (resident <= budget_->max_rows) break;
+    const std::uint64_t stripes = live.size() * embedding_table::stripe_count;
+    const std::size_t share = static_cast<std::size_t>((resident - budget_->max_rows + stripes - 1) / stripes);
+    std::uint64_t this_pass = 0;
+    for (embedding_table* t : live)
+      for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) this_pass += t->evict(s, share);
+    evicted += this_pass;
+    if (this_pass == 0) break;
+  }
+  return evicted;
+}
+
 const embedding_table* shard_store::existing_table(std::uint32_t t) const {
   return t < options_.max_tables ? fast_[t].load(std::memory_order_acquire) : nullptr;
 }
@@ -225,6 +309,9 @@ shard_store_stats shard_store::stats() const {
     s.loaded = budget_->loaded.load(std::memory_order_relaxed);
     s.evictions = budget_->evictions.load(std::memory_order_relaxed);
     s.over_budget = budget_->over_budget.load(std::memory_order_relaxed);
+    s.peak_rows_in_memory = budget_->peak_resident.load(std::memory_order_relaxed);
+    s.warmed = budget_->warmed.load(std::memory_order_relaxed);
+    s.warm_skipped = budget_->warm_skipped.load(std::memory_order_relaxed);
   }
   if (admission_) {
     s.admit_after = admission_->k();

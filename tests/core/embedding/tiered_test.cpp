@@ -267,3 +267,103 @@ TEST_CASE("tiered shard store: concurrent pushes with a flusher and heavy evicti
               Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
   }
 }
+
+TEST_CASE("tiered shard store: a prefetch hint reads stored rows into RAM and creates none", "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(4);
+  shard_store all(options(0, nullptr)), store(options(64, cold));
+  std::vector<std::uint32_t> tables(200, 0);
+  std::vector<std::uint64_t> ids(200);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::vector<float> v(200 * 4), w(200 * 4), grads(200 * 4, 1.0f);
+  REQUIRE(store.lookup(tables.data(), ids.data(), 200, true, v.data()).is_ok());
+  REQUIRE(store.push(tables.data(), ids.data(), 200, grads.data()).is_ok());
+  REQUIRE(all.lookup(tables.data(), ids.data(), 200, true, w.data()).is_ok());
+  REQUIRE(all.push(tables.data(), ids.data(), 200, grads.data()).is_ok());
+  REQUIRE(flush(store, *cold).is_ok());
+  CHECK(store.shrink_to_budget() > 0);  // what the persister does after a flush
+  CHECK(store.stats().rows <= 64);
+  // A hint for 16 stored rows that went and 16 ids never seen.
+  std::vector<std::uint32_t> hint_tables(32, 0);
+  std::vector<std::uint64_t> hint(32);
+  std::size_t stored_out = 0;
+  for (std::uint64_t id = 0; id < 200 && stored_out < 16; ++id) {
+    std::uint64_t one = id;
+    const std::uint32_t t = 0;
+    float row[4];
+    // Out of RAM: a lookup that does not create counts a miss.
+    const auto misses = store.stats().misses;
+    REQUIRE(store.lookup(&t, &one, 1, false, row).is_ok());
+    if (store.stats().misses > misses) hint[stored_out++] = id;
+  }
+  REQUIRE(stored_out == 16);
+  for (std::size_t i = 16; i < 32; ++i) hint[i] = 5000 + i;
+  const auto stored = cold->rows();
+  auto warmed = store.warm(hint_tables.data(), hint.data(), hint.size());
+  REQUIRE(warmed.is_ok());
+  CHECK(*warmed == 16);
+  CHECK(store.stats().warmed == 16);
+  CHECK(store.stats().rows <= 64);  // room made by eviction, never past the budget
+  CHECK(cold->rows() == stored);    // nothing created
+  // The lookup after the hint: hits, with the trained values.
+  const auto before = store.stats();
+  std::vector<float> got(16 * 4), want(16 * 4);
+  REQUIRE(store.lookup(hint_tables.data(), hint.data(), 16, true, got.data()).is_ok());
+  REQUIRE(all.lookup(hint_tables.data(), hint.data(), 16, true, want.data()).is_ok());
+  CHECK(got == want);
+  CHECK(store.stats().hits == before.hits + 16);
+  CHECK(store.stats().misses == before.misses);
+  // RAM full of rows changed since the last flush: a hint places nothing rather than pass the budget.
+  std::vector<std::uint64_t> fresh(128);
+  for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i] = 9000 + i;
+  std::vector<float> fresh_values(128 * 4);
+  REQUIRE(store.lookup(std::vector<std::uint32_t>(128, 0).data(), fresh.data(), 128, true, fresh_values.data()).is_ok());
+  std::vector<std::uint64_t> other(8);
+  for (std::size_t i = 0; i < other.size(); ++i) other[i] = 100 + i;
+  auto none = store.warm(tables.data(), other.data(), other.size());
+  REQUIRE(none.is_ok());
+  CHECK(*none == 0);
+  CHECK(store.stats().warm_skipped == 8);
+  // Without a budget a hint has nothing to do.
+  CHECK(*all.warm(hint_tables.data(), hint.data(), hint.size()) == 0);
+}
+
+TEST_CASE("tiered shard store: writing back what eviction takes next brings RAM under the budget",
+          "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(4);
+  shard_store all(options(0, nullptr)), store(options(100, cold));
+  std::vector<std::uint32_t> tables(1000, 1);
+  std::vector<std::uint64_t> ids(1000);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i * 7;
+  std::vector<float> v(1000 * 4), grads(1000 * 4, 0.5f);
+  for (auto* s : {&store, &all}) {
+    REQUIRE(s->lookup(tables.data(), ids.data(), 1000, true, v.data()).is_ok());
+    REQUIRE(s->push(tables.data(), ids.data(), 1000, grads.data()).is_ok());
+  }
+  // 1000 changed rows, none stored: none could go.
+  CHECK(store.stats().rows == 1000);
+  CHECK(store.under_pressure());
+  std::uint64_t sunk = 0;
+  auto written = store.write_back([&](std::uint32_t t, const std::uint64_t* i, const float* r, std::size_t n) {
+    sunk += n;
+    std::vector<std::uint32_t> tabs(n, t);
+    return cold->write(tabs.data(), i, r, n);
+  });
+  REQUIRE(written.is_ok());
+  CHECK(*written == sunk);
+  CHECK(*written >= 900);
+  CHECK(store.stats().rows <= 100);
+  CHECK_FALSE(store.under_pressure());
+  CHECK(store.dirty_rows() == 1000 - *written);
+  // Nothing lost: every row, in RAM or written back, has its update.
+  std::vector<float> got(1000 * 4), want(1000 * 4);
+  REQUIRE(store.lookup(tables.data(), ids.data(), 1000, false, got.data()).is_ok());
+  REQUIRE(all.lookup(tables.data(), ids.data(), 1000, false, want.data()).is_ok());
+  CHECK(got == want);
+  // A failed write-back: an error, and nothing evicted any more (storage may lack the rows).
+  REQUIRE(store.push(tables.data(), ids.data(), 1000, grads.data()).is_ok());
+  auto failed = store.write_back([](std::uint32_t, const std::uint64_t*, const float*, std::size_t) {
+    return ss::status(ss::errc::io_error, "disk full");
+  });
+  CHECK(failed.error().code() == ss::errc::io_error);
+  CHECK(store.shrink_to_budget() == 0);
+}

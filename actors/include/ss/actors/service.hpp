@@ -44,6 +44,8 @@ struct service_options {
   // Shards: the RAM their rows may take (embedding::shard_store_options::max_rows_in_memory); the
   // rest stay in storage, which it needs. 0: every row in RAM.
   std::uint64_t memory_budget_bytes = 0;
+  // Trainers: hint each waiting batch's rows to the shards (trainer_options::prefetch).
+  bool prefetch = false;
   // Inbound bounds (gateway_options): the largest frame decoded, requests served at once.
   std::size_t max_frame_bytes = std::size_t{64} << 20;
   std::uint32_t max_requests_in_flight = 4096;

@@ -1,8 +1,11 @@
 // The embedding shard server's actors: a pool of workers serving lookup_request, push_request,
 // dump_request and status_request against one shared shard_store (thread-safe), and, when the
 // shard has storage, a persister that writes the rows pushes changed to it every flush interval
-// and checkpoints them on snapshot_request. Lookups never wait for storage: rows live in memory
-// and the persister copies a stripe of rows at a time.
+// (and, with a memory budget, as soon as RAM is past the budget) and checkpoints them on
+// snapshot_request. With a memory budget, a prefetcher of its own serves the trainers' hints
+// (warm_request), reading rows from storage off the lookups' path; without one, the workers
+// answer a hint at once that none are wanted. Without a budget, lookups never wait for storage:
+// rows live in memory and the persister copies a stripe of rows at a time.
 #pragma once
 
 #include <caf/actor.hpp>
@@ -39,6 +42,10 @@ struct shard_counters {
   std::atomic<std::uint64_t> checkpoints{0}, last_checkpoint{0}, last_checkpoint_ns{0};
   std::atomic<std::uint64_t> rows_restored{0};
   std::atomic<std::uint64_t> rows_dumped{0};  // rows sent for model exports
+  // Prefetch hints (warm_request) served, and those whose read from storage failed.
+  std::atomic<std::uint64_t> warm_requests{0}, warm_errors{0};
+  // With a memory budget: flushes run early because RAM was past the budget (row_budget).
+  std::atomic<std::uint64_t> pressure_flushes{0};
   // Why the shard cannot go on serving the job ("" while it can: rows it could not load, or a
   // failed write-back with a memory budget): reported with its heartbeats, the coordinator then
   // fails the job with it.
@@ -69,7 +76,8 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
 //   (flush_atom) -> bool   write every changed row now (the drain before exit); true when done
 struct shard_actors {
   caf::actor pool;
-  caf::actor persister;  // null without storage
+  caf::actor persister;   // null without storage
+  caf::actor prefetcher;  // null without a memory budget
 };
 shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
                          std::shared_ptr<embedding::shard_store> store, const shard_options& options,

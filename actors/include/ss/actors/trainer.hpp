@@ -31,6 +31,11 @@ struct trainer_options {
   bool detached_workers = true;    // own threads (production); false on the test scheduler
   std::uint64_t incarnation = 0;   // this trainer process: names it to readers, sync servers, the coordinator
   std::string coordinator;         // endpoint, for dense_request / dense_report
+  // Hint each batch's rows to the shards while it waits for a worker (warm_request), so that a
+  // shard with a memory budget reads them from storage ahead of the lookup. A shard that keeps
+  // every row in RAM says so, and gets no more hints. Off by default: measured on a machine whose
+  // cores the whole job shares, reading ahead cost more than it saved (docs/embeddings.md).
+  bool prefetch = false;
   // The learning-rate schedule; a batch's place in the job is its reader's examples before it
   // times the readers (readers go at about the same pace), the same after any restart.
   optim::lr_schedule schedule;

@@ -78,4 +78,30 @@ struct codec<push_reply>
   using fields = field_list<Wire, field<&push_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>>;
 };
 
+template <>
+struct codec<warm_request>
+    : union_member<Body::WARM_REQUEST, &Body::Builder::initWarmRequest, &Body::Reader::getWarmRequest> {
+  static constexpr const char* name = "warm_request";
+  using fields = field_list<Wire,
+      list<&warm_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
+      list<&warm_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>>;
+
+  static status check(const warm_request& m) {
+    if (m.tables.size() != m.ids.size()) {
+      return parse_error("warm_request: " + num(m.tables.size()) + " tables for " + num(m.ids.size()) +
+                         " ids (one table per id)");
+    }
+    return status::ok();
+  }
+};
+
+template <>
+struct codec<warm_reply>
+    : union_member<Body::WARM_REPLY, &Body::Builder::initWarmReply, &Body::Reader::getWarmReply> {
+  static constexpr const char* name = "warm_reply";
+  using fields = field_list<Wire,
+      field<&warm_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+      field<&warm_reply::tiered, &Wire::Builder::setTiered, &Wire::Reader::getTiered>>;
+};
+
 }  // namespace ss::wire::detail

@@ -35,15 +35,25 @@ namespace ss::embedding {
 // since a flush last took it, nor taken by a flush whose writes have not all succeeded. When no
 // row of the stripe qualifies (all new or changed, waiting for the next flush), the new row comes
 // in anyway and `over_budget` counts it: the budget is a target the flusher brings RAM back to,
-// never a reason to refuse a lookup.
+// never a reason to refuse a lookup. The shard's persister flushes early once RAM is past the
+// budget by its slack (under_pressure), so that the overshoot lasts a flush, not a flush interval.
 struct row_budget {
   std::uint64_t max_rows = 0;
-  std::atomic<std::uint64_t> resident{0};
+  std::atomic<std::uint64_t> resident{0}, peak_resident{0};
   std::atomic<std::uint64_t> hits{0}, misses{0}, loaded{0}, evictions{0}, over_budget{0};
+  // Rows read from the cold tier ahead of their lookup (warm_tiered), and hinted rows not read
+  // because RAM was full of rows that may not go yet.
+  std::atomic<std::uint64_t> warmed{0}, warm_skipped{0};
   // Flush generations: a row taken by flush g may be evicted once flush g wrote everything. After
   // a failed flush its rows may be missing from storage: nothing is evicted any more.
   std::atomic<std::uint32_t> taking{0}, flushed{0};
   std::atomic<bool> flush_failed{false};
+
+  // RAM holds more rows than the budget plus a sixteenth: the changed rows that may not go are
+  // piling up, and a flush now would let them go.
+  bool under_pressure() const {
+    return resident.load(std::memory_order_relaxed) > max_rows + max_rows / 16;
+  }
 };
 
 // Reads n rows of one table from the cold tier: found[i] = 1 and row i's row_floats() values in
@@ -139,6 +149,15 @@ class embedding_table {
   result<std::size_t> visit_tiered(const std::uint64_t* ids, std::size_t n, bool create, bool changes,
                                    const row_loader& load, row_update visit, void* context, batch_scratch& scratch);
 
+  // A prefetch hint (with a budget): reads the rows of `ids` that are only in the cold tier (one
+  // `load` call, outside the locks) and places them in RAM, as a miss would, so that the lookup
+  // that follows finds them there. Creates no row, counts no sighting, changes no value, and never
+  // pushes RAM past the budget: where no row may be evicted for it, a row is left in storage
+  // (row_budget::warm_skipped). Nor places a row evicted meanwhile (storage may have a newer
+  // version than the one read). Returns how many rows it placed, or load's error.
+  result<std::size_t> warm_tiered(const std::uint64_t* ids, std::size_t n, const row_loader& load,
+                                  batch_scratch& scratch);
+
   // The rows created (find_or_create_batch) or changed (update_batch) since they were last taken: appends their ids to `ids`
   // and copies of their row_floats() values to `rows`, for stripe `stripe` (0 <= stripe <
   // stripe_count), clearing their dirty marks. One stripe at a time keeps each lock short. With
@@ -146,6 +165,19 @@ class embedding_table {
   // evicted once row_budget::flushed reaches it.
   std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows,
                          std::uint32_t flush = 0);
+  // With a budget: the next rows of stripe `stripe` that eviction would take, made ready to go.
+  // Runs the CLOCK hand as eviction does (a row touched since it last passed gets a second
+  // chance) until `want` rows were found that are not being used: a changed one is taken for
+  // writing back (its id appended to `ids`, a copy to `rows`, its dirty mark cleared, taken by
+  // flush generation `flush`), an unchanged one counts as found already. Returns how many were
+  // taken. Writing back only these, not every changed row, is what keeps a hot row from being
+  // written again at every flush a full RAM calls for.
+  std::size_t take_victims(std::size_t stripe, std::size_t want, std::vector<std::uint64_t>& ids,
+                           std::vector<float>& rows, std::uint32_t flush);
+  // With a budget: evicts up to `max` rows of stripe `stripe` that may go (CLOCK, as a new row
+  // does); returns how many went. The shard's background sweep brings RAM back to the budget
+  // with it after a flush, instead of waiting for new rows to make room one by one.
+  std::size_t evict(std::size_t stripe, std::size_t max);
   // Rows marked dirty now (approximate while updates run).
   std::size_t dirty_rows() const { return dirty_.load(std::memory_order_relaxed); }
   static constexpr std::size_t stripe_count = 64;
@@ -206,6 +238,11 @@ class embedding_table {
     std::vector<std::uint8_t> referenced;
     std::vector<std::uint32_t> taken;
     std::size_t hand = 0;
+    // The hand went round twice without finding a row that may go, when flush generation
+    // `barren_at` was the last stored: no row can go before the next one is, or before a row
+    // read from storage (clean) comes in. Saves a scan of the whole stripe per new row.
+    bool barren = false;
+    std::uint32_t barren_at = 0;
     std::vector<float*> free_rows;  // memory of evicted rows, for new ones
     std::uint64_t evictions = 0;
     std::array<std::uint64_t, evicted_memory> evicted{};  // evicted[k % evicted_memory]: the k-th eviction's key

@@ -59,8 +59,11 @@ struct shard_store_stats {
   std::uint64_t tables = 0;
   // With a memory budget: the budget in rows, rows in the cold tier (every stored row), and the
   // row_budget counters.
-  std::uint64_t max_rows_in_memory = 0, rows_stored = 0;
+  std::uint64_t max_rows_in_memory = 0, rows_stored = 0, peak_rows_in_memory = 0;
   std::uint64_t hits = 0, misses = 0, loaded = 0, evictions = 0, over_budget = 0;
+  // Prefetch hints (warm): rows read into RAM ahead of their lookup, and rows left in storage
+  // for want of room.
+  std::uint64_t warmed = 0, warm_skipped = 0;
   // With admission (admit_after > 1): K, the sketch's bytes, lookups served without a row,
   // gradients dropped for want of one, rows admitted.
   std::uint64_t admit_after = 1, admission_bytes = 0;
@@ -86,6 +89,16 @@ class shard_store {
   // admitted already: the others' gradients are dropped and counted).
   status push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads,
               float lr_scale = 1.0f);
+  // A prefetch hint: with a memory budget, reads the rows of (tables[i], ids[i]) that are only in
+  // storage into RAM (embedding_table::warm_tiered); returns how many. Without one: 0, nothing to do.
+  result<std::size_t> warm(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n);
+  // With a memory budget: evicts rows that may go (stored as they are) until RAM is within the
+  // budget, spread over every table's stripes; returns how many went. The persister calls it
+  // after each flush, which is what makes changed rows evictable. Without a budget: 0.
+  std::uint64_t shrink_to_budget();
+  // With a memory budget: RAM is past the budget by its slack (row_budget::under_pressure), so a
+  // flush now would let changed rows go.
+  bool under_pressure() const { return budget_ != nullptr && budget_->under_pressure(); }
 
   // The table, created if needed; nullptr beyond max_tables.
   embedding_table* table(std::uint32_t t);
@@ -102,6 +115,12 @@ class shard_store {
   // With a memory budget, rows it hands over may be evicted once every call of fn succeeded; after
   // a failed one, no row is evicted any more (storage may lack it).
   status take_dirty(const dirty_sink& fn);
+  // With a memory budget and RAM past it: writes back (through fn, like take_dirty) the changed
+  // rows that eviction would take next (embedding_table::take_victims), enough of them to bring
+  // RAM a sixteenth under the budget, then evicts down to the budget (shrink_to_budget). What a
+  // full RAM costs is then a write per row evicted, not a write of every row changed since the
+  // last flush. Returns the rows written, or fn's error (after which nothing is evicted any more).
+  result<std::uint64_t> write_back(const dirty_sink& fn);
   std::uint64_t dirty_rows() const;
   // Sets a row to exactly `row` (row_floats() values): restoring from storage. Not marked dirty.
   status put(std::uint32_t table, std::uint64_t id, const float* row);

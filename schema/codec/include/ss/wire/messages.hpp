@@ -6,7 +6,8 @@
 //   member -> coordinator   register_request / register_reply, heartbeat / heartbeat_reply, leave
 //   trainer -> reader       pull_request (credits) ; reader -> trainer: batch_message, end_of_data
 //   trainer -> reader       batch_ack (the batch was trained; the reader may commit past it)
-//   trainer -> shard        lookup_request / lookup_reply, push_request / push_reply
+//   trainer -> shard        lookup_request / lookup_reply, push_request / push_reply,
+//                           warm_request / warm_reply
 //   trainer -> coordinator  dense_request / dense_reply (the central copy), dense_report (a replica)
 //   trainer -> sync server  sync_request / sync_reply (one slice of the dense model per server)
 //   client -> coordinator   snapshot_now ; coordinator -> shard: snapshot_request / snapshot_reply
@@ -206,6 +207,18 @@ struct push_reply {
   std::uint64_t rows = 0;  // rows updated
 };
 
+// A hint ahead of a lookup: rows a coming batch will look up, which a shard with a memory budget
+// reads from storage into RAM meanwhile (creating, counting and changing nothing).
+struct warm_request {
+  std::vector<std::uint32_t> tables;  // parallel to ids
+  std::vector<std::uint64_t> ids;
+};
+
+struct warm_reply {
+  std::uint64_t rows = 0;  // rows read from storage into RAM
+  bool tiered = true;      // false: every row is in RAM already; hints are not wanted
+};
+
 // ---- the dense model ---------------------------------------------------------------------
 
 struct dense_request {};
@@ -325,7 +338,7 @@ using body = std::variant<error_reply, register_request, register_reply, heartbe
                           push_request, push_reply, dense_request, dense_reply, dense_report, status_request,
                           status_reply, stop_request, ack, sync_request, sync_reply, snapshot_now,
                           snapshot_request, snapshot_reply, dump_request, dump_reply, sync_restore,
-                          export_request, export_reply, sync_close>;
+                          export_request, export_reply, sync_close, warm_request, warm_reply>;
 
 struct envelope {
   std::uint16_t version = protocol_version;
