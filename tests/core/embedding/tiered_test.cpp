@@ -367,3 +367,89 @@ TEST_CASE("tiered shard store: writing back what eviction takes next brings RAM 
   CHECK(failed.error().code() == ss::errc::io_error);
   CHECK(store.shrink_to_budget() == 0);
 }
+
+TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose no update", "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(4);
+  shard_store_options o = options(256, cold);
+  o.optimizer.learning_rate = 1.0f;
+  shard_store store(o);
+  constexpr int threads = 2, pushes = 2000, ids_per_push = 6;
+  constexpr std::uint64_t id_count = 5000;
+  std::vector<std::atomic<int>> pushed(id_count);
+  std::atomic<bool> done{false};
+  std::atomic<int> errors{0};  // (Catch's assertions are not thread-safe: counted here, checked after)
+  auto sink = [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
+    std::vector<std::uint32_t> tables(n, t);
+    return cold->write(tables.data(), ids, rows, n);
+  };
+  // What the persister does: flushes now and then, write-backs whenever RAM is past the budget,
+  // and a sweep after each; and what the prefetcher does: hints for ids about to be pushed.
+  std::atomic<int> rounds{0};
+  std::thread persister([&] {
+    for (int round = 0; !done; ++round, ++rounds) {
+      if (round % 8 == 0) {
+        if (!store.take_dirty(sink).is_ok()) ++errors;
+        store.shrink_to_budget();
+      } else if (store.under_pressure()) {
+        if (!store.write_back(sink).is_ok()) ++errors;
+      }
+      std::this_thread::yield();
+    }
+  });
+  std::thread prefetcher([&] {
+    std::mt19937_64 rng(99);
+    std::vector<std::uint32_t> tables(32, 3);
+    std::vector<std::uint64_t> ids(32);
+    while (!done) {
+      for (auto& id : ids) id = rng() % id_count;
+      if (!store.warm(tables.data(), ids.data(), ids.size()).is_ok()) ++errors;
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < threads; ++w)
+    workers.emplace_back([&, w] {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(w) + 11);
+      std::vector<std::uint32_t> tables(ids_per_push, 3);
+      std::vector<std::uint64_t> ids(ids_per_push);
+      std::vector<float> grads(ids_per_push * 4, 1.0f), values(ids_per_push * 4);
+      for (int p = 0; p < pushes; ++p) {
+        for (auto& id : ids) id = rng() % id_count;
+        if (!store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok()) ++errors;
+        if (!store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok()) ++errors;
+        for (auto id : ids) pushed[id].fetch_add(1);
+        // Now and then, wait for the persister: rows go and come back however the machine
+        // schedules it.
+        if (p % 200 == 199) {
+          const int seen = rounds.load();
+          while (rounds.load() < seen + 9) std::this_thread::yield();
+        }
+      }
+    });
+  for (auto& t : workers) t.join();
+  done = true;
+  persister.join();
+  prefetcher.join();
+  REQUIRE(errors == 0);
+  std::vector<std::uint32_t> tables(id_count, 3);
+  std::vector<std::uint64_t> ids(id_count);
+  for (std::uint64_t i = 0; i < id_count; ++i) ids[i] = i;
+  std::vector<float> values(id_count * 4);
+  REQUIRE(store.lookup(tables.data(), ids.data(), id_count, false, values.data()).is_ok());
+  table_options to;
+  to.table = 3;
+  to.dim = 4;
+  to.init_scale = 0.5f;
+  const auto s = store.stats();
+  INFO("evictions " << s.evictions << ", loaded " << s.loaded << ", warmed " << s.warmed << ", rows " << s.rows
+                     << ", peak " << s.peak_rows_in_memory);
+  CHECK(s.evictions > 100);
+  CHECK(s.loaded > 0);
+  for (std::uint64_t i = 0; i < id_count; ++i) {
+    float init[4];
+    init_row(to, i, init);
+    INFO("id " << i << " pushed " << pushed[i].load() << " times");
+    for (int d = 0; d < 4; ++d)
+      REQUIRE(values[i * 4 + static_cast<std::size_t>(d)] ==
+              Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
+  }
+}
