@@ -8,6 +8,8 @@
 #   fast-reader  1 trainer with a large model against 4 readers: readers far faster than the
 #                trainer, which pulls with bounded credits, so readers must not buffer
 #   members64    a coordinator with 64 members: 40 trainers + 16 readers + 8 shards, small model
+#   tiered       2 trainers on one shard with a 4 MB --memory-budget-mb (its rows several times
+#                that): its RSS must stay within the budget plus a stated overhead (soak_report.py)
 # Shards run with a small RocksDB budget (--storage-memory-mb, SOAK_STORAGE_MEMORY_MB, default 8):
 # their memtables and block cache fill toward that bound over minutes, and a bounded-time run
 # should see them reach it and stay there (the report checks they never pass it), not fill.
@@ -27,7 +29,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SHADOWSYNC:-$root/build/services/cli/shadowsync}
 scale=1
 rows=300000
-scenarios=hammer,fast-reader,members64
+scenarios=hammer,fast-reader,members64,tiered
 out_dir=$root/bench/results
 timeout=""
 snapshot_interval=${SOAK_SNAPSHOT_INTERVAL:-30} # a few snapshots per scenario: part of the soak
@@ -134,6 +136,8 @@ scenario fast-reader "4 readers feeding 1 trainer with a large model (readers fa
   --threads 1 --bottom-mlp 1024-512-64-16 --top-mlp 1024-512-1
 scenario members64 "coordinator with 64 members: 40 trainers, 16 readers, 8 shards, s-easgd" 20 20000 40 8 16 \
   --threads 1 --sync s-easgd "${small[@]}"
+scenario tiered "2 trainers on 1 shard whose rows are several times its 4 MB memory budget" 6 15000 2 1 1 \
+  --threads 1 --memory-budget-mb 4 "${small[@]}"
 current_run=""
 
 mkdir -p "$out_dir"

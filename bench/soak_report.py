@@ -29,6 +29,11 @@ Criteria (a scenario passes when all hold):
                  state, MiB/min) is reported beside it. Shards' RocksDB buffers (memtables + block
                  cache, from their status) must also stay within the bound they report.
   bounded time   the run ended by itself before the deadline
+  within budget  a scenario with --memory-budget-mb B: every shard's RSS over the steady state stays
+                 within BUDGET_FACTOR x B (RAM may pass the budget by the rows that come in during
+                 one write-back, and row memory once taken is reused, not returned) plus the
+                 RocksDB bound the shard reports plus SHARD_BASE_MIB (the process itself: code,
+                 CAF, ZeroMQ, allocator arenas, the transport's buffers)
 """
 import argparse
 import glob
@@ -44,6 +49,8 @@ import time
 
 FLOOR_MIB = 2.0
 CAP_MIB = 20.0
+BUDGET_FACTOR = 1.5
+SHARD_BASE_MIB = 64.0
 GROWTH_FRACTION = 0.05
 GROUPS = ["coordinator", "shard", "reader", "trainer", "sync"]
 
@@ -388,6 +395,22 @@ def analyse(sdir):
                     r["flat_memory"] = False
                     r["problems"].append(f"RocksDB buffers of {peak[1]} reached {peak[0] / 2**20:.1f} MiB, "
                                          f"above their bound of {bound / 2**20:.1f} MiB")
+    budget = re.search(r"--memory-budget-mb (\d+)", meta.get("flags", ""))
+    if budget and shard_names and r.get("windows"):
+        b = float(budget.group(1))
+        bound = max((st.get("storage_memory_bound_bytes", 0) for n in shard_names for _, st in members[n]), default=0)
+        limit = BUDGET_FACTOR * b + bound / 2**20 + SHARD_BASE_MIB
+        lo, hi = r["windows"]["early"][0], r["windows"]["train_end"]
+        worst = max(((max((v for t, v, _ in series.get(n, []) if lo <= t <= hi), default=0), n) for n in shard_names))
+        peak_rows = max((st.get("peak_rows_in_memory", 0) for n in shard_names for _, st in members[n]), default=0)
+        budget_rows = max((st.get("max_rows_in_memory", 0) for n in shard_names for _, st in members[n]), default=0)
+        r["shard_budget"] = {"budget_mib": b, "limit_mib": round(limit, 1), "max_rss_mib": round(worst[0], 1),
+                             "shard": worst[1], "peak_rows_in_memory": peak_rows, "budget_rows": budget_rows}
+        if worst[0] > limit:
+            r["flat_memory"] = False
+            r["problems"].append(f"{worst[1]} reached {worst[0]:.1f} MiB of RSS with a {b:.0f} MB budget, above "
+                                 f"{BUDGET_FACTOR} x budget + RocksDB's {bound / 2**20:.0f} MiB + {SHARD_BASE_MIB:.0f} MiB "
+                                 f"= {limit:.1f} MiB")
     reader_names = sorted(n for n in members if n.startswith("reader-"))
     if reader_names:
         r["reader_in_flight_max"] = max(st.get("in_flight", 0) for n in reader_names for _, st in members[n])
@@ -487,6 +510,11 @@ def report(a):
             extra.append(f"RocksDB buffers (memtables + block cache) grew at most {m['growth_mib_max']:+.1f} MiB "
                          f"({m['shard']}) after epoch 1, at most {m['end_mib_max']:.1f} MiB at the end, peak "
                          f"{m.get('peak_mib', 0):.1f} MiB ({m.get('peak_shard', '-')}), bound {m['bound_mib']:.0f} MiB per shard")
+        if r.get("shard_budget"):
+            m = r["shard_budget"]
+            extra.append(f"memory budget {m['budget_mib']:.0f} MB ({m['budget_rows']} rows; peak {m['peak_rows_in_memory']} "
+                         f"rows in RAM): shard RSS at most {m['max_rss_mib']:.1f} MiB ({m['shard']}) in the steady state, "
+                         f"limit {m['limit_mib']:.1f} MiB")
         if r.get("reader_in_flight_max") is not None:
             extra.append(f"readers' batches in flight at most {r['reader_in_flight_max']}")
         if r.get("trainer_examples_min_max"):
