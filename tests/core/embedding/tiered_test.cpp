@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -202,13 +203,66 @@ TEST_CASE("tiered shard store: a failing cold tier is an error, never a zero row
   CHECK(store.stats().evictions == evictions);
 }
 
+namespace {
+
+// Hogwild pushers: `threads` threads each looking up and pushing (gradient 1) `pushes` times 6
+// random ids of `table` below `id_count`, counting each id's pushes in `pushed` and failures in
+// `errors` (Catch's assertions are not thread-safe). Every `pause_every` pushes a thread calls
+// `pause` (to let a flusher catch up however the machine schedules it).
+void push_from_threads(shard_store& store, std::uint32_t table, int threads, int pushes, std::uint64_t id_count,
+                       std::uint64_t seed, std::vector<std::atomic<int>>& pushed, std::atomic<int>& errors,
+                       int pause_every, const std::function<void()>& pause) {
+  constexpr std::size_t ids_per_push = 6;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < threads; ++w)
+    workers.emplace_back([&, w] {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(w) + seed);
+      std::vector<std::uint32_t> tables(ids_per_push, table);
+      std::vector<std::uint64_t> ids(ids_per_push);
+      std::vector<float> grads(ids_per_push * 4, 1.0f), values(ids_per_push * 4);
+      for (int p = 0; p < pushes; ++p) {
+        for (auto& id : ids) id = rng() % id_count;
+        if (!store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok()) ++errors;
+        if (!store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok()) ++errors;
+        for (auto id : ids) pushed[id].fetch_add(1);
+        if (p % pause_every == pause_every - 1) pause();
+      }
+    });
+  for (auto& t : workers) t.join();
+}
+
+// Each push moved every value of its row by -1 (sgd, learning rate 1, gradient 1): every id of
+// `table` below pushed.size() holds its initial values less its pushes.
+void check_every_push_applied(shard_store& store, std::uint32_t table, const std::vector<std::atomic<int>>& pushed) {
+  const std::size_t id_count = pushed.size();
+  std::vector<std::uint32_t> tables(id_count, table);
+  std::vector<std::uint64_t> ids(id_count);
+  for (std::uint64_t i = 0; i < id_count; ++i) ids[i] = i;
+  std::vector<float> values(id_count * 4);
+  REQUIRE(store.lookup(tables.data(), ids.data(), id_count, false, values.data()).is_ok());
+  table_options to;
+  to.table = table;
+  to.dim = 4;
+  to.init_scale = 0.5f;
+  for (std::uint64_t i = 0; i < id_count; ++i) {
+    float init[4];
+    init_row(to, i, init);
+    INFO("id " << i << " pushed " << pushed[i].load() << " times");
+    for (int d = 0; d < 4; ++d)
+      REQUIRE(values[i * 4 + static_cast<std::size_t>(d)] ==
+              Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("tiered shard store: concurrent pushes with a flusher and heavy eviction lose no update",
           "[core][embedding]") {
   auto cold = std::make_shared<memory_rows>(4);
   shard_store_options o = options(256, cold);
   o.optimizer.learning_rate = 1.0f;
   shard_store store(o);
-  constexpr int threads = 4, pushes = 3000, ids_per_push = 6;
+  constexpr int threads = 4, pushes = 3000;
   constexpr std::uint64_t id_count = 20000;
   std::vector<std::atomic<int>> pushed(id_count);
   std::atomic<bool> done{false};
@@ -220,52 +274,20 @@ TEST_CASE("tiered shard store: concurrent pushes with a flusher and heavy evicti
       ++flushes;
     }
   });
-  std::vector<std::thread> workers;
-  for (int w = 0; w < threads; ++w)
-    workers.emplace_back([&, w] {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(w) + 1);
-      std::vector<std::uint32_t> tables(ids_per_push, 2);
-      std::vector<std::uint64_t> ids(ids_per_push);
-      std::vector<float> grads(ids_per_push * 4, 1.0f), values(ids_per_push * 4);
-      for (int p = 0; p < pushes; ++p) {
-        for (auto& id : ids) id = rng() % id_count;
-        if (!store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok()) ++errors;
-        if (!store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok()) ++errors;
-        for (auto id : ids) pushed[id].fetch_add(1);
-        // Now and then, wait for a whole flush: rows become evictable however the machine
-        // schedules the flusher (on a loaded machine it once flushed too rarely to evict much).
-        if (p % 250 == 249) {
-          const int seen = flushes.load();
-          while (flushes.load() < seen + 2) std::this_thread::yield();
-        }
-      }
-    });
-  for (auto& t : workers) t.join();
+  // Now and then, wait for a whole flush: rows become evictable however the machine schedules
+  // the flusher (on a loaded machine it once flushed too rarely to evict much).
+  push_from_threads(store, 2, threads, pushes, id_count, 1, pushed, errors, 250, [&] {
+    const int seen = flushes.load();
+    while (flushes.load() < seen + 2) std::this_thread::yield();
+  });
   done = true;
   flusher.join();
   REQUIRE(errors == 0);
-  // Each push moved every value of its row by -1 (sgd, learning rate 1, gradient 1).
-  std::vector<std::uint32_t> tables(id_count, 2);
-  std::vector<std::uint64_t> ids(id_count);
-  for (std::uint64_t i = 0; i < id_count; ++i) ids[i] = i;
-  std::vector<float> values(id_count * 4);
-  REQUIRE(store.lookup(tables.data(), ids.data(), id_count, false, values.data()).is_ok());
-  table_options to;
-  to.table = 2;
-  to.dim = 4;
-  to.init_scale = 0.5f;
   const auto s = store.stats();
   INFO("evictions " << s.evictions << ", loaded " << s.loaded << ", misses " << s.misses << ", rows " << s.rows
                      << ", over budget " << s.over_budget << ", stored " << s.rows_stored);
   CHECK(s.evictions > 1000);
-  for (std::uint64_t i = 0; i < id_count; ++i) {
-    float init[4];
-    init_row(to, i, init);
-    INFO("id " << i << " pushed " << pushed[i].load() << " times");
-    for (int d = 0; d < 4; ++d)
-      REQUIRE(values[i * 4 + static_cast<std::size_t>(d)] ==
-              Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
-  }
+  check_every_push_applied(store, 2, pushed);
 }
 
 TEST_CASE("tiered shard store: a prefetch hint reads stored rows into RAM and creates none", "[core][embedding]") {
@@ -373,7 +395,7 @@ TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose 
   shard_store_options o = options(256, cold);
   o.optimizer.learning_rate = 1.0f;
   shard_store store(o);
-  constexpr int threads = 2, pushes = 2000, ids_per_push = 6;
+  constexpr int threads = 2, pushes = 2000;
   constexpr std::uint64_t id_count = 5000;
   std::vector<std::atomic<int>> pushed(id_count);
   std::atomic<bool> done{false};
@@ -405,51 +427,19 @@ TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose 
       if (!store.warm(tables.data(), ids.data(), ids.size()).is_ok()) ++errors;
     }
   });
-  std::vector<std::thread> workers;
-  for (int w = 0; w < threads; ++w)
-    workers.emplace_back([&, w] {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(w) + 11);
-      std::vector<std::uint32_t> tables(ids_per_push, 3);
-      std::vector<std::uint64_t> ids(ids_per_push);
-      std::vector<float> grads(ids_per_push * 4, 1.0f), values(ids_per_push * 4);
-      for (int p = 0; p < pushes; ++p) {
-        for (auto& id : ids) id = rng() % id_count;
-        if (!store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok()) ++errors;
-        if (!store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok()) ++errors;
-        for (auto id : ids) pushed[id].fetch_add(1);
-        // Now and then, wait for the persister: rows go and come back however the machine
-        // schedules it.
-        if (p % 200 == 199) {
-          const int seen = rounds.load();
-          while (rounds.load() < seen + 9) std::this_thread::yield();
-        }
-      }
-    });
-  for (auto& t : workers) t.join();
+  // Now and then, wait for the persister: rows go and come back however the machine schedules it.
+  push_from_threads(store, 3, threads, pushes, id_count, 11, pushed, errors, 200, [&] {
+    const int seen = rounds.load();
+    while (rounds.load() < seen + 9) std::this_thread::yield();
+  });
   done = true;
   persister.join();
   prefetcher.join();
   REQUIRE(errors == 0);
-  std::vector<std::uint32_t> tables(id_count, 3);
-  std::vector<std::uint64_t> ids(id_count);
-  for (std::uint64_t i = 0; i < id_count; ++i) ids[i] = i;
-  std::vector<float> values(id_count * 4);
-  REQUIRE(store.lookup(tables.data(), ids.data(), id_count, false, values.data()).is_ok());
-  table_options to;
-  to.table = 3;
-  to.dim = 4;
-  to.init_scale = 0.5f;
   const auto s = store.stats();
   INFO("evictions " << s.evictions << ", loaded " << s.loaded << ", warmed " << s.warmed << ", rows " << s.rows
                      << ", peak " << s.peak_rows_in_memory);
   CHECK(s.evictions > 100);
   CHECK(s.loaded > 0);
-  for (std::uint64_t i = 0; i < id_count; ++i) {
-    float init[4];
-    init_row(to, i, init);
-    INFO("id " << i << " pushed " << pushed[i].load() << " times");
-    for (int d = 0; d < 4; ++d)
-      REQUIRE(values[i * 4 + static_cast<std::size_t>(d)] ==
-              Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
-  }
+  check_every_push_applied(store, 3, pushed);
 }
