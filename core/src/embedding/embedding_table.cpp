@@ -101,7 +101,7 @@ bool embedding_table::evict_one_locked(stripe& s) {
     s.hand = (s.hand + 1) & mask;
     if (s.slots[i].row == nullptr || s.dirty[i] != 0 || s.taken[i] > flushed) continue;
     if (s.referenced[i] != 0) {
-      s.referenced[i] = 0;
+      --s.referenced[i];
       continue;
     }
     remove_locked(s, i);
@@ -437,6 +437,9 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
     float* row = insert_locked(s, id, probe(s, id, hash));  // the eviction may have moved the free slot
     if (row == nullptr) return;                             // max_rows
     std::memcpy(row, scratch.loaded.data() + static_cast<std::size_t>(j) * floats, sizeof(float) * floats);
+    // Read for a batch still a few batches away: chances enough to outlast the hand's passes
+    // until its lookup comes (which takes it back to one).
+    s.referenced[probe(s, id, hash)] = warmed_chances;
     s.barren = false;  // a row as storage holds it: one that may go
     ++placed;
   });
@@ -507,7 +510,7 @@ std::size_t embedding_table::take_victims(std::size_t stripe_index, std::size_t 
     s.hand = (s.hand + 1) & mask;
     if (s.slots[i].row == nullptr) continue;
     if (s.referenced[i] != 0) {
-      s.referenced[i] = 0;
+      --s.referenced[i];
       continue;
     }
     if (s.dirty[i] != 0) {

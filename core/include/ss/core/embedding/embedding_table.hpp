@@ -228,13 +228,15 @@ class embedding_table {
   // Keys evicted from a stripe, remembered so that a miss can tell whether the row it read from
   // the cold tier may have been written again since (evicted after it missed).
   static constexpr std::size_t evicted_memory = 64;
+  static constexpr std::uint8_t warmed_chances = 4;
 
   struct stripe {
     mutable std::mutex mu;
     std::vector<slot> slots;
     std::vector<std::uint8_t> dirty;  // parallel to slots: 1 = updated since last taken
-    // With a budget, also parallel to slots: touched since the clock hand passed; the flush
-    // generation that last took the row.
+    // With a budget, also parallel to slots: the passes of the clock hand the row survives
+    // (1 once touched; warmed_chances once read ahead by a hint), and the flush generation that
+    // last took the row.
     std::vector<std::uint8_t> referenced;
     std::vector<std::uint32_t> taken;
     std::size_t hand = 0;
