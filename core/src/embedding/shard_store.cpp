@@ -83,17 +83,32 @@ status shard_store::check_tables(const std::uint32_t* tables, std::size_t n) con
   return status::ok();
 }
 
-status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create,
-                           float* values) {
+template <class Fn>
+status shard_store::by_table(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, Fn&& fn) {
   SS_RETURN_IF_ERROR(check_tables(tables, n));
+  if (n == 0) return status::ok();
   std::uint32_t max_table = 0;
   for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
   group(tables, ids, n, max_table);
+  for (std::uint32_t t = 0; t <= max_table; ++t) {
+    const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
+    if (count > 0) SS_RETURN_IF_ERROR(fn(t, begin, count));
+  }
+  return status::ok();
+}
+
+std::vector<std::pair<std::uint32_t, embedding_table*>> shard_store::live_tables() const {
+  std::vector<std::pair<std::uint32_t, embedding_table*>> live;
+  for (std::uint32_t t = 0; t < options_.max_tables; ++t)
+    if (embedding_table* tab = fast_[t].load(std::memory_order_acquire)) live.emplace_back(t, tab);
+  return live;
+}
+
+status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create,
+                           float* values) {
   const std::size_t dim = options_.dim;
   std::vector<float> fresh;
-  for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
-    const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
-    if (count == 0) continue;
+  return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
     if (tiered()) {
       // Copied under each row's lock: a row's memory may be another's once its lock is released.
@@ -109,7 +124,7 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
       auto missing = tab->visit_tiered(tls.ids.data() + begin, count, create, false, loader(t), copy, &c, tls.scratch);
       if (!missing.is_ok()) return missing.error().with_context("table " + std::to_string(t) + ": reading a row back");
       if (*missing > 0) return table_full(t, options_.max_rows_per_table);
-      continue;
+      return status::ok();
     }
     if (create) {
       if (tab->find_or_create_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch) > 0)
@@ -127,16 +142,12 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
         std::memcpy(dst, fresh.data(), sizeof(float) * dim);
       }
     }
-  }
-  return status::ok();
+    return status::ok();
+  });
 }
 
 status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads,
                          float lr_scale) {
-  SS_RETURN_IF_ERROR(check_tables(tables, n));
-  std::uint32_t max_table = 0;
-  for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
-  group(tables, ids, n, max_table);
   struct context {
     const optim::sparse_optimizer* optimizer;
     const float* grads;
@@ -144,9 +155,7 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
     std::uint32_t dim;
     float lr_scale;
   };
-  for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
-    const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
-    if (count == 0) continue;
+  return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
     context c{&options_.optimizer, grads, tls.order.data() + begin, options_.dim, lr_scale};
     // The optimizer runs under the row's stripe lock, so a concurrent take_dirty() sees either
@@ -159,40 +168,29 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
       auto missing = tab->visit_tiered(tls.ids.data() + begin, count, true, true, loader(t), apply, &c, tls.scratch);
       if (!missing.is_ok()) return missing.error().with_context("table " + std::to_string(t) + ": reading a row back");
       if (*missing > 0) return table_full(t, options_.max_rows_per_table);
-      continue;
+      return status::ok();
     }
     if (tab->update_batch(tls.ids.data() + begin, count, apply, &c, tls.scratch) > 0)
       return table_full(t, options_.max_rows_per_table);
-  }
-  return status::ok();
+    return status::ok();
+  });
 }
 
 result<std::size_t> shard_store::warm(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
   if (!tiered()) return std::size_t{0};
-  SS_RETURN_IF_ERROR(check_tables(tables, n));
-  std::uint32_t max_table = 0;
-  for (std::size_t i = 0; i < n; ++i) max_table = std::max(max_table, tables[i]);
-  group(tables, ids, n, max_table);
   std::size_t placed = 0;
-  for (std::uint32_t t = 0; t <= max_table && n > 0; ++t) {
-    const std::size_t begin = tls.starts[t], count = tls.starts[t + 1] - begin;
-    if (count == 0) continue;
+  SS_RETURN_IF_ERROR(by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     auto warmed = table(t)->warm_tiered(tls.ids.data() + begin, count, loader(t), tls.scratch);
     if (!warmed.is_ok()) return warmed.error().with_context("table " + std::to_string(t) + ": reading rows ahead");
     placed += *warmed;
-  }
+    return status::ok();
+  }));
   return placed;
 }
 
 result<std::uint64_t> shard_store::write_back(const dirty_sink& fn) {
   if (!tiered()) return std::uint64_t{0};
-  std::vector<embedding_table*> live;
-  std::vector<std::uint32_t> numbers;
-  for (std::uint32_t t = 0; t < options_.max_tables; ++t)
-    if (embedding_table* tab = fast_[t].load(std::memory_order_acquire)) {
-      live.push_back(tab);
-      numbers.push_back(t);
-    }
+  const auto live = live_tables();
   const std::uint64_t resident = budget_->resident.load(std::memory_order_relaxed);
   const std::uint64_t target = budget_->max_rows - budget_->max_rows / 16;
   if (live.empty() || resident <= target) return std::uint64_t{0};
@@ -207,12 +205,12 @@ result<std::uint64_t> shard_store::write_back(const dirty_sink& fn) {
   for (int pass = 0; pass < 4 && over > 0; ++pass) {
     const std::size_t want = static_cast<std::size_t>((over + stripes - 1) / stripes);
     std::uint64_t this_pass = 0;
-    for (std::size_t k = 0; k < live.size(); ++k) {
+    for (const auto& [t, tab] : live) {
       ids.clear();
       rows.clear();
-      for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) live[k]->take_victims(s, want, ids, rows, flush);
+      for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) tab->take_victims(s, want, ids, rows, flush);
       if (ids.empty()) continue;
-      if (status st = fn(numbers[k], ids.data(), rows.data(), ids.size()); !st.is_ok()) {
+      if (status st = fn(t, ids.data(), rows.data(), ids.size()); !st.is_ok()) {
         budget_->flush_failed.store(true, std::memory_order_release);
         return st;
       }
@@ -229,9 +227,7 @@ result<std::uint64_t> shard_store::write_back(const dirty_sink& fn) {
 
 std::uint64_t shard_store::shrink_to_budget() {
   if (!tiered()) return 0;
-  std::vector<embedding_table*> live;
-  for (auto& f : fast_)
-    if (embedding_table* t = f.load(std::memory_order_acquire)) live.push_back(t);
+  const auto live = live_tables();
   if (live.empty()) return 0;
   std::uint64_t evicted = 0;
   // A few passes over every stripe, each taking a share of what is over: the stripes that cannot
@@ -242,8 +238,8 @@ std::uint64_t shard_store::shrink_to_budget() {
     const std::uint64_t stripes = live.size() * embedding_table::stripe_count;
     const std::size_t share = static_cast<std::size_t>((resident - budget_->max_rows + stripes - 1) / stripes);
     std::uint64_t this_pass = 0;
-    for (embedding_table* t : live)
-      for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) this_pass += t->evict(s, share);
+    for (const auto& [t, tab] : live)
+      for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) this_pass += tab->evict(s, share);
     evicted += this_pass;
     if (this_pass == 0) break;
   }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "ss/core/embedding/durable_rows.hpp"
@@ -131,6 +132,13 @@ class shard_store {
 
  private:
   status check_tables(const std::uint32_t* tables, std::size_t n) const;
+  // Checks a request's tables, groups its rows by table (this thread's scratch) and calls
+  // fn(t, begin, count) for each table t with rows: positions begin .. begin + count of the
+  // grouping. Stops at fn's first error. What lookup, push and warm share.
+  template <class Fn>
+  status by_table(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, Fn&& fn);
+  // The tables that exist, with their numbers.
+  std::vector<std::pair<std::uint32_t, embedding_table*>> live_tables() const;
   // Table t's rows read back from the cold tier.
   row_loader loader(std::uint32_t t) const;
 
