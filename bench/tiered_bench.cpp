@@ -177,11 +177,13 @@ run_result run(const std::string& name, const settings& s, const std::vector<bat
   std::atomic<std::size_t> training{0};  // the batch the trainer is at
   std::thread flusher([&] {
     std::vector<std::uint32_t> tabs;
+    const embedding::shard_store::dirty_sink sink = [&](std::uint32_t t, const std::uint64_t* ids, const float* rows,
+                                                        std::size_t n) {
+      tabs.assign(n, t);
+      return storage->write(tabs.data(), ids, rows, n);
+    };
     auto flush = [&] {
-      (void)store.take_dirty([&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
-        tabs.assign(n, t);
-        return storage->write(tabs.data(), ids, rows, n);
-      });
+      (void)store.take_dirty(sink);
       store.shrink_to_budget();
     };
     auto last = clock_type::now();
@@ -191,10 +193,7 @@ run_result run(const std::string& name, const settings& s, const std::vector<bat
         flush();
         last = clock_type::now();
       } else if (store.under_pressure()) {
-        (void)store.write_back([&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
-          tabs.assign(n, t);
-          return storage->write(tabs.data(), ids, rows, n);
-        });
+        (void)store.write_back(sink);
       }
     }
     flush();
