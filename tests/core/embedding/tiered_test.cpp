@@ -190,6 +190,14 @@ TEST_CASE("tiered shard store: a failing cold tier is an error, never a zero row
   CHECK_THAT(st.message(), Catch::Contains("a bad sector"));
   std::vector<float> grads(64 * 4, 1.0f);
   CHECK(store.push(tables.data(), ids.data(), 64, grads.data()).code() == ss::errc::io_error);
+  // A hint that cannot read: the error (the shard counts it and answers it), and nothing placed.
+  const auto rows_before = store.stats().rows;
+  auto hint = store.warm(tables.data(), ids.data(), 64);
+  REQUIRE_FALSE(hint.is_ok());
+  CHECK(hint.error().code() == ss::errc::io_error);
+  CHECK_THAT(hint.error().message(), Catch::Contains("reading rows ahead"));
+  CHECK(store.stats().rows == rows_before);
+  CHECK(store.stats().warmed == 0);
   cold->fail_reads = false;
   REQUIRE(store.lookup(tables.data(), ids.data(), 64, true, again.data()).is_ok());
   CHECK(again == v);  // the rows as they were stored, none lost to the failed reads
