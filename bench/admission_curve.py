@@ -10,13 +10,12 @@ bench/results/admission_curve.{md,json}.
     /usr/bin/python3 bench/admission_curve.py [--rows N] [--ks 1,2,3,4,5,6,7,8]
 """
 import argparse
-import json
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import OUT, experiment_data, run_job  # noqa: E402
+from benchlib import experiment_data, report, run_job  # noqa: E402
 
 
 def main():
@@ -43,15 +42,7 @@ def main():
         r["ne_vs_base"] = r["test_ne"] / base["test_ne"] - 1
         lines.append(f"| {r['k']} | {r['rows']} | {100 * r['rows_vs_base']:+.1f}% | {r['test_ne']:.5f} | "
                      f"{100 * r['ne_vs_base']:+.3f}% | {r['examples_per_sec']:.0f} |")
-    text = "\n".join(lines)
-    print(text)
-    summary = {"bench": "admission_curve", "rows": args.rows, "runs": runs}
-    print(json.dumps(summary))
-    os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "admission_curve.md"), "w") as f:
-        f.write(text + "\n")
-    with open(os.path.join(OUT, "admission_curve.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    report("admission_curve", "\n".join(lines), {"bench": "admission_curve", "rows": args.rows, "runs": runs})
 
 
 if __name__ == "__main__":

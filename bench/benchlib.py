@@ -21,6 +21,17 @@ def experiment_data(rows):
     return os.path.join(d, "train.tsv"), os.path.join(d, "test.tsv")
 
 
+def report(name, text, summary):
+    """Prints a benchmark's table and its JSON line, and writes them to bench/results/NAME.{md,json}."""
+    print(text)
+    print(json.dumps(summary))
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, f"{name}.md"), "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(OUT, f"{name}.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+
+
 def load_runs(path):
     """label -> result of the runs a runs file holds (empty when there is none)."""
     runs = {}

@@ -22,7 +22,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import BIN, OUT, experiment_data  # noqa: E402
+from benchlib import BIN, OUT, experiment_data, report  # noqa: E402
 
 ROW_BYTES = (16 + 1) * 4 + 48  # dim 16 + row-wise adagrad state, plus the index (row_bytes_in_memory)
 STOP_LINE = re.compile(r"all rows written to storage before stopping: (\d+) stored, (\d+) in RAM \(budget (\d+), "
@@ -103,14 +103,7 @@ def main():
                      + (f"{entry['hit_rate']:.3f} | {100 * entry['peak_vs_budget']:.0f}% | "
                         f"{entry['rows_read_back']:.0f} | {entry['rows_warmed']:.0f} |" if name != "ram" else
                         "1 | - | - | - |"))
-    text = "\n".join(lines)
-    print(text)
-    print(json.dumps(summary))
-    os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "tiered_throughput.md"), "w") as f:
-        f.write(text + "\n")
-    with open(os.path.join(OUT, "tiered_throughput.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    report("tiered_throughput", "\n".join(lines), summary)
     plot(summary, os.path.join(OUT, "tiered_throughput.png"))
 
 
