@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "ss/core/embedding/forwarding_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/random.hpp"
@@ -88,44 +89,21 @@ std::vector<batch> make_batches(std::size_t n, std::uint64_t vocab, double s) {
 
 // Storage whose batched reads that find rows take `delay` longer (SIMULATED slow disk); everything
 // else as is.
-class slow_reads final : public embedding::durable_rows {
+class slow_reads final : public embedding::forwarding_rows {
  public:
   slow_reads(std::unique_ptr<embedding::durable_rows> inner, std::chrono::microseconds delay)
-      : inner_(std::move(inner)), delay_(delay) {}
-  std::uint32_t row_floats() const override { return inner_->row_floats(); }
-  status write(const std::uint32_t* t, const std::uint64_t* i, const float* r, std::size_t n) override {
-    return inner_->write(t, i, r, n);
-  }
-  status scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) override {
-    return inner_->scan(fn);
-  }
-  std::uint64_t rows() const override { return inner_->rows(); }
+      : forwarding_rows(std::move(inner)), delay_(delay) {}
   status read(const std::uint32_t* t, const std::uint64_t* i, std::size_t n, float* r,
               std::uint8_t* found) const override {
     // Only a read that finds a row waits: absent keys are answered by RocksDB's bloom filters
     // without touching the disk.
-    auto st = inner_->read(t, i, n, r, found);
+    auto st = forwarding_rows::read(t, i, n, r, found);
     if (delay_.count() > 0 && std::any_of(found, found + n, [](std::uint8_t f) { return f != 0; }))
       std::this_thread::sleep_for(delay_);
     return st;
   }
-  result<std::size_t> scan_from(std::uint32_t t, std::uint64_t id, std::size_t max_rows,
-                                const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn)
-      const override {
-    return inner_->scan_from(t, id, max_rows, fn);
-  }
-  embedding::storage_io io() const override { return inner_->io(); }
-  result<embedding::checkpoint_info> checkpoint(std::uint64_t id) override { return inner_->checkpoint(id); }
-  result<std::vector<embedding::checkpoint_info>> checkpoints() const override { return inner_->checkpoints(); }
-  status verify(std::uint64_t id) const override { return inner_->verify(id); }
-  status restore(std::uint64_t id) override { return inner_->restore(id); }
-  status drop(std::uint64_t id) override { return inner_->drop(id); }
-  status set_meta(const std::string& k, const std::string& v) override { return inner_->set_meta(k, v); }
-  result<std::string> get_meta(const std::string& k) const override { return inner_->get_meta(k); }
-  status clear() override { return inner_->clear(); }
 
  private:
-  std::unique_ptr<embedding::durable_rows> inner_;
   std::chrono::microseconds delay_;
 };
 
@@ -182,8 +160,12 @@ run_result run(const std::string& name, const settings& s, const std::vector<bat
       tabs.assign(n, t);
       return storage->write(tabs.data(), ids, rows, n);
     };
+    const embedding::shard_store::erase_sink erase = [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
+      tabs.assign(n, t);
+      return storage->erase(tabs.data(), ids, n);
+    };
     auto flush = [&] {
-      (void)store.take_dirty(sink);
+      (void)store.take_dirty(sink, erase);
       store.shrink_to_budget();
     };
     auto last = clock_type::now();

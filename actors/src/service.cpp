@@ -255,6 +255,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
     so.max_rows_in_memory = *budget;
     so.cold = storage;
   }
+  so.persisted = storage != nullptr;
   svc.store_ = std::make_shared<embedding::shard_store>(so);
   shard_options sh;
   sh.storage = storage;

@@ -184,6 +184,11 @@ void service_impl::stop(const std::string& reason) {
             });
     stopping_ = refuser;  // answers until the transport stops
   }
+  if (store_ && store_->options().max_rows_per_table > 0) {
+    const auto s = store_->stats();
+    spdlog::info("{}: full tables (--max-rows-per-table {}) evicted {} rows for good; {} rows held in {} tables",
+                 options_.name, store_->options().max_rows_per_table, s.table_evictions, s.rows_held, s.tables);
+  }
   if (member_) {
     // Leave politely (one-way) and give the frame a moment to go out before the transport stops.
     caf::anon_send(member_, stop_atom::value, reason);

@@ -133,6 +133,8 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("refused", c.refused.load())
                                           .add("table_full_refusals", c.table_full.load())
                                           .add("max_rows_per_table", store.options().max_rows_per_table)
+                                          .add("table_evictions", s.table_evictions)
+                                          .add("rows_held", s.rows_held)
                                           .add("busy_seconds", static_cast<double>(c.busy_ns.load()) * 1e-9)
                                           .add("persisted", o.storage != nullptr)
                                           .add("storage_memory_bytes", o.storage ? o.storage->memory_bytes() : 0)
@@ -238,18 +240,25 @@ struct persister_state {
 };
 using persister_actor = caf::stateful_actor<persister_state>;
 
-// Writes rows the store hands over (`take`: take_dirty's or write_back's, a stripe or a table at a
+// Writes rows the store hands over, and deletes those it evicted for good (`take`: take_dirty's or
+// write_back's, called with both sinks, a stripe or a table at a
 // time) to storage; with a memory budget, then evicts down to it. Counted as a flush.
 template <class Take>
 status write_rows(persister_actor* self, Take&& take) {
   auto& st = self->state;
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t rows = 0;
-  status written = take([&](std::uint32_t t, const std::uint64_t* ids, const float* values, std::size_t n) {
+  const embedding::shard_store::dirty_sink write = [&](std::uint32_t t, const std::uint64_t* ids, const float* values,
+                                                       std::size_t n) {
     st.tables.assign(n, t);
     rows += n;
     return st.options.storage->write(st.tables.data(), ids, values, n);
-  });
+  };
+  const embedding::shard_store::erase_sink erase = [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
+    st.tables.assign(n, t);
+    return st.options.storage->erase(st.tables.data(), ids, n);
+  };
+  status written = take(write, erase);
   // The rows written may go now: RAM back to the budget, off the requests' path.
   if (written.is_ok()) st.store->shrink_to_budget();
   auto& c = *st.counters;
@@ -278,15 +287,22 @@ status write_rows(persister_actor* self, Take&& take) {
   return written;
 }
 
-// Writes every row changed since the last flush. The store hands them over a stripe at a time.
+// Writes every row changed since the last flush, and deletes those evicted for good; full tables
+// of a tiered shard give up cold rows first. The store hands them over a stripe at a time.
 status flush(persister_actor* self) {
-  return write_rows(self, [self](const embedding::shard_store::dirty_sink& sink) { return self->state.store->take_dirty(sink); });
+  if (auto trimmed = self->state.store->trim_full_tables(); !trimmed.is_ok())
+    spdlog::warn("{}: {} (the tables stay over their limit until the next flush)", self->state.options.name,
+                 trimmed.error().message());
+  return write_rows(self, [self](const embedding::shard_store::dirty_sink& write,
+                                 const embedding::shard_store::erase_sink& erase) {
+    return self->state.store->take_dirty(write, erase);
+  });
 }
 
 // With a memory budget and RAM past it: writes back the rows eviction takes next, and evicts them.
 status write_back(persister_actor* self) {
-  return write_rows(self, [self](const embedding::shard_store::dirty_sink& sink) {
-    auto written = self->state.store->write_back(sink);
+  return write_rows(self, [self](const embedding::shard_store::dirty_sink& write, const embedding::shard_store::erase_sink&) {
+    auto written = self->state.store->write_back(write);
     return written.is_ok() ? status::ok() : written.error();
   });
 }
@@ -406,7 +422,7 @@ status load(embedding::shard_store& store, embedding::durable_rows& storage, sha
   status bad = status::ok();
   auto scanned = storage.scan([&](std::uint32_t t, std::uint64_t id, const float* row) {
     if (!bad.is_ok()) return;
-    if (rows < keep) bad = store.put(t, id, row);
+    bad = rows < keep ? store.put(t, id, row) : store.count_stored(t);
     ++rows;
   });
   SS_RETURN_IF_ERROR(scanned);

@@ -2,7 +2,8 @@
 # Resource bounds of real service processes: a coordinator with --max-connections 2 refuses a
 # third connection at its handshake (the client is told, the refusal is counted in status and
 # /metrics) and admits it once one closes; the bounds are reported in status; a full embedding
-# table fails the job with an error that says what to change; bad bound flags exit 2.
+# table evicts rows for good and the job ends (with and without a memory budget); bad bound
+# flags exit 2.
 # usage: resource_limits.sh SHADOWSYNC_BINARY
 set -euo pipefail
 bin=$(readlink -f "$1")
@@ -77,12 +78,27 @@ grep -Eq '"connections_refused":[1-9]' after.json || fail "status does not repor
 kill -TERM %1 %2 2>/dev/null || true
 wait || true
 
-# A table that reaches --max-rows-per-table fails the job, and the error says what to change.
-if "$bin" local --rows 5000 --test-rows 500 --data-dir data-local --max-rows-per-table 50 >full.out 2>full.err; then
-  fail "a job with 50-row tables finished"
+# A table that reaches --max-rows-per-table evicts rows for good instead of failing the job: the
+# job ends with a model, and each shard says how many rows its full tables gave up.
+if ! "$bin" local --rows 5000 --test-rows 500 --data-dir data-local --max-rows-per-table 50 >full.out 2>full.err; then
+  fail "a job with 50-row tables failed: $(tail -3 full.err)"
 fi
-grep -q "is full (50 rows, --max-rows-per-table; raise it, or fold ids into fixed rows with --buckets)" full.out full.err ||
-  fail "the full-table error does not say what to change: $(tail -3 full.err)"
+grep -Eq "full tables \(--max-rows-per-table 50\) evicted [1-9][0-9]* rows for good" full.out full.err ||
+  fail "the shards do not report their full tables' evictions: $(grep -h 'max-rows-per-table' full.out full.err | head -3)"
+line=$(grep -hoE "evicted [0-9]+ rows for good; [0-9]+ rows held in [0-9]+ tables" full.out full.err | head -1)
+read -r _ held tables <<<"$(echo "$line" | grep -oE "[0-9]+" | tr '\n' ' ')"
+[[ -n "$held" && -n "$tables" ]] || fail "no rows held reported: $line"
+((held <= tables * 50)) || fail "the shard holds $held rows in $tables tables of at most 50"
+
+# The same under a memory budget, where a full table gives up cold rows at each flush.
+if ! "$bin" local --rows 5000 --test-rows 500 --data-dir data-local --max-rows-per-table 50 --state-dir tiered-state \
+  --memory-budget-mb 1 >tiered.out 2>tiered.err; then
+  fail "a tiered job with 50-row tables failed: $(tail -3 tiered.err)"
+fi
+line=$(grep -hoE "evicted [0-9]+ rows for good; [0-9]+ rows held in [0-9]+ tables" tiered.out tiered.err | head -1)
+read -r evicted held tables <<<"$(echo "$line" | grep -oE "[0-9]+" | tr '\n' ' ')"
+[[ -n "$tables" ]] || fail "the tiered shard does not report its full tables: $(tail -3 tiered.err)"
+((evicted > 0 && held <= tables * 50)) || fail "tiered: $line"
 
 if ((failures > 0)); then
   echo "resource_limits: $failures failure(s)"

@@ -279,6 +279,40 @@ TEMPLATE_TEST_CASE("durable rows read a batch: stored rows found, absent ones no
   CHECK(store->read(nullptr, nullptr, 0, nullptr, nullptr).is_ok());
 }
 
+TEMPLATE_TEST_CASE("durable rows erase deletes the stored rows named, ignores absent ones, and counts exactly",
+                   "[storage]", memory_impl, rocks_impl) {
+  TestType impl;
+  auto store = impl.open(kRowFloats);
+  // Nothing stored yet: erasing is a no-op.
+  const std::uint32_t t0[1] = {0};
+  const std::uint64_t i0[1] = {0};
+  REQUIRE(store->erase(t0, i0, 1).is_ok());
+  REQUIRE(store->rows() == 0);
+
+  row_map expect;
+  write_100k(*store, &expect);
+  // Stored keys (one named twice), an absent id and an absent table, and the same id in another
+  // table, which stays.
+  const std::vector<std::uint32_t> tables = {0, 1, 1, 2, 5, 0};
+  const std::vector<std::uint64_t> ids = {0, 7919, 7919, 7918, 0, 7919 * 2};
+  REQUIRE(store->erase(tables.data(), ids.data(), tables.size()).is_ok());
+  for (const auto& key : std::vector<std::pair<std::uint32_t, std::uint64_t>>{{0, 0}, {1, 7919}, {0, 7919 * 2}})
+    REQUIRE(expect.erase(key) == 1);
+  CHECK(store->rows() == 100000 - 3);
+  CHECK(scan_all(*store) == expect);
+  std::vector<float> row(kRowFloats);
+  std::uint8_t found = 9;
+  const std::uint32_t t1[1] = {1};
+  const std::uint64_t i1[1] = {7919};
+  REQUIRE(store->read(t1, i1, 1, row.data(), &found).is_ok());
+  CHECK(found == 0);
+  // Erased, then written again: stored anew, counted once.
+  write_rows(*store, {1}, {7919}, 4, &expect);
+  CHECK(store->rows() == 100000 - 2);
+  CHECK(scan_all(*store) == expect);
+  CHECK(store->erase(nullptr, nullptr, 0).is_ok());
+}
+
 TEMPLATE_TEST_CASE("durable rows scan_from pages through every row once, in key order", "[storage]", memory_impl,
                    rocks_impl) {
   TestType impl;

@@ -1,6 +1,7 @@
 #include "ss/core/embedding/embedding_table.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "ss/core/hash.hpp"
@@ -15,6 +16,7 @@ void init_row(const table_options& options, std::uint64_t id, float* row) {
 }
 
 embedding_table::embedding_table(const table_options& options) : options_(options) {
+  assert(!options_.evict_when_full || options_.budget);
   for (auto& s : stripes_) {
     s.slots.assign(16, slot{});
     s.dirty.assign(16, 0);
@@ -114,7 +116,84 @@ bool embedding_table::evict_one_locked(stripe& s) {
   return false;
 }
 
-float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i) {
+bool embedding_table::drop_one_locked(stripe& s) {
+  if (s.used == 0) return false;
+  const std::size_t mask = s.slots.size() - 1;
+  // A row's marks count the passes it survives (at most warmed_chances), so the hand finds one
+  // within warmed_chances + 1 turns.
+  for (std::size_t step = 0;; ++step) {
+    const std::size_t i = s.hand;
+    s.hand = (s.hand + 1) & mask;
+    if (s.slots[i].row == nullptr) continue;
+    if (s.referenced[i] != 0 && step < (warmed_chances + 1) * s.slots.size()) {
+      --s.referenced[i];
+      continue;
+    }
+    const std::uint64_t id = s.slots[i].key;
+    if (s.dirty[i] != 0) dirty_.fetch_sub(1, std::memory_order_relaxed);
+    remove_locked(s, i);
+    options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
+    forget_locked(s, id);
+    return true;
+  }
+}
+
+void embedding_table::forget_locked(stripe& s, std::uint64_t id) {
+  if (options_.persisted) {  // storage may hold it: deleted by the next flush
+    auto [entry, inserted] = s.dropped.try_emplace(id, 0);
+    if (inserted || entry->second != 0) untaken_drops_.fetch_add(1, std::memory_order_relaxed);
+    entry->second = 0;
+  }
+  held_.fetch_sub(1, std::memory_order_relaxed);
+  options_.budget->table_evictions.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool embedding_table::drop_if_cold(std::uint64_t id) {
+  const std::uint64_t h = mix64(id);
+  stripe& s = stripes_[stripe_index(h)];
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.slots[probe(s, id, h)].row != nullptr || dropped_locked(s, id)) return false;
+  forget_locked(s, id);
+  return true;
+}
+
+std::size_t embedding_table::drop_from_ram(std::size_t max) {
+  std::size_t dropped = 0;
+  // Passes over the stripes, each giving its share of what is left, so that no stripe is emptied
+  // first; a stripe with fewer rows than its share leaves the rest to the next pass.
+  for (std::size_t before = ~std::size_t{0}; dropped < max && dropped != before;) {
+    before = dropped;
+    const std::size_t share = (max - dropped + stripe_count - 1) / stripe_count;
+    for (std::size_t si = 0; si < stripe_count && dropped < max; ++si) {
+      stripe& s = stripes_[si];
+      std::lock_guard<std::mutex> lock(s.mu);
+      for (std::size_t k = 0; k < share && dropped < max && drop_one_locked(s); ++k) ++dropped;
+    }
+  }
+  return dropped;
+}
+
+bool embedding_table::make_room_locked(stripe& s) {
+  if (drop_one_locked(s)) return true;
+  // None here (a small table has empty stripes): another stripe's, if its lock is free. Never
+  // waiting for a second lock while holding one keeps lock order out of it.
+  const auto self = static_cast<std::size_t>(&s - stripes_.data());
+  for (std::size_t k = 1; k < stripe_count; ++k) {
+    stripe& other = stripes_[(self + k) % stripe_count];
+    std::unique_lock<std::mutex> lock(other.mu, std::try_to_lock);
+    if (lock.owns_lock() && drop_one_locked(other)) return true;
+  }
+  return false;
+}
+
+bool embedding_table::dropped_locked(const stripe& s, std::uint64_t id) const {
+  if (s.dropped.empty()) return false;
+  const auto it = s.dropped.find(id);
+  return it != s.dropped.end() &&
+         (it->second == 0 || it->second > options_.budget->flushed.load(std::memory_order_acquire));
+}
+
+float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i, bool stored) {
   if (row_budget* b = options_.budget.get()) {
     // Over the budget (rows came in while nothing could go), a few go per new row, so that RAM
     // comes back to the budget once the flusher made rows evictable; a few, to bound the wait.
@@ -124,7 +203,31 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i
     if (b->resident.load(std::memory_order_relaxed) >= b->max_rows && evicted == 0)
       b->over_budget.fetch_add(1, std::memory_order_relaxed);
   }
-  if (options_.max_rows != 0 && rows_.load(std::memory_order_relaxed) >= options_.max_rows) return nullptr;
+  bool counted = false;  // held_ already counts the new row
+  if (options_.max_rows != 0 && !stored) {
+    if (options_.budget) {
+      // Reserved first, so that two stripes making a row at once never both find room. With a
+      // memory budget the table's rows are in both tiers: the persister trims it back to the
+      // limit by dropping cold rows (trim_cold); without, a row in RAM makes room now.
+      counted = true;
+      if (held_.fetch_add(1, std::memory_order_relaxed) >= options_.max_rows && !trims_cold()) {
+        if (!options_.evict_when_full || !make_room_locked(s)) {
+          held_.fetch_sub(1, std::memory_order_relaxed);
+          return nullptr;
+        }
+        i = probe(s, id, mix64(id));  // the deletion may have moved the free slot
+      }
+    } else if (rows_.load(std::memory_order_relaxed) >= options_.max_rows) {
+      return nullptr;
+    }
+  }
+  if (!s.dropped.empty()) {  // made anew: its stored copy gets overwritten
+    const auto it = s.dropped.find(id);
+    if (it != s.dropped.end()) {
+      if (it->second == 0) untaken_drops_.fetch_sub(1, std::memory_order_relaxed);
+      s.dropped.erase(it);
+    }
+  }
   const std::size_t floats = row_floats();
   float* row = nullptr;
   if (!s.free_rows.empty()) {
@@ -151,6 +254,7 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i
     }
   }
   rows_.fetch_add(1, std::memory_order_relaxed);
+  if (!stored && !counted) held_.fetch_add(1, std::memory_order_relaxed);
   // Linear probing stays short below a 0.7 load factor.
   if (++s.used * 10 > s.slots.size() * 7) grow_locked(s);
   return row;
@@ -358,7 +462,8 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
         return;
       }
       float* values = scratch.loaded.data() + static_cast<std::size_t>(slot_of[j]) * floats;
-      const bool stored = scratch.found[slot_of[j]] != 0;
+      // A row dropped for good whose deletion is not stored yet is no more.
+      const bool stored = scratch.found[slot_of[j]] != 0 && !dropped_locked(s, id);
       if (!stored) init_row(options_, id, values);
       if (!stored && create && !admits(id, !changes)) {
         if (changes) return void(++dropped);  // a gradient for a row that does not exist yet
@@ -367,7 +472,7 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
       }
       if (!create) return visit(context, values, i);
       if (stored) budget.loaded.fetch_add(1, std::memory_order_relaxed);
-      float* row = insert_locked(s, id, at);
+      float* row = insert_locked(s, id, at, stored);
       if (row == nullptr) {
         ++missing;
         return;
@@ -429,12 +534,13 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
     if (scratch.found[j] == 0) return;  // no stored row: the lookup makes it (or not: admission)
     const std::uint64_t id = wanted[j];
     const std::uint64_t hash = scratch.hashes[j];
-    if (s.slots[probe(s, id, hash)].row != nullptr || evicted_since(s, id, evictions_then[j])) return;
+    if (s.slots[probe(s, id, hash)].row != nullptr || evicted_since(s, id, evictions_then[j]) || dropped_locked(s, id))
+      return;
     if (budget.resident.load(std::memory_order_relaxed) >= budget.max_rows && !evict_one_locked(s)) {
       ++skipped;  // a hint never takes RAM past the budget
       return;
     }
-    float* row = insert_locked(s, id, probe(s, id, hash));  // the eviction may have moved the free slot
+    float* row = insert_locked(s, id, probe(s, id, hash), true);  // the eviction may have moved the free slot
     if (row == nullptr) return;                             // max_rows
     std::memcpy(row, scratch.loaded.data() + static_cast<std::size_t>(j) * floats, sizeof(float) * floats);
     // Read for a batch still a few batches away: chances enough to outlast the hand's passes
@@ -449,11 +555,27 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
 }
 
 std::size_t embedding_table::take_dirty(std::size_t stripe_index, std::vector<std::uint64_t>& ids,
-                                        std::vector<float>& rows, std::uint32_t flush) {
+                                        std::vector<float>& rows, std::uint32_t flush,
+                                        std::vector<std::uint64_t>* erased) {
   stripe& s = stripes_[stripe_index];
   const std::size_t floats = row_floats();
   std::size_t taken = 0;
   std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.dropped.empty()) {
+    assert(erased != nullptr);
+    const std::uint32_t flushed = options_.budget->flushed.load(std::memory_order_acquire);
+    for (auto it = s.dropped.begin(); it != s.dropped.end();) {
+      if (it->second == 0) {
+        it->second = flush;
+        erased->push_back(it->first);
+        untaken_drops_.fetch_sub(1, std::memory_order_relaxed);
+      } else if (it->second <= flushed) {
+        it = s.dropped.erase(it);  // its deletion is stored
+        continue;
+      }
+      ++it;
+    }
+  }
   const bool tiered = !s.taken.empty();
   for (std::size_t i = 0; i < s.slots.size(); ++i) {
     if (s.dirty[i] == 0) continue;

@@ -25,6 +25,12 @@ status memory_rows::write(const std::uint32_t* tables, const std::uint64_t* ids,
   return status::ok();
 }
 
+status memory_rows::erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
+  std::unique_lock lock(mu_);
+  for (std::size_t i = 0; i < n; ++i) live_.rows.erase(row_key{tables[i], ids[i]});
+  return status::ok();
+}
+
 status memory_rows::scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) {
   std::shared_lock lock(mu_);
   for (const auto& [k, row] : live_.rows) fn(k.table, k.id, row.data());

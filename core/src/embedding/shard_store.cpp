@@ -8,7 +8,9 @@ namespace ss::embedding {
 namespace {
 
 // What a full table's error tells the operator to do about it.
-constexpr const char* kFullHint = " rows, --max-rows-per-table; raise it, or fold ids into fixed rows with --buckets)";
+constexpr const char* kFullHint =
+    " rows, --max-rows-per-table, and none of its rows in RAM could make room; raise it, or fold ids into fixed rows "
+    "with --buckets)";
 
 // Reusable per-thread scratch for grouping one request's rows by table.
 struct grouping {
@@ -44,15 +46,17 @@ status table_full(std::uint32_t t, std::uint64_t max_rows) {
 shard_store::shard_store(const shard_store_options& options)
     : options_(options), tables_(options.max_tables), fast_(options.max_tables) {
   for (auto& f : fast_) f.store(nullptr, std::memory_order_relaxed);
-  if (options_.max_rows_in_memory > 0 && options_.cold) {
+  tiered_ = options_.max_rows_in_memory > 0 && options_.cold;
+  if (tiered_ || options_.max_rows_per_table > 0) {
     budget_ = std::make_shared<row_budget>();
-    budget_->max_rows = options_.max_rows_in_memory;
+    budget_->max_rows = tiered_ ? options_.max_rows_in_memory : row_budget::unlimited;
   }
   if (options_.admit_after > 1)
     admission_ = std::make_shared<admission_filter>(options_.admit_after, options_.admission_counters);
 }
 
 row_loader shard_store::loader(std::uint32_t t) const {
+  if (!tiered_) return {};  // every row is in RAM: a miss is a new row
   durable_rows* cold = options_.cold.get();
   return [cold, t](const std::uint64_t* ids, std::size_t n, float* rows, std::uint8_t* found) {
     thread_local std::vector<std::uint32_t> tables;
@@ -68,6 +72,8 @@ embedding_table* shard_store::table(std::uint32_t t) {
   if (!tables_[t]) {
     table_options o = options_of_table(options_, t);
     o.budget = budget_;
+    o.evict_when_full = budget_ != nullptr && options_.max_rows_per_table > 0;
+    o.persisted = options_.persisted || tiered_;
     o.admission = admission_;
     tables_[t] = std::make_unique<embedding_table>(o);
     fast_[t].store(tables_[t].get(), std::memory_order_release);
@@ -110,7 +116,7 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
   std::vector<float> fresh;
   return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
-    if (tiered()) {
+    if (budget_) {
       // Copied under each row's lock: a row's memory may be another's once its lock is released.
       struct context {
         float* values;
@@ -164,7 +170,7 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
       auto* cx = static_cast<context*>(ctx);
       cx->optimizer->apply(row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim, cx->dim, cx->lr_scale);
     };
-    if (tiered()) {
+    if (budget_) {
       auto missing = tab->visit_tiered(tls.ids.data() + begin, count, true, true, loader(t), apply, &c, tls.scratch);
       if (!missing.is_ok()) return missing.error().with_context("table " + std::to_string(t) + ": reading a row back");
       if (*missing > 0) return table_full(t, options_.max_rows_per_table);
@@ -225,6 +231,41 @@ result<std::uint64_t> shard_store::write_back(const dirty_sink& fn) {
   return written;
 }
 
+result<std::uint64_t> shard_store::trim_full_tables() {
+  if (!tiered_ || options_.max_rows_per_table == 0) return std::uint64_t{0};
+  const std::uint64_t limit = options_.max_rows_per_table;
+  constexpr std::size_t page = 4096;
+  trim_from_.resize(options_.max_tables, 0);
+  std::uint64_t dropped = 0;
+  std::vector<std::uint64_t> ids;
+  for (const auto& [t, tab] : live_tables()) {
+    // One lap of the table's stored rows at most: from where the last trim stopped, to its end,
+    // then from its start.
+    bool wrapped = trim_from_[t] == 0;
+    while (tab->held_rows() > limit) {
+      ids.clear();
+      const std::uint32_t table = t;
+      auto paged = options_.cold->scan_from(t, trim_from_[t], page, [&](std::uint32_t at, std::uint64_t id, const float*) {
+        if (at == table) ids.push_back(id);
+      });
+      if (!paged.is_ok()) return paged.error().with_context("table " + std::to_string(t) + ": trimming it to its limit");
+      for (const std::uint64_t id : ids) {
+        if (tab->held_rows() <= limit) break;
+        if (tab->drop_if_cold(id)) ++dropped;
+        trim_from_[t] = id + 1;
+      }
+      if (ids.size() < page && tab->held_rows() > limit) {  // the table's end
+        trim_from_[t] = 0;
+        if (wrapped) break;
+        wrapped = true;
+      }
+    }
+    // Storage had too few rows out of RAM (they are all hot, or not flushed yet).
+    if (tab->held_rows() > limit) dropped += tab->drop_from_ram(static_cast<std::size_t>(tab->held_rows() - limit));
+  }
+  return dropped;
+}
+
 std::uint64_t shard_store::shrink_to_budget() {
   if (!tiered()) return 0;
   const auto live = live_tables();
@@ -250,19 +291,21 @@ const embedding_table* shard_store::existing_table(std::uint32_t t) const {
   return t < options_.max_tables ? fast_[t].load(std::memory_order_acquire) : nullptr;
 }
 
-status shard_store::take_dirty(const dirty_sink& fn) {
-  std::vector<std::uint64_t> ids;
+status shard_store::take_dirty(const dirty_sink& fn, const erase_sink& erase) {
+  std::vector<std::uint64_t> ids, erased;
   std::vector<float> rows;
   const std::uint32_t flush = budget_ ? budget_->taking.fetch_add(1, std::memory_order_acq_rel) + 1 : 0;
   for (std::uint32_t t = 0; t < options_.max_tables; ++t) {
     embedding_table* tab = fast_[t].load(std::memory_order_acquire);
-    if (tab == nullptr || tab->dirty_rows() == 0) continue;
+    if (tab == nullptr || (tab->dirty_rows() == 0 && tab->untaken_drops() == 0)) continue;
     for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) {
       ids.clear();
       rows.clear();
-      const std::size_t n = tab->take_dirty(s, ids, rows, flush);
-      if (n == 0) continue;
-      if (status written = fn(t, ids.data(), rows.data(), n); !written.is_ok()) {
+      erased.clear();
+      const std::size_t n = tab->take_dirty(s, ids, rows, flush, &erased);
+      status written = n > 0 ? fn(t, ids.data(), rows.data(), n) : status::ok();
+      if (written.is_ok() && !erased.empty()) written = erase(t, erased.data(), erased.size());
+      if (!written.is_ok()) {
         if (budget_) budget_->flush_failed.store(true, std::memory_order_release);
         return written;
       }
@@ -288,6 +331,15 @@ status shard_store::put(std::uint32_t t, std::uint64_t id, const float* row) {
   return status::ok();
 }
 
+status shard_store::count_stored(std::uint32_t t) {
+  embedding_table* tab = table(t);
+  if (tab == nullptr)
+    return {errc::out_of_range, "table " + std::to_string(t) + " is beyond the shard's limit of " +
+                                    std::to_string(options_.max_tables) + " tables"};
+  tab->count_stored();
+  return status::ok();
+}
+
 shard_store_stats shard_store::stats() const {
   shard_store_stats s;
   for (const auto& f : fast_) {
@@ -295,9 +347,11 @@ shard_store_stats shard_store::stats() const {
     if (t == nullptr) continue;
     ++s.tables;
     s.rows += t->rows();
+    s.rows_held += t->held_rows();
     s.bytes += t->bytes();
   }
-  if (budget_) {
+  if (budget_) s.table_evictions = budget_->table_evictions.load(std::memory_order_relaxed);
+  if (tiered_) {
     s.max_rows_in_memory = budget_->max_rows;
     s.rows_stored = options_.cold->rows();
     s.hits = budget_->hits.load(std::memory_order_relaxed);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -213,45 +214,70 @@ void rocksdb_rows::close_live() {
   db_ = nullptr;
 }
 
+namespace {
+
+// The row keys of a write or erase call, each once, in key order: for a key given twice, the
+// position of its last occurrence (the row that wins).
+struct distinct_keys {
+  distinct_keys(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) : bytes(n * K, '\0'), order(n) {
+    for (std::size_t i = 0; i < n; ++i) format::encode_row_key(tables[i], ids[i], &bytes[i * K]);
+    for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+    const char* kb = bytes.data();
+    std::stable_sort(order.begin(), order.end(),
+                     [kb](std::uint32_t a, std::uint32_t b) { return std::memcmp(kb + a * K, kb + b * K, K) < 0; });
+    std::size_t m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + 1 < n && std::memcmp(kb + order[i] * K, kb + order[i + 1] * K, K) == 0) continue;  // a later one follows
+      order[m++] = order[i];
+    }
+    order.resize(m);
+    slices.resize(m);
+    for (std::size_t j = 0; j < m; ++j) slices[j] = rocksdb::Slice(kb + std::size_t{order[j]} * K, K);
+  }
+
+  static constexpr std::size_t K = format::kRowKeySize;
+  std::string bytes;
+  std::vector<std::uint32_t> order;
+  std::vector<rocksdb::Slice> slices;
+};
+
+// Which of the keys are stored (one batched MultiGet; bloom filters make absent keys cheap):
+// exists[j] for slices[j]. `what` names the caller in an error.
+status find_stored(rocksdb::DB* db, const distinct_keys& keys, std::vector<std::uint8_t>& exists, const char* what) {
+  const std::size_t m = keys.slices.size();
+  exists.assign(m, 0);
+  std::vector<rocksdb::PinnableSlice> values(m);
+  std::vector<rocksdb::Status> statuses(m);
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = true;
+  db->MultiGet(ro, db->DefaultColumnFamily(), m, keys.slices.data(), values.data(), statuses.data(), true);
+  for (std::size_t j = 0; j < m; ++j) {
+    if (statuses[j].ok()) {
+      exists[j] = 1;
+    } else if (!statuses[j].IsNotFound()) {
+      return from_rocks(statuses[j], std::string(what) + ": checking " +
+                                         format::describe_key(keys.slices[j].data(), keys.slices[j].size()));
+    }
+  }
+  return status::ok();
+}
+
+}  // namespace
+
 status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) {
   if (n == 0) return status::ok();
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
   constexpr std::size_t K = format::kRowKeySize;
-  std::string keys(n * K, '\0');
-  for (std::size_t i = 0; i < n; ++i) format::encode_row_key(tables[i], ids[i], &keys[i * K]);
-  // Distinct keys in key order; for a key given twice, the last row wins.
-  std::vector<std::uint32_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
-  const char* kb = keys.data();
-  std::stable_sort(order.begin(), order.end(),
-                   [kb](std::uint32_t a, std::uint32_t b) { return std::memcmp(kb + a * K, kb + b * K, K) < 0; });
-  std::size_t m = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i + 1 < n && std::memcmp(kb + order[i] * K, kb + order[i + 1] * K, K) == 0) continue;  // a later one follows
-    order[m++] = order[i];
-  }
-  order.resize(m);
-  std::vector<rocksdb::Slice> slices(m);
-  for (std::size_t j = 0; j < m; ++j) slices[j] = rocksdb::Slice(kb + std::size_t{order[j]} * K, K);
+  const distinct_keys keys(tables, ids, n);
+  const std::size_t m = keys.slices.size();
 
   // Which keys are new? Skipped when the store is empty (every key is new then).
   std::uint64_t fresh = m;
   if (rows_.load(std::memory_order_relaxed) != 0) {
-    std::vector<rocksdb::PinnableSlice> values(m);
-    std::vector<rocksdb::Status> statuses(m);
-    rocksdb::ReadOptions ro;
-    ro.fill_cache = true;
-    db_->MultiGet(ro, db_->DefaultColumnFamily(), m, slices.data(), values.data(), statuses.data(), true);
-    fresh = 0;
-    for (std::size_t j = 0; j < m; ++j) {
-      if (statuses[j].IsNotFound()) {
-        ++fresh;
-      } else if (!statuses[j].ok()) {
-        return from_rocks(statuses[j], "rocksdb_rows::write: checking " +
-                                           format::describe_key(slices[j].data(), slices[j].size()));
-      }
-    }
+    std::vector<std::uint8_t> exists;
+    SS_RETURN_IF_ERROR(find_stored(db_, keys, exists, "rocksdb_rows::write"));
+    fresh = m - static_cast<std::uint64_t>(std::count(exists.begin(), exists.end(), 1));
   }
 
   const std::size_t vsize = format::row_value_size(row_floats_);
@@ -259,9 +285,9 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
   rocksdb::WriteBatch batch(m * (K + vsize + 8) + 64);
   std::string value(vsize, '\0');
   for (std::size_t j = 0; j < m; ++j) {
-    const std::uint32_t i = order[j];
-    format::encode_row_value(slices[j].data(), K, rows + std::size_t{i} * row_floats_, row_floats_, value.data());
-    SS_RETURN_IF_ERROR(from_rocks(batch.Put(slices[j], value), "rocksdb_rows::write"));
+    const std::uint32_t i = keys.order[j];
+    format::encode_row_value(keys.slices[j].data(), K, rows + std::size_t{i} * row_floats_, row_floats_, value.data());
+    SS_RETURN_IF_ERROR(from_rocks(batch.Put(keys.slices[j], value), "rocksdb_rows::write"));
   }
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync_writes;
@@ -269,6 +295,28 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
   rows_.fetch_add(fresh, std::memory_order_relaxed);
   rows_written_.fetch_add(m, std::memory_order_relaxed);
   bytes_written_.fetch_add(m * (K + vsize), std::memory_order_relaxed);
+  return status::ok();
+}
+
+status rocksdb_rows::erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
+  if (n == 0 || rows_.load(std::memory_order_relaxed) == 0) return status::ok();
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
+  const distinct_keys keys(tables, ids, n);
+  std::vector<std::uint8_t> exists;
+  SS_RETURN_IF_ERROR(find_stored(db_, keys, exists, "rocksdb_rows::erase"));
+  rocksdb::WriteBatch batch;
+  std::uint64_t gone = 0;
+  for (std::size_t j = 0; j < keys.slices.size(); ++j) {
+    if (exists[j] == 0) continue;
+    SS_RETURN_IF_ERROR(from_rocks(batch.Delete(keys.slices[j]), "rocksdb_rows::erase"));
+    ++gone;
+  }
+  if (gone == 0) return status::ok();
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync_writes;
+  SS_RETURN_IF_ERROR(from_rocks(db_->Write(wo, &batch), "rocksdb_rows::erase"));
+  rows_.fetch_sub(gone, std::memory_order_relaxed);
   return status::ok();
 }
 

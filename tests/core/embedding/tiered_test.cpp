@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "ss/core/embedding/forwarding_rows.hpp"
 #include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 
@@ -18,41 +19,20 @@ using namespace ss::embedding;
 namespace {
 
 // memory_rows whose reads or writes can be made to fail.
-class failing_rows final : public durable_rows {
+class failing_rows final : public forwarding_rows {
  public:
-  explicit failing_rows(std::uint32_t row_floats) : inner_(row_floats) {}
+  explicit failing_rows(std::uint32_t row_floats) : forwarding_rows(std::make_unique<memory_rows>(row_floats)) {}
   std::atomic<bool> fail_reads{false}, fail_writes{false};
 
-  std::uint32_t row_floats() const override { return inner_.row_floats(); }
   ss::status write(const std::uint32_t* t, const std::uint64_t* i, const float* r, std::size_t n) override {
     if (fail_writes) return {ss::errc::io_error, "disk full"};
-    return inner_.write(t, i, r, n);
+    return forwarding_rows::write(t, i, r, n);
   }
-  ss::status scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) override {
-    return inner_.scan(fn);
-  }
-  std::uint64_t rows() const override { return inner_.rows(); }
   ss::status read(const std::uint32_t* t, const std::uint64_t* i, std::size_t n, float* r,
                   std::uint8_t* f) const override {
     if (fail_reads) return {ss::errc::io_error, "a bad sector"};
-    return inner_.read(t, i, n, r, f);
+    return forwarding_rows::read(t, i, n, r, f);
   }
-  ss::result<std::size_t> scan_from(std::uint32_t t, std::uint64_t i, std::size_t m,
-                                    const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn)
-      const override {
-    return inner_.scan_from(t, i, m, fn);
-  }
-  ss::result<checkpoint_info> checkpoint(std::uint64_t id) override { return inner_.checkpoint(id); }
-  ss::result<std::vector<checkpoint_info>> checkpoints() const override { return inner_.checkpoints(); }
-  ss::status verify(std::uint64_t id) const override { return inner_.verify(id); }
-  ss::status restore(std::uint64_t id) override { return inner_.restore(id); }
-  ss::status drop(std::uint64_t id) override { return inner_.drop(id); }
-  ss::status set_meta(const std::string& k, const std::string& v) override { return inner_.set_meta(k, v); }
-  ss::result<std::string> get_meta(const std::string& k) const override { return inner_.get_meta(k); }
-  ss::status clear() override { return inner_.clear(); }
-
- private:
-  memory_rows inner_;
 };
 
 shard_store_options options(std::uint64_t budget_rows, std::shared_ptr<durable_rows> cold) {
@@ -65,12 +45,17 @@ shard_store_options options(std::uint64_t budget_rows, std::shared_ptr<durable_r
   return o;
 }
 
-// What the shard's persister does: every changed row to storage.
+// What the shard's persister does: every changed row to storage, every row evicted for good out.
 ss::status flush(shard_store& store, durable_rows& cold) {
-  return store.take_dirty([&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
-    std::vector<std::uint32_t> tables(n, t);
-    return cold.write(tables.data(), ids, rows, n);
-  });
+  return store.take_dirty(
+      [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
+        std::vector<std::uint32_t> tables(n, t);
+        return cold.write(tables.data(), ids, rows, n);
+      },
+      [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
+        std::vector<std::uint32_t> tables(n, t);
+        return cold.erase(tables.data(), ids, n);
+      });
 }
 
 // A long-tailed id stream: a few hot ids, many cold ones.
@@ -418,7 +403,7 @@ TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose 
   std::thread persister([&] {
     for (int round = 0; !done; ++round, ++rounds) {
       if (round % 8 == 0) {
-        if (!store.take_dirty(sink).is_ok()) ++errors;
+        if (!flush(store, *cold).is_ok()) ++errors;
         store.shrink_to_budget();
       } else if (store.under_pressure()) {
         if (!store.write_back(sink).is_ok()) ++errors;

@@ -36,7 +36,7 @@ struct checkpoint_info {
 };
 
 // One shard's persisted rows. Each row is `row_floats` floats (values followed by optimizer state),
-// fixed when the store is opened. Thread-safety: one writer thread (write/checkpoint/restore/drop/
+// fixed when the store is opened. Thread-safety: one writer thread (write/erase/checkpoint/restore/drop/
 // set_meta/clear) and any number of concurrent readers of the const members and scan.
 class durable_rows {
  public:
@@ -47,6 +47,10 @@ class durable_rows {
   // Stores n rows (tables[i], ids[i]) -> rows[i * row_floats ...], overwriting older versions.
   // Atomic per call: after a crash either every row of the call is stored or none is.
   virtual status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) = 0;
+
+  // Deletes the stored rows (tables[i], ids[i]) that exist; the others are ignored. Atomic per
+  // call, like write. A shard deletes the rows it dropped for good (a full table's eviction).
+  virtual status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) = 0;
 
   // Calls fn for every stored row, in no particular order. A record that fails its checksum or has
   // the wrong size ends the scan with errc::corrupt naming the row.

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -37,13 +38,21 @@ namespace ss::embedding {
 // in anyway and `over_budget` counts it: the budget is a target the flusher brings RAM back to,
 // never a reason to refuse a lookup. The shard's persister flushes early once RAM is past the
 // budget by its slack (under_pressure), so that the overshoot lasts a flush, not a flush interval.
+//
+// A shard whose tables may lose rows for good (a full table's eviction, table_options::
+// evict_when_full) has one too, with max_rows = unlimited when there is no memory budget: what it
+// brings is that rows are only ever used under their stripe's lock (visit_tiered), and the CLOCK
+// marks and flush generations that eviction goes by.
 struct row_budget {
+  static constexpr std::uint64_t unlimited = ~std::uint64_t{0};
   std::uint64_t max_rows = 0;
   std::atomic<std::uint64_t> resident{0}, peak_resident{0};
   std::atomic<std::uint64_t> hits{0}, misses{0}, loaded{0}, evictions{0}, over_budget{0};
   // Rows read from the cold tier ahead of their lookup (warm_tiered), and hinted rows not read
   // because RAM was full of rows that may not go yet.
   std::atomic<std::uint64_t> warmed{0}, warm_skipped{0};
+  // Rows full tables evicted for good (evict_when_full), to make room for new ones.
+  std::atomic<std::uint64_t> table_evictions{0};
   // Flush generations: a row taken by flush g may be evicted once flush g wrote everything. After
   // a failed flush its rows may be missing from storage: nothing is evicted any more.
   std::atomic<std::uint32_t> taking{0}, flushed{0};
@@ -52,7 +61,7 @@ struct row_budget {
   // RAM holds more rows than the budget plus a sixteenth: the changed rows that may not go are
   // piling up, and a flush now would let them go.
   bool under_pressure() const {
-    return resident.load(std::memory_order_relaxed) > max_rows + max_rows / 16;
+    return max_rows != unlimited && resident.load(std::memory_order_relaxed) > max_rows + max_rows / 16;
   }
 };
 
@@ -66,7 +75,16 @@ struct table_options {
   std::uint32_t state_floats = 0;  // optimizer state per row, stored after the values
   float init_scale = 0.01f;        // new rows are uniform in [-init_scale, init_scale)
   std::uint64_t seed = 1;          // with (table, id), fixes a new row's values everywhere
-  std::uint64_t max_rows = 0;      // 0 = unbounded; past it find_or_create returns nullptr
+  // 0 = unbounded. With a budget, counts the table's rows in both tiers (held_rows()). At it, a new
+  // row is refused (find_or_create returns nullptr), or with evict_when_full takes the place of a
+  // row the CLOCK hand picks, which is dropped for good: from RAM now, from storage by the next
+  // flush (take_dirty's `erased`); that id comes back with its initial values. With a memory
+  // budget (a cold tier), the new row comes in over the limit instead, and the shard gives up
+  // cold rows at its next flush (drop_if_cold): any row out of RAM was used less recently than
+  // every row in it.
+  std::uint64_t max_rows = 0;
+  bool evict_when_full = false;        // needs a budget: rows are then only used under their lock
+  bool persisted = false;              // take_dirty's caller stores the rows: drops get deleted
   std::shared_ptr<row_budget> budget;  // none: every row stays in RAM
   // --admit-after: a lookup that would create a row counts a sighting and creates it only once
   // the id was seen K times (else the caller gets no row: initial values, not stored); a push
@@ -162,9 +180,12 @@ class embedding_table {
   // and copies of their row_floats() values to `rows`, for stripe `stripe` (0 <= stripe <
   // stripe_count), clearing their dirty marks. One stripe at a time keeps each lock short. With
   // a budget, `flush` is the flush generation taking them (row_budget::taking): they may be
-  // evicted once row_budget::flushed reaches it.
+  // evicted once row_budget::flushed reaches it. `erased` (may be null without evict_when_full)
+  // gets the ids dropped for good since the last take, for storage to delete: never one of
+  // `ids`, so the two may be applied in either order. Until flush `flush` is stored, a stored
+  // copy of one of them read back counts as absent.
   std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows,
-                         std::uint32_t flush = 0);
+                         std::uint32_t flush = 0, std::vector<std::uint64_t>* erased = nullptr);
   // With a budget: the next rows of stripe `stripe` that eviction would take, made ready to go.
   // Runs the CLOCK hand as eviction does (a row touched since it last passed gets a second
   // chance) until `want` rows were found that are not being used: a changed one is taken for
@@ -180,6 +201,8 @@ class embedding_table {
   std::size_t evict(std::size_t stripe, std::size_t max);
   // Rows marked dirty now (approximate while updates run).
   std::size_t dirty_rows() const { return dirty_.load(std::memory_order_relaxed); }
+  // Rows dropped for good whose deletion no take_dirty took yet (approximate while lookups run).
+  std::size_t untaken_drops() const { return untaken_drops_.load(std::memory_order_relaxed); }
   static constexpr std::size_t stripe_count = 64;
 
   // Copies up to `max_rows` rows, stripe by stripe (in increasing stripe_of(id)), starting at
@@ -200,6 +223,17 @@ class embedding_table {
 
   // Rows in RAM (all the table's rows without a budget).
   std::size_t rows() const { return rows_.load(std::memory_order_relaxed); }
+  // Rows in both tiers: those made here or put, plus count_stored()'s, less those dropped for good.
+  std::uint64_t held_rows() const { return held_.load(std::memory_order_relaxed); }
+  // A row that storage holds and RAM does not (a tiered shard's restart leaves most there):
+  // counted in held_rows(), against max_rows.
+  void count_stored() { held_.fetch_add(1, std::memory_order_relaxed); }
+  // evict_when_full: drops the stored row of `id` for good if it is not in RAM (nor dropped
+  // already); storage deletes it at the next flush, and until then a read of it counts as absent.
+  bool drop_if_cold(std::uint64_t id);
+  // evict_when_full: drops up to `max` rows in RAM for good (CLOCK), stripe by stripe; returns how
+  // many. What trimming a full table falls back on when storage holds no row that is out of RAM.
+  std::size_t drop_from_ram(std::size_t max);
   // Bytes held: row storage plus index.
   std::size_t bytes() const;
 
@@ -248,6 +282,9 @@ class embedding_table {
     std::vector<float*> free_rows;  // memory of evicted rows, for new ones
     std::uint64_t evictions = 0;
     std::array<std::uint64_t, evicted_memory> evicted{};  // evicted[k % evicted_memory]: the k-th eviction's key
+    // Ids dropped for good (evict_when_full) whose stored copy may still exist: id -> the flush
+    // generation that took its deletion (0: none yet). Gone once that flush is stored.
+    std::unordered_map<std::uint64_t, std::uint32_t> dropped;
     std::size_t used = 0;
     std::vector<std::unique_ptr<float[]>> chunks;
     std::size_t chunk_rows = 0;  // capacity of the newest chunk, in rows
@@ -258,8 +295,23 @@ class embedding_table {
   static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }
   // Index of `id`'s slot (occupied by it, or the free slot where it would go). Lock held.
   static std::size_t probe(const stripe& s, std::uint64_t id, std::uint64_t hash);
-  // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows.
-  float* insert_locked(stripe& s, std::uint64_t id, std::size_t i);
+  // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows
+  // (unless evict_when_full made room). `stored`: a row storage holds, coming back to RAM, so
+  // already one of held_rows().
+  float* insert_locked(stripe& s, std::uint64_t id, std::size_t i, bool stored = false);
+  // evict_when_full: drops one row of the stripe for good, the one the CLOCK hand picks whether
+  // or not storage holds it as it is; false if the stripe has none in RAM. Lock held.
+  bool drop_one_locked(stripe& s);
+  // drop_one_locked on `s`, else on the first other stripe whose lock is free and that has a row.
+  bool make_room_locked(stripe& s);
+  // A full table goes over its limit and is trimmed from its cold rows later (a memory budget).
+  bool trims_cold() const {
+    return options_.evict_when_full && options_.budget->max_rows != row_budget::unlimited;
+  }
+  // Marks `id` dropped for good (storage deletes it at the next flush), when persisted. Lock held.
+  void forget_locked(stripe& s, std::uint64_t id);
+  // Whether a stored copy of `id` was dropped for good and its deletion not stored yet. Lock held.
+  bool dropped_locked(const stripe& s, std::uint64_t id) const;
   // The slot of `id`, its row added when absent (*created): *row is the row, nullptr at max_rows.
   // An absent id that admits() refuses gets no row: *row nullptr and not_admitted returned. Lock
   // held.
@@ -288,7 +340,9 @@ class embedding_table {
   table_options options_;
   std::array<stripe, stripe_count> stripes_;
   std::atomic<std::size_t> rows_{0};
+  std::atomic<std::uint64_t> held_{0};
   std::atomic<std::size_t> dirty_{0};
+  std::atomic<std::size_t> untaken_drops_{0};
 };
 
 // Lets each row of copy_rows() pages through once: only the stripe a page ended in can be copied

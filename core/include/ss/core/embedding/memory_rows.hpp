@@ -23,6 +23,7 @@ class memory_rows final : public durable_rows {
 
   std::uint32_t row_floats() const override { return row_floats_; }
   status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) override;
+  status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) override;
   status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) override;
   std::uint64_t rows() const override;
   status read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,

@@ -27,7 +27,12 @@ struct shard_store_options {
   std::uint32_t dim = 16;
   float init_scale = 0.01f;
   std::uint64_t seed = 1;
-  std::uint64_t max_rows_per_table = 0;  // 0 = unbounded
+  // 0 = unbounded. A table at it evicts a row for good (CLOCK, from both tiers) for each new one;
+  // the evicted id comes back later with its initial values.
+  std::uint64_t max_rows_per_table = 0;
+  // A persister takes the changed rows (take_dirty) to storage: rows evicted for good are then
+  // deleted there too. Implied by a cold tier.
+  bool persisted = false;
   std::uint32_t max_tables = 1024;
   optim::sparse_optimizer optimizer;
   // The memory budget, in rows kept in RAM by all tables (0: every row stays in RAM). With one,
@@ -69,6 +74,8 @@ struct shard_store_stats {
   // gradients dropped for want of one, rows admitted.
   std::uint64_t admit_after = 1, admission_bytes = 0;
   std::uint64_t admission_refused = 0, gradients_dropped = 0, admissions = 0;
+  // Rows full tables (max_rows_per_table) evicted for good, and rows of every table in both tiers.
+  std::uint64_t table_evictions = 0, rows_held = 0;
   // Hits over hits and misses; 1 before the first.
   double hit_rate() const {
     return hits + misses > 0 ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 1.0;
@@ -97,9 +104,14 @@ class shard_store {
   // budget, spread over every table's stripes; returns how many went. The persister calls it
   // after each flush, which is what makes changed rows evictable. Without a budget: 0.
   std::uint64_t shrink_to_budget();
+  // With a memory budget and max_rows_per_table: brings every table back to its limit by dropping
+  // stored rows that are out of RAM for good, in key order from where the last trim stopped
+  // (rows in RAM only when none is left), for the next take_dirty to delete. Returns how many.
+  // One thread (the persister's), before a flush.
+  result<std::uint64_t> trim_full_tables();
   // With a memory budget: RAM is past the budget by its slack (row_budget::under_pressure), so a
   // flush now would let changed rows go.
-  bool under_pressure() const { return budget_ != nullptr && budget_->under_pressure(); }
+  bool under_pressure() const { return tiered() && budget_->under_pressure(); }
 
   // The table, created if needed; nullptr beyond max_tables.
   embedding_table* table(std::uint32_t t);
@@ -113,9 +125,12 @@ class shard_store {
   // lookups and pushes; each stripe's lock is held only while its rows are copied.
   using dirty_sink = std::function<status(std::uint32_t table, const std::uint64_t* ids, const float* rows,
                                           std::size_t n)>;
+  // And the ids full tables evicted for good since the last take: erase(table, ids, n), for
+  // storage to delete. No id is handed to both in one take, so the order does not matter.
+  using erase_sink = std::function<status(std::uint32_t table, const std::uint64_t* ids, std::size_t n)>;
   // With a memory budget, rows it hands over may be evicted once every call of fn succeeded; after
   // a failed one, no row is evicted any more (storage may lack it).
-  status take_dirty(const dirty_sink& fn);
+  status take_dirty(const dirty_sink& fn, const erase_sink& erase);
   // With a memory budget and RAM past it: writes back (through fn, like take_dirty) the changed
   // rows that eviction would take next (embedding_table::take_victims), enough of them to bring
   // RAM a sixteenth under the budget, then evicts down to the budget (shrink_to_budget). What a
@@ -125,10 +140,13 @@ class shard_store {
   std::uint64_t dirty_rows() const;
   // Sets a row to exactly `row` (row_floats() values): restoring from storage. Not marked dirty.
   status put(std::uint32_t table, std::uint64_t id, const float* row);
+  // A row that storage holds and that restoring leaves there (a tiered shard keeps only what fits
+  // its budget in RAM): counted among its table's rows, for max_rows_per_table.
+  status count_stored(std::uint32_t table);
   std::uint32_t row_floats() const { return options_.dim + options_.optimizer.state_floats(); }
   // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not
   // all the rows; restore leaves them in storage, export reads them from there.
-  bool tiered() const { return budget_ != nullptr; }
+  bool tiered() const { return tiered_; }
 
  private:
   status check_tables(const std::uint32_t* tables, std::size_t n) const;
@@ -143,7 +161,11 @@ class shard_store {
   row_loader loader(std::uint32_t t) const;
 
   shard_store_options options_;
-  std::shared_ptr<row_budget> budget_;  // set with a memory budget
+  // Set with a memory budget, or with max_rows_per_table (rows may then leave RAM for good: every
+  // row is used under its lock, embedding_table::visit_tiered). max_rows unlimited without a budget.
+  std::shared_ptr<row_budget> budget_;
+  bool tiered_ = false;  // a memory budget over `cold`
+  std::vector<std::uint64_t> trim_from_;  // per table: the id trim_full_tables goes on from
   std::shared_ptr<admission_filter> admission_;  // set with admit_after > 1
   mutable std::mutex tables_mu_;
   std::vector<std::unique_ptr<embedding_table>> tables_;  // index = table; grows, never shrinks

@@ -38,7 +38,7 @@
 // record's CRC on the way), given its manifest (fsync'ed), then renamed to <id> and the parent
 // directory fsync'ed. verify() re-reads everything and compares with the manifest.
 //
-// THREADING: one writer thread (write, checkpoint, restore, drop, set_meta, clear) and any number of
+// THREADING: one writer thread (write, erase, checkpoint, restore, drop, set_meta, clear) and any number of
 // concurrent readers (rows, row_floats, scan, get_meta, checkpoints, verify). A write never blocks
 // the shard's in-memory rows (it only touches RocksDB); scan reads a consistent RocksDB snapshot.
 // restore and clear wait for running scans and make new ones wait (they swap the database).
@@ -138,6 +138,9 @@ class rocksdb_rows final : public embedding::durable_rows {
   // over the call's distinct keys (bloom filters make misses cheap), so rows() stays exact; a key
   // repeated within one call stores its last row.
   status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) override;
+  // One WriteBatch of deletions (WAL on); the keys that exist are found with one MultiGet first,
+  // so that rows() stays exact.
+  status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) override;
   status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) override;
   std::uint64_t rows() const override { return rows_.load(std::memory_order_relaxed); }
   // One MultiGet, checksums verified, read into the block cache (a shard's misses are its hot
