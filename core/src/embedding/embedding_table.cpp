@@ -13,10 +13,12 @@ void init_row(const table_options& options, std::uint64_t id, float* row) {
   for (std::uint32_t d = 0; d < options.dim; ++d)
     row[d] = counter_uniform(options.seed, options.table, id, d, -options.init_scale, options.init_scale);
   for (std::uint32_t s = 0; s < options.state_floats; ++s) row[options.dim + s] = 0.0f;
+  if (options.touch_slot) set_touch(row + options.dim + options.state_floats, 0);
 }
 
 embedding_table::embedding_table(const table_options& options) : options_(options) {
   assert(!options_.evict_when_full || options_.budget);
+  assert(!options_.touch_slot || options_.budget);
   for (auto& s : stripes_) {
     s.slots.assign(16, slot{});
     s.dirty.assign(16, 0);
@@ -138,23 +140,49 @@ bool embedding_table::drop_one_locked(stripe& s) {
   }
 }
 
-void embedding_table::forget_locked(stripe& s, std::uint64_t id) {
+void embedding_table::forget_locked(stripe& s, std::uint64_t id, bool expiring) {
   if (options_.persisted) {  // storage may hold it: deleted by the next flush
     auto [entry, inserted] = s.dropped.try_emplace(id, 0);
     if (inserted || entry->second != 0) untaken_drops_.fetch_add(1, std::memory_order_relaxed);
     entry->second = 0;
   }
   held_.fetch_sub(1, std::memory_order_relaxed);
-  options_.budget->table_evictions.fetch_add(1, std::memory_order_relaxed);
+  (expiring ? options_.budget->expired : options_.budget->table_evictions).fetch_add(1, std::memory_order_relaxed);
 }
 
-bool embedding_table::drop_if_cold(std::uint64_t id) {
+bool embedding_table::drop_if_cold(std::uint64_t id, bool expiring) {
   const std::uint64_t h = mix64(id);
   stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.slots[probe(s, id, h)].row != nullptr || dropped_locked(s, id)) return false;
-  forget_locked(s, id);
+  forget_locked(s, id, expiring);
   return true;
+}
+
+std::size_t embedding_table::expire_in_ram() {
+  row_budget& b = *options_.budget;
+  if (!options_.touch_slot || b.ttl == 0) return 0;
+  const std::size_t touch_at = options_.dim + options_.state_floats;
+  std::size_t expired_rows = 0;
+  for (auto& s : stripes_) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    const std::uint32_t now = b.now.load(std::memory_order_relaxed);
+    // A removal shifts a later row of the run into slot i: slot i is looked at again.
+    for (std::size_t i = 0; i < s.slots.size();) {
+      float* row = s.slots[i].row;
+      if (row == nullptr || !expired(touch_of(row + touch_at), now, b.ttl)) {
+        ++i;
+        continue;
+      }
+      const std::uint64_t id = s.slots[i].key;
+      if (s.dirty[i] != 0) dirty_.fetch_sub(1, std::memory_order_relaxed);
+      remove_locked(s, i);
+      b.resident.fetch_sub(1, std::memory_order_relaxed);
+      forget_locked(s, id, true);
+      ++expired_rows;
+    }
+  }
+  return expired_rows;
 }
 
 std::size_t embedding_table::drop_from_ram(std::size_t max) {
@@ -409,8 +437,12 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
   pending_ids.clear();
   evictions_then.clear();
   slot_of.clear();
+  // Training's lookups and pushes touch a row (row TTL); an evaluation's lookups do not. A touch
+  // alone does not mark the row for writing: the push that follows a training lookup does.
+  const bool touches = create || changes;
   auto touched = [&](stripe& s, std::size_t at, std::uint32_t i) {
     s.referenced[at] = 1;
+    if (touches) touch_locked(s.slots[at].row);
     visit(context, s.slots[at].row, i);
     if (changes && s.dirty[at] == 0) {
       s.dirty[at] = 1;

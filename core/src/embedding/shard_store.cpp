@@ -1,6 +1,7 @@
 #include "ss/core/embedding/shard_store.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <string>
 
@@ -47,9 +48,11 @@ shard_store::shard_store(const shard_store_options& options)
     : options_(options), tables_(options.max_tables), fast_(options.max_tables) {
   for (auto& f : fast_) f.store(nullptr, std::memory_order_relaxed);
   tiered_ = options_.max_rows_in_memory > 0 && options_.cold;
-  if (tiered_ || options_.max_rows_per_table > 0) {
+  assert(!tiered_ || options_.cold->row_floats() == row_floats());
+  if (tiered_ || options_.max_rows_per_table > 0 || options_.ttl.enabled()) {
     budget_ = std::make_shared<row_budget>();
     budget_->max_rows = tiered_ ? options_.max_rows_in_memory : row_budget::unlimited;
+    budget_->ttl = options_.ttl.ticks;
   }
   if (options_.admit_after > 1)
     admission_ = std::make_shared<admission_filter>(options_.admit_after, options_.admission_counters);
@@ -74,6 +77,7 @@ embedding_table* shard_store::table(std::uint32_t t) {
     o.budget = budget_;
     o.evict_when_full = budget_ != nullptr && options_.max_rows_per_table > 0;
     o.persisted = options_.persisted || tiered_;
+    o.touch_slot = options_.ttl.enabled();
     o.admission = admission_;
     tables_[t] = std::make_unique<embedding_table>(o);
     fast_[t].store(tables_[t].get(), std::memory_order_release);
@@ -266,6 +270,54 @@ result<std::uint64_t> shard_store::trim_full_tables() {
   return dropped;
 }
 
+void shard_store::advance_clock(std::uint32_t ticks) {
+  if (budget_) budget_->now.fetch_add(ticks, std::memory_order_relaxed);
+}
+
+void shard_store::set_clock(std::uint32_t now) {
+  if (budget_) budget_->now.store(now, std::memory_order_relaxed);
+}
+
+std::uint32_t shard_store::clock() const { return budget_ ? budget_->now.load(std::memory_order_relaxed) : 0; }
+
+result<std::uint64_t> shard_store::sweep_expired(std::size_t max_stored) {
+  if (!options_.ttl.enabled()) return std::uint64_t{0};
+  std::uint64_t expired_rows = 0;
+  const auto live = live_tables();
+  for (const auto& [t, tab] : live) expired_rows += tab->expire_in_ram();
+  if (!tiered_ || live.empty()) return expired_rows;
+  // The stored rows, a page at a time from where the last sweep stopped, round the whole store.
+  const std::uint32_t now = clock(), ttl = options_.ttl.ticks;
+  const std::size_t touch_at = row_floats() - 1;
+  constexpr std::size_t page = 4096;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> old;
+  std::size_t scanned = 0;
+  while (scanned < max_stored) {
+    old.clear();
+    std::uint32_t last_table = sweep_table_;
+    std::uint64_t last_id = sweep_id_;
+    auto paged = options_.cold->scan_from(sweep_table_, sweep_id_, page,
+                                          [&](std::uint32_t t, std::uint64_t id, const float* row) {
+                                            if (expired(touch_of(row + touch_at), now, ttl)) old.emplace_back(t, id);
+                                            last_table = t;
+                                            last_id = id;
+                                          });
+    if (!paged.is_ok()) return paged.error().with_context("sweeping expired rows");
+    for (const auto& [t, id] : old)
+      if (embedding_table* tab = table(t); tab != nullptr && tab->drop_if_cold(id, true)) ++expired_rows;
+    scanned += *paged;
+    if (*paged < page) {  // the end: the next sweep starts over
+      sweep_table_ = 0;
+      sweep_id_ = 0;
+      break;
+    }
+    sweep_table_ = last_table;
+    sweep_id_ = last_id + 1;
+    if (sweep_id_ == 0) ++sweep_table_;  // the table's last possible id
+  }
+  return expired_rows;
+}
+
 std::uint64_t shard_store::shrink_to_budget() {
   if (!tiered()) return 0;
   const auto live = live_tables();
@@ -350,7 +402,11 @@ shard_store_stats shard_store::stats() const {
     s.rows_held += t->held_rows();
     s.bytes += t->bytes();
   }
-  if (budget_) s.table_evictions = budget_->table_evictions.load(std::memory_order_relaxed);
+  if (budget_) {
+    s.table_evictions = budget_->table_evictions.load(std::memory_order_relaxed);
+    s.rows_expired = budget_->expired.load(std::memory_order_relaxed);
+    s.ttl_clock_now = budget_->now.load(std::memory_order_relaxed);
+  }
   if (tiered_) {
     s.max_rows_in_memory = budget_->max_rows;
     s.rows_stored = options_.cold->rows();

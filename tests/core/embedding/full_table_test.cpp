@@ -85,7 +85,7 @@ void stream(shard_store& store, durable_rows& storage, int batches, int flush_ev
 }  // namespace
 
 TEST_CASE("a full table evicts for good instead of failing: RAM and storage stay at the limit", "[core][embedding]") {
-  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  auto storage = std::make_shared<memory_rows>(kDim);
   const std::uint64_t max_rows = 500;
   shard_store store(full_options(max_rows, 0, nullptr));
   const std::vector<float> hot_start = look_up(store, 0, 7);
@@ -105,7 +105,7 @@ TEST_CASE("a full table evicts for good instead of failing: RAM and storage stay
 }
 
 TEST_CASE("a full table under a memory budget counts its rows in both tiers", "[core][embedding]") {
-  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  auto storage = std::make_shared<memory_rows>(kDim);
   const std::uint64_t max_rows = 400;
   shard_store store(full_options(max_rows, 100, storage));  // RAM holds 100 rows of the 800
   const std::vector<float> hot_start = look_up(store, 0, 7);
@@ -131,7 +131,7 @@ TEST_CASE("a full table under a memory budget counts its rows in both tiers", "[
 
 TEST_CASE("a row evicted for good is not read back from storage before its deletion is stored",
           "[core][embedding]") {
-  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  auto storage = std::make_shared<memory_rows>(kDim);
   shard_store store(full_options(2, 1, storage));  // tiered: one row in RAM, two per table
   const std::uint32_t t = 0;
   push_one(store, t, 1);
@@ -168,10 +168,10 @@ TEST_CASE("a full table with few rows makes room in another stripe", "[core][emb
 }
 
 TEST_CASE("restoring counts stored rows a tiered shard leaves in storage against the limit", "[core][embedding]") {
-  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  auto storage = std::make_shared<memory_rows>(kDim);
   shard_store store(full_options(10, 4, storage));
   // What a tiered shard's restart does: 10 stored rows, the first 4 put in RAM, the rest counted.
-  const std::vector<float> rows(10 * (kDim + 1), 0.5f);
+  const std::vector<float> rows(10 * kDim, 0.5f);
   const std::vector<std::uint32_t> tables(10, 0);
   std::vector<std::uint64_t> ids;
   for (std::uint64_t id = 0; id < 10; ++id) ids.push_back(id);
@@ -193,7 +193,7 @@ TEST_CASE("restoring counts stored rows a tiered shard leaves in storage against
 }
 
 TEST_CASE("a full table's evictions race lookups, pushes and flushes without losing count", "[core][embedding]") {
-  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  auto storage = std::make_shared<memory_rows>(kDim);
   shard_store store(full_options(300, 0, nullptr));
   std::atomic<bool> done{false};
   std::atomic<int> errors{0};
@@ -235,7 +235,7 @@ TEST_CASE("a full table's evictions race lookups, pushes and flushes without los
 }
 
 TEST_CASE("trimming falls back on rows in RAM when storage holds none out of it", "[core][embedding]") {
-  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  auto storage = std::make_shared<memory_rows>(kDim);
   shard_store store(full_options(5, 1000, storage));  // tiered, but every row fits in RAM
   for (std::uint64_t id = 0; id < 100; ++id) look_up(store, 0, id);
   CHECK(store.stats().rows_held == 100);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ss/core/embedding/admission.hpp"
+#include "ss/core/embedding/row_ttl.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::embedding {
@@ -53,6 +54,11 @@ struct row_budget {
   std::atomic<std::uint64_t> warmed{0}, warm_skipped{0};
   // Rows full tables evicted for good (evict_when_full), to make room for new ones.
   std::atomic<std::uint64_t> table_evictions{0};
+  // Row TTL (row_ttl.hpp; tables with a touch slot): the clock rows are touched at, the TTL in
+  // its ticks (0: none), and the rows deleted for having expired.
+  std::atomic<std::uint32_t> now{0};
+  std::uint32_t ttl = 0;
+  std::atomic<std::uint64_t> expired{0};
   // Flush generations: a row taken by flush g may be evicted once flush g wrote everything. After
   // a failed flush its rows may be missing from storage: nothing is evicted any more.
   std::atomic<std::uint32_t> taking{0}, flushed{0};
@@ -85,6 +91,9 @@ struct table_options {
   std::uint64_t max_rows = 0;
   bool evict_when_full = false;        // needs a budget: rows are then only used under their lock
   bool persisted = false;              // take_dirty's caller stores the rows: drops get deleted
+  // Row TTL: each row ends with one more slot, its last touch (row_ttl.hpp), set from budget->now
+  // by every visit that may create or change it. Needs a budget.
+  bool touch_slot = false;
   std::shared_ptr<row_budget> budget;  // none: every row stays in RAM
   // --admit-after: a lookup that would create a row counts a sighting and creates it only once
   // the id was seen K times (else the caller gets no row: initial values, not stored); a push
@@ -116,7 +125,7 @@ class embedding_table {
   embedding_table& operator=(const embedding_table&) = delete;
 
   const table_options& options() const { return options_; }
-  std::uint32_t row_floats() const { return options_.dim + options_.state_floats; }
+  std::uint32_t row_floats() const { return options_.dim + options_.state_floats + (options_.touch_slot ? 1 : 0); }
 
   // The row of `id`, created with init_row() if absent. nullptr only when max_rows is reached.
   float* find_or_create(std::uint64_t id);
@@ -228,9 +237,13 @@ class embedding_table {
   // A row that storage holds and RAM does not (a tiered shard's restart leaves most there):
   // counted in held_rows(), against max_rows.
   void count_stored() { held_.fetch_add(1, std::memory_order_relaxed); }
-  // evict_when_full: drops the stored row of `id` for good if it is not in RAM (nor dropped
-  // already); storage deletes it at the next flush, and until then a read of it counts as absent.
-  bool drop_if_cold(std::uint64_t id);
+  // Drops the stored row of `id` for good if it is not in RAM (nor dropped already): storage
+  // deletes it at the next flush, and until then a read of it counts as absent. Counted as a full
+  // table's eviction, or with `expiring` as an expired row. Needs a budget.
+  bool drop_if_cold(std::uint64_t id, bool expiring = false);
+  // Row TTL: deletes the rows in RAM whose last touch is older than budget->ttl, for good (as
+  // drop_if_cold); returns how many. The shard's background sweep, stripe by stripe.
+  std::size_t expire_in_ram();
   // evict_when_full: drops up to `max` rows in RAM for good (CLOCK), stripe by stripe; returns how
   // many. What trimming a full table falls back on when storage holds no row that is out of RAM.
   std::size_t drop_from_ram(std::size_t max);
@@ -308,8 +321,14 @@ class embedding_table {
   bool trims_cold() const {
     return options_.evict_when_full && options_.budget->max_rows != row_budget::unlimited;
   }
-  // Marks `id` dropped for good (storage deletes it at the next flush), when persisted. Lock held.
-  void forget_locked(stripe& s, std::uint64_t id);
+  // Marks `id` dropped for good (storage deletes it at the next flush), when persisted, and counts
+  // it (expired, or a full table's eviction). Lock held.
+  void forget_locked(stripe& s, std::uint64_t id, bool expiring = false);
+  // Sets the row's touch slot to the clock, with a touch slot. Lock held.
+  void touch_locked(float* row) const {
+    if (options_.touch_slot)
+      set_touch(row + options_.dim + options_.state_floats, options_.budget->now.load(std::memory_order_relaxed));
+  }
   // Whether a stored copy of `id` was dropped for good and its deletion not stored yet. Lock held.
   bool dropped_locked(const stripe& s, std::uint64_t id) const;
   // The slot of `id`, its row added when absent (*created): *row is the row, nullptr at max_rows.

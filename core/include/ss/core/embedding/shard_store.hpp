@@ -18,6 +18,7 @@
 
 #include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/embedding/embedding_table.hpp"
+#include "ss/core/embedding/row_ttl.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
 #include "ss/core/status.hpp"
 
@@ -33,6 +34,9 @@ struct shard_store_options {
   // A persister takes the changed rows (take_dirty) to storage: rows evicted for good are then
   // deleted there too. Implied by a cold tier.
   bool persisted = false;
+  // Row TTL (row_ttl.hpp): rows not touched for this long are deleted by sweep_expired. Adds a
+  // touch slot to every row (shard_row_floats).
+  row_ttl ttl;
   std::uint32_t max_tables = 1024;
   optim::sparse_optimizer optimizer;
   // The memory budget, in rows kept in RAM by all tables (0: every row stays in RAM). With one,
@@ -44,6 +48,12 @@ struct shard_store_options {
   std::uint32_t admit_after = 1;
   std::uint64_t admission_counters = std::uint64_t{1} << 22;
 };
+
+// Floats of a row as the shard keeps and stores it: values, optimizer state, and with a row TTL
+// its touch slot.
+inline std::uint32_t shard_row_floats(const shard_store_options& o) {
+  return o.dim + o.optimizer.state_floats() + (o.ttl.enabled() ? 1 : 0);
+}
 
 // What a row in RAM costs beyond its values and optimizer state: its index slot (16 bytes at a
 // load factor of 0.35 to 0.7) and its tiering marks.
@@ -76,6 +86,8 @@ struct shard_store_stats {
   std::uint64_t admission_refused = 0, gradients_dropped = 0, admissions = 0;
   // Rows full tables (max_rows_per_table) evicted for good, and rows of every table in both tiers.
   std::uint64_t table_evictions = 0, rows_held = 0;
+  // Row TTL: rows deleted for having expired, and the clock (examples or unix seconds, mod 2^32).
+  std::uint64_t rows_expired = 0, ttl_clock_now = 0;
   // Hits over hits and misses; 1 before the first.
   double hit_rate() const {
     return hits + misses > 0 ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 1.0;
@@ -109,6 +121,16 @@ class shard_store {
   // (rows in RAM only when none is left), for the next take_dirty to delete. Returns how many.
   // One thread (the persister's), before a flush.
   result<std::uint64_t> trim_full_tables();
+  // Row TTL: the clock rows are touched at. An examples clock advances by the examples of each
+  // training lookup (advance_clock); a seconds clock is set from the wall clock (set_clock).
+  void advance_clock(std::uint32_t ticks);
+  void set_clock(std::uint32_t now);
+  std::uint32_t clock() const;
+  // Row TTL: deletes every row not touched for longer than the TTL: those in RAM, then with a
+  // memory budget up to `max_stored` stored rows read from storage, from where the last sweep
+  // stopped (those out of RAM that expired are dropped; storage deletes them at the next flush).
+  // Returns how many expired. One thread (the persister's), before a flush.
+  result<std::uint64_t> sweep_expired(std::size_t max_stored);
   // With a memory budget: RAM is past the budget by its slack (row_budget::under_pressure), so a
   // flush now would let changed rows go.
   bool under_pressure() const { return tiered() && budget_->under_pressure(); }
@@ -143,7 +165,7 @@ class shard_store {
   // A row that storage holds and that restoring leaves there (a tiered shard keeps only what fits
   // its budget in RAM): counted among its table's rows, for max_rows_per_table.
   status count_stored(std::uint32_t table);
-  std::uint32_t row_floats() const { return options_.dim + options_.optimizer.state_floats(); }
+  std::uint32_t row_floats() const { return shard_row_floats(options_); }
   // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not
   // all the rows; restore leaves them in storage, export reads them from there.
   bool tiered() const { return tiered_; }
@@ -166,6 +188,8 @@ class shard_store {
   std::shared_ptr<row_budget> budget_;
   bool tiered_ = false;  // a memory budget over `cold`
   std::vector<std::uint64_t> trim_from_;  // per table: the id trim_full_tables goes on from
+  std::uint32_t sweep_table_ = 0;         // where sweep_expired goes on from in storage
+  std::uint64_t sweep_id_ = 0;
   std::shared_ptr<admission_filter> admission_;  // set with admit_after > 1
   mutable std::mutex tables_mu_;
   std::vector<std::unique_ptr<embedding_table>> tables_;  // index = table; grows, never shrinks
