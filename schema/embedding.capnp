@@ -18,6 +18,9 @@ struct LookupRequest {
   # Table of each row; as many as `ids`.
   ids @2 :List(UInt64);
   # Hashed id of each row.
+  examples @3 :UInt32;
+  # Examples of the training batch these rows are for (0: not counted): a shard with a row TTL in
+  # examples advances its clock by it.
 }
 
 struct LookupReply {

@@ -242,7 +242,10 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   so.max_rows_per_table = setup->embeddings.max_rows_per_table;
   so.optimizer = setup->embeddings.optimizer;
   so.admit_after = static_cast<std::uint32_t>(job.admit_after);
-  const std::uint32_t row_floats = so.dim + so.optimizer.state_floats();
+  auto ttl = embedding::parse_row_ttl(job.row_ttl);
+  if (!ttl.is_ok()) return ttl.error();
+  so.ttl = *ttl;
+  const std::uint32_t row_floats = embedding::shard_row_floats(so);
   std::shared_ptr<embedding::durable_rows> storage;
   if (options.open_storage) {
     auto opened = options.open_storage(row_floats);
@@ -275,6 +278,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   svc.role_ = actors.pool;
   svc.persister_ = actors.persister;
   svc.prefetcher_ = actors.prefetcher;
+  svc.sweeper_ = actors.sweeper;
   return ss::status::ok();
 }
 

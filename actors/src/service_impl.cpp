@@ -184,6 +184,11 @@ void service_impl::stop(const std::string& reason) {
             });
     stopping_ = refuser;  // answers until the transport stops
   }
+  if (store_ && store_->options().ttl.enabled()) {
+    const auto s = store_->stats();
+    spdlog::info("{}: row TTL {}: {} rows expired; clock at {}", options_.name, embedding::describe(store_->options().ttl),
+                 s.rows_expired, s.ttl_clock_now);
+  }
   if (store_ && store_->options().max_rows_per_table > 0) {
     const auto s = store_->stats();
     spdlog::info("{}: full tables (--max-rows-per-table {}) evicted {} rows for good; {} rows held in {} tables",
@@ -194,7 +199,7 @@ void service_impl::stop(const std::string& reason) {
     caf::anon_send(member_, stop_atom::value, reason);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  for (auto& a : {watcher_, role_, member_, sync_, persister_, prefetcher_, not_ready_, stopping_}) {
+  for (auto& a : {watcher_, role_, member_, sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_}) {
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
   transport_->stop();

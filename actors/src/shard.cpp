@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 
 #include "ss/actors/gateway.hpp"
@@ -42,6 +43,10 @@ body_ptr refuse(shard_counters& c, const status& st) {
 body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, shard_counters& c,
                       const wire::lookup_request& req) {
   if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+  // A row TTL in examples: a training lookup's batch moves the clock its rows are touched at.
+  const auto& ttl = store.options().ttl;
+  if (req.create && req.examples > 0 && ttl.enabled() && ttl.clock == embedding::ttl_clock::examples)
+    store.advance_clock(req.examples);
   wire::lookup_reply reply;
   reply.dim = store.options().dim;
   reply.values.resize(req.ids.size() * reply.dim);
@@ -135,6 +140,9 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("max_rows_per_table", store.options().max_rows_per_table)
                                           .add("table_evictions", s.table_evictions)
                                           .add("rows_held", s.rows_held)
+                                          .add("row_ttl", embedding::describe(store.options().ttl))
+                                          .add("rows_expired", s.rows_expired)
+                                          .add("ttl_clock", s.ttl_clock_now)
                                           .add("busy_seconds", static_cast<double>(c.busy_ns.load()) * 1e-9)
                                           .add("persisted", o.storage != nullptr)
                                           .add("storage_memory_bytes", o.storage ? o.storage->memory_bytes() : 0)
@@ -287,16 +295,39 @@ status write_rows(persister_actor* self, Take&& take) {
   return written;
 }
 
-// Writes every row changed since the last flush, and deletes those evicted for good; full tables
-// of a tiered shard give up cold rows first. The store hands them over a stripe at a time.
+// With a row TTL: the clock (set from the wall clock when it counts seconds), then the rows that
+// expired go (for the next flush to delete from storage). Stored rows: at most this many looked at
+// per sweep, the next sweep going on from there.
+constexpr std::size_t stored_rows_per_sweep = std::size_t{1} << 20;
+
+void sweep_expired(embedding::shard_store& store, const shard_options& o) {
+  const auto& ttl = store.options().ttl;
+  if (!ttl.enabled()) return;
+  if (ttl.clock == embedding::ttl_clock::seconds && o.unix_seconds)
+    store.set_clock(static_cast<std::uint32_t>(o.unix_seconds()));
+  if (auto swept = store.sweep_expired(stored_rows_per_sweep); !swept.is_ok())
+    spdlog::warn("{}: {} (expired rows stay until the next sweep)", o.name, swept.error().message());
+}
+
+// The clock of a row TTL in examples, kept with the rows so that a restarted shard goes on from it.
+constexpr const char* ttl_clock_key = "ttl_clock";
+
+// Writes every row changed since the last flush, and deletes those evicted for good; expired rows
+// go first, and full tables of a tiered shard give up cold rows. The store hands them over a
+// stripe at a time.
 status flush(persister_actor* self) {
+  sweep_expired(*self->state.store, self->state.options);
   if (auto trimmed = self->state.store->trim_full_tables(); !trimmed.is_ok())
     spdlog::warn("{}: {} (the tables stay over their limit until the next flush)", self->state.options.name,
                  trimmed.error().message());
-  return write_rows(self, [self](const embedding::shard_store::dirty_sink& write,
-                                 const embedding::shard_store::erase_sink& erase) {
+  auto& st = self->state;
+  SS_RETURN_IF_ERROR(write_rows(self, [self](const embedding::shard_store::dirty_sink& write,
+                                             const embedding::shard_store::erase_sink& erase) {
     return self->state.store->take_dirty(write, erase);
-  });
+  }));
+  if (st.store->options().ttl.enabled())
+    return st.options.storage->set_meta(ttl_clock_key, std::to_string(st.store->clock()));
+  return status::ok();
 }
 
 // With a memory budget and RAM past it: writes back the rows eviction takes next, and evicts them.
@@ -414,6 +445,21 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
   };
 }
 
+// A row TTL's sweeps every flush interval, for a shard without storage (the persister sweeps
+// before each flush otherwise).
+caf::behavior sweeper(caf::event_based_actor* self, std::shared_ptr<embedding::shard_store> store,
+                      shard_options options) {
+  const auto every = std::chrono::duration_cast<caf::timespan>(
+      std::chrono::duration<double>(std::max(0.01, options.flush_interval > 0 ? options.flush_interval : 5.0)));
+  self->delayed_send(self, every, tick_atom::value);
+  return {
+      [self, store, options, every](tick_atom) {
+        sweep_expired(*store, options);
+        self->delayed_send(self, every, tick_atom::value);
+      },
+  };
+}
+
 // Reads every stored row (which verifies each record) into the store. With a memory budget,
 // only the first rows that fit are kept in RAM: the others stay in storage until looked up.
 status load(embedding::shard_store& store, embedding::durable_rows& storage, shard_counters& c) {
@@ -428,6 +474,14 @@ status load(embedding::shard_store& store, embedding::durable_rows& storage, sha
   SS_RETURN_IF_ERROR(scanned);
   SS_RETURN_IF_ERROR(bad);
   c.rows_restored.store(rows, std::memory_order_relaxed);
+  // The clock the rows were touched at goes on from where it was (a row TTL in examples).
+  if (auto clock = storage.get_meta(ttl_clock_key); clock.is_ok()) {
+    char* end = nullptr;
+    const unsigned long long now = std::strtoull(clock->c_str(), &end, 10);
+    if (end == clock->c_str() || *end != '\0')
+      return {errc::corrupt, "its stored row TTL clock \"" + *clock + "\" is not a number"};
+    store.set_clock(static_cast<std::uint32_t>(now));
+  }
   return status::ok();
 }
 
@@ -593,6 +647,14 @@ shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
     caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.prefetcher);
   } else {
     caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.pool);
+  }
+  const auto& ttl = store->options().ttl;
+  if (ttl.enabled() && ttl.clock == embedding::ttl_clock::seconds)
+    store->set_clock(static_cast<std::uint32_t>(options.unix_seconds()));  // before the first touch
+  if (!options.storage && ttl.enabled()) {
+    // Without storage nothing flushes: a sweeper of its own, on its own thread (a sweep walks
+    // every row in RAM).
+    out.sweeper = sys.spawn<caf::detached>(sweeper, store, options);
   }
   if (options.storage) {
     // Detached: writing to storage blocks on disk, never a scheduler thread.

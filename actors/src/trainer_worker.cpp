@@ -54,7 +54,8 @@ void send_lookup(self_ptr self, const slot_ptr& slot, std::uint32_t shard) {
     return;
   }
   const auto& part = slot->split.of(shard);
-  wire::lookup_request req{true, part.tables, part.ids};
+  // The batch's examples count on every shard's clock (a row TTL in examples).
+  wire::lookup_request req{true, part.tables, part.ids, static_cast<std::uint32_t>(slot->batch->batch.size())};
   const auto sent = std::chrono::steady_clock::now();
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), st.ctx->timeout)
       .then(

@@ -293,3 +293,30 @@ TEST_CASE("shard: storage that holds another shard's rows of the job is refused,
     CHECK(own->stats().rows == 1);
   }
 }
+
+TEST_CASE("shard: a row TTL's examples clock goes on from the stored one after a restart or a resume", "[actors]") {
+  embedding::shard_store_options so;
+  so.dim = 2;
+  so.ttl.ticks = 1000;
+  auto store = [&so] { return std::make_shared<embedding::shard_store>(so); };
+  embedding::memory_rows storage(store()->row_floats());
+  shard_options o;
+  o.name = "shard-0";
+  shard_counters c;
+  const std::uint64_t job = 7;
+  REQUIRE(restore_rows(*store(), storage, job, 0, false, o, c).is_ok());
+  REQUIRE(storage.set_meta("ttl_clock", "123456").is_ok());
+  REQUIRE(storage.checkpoint(1).is_ok());
+  for (const std::uint64_t snapshot : {0ULL, 1ULL}) {
+    auto restarted = store();
+    REQUIRE(restore_rows(*restarted, storage, job, snapshot, snapshot == 0, o, c).is_ok());
+    CHECK(restarted->clock() == 123456);
+  }
+  // Live rows whose clock is not a number are unusable: the newest checkpoint replaces them.
+  REQUIRE(storage.set_meta("ttl_clock", "12x").is_ok());
+  auto restarted = store();
+  auto replaced = restore_rows(*restarted, storage, job, 0, true, o, c);
+  REQUIRE(replaced.is_ok());
+  CHECK_THAT(*replaced, Catch::Contains("checkpoint 1"));
+  CHECK(restarted->clock() == 123456);
+}

@@ -74,7 +74,7 @@ TEST_CASE("codec: every sample message encodes to its protocol 2 bytes", "[wire]
     {"batch_message", 2032, 0x01c5c7c9756a26f5ULL},
     {"end_of_data", 56, 0xdea8fb2365bbdb60ULL},
     {"batch_ack", 64, 0xad25f2b12af7c5a7ULL},
-    {"lookup_request", 112, 0xf52e63aaf67d022fULL},
+    {"lookup_request", 112, 0xd411945f1c11febfULL},  // with examples (@3), added compatibly
     {"lookup_reply", 104, 0xb44ca695f1bd770cULL},
     {"push_request", 136, 0xdd5752f7371b3fb1ULL},
     {"push_reply", 48, 0x1265ad571595125bULL},

@@ -134,7 +134,7 @@ inline std::vector<envelope> one_of_each() {
   }
   add(end_of_data{1, 999});
   add(batch_ack{4, 31337, 99});
-  add(lookup_request{false, {0, 1, 25, 7}, {11, 0xffffffffffffffffULL, 13, 1ULL << 40}});
+  add(lookup_request{false, {0, 1, 25, 7}, {11, 0xffffffffffffffffULL, 13, 1ULL << 40}, 4096});
   add(lookup_reply_of(3, 4));
   add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}, 0.375f});
   add(push_reply{4096});
@@ -310,6 +310,7 @@ inline void check_same(const lookup_request& a, const lookup_request& b) {
   CHECK(a.create == b.create);
   CHECK(a.tables == b.tables);
   CHECK(a.ids == b.ids);
+  CHECK(a.examples == b.examples);
 }
 inline void check_same(const lookup_reply& a, const lookup_reply& b) {
   CHECK(a.dim == b.dim);

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "ss/core/embedding/row_ttl.hpp"
+
 namespace ss::job {
 namespace {
 const char* const description =
@@ -40,6 +42,11 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "served its initial values and its gradients are dropped (counted). Keeps one-off ids out of memory "
            "and storage (docs/embeddings.md). 1: every id at once.")
       .range(1, 255);
+  opts.add("row-ttl", &o.row_ttl,
+           "Shards: a row not touched (looked up for training, or pushed) for this long is deleted from RAM and "
+           "storage by a background sweep, and its id starts over from its initial values (counted: rows_expired). "
+           "In examples the shard served (2000000ex: the same for a given input on any machine) or wall-clock "
+           "time (90s, 30m, 12h, 7d). 0: rows never expire. Fixed for a job's life (it adds a slot to each row).");
   opts.add("peer-wait", &o.peer_wait,
            "Seconds the job waits for a service that went away (a shard, reader or sync server that stopped "
            "answering or left the cluster: a restart) before it fails with the reason; in training, scoring and "
@@ -107,6 +114,7 @@ status check_job(const job_options& o) {
     if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
   }
   SS_RETURN_IF_ERROR(check_epoch_options(o.passes));
+  if (auto ttl = embedding::parse_row_ttl(o.row_ttl); !ttl.is_ok()) return ttl.error();
   if (o.outer_momentum < 0 && o.outer_momentum != -1) {
     char value[32];
     std::snprintf(value, sizeof value, "%g", o.outer_momentum);
@@ -187,6 +195,7 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
   differ("--epochs", std::to_string(saved.passes.epochs), std::to_string(now.passes.epochs));
   differ("--shuffle-buffer", std::to_string(saved.passes.shuffle_window()), std::to_string(now.passes.shuffle_window()));
   differ("--sync", saved.sync, now.sync);
+  differ("--row-ttl", saved.row_ttl, now.row_ttl);
   differ("--sync-servers", std::to_string(saved.sync_servers), std::to_string(now.sync_servers));
   differ("--dense-features", std::to_string(saved.dense_features), std::to_string(now.dense_features));
   differ("--categorical-features", std::to_string(saved.categorical_features), std::to_string(now.categorical_features));

@@ -40,6 +40,8 @@ const std::vector<status_metric>& status_metrics() {
       {"service", "table_full_refusals", t::counter, "New rows refused because a table is full and nothing could make room."},
       {"service", "table_evictions", t::counter, "Rows a full table (--max-rows-per-table) evicted for good to make room."},
       {"service", "rows_held", t::gauge, "Rows of every table, in RAM and storage together."},
+      {"service", "rows_expired", t::counter, "Rows deleted for not being touched within --row-ttl."},
+      {"service", "ttl_clock", t::gauge, "The row TTL's clock: examples served, or unix seconds (mod 2^32)."},
       {"service", "busy_seconds", t::counter, "Seconds the shard's workers were busy."},
       {"service", "persisted", t::gauge, "1 when rows are written to storage."},
       {"service", "storage_memory_bytes", t::gauge, "Memory the storage engine uses."},

@@ -11,6 +11,8 @@
 #include <caf/actor.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -30,6 +32,11 @@ struct shard_options {
   // Where rows persist (null: memory only) and how often changed rows are written there.
   std::shared_ptr<embedding::durable_rows> storage;
   double flush_interval = 5;  // seconds; a kill -9 loses at most this much of the shard's updates
+  // The wall clock, in unix seconds: a row TTL in seconds touches rows at it. Injected for tests.
+  std::function<std::uint64_t()> unix_seconds = [] {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  };
 };
 
 struct shard_counters {
@@ -78,6 +85,7 @@ struct shard_actors {
   caf::actor pool;
   caf::actor persister;   // null without storage
   caf::actor prefetcher;  // null without a memory budget
+  caf::actor sweeper;     // a row TTL's sweeper without storage (with storage the persister sweeps); else null
 };
 shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
                          std::shared_ptr<embedding::shard_store> store, const shard_options& options,

@@ -13,7 +13,8 @@ struct codec<lookup_request>
   using fields = field_list<Wire,
       field<&lookup_request::create, &Wire::Builder::setCreate, &Wire::Reader::getCreate>,
       list<&lookup_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
-      list<&lookup_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>>;
+      list<&lookup_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
+      field<&lookup_request::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>>;
 
   static status check(const lookup_request& m) {
     if (m.tables.size() != m.ids.size()) {

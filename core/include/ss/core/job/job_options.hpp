@@ -31,6 +31,7 @@ struct job_options {
   double progress_interval = 5.0;   // seconds between progress lines at the coordinator
   int export_page_rows = 65536;     // embedding rows per page when a model is exported
   int admit_after = 1;              // shards: an id gets a row once seen this many times (1: at once)
+  std::string row_ttl = "0";        // shards: rows untouched this long are deleted (embedding::parse_row_ttl)
   double peer_wait = 90.0;          // seconds the job waits for a shard, reader or sync server that went away
   double batch_lease = 120.0;       // seconds a trainer may hold a batch before it goes to another
   std::uint64_t window = 100000;    // examples in the windowed metrics

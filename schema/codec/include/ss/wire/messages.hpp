@@ -189,6 +189,7 @@ struct lookup_request {
                                     // as their initial values
   std::vector<std::uint32_t> tables;  // parallel to ids
   std::vector<std::uint64_t> ids;
+  std::uint32_t examples = 0;  // of the training batch (0: not counted); a row TTL's clock
 };
 
 struct lookup_reply {

@@ -1,0 +1,192 @@
+// Row TTL (--row-ttl): parsing, the touch slot each row carries, and the sweep that deletes rows
+// not touched for longer than the TTL from RAM and storage, with and without a memory budget.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "ss/core/embedding/memory_rows.hpp"
+#include "ss/core/embedding/row_ttl.hpp"
+#include "ss/core/embedding/shard_store.hpp"
+
+using namespace ss::embedding;
+
+namespace {
+
+constexpr std::uint32_t kDim = 4;
+
+shard_store_options ttl_options(std::uint32_t ttl_examples, std::uint64_t budget_rows, std::shared_ptr<durable_rows> cold) {
+  shard_store_options o;
+  o.dim = kDim;
+  o.init_scale = 0.5f;
+  o.optimizer.learning_rate = 0.25f;
+  o.persisted = true;
+  o.ttl.ticks = ttl_examples;
+  o.ttl.clock = ttl_clock::examples;
+  o.max_rows_in_memory = budget_rows;
+  o.cold = std::move(cold);
+  return o;
+}
+
+ss::status flush(shard_store& store, durable_rows& storage) {
+  return store.take_dirty(
+      [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
+        std::vector<std::uint32_t> tables(n, t);
+        return storage.write(tables.data(), ids, rows, n);
+      },
+      [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
+        std::vector<std::uint32_t> tables(n, t);
+        return storage.erase(tables.data(), ids, n);
+      });
+}
+
+// A training step over `ids` of table 0: the lookup (which advances the examples clock by
+// `examples`, as the shard does for a training lookup) and the push.
+void train(shard_store& store, const std::vector<std::uint64_t>& ids, std::uint32_t examples) {
+  store.advance_clock(examples);
+  const std::vector<std::uint32_t> tables(ids.size(), 0);
+  std::vector<float> values(ids.size() * kDim), grads(ids.size() * kDim, 1.0f);
+  REQUIRE(store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok());
+  REQUIRE(store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok());
+}
+
+std::vector<float> look_up(shard_store& store, std::uint64_t id, bool create = false) {
+  const std::uint32_t t = 0;
+  std::vector<float> values(kDim);
+  REQUIRE(store.lookup(&t, &id, 1, create, values.data()).is_ok());
+  return values;
+}
+
+std::vector<float> initial_values(const shard_store& store, std::uint64_t id) {
+  table_options o = options_of_table(store.options(), 0);
+  std::vector<float> row(o.dim + o.state_floats);
+  init_row(o, id, row.data());
+  row.resize(o.dim);
+  return row;
+}
+
+std::vector<std::uint64_t> range(std::uint64_t from, std::uint64_t to) {
+  std::vector<std::uint64_t> ids;
+  for (std::uint64_t id = from; id < to; ++id) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("row ttl: parsed with its unit, refused without one or past 2^31 ticks", "[core][embedding]") {
+  CHECK_FALSE(parse_row_ttl("0")->enabled());
+  CHECK_FALSE(parse_row_ttl("")->enabled());
+  CHECK(parse_row_ttl("2000000ex")->ticks == 2000000);
+  CHECK(parse_row_ttl("2000000ex")->clock == ttl_clock::examples);
+  CHECK(parse_row_ttl("500examples")->ticks == 500);
+  CHECK(parse_row_ttl("90s")->ticks == 90);
+  CHECK(parse_row_ttl("90s")->clock == ttl_clock::seconds);
+  CHECK(parse_row_ttl("30m")->ticks == 1800);
+  CHECK(parse_row_ttl("12h")->ticks == 43200);
+  CHECK(parse_row_ttl("7d")->ticks == 604800);
+  CHECK(describe(*parse_row_ttl("7d")) == "604800 s");
+  CHECK(describe(*parse_row_ttl("5ex")) == "5 examples");
+  CHECK(describe(row_ttl{}) == "off");
+  for (const char* bad : {"100", "ex", "-5s", "1.5h", "10 s", "10y", "3000000000ex", "25000d", "99999999999999999999s"}) {
+    INFO(bad);
+    auto parsed = parse_row_ttl(bad);
+    REQUIRE_FALSE(parsed.is_ok());
+    CHECK(parsed.error().code() == ss::errc::invalid_argument);
+    CHECK(parsed.error().message().find("--row-ttl") != std::string::npos);
+  }
+  CHECK(parse_row_ttl("2147483647ex")->ticks == max_ttl_ticks);
+}
+
+TEST_CASE("row ttl: ages wrap modulo 2^32", "[core][embedding]") {
+  CHECK_FALSE(expired(10, 20, 10));
+  CHECK(expired(10, 21, 10));
+  CHECK_FALSE(expired(0xfffffff0u, 5, 100));  // the clock wrapped: 21 ticks old
+  CHECK(expired(0xfffffff0u, 200, 100));
+  float slot = 0;
+  set_touch(&slot, 0xdeadbeefu);
+  CHECK(touch_of(&slot) == 0xdeadbeefu);
+}
+
+TEST_CASE("row ttl: rows untouched for longer than the ttl are deleted from RAM and storage", "[core][embedding]") {
+  auto storage = std::make_shared<memory_rows>(kDim + 1);  // values and the touch slot (sgd keeps no state)
+  shard_store store(ttl_options(1000, 0, nullptr));
+  REQUIRE(store.row_floats() == kDim + 1);
+  train(store, range(0, 100), 128);    // rows 0..99 touched at 128
+  train(store, range(100, 200), 600);  // rows 100..199 at 728
+  REQUIRE(flush(store, *storage).is_ok());
+  REQUIRE(storage->rows() == 200);
+  const std::vector<float> trained_150 = look_up(store, 150);
+
+  store.advance_clock(500);  // now 1228: rows 0..99 are 1100 old, 100..199 are 500 old
+  auto swept = store.sweep_expired(1 << 20);
+  REQUIRE(swept.is_ok());
+  CHECK(*swept == 100);
+  auto s = store.stats();
+  CHECK(s.rows_expired == 100);
+  CHECK(s.rows == 100);
+  CHECK(s.rows_held == 100);
+  CHECK(s.ttl_clock_now == 1228);
+  REQUIRE(flush(store, *storage).is_ok());
+  CHECK(storage->rows() == 100);  // deleted from storage at the flush
+  // An expired id starts over from its initial values; a live one kept its training.
+  CHECK(look_up(store, 5) == initial_values(store, 5));
+  CHECK(look_up(store, 150) == trained_150);
+  CHECK(look_up(store, 150) != initial_values(store, 150));
+
+  // Touching a row keeps it alive; an evaluation's lookup (create = false) does not touch.
+  train(store, {150}, 400);                       // 150 touched at 1628
+  for (int k = 0; k < 3; ++k) look_up(store, 160);  // evaluation only
+  store.advance_clock(200);                       // now 1828: 100..199 but 150 are 1100 old
+  swept = store.sweep_expired(1 << 20);
+  REQUIRE(swept.is_ok());
+  CHECK(*swept == 99);
+  CHECK(store.stats().rows == 1);
+  CHECK(store.existing_table(0)->find(150) != nullptr);
+}
+
+TEST_CASE("row ttl under a memory budget: stored rows out of RAM expire too, and only when old", "[core][embedding]") {
+  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  shard_store store(ttl_options(1000, 50, storage));  // RAM holds 50 rows
+  train(store, range(0, 200), 100);                  // touched at 100
+  REQUIRE(flush(store, *storage).is_ok());
+  store.shrink_to_budget();
+  train(store, range(200, 260), 800);  // touched at 900; pushes rows 0..199 out of RAM
+  REQUIRE(flush(store, *storage).is_ok());
+  store.shrink_to_budget();
+  REQUIRE(storage->rows() == 260);
+  REQUIRE(store.stats().rows <= 60);
+
+  store.advance_clock(300);  // now 1200: rows 0..199 are 1100 old, 200..259 are 300 old
+  // A small sweep reads few stored rows; sweeps go on from where the last stopped.
+  std::uint64_t expired_rows = 0;
+  for (int sweep = 0; sweep < 200 && expired_rows < 200; ++sweep) {
+    auto swept = store.sweep_expired(16);
+    REQUIRE(swept.is_ok());
+    expired_rows += *swept;
+  }
+  CHECK(expired_rows == 200);
+  CHECK(store.stats().rows_held == 60);
+  // Until the flush deletes them, the expired rows' stored copies are not read back.
+  CHECK(look_up(store, 3) == initial_values(store, 3));
+  REQUIRE(flush(store, *storage).is_ok());
+  CHECK(storage->rows() == 60);
+  CHECK(look_up(store, 230) != initial_values(store, 230));
+}
+
+TEST_CASE("row ttl: a row's touch travels with it through storage and a restore", "[core][embedding]") {
+  auto storage = std::make_shared<memory_rows>(kDim + 1);
+  {
+    shard_store store(ttl_options(1000, 0, nullptr));
+    train(store, {1, 2}, 700);
+    train(store, {2}, 600);  // 1 at 700, 2 at 1300
+    REQUIRE(flush(store, *storage).is_ok());
+  }
+  // A restarted shard: the rows put back as stored, the clock where it was.
+  shard_store store(ttl_options(1000, 0, nullptr));
+  REQUIRE(storage->scan([&](std::uint32_t t, std::uint64_t id, const float* row) { REQUIRE(store.put(t, id, row).is_ok()); }).is_ok());
+  store.set_clock(1800);  // 1 is 1100 old, 2 is 500
+  auto swept = store.sweep_expired(0);
+  REQUIRE(swept.is_ok());
+  CHECK(*swept == 1);
+  CHECK(store.existing_table(0)->find(1) == nullptr);
+  CHECK(store.existing_table(0)->find(2) != nullptr);
+}
