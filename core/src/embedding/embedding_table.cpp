@@ -440,6 +440,7 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
   // Training's lookups and pushes touch a row (row TTL); an evaluation's lookups do not. A touch
   // alone does not mark the row for writing: the push that follows a training lookup does.
   const bool touches = create || changes;
+  if (touches && options_.touch_slot) budget.touching_batches.fetch_add(1, std::memory_order_relaxed);
   auto touched = [&](stripe& s, std::size_t at, std::uint32_t i) {
     s.referenced[at] = 1;
     if (touches) touch_locked(s.slots[at].row);

@@ -29,7 +29,10 @@ status local_embeddings::fetch(batch_rows& rows) {
     const std::size_t missing = tables_[t]->find_or_create_batch(ids.data() + begin, n, found_.data(), scratch_);
     if (missing > 0)
       return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" +
-                                            std::to_string(options_.max_rows_per_table) + " rows)"};
+                                            std::to_string(options_.max_rows_per_table) +
+                                            " rows, --max-rows-per-table: the single-process trainer's Hogwild "
+                                            "workers hold row pointers, so it refuses new rows where a cluster's "
+                                            "shards evict)"};
     for (std::size_t j = 0; j < n; ++j) ptrs[order[begin + j]] = found_[j];
   }
   return status::ok();

@@ -282,6 +282,9 @@ std::uint32_t shard_store::clock() const { return budget_ ? budget_->now.load(st
 
 result<std::uint64_t> shard_store::sweep_expired(std::size_t max_stored) {
   if (!options_.ttl.enabled()) return std::uint64_t{0};
+  const std::uint64_t batches = budget_->touching_batches.load(std::memory_order_relaxed);
+  if (batches == swept_after_) return std::uint64_t{0};
+  swept_after_ = batches;
   std::uint64_t expired_rows = 0;
   const auto live = live_tables();
   for (const auto& [t, tab] : live) expired_rows += tab->expire_in_ram();

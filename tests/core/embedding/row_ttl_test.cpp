@@ -132,6 +132,12 @@ TEST_CASE("row ttl: rows untouched for longer than the ttl are deleted from RAM 
   CHECK(look_up(store, 150) == trained_150);
   CHECK(look_up(store, 150) != initial_values(store, 150));
 
+  // A sweep with no training since the last expires nothing, even with the clock moved on.
+  store.advance_clock(100000);
+  swept = store.sweep_expired(1 << 20);
+  REQUIRE(swept.is_ok());
+  CHECK(*swept == 0);
+  store.set_clock(1228);
   // Touching a row keeps it alive; an evaluation's lookup (create = false) does not touch.
   train(store, {150}, 400);                       // 150 touched at 1628
   for (int k = 0; k < 3; ++k) look_up(store, 160);  // evaluation only
@@ -159,16 +165,17 @@ TEST_CASE("row ttl under a memory budget: stored rows out of RAM expire too, and
   // A small sweep reads few stored rows; sweeps go on from where the last stopped.
   std::uint64_t expired_rows = 0;
   for (int sweep = 0; sweep < 200 && expired_rows < 200; ++sweep) {
+    train(store, {1000}, 0);  // training goes on between sweeps (one more row, touched now)
     auto swept = store.sweep_expired(16);
     REQUIRE(swept.is_ok());
     expired_rows += *swept;
   }
   CHECK(expired_rows == 200);
-  CHECK(store.stats().rows_held == 60);
+  CHECK(store.stats().rows_held == 61);
   // Until the flush deletes them, the expired rows' stored copies are not read back.
   CHECK(look_up(store, 3) == initial_values(store, 3));
   REQUIRE(flush(store, *storage).is_ok());
-  CHECK(storage->rows() == 60);
+  CHECK(storage->rows() == 61);
   CHECK(look_up(store, 230) != initial_values(store, 230));
 }
 
@@ -185,6 +192,10 @@ TEST_CASE("row ttl: a row's touch travels with it through storage and a restore"
   REQUIRE(storage->scan([&](std::uint32_t t, std::uint64_t id, const float* row) { REQUIRE(store.put(t, id, row).is_ok()); }).is_ok());
   store.set_clock(1800);  // 1 is 1100 old, 2 is 500
   auto swept = store.sweep_expired(0);
+  REQUIRE(swept.is_ok());
+  CHECK(*swept == 0);  // nothing trained since it started: the model stays as it was
+  train(store, {3}, 0);
+  swept = store.sweep_expired(0);
   REQUIRE(swept.is_ok());
   CHECK(*swept == 1);
   CHECK(store.existing_table(0)->find(1) == nullptr);

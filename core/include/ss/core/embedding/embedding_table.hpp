@@ -59,6 +59,9 @@ struct row_budget {
   std::atomic<std::uint32_t> now{0};
   std::uint32_t ttl = 0;
   std::atomic<std::uint64_t> expired{0};
+  // Batches that touched rows (training's lookups and pushes): a sweep expires nothing while none
+  // came since the last, so a job that scores or exports keeps the model it trained.
+  std::atomic<std::uint64_t> touching_batches{0};
   // Flush generations: a row taken by flush g may be evicted once flush g wrote everything. After
   // a failed flush its rows may be missing from storage: nothing is evicted any more.
   std::atomic<std::uint32_t> taking{0}, flushed{0};
@@ -220,7 +223,9 @@ class embedding_table {
   // when the copy began is copied, with the values it has when its page is taken; a row created
   // meanwhile may or may not be. A stripe whose index grew between two calls is copied again
   // from its start, so rows of the stripe a page ended in may come twice: copied_rows_filter
-  // lets each through once.
+  // lets each through once. Where rows leave RAM meanwhile (a budget, a full table's evictions, a
+  // row TTL), a removal may move a row behind the copy's position: a copy that must be whole is
+  // taken while nothing trains (a job's export), or from storage (a budget).
   std::uint64_t copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
                           std::vector<float>& rows) const;
   // The stripe that holds `id` (0 <= stripe < stripe_count).

@@ -129,7 +129,9 @@ class shard_store {
   // Row TTL: deletes every row not touched for longer than the TTL: those in RAM, then with a
   // memory budget up to `max_stored` stored rows read from storage, from where the last sweep
   // stopped (those out of RAM that expired are dropped; storage deletes them at the next flush).
-  // Returns how many expired. One thread (the persister's), before a flush.
+  // Returns how many expired. Nothing while no training lookup or push came since the last sweep
+  // (the job scores, exports or waits: its model stays as trained). One thread (the
+  // persister's), before a flush.
   result<std::uint64_t> sweep_expired(std::size_t max_stored);
   // With a memory budget: RAM is past the budget by its slack (row_budget::under_pressure), so a
   // flush now would let changed rows go.
@@ -188,6 +190,7 @@ class shard_store {
   std::shared_ptr<row_budget> budget_;
   bool tiered_ = false;  // a memory budget over `cold`
   std::vector<std::uint64_t> trim_from_;  // per table: the id trim_full_tables goes on from
+  std::uint64_t swept_after_ = 0;         // row_budget::touching_batches at the last sweep
   std::uint32_t sweep_table_ = 0;         // where sweep_expired goes on from in storage
   std::uint64_t sweep_id_ = 0;
   std::shared_ptr<admission_filter> admission_;  // set with admit_after > 1
