@@ -72,7 +72,8 @@ struct RegisterReply {
   # Where the job is now.
   restoreSnapshot @4 :UInt64;
   # Non-zero on a job resumed from a snapshot: a shard loads this snapshot's checkpoint, a
-  # reader starts at the position the snapshot recorded for it.
+  # reader starts at the position the snapshot recorded for it, a sync server waits for the
+  # snapshot's state before its first round.
   resumePosition @5 :Data.ReadPosition;
   # Reader: where to start reading (its committed position); valid when hasResumePosition.
   hasResumePosition @6 :Bool;

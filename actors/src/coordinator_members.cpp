@@ -157,6 +157,9 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   m.last_seen = self->clock().now();
   m.joined_running = was_running;
   if (r.from == wire::role::shard && resuming) m.restore_snapshot = st.resumed_from;
+  // A sync server then waits for the snapshot's state (restore_sync_server) before its first round.
+  if (r.from == wire::role::sync && resuming && st.resumed_dense && !st.resumed_dense->params.empty())
+    m.restore_snapshot = st.resumed_from;
   const std::uint64_t id = st.next_member_id++;
   st.members.emplace(id, m);
   if (indexed) slot_of(st, r.from, r.index) = id;

@@ -116,7 +116,8 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   if (coordinator.job_id == 0) coordinator.job_id = random_incarnation();
   if (coordinator.snapshots) SS_RETURN_IF_ERROR(coordinator.snapshots->write_job_id(coordinator.job_id));
   // Slice 0 of the sync state lives here.
-  auto sync0 = make_sync_server(sys, svc->gateway_, coordinator.job, 0, options.name + "/sync-0");
+  // The coordinator hands it the snapshot's state as it resumes, before any trainer can register.
+  auto sync0 = make_sync_server(sys, svc->gateway_, coordinator.job, 0, options.name + "/sync-0", false);
   if (!sync0.is_ok()) return sync0.error();
   coordinator.local_sync = *sync0;
   svc->sync_ = *sync0;
@@ -456,9 +457,10 @@ std::function<wire::member_progress()> prepare_sync(service_impl&) {
   return [] { return wire::member_progress{}; };
 }
 
-ss::status spawn_sync_role(service_impl& svc, const wire::register_reply&, const job::job_options& job) {
+ss::status spawn_sync_role(service_impl& svc, const wire::register_reply& reply, const job::job_options& job) {
+  // A resumed job's coordinator sends the snapshot's state for this slice (restore_snapshot set).
   auto server = make_sync_server(svc.sys_, svc.gateway_, job, static_cast<std::uint32_t>(svc.options_.index),
-                                 svc.options_.name);
+                                 svc.options_.name, reply.restore_snapshot > 0);
   if (!server.is_ok()) return server.error();
   svc.role_ = *server;
   // The server learns the live trainers (how many a round waits for) from the cluster view.

@@ -287,7 +287,7 @@ result<job::job_options> job_of(const wire::register_reply& reply, const std::st
 
 // A sync server for slice `k` of the job's dense parameters.
 result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway, const job::job_options& job,
-                                    std::uint32_t k, const std::string& name) {
+                                    std::uint32_t k, const std::string& name, bool awaits_restore) {
   auto spec = sync::parse_sync(job.sync);
   if (!spec.is_ok()) return spec.error();
   auto setup = job::resolve_model(job.model, static_cast<std::uint32_t>(std::max(0, job.dense_features)),
@@ -307,6 +307,7 @@ result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& ga
   o.outer_lr = job.outer_lr;
   o.round_timeout = std::chrono::milliseconds(static_cast<long>(job.sync_round_timeout * 1000));
   o.quantize = job.sync_quantize == "int8";
+  o.awaits_restore = awaits_restore;
   return spawn_sync_server(sys, gateway, o);
 }
 

@@ -103,8 +103,9 @@ class service_impl final : public running_service {
 // The job a coordinator's registration reply carries.
 result<job::job_options> job_of(const wire::register_reply& reply, const std::string& name);
 
-// A sync server for slice `k` of the job's dense parameters.
+// A sync server for slice `k` of the job's dense parameters; `awaits_restore`: the job resumes
+// and the coordinator sends the snapshot's state (sync_server_options::awaits_restore).
 result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway, const job::job_options& job,
-                                    std::uint32_t k, const std::string& name);
+                                    std::uint32_t k, const std::string& name, bool awaits_restore);
 
 }  // namespace ss::actors

@@ -26,6 +26,7 @@ struct contributor {
 
 // A closing round timed out (its instance), on top of the regular rounds' expire_atom.
 using close_expire_atom = caf::atom_constant<caf::atom("clexpire")>;
+using restore_expire_atom = caf::atom_constant<caf::atom("rsexpire")>;
 
 // Where a trainer stands with closing rounds.
 struct closed_trainer {
@@ -73,6 +74,8 @@ struct sync_server_state {
   // A quantized EASGD exchange's delta and what the replica takes of it: kept, so that an
   // exchange allocates nothing.
   std::vector<float> delta, applied;
+  // A resumed job's snapshot state has not come yet (sync_server_options::awaits_restore).
+  bool awaiting_restore = false;
 };
 
 // A request as a round sees it: the replica it stands for is `replica` (length values), the
@@ -407,6 +410,8 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
     ++st.refused;
     return refuse(s.code(), s.message());
   }
+  if (st.awaiting_restore)
+    return refuse(errc::unavailable, o.name + " waits for the resumed snapshot's state from the coordinator");
   const bool quantized = !in.quantized.values.empty();
   st.bytes_in += quantized ? in.quantized.bytes() : in.params.size() * sizeof(float);
   const float* replica = in.params.data();
@@ -434,6 +439,7 @@ body_ptr serve_restore(sync_server_actor* self, const wire::sync_restore& r) {
     return refuse(errc::invalid_argument, o.name + " holds slice " + std::to_string(o.slice) + " of " +
                                               std::to_string(o.length) + " parameters; the restore is for slice " +
                                               std::to_string(r.slice) + " with " + std::to_string(r.params.size()));
+  st.awaiting_restore = false;
   if (st.exchanges > 0 || st.round > 0) {
     // Trainers synced already: their state is newer than the snapshot's.
     return make_body(wire::ack{});
@@ -454,6 +460,10 @@ body_ptr serve_restore(sync_server_actor* self, const wire::sync_restore& r) {
 caf::behavior sync_server(sync_server_actor* self, sync_server_options options) {
   self->state.options = std::move(options);
   self->state.mean.reset(self->state.options.length);
+  if (self->state.options.awaits_restore) {
+    self->state.awaiting_restore = true;
+    self->delayed_send(self, self->state.options.restore_wait, restore_expire_atom::value);
+  }
   return {
       [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> {
         auto& st = self->state;
@@ -518,6 +528,14 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
         close_round_if_complete(self);
       },
       [](state_atom, wire::job_state) {},
+      [self](restore_expire_atom) {
+        auto& st = self->state;
+        if (!st.awaiting_restore) return;
+        st.awaiting_restore = false;
+        spdlog::warn("{}: the resumed snapshot's state did not come within {} ms; the slice starts from the first "
+                     "replica that syncs",
+                     st.options.name, st.options.restore_wait.count());
+      },
       [self](central_atom) -> std::vector<float> {
         auto& st = self->state;
         if (st.options.spec.algo == sync::algorithm::bmuf) return st.bmuf.global();

@@ -446,3 +446,36 @@ TEST_CASE("sync server: a replica with a non-finite value is refused and counted
   CHECK(std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).params == center);
   CHECK(status_of(f, server).find("\"refused\":1") != std::string::npos);
 }
+
+TEST_CASE("sync server: in a resumed job, no round starts before the snapshot's state came (or its wait ran out)",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto opts = sync_options("s-easgd", 2);
+  opts.easgd_alpha = 0.5;
+  opts.awaits_restore = true;
+  opts.restore_wait = std::chrono::milliseconds(1000);
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, opts));
+  f.settle();
+  // A trainer's first round comes before the coordinator's restore: refused for now, retried.
+  auto early = ask(f, server, wire::sync_request{1, 0, 0, 10, {1.0f, 2.0f}});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*early));
+  CHECK(std::get<wire::error_reply>(*early).code == errc::unavailable);
+  CHECK_THAT(std::get<wire::error_reply>(*early).message, Catch::Contains("waits for the resumed snapshot's state"));
+  // The restore takes: the center is the snapshot's, and the retried round syncs against it.
+  REQUIRE(std::holds_alternative<wire::ack>(*ask(f, server, wire::sync_restore{0, {3.0f, 4.0f}, {}})));
+  auto retried = ask(f, server, wire::sync_request{1, 0, 0, 10, {1.0f, 2.0f}});
+  REQUIRE(std::holds_alternative<wire::sync_reply>(*retried));
+  CHECK(std::get<wire::sync_reply>(*retried).params == std::vector<float>{-1.0f, -1.0f});  // 0.5 x (replica - center)
+
+  // No restore at all: after the wait the slice starts from the first replica, as a fresh job.
+  actor_fixture g;
+  node gw2(g, "sync-0");
+  auto lonely = g.own(spawn_sync_server(g.sys, gw2.gateway, opts));
+  g.settle();
+  REQUIRE(std::holds_alternative<wire::error_reply>(*ask(g, lonely, wire::sync_request{1, 0, 0, 10, {1.0f, 2.0f}})));
+  g.advance(std::chrono::milliseconds(1100));
+  auto later = ask(g, lonely, wire::sync_request{1, 0, 0, 10, {1.0f, 2.0f}});
+  REQUIRE(std::holds_alternative<wire::sync_reply>(*later));
+  CHECK(std::get<wire::sync_reply>(*later).params == std::vector<float>{0.0f, 0.0f});  // it seeded the center
+}

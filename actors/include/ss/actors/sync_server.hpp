@@ -53,6 +53,12 @@ struct sync_server_options {
   // trainer's replica (or the full slice, which starts one), replies quantized the same way.
   bool quantize = false;
   std::uint32_t quantization_block = 256;
+  // A job resuming from a snapshot: the coordinator sends the snapshot's state (sync_restore).
+  // Until it comes, or restore_wait passed, sync requests are answered `unavailable` (trainers
+  // retry), so that no round starts the slice from a replica instead and loses the snapshot's
+  // momentum and central copy.
+  bool awaits_restore = false;
+  std::chrono::milliseconds restore_wait{10000};
 };
 
 // The slice [offset, offset + length) of sync server `slice` of `slices` over `total` parameters.
