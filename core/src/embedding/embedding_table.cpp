@@ -99,22 +99,27 @@ bool embedding_table::evict_one_locked(stripe& s) {
   const std::uint32_t flushed = b.flushed.load(std::memory_order_acquire);
   if (s.barren && s.barren_at == flushed) return false;
   const std::size_t mask = s.slots.size() - 1;
-  // Two turns of the hand: the first may only clear the marks of rows touched since the last.
-  for (std::size_t step = 0; step < 2 * s.slots.size(); ++step) {
+  // At most max_hand_steps a call, so that a stripe of changed rows costs a new row a bounded
+  // scan; the hand goes on from there the next time. Two turns without a row that may go (the
+  // first may only clear the marks of rows touched since the last): barren.
+  if (s.barren_at != flushed) s.fruitless = 0;
+  for (std::size_t step = 0; step < max_hand_steps; ++step) {
     const std::size_t i = s.hand;
     s.hand = (s.hand + 1) & mask;
+    if (++s.fruitless > 2 * s.slots.size()) break;
     if (s.slots[i].row == nullptr || s.dirty[i] != 0 || s.taken[i] > flushed) continue;
     if (s.referenced[i] != 0) {
       --s.referenced[i];
       continue;
     }
     remove_locked(s, i);
+    s.fruitless = 0;
     b.resident.fetch_sub(1, std::memory_order_relaxed);
     b.evictions.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
-  s.barren = true;
   s.barren_at = flushed;
+  s.barren = s.fruitless > 2 * s.slots.size();
   return false;
 }
 
@@ -518,6 +523,7 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
         ++created;
       } else if (!changes) {
         s.barren = false;  // a row as storage holds it: one that may go
+        s.fruitless = 0;
       }
       touched(s, at, i);
     });
@@ -580,6 +586,7 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
     // until its lookup comes (which takes it back to one).
     s.referenced[probe(s, id, hash)] = warmed_chances;
     s.barren = false;  // a row as storage holds it: one that may go
+    s.fruitless = 0;
     ++placed;
   });
   budget.warmed.fetch_add(placed, std::memory_order_relaxed);

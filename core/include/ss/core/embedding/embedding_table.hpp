@@ -281,6 +281,7 @@ class embedding_table {
   // the cold tier may have been written again since (evicted after it missed).
   static constexpr std::size_t evicted_memory = 64;
   static constexpr std::uint8_t warmed_chances = 4;
+  static constexpr std::size_t max_hand_steps = 256;  // per eviction attempt
 
   struct stripe {
     mutable std::mutex mu;
@@ -297,6 +298,7 @@ class embedding_table {
     // read from storage (clean) comes in. Saves a scan of the whole stripe per new row.
     bool barren = false;
     std::uint32_t barren_at = 0;
+    std::size_t fruitless = 0;  // steps of the hand since it last found a row that may go
     std::vector<float*> free_rows;  // memory of evicted rows, for new ones
     std::uint64_t evictions = 0;
     std::array<std::uint64_t, evicted_memory> evicted{};  // evicted[k % evicted_memory]: the k-th eviction's key
