@@ -168,7 +168,7 @@ void service_impl::stop(const std::string& reason) {
                              "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} read ahead by hints, "
                              "{} over budget; {} storage reads (p50 {:.3f} ms, p99 {:.3f} ms), {:.1f} MB read, "
                              "{:.1f} MB written",
-                             options_.name, s.rows_stored, s.rows, s.max_rows_in_memory, s.peak_rows_in_memory,
+                             options_.name, s.rows_held, s.rows, s.max_rows_in_memory, s.peak_rows_in_memory,
                              s.hit_rate(), s.misses, s.evictions, s.loaded, s.warmed, s.over_budget, io.reads,
                              io.read_p50_ms, io.read_p99_ms,
                              static_cast<double>(io.bytes_read) / 1e6, static_cast<double>(io.bytes_written) / 1e6);

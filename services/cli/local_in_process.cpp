@@ -97,7 +97,8 @@ bool start_cluster(const local_flags& l, caf::actor_system& sys, const std::shar
     o.flush_interval = l.flush_interval;
     o.memory_budget_bytes = static_cast<std::uint64_t>(l.memory_budget_mb) << 20;
     if (!l.state_dir.empty())
-      o.open_storage = rocksdb_storage((std::filesystem::path(l.state_dir) / o.name).string(), l.storage_memory_mb);
+      o.open_storage = rocksdb_storage((std::filesystem::path(l.state_dir) / o.name).string(), l.storage_memory_mb,
+                                       l.memory_budget_mb > 0);
     ok = services.add(actors::start_shard(sys, make_transport(ctx, o.name), o));
   }
   for (int i = 1; ok && i < l.job.sync_servers; ++i) {

@@ -62,7 +62,7 @@ class shard_role final : public member_role {
   void configure(actors::service_options& o) override {
     o.flush_interval = flush_interval_;
     o.memory_budget_bytes = static_cast<std::uint64_t>(memory_budget_mb_) << 20;
-    if (!data_dir_.empty()) o.open_storage = rocksdb_storage(data_dir_, storage_memory_mb_);
+    if (!data_dir_.empty()) o.open_storage = rocksdb_storage(data_dir_, storage_memory_mb_, memory_budget_mb_ > 0);
   }
 
  private:

@@ -147,9 +147,11 @@ std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::con
   return std::make_unique<transport::zmq_transport>(ctx, o);
 }
 
-// A shard's rows in RocksDB under `dir`, its memtables and block cache within `memory_mb`.
-decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir, int memory_mb) {
-  const auto options = storage::rocksdb_rows_options::with_memory_budget(static_cast<std::size_t>(memory_mb) << 20);
+// A shard's rows in RocksDB under `dir`, its memtables and block cache within `memory_mb`; with a
+// memory budget (tiered), the stored rows are not counted exactly (rocksdb_rows_options::exact_count).
+decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir, int memory_mb, bool tiered) {
+  auto options = storage::rocksdb_rows_options::with_memory_budget(static_cast<std::size_t>(memory_mb) << 20);
+  options.exact_count = !tiered;
   return [dir, options](std::uint32_t row_floats) -> result<std::unique_ptr<embedding::durable_rows>> {
     auto rows = storage::rocksdb_rows::open(dir, row_floats, options);
     if (!rows.is_ok()) return rows.error();

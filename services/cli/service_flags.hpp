@@ -76,7 +76,8 @@ std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::con
                                                   const transport::transport_security& security = {},
                                                   const service_flags* limits = nullptr);
 
-// A shard's rows in RocksDB under `dir`, its memtables and block cache within `memory_mb`.
-decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir, int memory_mb);
+// A shard's rows in RocksDB under `dir`, its memtables and block cache within `memory_mb`; with a
+// memory budget (`tiered`) the stored rows are estimated, not counted (rocksdb_rows_options::exact_count).
+decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir, int memory_mb, bool tiered);
 
 }  // namespace ss::cli

@@ -55,7 +55,7 @@ const std::vector<status_metric>& status_metrics() {
       {"service", "last_checkpoint_seconds", t::gauge, "Seconds the newest checkpoint took."},
       {"service", "rows_restored", t::gauge, "Rows restored from storage at start."},
       {"service", "max_rows_in_memory", t::gauge, "Rows the memory budget keeps in RAM (0: no budget; rows then counts those in RAM)."},
-      {"service", "rows_stored", t::gauge, "Rows in the shard's storage, with a memory budget (every row)."},
+      {"service", "rows_stored", t::gauge, "Rows in the shard's storage, with a memory budget (RocksDB's estimate; rows_held counts them)."},
       {"service", "hits", t::counter, "Row lookups and pushes that found the row in RAM (memory budget)."},
       {"service", "misses", t::counter, "Row lookups and pushes that read the row from storage (memory budget)."},
       {"service", "hit_rate", t::gauge, "Hits over hits and misses since the shard started (memory budget)."},

@@ -272,9 +272,9 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
   const distinct_keys keys(tables, ids, n);
   const std::size_t m = keys.slices.size();
 
-  // Which keys are new? Skipped when the store is empty (every key is new then).
+  // Which keys are new? Skipped when the store is empty (every key is new then), or not counted.
   std::uint64_t fresh = m;
-  if (rows_.load(std::memory_order_relaxed) != 0) {
+  if (options_.exact_count && rows_.load(std::memory_order_relaxed) != 0) {
     std::vector<std::uint8_t> exists;
     SS_RETURN_IF_ERROR(find_stored(db_, keys, exists, "rocksdb_rows::write"));
     fresh = m - static_cast<std::uint64_t>(std::count(exists.begin(), exists.end(), 1));
@@ -299,12 +299,12 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
 }
 
 status rocksdb_rows::erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
-  if (n == 0 || rows_.load(std::memory_order_relaxed) == 0) return status::ok();
+  if (n == 0 || (options_.exact_count && rows_.load(std::memory_order_relaxed) == 0)) return status::ok();
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
   const distinct_keys keys(tables, ids, n);
-  std::vector<std::uint8_t> exists;
-  SS_RETURN_IF_ERROR(find_stored(db_, keys, exists, "rocksdb_rows::erase"));
+  std::vector<std::uint8_t> exists(keys.slices.size(), 1);  // not counted: delete them all
+  if (options_.exact_count) SS_RETURN_IF_ERROR(find_stored(db_, keys, exists, "rocksdb_rows::erase"));
   rocksdb::WriteBatch batch;
   std::uint64_t gone = 0;
   for (std::size_t j = 0; j < keys.slices.size(); ++j) {
@@ -318,6 +318,14 @@ status rocksdb_rows::erase(const std::uint32_t* tables, const std::uint64_t* ids
   SS_RETURN_IF_ERROR(from_rocks(db_->Write(wo, &batch), "rocksdb_rows::erase"));
   rows_.fetch_sub(gone, std::memory_order_relaxed);
   return status::ok();
+}
+
+std::uint64_t rocksdb_rows::rows() const {
+  if (options_.exact_count) return rows_.load(std::memory_order_relaxed);
+  std::shared_lock lock(db_mu_);
+  std::uint64_t keys = 0;
+  if (db_ == nullptr || !db_->GetIntProperty("rocksdb.estimate-num-keys", &keys)) return 0;
+  return keys;
 }
 
 status rocksdb_rows::check_free_space(std::uint64_t bytes) {

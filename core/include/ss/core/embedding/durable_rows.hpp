@@ -56,7 +56,8 @@ class durable_rows {
   // the wrong size ends the scan with errc::corrupt naming the row.
   virtual status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) = 0;
 
-  // Rows currently stored (an estimate is not acceptable: it is counted on write).
+  // Rows currently stored: counted on write, exactly, unless the implementation says it was
+  // opened to estimate them (storage::rocksdb_rows_options::exact_count).
   virtual std::uint64_t rows() const = 0;
 
   // Reads n rows (tables[i], ids[i]) in one batch: found[i] = 1 and the row in rows[i *

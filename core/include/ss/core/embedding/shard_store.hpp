@@ -73,8 +73,8 @@ struct shard_store_stats {
   std::uint64_t rows = 0;   // in RAM
   std::uint64_t bytes = 0;  // RAM held by the rows and their index
   std::uint64_t tables = 0;
-  // With a memory budget: the budget in rows, rows in the cold tier (every stored row), and the
-  // row_budget counters.
+  // With a memory budget: the budget in rows, rows in the cold tier (what storage says: the shard's
+  // storage estimates them, rows_held counts them), and the row_budget counters.
   std::uint64_t max_rows_in_memory = 0, rows_stored = 0, peak_rows_in_memory = 0;
   std::uint64_t hits = 0, misses = 0, loaded = 0, evictions = 0, over_budget = 0;
   // Prefetch hints (warm): rows read into RAM ahead of their lookup, and rows left in storage
