@@ -11,8 +11,11 @@
 
 #include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "store_helpers.hpp"
 
 using namespace ss::embedding;
+using ss::embedding::testing::flush;
+using ss::embedding::testing::initial_values;
 
 namespace {
 
@@ -28,26 +31,6 @@ shard_store_options full_options(std::uint64_t max_rows, std::uint64_t budget_ro
   o.max_rows_in_memory = budget_rows;
   o.cold = std::move(cold);
   return o;
-}
-
-ss::status flush(shard_store& store, durable_rows& storage) {
-  return store.take_dirty(
-      [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
-        std::vector<std::uint32_t> tables(n, t);
-        return storage.write(tables.data(), ids, rows, n);
-      },
-      [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
-        std::vector<std::uint32_t> tables(n, t);
-        return storage.erase(tables.data(), ids, n);
-      });
-}
-
-std::vector<float> initial_values(const shard_store& store, std::uint32_t t, std::uint64_t id) {
-  table_options o = options_of_table(store.options(), t);
-  std::vector<float> row(o.dim + o.state_floats);
-  init_row(o, id, row.data());
-  row.resize(o.dim);
-  return row;
 }
 
 std::vector<float> look_up(shard_store& store, std::uint32_t t, std::uint64_t id) {

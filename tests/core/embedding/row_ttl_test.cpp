@@ -7,8 +7,10 @@
 #include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/row_ttl.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "store_helpers.hpp"
 
 using namespace ss::embedding;
+using ss::embedding::testing::flush;
 
 namespace {
 
@@ -25,18 +27,6 @@ shard_store_options ttl_options(std::uint32_t ttl_examples, std::uint64_t budget
   o.max_rows_in_memory = budget_rows;
   o.cold = std::move(cold);
   return o;
-}
-
-ss::status flush(shard_store& store, durable_rows& storage) {
-  return store.take_dirty(
-      [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
-        std::vector<std::uint32_t> tables(n, t);
-        return storage.write(tables.data(), ids, rows, n);
-      },
-      [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
-        std::vector<std::uint32_t> tables(n, t);
-        return storage.erase(tables.data(), ids, n);
-      });
 }
 
 // A training step over `ids` of table 0: the lookup (which advances the examples clock by
@@ -57,11 +47,7 @@ std::vector<float> look_up(shard_store& store, std::uint64_t id, bool create = f
 }
 
 std::vector<float> initial_values(const shard_store& store, std::uint64_t id) {
-  table_options o = options_of_table(store.options(), 0);
-  std::vector<float> row(o.dim + o.state_floats);
-  init_row(o, id, row.data());
-  row.resize(o.dim);
-  return row;
+  return ss::embedding::testing::initial_values(store, 0, id);
 }
 
 std::vector<std::uint64_t> range(std::uint64_t from, std::uint64_t to) {

@@ -13,8 +13,10 @@
 #include "ss/core/embedding/forwarding_rows.hpp"
 #include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "store_helpers.hpp"
 
 using namespace ss::embedding;
+using ss::embedding::testing::flush;
 
 namespace {
 
@@ -45,18 +47,6 @@ shard_store_options options(std::uint64_t budget_rows, std::shared_ptr<durable_r
   return o;
 }
 
-// What the shard's persister does: every changed row to storage, every row evicted for good out.
-ss::status flush(shard_store& store, durable_rows& cold) {
-  return store.take_dirty(
-      [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
-        std::vector<std::uint32_t> tables(n, t);
-        return cold.write(tables.data(), ids, rows, n);
-      },
-      [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
-        std::vector<std::uint32_t> tables(n, t);
-        return cold.erase(tables.data(), ids, n);
-      });
-}
 
 // A long-tailed id stream: a few hot ids, many cold ones.
 struct id_stream {

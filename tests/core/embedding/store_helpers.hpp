@@ -1,0 +1,35 @@
+// What the embedding store tests share: the shard persister's flush, and a row's initial values.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ss/core/embedding/durable_rows.hpp"
+#include "ss/core/embedding/shard_store.hpp"
+
+namespace ss::embedding::testing {
+
+// What the shard's persister does: every changed row to storage, every row evicted for good out.
+inline ss::status flush(shard_store& store, durable_rows& storage) {
+  return store.take_dirty(
+      [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
+        std::vector<std::uint32_t> tables(n, t);
+        return storage.write(tables.data(), ids, rows, n);
+      },
+      [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
+        std::vector<std::uint32_t> tables(n, t);
+        return storage.erase(tables.data(), ids, n);
+      });
+}
+
+// The values (dim of them) a new row of (t, id) starts with in `store`.
+inline std::vector<float> initial_values(const shard_store& store, std::uint32_t t, std::uint64_t id) {
+  table_options o = options_of_table(store.options(), t);
+  o.touch_slot = store.options().ttl.enabled();
+  std::vector<float> row(o.dim + o.state_floats + (o.touch_slot ? 1 : 0));
+  init_row(o, id, row.data());
+  row.resize(o.dim);
+  return row;
+}
+
+}  // namespace ss::embedding::testing
