@@ -184,15 +184,15 @@ void service_impl::stop(const std::string& reason) {
             });
     stopping_ = refuser;  // answers until the transport stops
   }
-  if (store_ && store_->options().ttl.enabled()) {
+  if (store_ && (store_->options().ttl.enabled() || store_->options().max_rows_per_table > 0)) {
     const auto s = store_->stats();
-    spdlog::info("{}: row TTL {}: {} rows expired; clock at {}", options_.name, embedding::describe(store_->options().ttl),
-                 s.rows_expired, s.ttl_clock_now);
-  }
-  if (store_ && store_->options().max_rows_per_table > 0) {
-    const auto s = store_->stats();
-    spdlog::info("{}: full tables (--max-rows-per-table {}) evicted {} rows for good; {} rows held in {} tables",
-                 options_.name, store_->options().max_rows_per_table, s.table_evictions, s.rows_held, s.tables);
+    const auto& o = store_->options();
+    if (o.ttl.enabled())
+      spdlog::info("{}: row TTL {}: {} rows expired; clock at {}", options_.name, embedding::describe(o.ttl),
+                   s.rows_expired, s.ttl_clock_now);
+    if (o.max_rows_per_table > 0)
+      spdlog::info("{}: full tables (--max-rows-per-table {}) evicted {} rows for good; {} rows held in {} tables",
+                   options_.name, o.max_rows_per_table, s.table_evictions, s.rows_held, s.tables);
   }
   if (member_) {
     // Leave politely (one-way) and give the frame a moment to go out before the transport stops.

@@ -43,10 +43,8 @@ body_ptr refuse(shard_counters& c, const status& st) {
 body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, shard_counters& c,
                       const wire::lookup_request& req) {
   if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
-  // A row TTL in examples: a training lookup's batch moves the clock its rows are touched at.
-  const auto& ttl = store.options().ttl;
-  if (req.create && req.examples > 0 && ttl.enabled() && ttl.clock == embedding::ttl_clock::examples)
-    store.advance_clock(req.examples);
+  // A training lookup's batch moves the clock of a row TTL in examples.
+  if (req.create) store.count_examples(req.examples);
   wire::lookup_reply reply;
   reply.dim = store.options().dim;
   reply.values.resize(req.ids.size() * reply.dim);
@@ -301,10 +299,8 @@ status write_rows(persister_actor* self, Take&& take) {
 constexpr std::size_t stored_rows_per_sweep = std::size_t{1} << 20;
 
 void sweep_expired(embedding::shard_store& store, const shard_options& o) {
-  const auto& ttl = store.options().ttl;
-  if (!ttl.enabled()) return;
-  if (ttl.clock == embedding::ttl_clock::seconds && o.unix_seconds)
-    store.set_clock(static_cast<std::uint32_t>(o.unix_seconds()));
+  if (!store.options().ttl.enabled()) return;
+  store.read_wall_clock(o.unix_seconds());
   if (auto swept = store.sweep_expired(stored_rows_per_sweep); !swept.is_ok())
     spdlog::warn("{}: {} (expired rows stay until the next sweep)", o.name, swept.error().message());
 }
@@ -403,6 +399,13 @@ body_ptr serve_snapshot(persister_actor* self, const wire::snapshot_request& req
   return make_body(wire::snapshot_reply{cp->id, cp->path, cp->rows, cp->bytes, cp->checksum, seconds});
 }
 
+// The flush interval as a timer's period (at least 10 ms; a shard that never flushes, flush
+// interval 0, still sweeps every 5 s).
+caf::timespan flush_period(const shard_options& o) {
+  const double seconds = o.flush_interval > 0 ? o.flush_interval : 5.0;
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(std::max(0.01, seconds)));
+}
+
 // How often a persister with a memory budget looks whether RAM is past it (an atomic load).
 constexpr auto pressure_check = std::chrono::milliseconds(20);
 using pressure_atom = caf::atom_constant<caf::atom("pressure")>;
@@ -413,8 +416,7 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
   st.store = std::move(store);
   st.options = std::move(options);
   st.counters = std::move(counters);
-  const auto every = std::chrono::duration_cast<caf::timespan>(
-      std::chrono::duration<double>(std::max(0.01, st.options.flush_interval)));
+  const auto every = flush_period(st.options);
   if (st.options.flush_interval > 0) self->delayed_send(self, every, tick_atom::value);
   if (st.store->tiered()) self->delayed_send(self, pressure_check, pressure_atom::value);
   return {
@@ -449,8 +451,7 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
 // before each flush otherwise).
 caf::behavior sweeper(caf::event_based_actor* self, std::shared_ptr<embedding::shard_store> store,
                       shard_options options) {
-  const auto every = std::chrono::duration_cast<caf::timespan>(
-      std::chrono::duration<double>(std::max(0.01, options.flush_interval > 0 ? options.flush_interval : 5.0)));
+  const auto every = flush_period(options);
   self->delayed_send(self, every, tick_atom::value);
   return {
       [self, store, options, every](tick_atom) {
@@ -648,10 +649,8 @@ shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
   } else {
     caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.pool);
   }
-  const auto& ttl = store->options().ttl;
-  if (ttl.enabled() && ttl.clock == embedding::ttl_clock::seconds)
-    store->set_clock(static_cast<std::uint32_t>(options.unix_seconds()));  // before the first touch
-  if (!options.storage && ttl.enabled()) {
+  store->read_wall_clock(options.unix_seconds());  // a row TTL in seconds: before the first touch
+  if (!options.storage && store->options().ttl.enabled()) {
     // Without storage nothing flushes: a sweeper of its own, on its own thread (a sweep walks
     // every row in RAM).
     out.sweeper = sys.spawn<caf::detached>(sweeper, store, options);

@@ -136,13 +136,17 @@ bool embedding_table::drop_one_locked(stripe& s) {
       --s.referenced[i];
       continue;
     }
-    const std::uint64_t id = s.slots[i].key;
-    if (s.dirty[i] != 0) dirty_.fetch_sub(1, std::memory_order_relaxed);
-    remove_locked(s, i);
-    options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
-    forget_locked(s, id);
+    forget_row_locked(s, i, false);
     return true;
   }
+}
+
+void embedding_table::forget_row_locked(stripe& s, std::size_t i, bool expiring) {
+  const std::uint64_t id = s.slots[i].key;
+  if (s.dirty[i] != 0) dirty_.fetch_sub(1, std::memory_order_relaxed);
+  remove_locked(s, i);
+  options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
+  forget_locked(s, id, expiring);
 }
 
 void embedding_table::forget_locked(stripe& s, std::uint64_t id, bool expiring) {
@@ -179,11 +183,7 @@ std::size_t embedding_table::expire_in_ram() {
         ++i;
         continue;
       }
-      const std::uint64_t id = s.slots[i].key;
-      if (s.dirty[i] != 0) dirty_.fetch_sub(1, std::memory_order_relaxed);
-      remove_locked(s, i);
-      b.resident.fetch_sub(1, std::memory_order_relaxed);
-      forget_locked(s, id, true);
+      forget_row_locked(s, i, true);
       ++expired_rows;
     }
   }
@@ -522,8 +522,7 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
         ++marked;
         ++created;
       } else if (!changes) {
-        s.barren = false;  // a row as storage holds it: one that may go
-        s.fruitless = 0;
+        came_in_clean(s);
       }
       touched(s, at, i);
     });
@@ -585,8 +584,7 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
     // Read for a batch still a few batches away: chances enough to outlast the hand's passes
     // until its lookup comes (which takes it back to one).
     s.referenced[probe(s, id, hash)] = warmed_chances;
-    s.barren = false;  // a row as storage holds it: one that may go
-    s.fruitless = 0;
+    came_in_clean(s);
     ++placed;
   });
   budget.warmed.fetch_add(placed, std::memory_order_relaxed);

@@ -38,6 +38,11 @@ void group(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n,
   }
 }
 
+status beyond_tables(std::uint32_t t, std::uint32_t max_tables) {
+  return {errc::out_of_range, "table " + std::to_string(t) + " is beyond the shard's limit of " +
+                                  std::to_string(max_tables) + " tables"};
+}
+
 status table_full(std::uint32_t t, std::uint64_t max_rows) {
   return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" + std::to_string(max_rows) + kFullHint};
 }
@@ -87,9 +92,7 @@ embedding_table* shard_store::table(std::uint32_t t) {
 
 status shard_store::check_tables(const std::uint32_t* tables, std::size_t n) const {
   for (std::size_t i = 0; i < n; ++i)
-    if (tables[i] >= options_.max_tables)
-      return {errc::out_of_range, "table " + std::to_string(tables[i]) + " is beyond the shard's limit of " +
-                                      std::to_string(options_.max_tables) + " tables"};
+    if (tables[i] >= options_.max_tables) return beyond_tables(tables[i], options_.max_tables);
   return status::ok();
 }
 
@@ -278,6 +281,14 @@ void shard_store::set_clock(std::uint32_t now) {
   if (budget_) budget_->now.store(now, std::memory_order_relaxed);
 }
 
+void shard_store::count_examples(std::uint32_t examples) {
+  if (options_.ttl.enabled() && options_.ttl.clock == ttl_clock::examples) advance_clock(examples);
+}
+
+void shard_store::read_wall_clock(std::uint64_t unix_seconds) {
+  if (options_.ttl.enabled() && options_.ttl.clock == ttl_clock::seconds) set_clock(static_cast<std::uint32_t>(unix_seconds));
+}
+
 std::uint32_t shard_store::clock() const { return budget_ ? budget_->now.load(std::memory_order_relaxed) : 0; }
 
 result<std::uint64_t> shard_store::sweep_expired(std::size_t max_stored) {
@@ -379,18 +390,14 @@ std::uint64_t shard_store::dirty_rows() const {
 
 status shard_store::put(std::uint32_t t, std::uint64_t id, const float* row) {
   embedding_table* tab = table(t);
-  if (tab == nullptr)
-    return {errc::out_of_range, "table " + std::to_string(t) + " is beyond the shard's limit of " +
-                                    std::to_string(options_.max_tables) + " tables"};
+  if (tab == nullptr) return beyond_tables(t, options_.max_tables);
   if (!tab->put(id, row)) return table_full(t, options_.max_rows_per_table);
   return status::ok();
 }
 
 status shard_store::count_stored(std::uint32_t t) {
   embedding_table* tab = table(t);
-  if (tab == nullptr)
-    return {errc::out_of_range, "table " + std::to_string(t) + " is beyond the shard's limit of " +
-                                    std::to_string(options_.max_tables) + " tables"};
+  if (tab == nullptr) return beyond_tables(t, options_.max_tables);
   tab->count_stored();
   return status::ok();
 }

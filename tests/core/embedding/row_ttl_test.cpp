@@ -187,3 +187,20 @@ TEST_CASE("row ttl: a row's touch travels with it through storage and a restore"
   CHECK(store.existing_table(0)->find(1) == nullptr);
   CHECK(store.existing_table(0)->find(2) != nullptr);
 }
+
+TEST_CASE("row ttl: each clock takes what its TTL counts and ignores the other", "[core][embedding]") {
+  shard_store by_examples(ttl_options(1000, 0, nullptr));
+  by_examples.count_examples(128);
+  by_examples.read_wall_clock(1795706375);
+  CHECK(by_examples.clock() == 128);
+  shard_store_options o = ttl_options(1000, 0, nullptr);
+  o.ttl.clock = ttl_clock::seconds;
+  shard_store by_seconds(o);
+  by_seconds.read_wall_clock(1795706375);
+  by_seconds.count_examples(128);
+  CHECK(by_seconds.clock() == 1795706375u);
+  shard_store_options none = ttl_options(0, 0, nullptr);
+  shard_store without(none);
+  without.count_examples(128);
+  CHECK(without.clock() == 0);
+}

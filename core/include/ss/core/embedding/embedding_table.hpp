@@ -331,6 +331,13 @@ class embedding_table {
   // Marks `id` dropped for good (storage deletes it at the next flush), when persisted, and counts
   // it (expired, or a full table's eviction). Lock held.
   void forget_locked(stripe& s, std::uint64_t id, bool expiring = false);
+  // Removes slot i's row from RAM for good and forgets it (forget_locked). Lock held.
+  void forget_row_locked(stripe& s, std::size_t i, bool expiring);
+  // A row as storage holds it came into the stripe: one that may go, so the hand looks again.
+  static void came_in_clean(stripe& s) {
+    s.barren = false;
+    s.fruitless = 0;
+  }
   // Sets the row's touch slot to the clock, with a touch slot. Lock held.
   void touch_locked(float* row) const {
     if (options_.touch_slot)

@@ -126,6 +126,11 @@ class shard_store {
   void advance_clock(std::uint32_t ticks);
   void set_clock(std::uint32_t now);
   std::uint32_t clock() const;
+  // What the shard tells the clock, which takes what its TTL counts: a training lookup's batch
+  // size (an examples clock advances by it), the wall clock in unix seconds (a seconds clock is
+  // set to it, modulo 2^32). Either is ignored by the other kind of TTL, and without one.
+  void count_examples(std::uint32_t examples);
+  void read_wall_clock(std::uint64_t unix_seconds);
   // Row TTL: deletes every row not touched for longer than the TTL: those in RAM, then with a
   // memory budget up to `max_stored` stored rows read from storage, from where the last sweep
   // stopped (those out of RAM that expired are dropped; storage deletes them at the next flush).
