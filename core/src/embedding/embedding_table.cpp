@@ -106,7 +106,7 @@ bool embedding_table::evict_one_locked(stripe& s) {
   for (std::size_t step = 0; step < max_hand_steps; ++step) {
     const std::size_t i = s.hand;
     s.hand = (s.hand + 1) & mask;
-    if (++s.fruitless > 2 * s.slots.size()) break;
+    if (++s.fruitless > (touch_chances + 1) * s.slots.size()) break;
     if (s.slots[i].row == nullptr || s.dirty[i] != 0 || s.taken[i] > flushed) continue;
     if (s.referenced[i] != 0) {
       --s.referenced[i];
@@ -119,7 +119,7 @@ bool embedding_table::evict_one_locked(stripe& s) {
     return true;
   }
   s.barren_at = flushed;
-  s.barren = s.fruitless > 2 * s.slots.size();
+  s.barren = s.fruitless > (touch_chances + 1) * s.slots.size();
   return false;
 }
 
@@ -447,7 +447,9 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
   const bool touches = create || changes;
   if (touches && options_.touch_slot) budget.touching_batches.fetch_add(1, std::memory_order_relaxed);
   auto touched = [&](stripe& s, std::size_t at, std::uint32_t i) {
-    s.referenced[at] = 1;
+    std::uint8_t& chances = s.referenced[at];
+    if (changes) chances = std::max<std::uint8_t>(chances, 1);
+    else chances = chances >= touch_chances ? touch_chances : static_cast<std::uint8_t>(chances + 1);
     if (touches) touch_locked(s.slots[at].row);
     visit(context, s.slots[at].row, i);
     if (changes && s.dirty[at] == 0) {
@@ -665,7 +667,7 @@ std::size_t embedding_table::take_victims(std::size_t stripe_index, std::size_t 
   const std::uint32_t flushed = options_.budget->flushed.load(std::memory_order_acquire);
   const std::size_t mask = s.slots.size() - 1;
   std::size_t found = 0, taken = 0;
-  for (std::size_t step = 0; step < 2 * s.slots.size() && found < want; ++step) {
+  for (std::size_t step = 0; step < (touch_chances + 1) * s.slots.size() && found < want; ++step) {
     const std::size_t i = s.hand;
     s.hand = (s.hand + 1) & mask;
     if (s.slots[i].row == nullptr) continue;

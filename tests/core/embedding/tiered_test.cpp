@@ -146,6 +146,32 @@ TEST_CASE("tiered shard store: a row changed since its last flush stays in RAM",
   for (std::size_t k = 0; k < after.size(); ++k) CHECK(after[k] == Approx(first[k] - 0.25f));  // lr 0.25 x gradient 1
 }
 
+
+TEST_CASE("tiered shard store: rows looked up often outlast a scan of rows looked up once", "[core][embedding]") {
+  // Each lookup of a row in RAM gives it one more pass of the CLOCK hand to survive (up to
+  // touch_chances), so a burst of one-off ids longer than the budget evicts the one-offs before
+  // the rows every batch uses. With one chance per row (plain CLOCK), the burst evicts most of them.
+  constexpr std::size_t budget = 600, hot = 200, scan = 650;
+  auto cold = std::make_shared<memory_rows>(4);
+  shard_store store(options(budget, cold));
+  auto look_up = [&](std::uint64_t first, std::size_t n) {
+    std::vector<std::uint32_t> tables(n, 0);
+    std::vector<std::uint64_t> ids(n);
+    for (std::size_t i = 0; i < n; ++i) ids[i] = first + i;
+    std::vector<float> v(n * 4);
+    REQUIRE(store.lookup(tables.data(), ids.data(), n, true, v.data()).is_ok());
+    REQUIRE(flush(store, *cold).is_ok());  // new rows may go once stored
+  };
+  for (int pass = 0; pass < 3; ++pass) look_up(0, hot);
+  for (std::uint64_t first = 100000; first < 100000 + scan; first += 50) look_up(first, 50);
+  const auto misses = store.stats().misses;
+  look_up(0, hot);
+  const auto hot_misses = store.stats().misses - misses;
+  INFO("hot rows read back after the scan: " << hot_misses << " of " << hot);
+  CHECK(store.stats().evictions >= hot + scan - budget);
+  CHECK(hot_misses <= hot / 5);  // 27 measured; 88 with one chance per row
+}
+
 TEST_CASE("tiered shard store: a failing cold tier is an error, never a zero row", "[core][embedding]") {
   auto cold = std::make_shared<failing_rows>(4);
   shard_store store(options(16, cold));
