@@ -62,3 +62,38 @@ def run_job(args, label, runs_path=None, done=None):
         with open(runs_path, "a") as f:
             f.write(json.dumps({"label": label, "result": result}) + "\n")
     return result
+
+
+def run_pinned(cmd, run_dir, base_cpu, moved):
+    """Runs `cmd` (a `shadowsync local` job, given --processes and --run-dir here) on CPU base_cpu,
+    moving each service whose name starts with a key of `moved` (e.g. {"shard-": 1}) and all its
+    threads to that CPU as soon as its pid file appears. Samples the moved services' CPU time until
+    the job exits: returns (CompletedProcess, {service: CPU-seconds}, {service: seconds it ran})."""
+    os.makedirs(run_dir)
+    p = subprocess.Popen(["taskset", "-c", str(base_cpu)] + cmd + ["--processes", "--run-dir", run_dir],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids, cpu, first, last = {}, {}, {}, {}
+    tick = os.sysconf("SC_CLK_TCK")
+    while p.poll() is None:
+        for f in os.listdir(run_dir):
+            service = f[:-4]
+            if not f.endswith(".pid") or service in pids:
+                continue
+            target = next((c for prefix, c in moved.items() if service.startswith(prefix)), None)
+            pid = open(os.path.join(run_dir, f)).read().strip() if target is not None else ""
+            if pid:
+                subprocess.run(["taskset", "-a", "-p", "-c", str(target), pid], check=True, capture_output=True)
+                pids[service], first[service] = pid, time.time()
+        for service, pid in pids.items():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                cpu[service], last[service] = (int(fields[11]) + int(fields[12])) / tick, time.time()
+            except (OSError, IndexError):
+                pass
+        time.sleep(0.05 if len(pids) < len(moved) else 0.2)
+    out, err = p.communicate()
+    if not pids:
+        raise SystemExit(f"no service matching {list(moved)} started:\n" + err[-3000:])
+    return (subprocess.CompletedProcess(cmd, p.returncode, out, err), cpu,
+            {s: last.get(s, first[s]) - first[s] for s in pids})

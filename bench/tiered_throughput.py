@@ -3,13 +3,19 @@
 budgets of --budget-pcts of the rows' size (and the --prefetch-pct one again with prefetch hints);
 hit rate and peak rows in RAM from the shard's last log line.
 
-`shadowsync local` (in one process, default trainers and readers, one shard, --state-dir so the
-rows persist in every run) on the experiment's generated data, alternating the configurations
---repeat times (this machine is shared and noisy); medians against the all-in-RAM runs. Prints
-a table and a JSON line and writes bench/results/tiered_throughput.{md,json,png}.
+`shadowsync local` (default trainers and readers, one shard, --state-dir so the rows persist in
+every run) on the experiment's generated data, alternating the configurations --repeat times
+(this machine is shared and noisy); medians against the all-in-RAM runs. Two layouts:
+
+  shared      (default) one process: the shard, the readers and the trainers share every core.
+  shard-core  --processes, the shard's process on CPU 1 and every other process on CPU 0: the
+              shard has a core of its own, as on a cluster where shards run on machines of
+              their own, so what its storage costs shows as the shard's time, not the trainers'.
+
+Prints a table and a JSON line and writes bench/results/tiered_throughput{,-shard-core}.{md,json,png}.
 
     /usr/bin/python3 bench/tiered_throughput.py [--rows N] [--budget-pcts 5,10,20,40] [--prefetch-pct 10]
-                                               [--repeat R]
+                                               [--repeat R] [--layout shared|shard-core]
 """
 import argparse
 import json
@@ -22,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import BIN, OUT, experiment_data, report  # noqa: E402
+from benchlib import BIN, OUT, experiment_data, report, run_pinned  # noqa: E402
 
 ROW_BYTES = (16 + 1) * 4 + 48  # dim 16 + row-wise adagrad state, plus the index (row_bytes_in_memory)
 STOP_LINE = re.compile(r"all rows written to storage before stopping: (\d+) stored, (\d+) in RAM \(budget (\d+), "
@@ -30,16 +36,24 @@ STOP_LINE = re.compile(r"all rows written to storage before stopping: (\d+) stor
                        r"(\d+) read ahead by hints")
 
 
-def run(train, test, state, extra, label):
+def run(train, test, state, extra, label, layout="shared"):
     t0 = time.time()
-    p = subprocess.run([BIN, "local", "--shards", "1", "--train", train, "--test", test, "--progress-interval", "0",
-                        "--log-level", "info", "--state-dir", state] + extra, capture_output=True, text=True)
+    cmd = [BIN, "local", "--shards", "1", "--train", train, "--test", test, "--progress-interval", "0",
+           "--log-level", "info", "--state-dir", state] + extra
+    shard_busy = None  # of its one CPU, with the shard on a core of its own
+    if layout == "shared":
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    else:
+        p, cpu, ran = run_pinned(cmd, state + "-run", 0, {"shard-": 1})
+        shard_busy = cpu.get("shard-0", 0) / max(1e-9, ran.get("shard-0", 0))
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
     if p.returncode != 0 or not lines:
         sys.stderr.write(p.stdout[-2000:] + p.stderr[-3000:])
         raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
     r = json.loads(lines[-1])
     out = {"label": label, "examples_per_sec": r["examples_per_sec"], "test_ne": r["test_ne"]}
+    if shard_busy is not None:
+        out["shard_busy"] = shard_busy
     m = STOP_LINE.search(p.stderr)
     if m:
         stored, ram, budget, peak, hit, misses, evictions, read_back, warmed = m.groups()
@@ -50,6 +64,7 @@ def run(train, test, state, extra, label):
         out.update(rows=int(rows.group(1)) if rows else 0)
     print(f"  {label:18s} {out['examples_per_sec']:8.0f} ex/s  NE {out['test_ne']:.5f}  "
           f"hit rate {out.get('hit_rate', 1):.3f}  peak {out.get('peak_rows', out['rows'])} rows  "
+          + (f"shard busy {100 * out['shard_busy']:.0f}%  " if "shard_busy" in out else "") +
           f"({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     return out
 
@@ -60,14 +75,18 @@ def main():
     ap.add_argument("--budget-pcts", default="5,10,20,40")
     ap.add_argument("--prefetch-pct", type=float, default=10)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--layout", choices=["shared", "shard-core"], default="shared")
     args = ap.parse_args()
+    if args.layout == "shard-core" and (os.cpu_count() or 1) < 2:
+        raise SystemExit("--layout shard-core needs 2 CPUs")
+    bench_name = "tiered_throughput" + ("" if args.layout == "shared" else "-shard-core")
     pcts = [float(x) for x in args.budget_pcts.split(",")]
     train, test = experiment_data(args.rows)
     runs = {"ram": []}
     budgets = {}  # run name -> MB
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.repeat):
-            runs["ram"].append(run(train, test, os.path.join(tmp, f"ram{i}"), [], "ram"))
+            runs["ram"].append(run(train, test, os.path.join(tmp, f"ram{i}"), [], "ram", args.layout))
             if not budgets:
                 full = runs["ram"][0]["rows"] * ROW_BYTES / (1 << 20)
                 for p in pcts:
@@ -76,22 +95,31 @@ def main():
             for k, (name, mb) in enumerate(budgets.items()):
                 extra = ["--memory-budget-mb", str(mb)] + (["--prefetch"] if "prefetch" in name else [])
                 # A state directory of its own: a finished job's directory only reports its result.
-                runs.setdefault(name, []).append(run(train, test, os.path.join(tmp, f"b{k}-{i}"), extra, name))
+                runs.setdefault(name, []).append(
+                    run(train, test, os.path.join(tmp, f"b{k}-{i}"), extra, name, args.layout))
     ram_eps = statistics.median(r["examples_per_sec"] for r in runs["ram"])
     rows = runs["ram"][0]["rows"]
     full_mb = rows * ROW_BYTES / (1 << 20)
-    lines = [f"{args.rows} generated rows, one pass, `shadowsync local` in one process (2 trainers, 1 shard, "
-             f"--state-dir), {args.repeat} alternating runs each, medians. The shard's {rows} rows take "
+    pinned = args.layout == "shard-core"
+    where = ("in one process (2 trainers, 1 shard, --state-dir), every thread sharing both CPUs"
+             if args.layout == "shared" else
+             "with --processes (2 trainers, 1 shard, --state-dir), the shard's process alone on CPU 1 and "
+             "every other process on CPU 0")
+    lines = [f"{args.rows} generated rows, one pass, `shadowsync local` {where}, {args.repeat} alternating runs each, "
+             f"medians. The shard's {rows} rows take "
              f"{full_mb:.1f} MB in RAM (all-in-RAM run: {ram_eps:.0f} ex/s).", "",
              "| run | budget MB | ex/s | vs all in RAM | test NE | hit rate | peak rows in RAM / budget | "
-             "rows read back | rows read ahead |", "|---|---|---|---|---|---|---|---|---|"]
-    summary = {"bench": "tiered_throughput", "rows": args.rows, "shard_rows": rows, "all_in_ram_mb": full_mb,
+             "rows read back | rows read ahead |" + (" shard's CPU busy |" if pinned else ""),
+             "|---|---|---|---|---|---|---|---|---|" + ("---|" if pinned else "")]
+    summary = {"bench": bench_name, "layout": args.layout, "rows": args.rows, "shard_rows": rows, "all_in_ram_mb": full_mb,
                "repeat": args.repeat, "runs": []}
     for name, rs in runs.items():
         eps = statistics.median(r["examples_per_sec"] for r in rs)
         entry = {"run": name, "budget_mb": budgets.get(name, 0), "examples_per_sec": eps, "vs_ram": eps / ram_eps,
                  "test_ne": statistics.median(r["test_ne"] for r in rs),
                  "each_examples_per_sec": [r["examples_per_sec"] for r in rs]}
+        if pinned:
+            entry["shard_busy"] = statistics.median(r["shard_busy"] for r in rs)
         if name != "ram":
             entry.update(hit_rate=statistics.median(r["hit_rate"] for r in rs),
                          peak_vs_budget=statistics.median(r["peak_rows"] / r["budget_rows"] for r in rs),
@@ -102,9 +130,10 @@ def main():
         lines.append(f"| {name} | {budgets.get(name, '-')} | {eps:.0f} ({each}) | {100 * entry['vs_ram']:.1f}% | {entry['test_ne']:.5f} | "
                      + (f"{entry['hit_rate']:.3f} | {100 * entry['peak_vs_budget']:.0f}% | "
                         f"{entry['rows_read_back']:.0f} | {entry['rows_warmed']:.0f} |" if name != "ram" else
-                        "1 | - | - | - |"))
-    report("tiered_throughput", "\n".join(lines), summary)
-    plot(summary, os.path.join(OUT, "tiered_throughput.png"))
+                        "1 | - | - | - |")
+                     + (f" {100 * entry['shard_busy']:.0f}% |" if pinned else ""))
+    report(bench_name, "\n".join(lines), summary)
+    plot(summary, os.path.join(OUT, bench_name + ".png"))
 
 
 def plot(summary, path):
@@ -124,7 +153,8 @@ def plot(summary, path):
     ax.axhline(70, color="grey", linestyle=":", linewidth=1)
     ax.set_xlabel("shard cache hit rate (lookups and pushes)")
     ax.set_ylabel("examples/s, % of every row in RAM")
-    ax.set_title(f"Training throughput against hit rate ({summary['rows'] // 1000}k rows, 2 vCPU)")
+    where = "2 vCPUs shared" if summary.get("layout", "shared") == "shared" else "shard on its own core"
+    ax.set_title(f"Training throughput against hit rate ({summary['rows'] // 1000}k rows, {where})", fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
