@@ -43,18 +43,22 @@ def load_runs(path):
     return runs
 
 
+def result_line(p, label):
+    """A finished job's JSON result line as a dict; exits with its output's tail if it failed."""
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
+    return json.loads(lines[-1])
+
+
 def run_job(args, label, runs_path=None, done=None):
     """Runs `shadowsync ARGS`; its result line as a dict, from `done` when it holds `label`.
     Prints a line per run; appends {label, result} to runs_path when given; exits on failure."""
     if done is not None and label in done:
         return done[label]
     t0 = time.time()
-    p = subprocess.run([BIN] + args, capture_output=True, text=True)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
-    result = json.loads(lines[-1])
+    result = result_line(subprocess.run([BIN] + args, capture_output=True, text=True), label)
     ne = result.get("test_ne")
     print(f"  {label:36s} {result['examples_per_sec']:9.0f} ex/s  NE {ne if ne is not None else float('nan'):.5f}"
           f"  gap {result.get('sync_gap', 0):6.1f}  ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
@@ -69,6 +73,9 @@ def run_pinned(cmd, run_dir, base_cpu, moved):
     moving each service whose name starts with a key of `moved` (e.g. {"shard-": 1}) and all its
     threads to that CPU as soon as its pid file appears. Samples the moved services' CPU time until
     the job exits: returns (CompletedProcess, {service: CPU-seconds}, {service: seconds it ran})."""
+    needed = max([base_cpu] + list(moved.values())) + 1
+    if (os.cpu_count() or 1) < needed:
+        raise SystemExit(f"this layout needs {needed} CPUs; this machine has {os.cpu_count()}")
     os.makedirs(run_dir)
     p = subprocess.Popen(["taskset", "-c", str(base_cpu)] + cmd + ["--processes", "--run-dir", run_dir],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import BIN, experiment_data, run_job, run_pinned  # noqa: E402
+from benchlib import BIN, experiment_data, result_line, run_job, run_pinned  # noqa: E402
 
 
 def cpu_seconds():
@@ -94,12 +94,8 @@ def run_on_trainer_core(job, run_dir):
     """The job with its trainers on CPU 0 and everything else on CPU 1: (result line, the trainers'
     CPU-seconds, how busy they kept CPU 0)."""
     p, cpu, ran = run_pinned([BIN] + job, run_dir, 1, {"trainer-": 0})
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stdout[-2000:] + p.stderr[-3000:])
-        raise SystemExit(f"shadowsync exited {p.returncode}")
     trainers_cpu = sum(cpu.values())
-    return json.loads(lines[-1]), trainers_cpu, trainers_cpu / max(1e-9, max(ran.values()))
+    return result_line(p, " ".join(job[-4:])), trainers_cpu, trainers_cpu / max(1e-9, max(ran.values()))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ Prints a table and a JSON line and writes bench/results/tiered_throughput{,-shar
                                                [--repeat R] [--layout shared|shard-core]
 """
 import argparse
-import json
 import os
 import re
 import statistics
@@ -28,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import BIN, OUT, experiment_data, report, run_pinned  # noqa: E402
+from benchlib import BIN, OUT, experiment_data, report, result_line, run_pinned  # noqa: E402
 
 ROW_BYTES = (16 + 1) * 4 + 48  # dim 16 + row-wise adagrad state, plus the index (row_bytes_in_memory)
 STOP_LINE = re.compile(r"all rows written to storage before stopping: (\d+) stored, (\d+) in RAM \(budget (\d+), "
@@ -46,11 +45,7 @@ def run(train, test, state, extra, label, layout="shared"):
     else:
         p, cpu, ran = run_pinned(cmd, state + "-run", 0, {"shard-": 1})
         shard_busy = cpu.get("shard-0", 0) / max(1e-9, ran.get("shard-0", 0))
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode != 0 or not lines:
-        sys.stderr.write(p.stdout[-2000:] + p.stderr[-3000:])
-        raise SystemExit(f"{label}: shadowsync exited {p.returncode}")
-    r = json.loads(lines[-1])
+    r = result_line(p, label)
     out = {"label": label, "examples_per_sec": r["examples_per_sec"], "test_ne": r["test_ne"]}
     if shard_busy is not None:
         out["shard_busy"] = shard_busy
@@ -77,8 +72,6 @@ def main():
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--layout", choices=["shared", "shard-core"], default="shared")
     args = ap.parse_args()
-    if args.layout == "shard-core" and (os.cpu_count() or 1) < 2:
-        raise SystemExit("--layout shard-core needs 2 CPUs")
     bench_name = "tiered_throughput" + ("" if args.layout == "shared" else "-shard-core")
     pcts = [float(x) for x in args.budget_pcts.split(",")]
     train, test = experiment_data(args.rows)

@@ -100,13 +100,13 @@ bool embedding_table::evict_one_locked(stripe& s) {
   if (s.barren && s.barren_at == flushed) return false;
   const std::size_t mask = s.slots.size() - 1;
   // At most max_hand_steps a call, so that a stripe of changed rows costs a new row a bounded
-  // scan; the hand goes on from there the next time. Two turns without a row that may go (the
-  // first may only clear the marks of rows touched since the last): barren.
+  // scan; the hand goes on from there the next time. touch_chances + 1 turns without a row that
+  // may go (the first ones may only take away the passes lookups gave): barren.
   if (s.barren_at != flushed) s.fruitless = 0;
   for (std::size_t step = 0; step < max_hand_steps; ++step) {
     const std::size_t i = s.hand;
     s.hand = (s.hand + 1) & mask;
-    if (++s.fruitless > (touch_chances + 1) * s.slots.size()) break;
+    if (++s.fruitless > turns_past_lookups(s)) break;
     if (s.slots[i].row == nullptr || s.dirty[i] != 0 || s.taken[i] > flushed) continue;
     if (s.referenced[i] != 0) {
       --s.referenced[i];
@@ -119,7 +119,7 @@ bool embedding_table::evict_one_locked(stripe& s) {
     return true;
   }
   s.barren_at = flushed;
-  s.barren = s.fruitless > (touch_chances + 1) * s.slots.size();
+  s.barren = s.fruitless > turns_past_lookups(s);
   return false;
 }
 
@@ -667,7 +667,7 @@ std::size_t embedding_table::take_victims(std::size_t stripe_index, std::size_t 
   const std::uint32_t flushed = options_.budget->flushed.load(std::memory_order_acquire);
   const std::size_t mask = s.slots.size() - 1;
   std::size_t found = 0, taken = 0;
-  for (std::size_t step = 0; step < (touch_chances + 1) * s.slots.size() && found < want; ++step) {
+  for (std::size_t step = 0; step < turns_past_lookups(s) && found < want; ++step) {
     const std::size_t i = s.hand;
     s.hand = (s.hand + 1) & mask;
     if (s.slots[i].row == nullptr) continue;

@@ -35,9 +35,9 @@ namespace ss::embedding {
 // Eviction is a counting CLOCK over the stripe a new row goes into: each lookup of a row gives it
 // one more pass of the hand to survive, up to touch_chances, and each pass takes one away, so a
 // row used in many batches outlasts a burst of one-off ids (a frequency signal plain CLOCK lacks).
-// It takes only a row that storage holds as it is: not changed since a flush last took it, nor taken by a flush whose writes have not all succeeded. When no
-// row of the stripe qualifies (all new or changed, waiting for the next flush), the new row comes
-// in anyway and `over_budget` counts it: the budget is a target the flusher brings RAM back to,
+// It takes only a row that storage holds as it is: not changed since a flush last took it, nor
+// taken by a flush whose writes have not all succeeded. When no row of the stripe qualifies (all
+// new or changed, waiting for the next flush), the new row comes in anyway and `over_budget` counts it: the budget is a target the flusher brings RAM back to,
 // never a reason to refuse a lookup. The shard's persister flushes early once RAM is past the
 // budget by its slack (under_pressure), so that the overshoot lasts a flush, not a flush interval.
 //
@@ -294,8 +294,7 @@ class embedding_table {
     std::vector<std::uint8_t> dirty;  // parallel to slots: 1 = updated since last taken
     // With a budget, also parallel to slots: the passes of the clock hand the row survives
     // (one more per lookup, up to touch_chances; warmed_chances once read ahead by a hint; a push
-    // leaves at least one), and the flush generation that
-    // last took the row.
+    // leaves at least one), and the flush generation that last took the row.
     std::vector<std::uint8_t> referenced;
     std::vector<std::uint32_t> taken;
     std::size_t hand = 0;
@@ -319,6 +318,8 @@ class embedding_table {
   };
 
   static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }
+  // Steps of the hand in which it takes away every pass that lookups can give a row.
+  static std::size_t turns_past_lookups(const stripe& s) { return (touch_chances + 1) * s.slots.size(); }
   // Index of `id`'s slot (occupied by it, or the free slot where it would go). Lock held.
   static std::size_t probe(const stripe& s, std::uint64_t id, std::uint64_t hash);
   // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows
