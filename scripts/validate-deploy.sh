@@ -14,7 +14,11 @@
 #      every rendered workload has the three --curve-* options (SHADOWSYNC_CURVE_* variables) set
 #      to its own keys from secrets (compose secrets; Secret volumes mounted read-only with a mode
 #      the key loader accepts, fsGroup for non-root pods), and an overlay that generates the
-#      Secrets really has them.
+#      Secrets really has them;
+#   5. a distinct identity for every member pod (tests/deploy/identity_check.py): in a workload of
+#      more than one pod no fixed --name / SHADOWSYNC_NAME (trainers: the pod name from the
+#      downward API, or none) and no fixed --index (the StatefulSet ordinal or the Indexed Job's
+#      completion index); no name or index held by two compose services or two workloads.
 # The kustomize trees are checked in a scratch copy without their git-ignored curve-keys/
 # directories: the key files a secretGenerator names are placeholders there, so the trees render
 # without real keys and no key is read or copied.
@@ -35,7 +39,7 @@ SELF_TEST=0
 for arg in "$@"; do
   case "$arg" in
     --self-test) SELF_TEST=1 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "validate-deploy: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -88,10 +92,12 @@ trap 'rm -rf "$WORK"' EXIT
 schema() { node "$DRIVER/validate-k8s.js" "$@"; }
 strict() { "$PY" "$DRIVER/k8s_strict.py" "$@"; }
 curve() { "$PY" "$DRIVER/curve_check.py" "$@"; }
+identity() { "$PY" "$DRIVER/identity_check.py" "$@"; }
 kustomize() { "$KUBECTL" kustomize "$1" 2> "$WORK/kustomize.err" \
                 || { grep -v "^# Warning: '.*' is deprecated" "$WORK/kustomize.err" >&2; return 1; }; }
 compose_config() { "${COMPOSE[@]}" -f "$1" config -q; }
 compose_curve() { "${COMPOSE[@]}" -f "$1" config > "$WORK/compose-config.yaml" && curve --compose "$WORK/compose-config.yaml"; }
+compose_identity() { "${COMPOSE[@]}" -f "$1" config > "$WORK/compose-identity.yaml" && identity --compose "$WORK/compose-identity.yaml"; }
 
 FAILED=0
 step() { printf '== %s\n' "$*"; }
@@ -102,6 +108,8 @@ step "compose: ${COMPOSE[*]} config docker/compose.yaml"
 compose_config docker/compose.yaml || fail "docker/compose.yaml"
 step "compose: CURVE on every service"
 compose_curve docker/compose.yaml || fail "CURVE in docker/compose.yaml"
+step "compose: a name and index of its own for every member"
+compose_identity docker/compose.yaml || fail "member identities in docker/compose.yaml"
 
 # --- 2 and 3. kustomize trees and manifests ------------------------------------------------------------
 TREE="$WORK/tree"
@@ -135,6 +143,7 @@ for d in "${KDIRS[@]}"; do
     generated=()
     grep -q '^secretGenerator:' "$d/kustomization.yaml" && generated=(--secrets-present)
     curve "${generated[@]}" "$out" || fail "CURVE keys of the rendered $d"
+    identity "$out" || fail "member identities of the rendered $d"
   else
     fail "kubectl kustomize $d"
   fi
@@ -211,10 +220,57 @@ mutate "$TREE/deploy/overlays/example/kustomization.yaml" "$B/deploy-nosecret/ov
 kustomize "$B/deploy-nosecret/overlays/example" > "$B/nosecret.yaml" || { echo "self-test: cannot render the overlay without a Secret" >&2; ST=1; }
 expect_reject "overlay: a mounted CURVE Secret is not generated (curve)" curve --secrets-present "$B/nosecret.yaml"
 
+# Identities: every pod of a workload of several pods needs a name and an index of its own.
+expect_accept() {  # NAME COMMAND...: a variant the check must let through
+  local name=$1; shift
+  if "$@" > "$WORK/accept.log" 2>&1; then
+    echo "self-test: accepted as expected: $name"
+  else
+    echo "self-test: NOT accepted: $name" >&2; sed 's/^/    /' "$WORK/accept.log" >&2; ST=1
+  fi
+}
+POD_NAME_ENV='"            - name: SHADOWSYNC_NAME\n              valueFrom:\n                fieldRef:\n                  fieldPath: metadata.name\n"'
+mutate deploy/base/trainers.yaml "$B/name-env.yaml" \
+  "s.replace($POD_NAME_ENV, \"            - name: SHADOWSYNC_NAME\n              value: trainer\n\", 1)"
+expect_reject "manifest: every trainer pod named 'trainer' by SHADOWSYNC_NAME (identity)" identity "$B/name-env.yaml"
+mutate deploy/base/trainers.yaml "$B/name-flag.yaml" 's.replace("            - trainer\n", "            - trainer\n            - --name=trainer\n", 1)'
+expect_reject "manifest: every trainer pod named by --name=trainer (identity)" identity "$B/name-flag.yaml"
+mutate deploy/base/trainers.yaml "$B/name-ns.yaml" 's.replace("fieldPath: metadata.name", "fieldPath: metadata.namespace", 1)'
+expect_reject "manifest: trainer name from a downward API field the same in every pod (identity)" identity "$B/name-ns.yaml"
+mutate deploy/base/shards.yaml "$B/index-fixed.yaml" 's.replace("--index=\"${HOSTNAME##*-}\"", "--index=0", 1)'
+expect_reject "manifest: every shard pod claims --index=0 (identity)" identity "$B/index-fixed.yaml"
+mutate deploy/base/shards.yaml "$B/index-deployment.yaml" 's.replace("kind: StatefulSet", "kind: Deployment", 1)'
+expect_reject "manifest: shard index from a Deployment's pod name, not an ordinal (identity)" identity "$B/index-deployment.yaml"
+mutate deploy/base/readers.yaml "$B/index-notindexed.yaml" 's.replace("  completionMode: Indexed\n", "", 1)'
+expect_reject "manifest: reader Job not Indexed, JOB_COMPLETION_INDEX unset (identity)" identity "$B/index-notindexed.yaml"
+mutate deploy/base/shards.yaml "$B/index-twice.yaml" \
+  's + "---\n" + s[s.index("apiVersion: apps/v1"):].replace("  name: shard\n", "  name: shard-extra\n", 1)'
+expect_reject "manifest: two StatefulSets hold the same shard ordinals (identity)" identity "$B/index-twice.yaml"
+cp -r "$TREE/deploy" "$B/deploy-ininame"
+mutate "$TREE/deploy/base/trainers.yaml" "$B/deploy-ininame/base/trainers.yaml" "s.replace($POD_NAME_ENV, \"\", 1)"
+mutate "$TREE/deploy/overlays/example/config.yaml" "$B/deploy-ininame/overlays/example/config.yaml" \
+  's.replace("    [trainer]\n", "    [trainer]\n    name = trainer\n", 1)'
+kustomize "$B/deploy-ininame/overlays/example" > "$B/ininame.yaml" 2>/dev/null || { echo "self-test: cannot render the overlay with a name in its config" >&2; ST=1; }
+expect_reject "overlay: a fixed trainer name in the ConfigMap's [trainer] (identity)" identity "$B/ininame.yaml"
+mutate docker/compose.yaml "$B/compose-samename.yaml" 's.replace("[trainer, --threads=1,", "[trainer, --name=trainer, --threads=1,")'
+expect_reject "compose: two trainers named 'trainer' (identity)" compose_identity "$B/compose-samename.yaml"
+mutate docker/compose.yaml "$B/compose-sameindex.yaml" 's.replace("[shard, --index=1,", "[shard, --index=0,", 1)'
+expect_reject "compose: two shard services with --index=0 (identity)" compose_identity "$B/compose-sameindex.yaml"
+mutate docker/compose.yaml "$B/compose-replicas.yaml" 's.replace("  reader-0:\n    <<: *service\n", "  reader-0:\n    <<: *service\n    deploy: {replicas: 2}\n", 1)'
+expect_reject "compose: a reader service of 2 replicas with one --index (identity)" compose_identity "$B/compose-replicas.yaml"
+mutate deploy/base/trainers.yaml "$B/name-none.yaml" "s.replace($POD_NAME_ENV, \"\", 1)"
+expect_accept "manifest: trainers without a name (each makes its own)" identity "$B/name-none.yaml"
+mutate deploy/base/trainers.yaml "$B/name-var.yaml" \
+  "s.replace($POD_NAME_ENV, $POD_NAME_ENV.replace(\"SHADOWSYNC_NAME\", \"POD_NAME\"), 1).replace(\"            - trainer\n\", \"            - trainer\n            - --name=trainer-\$(POD_NAME)\n\", 1)"
+expect_accept "manifest: trainer --name=trainer-\$(POD_NAME) of the downward API" identity "$B/name-var.yaml"
+mutate deploy/base/shards.yaml "$B/index-label.yaml" \
+  's.replace("--index=\"${HOSTNAME##*-}\"", "--index=\"${SHARD_INDEX}\"", 1).replace("            - name: POD_NAMESPACE\n", "            - name: SHARD_INDEX\n              valueFrom:\n                fieldRef:\n                  fieldPath: metadata.labels['"'"'apps.kubernetes.io/pod-index'"'"']\n            - name: POD_NAMESPACE\n", 1)'
+expect_accept "manifest: shard index from the StatefulSet pod-index label" identity "$B/index-label.yaml"
+
 cp -r "$TREE/deploy" "$B/deploy"
 mutate deploy/base/kustomization.yaml "$B/deploy/base/kustomization.yaml" 's.replace("  - trainers.yaml\n", "  - trainer.yaml\n", 1)'
 expect_reject "kustomization: missing resource file" "$PY" "$DRIVER/kustomize_files.py" "$B/deploy/base"
 expect_reject "kustomization: missing resource file (kubectl kustomize)" kustomize "$B/deploy/base"
 
 [ "$ST" = 0 ] || { echo "validate-deploy: self-test FAILED" >&2; exit 1; }
-echo "validate-deploy: self-test passed (every broken copy was rejected)"
+echo "validate-deploy: self-test passed (every broken copy was rejected, every valid variant accepted)"
