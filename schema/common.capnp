@@ -30,6 +30,7 @@ enum ErrorCode {
   cancelled @12;
   internal @13;
   permissionDenied @14;
+  alreadyExists @15;
 }
 
 enum Role {

@@ -59,6 +59,11 @@ struct PullRequest {
   trainer @1 :UInt64;
   # The asking trainer's incarnation: the reader hands its batches to another trainer if this
   # one leaves the cluster view.
+  pull @2 :UInt64;
+  # This pull's number (per trainer, from 1; 0: not numbered).
+  abandoned @3 :List(UInt64);
+  # Earlier pulls of this trainer to this reader whose answers it stopped waiting for: a batch
+  # handed out for one of them never reaches it, and goes to the next trainer at once.
 }
 
 struct BatchMessage {
@@ -97,4 +102,7 @@ struct BatchAck {
   # The batch's sequence number.
   incarnation @2 :UInt64;
   # The reader process that numbered it: an ack for an earlier incarnation is refused.
+  trainer @3 :UInt64;
+  # The acking trainer's incarnation (0: not said): a batch handed to another trainer since (this
+  # one had left the view) is the other's to ack.
 }

@@ -25,6 +25,12 @@ struct RegisterRequest {
   # Where peers reach this member's listening socket; empty if it has none.
   incarnation @4 :UInt64;
   # Random per process start: tells a restart from a duplicate.
+  heartbeatIntervalMs @5 :UInt32;
+  # How often this member heartbeats (0: unknown, taken as 1 s): how long the coordinator waits
+  # for a sign of life from it before another process may take its name or index.
+  host @6 :Text;
+  # The host name this member runs on, and its process id: named in a refused claim.
+  pid @7 :UInt32;
 }
 
 struct ClusterView {
@@ -56,6 +62,9 @@ struct ClusterView {
   readerIncarnations @10 :List(UInt64);
   # Parallel to readers (0 while absent): a reader restarted at the same endpoint is a new
   # incarnation, and pulls sent to the one before will never be answered.
+  coordinator @11 :UInt64;
+  # The incarnation of the coordinator that made this view: a new one has not heard from every
+  # member yet, so a member missing from its first views may still be alive.
 }
 
 struct RegisterReply {

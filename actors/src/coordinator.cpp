@@ -134,7 +134,9 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
   r.tested = test != nullptr;
   if (test != nullptr) r.test = *test;
   r.bad_rows = t.committed_bad_rows + test_bad_rows;
-  r.sync = st.options.job.sync;
+  // What ran: auto is reported as the algorithm it is (S-EASGD).
+  const auto spec = sync::parse_sync(st.options.job.sync);
+  r.sync = spec.is_ok() ? sync::to_string(*spec) : st.options.job.sync;
   r.sync_servers = st.options.job.sync_servers;
   r.sync_quantize = st.options.job.sync_quantize;
   r.simulate_step_ms = st.options.job.simulate_step_ms;
@@ -477,6 +479,7 @@ std::string status_json(coordinator_actor* self) {
       .add("resumed_from_snapshot", st.resumed_from)
       .add("snapshots", st.snapshots_taken)
       .add("snapshots_failed", st.snapshots_failed)
+      .add("registrations_refused", st.claims_refused)
       .add("last_snapshot", st.last_snapshot_id)
       .add("last_snapshot_seconds", st.last_snapshot_seconds)
       .add("last_snapshot_rows", st.last_snapshot_rows)
@@ -621,6 +624,11 @@ void tick(coordinator_actor* self) {
   }
   if (st.state == wire::job_state::running) epochs_tick(self, t);
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
+  if (st.state == wire::job_state::draining && t.committed == 0 && t.sent == 0 && t.examples == 0 &&
+      st.options.job.simulate_step_ms <= 0)
+    return fail_job(self, "the training files held no examples: every reader reached the end of its input with "
+                          "nothing trained (" + std::to_string(t.committed_bad_rows) +
+                          " bad rows skipped); check --train");
   if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating &&
       st.scoring == scoring_stage::none) {  // (a mid-epoch scoring finishes first)
     if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard

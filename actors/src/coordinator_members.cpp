@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "coordinator_state.hpp"
 #include "ss/actors/messages.hpp"
@@ -42,9 +43,9 @@ void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
   }
 }
 
-// A shard, reader or sync server takes its index: refused (an error reply) when the index is not
-// the job's; a restart of the same service replaces its old registration. nullptr when accepted.
-body_ptr take_indexed_slot(coordinator_state& st, const wire::register_request& r) {
+// A shard, reader or sync server asks for an index: refused (an error reply) when the index is not
+// the job's; nullptr when it is.
+body_ptr check_index(const coordinator_state& st, const wire::register_request& r) {
   const auto& job = st.options.job;
   const int count = r.from == wire::role::shard ? job.shards : r.from == wire::role::reader ? job.readers : job.sync_servers;
   if (r.from == wire::role::sync && r.index == 0)
@@ -56,35 +57,98 @@ body_ptr take_indexed_slot(coordinator_state& st, const wire::register_request& 
                                                                std::to_string(count - 1)});
   if (r.endpoint.empty())
     return make_body(wire::error_reply{errc::invalid_argument, r.name + " registered without an endpoint"});
-  const std::uint64_t slot = slot_of(st, r.from, r.index);
-  if (slot == 0) return nullptr;
-  auto old = st.members.find(slot);
-  if (old != st.members.end()) {
-    spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
-                 old->second.incarnation);
-    retire(st, old->first, old->second);
-    st.members.erase(old);
-  }
   return nullptr;
 }
 
-// A trainer registers: the same trainer started again (its name, a new process) replaces the old
-// one, which is dead, so it leaves the view now rather than after --member-timeout and the readers
-// hand its batches on; what a trainer that comes back reports is not counted twice.
-void take_trainer(coordinator_state& st, const wire::register_request& r) {
-  for (auto it = st.members.begin(); it != st.members.end(); ++it) {
-    if (it->second.role != wire::role::trainer || it->second.name != r.name ||
-        it->second.incarnation == r.incarnation)
-      continue;
-    spdlog::info("{}: {} re-registered (incarnation {} replaces {})", st.options.name, r.name, r.incarnation,
-                 it->second.incarnation);
-    retire(st, it->first, it->second);
-    st.members.erase(it);
-    break;
+// The member holding the place registration `r` asks for (its index, or a trainer's name), held
+// by another process; members.end() when the place is free or held by this very process.
+std::map<std::uint64_t, member_info>::iterator holder_of(coordinator_state& st, const wire::register_request& r) {
+  if (is_indexed(r.from)) {
+    auto it = st.members.find(slot_of(st, r.from, r.index));
+    return it != st.members.end() && it->second.incarnation != r.incarnation ? it : st.members.end();
   }
-  // A trainer the resumed snapshot knew reports everything it did itself, that included.
+  if (r.from != wire::role::trainer) return st.members.end();
+  return std::find_if(st.members.begin(), st.members.end(), [&r](const auto& entry) {
+    const member_info& m = entry.second;
+    return m.role == wire::role::trainer && m.name == r.name && m.incarnation != r.incarnation;
+  });
+}
+
+std::string place_of(const wire::register_request& r) {
+  return is_indexed(r.from) ? std::string(wire::to_string(r.from)) + " " + std::to_string(r.index)
+                            : "trainer name " + r.name;
+}
+
+std::string process_of(std::uint64_t incarnation, const std::string& host, std::uint32_t pid,
+                       const std::string& endpoint) {
+  char inc[24];
+  std::snprintf(inc, sizeof inc, "%016llx", static_cast<unsigned long long>(incarnation));
+  std::string out = std::string("incarnation ") + inc;
+  if (pid != 0) out += ", pid " + std::to_string(pid);
+  if (!host.empty()) out += " on " + host;
+  if (!endpoint.empty()) out += ", " + endpoint;
+  return out;
+}
+
+enum class claim_verdict { take, wait, refuse };
+
+// Another process claims the place `holder` holds. Only the holder's own silence tells a restart
+// (the holder is dead) from a duplicate (it is alive): it heartbeats every heartbeat_interval, so a
+// heartbeat heard a margin after the claim began proves it alive, and none within its claim window
+// (two intervals and half a second) hands the place over.
+claim_verdict judge_claim(coordinator_state& st, const member_info& holder, const wire::register_request& r,
+                          clock_type::time_point now) {
+  const auto key = place_of(r);
+  auto& claim = st.claims[key];
+  if (claim.incarnation != r.incarnation) claim = {r.incarnation, now};
+  const auto interval = holder.heartbeat_interval;
+  const auto window = 2 * interval + std::chrono::milliseconds(500);
+  const auto margin = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(200), interval / 2);
+  claim_verdict verdict = claim_verdict::wait;
+  if (now - holder.last_seen > window) verdict = claim_verdict::take;
+  else if (holder.last_seen > claim.since + margin) verdict = claim_verdict::refuse;
+  if (verdict != claim_verdict::wait) st.claims.erase(key);
+  return verdict;
+}
+
+// A registration for a place another process holds: nullptr once the place is free for it (the
+// holder was dead and is retired now), else the answer: wait (the member asks again) or refused.
+body_ptr claim_place(coordinator_actor* self, std::map<std::uint64_t, member_info>::iterator holder,
+                     const wire::register_request& r) {
+  auto& st = self->state;
+  const auto now = self->clock().now();
+  const auto& h = holder->second;
+  const auto holder_process = process_of(h.incarnation, h.host, h.pid, h.endpoint);
+  const auto claimant = process_of(r.incarnation, r.host, r.pid, r.endpoint);
+  const double heard = seconds_between(h.last_seen, now);
+  switch (judge_claim(st, h, r, now)) {
+    case claim_verdict::take:
+      spdlog::info("{}: {} re-registered ({} replaces {}, silent for {:.1f}s)", st.options.name, r.name, claimant,
+                   holder_process, heard);
+      retire(st, holder->first, h);
+      st.members.erase(holder);
+      return nullptr;
+    case claim_verdict::refuse: {
+      ++st.claims_refused;
+      std::string why = place_of(r) + " is held by a live process (" + holder_process + ", heard " +
+                        std::to_string(static_cast<int>(heard * 1000)) + " ms ago); this one (" + claimant +
+                        ") may not take it: give each process a name of its own (or none), or stop the other";
+      spdlog::warn("{}: refused a registration: {}", st.options.name, why);
+      return make_body(wire::error_reply{errc::already_exists, std::move(why)});
+    }
+    case claim_verdict::wait:
+      break;
+  }
+  return make_body(wire::error_reply{
+      errc::unavailable, place_of(r) + " is held by " + holder_process + ", heard " +
+                             std::to_string(static_cast<int>(heard * 1000)) +
+                             " ms ago: waiting to learn whether it is alive (a restart takes its place)"});
+}
+
+// A trainer joins: what the resumed snapshot had of it is in its own reports from now on, and one
+// dropped for missed heartbeats that comes back reports all it did again.
+void take_trainer(coordinator_state& st, const wire::register_request& r) {
   st.ghosts.erase(r.incarnation);
-  // A trainer dropped for missed heartbeats that comes back reports all it did again.
   auto back = st.retired_trainers.find(r.incarnation);
   if (back != st.retired_trainers.end()) {
     st.departed.examples -= std::min(st.departed.examples, back->second.examples);
@@ -140,7 +204,13 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
       return repeat_registration(self, id, m);
   const bool indexed = is_indexed(r.from);
   if (indexed) {
-    if (auto refused = take_indexed_slot(st, r)) return refused;
+    if (auto refused = check_index(st, r)) return refused;
+  }
+  // A place (an index, a trainer's name) held by another process: a restart takes it once the
+  // holder is known dead; a second live process is refused.
+  auto holder = holder_of(st, r);
+  if (holder != st.members.end()) {
+    if (auto answer = claim_place(self, holder, r)) return answer;
   }
   if (r.from == wire::role::trainer) take_trainer(st, r);
   // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers
@@ -154,6 +224,9 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   m.index = r.index;
   m.endpoint = r.endpoint;
   m.incarnation = r.incarnation;
+  if (r.heartbeat_interval_ms > 0) m.heartbeat_interval = std::chrono::milliseconds(r.heartbeat_interval_ms);
+  m.host = r.host;
+  m.pid = r.pid;
   m.last_seen = self->clock().now();
   m.joined_running = was_running;
   if (r.from == wire::role::shard && resuming) m.restore_snapshot = st.resumed_from;
@@ -205,6 +278,7 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
 void change_view(coordinator_actor* self) {
   auto& st = self->state;
   ++st.view.epoch;
+  st.view.coordinator = st.options.incarnation;
   st.view.shards.assign(st.shard_slots.size(), "");
   st.view.readers.assign(st.reader_slots.size(), "");
   st.view.reader_incarnations.assign(st.reader_slots.size(), 0);

@@ -33,6 +33,9 @@ struct member_info {
   std::int32_t index = -1;
   std::string endpoint;
   std::uint64_t incarnation = 0;
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::string host;  // its host name and process id, named when another process claims its place
+  std::uint32_t pid = 0;
   clock_type::time_point last_seen;
   wire::member_progress progress;
   bool reported_replica = false;
@@ -71,6 +74,15 @@ struct coordinator_state {
   // Since when a slot ("shard 0", "reader 1", "sync server 2") has been vacant in a job that runs:
   // the job waits for its successor at most --peer-wait.
   std::map<std::string, clock_type::time_point> vacant_since;
+  // Another process claims a place a member holds (a trainer's name, a shard's index): since when
+  // that incarnation has been asking. The holder's heartbeat after that proves it alive and the
+  // claim is refused; its silence for its claim window hands the place over (coordinator_members.cpp).
+  struct place_claim {
+    std::uint64_t incarnation = 0;
+    clock_type::time_point since;
+  };
+  std::map<std::string, place_claim> claims;
+  std::uint64_t claims_refused = 0;
   std::uint64_t next_member_id = 1;
   wire::cluster_view view;
   wire::job_state state = wire::job_state::waiting;

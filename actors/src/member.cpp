@@ -36,7 +36,8 @@ using member_actor = caf::stateful_actor<member_state>;
 bool same_view(const wire::cluster_view& a, const wire::cluster_view& b) {
   return a.epoch == b.epoch && a.shards == b.shards && a.readers == b.readers && a.trainers == b.trainers &&
          a.syncs == b.syncs && a.trainer_incarnations == b.trainer_incarnations &&
-         a.shard_incarnations == b.shard_incarnations && a.sync_incarnations == b.sync_incarnations;
+         a.shard_incarnations == b.shard_incarnations && a.sync_incarnations == b.sync_incarnations &&
+         a.coordinator == b.coordinator;
 }
 
 void publish(member_actor* self, const wire::cluster_view& view, wire::job_state state) {
@@ -54,6 +55,10 @@ void publish(member_actor* self, const wire::cluster_view& view, wire::job_state
 }
 
 void heartbeat_once(member_actor* self);
+
+caf::error refusal(const wire::error_reply& err) {
+  return caf::make_error(caf::sec::runtime_error, static_cast<std::int32_t>(err.code), err.message);
+}
 
 void try_register(member_actor* self) {
   auto& st = self->state;
@@ -74,8 +79,12 @@ void try_register(member_actor* self) {
             }
             if (err != nullptr) {
               spdlog::error("{}: the coordinator refused registration: {}", s.options.identity.name, err->message);
-              // A refusal is final for this configuration (version, index out of range, ...).
-              self->quit(caf::make_error(caf::sec::runtime_error, err->message));
+              // A refusal is final for this configuration (version, index out of range, a name a
+              // live process holds, ...): whoever waits learns why, and the service ends.
+              auto why = refusal(*err);
+              for (auto& p : s.awaiting) p.deliver(why);
+              s.awaiting.clear();
+              self->quit(why);
               return;
             }
             const auto* reply = std::get_if<wire::register_reply>(&env->message);
@@ -193,6 +202,12 @@ caf::behavior member_agent(member_actor* self, caf::actor gateway, member_option
 
 caf::actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options) {
   return sys.spawn(member_agent, std::move(gateway), std::move(options));
+}
+
+std::optional<status> registration_refusal(const caf::error& err) {
+  if (err != caf::sec::runtime_error || !err.context().match_elements<std::int32_t, std::string>())
+    return std::nullopt;
+  return status(static_cast<errc>(err.context().get_as<std::int32_t>(0)), err.context().get_as<std::string>(1));
 }
 
 }  // namespace ss::actors

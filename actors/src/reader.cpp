@@ -30,6 +30,7 @@ struct reader_state {
     std::uint64_t examples_through = 0;  // good rows up to the batch's end, all incarnations
     std::uint64_t bad_through = 0;       // bad rows up to the batch's end, all incarnations
     std::uint64_t holder = 0;          // incarnation of the trainer that has it
+    std::uint64_t pull = 0;            // the holder's pull it answered (pull_request::pull)
     clock_type::time_point handed_at;  // when it was (last) handed out
     bool acked = false;
     bool queued = false;               // waiting in `requeue` for another trainer
@@ -45,6 +46,11 @@ struct reader_state {
   std::set<std::string> live_names;
   bool have_view = false;
   std::map<std::uint64_t, clock_type::time_point> missing_since;
+  // The coordinator behind the views (its incarnation) and since when: a coordinator that just
+  // (re)started has not heard from every trainer yet, so one missing from its first views may be
+  // alive; a settled coordinator's view has dropped it (for --member-timeout of silence).
+  std::uint64_t coordinator = 0;
+  clock_type::time_point coordinator_since;
   // The coordinator's word on epochs (the view's epochs_open and epochs_stop).
   std::uint32_t epochs_open = 0, epochs_stop = 0;
   status failure;
@@ -84,10 +90,11 @@ void report_bad_rows(reader_state& st) {
   st.counters->bad_row_reports = joined;
 }
 
-// Hands batch `sequence` (new or requeued) to `trainer`.
-body_ptr hand(reader_actor* self, std::uint64_t sequence, std::uint64_t trainer) {
+// Hands batch `sequence` (new or requeued) to the trainer of `pull`.
+body_ptr hand(reader_actor* self, std::uint64_t sequence, const wire::pull_request& pull) {
   auto& h = self->state.in_flight.at(sequence);
-  h.holder = trainer;
+  h.holder = pull.trainer;
+  h.pull = pull.pull;
   h.queued = false;
   h.handed_at = self->clock().now();
   return std::make_shared<const wire::body>(*h.message);
@@ -114,16 +121,37 @@ body_ptr reading_failed(reader_state& st, status why) {
   return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
 }
 
+// The trainer gave up waiting for the answers to some of its pulls (this reader was paused, or
+// the link was down): the batches handed out for them never reached it and go to the next pull.
+void requeue_abandoned(reader_actor* self, const wire::pull_request& pull) {
+  auto& st = self->state;
+  if (pull.abandoned.empty()) return;
+  constexpr std::size_t most = 1024;  // a trainer names at most its recent ones
+  const std::set<std::uint64_t> given_up(pull.abandoned.begin(),
+                                         pull.abandoned.begin() + std::min(most, pull.abandoned.size()));
+  std::uint64_t lost = 0;
+  for (auto& [seq, h] : st.in_flight) {
+    if (h.acked || h.queued || h.holder != pull.trainer || h.pull == 0 || given_up.count(h.pull) == 0) continue;
+    requeue(st, seq, h);
+    ++lost;
+  }
+  if (lost > 0)
+    spdlog::warn("{}: trainer {:x} gave up waiting for {} batch(es) handed to it (the answers came too late); they go "
+                 "to the next pull",
+                 st.options.name, pull.trainer, lost);
+}
+
 body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
   auto& st = self->state;
   if (!st.failure.is_ok()) return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
+  requeue_abandoned(self, pull);
   // Batches whose trainer is gone come first: they are the oldest.
   while (!st.requeue.empty()) {
     const std::uint64_t seq = st.requeue.front();
     st.requeue.pop_front();
     auto it = st.in_flight.find(seq);
     if (it == st.in_flight.end() || it->second.acked || !it->second.queued) continue;  // acked meanwhile
-    return hand(self, seq, pull.trainer);
+    return hand(self, seq, pull);
   }
   if (st.counters->exhausted.load()) {
     if (st.unacked == 0) return make_body(wire::end_of_data{st.options.index, st.next_sequence});
@@ -178,7 +206,7 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
   st.counters->batches_sent.fetch_add(1, std::memory_order_relaxed);
   st.counters->examples_sent.fetch_add(n, std::memory_order_relaxed);
   update_progress(st);
-  return hand(self, seq, pull.trainer);
+  return hand(self, seq, pull);
 }
 
 // A trainer trains its batches in about the order it got them. One it was handed before a batch
@@ -211,6 +239,12 @@ body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
     // A duplicate or unknown ack must not count twice.
     return make_body(wire::error_reply{errc::not_found, st.options.name + " has no batch " +
                                                             std::to_string(ack.sequence) + " in flight"});
+  }
+  if (ack.trainer != 0 && it->second.holder != ack.trainer && !it->second.queued) {
+    // Its first trainer left the view (or gave the pull up) and the batch went to another: that
+    // one's ack counts, so that nothing is committed on two trainers' word.
+    return make_body(wire::error_reply{errc::not_found, st.options.name + ": batch " + std::to_string(ack.sequence) +
+                                                            " was handed to another trainer since; its ack is theirs"});
   }
   it->second.acked = true;
   it->second.queued = false;
@@ -265,7 +299,9 @@ void requeue_orphans(reader_actor* self) {
     auto since = st.missing_since.emplace(h.holder, now).first->second;
     const auto name = st.trainer_names.find(h.holder);
     const bool again = name != st.trainer_names.end() && st.live_names.count(name->second) > 0;
-    if (again || now - since >= st.options.requeue_after) {
+    // A settled coordinator dropped the holder after --member-timeout of silence: no more waiting.
+    const bool settled = now - st.coordinator_since >= st.options.requeue_after;
+    if (again || settled || now - since >= st.options.requeue_after) {
       requeue(st, seq, h);
       (again ? restarted : gone).insert(h.holder);
     } else {
@@ -354,6 +390,10 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::e
       },
       [self](view_atom, const wire::cluster_view& view) {
         auto& s = self->state;
+        if (!s.have_view || view.coordinator != s.coordinator) {
+          s.coordinator = view.coordinator;
+          s.coordinator_since = self->clock().now();
+        }
         s.have_view = true;
         s.live_trainers.clear();
         s.live_trainers.insert(view.trainer_incarnations.begin(), view.trainer_incarnations.end());

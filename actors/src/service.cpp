@@ -90,7 +90,6 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
                                                            const service_options& options,
                                                            coordinator_options coordinator) {
   auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
-  job::resolve_sync(coordinator.job);
   if (auto st = job::resolve_feature_counts(coordinator.job); !st.is_ok()) return st;
   SS_RETURN_IF_ERROR(svc->start_gateway());
   auto end = svc->end_;
@@ -147,10 +146,18 @@ struct member_start {
 result<std::unique_ptr<running_service>> start_member(caf::actor_system& sys, std::unique_ptr<transport> t,
                                                       const service_options& options, const member_start& how) {
   auto svc = std::make_unique<service_impl>(sys, std::move(t), options);
+  if (svc->options_.name.empty()) {
+    // No name given: an identity of this process's own, so that two members started alike (the
+    // replicas of one deployment) never take each other for a restart of the same one.
+    svc->options_.name = process_name(wire::to_string(how.role), svc->incarnation_);
+    spdlog::info("{}: no --name given: this process's own identity (a restart is a new member; give --name to a "
+                 "trainer that should restart as itself)",
+                 svc->options_.name);
+  }
   SS_RETURN_IF_ERROR(svc->start_gateway());
   auto reply = svc->join(how.role, how.prepare(*svc));
   if (!reply.is_ok()) return reply.error();
-  auto job = job_of(*reply, options.name);
+  auto job = job_of(*reply, svc->options_.name);
   if (!job.is_ok()) return job.error();
   SS_RETURN_IF_ERROR(how.spawn(*svc, *reply, *job));
   // A role that did not spawn (its input or rows are lost: the job ends through the coordinator)

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -47,6 +50,18 @@ caf::behavior state_watcher(caf::event_based_actor* self, std::shared_ptr<job_en
 std::uint64_t random_incarnation() {
   std::random_device rd;
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+std::string host_name() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == 0) return "unknown-host";
+  return host;
+}
+
+std::string process_name(const std::string& role, std::uint64_t incarnation) {
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(incarnation >> 32));
+  return role + "-" + host_name() + "-" + suffix;
 }
 
 void job_end::settle(int outcome) {
@@ -244,11 +259,30 @@ result<wire::register_reply> service_impl::join(wire::role role, std::function<w
   mo.identity.index = options_.index;
   mo.identity.endpoint = endpoint_;
   mo.identity.incarnation = incarnation_;
+  mo.identity.heartbeat_interval_ms = static_cast<std::uint32_t>(options_.heartbeat_interval.count());
+  mo.identity.host = host_name();
+  mo.identity.pid = static_cast<std::uint32_t>(getpid());
   mo.coordinator = options_.coordinator;
   mo.heartbeat_interval = options_.heartbeat_interval;
   mo.request_timeout = options_.request_timeout;
   mo.progress = std::move(progress);
   member_ = spawn_member_agent(sys_, gateway_, std::move(mo));
+  // A refused registration, first or again (another live process took this one's place while it
+  // was cut off), ends the service, failed, instead of letting it go on outside the job.
+  struct refusal_box {
+    std::mutex mu;
+    std::optional<ss::status> why;
+  };
+  auto refused = std::make_shared<refusal_box>();
+  member_->attach_functor([refused, end = end_](const caf::error& reason) {
+    auto why = registration_refusal(reason);
+    if (!why) return;
+    {
+      std::lock_guard<std::mutex> lock(refused->mu);
+      refused->why = std::move(why);
+    }
+    end->settle(-1);
+  });
   result<wire::register_reply> out(errc::timeout, options_.name + ": the coordinator at " + options_.coordinator +
                                                       " did not accept the registration in time");
   caf::scoped_actor self{sys_};
@@ -266,7 +300,16 @@ result<wire::register_reply> service_impl::join(wire::role role, std::function<w
                    waiting = false;
                  },
                  [&](const caf::error& err) {
-                   if (err != caf::sec::request_timeout) {
+                   std::optional<ss::status> why = registration_refusal(err);
+                   if (!why) {
+                     std::lock_guard<std::mutex> lock(refused->mu);
+                     why = refused->why;
+                   }
+                   if (why) {
+                     out = result<wire::register_reply>(
+                         why->code(), options_.name + ": the coordinator refused the registration: " + why->message());
+                     waiting = false;
+                   } else if (err != caf::sec::request_timeout) {
                      out = result<wire::register_reply>(errc::unavailable, options_.name + ": " + sys_.render(err));
                      waiting = false;
                    }

@@ -25,6 +25,12 @@ namespace ss::actors {
 
 std::uint64_t random_incarnation();
 
+// This machine's host name ("unknown-host" when it has none).
+std::string host_name();
+
+// The name of a member started without one: ROLE-HOST-XXXXXXXX (the incarnation's high bits).
+std::string process_name(const std::string& role, std::uint64_t incarnation);
+
 // The end of a service's job, settled once: 1 finished, -1 failed or stopped.
 class job_end {
  public:

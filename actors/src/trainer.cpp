@@ -153,6 +153,7 @@ void follow_view(trainer_actor* self, const wire::cluster_view& view) {
         });
   }
   if (st.feeder) self->send(st.feeder, view_atom::value, view);
+  if (st.syncer) self->send(st.syncer, peers_atom::value, static_cast<std::uint32_t>(view.trainers.size()));
   if (st.sync_endpoints.size() < view.syncs.size()) {
     st.sync_endpoints.resize(view.syncs.size());
     st.sync_incarnations.resize(view.syncs.size());

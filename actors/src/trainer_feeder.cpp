@@ -23,7 +23,12 @@ struct reader_slot {
   bool ended = false;  // answered end_of_data (asked again while the job is running: it may restart)
   bool retry_scheduled = false;
   bool poll_due = false;  // an ended reader's next poll may go out
+  // Pulls to this reader process whose answers this trainer stopped waiting for: named in the
+  // next pulls until one is answered (then the reader has read them), the newest kAbandonedKept.
+  std::vector<std::uint64_t> abandoned;
 };
+
+constexpr std::size_t kAbandonedKept = 256;
 
 // Prefetch hints: the shards' links, whether each still wants hints (a shard without a memory
 // budget says it does not; a new link asks again), and scratch to split a batch's rows by shard.
@@ -42,6 +47,7 @@ struct feeder_state {
   std::deque<batch_ptr> ready;
   std::deque<caf::typed_response_promise<batch_ptr>> waiting;
   int credits = 2;  // total pulls outstanding plus batches ready, per reader
+  std::uint64_t pulls = 0;  // pulls sent, numbering them
   // The coordinator has seen every reader finish. Until then an ended reader is asked again now
   // and then: a reader that restarts replays from its last committed position.
   bool draining = false;
@@ -99,18 +105,32 @@ void pull(self_ptr self, std::uint32_t r) {
   while (in_use < limit) {
     ++slot.outstanding;
     ++in_use;
+    const std::uint64_t number = ++st.pulls;
     self->request(st.ctx->gateway, caf::infinite, call_atom::value, slot.link,
-                  make_body(wire::pull_request{1, st.ctx->options.incarnation}), st.ctx->timeout)
+                  make_body(wire::pull_request{1, st.ctx->options.incarnation, number, slot.abandoned}),
+                  st.ctx->timeout)
         .then(
-            [self, r, generation = slot.generation](const envelope_ptr& env) {
+            [self, r, generation = slot.generation, told = slot.abandoned](const envelope_ptr& env) {
               auto& sl = self->state.readers[r];
               if (sl.generation != generation) return;  // a pull to a reader process that is gone
               --sl.outstanding;
+              // The reader read this pull, and with it the abandoned pulls it named.
+              if (!told.empty())
+                sl.abandoned.erase(std::remove_if(sl.abandoned.begin(), sl.abandoned.end(),
+                                                  [&told](std::uint64_t n) {
+                                                    return std::find(told.begin(), told.end(), n) != told.end();
+                                                  }),
+                                   sl.abandoned.end());
               on_pulled(self, r, env);
             },
-            [self, r, generation = slot.generation](const caf::error&) {
-              if (self->state.readers[r].generation != generation) return;
-              --self->state.readers[r].outstanding;
+            [self, r, generation = slot.generation, number](const caf::error&) {
+              auto& sl = self->state.readers[r];
+              if (sl.generation != generation) return;
+              --sl.outstanding;
+              // Its answer, if it ever comes, is dropped: the reader is told so in the next pulls,
+              // and hands the batch on at once instead of after the lease.
+              sl.abandoned.push_back(number);
+              if (sl.abandoned.size() > kAbandonedKept) sl.abandoned.erase(sl.abandoned.begin());
               // The last pull outstanding (to a reader that died) may be what kept the input open.
               hand_out(self);
               schedule_repoll(self, r);
@@ -172,7 +192,7 @@ void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env) {
 void send_ack(self_ptr self, std::uint32_t r, std::uint64_t sequence, std::uint64_t incarnation, int attempt) {
   auto& st = self->state;
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.readers[r].link,
-                make_body(wire::batch_ack{r, sequence, incarnation}), st.ctx->timeout)
+                make_body(wire::batch_ack{r, sequence, incarnation, st.ctx->options.incarnation}), st.ctx->timeout)
       .then([](const envelope_ptr&) {},
             [self, r, sequence, incarnation, attempt](const caf::error&) {
               // An ack lost on the way would leave the reader waiting until it hands the batch
@@ -196,6 +216,7 @@ void follow_readers(self_ptr self, const wire::cluster_view& view) {
       // out their timeout, the trainer asks the new one at once.
       ++slot.generation;
       slot.outstanding = 0;
+      slot.abandoned.clear();
     }
     slot.endpoint = endpoint;
     slot.incarnation = incarnation;

@@ -62,6 +62,7 @@ using report_atom = caf::atom_constant<caf::atom("report")>;
 using finished_atom = caf::atom_constant<caf::atom("finished")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
+using peers_atom = caf::atom_constant<caf::atom("peers")>;
 
 // The generation of the closing round at the job's end (epoch boundaries use the epoch's number).
 constexpr std::uint32_t final_closing = 0xffffffffu;
@@ -95,6 +96,7 @@ using syncer_actor = caf::typed_actor<
     caf::reacts_to<workers_atom, std::vector<worker_actor>>,  // the workers to park (foreground)
     caf::reacts_to<slink_atom, std::uint32_t, std::uint32_t, bool>,  // slice k's link; true: it restarted
     caf::reacts_to<start_atom>,                     // shadow: start every slice's round loop
+    caf::reacts_to<peers_atom, std::uint32_t>,      // the trainers in the view (--sync auto: rounds need 2)
     caf::reacts_to<round_atom, std::uint32_t, std::uint64_t>,  // shadow: slice k's next round (timer n)
     caf::reacts_to<sync_atom>,                      // foreground: a sync is due (parks every worker)
     caf::reacts_to<slice_atom, std::uint32_t, std::uint64_t, int>,  // retry slice k's call, attempt n

@@ -45,6 +45,7 @@ struct syncer_state {
   std::vector<slice_round> slices;
   std::vector<float> snapshot;  // each slice's part: its replica as its round began
   bool running = false;  // shadow loops on
+  std::uint32_t peers = 0;  // trainers in the view, this one included (0: no view yet)
   bool stopping = false;
   // A round of every slice at once (foreground, or a closing round); when the workers parked.
   bool all_slices = false;
@@ -360,10 +361,22 @@ syncer_actor::behavior_type syncer(self_ptr self, context_ptr ctx) {
         if (sy.ctx->sync.when != sync::mode::shadow || sy.stopping || sy.closing != 0 || sy.running) return;
         start_loops(self);
       },
+      [self](peers_atom, std::uint32_t trainers) {
+        auto& sy = self->state;
+        const bool was_alone = sy.peers < 2, alone = trainers < 2;
+        sy.peers = trainers;
+        if (sy.ctx->sync.alone || sy.ctx->sync.when != sync::mode::shadow || was_alone == alone) return;
+        spdlog::info(alone ? "{}: the only trainer in the view: sync rounds pause until another one joins (--sync auto)"
+                           : "{}: {} trainers in the view: sync rounds resume",
+                     sy.ctx->options.name, trainers);
+      },
       [self](round_atom, std::uint32_t k, std::uint64_t timer) {
         auto& sy = self->state;
         if (k >= sy.slices.size() || timer != sy.slices[k].timer) return;  // superseded
         if (!sy.running || sy.stopping || sy.closing != 0 || sy.all_slices) return;
+        // --sync auto with no other trainer in the view: nothing to average with, and EASGD with
+        // one replica only drags it back towards its own past. The loop ticks on without a round.
+        if (!sy.ctx->sync.alone && sy.peers < 2) return schedule_slice(self, k, interval_of(sy));
         start_slice(self, k);
       },
       [self](sync_atom) { park_workers(self); },

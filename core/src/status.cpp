@@ -19,6 +19,7 @@ const char* to_string(errc code) noexcept {
     case errc::cancelled: return "cancelled";
     case errc::internal: return "internal";
     case errc::permission_denied: return "permission_denied";
+    case errc::already_exists: return "already_exists";
   }
   return "unknown";
 }

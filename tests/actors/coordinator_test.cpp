@@ -173,18 +173,89 @@ TEST_CASE("coordinator: members register, heartbeat, and are dropped when silent
   CHECK_FALSE(j.has_shard());
 }
 
-TEST_CASE("coordinator: a trainer started again under its name replaces its old process at once", "[actors]") {
+namespace {
+
+// A registration of `role` as `name` (index, incarnation) that heartbeats every 100 ms, from
+// process `pid` on `host`.
+wire::register_request claim(wire::role role, const std::string& name, int index, std::uint64_t incarnation,
+                             const std::string& host, std::uint32_t pid) {
+  wire::register_request r{role, name, index, index >= 0 ? "mem://" + name : "", incarnation};
+  r.heartbeat_interval_ms = 100;
+  r.host = host;
+  r.pid = pid;
+  return r;
+}
+
+const wire::error_reply* refusal(const std::shared_ptr<call_result>& r) {
+  return std::get_if<wire::error_reply>(&*r->reply);
+}
+
+}  // namespace
+
+TEST_CASE("coordinator: a trainer started again under its name takes its place once the old process is silent",
+          "[actors]") {
   one_shard_job j;
-  auto first = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 2});
+  auto first = j.ask(claim(wire::role::trainer, "trainer-a", -1, 2, "host-a", 11));
   REQUIRE(std::holds_alternative<wire::register_reply>(*first->reply));
   CHECK(std::get<wire::register_reply>(*first->reply).view.trainer_incarnations == std::vector<std::uint64_t>{2});
-  auto other = j.ask(wire::register_request{wire::role::trainer, "trainer-b", -1, "", 4});
-  auto again = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 5});
+  auto other = j.ask(claim(wire::role::trainer, "trainer-b", -1, 4, "host-b", 12));
+  const std::uint64_t other_id = std::get<wire::register_reply>(*other->reply).member_id;
+  // Process 2 may be alive: the new one waits (and asks again) until it is known dead.
+  auto early = j.ask(claim(wire::role::trainer, "trainer-a", -1, 5, "host-c", 13));
+  REQUIRE(refusal(early) != nullptr);
+  CHECK(refusal(early)->code == errc::unavailable);
+  CHECK(refusal(early)->message.find("waiting to learn whether it is alive") != std::string::npos);
+  // 2 is silent for its claim window (2 x 100 ms + 0.5 s), well within the member timeout (1 s).
+  j.f.advance(std::chrono::milliseconds(400));
+  j.ask(wire::heartbeat{other_id, {}});
+  j.f.advance(std::chrono::milliseconds(400));
+  auto again = j.ask(claim(wire::role::trainer, "trainer-a", -1, 5, "host-c", 13));
   REQUIRE(std::holds_alternative<wire::register_reply>(*again->reply));
   auto incarnations = std::get<wire::register_reply>(*again->reply).view.trainer_incarnations;
   std::sort(incarnations.begin(), incarnations.end());
-  CHECK(incarnations == std::vector<std::uint64_t>{4, 5});  // 2 is gone without a timeout
-  (void)other;
+  CHECK(incarnations == std::vector<std::uint64_t>{4, 5});  // 2 is gone without the member timeout
+}
+
+TEST_CASE("coordinator: a second live process claiming a held trainer name or index is refused, naming both",
+          "[actors]") {
+  one_shard_job j;
+  auto holder = j.ask(claim(wire::role::trainer, "trainer", -1, 2, "host-a", 11));
+  REQUIRE(std::holds_alternative<wire::register_reply>(*holder->reply));
+  const std::uint64_t holder_id = std::get<wire::register_reply>(*holder->reply).member_id;
+  auto shard = j.ask(claim(wire::role::shard, "shard-0", 0, 3, "host-s", 21));
+  REQUIRE(std::holds_alternative<wire::register_reply>(*shard->reply));
+  const std::uint64_t shard_id = std::get<wire::register_reply>(*shard->reply).member_id;
+  // Another process claims each place; both holders go on heartbeating.
+  auto trainer_claim = j.ask(claim(wire::role::trainer, "trainer", -1, 5, "host-b", 22));
+  auto shard_claim = j.ask(claim(wire::role::shard, "shard-0", 0, 6, "host-t", 23));
+  REQUIRE(refusal(trainer_claim) != nullptr);
+  CHECK(refusal(trainer_claim)->code == errc::unavailable);
+  REQUIRE(refusal(shard_claim) != nullptr);
+  CHECK(refusal(shard_claim)->code == errc::unavailable);
+  for (int beat = 0; beat < 3; ++beat) {
+    j.f.advance(std::chrono::milliseconds(100));
+    j.ask(wire::heartbeat{holder_id, {}});
+    j.ask(wire::heartbeat{shard_id, {}});
+  }
+  auto trainer_refused = j.ask(claim(wire::role::trainer, "trainer", -1, 5, "host-b", 22));
+  auto shard_refused = j.ask(claim(wire::role::shard, "shard-0", 0, 6, "host-t", 23));
+  REQUIRE(refusal(trainer_refused) != nullptr);
+  CHECK(refusal(trainer_refused)->code == errc::already_exists);
+  const std::string& why = refusal(trainer_refused)->message;
+  CHECK(why.find("trainer name trainer is held by a live process") != std::string::npos);
+  CHECK(why.find("pid 11 on host-a") != std::string::npos);
+  CHECK(why.find("pid 22 on host-b") != std::string::npos);
+  REQUIRE(refusal(shard_refused) != nullptr);
+  CHECK(refusal(shard_refused)->code == errc::already_exists);
+  CHECK(refusal(shard_refused)->message.find("shard 0 is held by a live process") != std::string::npos);
+  CHECK(refusal(shard_refused)->message.find("pid 21 on host-s, mem://shard-0") != std::string::npos);
+  // The holders are still the members, and the refusals are counted.
+  auto hb = j.ask(wire::heartbeat{holder_id, {}});
+  const auto& view = std::get<wire::heartbeat_reply>(*hb->reply).view;
+  CHECK(view.trainer_incarnations == std::vector<std::uint64_t>{2});
+  CHECK(view.shard_incarnations == std::vector<std::uint64_t>{3});
+  const auto status = std::get<wire::status_reply>(*j.ask(wire::status_request{})->reply).json;
+  CHECK(status.find("\"registrations_refused\":2") != std::string::npos);
 }
 
 TEST_CASE("coordinator: a registration sent again by the same process is answered as the first, not as a restart",
@@ -203,8 +274,12 @@ TEST_CASE("coordinator: a registration sent again by the same process is answere
   CHECK_FALSE(again.job_was_running);  // it joined before the job ran: its empty storage is right
   auto trainer_retry = j.ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3});
   CHECK(std::get<wire::register_reply>(*trainer_retry->reply).view.trainers.size() == 1);  // not twice
-  // A new process in its place is a restart: told that the job was running.
+  // A new process in its place, once the old one is silent for its claim window (2 x 1 s + 0.5 s),
+  // is a restart: told that the job was running.
+  j.f.advance(std::chrono::milliseconds(2600));
   auto restarted = j.ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 9});
+  INFO(wire::message_name(*restarted->reply) << ": " << (refusal(restarted) ? refusal(restarted)->message : ""));
+  REQUIRE(std::holds_alternative<wire::register_reply>(*restarted->reply));
   CHECK(std::get<wire::register_reply>(*restarted->reply).job_was_running);
 }
 
@@ -305,7 +380,9 @@ TEST_CASE("coordinator: on resume every shard restores the snapshot even the one
   CHECK(last.restore_snapshot == 5);
   auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
   CHECK(std::get<wire::status_reply>(*st->reply).json.find("\"state\":\"running\"") != std::string::npos);
-  // Once the job runs, a restarted shard (a new process) keeps its own (newer) rows.
+  // Once the job runs, a restarted shard (a new process, once the old one is silent for its claim
+  // window) keeps its own (newer) rows.
+  f.advance(std::chrono::milliseconds(2600));
   CHECK(join(wire::role::shard, "shard-1", 1, 8).restore_snapshot == 0);
   (void)c;
 }

@@ -75,14 +75,16 @@ struct setup {
     r = f.own(spawn_reader(f.sys, gw.gateway, std::make_unique<data::epoch_reader>(std::move(*reader)), options, counters));
     f.settle();
   }
-  wire::batch_message pull(std::uint64_t trainer) {
-    auto b = ask(f, r, wire::pull_request{1, trainer});
+  // Trainer `trainer`'s pull number `number`, naming the pulls it gave up on.
+  wire::batch_message pull(std::uint64_t trainer, std::uint64_t number = 0, std::vector<std::uint64_t> abandoned = {}) {
+    auto b = ask(f, r, wire::pull_request{1, trainer, number, std::move(abandoned)});
     REQUIRE(b.has_value());
     REQUIRE(std::holds_alternative<wire::batch_message>(*b));
     return std::get<wire::batch_message>(*b);
   }
-  bool acked(std::uint64_t sequence, std::uint64_t incarnation) {
-    return std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, sequence, incarnation}));
+  // An ack of batch `sequence` (of reader incarnation `incarnation`), from trainer `trainer` (0: not said).
+  bool acked(std::uint64_t sequence, std::uint64_t incarnation, std::uint64_t trainer = 0) {
+    return std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, sequence, incarnation, trainer}));
   }
 };
 
@@ -169,24 +171,59 @@ TEST_CASE("reader: batches of a trainer that left the cluster go to another trai
   o.requeue_after = std::chrono::milliseconds(1000);
   reader_test::setup t(o);
   wire::cluster_view view;
+  view.coordinator = 0xc1;
   view.trainer_incarnations = {1, 2};
   caf::anon_send(t.r, view_atom::value, view);
   const auto first = t.pull(1);   // trainer 1 takes batch 0 and dies
   const auto second = t.pull(2);  // trainer 2 takes batch 1
-  CHECK(t.acked(second.sequence, 0));
+  CHECK(t.acked(second.sequence, 0, 2));
+  // A coordinator heard for less than requeue_after may not have heard from trainer 1 yet.
   view.trainer_incarnations = {2};
   caf::anon_send(t.r, view_atom::value, view);
   t.f.advance(std::chrono::milliseconds(500));
-  CHECK(t.counters->batches_requeued.load() == 0);  // not gone long enough
+  CHECK(t.counters->batches_requeued.load() == 0);
   t.f.advance(std::chrono::milliseconds(1000));
   CHECK(t.counters->batches_requeued.load() == 1);
   CHECK(t.counters->examples_requeued.load() == 100);
   const auto again = t.pull(2);  // the orphan comes before new batches
   CHECK(again.sequence == first.sequence);
   CHECK(again.batch.size() == first.batch.size());
-  CHECK(t.acked(again.sequence, 0));
-  CHECK_FALSE(t.acked(first.sequence, 0));  // the dead trainer's late ack is a duplicate
+  CHECK_FALSE(t.acked(first.sequence, 0, 1));  // it is trainer 2's now: the dead trainer's late ack is refused
+  CHECK(t.acked(again.sequence, 0, 2));
+  CHECK_FALSE(t.acked(first.sequence, 0));  // and any second ack is a duplicate
   CHECK(t.counters->examples_acked.load() == 200);
+  // A settled coordinator dropped trainer 2 after --member-timeout already: its batch goes at once.
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  const auto third = t.pull(2);
+  view.trainer_incarnations = {1};
+  caf::anon_send(t.r, view_atom::value, view);
+  t.f.advance(std::chrono::milliseconds(300));
+  CHECK(t.counters->batches_requeued.load() == 2);
+  CHECK(t.pull(1).sequence == third.sequence);
+}
+
+TEST_CASE("reader: the batches of pulls a trainer gave up on go to the next pull at once", "[actors]") {
+  reader_test::setup t;  // the lease (120 s) and lost_after (20 s) are far off
+  wire::cluster_view view;
+  view.trainer_incarnations = {1, 2};
+  caf::anon_send(t.r, view_atom::value, view);
+  // The reader was paused: it answers trainer 1's pulls 1 and 2 after trainer 1 gave them up.
+  const auto lost_a = t.pull(1, 1);
+  const auto lost_b = t.pull(1, 2);
+  // Trainer 2's pull names none; trainer 1's next names both (and one it never sent).
+  CHECK(t.pull(2, 1).sequence == 2);
+  CHECK(t.counters->batches_requeued.load() == 0);
+  const auto again_a = t.pull(1, 3, {1, 2, 99});
+  CHECK(t.counters->batches_requeued.load() == 2);
+  CHECK(again_a.sequence == lost_a.sequence);  // requeued batches come first
+  CHECK(t.pull(2, 2).sequence == lost_b.sequence);
+  // Named again (the trainer had no answer to its pull 3 yet): nothing twice.
+  CHECK_FALSE(t.acked(lost_b.sequence, 0, 1));  // trainer 2 holds it now
+  CHECK(std::holds_alternative<wire::error_reply>(*ask(t.f, t.r, wire::pull_request{1, 1, 4, {1, 2}})));
+  CHECK(t.counters->batches_requeued.load() == 2);
+  for (std::uint64_t seq = 0; seq < 3; ++seq) CHECK(t.acked(seq, 0));
+  CHECK(t.counters->examples_acked.load() == 300);  // each row once
 }
 
 TEST_CASE("reader: batches of a trainer that restarted go to the next trainer at once", "[actors]") {

@@ -55,6 +55,7 @@ inline cluster_view sample_view() {
   v.reader_incarnations = {0, 77};
   v.epochs_open = 3;
   v.epochs_stop = 5;
+  v.coordinator = 0xc00d;
   return v;
 }
 
@@ -69,7 +70,7 @@ inline std::vector<envelope> one_of_each() {
     out.push_back(std::move(e));
   };
   add(error_reply{errc::not_found, "unknown table 31"});
-  add(register_request{role::shard, "shard-3", 3, "tcp://10.1.2.3:7000", 0x1234567890abcdefULL});
+  add(register_request{role::shard, "shard-3", 3, "tcp://10.1.2.3:7000", 0x1234567890abcdefULL, 1500, "host-a", 4242});
   {
     register_reply r;
     r.member_id = 17;
@@ -121,7 +122,7 @@ inline std::vector<envelope> one_of_each() {
   }
   add(heartbeat_reply{job_state::failed, sample_view(), false});
   add(leave{77, "SIGTERM"});
-  add(pull_request{12, 77});
+  add(pull_request{12, 77, 5, {2, 3}});
   {
     batch_message m;
     m.reader_index = 2;
@@ -133,7 +134,7 @@ inline std::vector<envelope> one_of_each() {
     add(m);
   }
   add(end_of_data{1, 999});
-  add(batch_ack{4, 31337, 99});
+  add(batch_ack{4, 31337, 99, 77});
   add(lookup_request{false, {0, 1, 25, 7}, {11, 0xffffffffffffffffULL, 13, 1ULL << 40}, 4096});
   add(lookup_reply_of(3, 4));
   add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}, 0.375f});
@@ -194,6 +195,7 @@ inline void check_same(const cluster_view& a, const cluster_view& b) {
   CHECK(a.reader_incarnations == b.reader_incarnations);
   CHECK(a.epochs_open == b.epochs_open);
   CHECK(a.epochs_stop == b.epochs_stop);
+  CHECK(a.coordinator == b.coordinator);
 }
 
 inline void check_same(const error_reply& a, const error_reply& b) {
@@ -206,6 +208,9 @@ inline void check_same(const register_request& a, const register_request& b) {
   CHECK(a.index == b.index);
   CHECK(a.endpoint == b.endpoint);
   CHECK(a.incarnation == b.incarnation);
+  CHECK(a.heartbeat_interval_ms == b.heartbeat_interval_ms);
+  CHECK(a.host == b.host);
+  CHECK(a.pid == b.pid);
 }
 inline void check_same(const register_reply& a, const register_reply& b) {
   CHECK(a.member_id == b.member_id);
@@ -277,6 +282,8 @@ inline void check_same(const leave& a, const leave& b) {
 inline void check_same(const pull_request& a, const pull_request& b) {
   CHECK(a.credits == b.credits);
   CHECK(a.trainer == b.trainer);
+  CHECK(a.pull == b.pull);
+  CHECK(a.abandoned == b.abandoned);
 }
 inline void check_same(const batch_message& a, const batch_message& b) {
   CHECK(a.reader_index == b.reader_index);
@@ -305,6 +312,7 @@ inline void check_same(const batch_ack& a, const batch_ack& b) {
   CHECK(a.reader_index == b.reader_index);
   CHECK(a.sequence == b.sequence);
   CHECK(a.incarnation == b.incarnation);
+  CHECK(a.trainer == b.trainer);
 }
 inline void check_same(const lookup_request& a, const lookup_request& b) {
   CHECK(a.create == b.create);

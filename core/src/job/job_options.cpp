@@ -66,8 +66,8 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("sync", &o.sync,
            "How trainers synchronize their dense replicas: none, or shadow (s-) / foreground (fr-) "
            "elastic averaging, model averaging or block momentum; -nesterov adds the outer optimizer (Nesterov "
-           "momentum per sweep of the trainers) to s-easgd and s-ma. auto: s-easgd with 2 or more trainers "
-           "(--min-trainers), none with one.")
+           "momentum per sweep of the trainers) to s-easgd and s-ma. auto: s-easgd whose rounds run while 2 or "
+           "more trainers are in the job (a trainer alone skips them), whatever --min-trainers says.")
       .choices({"auto", "none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf", "s-easgd-nesterov",
                 "s-ma-nesterov"});
   opts.add("sync-servers", &o.sync_servers,
@@ -103,8 +103,8 @@ void add_job_options(config::option_set& opts, job_options& o) {
   add_model_options(opts, o.model);
 }
 
-void resolve_sync(job_options& o) {
-  if (o.sync == "auto") o.sync = o.min_trainers >= 2 ? "s-easgd" : "none";
+void resolve_sync(job_options& o, int trainers) {
+  if (o.sync == "auto" && trainers < 2) o.sync = "none";
 }
 
 status check_job(const job_options& o) {

@@ -20,6 +20,8 @@ const std::vector<status_metric>& status_metrics() {
       {"service", "bad_rows", t::counter, "Malformed rows skipped."},
       {"service", "snapshots", t::counter, "Cluster snapshots taken."},
       {"service", "snapshots_failed", t::counter, "Cluster snapshots that failed."},
+      {"service", "registrations_refused", t::counter,
+       "Registrations refused because a live process held the name or index they claimed."},
       {"service", "last_snapshot", t::gauge, "Id of the newest complete snapshot."},
       {"service", "last_snapshot_seconds", t::gauge, "Seconds the newest snapshot took."},
       {"service", "last_snapshot_rows", t::gauge, "Embedding rows in the newest snapshot."},

@@ -14,6 +14,7 @@ constexpr const char* nesterov_suffix = "-nesterov";
 
 result<sync_spec> parse_sync(const std::string& name) {
   if (name == "none") return sync_spec{algorithm::none, mode::none};
+  if (name == "auto") return sync_spec{algorithm::easgd, mode::shadow, false, false};
   const std::string suffix = nesterov_suffix;
   if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
     auto inner = parse_sync(name.substr(0, name.size() - suffix.size()));
@@ -36,7 +37,7 @@ result<sync_spec> parse_sync(const std::string& name) {
   }
   return {errc::invalid_argument,
           "unknown sync '" + name +
-              "' (none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-easgd-nesterov, s-ma-nesterov)"};
+              "' (auto, none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-easgd-nesterov, s-ma-nesterov)"};
 }
 
 const char* to_string(algorithm a) {

@@ -1,6 +1,7 @@
 // A service's membership agent: registers with the coordinator (retrying until it answers),
 // heartbeats with the service's progress, re-registers when the coordinator has forgotten it (a
-// coordinator restart), and tells subscribers about cluster view and job state changes.
+// coordinator restart), and tells subscribers about cluster view and job state changes. A refused
+// registration (first or again) is final: it quits with registration_refusal's error.
 //   (await_atom) -> wire::register_reply     answered once registered (the job config is in it)
 //   (view_atom, caf::actor subscriber)        subscriber receives (view_atom, cluster_view) and
 //                                             (state_atom, job_state) on every change
@@ -11,8 +12,10 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "ss/core/status.hpp"
 #include "ss/wire/messages.hpp"
 
 namespace ss::actors {
@@ -27,5 +30,9 @@ struct member_options {
 };
 
 caf::actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options);
+
+// The coordinator's refusal of the registration (its code and reason) when the agent ended, or an
+// `await` failed, with `err` because of one; nullopt for any other error.
+std::optional<status> registration_refusal(const caf::error& err);
 
 }  // namespace ss::actors

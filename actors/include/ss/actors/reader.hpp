@@ -3,10 +3,12 @@
 // numbers batches per reader, and tracks which were trained (batch_ack) so it knows its committed
 // position: every row before it was trained.
 //
-// Nothing is lost: a batch stays in memory until it is acked. When the trainer holding it has
-// been missing from the cluster view for `requeue_after`, the batch goes to the next trainer
-// that asks (a replay if the first trainer had trained it). So does a batch its live trainer never
-// got (it acked a later one; the answer came after it had given up the pull) and any batch held
+// Nothing is lost: a batch stays in memory until it is acked. When the trainer holding it leaves
+// the cluster view (the coordinator dropped it: at once; in the first `requeue_after` of a new
+// coordinator, which has not heard from everyone yet, once it was missing that long), the batch
+// goes to the next trainer that asks (a replay if the first trainer had trained it), and only that
+// trainer's ack counts. So does a batch its live trainer never got: the trainer names the pulls it
+// gave up waiting for in its next pull, or it acked a batch handed to it later; and any batch held
 // past the lease. A restarted reader starts at the committed position the coordinator last heard
 // of, so it replays the batches after it. With validation between epochs (epoch_barrier), the
 // reader waits at the end of each epoch until the view's epochs_open lets the next one begin.
@@ -36,7 +38,7 @@ struct reader_options {
   std::uint64_t incarnation = 0;      // this process; acks for another one are refused
   std::uint64_t resume_examples = 0;  // examples before the position the reader starts at
   std::uint64_t resume_bad_rows = 0;  // bad rows before it
-  // How long a trainer may be missing from the view before its batches go to others.
+  // How long a trainer may be missing from a new coordinator's view before its batches go to others.
   std::chrono::milliseconds requeue_after{10000};
   // A batch its trainer never got (the answer to the pull came after the trainer gave up): one
   // handed out this long ago, to a trainer that acked a batch handed to it later.

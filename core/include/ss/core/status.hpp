@@ -26,6 +26,7 @@ enum class errc {
   cancelled,           // stopped on request
   internal,            // should not happen; reported rather than crashing a service
   permission_denied,   // the sender may not ask for this (authority.hpp)
+  already_exists,      // a name or index another live process holds
 };
 
 // A short, stable name for each code, used in messages and metrics labels.

@@ -108,7 +108,9 @@ struct codec<pull_request>
   static constexpr const char* name = "pull_request";
   using fields = field_list<Wire,
       field<&pull_request::credits, &Wire::Builder::setCredits, &Wire::Reader::getCredits>,
-      field<&pull_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>>;
+      field<&pull_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
+      field<&pull_request::pull, &Wire::Builder::setPull, &Wire::Reader::getPull>,
+      list<&pull_request::abandoned, &Wire::Builder::initAbandoned, &Wire::Reader::getAbandoned>>;
 };
 
 template <>
@@ -141,7 +143,8 @@ struct codec<batch_ack>
   using fields = field_list<Wire,
       field<&batch_ack::reader_index, &Wire::Builder::setReaderIndex, &Wire::Reader::getReaderIndex>,
       field<&batch_ack::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
-      field<&batch_ack::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>>;
+      field<&batch_ack::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>,
+      field<&batch_ack::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>>;
 };
 
 }  // namespace ss::wire::detail

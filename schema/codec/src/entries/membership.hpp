@@ -26,7 +26,8 @@ struct codec<cluster_view> {
       list<&cluster_view::reader_incarnations, &Wire::Builder::initReaderIncarnations,
            &Wire::Reader::getReaderIncarnations>,
       field<&cluster_view::epochs_open, &Wire::Builder::setEpochsOpen, &Wire::Reader::getEpochsOpen>,
-      field<&cluster_view::epochs_stop, &Wire::Builder::setEpochsStop, &Wire::Reader::getEpochsStop>>;
+      field<&cluster_view::epochs_stop, &Wire::Builder::setEpochsStop, &Wire::Reader::getEpochsStop>,
+      field<&cluster_view::coordinator, &Wire::Builder::setCoordinator, &Wire::Reader::getCoordinator>>;
 };
 
 template <>
@@ -75,7 +76,11 @@ struct codec<register_request>
       field<&register_request::name, &Wire::Builder::setName, &Wire::Reader::getName>,
       field<&register_request::index, &Wire::Builder::setIndex, &Wire::Reader::getIndex>,
       field<&register_request::endpoint, &Wire::Builder::setEndpoint, &Wire::Reader::getEndpoint>,
-      field<&register_request::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>>;
+      field<&register_request::incarnation, &Wire::Builder::setIncarnation, &Wire::Reader::getIncarnation>,
+      field<&register_request::heartbeat_interval_ms, &Wire::Builder::setHeartbeatIntervalMs,
+            &Wire::Reader::getHeartbeatIntervalMs>,
+      field<&register_request::host, &Wire::Builder::setHost, &Wire::Reader::getHost>,
+      field<&register_request::pid, &Wire::Builder::setPid, &Wire::Reader::getPid>>;
 };
 
 // The state comes first so that it is checked before anything else is read.

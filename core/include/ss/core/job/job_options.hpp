@@ -40,8 +40,8 @@ struct job_options {
   int dense_features = -1;
   int categorical_features = -1;
   // Synchronization of the trainers' dense replicas (docs/sync.md).
-  // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-*-nesterov; auto (resolve_sync): s-easgd
-  // with 2 or more trainers, none with one.
+  // none, s-easgd, s-ma, s-bmuf, fr-easgd, fr-ma, fr-bmuf, s-*-nesterov; auto: s-easgd with rounds
+  // while 2 or more trainers are in the view (sync::parse_sync, resolve_sync).
   std::string sync = "auto";
   int sync_servers = 1;             // sync capacity: the dense vector is split over this many
   double sync_interval = 0.2;       // shadow: minimum seconds between two rounds of a trainer
@@ -73,10 +73,11 @@ result<job_options> parse_job_config(std::string_view text);
 // unless the job simulates its compute.
 status check_job(const job_options& o);
 
-// --sync auto as the job will run: s-easgd when it trains with 2 or more trainers (--min-trainers),
-// none with one (EASGD with one trainer only drags its replica back towards an older copy of
-// itself). Any other value stays as it is.
-void resolve_sync(job_options& o);
+// --sync auto where the number of trainers is fixed (`shadowsync local`): none with one trainer
+// (EASGD with one replica only drags it back towards an older copy of itself); with more, auto
+// stays (S-EASGD, rounds while two or more trainers are in the view: sync::parse_sync). A cluster
+// started by hand keeps auto whatever --min-trainers says. Any other value stays as it is.
+void resolve_sync(job_options& o, int trainers);
 
 // Fills in dense_features and categorical_features when they are -1, from the schema (and, for a
 // schema with a header, the first training file).

@@ -43,10 +43,14 @@ struct sync_spec {
   algorithm algo = algorithm::none;
   mode when = mode::none;
   bool outer_nesterov = false;  // the outer optimizer (S-EASGD and S-MA only)
+  // Shadow rounds also while a trainer is the only one in the cluster's view. "auto" is S-EASGD
+  // without them: its rounds start when a second trainer joins, whatever the job waited for.
+  bool alone = true;
 };
 
 // "none", "s-easgd", "s-ma", "s-bmuf", "fr-easgd", "fr-ma", "fr-bmuf", and the shadow variants
-// with the outer optimizer, "s-easgd-nesterov", "s-ma-nesterov".
+// with the outer optimizer, "s-easgd-nesterov", "s-ma-nesterov"; "auto": S-EASGD whose rounds
+// run while two or more trainers are in the view.
 result<sync_spec> parse_sync(const std::string& name);
 std::string to_string(const sync_spec& spec);
 const char* to_string(algorithm a);

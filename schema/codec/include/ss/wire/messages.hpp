@@ -51,6 +51,11 @@ struct register_request {
   std::int32_t index = -1;      // shard and reader index (0-based); -1 for trainers and clients
   std::string endpoint;         // where peers reach this member's listening socket ("" if none)
   std::uint64_t incarnation = 0;  // random per process start: tells a restart from a duplicate
+  // How often it heartbeats (0: unknown, 1 s): the coordinator's wait for a sign of life from it
+  // before another process may take its name or index.
+  std::uint32_t heartbeat_interval_ms = 0;
+  std::string host;        // named in a refused claim, with the process id
+  std::uint32_t pid = 0;
 };
 
 // Where every indexed member listens; epoch grows with every change.
@@ -69,6 +74,8 @@ struct cluster_view {
   // that many epochs (an early stop).
   std::uint32_t epochs_open = 0;
   std::uint32_t epochs_stop = 0;
+  // The coordinator that made it: a new one has not heard from every member yet.
+  std::uint64_t coordinator = 0;
 };
 
 enum class job_state : std::uint8_t {
@@ -160,6 +167,9 @@ struct leave {
 struct pull_request {
   std::uint32_t credits = 1;     // how many more batches the trainer can take now
   std::uint64_t trainer = 0;     // the asking trainer's incarnation
+  std::uint64_t pull = 0;        // this pull's number, per trainer (0: not numbered)
+  // Earlier pulls to this reader the trainer stopped waiting for: their batches never reach it.
+  std::vector<std::uint64_t> abandoned;
 };
 
 struct batch_message {
@@ -180,6 +190,7 @@ struct batch_ack {
   std::uint32_t reader_index = 0;
   std::uint64_t sequence = 0;
   std::uint64_t incarnation = 0;  // of the reader that numbered the batch
+  std::uint64_t trainer = 0;      // the acking trainer's incarnation (0: not said)
 };
 
 // ---- embeddings --------------------------------------------------------------------------
