@@ -34,6 +34,10 @@ std::optional<int> command_line::parse(const args& a, const config::environment&
   if (logging != nullptr) {
     if (auto st = service::init_logging(logging->level, logging->format); !st.is_ok()) return refuse(st.message());
   }
+  // Said once at the start, so that a variable meant for this command and spelt far off is seen.
+  for (const auto& name : opts_.ignored_environment())
+    std::fprintf(stderr, "shadowsync %s: %s is not an option of this command; ignored\n", refuse_.command.c_str(),
+                 name.c_str());
   return std::nullopt;
 }
 

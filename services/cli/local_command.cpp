@@ -96,7 +96,7 @@ status use_generated_data(local_flags& l) {
 
 // The job and its outputs, checked before any service starts.
 status check_local(local_flags& l) {
-  job::resolve_sync(l.job);
+  job::resolve_sync(l.job, l.trainers);
   SS_RETURN_IF_ERROR(job::resolve_feature_counts(l.job));
   SS_RETURN_IF_ERROR(job::check_job(l.job));
   SS_RETURN_IF_ERROR(preflight(l.job, l.export_path));

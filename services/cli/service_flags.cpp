@@ -41,7 +41,43 @@ std::string advertised(const std::string& bound, const std::string& advertise) {
   return "";
 }
 
+// What is wrong with `endpoint` as a tcp or ipc address peers in other processes can use; "" if nothing.
+// `bind`: it is bound here (a wildcard host and port 0, any free port, are fine).
+std::string endpoint_problem(const std::string& endpoint, bool bind) {
+  if (endpoint.empty()) return "is empty";
+  if (endpoint.rfind("inproc://", 0) == 0)
+    return "is inproc://, which only this process can reach (a service of its own needs tcp:// or ipc://)";
+  if (endpoint.rfind("ipc://", 0) == 0) return endpoint.size() > 6 ? "" : "names no socket path";
+  if (endpoint.rfind("tcp://", 0) != 0) return "is not tcp://HOST:PORT or ipc://PATH";
+  const std::string rest = endpoint.substr(6);
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "has no HOST:PORT after tcp://";
+  const std::string port = rest.substr(colon + 1);
+  if (port == "*") return bind ? "" : "has the wildcard port *, which no peer can dial";
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    return "has port '" + port + "', not a number in 0..65535";
+  const long number = std::stol(port);
+  if (number > 65535) return "has port " + port + ", outside 0..65535";
+  if (number == 0 && !bind) return "has port 0, which no peer can dial";
+  return "";
+}
+
 }  // namespace
+
+status check_endpoints(const service_flags& f, bool member) {
+  if (auto why = endpoint_problem(f.listen, true); !why.empty())
+    return {errc::invalid_argument, "--listen " + (f.listen.empty() ? std::string("\"\"") : f.listen) + " " + why};
+  if (!f.advertise.empty()) {
+    if (auto why = endpoint_problem(f.advertise, false); !why.empty())
+      return {errc::invalid_argument, "--advertise " + f.advertise + " " + why};
+  }
+  if (member) {
+    if (auto why = endpoint_problem(f.coordinator, false); !why.empty())
+      return {errc::invalid_argument,
+              "--coordinator " + (f.coordinator.empty() ? std::string("\"\"") : f.coordinator) + " " + why};
+  }
+  return status::ok();
+}
 
 std::chrono::milliseconds milliseconds_of(double seconds) {
   return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
@@ -50,7 +86,10 @@ std::chrono::milliseconds milliseconds_of(double seconds) {
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
                        bool indexed) {
   if (f.listen.empty()) f.listen = default_listen;
-  opts.add("name", &f.name, "This service's name in logs and status (default: role and index).");
+  opts.add("name", &f.name,
+           "This service's name in logs, status and the job (default: role and index; a trainer: "
+           "trainer-HOST-XXXXXXXX, new at every start). A trainer given a name restarts as itself; a second live "
+           "process with the name is refused.");
   opts.add("listen", &f.listen, "Endpoint to bind, e.g. tcp://0.0.0.0:5556 (tcp://127.0.0.1:0: any free port).");
   opts.add("advertise", &f.advertise,
            "Endpoint peers dial to reach this service (default: the bound one; with 0.0.0.0, the host name).");
@@ -107,7 +146,11 @@ result<transport::transport_security> load_security(const service_flags& f) {
 actors::service_options to_service_options(const service_flags& f, const std::string& role,
                                            const transport::transport_security& security) {
   actors::service_options o;
-  o.name = !f.name.empty() ? f.name : (f.index >= 0 ? role + "-" + std::to_string(f.index) : role);
+  // A trainer without --name gets one of its own process when it starts (start_member).
+  o.name = !f.name.empty() ? f.name
+           : f.index >= 0  ? role + "-" + std::to_string(f.index)
+           : role == "trainer" ? ""
+                               : role;
   o.listen = f.listen;
   o.advertise = advertised(f.listen, f.advertise);
   o.coordinator = f.coordinator;

@@ -58,6 +58,11 @@ struct service_flags {
 void add_service_flags(config::option_set& opts, service_flags& f, const std::string& default_listen, bool member,
                        bool indexed);
 
+// A standalone service's --listen, --advertise and (members) --coordinator, refused at start when
+// no peer could use them: empty, inproc:// (only this process could reach it), a tcp port outside
+// 0..65535 (ZeroMQ would bind a random one), a scheme ZeroMQ does not serve here.
+status check_endpoints(const service_flags& f, bool member);
+
 // The service's options from its flags: its name (--name, else ROLE-INDEX or ROLE), endpoints,
 // timings, bounds and who may send it control requests.
 actors::service_options to_service_options(const service_flags& f, const std::string& role,

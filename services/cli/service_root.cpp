@@ -109,6 +109,7 @@ int run_service(service_role& role, const args& a, const config::environment& en
   role.add_flags(cmd.options());
   if (auto done = cmd.parse(a, env, &f.log)) return *done;
   if (kind.indexed && f.index < 0) return refuse("--index is required");
+  if (auto st = check_endpoints(f, kind.member); !st.is_ok()) return refuse(st.message());
   if (auto st = role.check(); !st.is_ok()) return refuse(st.message());
   auto security = load_security(f);
   if (!security.is_ok()) return refuse(security.error().message());

@@ -139,6 +139,12 @@ class train_run {
   status test_and_export();
   void print_result() const;
   bool cancelled() const { return cancelled_; }
+  // Nothing was trained although the input was read to its end: its files hold no good row.
+  status check_trained() const {
+    if (examples_trained_ > 0 || cancelled_) return status::ok();
+    return {errc::invalid_argument, "the training files held no examples (" + std::to_string(train_bad_rows_) +
+                                        " bad rows skipped); check --train"};
+  }
 
  private:
   status run_epoch(int epoch, bool& stop);
@@ -498,6 +504,7 @@ int run_train(const args& a, const config::environment& env) {
   });
   train_run run(o, *reader, *setup, model_job_of(o, bound), model, store, cancel);
   if (auto st = run.train_epochs(); !st.is_ok()) return failed(st.message());
+  if (auto st = run.check_trained(); !st.is_ok()) return failed(st.message());
   if (auto st = run.test_and_export(); !st.is_ok()) return failed(st.message());
   run.print_result();
   return run.cancelled() ? 130 : 0;

@@ -1,6 +1,7 @@
 // The shadowsync binary as a user runs it: real processes, real files, exit codes and the JSON
 // result line.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -52,6 +53,51 @@ TEST_CASE("cli: bad flags and values exit 2 with a precise message", "[cli]") {
   CHECK(no_input.out.find("--train") != std::string::npos);
   auto bad_shape = run_command(bin + " train --train x --bottom-mlp 512-256-32");
   CHECK(bad_shape.exit_code != 0);
+}
+
+TEST_CASE("cli: what a deployment's start-up gets wrong is refused at start with the reason", "[cli]") {
+  // Each refused before the service binds or dials anything: exit 2 and the reason.
+  for (const auto& [command, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"shard --index 0 --listen tcp://127.0.0.1:99999", "--listen tcp://127.0.0.1:99999 has port 99999, outside 0..65535"},
+           {"shard --index 0 --listen ''", "--listen \"\" is empty"},
+           {"reader --index 0 --listen inproc://reader-0", "--listen inproc://reader-0 is inproc://, which only this process can reach"},
+           {"trainer --listen tcp://0.0.0.0:port", "--listen tcp://0.0.0.0:port has port 'port', not a number in 0..65535"},
+           {"coordinator --train x --listen udp://0.0.0.0:5555", "--listen udp://0.0.0.0:5555 is not tcp://HOST:PORT or ipc://PATH"},
+           {"trainer --advertise tcp://host:0", "--advertise tcp://host:0 has port 0, which no peer can dial"},
+           {"trainer --coordinator tcp://coord", "--coordinator tcp://coord has no HOST:PORT after tcp://"},
+           {"trainer --coordinator inproc://coordinator", "--coordinator inproc://coordinator is inproc://"},
+       }) {
+    INFO(command);
+    auto r = run_command(bin + " " + command);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find(needle) != std::string::npos);
+  }
+  // A misspelt variable is named with the one meant; an empty one is refused; another
+  // command's variable is said to be ignored.
+  auto misspelt = run_command("SHADOWSYNC_COORDINATR=tcp://c:5555 " + bin + " trainer");
+  CHECK(misspelt.exit_code == 2);
+  CHECK(misspelt.out.find("unknown variable SHADOWSYNC_COORDINATR for 'shadowsync trainer' (did you mean "
+                          "SHADOWSYNC_COORDINATOR?)") != std::string::npos);
+  auto empty = run_command("SHADOWSYNC_LISTEN= " + bin + " shard --index 0");
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.out.find("SHADOWSYNC_LISTEN is set but empty") != std::string::npos);
+  auto elsewhere = run_command("SHADOWSYNC_MIN_TRAINERS=2 " + bin + " train --train /nonexistent/x.tsv");
+  CHECK(elsewhere.out.find("SHADOWSYNC_MIN_TRAINERS is not an option of this command; ignored") != std::string::npos);
+}
+
+TEST_CASE("cli: an empty training set is an error, not a model with NE nan", "[cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("ss-empty-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string empty = (dir / "empty.tsv").string();
+  std::ofstream(empty).close();
+  auto train = run_command(bin + " train --train " + empty);
+  CHECK(train.exit_code == 1);
+  CHECK(last_json_line(train.out).find("the training files held no examples (0 bad rows skipped)") != std::string::npos);
+  auto cluster = run_command(bin + " local --trainers 2 --train " + empty + " --dense-features 13 --categorical-features 26");
+  CHECK(cluster.exit_code == 1);
+  CHECK(last_json_line(cluster.out).find("\"ok\":false") != std::string::npos);
+  CHECK(last_json_line(cluster.out).find("the training files held no examples") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli: bad sync flags exit 2 naming the flag", "[cli]") {

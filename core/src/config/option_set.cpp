@@ -465,15 +465,42 @@ status option_set::parse(const std::vector<std::string>& args, const environment
   }
   if (!path.empty()) SS_RETURN_IF_ERROR(apply_config_file(path));
 
+  SS_RETURN_IF_ERROR(check_environment(env));
   for (const auto& option : options_) {
     auto it = env.find(environment_name(option->name()));
-    if (it == env.end() || it->second.empty()) continue;
+    if (it == env.end()) continue;
     SS_RETURN_IF_ERROR(option->assign(it->second, it->first, detail::layer::env, false));
   }
 
   for (const flag_value& flag : flags) {
     SS_RETURN_IF_ERROR(
         flag.option->assign(flag.value, flag.spelled, detail::layer::command_line, false));
+  }
+  return status::ok();
+}
+
+status option_set::check_environment(const environment& env) {
+  const std::string prefix = "SHADOWSYNC_";
+  const std::string config_variable = "SHADOWSYNC_CONFIG";
+  std::vector<std::string> names;
+  for (const auto& option : options_) names.push_back(environment_name(option->name()));
+  names.push_back(config_variable);
+  for (const auto& [name, value] : env) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const bool ours = std::find(names.begin(), names.end(), name) != names.end();
+    if (value.empty() && name != config_variable)
+      return status(errc::invalid_argument, name + " is set but empty: unset it, or give it a value");
+    if (ours) continue;
+    // A near miss of one of ours is a misspelling; anything further may be another command's
+    // option (one environment can serve several commands). Typos are one or two edits.
+    const std::string_view suffix = std::string_view(name).substr(prefix.size());
+    for (const auto& candidate : names) {
+      const std::size_t distance = edit_distance(suffix, std::string_view(candidate).substr(prefix.size()));
+      if (distance <= (suffix.size() >= 8 ? 2u : 1u))
+        return status(errc::invalid_argument, "unknown variable " + name + " for 'shadowsync " + command_ +
+                                                  "' (did you mean " + candidate + "?)");
+    }
+    ignored_environment_.push_back(name);
   }
   return status::ok();
 }

@@ -287,13 +287,24 @@ TEST_CASE("config: environment variables", "[core][config]") {
   train_options o;
   option_set s = make_options(o);
   environment env = {{"SHADOWSYNC_BATCH_SIZE", "512"},
-                     {"SHADOWSYNC_LR", ""},               // empty: unset
-                     {"SHADOWSYNC_SOMETHING_ELSE", "1"},  // another command's option
+                     {"SHADOWSYNC_SOMETHING_ELSE", "1"},  // another command's option, presumably
                      {"batch-size", "3"},                 // not our prefix
                      {"PATH", "/bin"}};
   REQUIRE(s.parse({}, env).is_ok());
   CHECK(o.batch_size == 512);
   CHECK(o.lr == 0.01);
+  CHECK(s.ignored_environment() == std::vector<std::string>{"SHADOWSYNC_SOMETHING_ELSE"});
+
+  // Set but empty (ours or not), and a near miss of one of ours (a misspelling), are refused.
+  CHECK(parse_message({}, {{"SHADOWSYNC_LR", ""}}) == "SHADOWSYNC_LR is set but empty: unset it, or give it a value");
+  CHECK(parse_message({}, {{"SHADOWSYNC_ELSEWHERE", ""}}) ==
+        "SHADOWSYNC_ELSEWHERE is set but empty: unset it, or give it a value");
+  CHECK(parse_message({}, {{"SHADOWSYNC_BATCH_SIZ", "8"}}) ==
+        "unknown variable SHADOWSYNC_BATCH_SIZ for 'shadowsync train' (did you mean SHADOWSYNC_BATCH_SIZE?)");
+  CHECK(parse_message({}, {{"SHADOWSYNC_TREADS", "8"}}) ==
+        "unknown variable SHADOWSYNC_TREADS for 'shadowsync train' (did you mean SHADOWSYNC_THREADS?)");
+  // SHADOWSYNC_CONFIG is no option, and not a misspelling of one.
+  CHECK(parse_message({}, {{"SHADOWSYNC_CONFIG", ""}}).empty());
 }
 
 TEST_CASE("config: environment adapter", "[core][config]") {

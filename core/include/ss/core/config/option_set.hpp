@@ -15,9 +15,11 @@
 //                 overrides them, other sections are ignored. An unknown key is an error, except
 //                 in [common] (shared by commands with different options). A scalar key given
 //                 twice in one section is an error; a list key given twice appends.
-//   environment   SHADOWSYNC_BATCH_SIZE sets batch-size. Empty values count as unset, and
-//                 SHADOWSYNC_* names that match no option are ignored (one environment serves
-//                 every command).
+//   environment   SHADOWSYNC_BATCH_SIZE sets batch-size. A set but empty variable is an error
+//                 (a deployment that meant to give a value and gave none). A SHADOWSYNC_* name
+//                 that matches no option of this command is an error when it is a near miss of
+//                 one (a misspelling: "did you mean"), else it is taken for another command's
+//                 (one environment may serve several) and listed by ignored_environment().
 //   flags         --name=value, --name value (a value may not start with "--"; use = for that),
 //                 --flag / --no-flag for bools (a bool takes a value only as --flag=value),
 //                 -h / --help, and "--" ends the options. Other arguments are positional, and
@@ -208,6 +210,10 @@ class option_set {
   // and the flags to the targets. When -h/--help appears, nothing is applied, other errors in
   // the arguments are ignored, help_requested() becomes true and ok is returned. Call once.
   status parse(const std::vector<std::string>& args, const environment& env);
+
+  // The SHADOWSYNC_* variables parse() left alone: no option of this command, nor a near miss
+  // of one (another command's, presumably; callers say so in their log).
+  const std::vector<std::string>& ignored_environment() const { return ignored_environment_; }
   // argv[0] (the program or command name) is skipped.
   status parse(int argc, const char* const* argv, const environment& env);
 
@@ -237,6 +243,7 @@ class option_set {
  private:
   void register_option(std::unique_ptr<detail::option_base> option);
   detail::option_base* find(std::string_view name) const;
+  status check_environment(const environment& env);
   status apply_config_file(const std::string& path);
   status apply_config_text(std::string_view text, const std::string& origin);
 
@@ -248,6 +255,7 @@ class option_set {
   std::string positional_usage_;
   std::string positional_help_;
   std::vector<std::string> positionals_;
+  std::vector<std::string> ignored_environment_;
   bool help_requested_ = false;
   bool parsed_ = false;
   std::string config_path_;
