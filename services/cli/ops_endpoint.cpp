@@ -44,7 +44,10 @@ result<std::unique_ptr<ops_endpoint>> ops_endpoint::start(const std::string& lis
   o.handler = [self](const http::http_request& r) { return self->handle(r); };
   auto server = http::ops_http_server::start(std::move(o));
   if (!server.is_ok()) return server.error().with_context(service_name + ": --ops-listen " + listen);
-  ep->server_ = std::move(*server);
+  {
+    std::lock_guard<std::mutex> lock(ep->mu_);  // the handler reads server_ for /metrics
+    ep->server_ = std::move(*server);
+  }
   const std::string host = listen.substr(0, colon);
   ep->address_ = "http://" + (host.empty() ? std::string("0.0.0.0") : host) + ":" + std::to_string(ep->server_->port());
   spdlog::info("{}: health and metrics at {}/metrics", service_name, ep->address_);
@@ -128,6 +131,8 @@ http::http_response ops_endpoint::handle(const http::http_request& request) {
     std::lock_guard<std::mutex> lock(mu_);
     text.gauge("shadowsync_up", "1 while the service is running and registered with its job",
                service_ != nullptr ? 1 : 0, labels);
+    // The endpoint's own counters: connections evicted and refused under a flood, timeouts...
+    if (server_) http::append_ops_http_metrics(text, server_->stats(), labels);
     // The listed fields of the service's status (what `shadowsync status` shows).
     if (service_ != nullptr) {
       if (auto status = json_value::parse(service_->status()); status.is_ok())

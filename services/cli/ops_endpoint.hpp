@@ -53,7 +53,8 @@ class ops_endpoint {
   bool dashboard_ = false;
   // The withdrawn service's last status and history (dashboard only), served once it is gone.
   std::optional<std::string> final_status_, final_history_;
-  mutable std::mutex mu_;  // guards service_ and why_not_ready_; held while a request reads status
+  // Guards service_, why_not_ready_ and server_ (set); held while a request reads status.
+  mutable std::mutex mu_;
   actors::running_service* service_ = nullptr;
   std::string why_not_ready_ = "starting";
   std::unique_ptr<http::ops_http_server> server_;

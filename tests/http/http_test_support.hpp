@@ -1,5 +1,6 @@
 // What the ops_http_server test units share: curl as a child process, raw sockets for malformed
-// traffic, a response parser, open descriptors counted, and a server started with a fake service.
+// traffic, a response parser, open descriptors counted, a flood of idle or slow connections, and a
+// server started with a fake service.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -7,6 +8,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -15,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -91,10 +94,24 @@ inline bool has_header(const parsed_response& p, const std::string& line) {
   return ("\r\n" + p.head + "\r\n").find("\r\n" + line + "\r\n") != std::string::npos;
 }
 
+// Another client address than the flood's (all of 127.0.0.0/8 is loopback on Linux): the server
+// counts connections by address, as it would a kubelet's probes apart from a flood elsewhere.
+inline constexpr const char* other_address = "127.0.0.2";
+
 // No Catch assertions here: it runs on client threads too, and Catch is not thread-safe.
-inline int try_connect(std::uint16_t port) {
+// `from`: the local address to connect from (nullptr: 127.0.0.1).
+inline int try_connect(std::uint16_t port, const char* from = nullptr) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return -1;
+  if (from != nullptr) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, from, &local.sin_addr) != 1 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
@@ -106,8 +123,8 @@ inline int try_connect(std::uint16_t port) {
   return fd;
 }
 
-inline int connect_to(std::uint16_t port) {
-  const int fd = try_connect(port);
+inline int connect_to(std::uint16_t port, const char* from = nullptr) {
+  const int fd = try_connect(port, from);
   REQUIRE(fd >= 0);
   return fd;
 }
@@ -147,8 +164,8 @@ inline raw_result read_until_close(int fd, std::chrono::milliseconds timeout) {
 // Sends `bytes` on a fresh connection (no answer when it cannot connect; send errors ignored: the server may answer and close
 // early), then reads the answer until the server closes.
 inline raw_result raw_exchange(std::uint16_t port, const std::string& bytes,
-                        std::chrono::milliseconds timeout = 5000ms) {
-  const int fd = try_connect(port);
+                               std::chrono::milliseconds timeout = 5000ms, const char* from = nullptr) {
+  const int fd = try_connect(port, from);
   if (fd < 0) return {};
   std::size_t off = 0;
   while (off < bytes.size()) {
@@ -170,6 +187,96 @@ inline int open_fds() {
   ::closedir(dir);
   return n;
 }
+
+// Waits until `done` holds (true) or `timeout` passes (false), looking every millisecond.
+inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 5000ms) {
+  const auto until = steady::now() + timeout;
+  while (!done()) {
+    if (steady::now() >= until) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// Clients that keep `n` connections open to a server and open a new one as soon as the server
+// drops one (503, 408 or a close), as a connection pool or a flooding tool does: idle ones never
+// send a byte; slow ones send a request head one byte a second that never ends. One thread
+// (epoll) runs them all; no Catch assertions there. The destructor stops it and closes them.
+class connection_flood {
+ public:
+  enum class kind { idle, slow };
+
+  connection_flood(std::uint16_t port, int n, kind k)
+      : port_(port), kind_(k), fds_(static_cast<std::size_t>(n), -1), sent_(fds_.size(), 0) {
+    ep_ = ::epoll_create1(EPOLL_CLOEXEC);
+    for (std::size_t i = 0; i < fds_.size(); ++i) open(i);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~connection_flood() {
+    stop_ = true;
+    thread_.join();
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+    ::close(ep_);
+  }
+  connection_flood(const connection_flood&) = delete;
+  connection_flood& operator=(const connection_flood&) = delete;
+
+  long dropped() const { return dropped_.load(); }  // connections the server closed
+
+ private:
+  void open(std::size_t i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fds_[i] = fd;
+    if (fd < 0) return;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port_);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    (void)::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);  // EINPROGRESS or done
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = i;
+    ::epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev);
+    if (kind_ == kind::slow) sent_[i] = ::send(fd, "G", 1, MSG_NOSIGNAL) == 1 ? 1 : 0;  // then a byte a second
+  }
+
+  void run() {
+    auto next_byte = steady::now() + 1s;
+    epoll_event events[256];
+    while (!stop_) {
+      const int n = ::epoll_wait(ep_, events, 256, 20);
+      for (int j = 0; j < n; ++j) {
+        const auto i = static_cast<std::size_t>(events[j].data.u64);
+        char buf[4096];
+        while (::recv(fds_[i], buf, sizeof buf, 0) > 0) {
+        }
+        if ((events[j].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) == 0) continue;
+        ::close(fds_[i]);  // dropped by the server: come back at once
+        ++dropped_;
+        open(i);
+      }
+      if (kind_ == kind::slow && steady::now() >= next_byte) {
+        next_byte += 1s;
+        for (std::size_t i = 0; i < fds_.size(); ++i) {
+          if (fds_[i] >= 0 && sent_[i] < head_.size() && ::send(fds_[i], &head_[sent_[i]], 1, MSG_NOSIGNAL) == 1) {
+            ++sent_[i];
+          }
+        }
+      }
+    }
+  }
+
+  std::uint16_t port_;
+  kind kind_;
+  std::vector<int> fds_;
+  std::vector<std::size_t> sent_;  // bytes of head_ each slow connection has sent
+  const std::string head_ = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(1000, 's');
+  int ep_ = -1;
+  std::atomic<bool> stop_{false};
+  std::atomic<long> dropped_{0};
+  std::thread thread_;
+};
 
 inline std::unique_ptr<ops_http_server> start_server(ops_http_options o) {
   if (o.bind == "0.0.0.0") o.bind = "127.0.0.1";

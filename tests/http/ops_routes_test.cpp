@@ -70,3 +70,38 @@ TEST_CASE("ops routes: reason phrases", "[http][routes]") {
   CHECK(std::string(ss::http::reason_phrase(431)) == "Request Header Fields Too Large");
   CHECK(std::string(ss::http::reason_phrase(599)) == "Unknown");
 }
+
+TEST_CASE("ops routes: the server's counters as Prometheus samples", "[http][routes]") {
+  ss::http::ops_http_stats s;
+  s.connections_accepted = 120;
+  s.connections_evicted = 7;
+  s.connections_refused = 3;
+  s.requests = 90;
+  s.bad_requests = 2;
+  s.read_timeouts = 1;
+  s.connections_open = 5;
+  s.max_connections = 64;
+  s.reserve = 16;
+  ss::metrics::prometheus_text p;
+  ss::http::append_ops_http_metrics(p, s, {{"service", "shard-0"}});
+  const std::string text = p.str();
+  for (const char* line : {
+           "# TYPE shadowsync_ops_http_connections_accepted counter\n",
+           "shadowsync_ops_http_connections_accepted{service=\"shard-0\"} 120\n",
+           "# TYPE shadowsync_ops_http_connections_evicted counter\n",
+           "shadowsync_ops_http_connections_evicted{service=\"shard-0\"} 7\n",
+           "shadowsync_ops_http_connections_refused{service=\"shard-0\"} 3\n",
+           "shadowsync_ops_http_requests{service=\"shard-0\"} 90\n",
+           "shadowsync_ops_http_bad_requests{service=\"shard-0\"} 2\n",
+           "shadowsync_ops_http_read_timeouts{service=\"shard-0\"} 1\n",
+           "shadowsync_ops_http_accept_failures{service=\"shard-0\"} 0\n",
+           "# TYPE shadowsync_ops_http_connections_open gauge\n",
+           "shadowsync_ops_http_connections_open{service=\"shard-0\"} 5\n",
+           "shadowsync_ops_http_max_connections{service=\"shard-0\"} 64\n",
+           "shadowsync_ops_http_reserve{service=\"shard-0\"} 16\n",
+       }) {
+    INFO(line);
+    CHECK(text.find(line) != std::string::npos);
+  }
+  CHECK(p.dropped() == 0);
+}

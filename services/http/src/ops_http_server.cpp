@@ -1,10 +1,12 @@
 // The ops HTTP server's one thread and its connections: a poll() loop over a self-pipe (stop's
-// wake-up), the listening socket and every connection; accepting within max_connections
-// (dropping the slowest reader to make room); each connection's phases, reading its head line
-// by line (parsed by http_message.cpp), writing the answer, draining after it; the deadlines; and
-// start(), which binds and starts the thread. Everything in impl runs on that thread, except
-// start(), port() and stop(), which callers run (stop() wakes the thread through the pipe and
-// joins it). The behaviour it promises is listed in ss/http/ops_http_server.hpp.
+// wake-up), the listening socket and every connection; accepting (each new connection read at
+// once, then given a reading place, or the reserve, another connection making room at the limit:
+// place_reader()); each connection's phases, reading its head line by line (parsed by
+// http_message.cpp), writing the answer, draining after it; the bound on those past their
+// request; the deadlines; the counters; and start(), which binds and starts the thread.
+// Everything in impl runs on that thread, except start(), port(), stats() and stop(), which
+// callers run (stop() wakes the thread through the pipe and joins it). The behaviour it promises
+// is listed in ss/http/ops_http_server.hpp.
 #include "ss/http/ops_http_server.hpp"
 
 #include <arpa/inet.h>
@@ -23,6 +25,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
@@ -40,6 +43,11 @@ using steady = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds max_linger{1000};
 // How long accepting pauses when the process is out of file descriptors.
 constexpr std::chrono::milliseconds accept_backoff{100};
+// A connection in a reading place for this long without a complete request head may be evicted
+// for a new one at the limit; younger ones keep their place (their request may be on its way).
+constexpr std::chrono::milliseconds min_age_to_evict{100};
+// New connections accepted per pass of the loop, after the open ones have been served.
+constexpr int accept_batch = 256;
 
 std::string errno_text(int err) { return std::system_category().message(err); }
 
@@ -54,23 +62,67 @@ std::string peer_name(const sockaddr_storage& addr, socklen_t len) {
   return std::string(host) + ":" + serv;
 }
 
+// The client's address without the port, as a number: connections from one address are counted
+// together. IPv4 as is (also when mapped into IPv6); other IPv6 addresses hashed (FNV-1a).
+std::uint64_t source_of(const sockaddr_storage& addr) {
+  const unsigned char* bytes = nullptr;
+  std::size_t n = 0;
+  if (addr.ss_family == AF_INET) {
+    bytes = reinterpret_cast<const unsigned char*>(&reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr);
+    n = 4;
+  } else if (addr.ss_family == AF_INET6) {
+    bytes = reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr.s6_addr;
+    n = 16;
+    static const unsigned char v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::equal(bytes, bytes + 12, v4_mapped)) {
+      bytes += 12;
+      n = 4;
+    }
+  }
+  if (n == 4) {
+    return (std::uint64_t{1} << 32) | (std::uint64_t{bytes[0]} << 24) | (std::uint64_t{bytes[1]} << 16) |
+           (std::uint64_t{bytes[2]} << 8) | bytes[3];
+  }
+  std::uint64_t h = 14695981039346656037ull;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  return h;
+}
+
+std::int64_t nanos(steady::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+long long millis(steady::duration d) {
+  return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
 struct connection {
   enum class phase { reading, writing, draining };
+  // What it counts against: a reading place (waiting for its request head), or the bound on
+  // those past their request (answering or draining); none before it is placed and once closed.
+  enum class place { none, reader, answering };
 
   int fd = -1;
-  std::string peer;
+  sockaddr_storage addr{};  // the peer, named only when needed (peer_name is not free)
+  socklen_t addr_len = 0;
   phase state = phase::reading;
+  place where = place::none;
+  bool reserve = false;            // its reading place is in the reserve
+  std::uint64_t source = 0;        // source_of(addr)
+  steady::time_point accepted;     // readers: the oldest without a request makes room first
+  steady::time_point answering_since;  // answering: the oldest is closed first past the bound
   steady::time_point deadline;
   // reading
   std::string in;
   std::size_t line_start = 0;  // first byte of the next line not parsed yet
   std::size_t scan_pos = 0;    // bytes of the request line already checked for bad characters
   bool have_request_line = false;
-  bool overflow = false;  // accepted over max_connections: only gets a 503
   http_request request;
   // writing
   std::string out;
   std::size_t out_off = 0;
+
+  std::string peer() const { return peer_name(addr, addr_len); }
 
   ~connection() {
     if (fd >= 0) ::close(fd);
@@ -85,7 +137,21 @@ using detail::plain;
 using detail::render;
 
 struct ops_http_server::impl {
+  struct counters {
+    std::atomic<std::uint64_t> accepted{0};
+    std::atomic<std::uint64_t> evicted{0};
+    std::atomic<std::uint64_t> refused{0};
+    std::atomic<std::uint64_t> requests{0};
+    std::atomic<std::uint64_t> bad_requests{0};
+    std::atomic<std::uint64_t> read_timeouts{0};
+    std::atomic<std::uint64_t> accept_failures{0};
+    std::atomic<std::uint64_t> open{0};
+  };
+
   ops_http_options options;
+  std::size_t max_readers = 0;    // options.max_connections
+  std::size_t reserve = 0;        // reading places beyond it, for bursts of new connections
+  std::size_t max_answering = 0;  // connections past their request: max_readers + reserve
   int listen_fd = -1;
   int wake_read = -1;
   int wake_write = -1;
@@ -94,9 +160,14 @@ struct ops_http_server::impl {
   std::thread thread;
   std::mutex join_mutex;
   std::vector<std::unique_ptr<connection>> conns;
+  std::size_t readers = 0;          // connections in a reading place (the reserve's included)
+  std::size_t reserve_readers = 0;  // those of them in the reserve
+  std::unordered_map<std::uint64_t, std::size_t> readers_from;  // readers by client address (none: no entry)
+  std::size_t answering = 0;  // connections writing an answer or draining after it
+  counters count;
   steady::time_point accept_paused_until{};
   steady::time_point last_accept_warning{};
-  log_limiter drop_log{60'000'000'000};  // slow clients dropped: a line a minute at most
+  log_limiter drop_log{60'000'000'000};  // connections dropped to make room: a line a minute at most
 
   ~impl() {
     if (listen_fd >= 0) ::close(listen_fd);
@@ -105,8 +176,10 @@ struct ops_http_server::impl {
   }
 
   void run();
-  void accept_all(steady::time_point now);
-  bool drop_slowest_reader(steady::time_point now);
+  void accept_all();
+  void place_reader(connection& c, steady::time_point now);
+  void drop_for_new(connection& victim, bool evicted, steady::time_point now);
+  void to_answering(connection& c);
   void on_readable(connection& c);
   int advance(connection& c);
   void dispatch(connection& c);
@@ -114,10 +187,8 @@ struct ops_http_server::impl {
   void on_writable(connection& c);
   void on_drain(connection& c);
   void on_deadline(connection& c);
-  static void close_conn(connection& c) {
-    if (c.fd >= 0) ::close(c.fd);
-    c.fd = -1;
-  }
+  void leave_reading(connection& c);
+  void close_conn(connection& c);
 };
 
 void ops_http_server::impl::run() {
@@ -150,45 +221,50 @@ void ops_http_server::impl::run() {
       continue;
     }
     if (stopping.load(std::memory_order_acquire)) break;
-    const auto after = steady::now();
-    std::size_t first_conn = 1;
     if (ready > 0) {
       if (pfds[0].revents != 0) {
         char buf[64];
         while (::read(wake_read, buf, sizeof buf) > 0) {
         }
       }
-      if (accepting) {
-        first_conn = 2;
-        if (pfds[1].revents != 0) accept_all(after);
-      }
+      const std::size_t first_conn = accepting ? 2 : 1;
+      // The open connections first: a request that has arrived completes before new connections
+      // are accepted, so none of them makes its connection give way.
       for (std::size_t i = first_conn; i < pfds.size(); ++i) {
         if (pfds[i].revents == 0) continue;
         connection& c = *polled[i - first_conn];
+        if (c.fd < 0) continue;  // closed meanwhile to keep a bound
         switch (c.state) {
           case connection::phase::reading: on_readable(c); break;
           case connection::phase::writing: on_writable(c); break;
           case connection::phase::draining: on_drain(c); break;
         }
       }
+      if (accepting && pfds[1].revents != 0) accept_all();
     }
     const auto end = steady::now();
-    for (auto& c : conns) {
-      if (c->fd >= 0 && end >= c->deadline) on_deadline(*c);
+    for (std::size_t i = 0; i < conns.size(); ++i) {  // on_deadline may close others, never add
+      connection& c = *conns[i];
+      if (c.fd >= 0 && end >= c.deadline) on_deadline(c);
     }
     conns.erase(std::remove_if(conns.begin(), conns.end(), [](const auto& c) { return c->fd < 0; }),
                 conns.end());
+    count.open.store(conns.size(), std::memory_order_relaxed);
   }
   conns.clear();  // closes every connection
+  readers = reserve_readers = answering = 0;
+  readers_from.clear();
+  count.open.store(0, std::memory_order_relaxed);
   if (listen_fd >= 0) ::close(listen_fd);
   listen_fd = -1;
 }
 
-void ops_http_server::impl::accept_all(steady::time_point now) {
-  for (int i = 0; i < 256; ++i) {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
+void ops_http_server::impl::accept_all() {
+  for (int i = 0; i < accept_batch; ++i) {
+    const auto now = steady::now();  // a handler answering the one before may have taken a while
+    auto c = std::make_unique<connection>();
+    c->addr_len = sizeof c->addr;
+    const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&c->addr), &c->addr_len,
                              SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       const int err = errno;
@@ -196,6 +272,7 @@ void ops_http_server::impl::accept_all(steady::time_point now) {
       if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;
       // EMFILE, ENFILE, ENOBUFS, ENOMEM...: the listener stays readable, so back off instead of
       // spinning, and say so at most every 10 s.
+      count.accept_failures.fetch_add(1, std::memory_order_relaxed);
       accept_paused_until = now + accept_backoff;
       if (now - last_accept_warning > std::chrono::seconds(10)) {
         last_accept_warning = now;
@@ -203,61 +280,123 @@ void ops_http_server::impl::accept_all(steady::time_point now) {
       }
       return;
     }
-    const auto limit = static_cast<std::size_t>(options.max_connections);
-    // A connection counts while it reads its request or writes its answer; lingering after the
-    // answer (at most max_linger) does not.
-    std::size_t active = static_cast<std::size_t>(std::count_if(conns.begin(), conns.end(), [](const auto& c) {
-      return !c->overflow && c->state != connection::phase::draining;
-    }));
-    if (active >= limit && conns.size() >= 2 * limit) {
-      ::close(fd);  // far over the limit: not even a 503
-      continue;
-    }
-    auto c = std::make_unique<connection>();
+    count.accepted.fetch_add(1, std::memory_order_relaxed);
     c->fd = fd;
-    c->peer = peer_name(addr, len);
-    if (active >= limit && drop_slowest_reader(now)) --active;
-    if (active >= limit) {
-      // Over the limit: answer 503 at once, then linger briefly like any other connection so the
-      // answer is not lost to a reset. These do not count against max_connections.
-      c->overflow = true;
-      respond(*c, plain(503, "too many connections\n"), false);
-      if (c->fd >= 0) conns.push_back(std::move(c));
-      continue;
-    }
+    c->source = source_of(c->addr);
+    c->accepted = now;
     c->deadline = now + options.read_timeout;
-    c->in.reserve(std::min<std::size_t>(options.max_request_bytes + 1, 4096));
+    connection& conn = *c;
     conns.push_back(std::move(c));
+    // Read at once: a probe's request has usually arrived with the connection, and is answered
+    // without taking a place from anyone. Only a connection that must wait for more takes one.
+    on_readable(conn);
+    if (conn.fd >= 0 && conn.state == connection::phase::reading && conn.where == connection::place::none) {
+      place_reader(conn, now);
+    }
   }
 }
 
-// At the limit, the connection that has waited longest for its request head (a slow or idle
-// client, e.g. slowloris) makes way for the new one, so a fresh request such as a liveness probe
-// is still served however many slow clients there are. A connection younger than
-// min_age_to_drop keeps its place: a flood of new connections cannot push out a probe whose
-// request is on its way.
-bool ops_http_server::impl::drop_slowest_reader(steady::time_point now) {
-  constexpr std::chrono::milliseconds min_age_to_drop{100};
-  connection* slowest = nullptr;
-  for (auto& k : conns) {
-    if (k->overflow || k->fd < 0 || k->state != connection::phase::reading) continue;
-    if (slowest == nullptr || k->deadline < slowest->deadline) slowest = k.get();  // deadline = accept + timeout
+// Gives a reading place to a new connection still waiting for its request head. When the
+// max_connections places are taken, a connection may make room: one open min_age_to_evict or more
+// without a complete head (a slow or idle client: slowloris, connections held open and never
+// used), or, when the reserve is full, one in the reserve. Of these, the one whose address holds
+// the most reading places goes, the oldest first among equals, but only if its address holds at
+// least as many as the new one's; otherwise the new one takes the reserve if it has room, and
+// makes way itself if not. So a flood from a few addresses pushes out its own connections, not a
+// probe or a client from elsewhere; new connections are still read; and one in a place keeps it
+// for its first min_age_to_evict, time for its request to arrive.
+void ops_http_server::impl::place_reader(connection& c, steady::time_point now) {
+  const auto held_by = [this](const connection& k) {
+    const auto it = readers_from.find(k.source);
+    return it == readers_from.end() ? std::size_t{0} : it->second;
+  };
+  if (readers - reserve_readers >= max_readers) {
+    const bool reserve_full = reserve_readers >= reserve;
+    connection* victim = nullptr;
+    std::size_t victim_held = 0;
+    for (auto& k : conns) {
+      if (k->fd < 0 || k->where != connection::place::reader) continue;
+      if (now - k->accepted < min_age_to_evict && !(reserve_full && k->reserve)) continue;
+      const std::size_t held = held_by(*k);
+      if (victim == nullptr || held > victim_held || (held == victim_held && k->accepted < victim->accepted)) {
+        victim = k.get();
+        victim_held = held;
+      }
+    }
+    if (victim != nullptr && victim_held >= held_by(c)) {
+      drop_for_new(*victim, now - victim->accepted >= min_age_to_evict, now);
+    } else if (reserve_full) {
+      drop_for_new(c, false, now);  // its address holds more places than any candidate's
+      return;
+    }
   }
-  if (slowest == nullptr) return false;
-  const auto waited = now - (slowest->deadline - options.read_timeout);
-  if (waited < min_age_to_drop) return false;
+  c.reserve = readers - reserve_readers >= max_readers;
+  c.where = connection::place::reader;
+  ++readers;
+  if (c.reserve) ++reserve_readers;
+  ++readers_from[c.source];
+}
+
+void ops_http_server::impl::drop_for_new(connection& victim, bool evicted, steady::time_point now) {
+  (evicted ? count.evicted : count.refused).fetch_add(1, std::memory_order_relaxed);
   std::uint64_t held_back = 0;
-  if (drop_log.admit("slow", std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count(),
-                     &held_back)) {
-    spdlog::warn("ops http: {} connections open (the limit): dropped {}, which sent no complete request in {} ms, "
-                 "to serve a new one{}",
-                 options.max_connections, slowest->peer,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(),
-                 held_back > 0 ? " (" + std::to_string(held_back) + " more since the last report)" : std::string());
+  if (drop_log.admit(evicted ? "evicted" : "refused", nanos(now), &held_back)) {
+    const std::string more =
+        held_back > 0 ? " (" + std::to_string(held_back) + " more since the last report)" : std::string();
+    if (evicted) {
+      spdlog::warn("ops http: {} connections waiting for a request (the limit): dropped {}, which sent no complete "
+                   "request in {} ms, to read a new one{}",
+                   options.max_connections, victim.peer(), millis(now - victim.accepted), more);
+    } else {
+      spdlog::warn("ops http: {} connections waiting for a request and the reserve of {} full: dropped {}, open {} ms, "
+                   "whose address holds the most of them, to read a new one{}",
+                   options.max_connections, reserve, victim.peer(), millis(now - victim.accepted), more);
+    }
   }
-  slowest->overflow = true;  // lingers with its answer, outside the limit
-  respond(*slowest, plain(503, "too many connections: dropped to serve newer ones\n"), false);
-  return true;
+  respond(victim, plain(503, evicted ? "too many connections: dropped to serve newer ones\n"
+                                     : "too many connections\n"),
+          false);
+}
+
+// Moves a connection from its reading place (if it has one) to those past their request; past
+// their bound, the oldest of them is closed: one that has written its whole answer and only
+// drains if there is one (closing it loses nothing the client still needs), else the oldest
+// writing an answer its client does not read.
+void ops_http_server::impl::to_answering(connection& c) {
+  if (c.where == connection::place::answering) return;
+  if (c.where == connection::place::reader) leave_reading(c);
+  c.where = connection::place::answering;
+  c.answering_since = steady::now();
+  ++answering;
+  while (answering > max_answering) {
+    connection* oldest_draining = nullptr;
+    connection* oldest_writing = nullptr;
+    for (auto& k : conns) {
+      if (k.get() == &c || k->fd < 0 || k->where != connection::place::answering) continue;
+      connection*& oldest = k->state == connection::phase::draining ? oldest_draining : oldest_writing;
+      if (oldest == nullptr || k->answering_since < oldest->answering_since) oldest = k.get();
+    }
+    connection* victim = oldest_draining != nullptr ? oldest_draining : oldest_writing;
+    if (victim == nullptr) break;  // cannot happen: c alone is never over the bound
+    close_conn(*victim);
+  }
+}
+
+void ops_http_server::impl::leave_reading(connection& c) {
+  --readers;
+  if (c.reserve) --reserve_readers;
+  c.reserve = false;
+  const auto it = readers_from.find(c.source);
+  if (it != readers_from.end() && --it->second == 0) readers_from.erase(it);
+}
+
+void ops_http_server::impl::close_conn(connection& c) {
+  if (c.fd < 0) return;
+  ::close(c.fd);
+  c.fd = -1;
+  if (c.where == connection::place::reader) leave_reading(c);
+  if (c.where == connection::place::answering) --answering;
+  c.where = connection::place::none;
 }
 
 void ops_http_server::impl::on_readable(connection& c) {
@@ -278,6 +417,7 @@ void ops_http_server::impl::on_readable(connection& c) {
         return;
       }
       if (result > 0) {
+        count.bad_requests.fetch_add(1, std::memory_order_relaxed);
         const bool head = c.have_request_line && c.request.method == "HEAD";
         const char* what = result == 414   ? "request line too long\n"
                            : result == 431 ? "request header too large\n"
@@ -335,7 +475,8 @@ int ops_http_server::impl::advance(connection& c) {
 }
 
 void ops_http_server::impl::dispatch(connection& c) {
-  c.request.peer = c.peer;
+  count.requests.fetch_add(1, std::memory_order_relaxed);
+  c.request.peer = c.peer();
   const bool head = c.request.method == "HEAD";
   if (c.request.method != "GET" && !head) {
     http_response r = plain(405, "method not allowed\n");
@@ -370,6 +511,7 @@ void ops_http_server::impl::respond(connection& c, const http_response& r, bool 
   c.in.shrink_to_fit();
   c.state = connection::phase::writing;
   c.deadline = steady::now() + options.read_timeout;
+  to_answering(c);
   on_writable(c);  // usually the whole response fits the socket buffer right away
 }
 
@@ -408,6 +550,7 @@ void ops_http_server::impl::on_drain(connection& c) {
 
 void ops_http_server::impl::on_deadline(connection& c) {
   if (c.state == connection::phase::reading) {
+    count.read_timeouts.fetch_add(1, std::memory_order_relaxed);
     respond(c, plain(408, "request timeout\n"), false);  // slow or idle client
   } else {
     close_conn(c);  // the client does not read its response, or lingers after it
@@ -419,6 +562,23 @@ ops_http_server::ops_http_server(std::unique_ptr<impl> state) : impl_(std::move(
 ops_http_server::~ops_http_server() { stop(); }
 
 std::uint16_t ops_http_server::port() const noexcept { return impl_->port; }
+
+ops_http_stats ops_http_server::stats() const noexcept {
+  const impl::counters& k = impl_->count;
+  constexpr auto relaxed = std::memory_order_relaxed;
+  ops_http_stats s;
+  s.connections_accepted = k.accepted.load(relaxed);
+  s.connections_evicted = k.evicted.load(relaxed);
+  s.connections_refused = k.refused.load(relaxed);
+  s.requests = k.requests.load(relaxed);
+  s.bad_requests = k.bad_requests.load(relaxed);
+  s.read_timeouts = k.read_timeouts.load(relaxed);
+  s.accept_failures = k.accept_failures.load(relaxed);
+  s.connections_open = k.open.load(relaxed);
+  s.max_connections = impl_->max_readers;
+  s.reserve = impl_->reserve;
+  return s;
+}
 
 void ops_http_server::stop() {
   impl& s = *impl_;
@@ -464,9 +624,12 @@ result<std::unique_ptr<ops_http_server>> ops_http_server::start(ops_http_options
       last_error = errno_text(errno);
       continue;
     }
+    // The longest accept queue the system allows (net.core.somaxconn): the loop empties it quickly
+    // (a refusal costs microseconds), while a full queue drops new connections' SYNs, and a probe
+    // whose SYN is dropped waits a second for its retransmission.
     const int one = 1;
     if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        ::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
+        ::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
       last_error = errno_text(errno);
       ::close(fd);
       continue;
@@ -494,6 +657,9 @@ result<std::unique_ptr<ops_http_server>> ops_http_server::start(ops_http_options
   }
   state->wake_read = pipe_fds[0];
   state->wake_write = pipe_fds[1];
+  state->max_readers = static_cast<std::size_t>(options.max_connections);
+  state->reserve = std::max<std::size_t>(2, state->max_readers / 4);
+  state->max_answering = state->max_readers + state->reserve;
   state->options = std::move(options);
 
   impl* raw = state.get();

@@ -10,17 +10,33 @@
 //    not); any other method gets 405 with "Allow: GET, HEAD";
 //  - a malformed request line or header gets 400, a request line longer than max_request_bytes
 //    414, a request head (line + headers) longer than max_request_bytes 431, an HTTP version
-//    other than 1.0/1.1 505, a head not complete within read_timeout of the accept 408, and a
-//    handler that throws 500;
-//  - at max_connections (those reading a request or writing an answer), a new connection drops
-//    the one that has waited longest for its request head (503, if it has waited 100 ms), so
-//    slow or idle clients cannot starve health probes; when none can be dropped, the new one
-//    gets 503 and is closed;
+//    other than 1.0/1.1 505, a head not complete within read_timeout of the accept 408 (bytes that
+//    trickle in do not extend it: a slowloris client is dropped), and a handler that throws 500;
+//  - connections are bounded, and a new one is always read, so that idle or slow clients beyond
+//    max_connections (even ones that reconnect as fast as they are dropped) cannot starve probes:
+//      * a connection is read as soon as it is accepted: a request already complete is answered
+//        at once, without waiting for a place;
+//      * one still waiting for its request head takes one of max_connections reading places, or
+//        when they are taken a place in a reserve of max(2, max_connections / 4). When the places
+//        are taken, a connection may make room (503): one open 100 ms or more without a complete
+//        head (counted as evicted) or, with the reserve full, one in the reserve (refused); of
+//        these, the one whose client address holds the most reading places, the oldest among
+//        equals, and only if its address holds at least as many as the new one's. Otherwise the
+//        new one takes the reserve, or, when the reserve is full, is refused itself. So a flood
+//        from a few addresses pushes out its own connections, not others'; a connection in a
+//        place keeps it for its first 100 ms; and one is dropped for another only while it waits
+//        for its request head;
+//      * connections past their request head (writing an answer, or draining after it) are at
+//        most max_connections plus the reserve: beyond, the oldest is closed (one that has
+//        written its whole answer first);
+//      * each pass of the loop serves the open connections first, then accepts up to 256 new ones;
+//    so at most 2 * (max_connections + reserve) + 1 client sockets are open at once. Drops are
+//    logged at most once a minute, and counted (stats());
 //  - stop() (or the destructor) wakes the thread through a self-pipe and returns promptly, even
 //    while clients hold connections open.
 //
-// Thread-safety: port() may be called from any thread; stop() from any thread (from inside the
-// handler it only requests the stop; the thread ends after the handler returns).
+// Thread-safety: port() and stats() may be called from any thread; stop() from any thread (from
+// inside the handler it only requests the stop; the thread ends after the handler returns).
 #pragma once
 
 #include <chrono>
@@ -67,7 +83,26 @@ struct ops_http_options {
   http_handler handler;          // required
   std::size_t max_request_bytes = 16384;      // request line + headers
   std::chrono::milliseconds read_timeout{5000};  // from accept to a complete request head
-  int max_connections = 64;                   // connections reading or answering at once
+  int max_connections = 64;  // connections waiting for their request head (plus a reserve: above)
+};
+
+// What a server has done since it started: counters, except the gauges at the end. Each field is
+// read atomically, not the struct as a whole.
+struct ops_http_stats {
+  std::uint64_t connections_accepted = 0;
+  // Dropped with a 503 to make room at max_connections: open 100 ms or more without a complete
+  // request head (slow or idle clients).
+  std::uint64_t connections_evicted = 0;
+  // Dropped with a 503 when the places and the reserve were full: newer than 100 ms (a burst),
+  // in the reserve or new.
+  std::uint64_t connections_refused = 0;
+  std::uint64_t requests = 0;         // complete request heads answered (handler, or 405)
+  std::uint64_t bad_requests = 0;     // answered 400, 414, 431 or 505
+  std::uint64_t read_timeouts = 0;    // answered 408: no complete head within read_timeout
+  std::uint64_t accept_failures = 0;  // accept() failed (out of descriptors...): accepting paused 100 ms
+  std::uint64_t connections_open = 0;  // gauge: reading, answering or draining now
+  std::uint64_t max_connections = 0;   // gauge: the option
+  std::uint64_t reserve = 0;           // gauge: the reserve's places
 };
 
 class ops_http_server {
@@ -82,6 +117,9 @@ class ops_http_server {
 
   // The port actually bound (the chosen one when options.port was 0).
   std::uint16_t port() const noexcept;
+
+  // The counters so far (still readable after stop()).
+  ops_http_stats stats() const noexcept;
 
   // Closes the listening socket and every connection, and joins the thread. Idempotent.
   void stop();

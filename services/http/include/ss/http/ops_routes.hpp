@@ -13,12 +13,17 @@
 //   o.port = 9100;
 //   o.handler = [probe](const http_request& r) { return ops_routes(probe, r); };
 //   auto server = ops_http_server::start(std::move(o));
+//
+// append_ops_http_metrics() adds the server's own counters (ops_http_stats) to a /metrics body,
+// each as shadowsync_ops_http_<field>: a handler that renders /metrics calls it with
+// server.stats(), so that evictions and refusals under a connection flood can be watched.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <utility>
 
+#include "ss/core/metrics/prometheus.hpp"
 #include "ss/http/ops_http_server.hpp"
 
 namespace ss::http {
@@ -30,5 +35,11 @@ struct ops_probe {
 };
 
 http_response ops_routes(const ops_probe& probe, const http_request& request);
+
+// shadowsync_ops_http_connections_accepted, _connections_evicted, _connections_refused,
+// _requests, _bad_requests, _read_timeouts, _accept_failures (counters), _connections_open,
+// _max_connections and _reserve (gauges), with help text and `labels`.
+void append_ops_http_metrics(metrics::prometheus_text& out, const ops_http_stats& stats,
+                             const metrics::prometheus_labels& labels = {});
 
 }  // namespace ss::http
