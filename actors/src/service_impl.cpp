@@ -242,9 +242,20 @@ ss::status service_impl::start_gateway() {
   if (!options_.listen.empty()) {
     auto bound = transport_->listen(options_.listen);
     if (!bound.is_ok()) return bound.error().with_context(options_.name);
-    endpoint_ = options_.advertise.empty() ? *bound : options_.advertise;
+    endpoint_ = advertised_endpoint(options_.advertise, *bound);
   }
   return ss::status::ok();
+}
+
+std::string advertised_endpoint(const std::string& advertise, const std::string& bound) {
+  if (advertise.empty()) return bound;
+  // Port 0 asked for any free port: peers must dial the one that was bound.
+  const std::string any = ":0";
+  const auto colon = bound.rfind(':');
+  if (advertise.size() > any.size() && advertise.compare(advertise.size() - any.size(), any.size(), any) == 0 &&
+      colon != std::string::npos)
+    return advertise.substr(0, advertise.size() - any.size()) + bound.substr(colon);
+  return advertise;
 }
 
 void service_impl::open_gateway() {

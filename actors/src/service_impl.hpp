@@ -28,6 +28,11 @@ std::uint64_t random_incarnation();
 // This machine's host name ("unknown-host" when it has none).
 std::string host_name();
 
+// The endpoint peers dial: `advertise` (the bound one when empty), with the port that was bound
+// where it says port 0 (any free port): "tcp://trainer-0:0" bound as tcp://0.0.0.0:41234 is
+// "tcp://trainer-0:41234".
+std::string advertised_endpoint(const std::string& advertise, const std::string& bound);
+
 // The name of a member started without one: ROLE-HOST-XXXXXXXX (the incarnation's high bits).
 std::string process_name(const std::string& role, std::uint64_t incarnation);
 
