@@ -74,10 +74,11 @@ std::map<std::uint64_t, member_info>::iterator holder_of(coordinator_state& st, 
   });
 }
 
-std::string place_of(const wire::register_request& r) {
-  return is_indexed(r.from) ? std::string(wire::to_string(r.from)) + " " + std::to_string(r.index)
-                            : "trainer name " + r.name;
+std::string place_of(wire::role role, const std::string& name, std::int32_t index) {
+  return is_indexed(role) ? std::string(wire::to_string(role)) + " " + std::to_string(index) : "trainer name " + name;
 }
+
+std::string place_of(const wire::register_request& r) { return place_of(r.from, r.name, r.index); }
 
 std::string process_of(std::uint64_t incarnation, const std::string& host, std::uint32_t pid,
                        const std::string& endpoint) {
@@ -206,6 +207,10 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   if (indexed) {
     if (auto refused = check_index(st, r)) return refused;
   }
+  // A member dropped for silence is back, or its place has another process now.
+  const auto place = place_of(r);
+  for (auto it = st.dropped.begin(); it != st.dropped.end();)
+    it = it->first == r.incarnation || it->second == place ? st.dropped.erase(it) : std::next(it);
   // A place (an index, a trainer's name) held by another process: a restart takes it once the
   // holder is known dead; a second live process is refused.
   auto holder = holder_of(st, r);
@@ -333,6 +338,7 @@ void drop_silent_members(coordinator_actor* self, clock_type::time_point now) {
     if (now - it->second.last_seen > timeout) {
       spdlog::warn("{}: {} missed heartbeats for {:.1f}s: dropped from the job", st.options.name, it->second.name,
                    st.options.job.member_timeout);
+      st.dropped[it->second.incarnation] = place_of(it->second.role, it->second.name, it->second.index);
       retire(st, it->first, it->second);
       it = st.members.erase(it);
       changed = true;

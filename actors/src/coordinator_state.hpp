@@ -82,6 +82,10 @@ struct coordinator_state {
     clock_type::time_point since;
   };
   std::map<std::string, place_claim> claims;
+  // Members dropped for silence, by incarnation (their place): perhaps only cut off, so a finished
+  // job's coordinator waits a while for them to come back and be told that it is done. Forgotten
+  // when they, or another process for their place, register.
+  std::map<std::uint64_t, std::string> dropped;
   std::uint64_t claims_refused = 0;
   std::uint64_t next_member_id = 1;
   wire::cluster_view view;

@@ -29,6 +29,7 @@ struct trainer_state {
   feeder_actor feeder;
   std::vector<worker_actor> workers;
   std::vector<std::string> shard_endpoints;
+  std::vector<std::uint64_t> shard_incarnations;  // as the view last named them (0: not yet)
   links shard_links;
   std::uint32_t coordinator_link = 0;
   std::vector<std::string> sync_endpoints;
@@ -140,9 +141,17 @@ void follow_view(trainer_actor* self, const wire::cluster_view& view) {
   auto& st = self->state;
   st.last_view = view;
   st.have_view = true;
-  if (st.shard_endpoints.size() < view.shards.size()) st.shard_endpoints.resize(view.shards.size());
+  if (st.shard_endpoints.size() < view.shards.size()) {
+    st.shard_endpoints.resize(view.shards.size());
+    st.shard_incarnations.resize(view.shards.size());
+  }
   for (std::uint32_t s = 0; s < view.shards.size() && s < st.shard_links.size(); ++s) {
-    if (view.shards[s].empty() || view.shards[s] == st.shard_endpoints[s]) continue;
+    const std::uint64_t incarnation = s < view.shard_incarnations.size() ? view.shard_incarnations[s] : 0;
+    const bool same_endpoint = view.shards[s] == st.shard_endpoints[s];
+    if (incarnation != 0 && st.shard_incarnations[s] != 0 && incarnation != st.shard_incarnations[s] && same_endpoint)
+      for (auto& w : st.workers) self->send(w, restarted_atom::value, s);
+    if (incarnation != 0) st.shard_incarnations[s] = incarnation;
+    if (view.shards[s].empty() || same_endpoint) continue;
     st.shard_endpoints[s] = view.shards[s];
     self->request(st.ctx->gateway, caf::infinite, link_atom::value, view.shards[s])
         .then([self, s](std::uint32_t link) {

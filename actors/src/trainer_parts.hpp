@@ -63,6 +63,7 @@ using finished_atom = caf::atom_constant<caf::atom("finished")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
+using restarted_atom = caf::atom_constant<caf::atom("restarted")>;
 
 // The generation of the closing round at the job's end (epoch boundaries use the epoch's number).
 constexpr std::uint32_t final_closing = 0xffffffffu;
@@ -82,7 +83,8 @@ using feeder_actor = caf::typed_actor<
 // One Hogwild worker.
 using worker_actor = caf::typed_actor<
     caf::reacts_to<start_atom>,                     // begin training
-    caf::reacts_to<shards_atom, links>,             // the links to the shards changed
+    caf::reacts_to<shards_atom, links>,             // the links to the shards changed (a moved shard: resend)
+    caf::reacts_to<restarted_atom, std::uint32_t>,  // shard s restarted at its endpoint: resend to it
     caf::replies_to<park_atom>::with<parked_atom>,  // stop between two batches for a foreground sync
     caf::reacts_to<resume_atom>,                    // the foreground sync is over
     caf::reacts_to<sim_atom>,                       // a simulated step (--simulate-step-ms) is over

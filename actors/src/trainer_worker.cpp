@@ -4,6 +4,8 @@
 // worker_actor in trainer_parts.hpp).
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,6 +37,16 @@ struct worker_state {
   bool input_done = false;
   bool reported = false;
   std::uint64_t generation = 0;
+  // Lookups and pushes awaiting a shard's answer, by call: a shard that restarted or moved never
+  // answers those, so they go to its new process at once instead of after --request-timeout.
+  struct shard_call {
+    slot_ptr slot;
+    std::uint32_t shard = 0;
+    std::uint64_t generation = 0;  // a lookup's slot generation
+    push_ptr push;                 // a push's request (null: a lookup)
+  };
+  std::map<std::uint64_t, shard_call> calls;
+  std::uint64_t next_call = 0;
   // Set when the worker ran out of work to compute; the gap until the next compute is waiting.
   std::optional<std::chrono::steady_clock::time_point> idle_since;
   bool parked = false;  // stopped for a foreground sync
@@ -57,9 +69,12 @@ void send_lookup(self_ptr self, const slot_ptr& slot, std::uint32_t shard) {
   // The batch's examples count on every shard's clock (a row TTL in examples).
   wire::lookup_request req{true, part.tables, part.ids, static_cast<std::uint32_t>(slot->batch->batch.size())};
   const auto sent = std::chrono::steady_clock::now();
+  const std::uint64_t call = ++st.next_call;
+  st.calls[call] = {slot, shard, generation, nullptr};
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, make_body(std::move(req)), st.ctx->timeout)
       .then(
-          [self, slot, shard, generation, sent](const envelope_ptr& env) {
+          [self, slot, shard, generation, sent, call](const envelope_ptr& env) {
+            if (self->state.calls.erase(call) == 0) return;  // sent again to the shard's new process
             auto& progress = *self->state.ctx->progress;
             progress.add_lookup_latency(std::chrono::steady_clock::now() - sent);
             if (slot->generation != generation) return;
@@ -82,7 +97,8 @@ void send_lookup(self_ptr self, const slot_ptr& slot, std::uint32_t shard) {
               progress.set_error("shard " + std::to_string(shard) + ": " + err->message);
             }
           },
-          [self, slot, shard, generation](const caf::error&) {
+          [self, slot, shard, generation, call](const caf::error&) {
+            if (self->state.calls.erase(call) == 0) return;
             // The shard is slow or restarting: ask again (lookups are idempotent).
             self->delayed_send(self, retry_delay, lookup_atom::value, slot, shard, generation);
           });
@@ -104,10 +120,13 @@ void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_pt
   auto& st = self->state;
   const auto link = st.shard_links[shard];
   const auto sent = std::chrono::steady_clock::now();
+  const std::uint64_t call = ++st.next_call;
+  st.calls[call] = {slot, shard, 0, req};
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, link, std::make_shared<const wire::body>(*req),
                 st.ctx->timeout)
       .then(
-          [self, slot, shard, req, sent](const envelope_ptr& env) {
+          [self, slot, shard, req, sent, call](const envelope_ptr& env) {
+            if (self->state.calls.erase(call) == 0) return;  // sent again to the shard's new process
             self->state.ctx->progress->add_push_latency(std::chrono::steady_clock::now() - sent);
             if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
               if (err->code == errc::unavailable) {  // the shard is restoring: not applied, send again
@@ -119,12 +138,34 @@ void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_pt
             }
             push_done(self, slot);
           },
-          [self, slot, shard, req](const caf::error&) {
+          [self, slot, shard, req, call](const caf::error&) {
+            if (self->state.calls.erase(call) == 0) return;
             // No answer: the push may or may not have been applied. Resending risks applying it
             // twice, dropping it risks losing it; a lost answer is much rarer than a lost
             // request on a live connection, so resend (docs/durability.md: delivery guarantees).
             self->delayed_send(self, retry_delay, push_atom::value, slot, shard, req);
           });
+}
+
+// Sends every lookup and push awaiting shard `shard` again, over `now` (its links from now on):
+// the process they went to is gone. A push may have been applied before it died; resent, as a
+// timed-out one would be (docs/durability.md: delivery guarantees).
+void resend_calls(self_ptr self, std::uint32_t shard, const links& now) {
+  auto& st = self->state;
+  std::vector<worker_state::shard_call> again;
+  for (auto it = st.calls.begin(); it != st.calls.end();) {
+    if (it->second.shard != shard) {
+      ++it;
+      continue;
+    }
+    again.push_back(std::move(it->second));
+    it = st.calls.erase(it);
+  }
+  st.shard_links = now;
+  for (auto& c : again) {
+    if (c.push) send_push(self, c.slot, c.shard, c.push);
+    else if (c.slot->generation == c.generation) send_lookup(self, c.slot, c.shard);
+  }
 }
 
 void start_fetch(self_ptr self, batch_ptr batch) {
@@ -293,7 +334,15 @@ worker_actor::behavior_type worker(self_ptr self, context_ptr ctx, feeder_actor 
           setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
         run(self);
       },
-      [self](shards_atom, const links& l) { self->state.shard_links = l; },
+      [self](shards_atom, const links& l) {
+        auto& ws = self->state;
+        // A shard at a new endpoint (moved) never answers what its old process was asked.
+        for (std::uint32_t s = 0; s < l.size() && s < ws.shard_links.size(); ++s)
+          if (ws.shard_links[s] != 0 && l[s] != ws.shard_links[s]) resend_calls(self, s, l);
+        ws.shard_links = l;
+      },
+      // Shard s restarted at the same endpoint: its old process never answers either.
+      [self](restarted_atom, std::uint32_t shard) { resend_calls(self, shard, self->state.shard_links); },
       // A worker reading this message is by definition between two batches.
       [self](park_atom) -> parked_atom {
         self->state.parked = true;

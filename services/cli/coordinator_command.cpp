@@ -94,8 +94,10 @@ class coordinator_role final : public service_role {
     return fmt::format("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", service.endpoint(),
                        flags_.job.shards, flags_.job.readers);
   }
+  // Members learn that the job ended from their next heartbeat; one dropped for silence (cut off
+  // near the end) from its registration once its link heals: waited for a while, then not.
   std::chrono::milliseconds linger() const override {
-    return std::chrono::milliseconds(static_cast<long>(flags_.job.member_timeout * 1000));
+    return std::chrono::milliseconds(static_cast<long>((flags_.job.member_timeout + 10) * 1000));
   }
   double ops_linger() const override { return flags_.ops_linger; }
   int exit_status(bool finished) const override { return outcome_.exit_status(finished); }
