@@ -598,9 +598,8 @@ caf::behavior coordinator(coordinator_actor* self, coordinator_options options, 
       [self](scored_atom, const metrics::summary& m, std::uint64_t bad_rows) { on_scored(self, m, bad_rows); },
       [self](unscored_atom, const std::string& error) { fail_job(self, error); },
       [self](exported_atom, const body_ptr& b) { on_final_exported(self, b); },
-      // Members still registered: after the end, the coordinator lingers until they have seen it.
-      // Members still to leave once the job ended, those dropped for silence included (cut off,
-      // they come back to learn that it is done).
+      // Members still to see the job's end, before the coordinator goes: the registered ones, and
+      // those dropped for silence (cut off, they come back to learn it).
       [self](members_atom) -> std::uint64_t { return self->state.members.size() + self->state.dropped.size(); },
       // The cluster view, for the coordinator's own helpers (the exporter) that follow restarts.
       [self](view_atom) -> wire::cluster_view { return self->state.view; },

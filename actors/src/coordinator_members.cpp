@@ -97,10 +97,9 @@ enum class claim_verdict { take, wait, refuse };
 // (the holder is dead) from a duplicate (it is alive): it heartbeats every heartbeat_interval, so a
 // heartbeat heard a margin after the claim began proves it alive, and none within its claim window
 // (two intervals and half a second) hands the place over.
-claim_verdict judge_claim(coordinator_state& st, const member_info& holder, const wire::register_request& r,
-                          clock_type::time_point now) {
-  const auto key = place_of(r);
-  auto& claim = st.claims[key];
+claim_verdict judge_claim(coordinator_state& st, const std::string& place, const member_info& holder,
+                          const wire::register_request& r, clock_type::time_point now) {
+  auto& claim = st.claims[place];
   if (claim.incarnation != r.incarnation) claim = {r.incarnation, now};
   const auto interval = holder.heartbeat_interval;
   const auto window = 2 * interval + std::chrono::milliseconds(500);
@@ -108,21 +107,21 @@ claim_verdict judge_claim(coordinator_state& st, const member_info& holder, cons
   claim_verdict verdict = claim_verdict::wait;
   if (now - holder.last_seen > window) verdict = claim_verdict::take;
   else if (holder.last_seen > claim.since + margin) verdict = claim_verdict::refuse;
-  if (verdict != claim_verdict::wait) st.claims.erase(key);
+  if (verdict != claim_verdict::wait) st.claims.erase(place);
   return verdict;
 }
 
 // A registration for a place another process holds: nullptr once the place is free for it (the
 // holder was dead and is retired now), else the answer: wait (the member asks again) or refused.
-body_ptr claim_place(coordinator_actor* self, std::map<std::uint64_t, member_info>::iterator holder,
-                     const wire::register_request& r) {
+body_ptr claim_place(coordinator_actor* self, const std::string& place,
+                     std::map<std::uint64_t, member_info>::iterator holder, const wire::register_request& r) {
   auto& st = self->state;
   const auto now = self->clock().now();
   const auto& h = holder->second;
   const auto holder_process = process_of(h.incarnation, h.host, h.pid, h.endpoint);
   const auto claimant = process_of(r.incarnation, r.host, r.pid, r.endpoint);
   const double heard = seconds_between(h.last_seen, now);
-  switch (judge_claim(st, h, r, now)) {
+  switch (judge_claim(st, place, h, r, now)) {
     case claim_verdict::take:
       spdlog::info("{}: {} re-registered ({} replaces {}, silent for {:.1f}s)", st.options.name, r.name, claimant,
                    holder_process, heard);
@@ -131,7 +130,7 @@ body_ptr claim_place(coordinator_actor* self, std::map<std::uint64_t, member_inf
       return nullptr;
     case claim_verdict::refuse: {
       ++st.claims_refused;
-      std::string why = place_of(r) + " is held by a live process (" + holder_process + ", heard " +
+      std::string why = place + " is held by a live process (" + holder_process + ", heard " +
                         std::to_string(static_cast<int>(heard * 1000)) + " ms ago); this one (" + claimant +
                         ") may not take it: give each process a name of its own (or none), or stop the other";
       spdlog::warn("{}: refused a registration: {}", st.options.name, why);
@@ -141,7 +140,7 @@ body_ptr claim_place(coordinator_actor* self, std::map<std::uint64_t, member_inf
       break;
   }
   return make_body(wire::error_reply{
-      errc::unavailable, place_of(r) + " is held by " + holder_process + ", heard " +
+      errc::unavailable, place + " is held by " + holder_process + ", heard " +
                              std::to_string(static_cast<int>(heard * 1000)) +
                              " ms ago: waiting to learn whether it is alive (a restart takes its place)"});
 }
@@ -215,7 +214,7 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   // holder is known dead; a second live process is refused.
   auto holder = holder_of(st, r);
   if (holder != st.members.end()) {
-    if (auto answer = claim_place(self, holder, r)) return answer;
+    if (auto answer = claim_place(self, place, holder, r)) return answer;
   }
   if (r.from == wire::role::trainer) take_trainer(st, r);
   // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers

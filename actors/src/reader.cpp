@@ -293,14 +293,14 @@ void requeue_orphans(reader_actor* self) {
   auto& st = self->state;
   if (!st.have_view) return;
   const auto now = self->clock().now();
+  // A settled coordinator dropped a missing holder after --member-timeout of silence: no more waiting.
+  const bool settled = now - st.coordinator_since >= st.options.requeue_after;
   std::set<std::uint64_t> holding, gone, restarted;
   for (auto& [seq, h] : st.in_flight) {
     if (h.acked || h.queued || st.live_trainers.count(h.holder) > 0) continue;
     auto since = st.missing_since.emplace(h.holder, now).first->second;
     const auto name = st.trainer_names.find(h.holder);
     const bool again = name != st.trainer_names.end() && st.live_names.count(name->second) > 0;
-    // A settled coordinator dropped the holder after --member-timeout of silence: no more waiting.
-    const bool settled = now - st.coordinator_since >= st.options.requeue_after;
     if (again || settled || now - since >= st.options.requeue_after) {
       requeue(st, seq, h);
       (again ? restarted : gone).insert(h.holder);

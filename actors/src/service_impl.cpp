@@ -54,14 +54,15 @@ std::uint64_t random_incarnation() {
 
 std::string host_name() {
   char host[256] = {0};
-  if (gethostname(host, sizeof host - 1) != 0 || host[0] == 0) return "unknown-host";
+  if (gethostname(host, sizeof host - 1) != 0) return "";
   return host;
 }
 
 std::string process_name(const std::string& role, std::uint64_t incarnation) {
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(incarnation >> 32));
-  return role + "-" + host_name() + "-" + suffix;
+  const std::string host = host_name();
+  return role + "-" + (host.empty() ? std::string("unknown-host") : host) + "-" + suffix;
 }
 
 void job_end::settle(int outcome) {
@@ -248,14 +249,15 @@ ss::status service_impl::start_gateway() {
 }
 
 std::string advertised_endpoint(const std::string& advertise, const std::string& bound) {
-  if (advertise.empty()) return bound;
-  // Port 0 asked for any free port: peers must dial the one that was bound.
-  const std::string any = ":0";
-  const auto colon = bound.rfind(':');
-  if (advertise.size() > any.size() && advertise.compare(advertise.size() - any.size(), any.size(), any) == 0 &&
-      colon != std::string::npos)
-    return advertise.substr(0, advertise.size() - any.size()) + bound.substr(colon);
-  return advertise;
+  if (!advertise.empty()) return advertise;
+  // A wildcard address is no address peers can dial: this host's name, with the port bound (the
+  // one the system chose for port 0).
+  const std::string host = host_name();
+  for (const char* wildcard : {"tcp://0.0.0.0:", "tcp://*:", "tcp://[::]:"}) {
+    const std::string w = wildcard;
+    if (!host.empty() && bound.rfind(w, 0) == 0) return "tcp://" + host + ":" + bound.substr(w.size());
+  }
+  return bound;
 }
 
 void service_impl::open_gateway() {

@@ -25,12 +25,11 @@ namespace ss::actors {
 
 std::uint64_t random_incarnation();
 
-// This machine's host name ("unknown-host" when it has none).
+// This machine's host name ("" when it has none).
 std::string host_name();
 
-// The endpoint peers dial: `advertise` (the bound one when empty), with the port that was bound
-// where it says port 0 (any free port): "tcp://trainer-0:0" bound as tcp://0.0.0.0:41234 is
-// "tcp://trainer-0:41234".
+// The endpoint peers dial: `advertise` when given, else the `bound` one, whose wildcard address
+// becomes this host's name: tcp://0.0.0.0:41234 (bound for tcp://0.0.0.0:0) is tcp://HOST:41234.
 std::string advertised_endpoint(const std::string& advertise, const std::string& bound);
 
 // The name of a member started without one: ROLE-HOST-XXXXXXXX (the incarnation's high bits).

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <utility>
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -147,10 +148,10 @@ void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_pt
           });
 }
 
-// Sends every lookup and push awaiting shard `shard` again, over `now` (its links from now on):
-// the process they went to is gone. A push may have been applied before it died; resent, as a
+// Sends every lookup and push awaiting shard `shard` again, over its link as it is now: the
+// process they went to is gone. A push may have been applied before it died; resent, as a
 // timed-out one would be (docs/durability.md: delivery guarantees).
-void resend_calls(self_ptr self, std::uint32_t shard, const links& now) {
+void resend_calls(self_ptr self, std::uint32_t shard) {
   auto& st = self->state;
   std::vector<worker_state::shard_call> again;
   for (auto it = st.calls.begin(); it != st.calls.end();) {
@@ -161,7 +162,6 @@ void resend_calls(self_ptr self, std::uint32_t shard, const links& now) {
     again.push_back(std::move(it->second));
     it = st.calls.erase(it);
   }
-  st.shard_links = now;
   for (auto& c : again) {
     if (c.push) send_push(self, c.slot, c.shard, c.push);
     else if (c.slot->generation == c.generation) send_lookup(self, c.slot, c.shard);
@@ -335,14 +335,13 @@ worker_actor::behavior_type worker(self_ptr self, context_ptr ctx, feeder_actor 
         run(self);
       },
       [self](shards_atom, const links& l) {
-        auto& ws = self->state;
         // A shard at a new endpoint (moved) never answers what its old process was asked.
-        for (std::uint32_t s = 0; s < l.size() && s < ws.shard_links.size(); ++s)
-          if (ws.shard_links[s] != 0 && l[s] != ws.shard_links[s]) resend_calls(self, s, l);
-        ws.shard_links = l;
+        const links before = std::exchange(self->state.shard_links, l);
+        for (std::uint32_t s = 0; s < l.size() && s < before.size(); ++s)
+          if (before[s] != 0 && l[s] != before[s]) resend_calls(self, s);
       },
       // Shard s restarted at the same endpoint: its old process never answers either.
-      [self](restarted_atom, std::uint32_t shard) { resend_calls(self, shard, self->state.shard_links); },
+      [self](restarted_atom, std::uint32_t shard) { resend_calls(self, shard); },
       // A worker reading this message is by definition between two batches.
       [self](park_atom) -> parked_atom {
         self->state.parked = true;

@@ -2,7 +2,6 @@
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <thread>
@@ -26,19 +25,6 @@ actors::authority_policy authority_of(const service_flags& f, const transport::t
     spdlog::info("shadowsync: --allow-remote-control has no effect with CURVE keys (roles in authorized_keys decide)");
   }
   return p;
-}
-
-// Binding 0.0.0.0 or * is not an address peers can dial: advertise the host name instead.
-std::string advertised(const std::string& bound, const std::string& advertise) {
-  if (!advertise.empty()) return advertise;
-  for (const char* wildcard : {"tcp://0.0.0.0:", "tcp://*:"}) {
-    const std::string w = wildcard;
-    if (bound.rfind(w, 0) == 0) {
-      char host[256] = {0};
-      if (gethostname(host, sizeof host - 1) == 0) return "tcp://" + std::string(host) + ":" + bound.substr(w.size());
-    }
-  }
-  return "";
 }
 
 // What is wrong with `endpoint` as a tcp or ipc address peers in other processes can use; "" if nothing.
@@ -152,7 +138,7 @@ actors::service_options to_service_options(const service_flags& f, const std::st
            : role == "trainer" ? ""
                                : role;
   o.listen = f.listen;
-  o.advertise = advertised(f.listen, f.advertise);
+  o.advertise = f.advertise;  // none: the bound endpoint, or this host's name for a wildcard (start_gateway)
   o.coordinator = f.coordinator;
   o.index = f.index;
   o.threads = f.threads;
