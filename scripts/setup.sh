@@ -59,6 +59,8 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
 fi
 echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Another apt or dpkg run (unattended upgrades, a second setup) holds the lock: wait for it.
+lock_wait=(-o DPkg::Lock::Timeout=600)
+$SUDO apt-get "${lock_wait[@]}" update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${lock_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}"
 echo "setup: done"
