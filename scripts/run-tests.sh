@@ -11,9 +11,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # --dashboard: Chromium and promtool, which the dashboard_browser and prometheus_rules tests need;
+# --docker: the Docker engine and debootstrap, which compose_e2e needs (docker/e2e.sh, as root);
 # installed here, so those tests fail rather than skip when they cannot run.
-"$root/scripts/setup.sh" --dashboard
-export SS_BROWSER_REQUIRE=1 SS_PROMTOOL_REQUIRE=1
+"$root/scripts/setup.sh" --dashboard --docker
+export SS_BROWSER_REQUIRE=1 SS_PROMTOOL_REQUIRE=1 SS_DOCKER_REQUIRE=1
 export SS_CMAKE_ARGS="-DSS_WERROR=ON ${SS_CMAKE_ARGS:-}"
 "$root/scripts/build.sh"
 build_dir=${SS_BUILD_DIR:-$root/build}

@@ -74,9 +74,10 @@ run_asan() {
   # nothing of ours runs in them. dashboard_browser's job would take minutes under ASan; the
   # dashboard's routes run here in http_tests. netns_cluster bounds the stalls of a job at full
   # speed (seconds after a link heals): the plain suite runs it; its paths (cuts, restarts on
-  # other hosts, refused names) are the fault matrix's here.
+  # other hosts, refused names) are the fault matrix's here. compose_e2e is the plain
+  # suite's too: its image has no sanitizer runtimes, and its paths are the fault matrix's here.
   (cd build-asan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" \
-     -E '^(deploy_validation|prometheus_rules|dashboard_browser|netns_cluster)$' "$@")
+     -E '^(deploy_validation|prometheus_rules|dashboard_browser|netns_cluster|compose_e2e)$' "$@")
 }
 
 adapter_targets=(transport_tests wire_tests storage_tests http_tests embedding_tests sync_tests)
