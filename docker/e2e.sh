@@ -251,11 +251,12 @@ log "CURVE key set in $SS_CURVE_DIR ($(grep -c . "$SS_CURVE_DIR/authorized_keys"
 log "starting the cluster: $ROWS training rows, 2 shards, 1 reader, 2 trainers"
 t_up=$(date +%s)
 deadline=$(( t_up + TIMEOUT ))
-dc up -d >/dev/null 2>&1 || { dc logs --no-color | tail -40; die "compose up"; }
+timeout "$TIMEOUT" "${COMPOSE[@]}" -f "$ROOT/docker/compose.yaml" -p "$PROJECT" up -d >/dev/null 2>&1 \
+  || { dc logs --no-color | tail -40; die "compose up"; }
 [ "$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$(cid gen-data)")" = 0 ] || die "gen-data failed"
 coord=$(cid coordinator)
 running() { [ "$("$DOCKER" inspect -f '{{.State.Running}}' "$1" 2>/dev/null)" = true ]; }
-phase_done "compose-up(gen-data)"
+phase_done keys+compose-up  # compose up waits for gen-data
 
 # Progress, every 0.25 s: the coordinator's /api/status on its ops port (plain HTTP, from the
 # host over the compose bridge): lines "epoch-seconds examples_committed state".
