@@ -31,6 +31,7 @@ enum ErrorCode {
   internal @13;
   permissionDenied @14;
   alreadyExists @15;
+  fenced @16;
 }
 
 enum Role {

@@ -43,6 +43,13 @@ struct PushRequest {
   # ids x dim, row-major: a positive multiple of the number of ids (empty only with no ids).
   lrScale @3 :Float32 = 1.0;
   # The learning-rate schedule's multiplier where the trainer is (in [0, 1]; 1: no schedule).
+  trainer @4 :UInt64;
+  # The pushing trainer's incarnation (0: unnamed, as tools send; not checked).
+  membership @5 :UInt64;
+  # The trainer's membership when it took the batch these gradients are of: refused (fenced) once
+  # the trainer was dropped or holds a newer one.
+  number @6 :UInt64;
+  # The trainer's push number (from 1): a push sent again is answered without being applied twice.
 }
 
 struct PushReply {
@@ -50,6 +57,8 @@ struct PushReply {
 
   rows @0 :UInt64;
   # Rows updated.
+  duplicate @1 :Bool;
+  # The push had been applied before (a resend): nothing was applied now.
 }
 
 struct WarmRequest {

@@ -31,6 +31,9 @@ struct RegisterRequest {
   host @6 :Text;
   # The host name this member runs on, and its process id: named in a refused claim.
   pid @7 :UInt32;
+  membership @8 :UInt64;
+  # A trainer: the membership it held before (0: none yet). The coordinator answers with the one it
+  # holds from now on: a new one when the job went on without it (see RegisterReply.membership).
 }
 
 struct ClusterView {
@@ -65,6 +68,12 @@ struct ClusterView {
   coordinator @11 :UInt64;
   # The incarnation of the coordinator that made this view: a new one has not heard from every
   # member yet, so a member missing from its first views may still be alive.
+  trainerMemberships @12 :List(UInt64);
+  # Parallel to trainers: each one's membership. A shard or sync server refuses what a trainer
+  # sends under an older one (it was dropped and came back; its old batches went to others).
+  droppedTrainers @13 :List(UInt64);
+  # Incarnations of trainers dropped for missed heartbeats that have not come back: what they
+  # still send is refused.
 }
 
 struct RegisterReply {
@@ -96,6 +105,10 @@ struct RegisterReply {
   jobWasRunning @10 :Bool;
   # The job had started before this registration (so a shard registering now is a restart: storage
   # holding nothing of the job means its rows were lost). False for the registration that starts it.
+  membership @11 :UInt64;
+  # A trainer: its membership from now on. The one it asked for, unless the job went on without it
+  # (it was dropped, or this coordinator settled without it): then the next one, and whatever it
+  # trained or sent under the old one is not its to finish.
 }
 
 struct MemberProgress {

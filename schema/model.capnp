@@ -54,6 +54,8 @@ struct SyncRequest {
   # to; 0 with params: the full slice (a new mirror).
   quantized @7 :QuantizedVector;
   # Quantized rounds: the replica slice less the mirror of exchange `base`; params is then empty.
+  membership @8 :UInt64;
+  # The trainer's membership (schema/membership.capnp): a round of one that is over is refused.
 }
 
 struct QuantizedVector {

@@ -181,6 +181,7 @@ body_ptr registration_reply(const coordinator_state& st, std::uint64_t id, const
   reply.job_id = st.job_id;
   reply.job_was_running = m.joined_running;
   reply.restore_snapshot = m.restore_snapshot;
+  reply.membership = m.membership;
   if (m.role == wire::role::reader) add_resume_position(st, m.index, reply);
   return make_body(std::move(reply));
 }
@@ -195,6 +196,22 @@ body_ptr repeat_registration(coordinator_actor* self, std::uint64_t id, const me
   return registration_reply(st, id, m);
 }
 
+// A trainer's membership from this registration on. It keeps the one it asks for when it rejoins a
+// coordinator that restarted moments ago (every member does; the readers still wait for it, and
+// it finishes its batches). It gets the next one when the job went on without it: this coordinator
+// dropped it for silence, or has run long enough without it that the readers may have handed its
+// batches to others (they wait --member-timeout; half of that leaves room for the view to reach
+// them). Then what it sent and trained under the old membership is refused and handed on.
+std::uint64_t membership_for(const coordinator_state& st, const wire::register_request& r,
+                             clock_type::time_point now) {
+  if (r.membership == 0) return 1;
+  const bool dropped_here =
+      std::find(st.dropped_trainers.begin(), st.dropped_trainers.end(), r.incarnation) != st.dropped_trainers.end();
+  const double age = seconds_between(st.started_at, now);
+  const bool settled = age >= st.options.job.member_timeout / 2;
+  return dropped_here || settled ? r.membership + 1 : r.membership;
+}
+
 }  // namespace
 
 body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
@@ -206,10 +223,14 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   if (indexed) {
     if (auto refused = check_index(st, r)) return refused;
   }
+  const std::uint64_t membership =
+      r.from == wire::role::trainer ? membership_for(st, r, self->clock().now()) : 0;
   // A member dropped for silence is back, or its place has another process now.
   const auto place = place_of(r);
   for (auto it = st.dropped.begin(); it != st.dropped.end();)
     it = it->first == r.incarnation || it->second == place ? st.dropped.erase(it) : std::next(it);
+  st.dropped_trainers.erase(std::remove(st.dropped_trainers.begin(), st.dropped_trainers.end(), r.incarnation),
+                            st.dropped_trainers.end());
   // A place (an index, a trainer's name) held by another process: a restart takes it once the
   // holder is known dead; a second live process is refused.
   auto holder = holder_of(st, r);
@@ -233,6 +254,11 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   m.pid = r.pid;
   m.last_seen = self->clock().now();
   m.joined_running = was_running;
+  m.membership = membership;
+  if (r.from == wire::role::trainer && r.membership != 0 && membership != r.membership)
+    spdlog::warn("{}: {} is back after the job went on without it: membership {} (its work under {} is refused and "
+                 "handed to others)",
+                 st.options.name, r.name, membership, r.membership);
   if (r.from == wire::role::shard && resuming) m.restore_snapshot = st.resumed_from;
   // A sync server then waits for the snapshot's state (restore_sync_server) before its first round.
   if (r.from == wire::role::sync && resuming && st.resumed_dense && !st.resumed_dense->params.empty())
@@ -295,6 +321,9 @@ void change_view(coordinator_actor* self) {
   }
   st.view.trainers.clear();
   st.view.trainer_incarnations.clear();
+  st.view.trainer_memberships.clear();
+  st.view.dropped_trainers.clear();
+  st.view.dropped_trainers = st.dropped_trainers;
   for (const auto& [id, m] : st.members) {
     if (m.role == wire::role::shard) {
       st.view.shards[m.index] = m.endpoint;
@@ -311,6 +340,7 @@ void change_view(coordinator_actor* self) {
     if (m.role == wire::role::trainer) {
       st.view.trainers.push_back(m.name);
       st.view.trainer_incarnations.push_back(m.incarnation);
+      st.view.trainer_memberships.push_back(m.membership);
     }
   }
   if (st.options.local_sync) self->send(st.options.local_sync, view_atom::value, st.view);
@@ -338,6 +368,10 @@ void drop_silent_members(coordinator_actor* self, clock_type::time_point now) {
       spdlog::warn("{}: {} missed heartbeats for {:.1f}s: dropped from the job", st.options.name, it->second.name,
                    st.options.job.member_timeout);
       st.dropped[it->second.incarnation] = place_of(it->second.role, it->second.name, it->second.index);
+      if (it->second.role == wire::role::trainer) {
+        st.dropped_trainers.push_back(it->second.incarnation);
+        if (st.dropped_trainers.size() > 64) st.dropped_trainers.erase(st.dropped_trainers.begin());
+      }
       retire(st, it->first, it->second);
       it = st.members.erase(it);
       changed = true;

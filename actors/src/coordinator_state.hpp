@@ -44,6 +44,8 @@ struct member_info {
   // first answer was lost, e.g. while the coordinator was paused).
   bool joined_running = false;
   std::uint64_t restore_snapshot = 0;
+  // A trainer's membership (job/membership_fence.hpp): what it sends under an older one is refused.
+  std::uint64_t membership = 0;
 };
 
 // One snapshot on its way: shards checkpoint, the dense state is gathered, then the manifest.
@@ -86,6 +88,10 @@ struct coordinator_state {
   // job's coordinator waits a while for them to come back and be told that it is done. Forgotten
   // when they, or another process for their place, register.
   std::map<std::uint64_t, std::string> dropped;
+  // Trainers dropped for silence (incarnations, the newest 64), until they register again: the
+  // view names them, and shards and sync servers refuse what they still send. Kept when another
+  // process takes the name: the dropped one may still be running, cut off.
+  std::vector<std::uint64_t> dropped_trainers;
   std::uint64_t claims_refused = 0;
   std::uint64_t next_member_id = 1;
   wire::cluster_view view;

@@ -37,7 +37,8 @@ bool same_view(const wire::cluster_view& a, const wire::cluster_view& b) {
   return a.epoch == b.epoch && a.shards == b.shards && a.readers == b.readers && a.trainers == b.trainers &&
          a.syncs == b.syncs && a.trainer_incarnations == b.trainer_incarnations &&
          a.shard_incarnations == b.shard_incarnations && a.sync_incarnations == b.sync_incarnations &&
-         a.coordinator == b.coordinator;
+         a.coordinator == b.coordinator && a.trainer_memberships == b.trainer_memberships &&
+         a.dropped_trainers == b.dropped_trainers;
 }
 
 void publish(member_actor* self, const wire::cluster_view& view, wire::job_state state) {
@@ -96,6 +97,8 @@ void try_register(member_actor* self) {
             const bool first = s.registrations++ == 0;
             s.registered = true;
             s.member_id = reply->member_id;
+            // A trainer asks for this membership when it registers again (a coordinator restart).
+            s.options.identity.membership = reply->membership;
             s.registration = *reply;
             spdlog::info("{}: registered with the coordinator as member {}{}", s.options.identity.name,
                          reply->member_id, first ? "" : " (again)");

@@ -284,6 +284,8 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   }
   auto actors = spawn_shard(svc.sys_, svc.gateway_, svc.store_, sh, svc.shard_counters_);
   svc.role_ = actors.pool;
+  // The shard fences pushes of trainers whose membership is over: it follows the view.
+  caf::anon_send(svc.member_, view_atom::value, svc.role_);
   svc.persister_ = actors.persister;
   svc.prefetcher_ = actors.prefetcher;
   svc.sweeper_ = actors.sweeper;

@@ -11,7 +11,9 @@
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/core/embedding/push_ledger.hpp"
 #include "ss/core/embedding/sharding.hpp"
+#include "ss/core/job/membership_fence.hpp"
 #include "ss/core/io/hex.hpp"
 #include "ss/core/json.hpp"
 
@@ -20,6 +22,22 @@ namespace {
 
 struct shard_worker_state {
   static inline const char* name = "shard-worker";
+};
+
+// What the shard's workers share about the trainers that push: whose membership is over (the
+// view's) and which pushes were applied lately (a resend is not applied twice).
+struct push_guard {
+  std::mutex mu;
+  job::membership_fence fence;
+  embedding::push_ledger ledger;
+
+  void follow(const wire::cluster_view& view) {
+    std::lock_guard<std::mutex> lock(mu);
+    fence.follow(view.trainer_incarnations, view.trainer_memberships, view.dropped_trainers);
+    std::vector<std::uint64_t> keep = view.trainer_incarnations;
+    keep.insert(keep.end(), view.dropped_trainers.begin(), view.dropped_trainers.end());
+    ledger.prune(keep);
+  }
 };
 
 status check_ownership(const shard_options& o, const std::vector<std::uint32_t>& tables,
@@ -56,7 +74,10 @@ body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, sha
   return make_body(std::move(reply));
 }
 
-body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard_counters& c,
+// A push of a trainer whose membership is over is refused (fenced); one applied before (a resend)
+// is answered as applied, without applying it again. Checked after the request's own checks, so
+// that a malformed push is refused for what it is.
+body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard_counters& c, push_guard& guard,
                     const wire::push_request& req) {
   if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
   const std::size_t dim = store.options().dim;
@@ -64,9 +85,33 @@ body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard
     return refuse(c, status(errc::invalid_argument, "push of " + std::to_string(req.ids.size()) + " rows carries " +
                                                         std::to_string(req.grads.size()) + " gradient values, expected " +
                                                         std::to_string(req.ids.size() * dim)));
+  if (req.trainer != 0) {
+    std::unique_lock<std::mutex> lock(guard.mu);
+    if (guard.fence.fenced(req.trainer, req.membership)) {
+      const std::uint64_t now = guard.fence.membership_of(req.trainer);
+      lock.unlock();
+      c.pushes_fenced.fetch_add(1, std::memory_order_relaxed);
+      return make_body(wire::error_reply{
+          errc::fenced, o.name + ": push " + std::to_string(req.number) + " of trainer " + io::hex(req.trainer, 16) +
+                            " under membership " + std::to_string(req.membership) + " not applied: " +
+                            (now == 0 ? std::string("the trainer was dropped from the job")
+                                      : "the trainer holds membership " + std::to_string(now) + " now") +
+                            " and its batches went to others"});
+    }
+    if (!guard.ledger.record(req.trainer, req.number)) {
+      lock.unlock();
+      c.pushes_duplicate.fetch_add(1, std::memory_order_relaxed);
+      return make_body(wire::push_reply{0, true});
+    }
+  }
   if (auto st = store.push(req.tables.data(), req.ids.data(), req.ids.size(), req.grads.data(), req.lr_scale);
-      !st.is_ok())
+      !st.is_ok()) {
+    if (req.trainer != 0) {
+      std::lock_guard<std::mutex> lock(guard.mu);
+      guard.ledger.forget(req.trainer, req.number);  // not applied: a resend may be
+    }
     return refuse(c, st);
+  }
   c.pushes.fetch_add(1, std::memory_order_relaxed);
   c.rows_pushed.fetch_add(req.ids.size(), std::memory_order_relaxed);
   return make_body(wire::push_reply{req.ids.size()});
@@ -134,6 +179,8 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
                                           .add("pushes", c.pushes.load())
                                           .add("rows_pushed", c.rows_pushed.load())
                                           .add("refused", c.refused.load())
+                                          .add("pushes_fenced", c.pushes_fenced.load())
+                                          .add("pushes_duplicate", c.pushes_duplicate.load())
                                           .add("table_full_refusals", c.table_full.load())
                                           .add("max_rows_per_table", store.options().max_rows_per_table)
                                           .add("table_evictions", s.table_evictions)
@@ -188,16 +235,19 @@ body_ptr serve_status(embedding::shard_store& store, const shard_options& o, sha
 
 caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
                            std::shared_ptr<embedding::shard_store> store, shard_options options,
-                           std::shared_ptr<shard_counters> counters) {
+                           std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard) {
   (void)self;
   return {
-      [store, options, counters](serve_atom, const envelope_ptr& env) -> body_ptr {
+      // The trainers of the view: whose pushes are fenced (any worker of the pool takes it).
+      [guard](view_atom, const wire::cluster_view& view) { guard->follow(view); },
+      [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
+      [store, options, counters, guard](serve_atom, const envelope_ptr& env) -> body_ptr {
         const auto start = std::chrono::steady_clock::now();
         body_ptr out;
         if (const auto* req = std::get_if<wire::lookup_request>(&env->message)) {
           out = serve_lookup(*store, options, *counters, *req);
         } else if (const auto* push = std::get_if<wire::push_request>(&env->message)) {
-          out = serve_push(*store, options, *counters, *push);
+          out = serve_push(*store, options, *counters, *guard, *push);
         } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
           out = serve_dump(*store, *counters, *dump);
         } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
@@ -629,8 +679,9 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
 shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
                          std::shared_ptr<embedding::shard_store> store, const shard_options& options,
                          std::shared_ptr<shard_counters> counters) {
-  auto factory = [&sys, store, options, counters] {
-    return sys.spawn(shard_worker, store, options, counters);
+  auto guard = std::make_shared<push_guard>();
+  auto factory = [&sys, store, options, counters, guard] {
+    return sys.spawn(shard_worker, store, options, counters, guard);
   };
   shard_actors out;
   out.pool = caf::actor_pool::make(sys.dummy_execution_unit(), static_cast<std::size_t>(std::max(1, options.workers)),

@@ -12,6 +12,8 @@
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/io/hex.hpp"
+#include "ss/core/job/membership_fence.hpp"
 #include "ss/core/sync/replica_mirror.hpp"
 
 namespace ss::actors {
@@ -51,6 +53,7 @@ struct sync_server_state {
   sync_server_options options;
   std::size_t live_trainers = 1;
   std::vector<std::uint64_t> live_incarnations;  // from the view; empty when it names none
+  job::membership_fence fence;  // whose rounds are refused: trainers dropped, or of an older membership
   // EASGD: the central copy. BMUF: the global model and momentum. Both start from the first
   // replica slice that arrives (every trainer starts from the same seeded model).
   std::vector<float> central;
@@ -70,7 +73,7 @@ struct sync_server_state {
   std::map<std::uint64_t, sync::mirror_receiver> mirrors;
   // Requests refused as malformed (wrong slice or size, a bad quantized vector), requests against
   // a mirror not held (the trainer then sends its full slice), and the bytes rounds moved.
-  std::uint64_t refused = 0, mirror_misses = 0, bytes_in = 0, bytes_out = 0;
+  std::uint64_t refused = 0, mirror_misses = 0, rounds_fenced = 0, bytes_in = 0, bytes_out = 0;
   // A quantized EASGD exchange's delta and what the replica takes of it: kept, so that an
   // exchange allocates nothing.
   std::vector<float> delta, applied;
@@ -412,6 +415,12 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
   }
   if (st.awaiting_restore)
     return refuse(errc::unavailable, o.name + " waits for the resumed snapshot's state from the coordinator");
+  // A trainer dropped from the job (or back under a newer membership) syncs nothing of its old one.
+  if (st.fence.fenced(in.trainer, in.membership)) {
+    ++st.rounds_fenced;
+    return refuse(errc::fenced, o.name + ": a round of trainer " + io::hex(in.trainer, 16) + " under membership " +
+                                    std::to_string(in.membership) + ", which is over: not applied");
+  }
   const bool quantized = !in.quantized.values.empty();
   st.bytes_in += quantized ? in.quantized.bytes() : in.params.size() * sizeof(float);
   const float* replica = in.params.data();
@@ -496,6 +505,7 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
                                                   .add("bytes_out", st.bytes_out)
                                                   .add("refused", st.refused)
                                                   .add("mirror_misses", st.mirror_misses)
+                                                  .add("rounds_fenced", st.rounds_fenced)
                                                   .add("live_trainers", static_cast<std::uint64_t>(st.live_trainers))
                                                   .str()});
         return refuse(errc::invalid_argument, std::string("a sync server does not serve ") + wire::message_name(env->message));
@@ -519,6 +529,7 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
         st.live_trainers = std::max<std::size_t>(1, view.trainers.size());
         st.live_incarnations.clear();
         if (view.trainer_incarnations.size() == view.trainers.size()) st.live_incarnations = view.trainer_incarnations;
+        st.fence.follow(view.trainer_incarnations, view.trainer_memberships, view.dropped_trainers);
         // The mirrors of trainers that left (a trainer that comes back sends its full slice).
         if (!st.live_incarnations.empty())
           for (auto it = st.mirrors.begin(); it != st.mirrors.end();)

@@ -141,6 +141,16 @@ void follow_view(trainer_actor* self, const wire::cluster_view& view) {
   auto& st = self->state;
   st.last_view = view;
   st.have_view = true;
+  // Its membership: a new one when it came back to a job that went on without it. The feeder
+  // (which sees the same view) hands on the batches of the old one; the workers drop theirs.
+  for (std::size_t i = 0; i < view.trainer_incarnations.size() && i < view.trainer_memberships.size(); ++i) {
+    if (view.trainer_incarnations[i] != st.ctx->options.incarnation) continue;
+    const std::uint64_t before = st.ctx->membership.exchange(view.trainer_memberships[i]);
+    if (before != 0 && before != view.trainer_memberships[i])
+      spdlog::warn("{}: the job went on without this trainer (dropped for silence): membership {} -> {}; the batches "
+                   "it held went to other trainers, its pushes and rounds under the old membership are refused",
+                   st.ctx->options.name, before, view.trainer_memberships[i]);
+  }
   if (st.shard_endpoints.size() < view.shards.size()) {
     st.shard_endpoints.resize(view.shards.size());
     st.shard_incarnations.resize(view.shards.size());

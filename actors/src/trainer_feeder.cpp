@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "ss/core/train/train_step.hpp"
 #include "trainer_parts.hpp"
@@ -39,13 +41,20 @@ struct hint_state {
   embedding::shard_split split;
 };
 
+// A batch this trainer holds (pulled, not acked yet): (reader index, sequence, reader incarnation).
+using batch_key = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>;
+
 struct feeder_state {
   static inline const char* name = "feeder";
   context_ptr ctx;
   hint_state hints;
   std::vector<reader_slot> readers;
-  std::deque<batch_ptr> ready;
-  std::deque<caf::typed_response_promise<batch_ptr>> waiting;
+  std::deque<fed_batch> ready;
+  std::deque<caf::typed_response_promise<fed_batch>> waiting;
+  // The trainer's membership as the view gives it, and the pull that brought each batch held: a
+  // new membership (the job went on without this trainer) hands all of them back to their readers.
+  std::uint64_t membership = 0;
+  std::map<batch_key, std::uint64_t> held;
   int credits = 2;  // total pulls outstanding plus batches ready, per reader
   std::uint64_t pulls = 0;  // pulls sent, numbering them
   // The coordinator has seen every reader finish. Until then an ended reader is asked again now
@@ -69,7 +78,7 @@ void hand_out(self_ptr self) {
     st.ready.pop_front();
   }
   if (st.ready.empty() && all_readers_ended(st)) {
-    for (auto& p : st.waiting) p.deliver(batch_ptr{});  // no more input
+    for (auto& p : st.waiting) p.deliver(fed_batch{});  // no more input
     st.waiting.clear();
   }
 }
@@ -81,7 +90,14 @@ void schedule_repoll(self_ptr self, std::uint32_t r) {
   self->delayed_send(self, retry_delay, repoll_atom::value, r);
 }
 
-void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env);
+void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env, std::uint64_t number, std::uint64_t membership);
+
+// Pull `number` to reader r is given up: the reader is told so in the next pulls, and hands its
+// batch on at once instead of after the lease.
+void abandon(reader_slot& slot, std::uint64_t number) {
+  slot.abandoned.push_back(number);
+  if (slot.abandoned.size() > kAbandonedKept) slot.abandoned.erase(slot.abandoned.begin());
+}
 
 void pull(self_ptr self, std::uint32_t r) {
   auto& st = self->state;
@@ -89,7 +105,7 @@ void pull(self_ptr self, std::uint32_t r) {
   if (slot.link == 0) return;
   int in_use = slot.outstanding;
   for (const auto& b : st.ready)
-    if (b->reader_index == r) ++in_use;
+    if (b.batch->reader_index == r) ++in_use;
   int limit = st.credits;
   if (slot.ended) {
     // An ended reader is asked again, one pull at a time at the retry pace, until the job has
@@ -110,7 +126,8 @@ void pull(self_ptr self, std::uint32_t r) {
                   make_body(wire::pull_request{1, st.ctx->options.incarnation, number, slot.abandoned}),
                   st.ctx->timeout)
         .then(
-            [self, r, generation = slot.generation, told = slot.abandoned](const envelope_ptr& env) {
+            [self, r, generation = slot.generation, told = slot.abandoned, number,
+             membership = st.membership](const envelope_ptr& env) {
               auto& sl = self->state.readers[r];
               if (sl.generation != generation) return;  // a pull to a reader process that is gone
               --sl.outstanding;
@@ -121,16 +138,14 @@ void pull(self_ptr self, std::uint32_t r) {
                                                     return std::find(told.begin(), told.end(), n) != told.end();
                                                   }),
                                    sl.abandoned.end());
-              on_pulled(self, r, env);
+              on_pulled(self, r, env, number, membership);
             },
             [self, r, generation = slot.generation, number](const caf::error&) {
               auto& sl = self->state.readers[r];
               if (sl.generation != generation) return;
               --sl.outstanding;
-              // Its answer, if it ever comes, is dropped: the reader is told so in the next pulls,
-              // and hands the batch on at once instead of after the lease.
-              sl.abandoned.push_back(number);
-              if (sl.abandoned.size() > kAbandonedKept) sl.abandoned.erase(sl.abandoned.begin());
+              // Its answer, if it ever comes, is dropped.
+              abandon(sl, number);
               // The last pull outstanding (to a reader that died) may be what kept the input open.
               hand_out(self);
               schedule_repoll(self, r);
@@ -165,17 +180,25 @@ void send_hints(self_ptr self, const wire::batch_message& batch) {
   }
 }
 
-void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env) {
+void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env, std::uint64_t number,
+               std::uint64_t membership) {
   auto& st = self->state;
   auto& slot = st.readers[r];
   if (const auto* b = std::get_if<wire::batch_message>(&env->message)) {
     slot.ended = false;
+    if (membership != st.membership) {
+      // Asked for under a membership that is over: the reader may hand it to others already.
+      abandon(slot, number);
+      pull(self, r);
+      return;
+    }
     auto batch = std::make_shared<const wire::batch_message>(*b);
-    st.ready.push_back(batch);
+    st.held[batch_key{r, batch->sequence, batch->incarnation}] = number;
+    st.ready.push_back(fed_batch{batch, membership});
     hand_out(self);
     // A batch that waits for a worker: its rows can be read ahead. One that went to a waiting
     // worker is looked up now, and a hint would only read its rows twice.
-    if (!st.ready.empty() && st.ready.back() == batch) send_hints(self, *batch);
+    if (!st.ready.empty() && st.ready.back().batch == batch) send_hints(self, *batch);
     pull(self, r);
   } else if (std::holds_alternative<wire::end_of_data>(env->message)) {
     slot.ended = true;
@@ -200,6 +223,26 @@ void send_ack(self_ptr self, std::uint32_t r, std::uint64_t sequence, std::uint6
               if (attempt < 1000)
                 self->delayed_send(self, retry_delay, ack_atom::value, r, sequence, incarnation, attempt + 1);
             });
+}
+
+// The trainer's membership in `view`: when it changed (the job went on without this trainer), every
+// batch held under the old one goes back to its reader, whose next pull names it as abandoned.
+void follow_membership(self_ptr self, const wire::cluster_view& view) {
+  auto& st = self->state;
+  std::uint64_t membership = 0;
+  for (std::size_t i = 0; i < view.trainer_incarnations.size() && i < view.trainer_memberships.size(); ++i)
+    if (view.trainer_incarnations[i] == st.ctx->options.incarnation) membership = view.trainer_memberships[i];
+  if (membership == 0 || membership == st.membership) return;
+  const bool renewed = st.membership != 0;
+  st.membership = membership;
+  if (!renewed) return;
+  for (const auto& [key, number] : st.held)
+    if (std::get<0>(key) < st.readers.size()) abandon(st.readers[std::get<0>(key)], number);
+  spdlog::warn("{}: membership {}: {} batch(es) held under the old one handed back to their readers",
+               st.ctx->options.name, membership, st.held.size());
+  st.held.clear();
+  st.ready.clear();
+  for (std::uint32_t r = 0; r < st.readers.size(); ++r) pull(self, r);
 }
 
 // A reader the view names anew (first seen, restarted, or moved): link to it and pull.
@@ -232,21 +275,26 @@ feeder_actor::behavior_type feeder(self_ptr self, context_ptr ctx) {
   self->state.credits = std::max(1, ctx->job.pull_credits * std::max(1, ctx->options.workers));
   self->state.ctx = std::move(ctx);
   return {
-      [self](view_atom, const wire::cluster_view& view) { follow_readers(self, view); },
+      [self](view_atom, const wire::cluster_view& view) {
+        follow_membership(self, view);
+        follow_readers(self, view);
+      },
       [self](state_atom, wire::job_state state) {
         if (state != wire::job_state::draining && state != wire::job_state::done) return;
         self->state.draining = true;
         hand_out(self);
       },
-      [self](next_atom) -> caf::typed_response_promise<batch_ptr> {
+      [self](next_atom) -> caf::typed_response_promise<fed_batch> {
         auto& st = self->state;
-        auto p = self->make_response_promise<batch_ptr>();
+        auto p = self->make_response_promise<fed_batch>();
         st.waiting.push_back(p);
         hand_out(self);
         for (std::uint32_t r = 0; r < st.readers.size(); ++r) pull(self, r);
         return p;
       },
       [self](ack_atom, std::uint32_t r, std::uint64_t sequence, std::uint64_t incarnation, int attempt) {
+        // A batch handed back (of a membership that is over) is not this trainer's to ack.
+        if (attempt == 0 && self->state.held.erase(batch_key{r, sequence, incarnation}) == 0) return;
         send_ack(self, r, sequence, incarnation, attempt);
       },
       [self](shards_atom, const links& l) {

@@ -35,10 +35,20 @@ struct job_slot {
   int pending = 0;  // lookups or pushes outstanding
   bool ready = false;
   std::uint64_t generation = 0;  // guards replies to a recycled slot
+  std::uint64_t membership = 0;  // the trainer's membership when the batch was pulled
+  bool fenced = false;           // a shard refused its pushes: the membership is over, no ack
 };
 using slot_ptr = std::shared_ptr<job_slot>;
 using push_ptr = std::shared_ptr<wire::push_request>;
 using links = std::vector<std::uint32_t>;  // a gateway link per peer, 0 while its endpoint is unknown
+
+// A batch the feeder hands to a worker, with the trainer's membership when it was pulled: a batch
+// of a membership that is over (the trainer was dropped and came back) went to other trainers,
+// and is neither trained nor acked here.
+struct fed_batch {
+  batch_ptr batch;  // null: the input is over
+  std::uint64_t membership = 0;
+};
 
 // The trainer's own messages (atoms are at most 10 characters in CAF 0.17).
 using start_atom = caf::atom_constant<caf::atom("start")>;
@@ -74,7 +84,7 @@ constexpr std::uint32_t final_closing = 0xffffffffu;
 using feeder_actor = caf::typed_actor<
     caf::reacts_to<view_atom, wire::cluster_view>,  // the readers' endpoints and incarnations
     caf::reacts_to<state_atom, wire::job_state>,    // draining: an ended reader is not asked again
-    caf::replies_to<next_atom>::with<batch_ptr>,    // a worker wants a batch; null: the input is over
+    caf::replies_to<next_atom>::with<fed_batch>,    // a worker wants a batch; null: the input is over
     // Batch `sequence` of reader r (that reader's incarnation) is trained: ack it, attempt n.
     caf::reacts_to<ack_atom, std::uint32_t, std::uint64_t, std::uint64_t, int>,
     caf::reacts_to<repoll_atom, std::uint32_t>,    // time to ask reader r again
@@ -146,6 +156,10 @@ struct trainer_context {
   std::uint32_t shards = 0, slices = 0;
   std::unique_ptr<foreground_gate> gate;         // foreground sync only
   std::atomic<std::int64_t> simulated_left{0};   // simulated mode: steps the trainer has left
+  // The trainer's membership, as the coordinator gave it (job/membership_fence.hpp); what it sends
+  // under an older one is refused. Set by the trainer from the view.
+  std::atomic<std::uint64_t> membership{0};
+  std::atomic<std::uint64_t> pushes{0};  // push numbers handed out (a shard applies each once)
 };
 using context_ptr = std::shared_ptr<trainer_context>;
 
@@ -160,4 +174,5 @@ syncer_actor spawn_syncer(caf::local_actor* parent, context_ptr ctx);
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ss::actors::trainer_detail::slot_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ss::actors::trainer_detail::push_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ss::actors::trainer_detail::fed_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<ss::actors::trainer_detail::worker_actor>)

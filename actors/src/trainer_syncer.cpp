@@ -139,6 +139,7 @@ void send_slice(self_ptr self, std::uint32_t k, int attempt) {
   }
   wire::sync_request req;
   req.trainer = st.ctx->options.incarnation;
+  req.membership = st.ctx->membership.load();  // refused (fenced) while it is over; a retry sends the new one
   req.slice = k;
   req.offset = s.offset;
   req.batches = st.ctx->progress->batches();

@@ -30,7 +30,7 @@ struct worker_state {
   caf::actor trainer;
   links shard_links;
   std::unique_ptr<train::worker_scratch> scratch;
-  std::deque<batch_ptr> incoming;
+  std::deque<fed_batch> incoming;
   std::deque<slot_ptr> fetching;
   std::vector<slot_ptr> spare;
   int requested = 0;
@@ -105,15 +105,28 @@ void send_lookup(self_ptr self, const slot_ptr& slot, std::uint32_t shard) {
           });
 }
 
+// The slot's batch is done with (trained, or given up): the slot takes the next one.
+void recycle(worker_state& st, const slot_ptr& slot) {
+  slot->batch.reset();
+  slot->fenced = false;
+  ++slot->generation;
+  st.spare.push_back(slot);
+}
+
+// A batch of a membership that is over: the feeder handed it back to its reader, which gives it to
+// another trainer; its pushes would be refused.
+bool stale(const worker_state& st, const job_slot& slot) { return slot.membership != st.ctx->membership.load(); }
+
 void push_done(self_ptr self, const slot_ptr& slot) {
   auto& st = self->state;
   if (--slot->pending > 0) return;
   // Every shard applied this batch's gradients: the batch is trained, its reader may forget it.
-  self->send(st.feeder, ack_atom::value, slot->batch->reader_index, slot->batch->sequence, slot->batch->incarnation, 0);
+  // Not when a shard refused them as of a membership that is over: it is another trainer's now.
+  if (!slot->fenced && !stale(st, *slot))
+    self->send(st.feeder, ack_atom::value, slot->batch->reader_index, slot->batch->sequence,
+               slot->batch->incarnation, 0);
   --st.pushing;
-  slot->batch.reset();
-  ++slot->generation;
-  st.spare.push_back(slot);
+  recycle(st, slot);
   advance(self);
 }
 
@@ -132,6 +145,13 @@ void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_pt
             if (const auto* err = std::get_if<wire::error_reply>(&env->message)) {
               if (err->code == errc::unavailable) {  // the shard is restoring: not applied, send again
                 self->delayed_send(self, retry_delay, push_atom::value, slot, shard, req);
+                return;
+              }
+              if (err->code == errc::fenced) {
+                // This trainer was dropped from the job: the batch went to another trainer.
+                if (!slot->fenced) spdlog::info("{}: {}", self->state.ctx->options.name, err->message);
+                slot->fenced = true;
+                push_done(self, slot);
                 return;
               }
               spdlog::error("{}: a shard refused a push: {}", self->state.ctx->options.name, err->message);
@@ -168,8 +188,9 @@ void resend_calls(self_ptr self, std::uint32_t shard) {
   }
 }
 
-void start_fetch(self_ptr self, batch_ptr batch) {
+void start_fetch(self_ptr self, fed_batch fed) {
   auto& st = self->state;
+  batch_ptr batch = std::move(fed.batch);
   if (auto check = train::check_batch(st.ctx->model->config(), batch->batch); !check.is_ok()) {
     // A reader with another schema than the job's: nothing this trainer can do with the batch.
     spdlog::error("{}: batch {} of reader {} does not fit the model: {}", st.ctx->options.name, batch->sequence,
@@ -185,6 +206,8 @@ void start_fetch(self_ptr self, batch_ptr batch) {
     slot = std::make_shared<job_slot>();
   }
   slot->batch = std::move(batch);
+  slot->membership = fed.membership;
+  slot->fenced = false;
   slot->ready = false;
   slot->generation = ++st.generation;
   slot->rows.build(slot->batch->batch, st.ctx->buckets, st.ctx->model->config().embedding_dim);
@@ -245,6 +268,9 @@ void compute(self_ptr self, const slot_ptr& slot) {
     req->ids = part.ids;
     req->grads = slot->split.gather_grads(s, slot->rows);
     req->lr_scale = lr_scale;
+    req->trainer = ctx.options.incarnation;
+    req->membership = slot->membership;
+    req->number = ++st.ctx->pushes;  // a resend keeps it: the shard applies the push once
     send_push(self, slot, s, std::move(req));
   }
 }
@@ -263,10 +289,10 @@ void request_batches(self_ptr self) {
   const int depth = 1 + st.ctx->job.lookahead;
   while (!st.input_done && static_cast<int>(st.fetching.size() + st.incoming.size()) + st.requested < depth) {
     ++st.requested;
-    self->request(st.feeder, caf::infinite, next_atom::value).then([self](const batch_ptr& b) {
+    self->request(st.feeder, caf::infinite, next_atom::value).then([self](const fed_batch& b) {
       auto& s = self->state;
       --s.requested;
-      if (!b) s.input_done = true;
+      if (!b.batch) s.input_done = true;
       else s.incoming.push_back(b);
       advance(self);
     });
@@ -287,6 +313,10 @@ void advance(self_ptr self) {
     if (held_for_sync(st)) break;
     auto slot = st.fetching.front();
     st.fetching.pop_front();
+    if (stale(st, *slot)) {  // handed back to its reader meanwhile: not trained here
+      recycle(st, slot);
+      continue;
+    }
     request_batches(self);  // the next batches' lookups run while this one computes
     compute(self, slot);
   }

@@ -20,6 +20,7 @@ const char* to_string(errc code) noexcept {
     case errc::internal: return "internal";
     case errc::permission_denied: return "permission_denied";
     case errc::already_exists: return "already_exists";
+    case errc::fenced: return "fenced";
   }
   return "unknown";
 }

@@ -216,6 +216,40 @@ TEST_CASE("coordinator: a trainer started again under its name takes its place o
   CHECK(incarnations == std::vector<std::uint64_t>{4, 5});  // 2 is gone without the member timeout
 }
 
+TEST_CASE("coordinator: a trainer dropped for silence comes back under a new membership, and the view fences the old",
+          "[actors]") {
+  one_shard_job j;
+  auto first = j.ask(claim(wire::role::trainer, "trainer-a", -1, 2, "host-a", 11));
+  const auto& reply = std::get<wire::register_reply>(*first->reply);
+  CHECK(reply.membership == 1);
+  CHECK(reply.view.trainer_memberships == std::vector<std::uint64_t>{1});
+  // A coordinator that restarted moments ago: the trainer keeps the membership it held.
+  auto rejoin = claim(wire::role::trainer, "trainer-b", -1, 3, "host-b", 12);
+  rejoin.membership = 4;
+  CHECK(std::get<wire::register_reply>(*j.ask(rejoin)->reply).membership == 4);
+  // trainer-a is silent past the member timeout (1 s): dropped, and named as such in the view.
+  j.f.advance(std::chrono::milliseconds(1500));
+  auto hb = j.ask(wire::heartbeat{999, {}});
+  const auto& view = std::get<wire::heartbeat_reply>(*hb->reply).view;
+  auto named = [](const std::vector<std::uint64_t>& v, std::uint64_t x) { return std::count(v.begin(), v.end(), x); };
+  CHECK(named(view.dropped_trainers, 2) == 1);  // (trainer-b, silent too, with it)
+  // It comes back (the same process): a new membership, no longer named as dropped.
+  auto back_request = claim(wire::role::trainer, "trainer-a", -1, 2, "host-a", 11);
+  back_request.membership = 1;
+  auto back = j.ask(back_request);
+  REQUIRE(std::holds_alternative<wire::register_reply>(*back->reply));
+  const auto& again = std::get<wire::register_reply>(*back->reply);
+  CHECK(again.membership == 2);
+  CHECK(named(again.view.dropped_trainers, 2) == 0);
+  for (std::size_t i = 0; i < again.view.trainer_incarnations.size(); ++i)
+    if (again.view.trainer_incarnations[i] == 2) CHECK(again.view.trainer_memberships[i] == 2);
+  // A coordinator past half its member timeout went on without whoever was not there: trainer-c,
+  // which held membership 6 under the coordinator before, gets 7.
+  auto late = claim(wire::role::trainer, "trainer-c", -1, 9, "host-c", 13);
+  late.membership = 6;
+  CHECK(std::get<wire::register_reply>(*j.ask(late)->reply).membership == 7);
+}
+
 TEST_CASE("coordinator: a second live process claiming a held trainer name or index is refused, naming both",
           "[actors]") {
   one_shard_job j;

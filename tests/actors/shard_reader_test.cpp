@@ -51,6 +51,60 @@ TEST_CASE("shard: serves lookups and pushes of its own rows and refuses others",
   CHECK(std::get<wire::warm_reply>(*hint).rows == 0);
 }
 
+TEST_CASE("shard: a resent push is applied once, a push under a membership that is over is refused", "[actors]") {
+  actor_fixture f;
+  embedding::shard_store_options so;
+  so.dim = 1;
+  so.optimizer.learning_rate = 1.0f;
+  auto store = std::make_shared<embedding::shard_store>(so);
+  node gw(f, "shard-0");
+  auto counters = std::make_shared<shard_counters>();
+  auto shard = spawn_shard(f.sys, gw.gateway, store, shard_options{}, counters).pool;
+  f.settle();
+  auto value = [&] { return std::get<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{true, {0}, {5}})).values[0]; };
+  const float start = value();
+  // Trainer 0x77 (membership 1) pushes numbers 1 and 2; number 1 comes again (its answer was lost).
+  auto push = [&](std::uint64_t trainer, std::uint64_t membership, std::uint64_t number) {
+    wire::push_request p{{0}, {5}, {1.0f}};
+    p.trainer = trainer;
+    p.membership = membership;
+    p.number = number;
+    return ask(f, shard, std::move(p));
+  };
+  REQUIRE(std::holds_alternative<wire::push_reply>(*push(0x77, 1, 1)));
+  REQUIRE(std::holds_alternative<wire::push_reply>(*push(0x77, 1, 2)));
+  auto again = push(0x77, 1, 1);
+  REQUIRE(std::holds_alternative<wire::push_reply>(*again));
+  CHECK(std::get<wire::push_reply>(*again).duplicate);
+  CHECK(value() == Approx(start - 2));
+  CHECK(counters->pushes_duplicate == 1);
+  // The view: 0x77 dropped for silence. What it still sends is refused, and nothing is applied.
+  wire::cluster_view view;
+  view.dropped_trainers = {0x77};
+  caf::anon_send(shard, view_atom::value, view);
+  f.settle();
+  auto late = push(0x77, 1, 3);
+  REQUIRE(std::holds_alternative<wire::error_reply>(*late));
+  CHECK(std::get<wire::error_reply>(*late).code == errc::fenced);
+  CHECK(std::get<wire::error_reply>(*late).message.find("dropped from the job") != std::string::npos);
+  // Back under membership 2: its old membership's pushes stay refused, the new one's apply.
+  view.dropped_trainers.clear();
+  view.trainers = {"t"};
+  view.trainer_incarnations = {0x77};
+  view.trainer_memberships = {2};
+  caf::anon_send(shard, view_atom::value, view);
+  f.settle();
+  auto old = push(0x77, 1, 4);
+  REQUIRE(std::holds_alternative<wire::error_reply>(*old));
+  CHECK(std::get<wire::error_reply>(*old).message.find("holds membership 2 now") != std::string::npos);
+  REQUIRE(std::holds_alternative<wire::push_reply>(*push(0x77, 2, 5)));
+  CHECK(counters->pushes_fenced == 2);
+  // Unnamed pushes (tools, older trainers) are neither fenced nor numbered.
+  REQUIRE(std::holds_alternative<wire::push_reply>(*ask(f, shard, wire::push_request{{0}, {5}, {1.0f}})));
+  REQUIRE(std::holds_alternative<wire::push_reply>(*ask(f, shard, wire::push_request{{0}, {5}, {1.0f}})));
+  CHECK(value() == Approx(start - 5));
+}
+
 namespace reader_test {
 
 struct setup {

@@ -48,6 +48,38 @@ std::vector<float> momentum_of(actor_fixture& f, const caf::actor& server) {
 }
 }  // namespace
 
+TEST_CASE("sync server: a round of a trainer membership that is over is refused, the new one's applied",
+          "[actors]") {
+  actor_fixture f;
+  node gw(f, "sync-0");
+  auto server = f.own(spawn_sync_server(f.sys, gw.gateway, sync_options("s-easgd", 2)));
+  f.settle();
+  auto round = [&](std::uint64_t membership) {
+    wire::sync_request r{5, 0, 0, 10, {1.0f, 2.0f}};
+    r.membership = membership;
+    return ask(f, server, std::move(r));
+  };
+  REQUIRE(std::holds_alternative<wire::sync_reply>(*round(1)));
+  // Trainer 5 dropped for silence: its rounds are refused until it is back.
+  wire::cluster_view view = view_of({6});
+  view.trainer_memberships = {1};
+  view.dropped_trainers = {5};
+  caf::anon_send(server, view_atom::value, view);
+  f.settle();
+  auto refused = round(1);
+  REQUIRE(std::holds_alternative<wire::error_reply>(*refused));
+  CHECK(std::get<wire::error_reply>(*refused).code == errc::fenced);
+  // Back under membership 2: the old membership stays refused, the new one syncs.
+  view = view_of({5, 6});
+  view.trainer_memberships = {2, 1};
+  caf::anon_send(server, view_atom::value, view);
+  f.settle();
+  CHECK(std::holds_alternative<wire::error_reply>(*round(1)));
+  CHECK(std::holds_alternative<wire::sync_reply>(*round(2)));
+  auto status = std::get<wire::status_reply>(*ask(f, server, wire::status_request{})).json;
+  CHECK(status.find("\"rounds_fenced\":2") != std::string::npos);
+}
+
 TEST_CASE("sync server: EASGD exchanges are elastic and conserve replica plus center", "[actors]") {
   actor_fixture f;
   node gw(f, "sync-0");

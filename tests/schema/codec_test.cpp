@@ -435,8 +435,8 @@ TEST_CASE("codec: a role or job state or error code out of range is refused", "[
     error_reply b{errc::internal, "m"};
     const std::size_t at = differing_u16(encode_body(a), encode_body(b));
     auto bytes = bytes_of(encode_body(a));
-    set_u16_field(bytes, at, 1, 16);
-    require_parse_error(frame_of(bytes), "error_reply: error code 16 is out of range (1-15)");
+    set_u16_field(bytes, at, 1, 17);
+    require_parse_error(frame_of(bytes), "error_reply: error code 17 is out of range (1-16)");
   }
   SECTION("an error reply that says ok") {
     require_parse_error(encode_body(error_reply{errc::ok, "fine"}),

@@ -65,10 +65,10 @@ void check_frames(const std::vector<envelope>& samples, const std::vector<golden
 TEST_CASE("codec: every sample message encodes to its protocol 2 bytes", "[wire]") {
   const std::vector<golden_frame> golden = {
     {"error_reply", 80, 0xd9a2b4bb37df2cceULL},
-    {"register_request", 128, 0xd16e1f3840ac995eULL},  // with heartbeat interval, host, pid (@5-@7), added compatibly
-    {"register_reply", 632, 0x4759bfa5fefa7a32ULL},  // view.coordinator (@11), added compatibly
+    {"register_request", 136, 0xe7dba170f0ad6a44ULL},  // heartbeat interval, host, pid, membership (@5-@8), added compatibly
+    {"register_reply", 696, 0xcac271a253126d28ULL},  // view.coordinator, memberships, dropped; membership: added compatibly
     {"heartbeat", 360, 0xa14410797590c6f1ULL},
-    {"heartbeat_reply", 480, 0x0270f39b6d225b54ULL},  // view.coordinator (@11), added compatibly
+    {"heartbeat_reply", 536, 0x82af1f2f88cd63caULL},  // view.coordinator, memberships, dropped: added compatibly
     {"leave", 64, 0x68450d55cb5aa3e3ULL},
     {"pull_request", 88, 0x6bd775f68db7d043ULL},  // with pull and abandoned (@2, @3), added compatibly
     {"batch_message", 2032, 0x01c5c7c9756a26f5ULL},
@@ -76,8 +76,8 @@ TEST_CASE("codec: every sample message encodes to its protocol 2 bytes", "[wire]
     {"batch_ack", 72, 0xb229d87e4e88e0aeULL},  // with trainer (@3), added compatibly
     {"lookup_request", 112, 0xd411945f1c11febfULL},  // with examples (@3), added compatibly
     {"lookup_reply", 104, 0xb44ca695f1bd770cULL},
-    {"push_request", 136, 0xdd5752f7371b3fb1ULL},
-    {"push_reply", 48, 0x1265ad571595125bULL},
+    {"push_request", 160, 0xe667dd8614e418aeULL},  // trainer, membership, number (@4-@6), added compatibly
+    {"push_reply", 56, 0xff1e17602892851eULL},  // duplicate (@1), added compatibly
     {"dense_request", 40, 0xf931fc75d6523594ULL},
     {"dense_reply", 112, 0x0cd56eeaba9c4d9aULL},
     {"dense_report", 80, 0x39c4c42ad415fb36ULL},
@@ -85,7 +85,7 @@ TEST_CASE("codec: every sample message encodes to its protocol 2 bytes", "[wire]
     {"status_reply", 96, 0xf082eedc636cfdc9ULL},
     {"stop_request", 64, 0x02240209e3c73656ULL},
     {"ack", 40, 0x5c1cac7984b81bd4ULL},
-    {"sync_request", 152, 0xff64e39b9dc1c560ULL},
+    {"sync_request", 160, 0x7185fef27cf5991dULL},  // membership (@8), added compatibly
     {"sync_reply", 144, 0x7353f02fd678090eULL},
     {"snapshot_now", 40, 0x9188df4cad55ec0cULL},
     {"snapshot_request", 80, 0x2fd711b491378e87ULL},
@@ -105,10 +105,10 @@ TEST_CASE("codec: every sample message encodes to its protocol 2 bytes", "[wire]
 TEST_CASE("codec: every default-constructed message encodes to its protocol 2 bytes", "[wire]") {
   const std::vector<golden_frame> golden = {
     {"error_reply", 56, 0x812f17518fad4084ULL},
-    {"register_request", 88, 0xcc2f29e798596901ULL},
-    {"register_reply", 200, 0xbb872727464a7342ULL},
+    {"register_request", 96, 0xcc342c7957f5a5c7ULL},
+    {"register_reply", 224, 0xbfe81bcf2d160d82ULL},
     {"heartbeat", 264, 0x12429d6ae81dc8f5ULL},
-    {"heartbeat_reply", 144, 0x6e304c4533d7c4fcULL},
+    {"heartbeat_reply", 160, 0xfdb19f044712d18cULL},
     {"leave", 56, 0x24ddbb6c768bf189ULL},
     {"pull_request", 72, 0xec177817532784beULL},
     {"batch_message", 184, 0xfdfe71d4dae98a23ULL},
@@ -116,8 +116,8 @@ TEST_CASE("codec: every default-constructed message encodes to its protocol 2 by
     {"batch_ack", 72, 0xa49435ad767ba047ULL},
     {"lookup_request", 64, 0x2a8490c44c9eb774ULL},
     {"lookup_reply", 56, 0x54e48b2aac39ac17ULL},
-    {"push_request", 72, 0xfa92bc91f1832504ULL},
-    {"push_reply", 48, 0x957c2172364b095bULL},
+    {"push_request", 96, 0x0277166df41d7722ULL},
+    {"push_reply", 56, 0xbb803bead284c0cbULL},
     {"dense_request", 40, 0xb26a7e56dbd11cdfULL},
     {"dense_reply", 64, 0x14871c4d47bcee19ULL},
     {"dense_report", 64, 0x6d7b037f5c14f1e6ULL},
@@ -125,7 +125,7 @@ TEST_CASE("codec: every default-constructed message encodes to its protocol 2 by
     {"status_reply", 48, 0x46cc1793027748d4ULL},
     {"stop_request", 48, 0x81316d297eea57cdULL},
     {"ack", 40, 0x638c39fdece9cca5ULL},
-    {"sync_request", 120, 0xac4229bd8b193092ULL},
+    {"sync_request", 128, 0x2053213e1cc9b1d4ULL},
     {"sync_reply", 112, 0x6b0d1f51d7f6182fULL},
     {"snapshot_now", 40, 0xedf392f85dd57e6eULL},
     {"snapshot_request", 56, 0xc180d43c13d1ff2cULL},

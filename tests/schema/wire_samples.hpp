@@ -56,6 +56,8 @@ inline cluster_view sample_view() {
   v.epochs_open = 3;
   v.epochs_stop = 5;
   v.coordinator = 0xc00d;
+  v.trainer_memberships = {1, 2, 0xffffffffffffffffULL};
+  v.dropped_trainers = {0xdead, 9};
   return v;
 }
 
@@ -70,7 +72,7 @@ inline std::vector<envelope> one_of_each() {
     out.push_back(std::move(e));
   };
   add(error_reply{errc::not_found, "unknown table 31"});
-  add(register_request{role::shard, "shard-3", 3, "tcp://10.1.2.3:7000", 0x1234567890abcdefULL, 1500, "host-a", 4242});
+  add(register_request{role::shard, "shard-3", 3, "tcp://10.1.2.3:7000", 0x1234567890abcdefULL, 1500, "host-a", 4242, 6});
   {
     register_reply r;
     r.member_id = 17;
@@ -84,6 +86,7 @@ inline std::vector<envelope> one_of_each() {
     r.job_id = 0x5eed5eed5eedULL;
     r.resume_bad_rows = 12;
     r.job_was_running = true;
+    r.membership = 7;
     add(r);
   }
   {
@@ -137,8 +140,8 @@ inline std::vector<envelope> one_of_each() {
   add(batch_ack{4, 31337, 99, 77});
   add(lookup_request{false, {0, 1, 25, 7}, {11, 0xffffffffffffffffULL, 13, 1ULL << 40}, 4096});
   add(lookup_reply_of(3, 4));
-  add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}, 0.375f});
-  add(push_reply{4096});
+  add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}, 0.375f, 0x7f3a, 2, 1ULL << 35});
+  add(push_reply{4096, true});
   add(dense_request{});
   add(dense_reply{31, {1.0f, -2.5f, 3.25f, 1e-30f, 7.0f}, {0.5f, -0.5f, 0.0f, -0.0f, 1e30f}});
   add(dense_report{5, 2'000'000, {0.125f, 0.25f, -0.5f}});
@@ -151,6 +154,7 @@ inline std::vector<envelope> one_of_each() {
     q.quantized.block = 2;
     q.quantized.scales = {0.5f, 1e-3f};
     q.quantized.values = {127, -127, 0};
+    q.membership = 3;
     add(q);
     sync_reply r{77, true, 8, 0.0125, {1.0f, -1.0f, 0.0f, -0.0f}, 42};
     r.quantized.block = 4;
@@ -196,6 +200,8 @@ inline void check_same(const cluster_view& a, const cluster_view& b) {
   CHECK(a.epochs_open == b.epochs_open);
   CHECK(a.epochs_stop == b.epochs_stop);
   CHECK(a.coordinator == b.coordinator);
+  CHECK(a.trainer_memberships == b.trainer_memberships);
+  CHECK(a.dropped_trainers == b.dropped_trainers);
 }
 
 inline void check_same(const error_reply& a, const error_reply& b) {
@@ -211,6 +217,7 @@ inline void check_same(const register_request& a, const register_request& b) {
   CHECK(a.heartbeat_interval_ms == b.heartbeat_interval_ms);
   CHECK(a.host == b.host);
   CHECK(a.pid == b.pid);
+  CHECK(a.membership == b.membership);
 }
 inline void check_same(const register_reply& a, const register_reply& b) {
   CHECK(a.member_id == b.member_id);
@@ -230,6 +237,7 @@ inline void check_same(const register_reply& a, const register_reply& b) {
   CHECK(a.job_id == b.job_id);
   CHECK(a.resume_bad_rows == b.resume_bad_rows);
   CHECK(a.job_was_running == b.job_was_running);
+  CHECK(a.membership == b.membership);
 }
 inline void check_same(const heartbeat& a, const heartbeat& b) {
   CHECK(a.member_id == b.member_id);
@@ -329,8 +337,14 @@ inline void check_same(const push_request& a, const push_request& b) {
   CHECK(a.ids == b.ids);
   CHECK(same_bits(a.grads, b.grads));
   CHECK(a.lr_scale == b.lr_scale);
+  CHECK(a.trainer == b.trainer);
+  CHECK(a.membership == b.membership);
+  CHECK(a.number == b.number);
 }
-inline void check_same(const push_reply& a, const push_reply& b) { CHECK(a.rows == b.rows); }
+inline void check_same(const push_reply& a, const push_reply& b) {
+  CHECK(a.rows == b.rows);
+  CHECK(a.duplicate == b.duplicate);
+}
 inline void check_same(const dense_request&, const dense_request&) {}
 inline void check_same(const dense_reply& a, const dense_reply& b) {
   CHECK(a.version == b.version);
@@ -383,6 +397,7 @@ inline void check_same(const sync_request& a, const sync_request& b) {
   CHECK(a.closing == b.closing);
   CHECK(a.base == b.base);
   check_same(a.quantized, b.quantized);
+  CHECK(a.membership == b.membership);
 }
 inline void check_same(const snapshot_now&, const snapshot_now&) {}
 inline void check_same(const snapshot_request& a, const snapshot_request& b) {

@@ -5,6 +5,7 @@ target_sources(ss_core PRIVATE
   src/embedding/embedding_table.cpp
   src/embedding/local_embeddings.cpp
   src/embedding/memory_rows.cpp
+  src/embedding/push_ledger.cpp
   src/embedding/row_ttl.cpp
   src/embedding/shard_store.cpp
   src/embedding/sharding.cpp)

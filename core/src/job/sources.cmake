@@ -6,4 +6,5 @@ target_sources(ss_core PRIVATE
   src/job/job_options.cpp
   src/job/model_options.cpp
   src/job/snapshot.cpp
-  src/job/preflight.cpp)
+  src/job/preflight.cpp
+  src/job/membership_fence.cpp)

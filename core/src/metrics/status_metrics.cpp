@@ -39,6 +39,9 @@ const std::vector<status_metric>& status_metrics() {
       {"service", "pushes", t::counter, "Gradient pushes applied."},
       {"service", "rows_pushed", t::counter, "Rows updated by pushes."},
       {"service", "refused", t::counter, "Requests refused."},
+      {"service", "pushes_fenced", t::counter,
+       "Pushes refused: sent under a trainer membership that is over (dropped, its batches went to others)."},
+      {"service", "pushes_duplicate", t::counter, "Pushes applied before (resends): answered, not applied again."},
       {"service", "table_full_refusals", t::counter, "New rows refused because a table is full and nothing could make room."},
       {"service", "table_evictions", t::counter, "Rows a full table (--max-rows-per-table) evicted for good to make room."},
       {"service", "rows_held", t::gauge, "Rows of every table, in RAM and storage together."},
@@ -121,6 +124,8 @@ const std::vector<status_metric>& status_metrics() {
       {"service", "bytes_in", t::counter, "Bytes of sync requests received (sync server)."},
       {"service", "bytes_out", t::counter, "Bytes of sync replies sent (sync server)."},
       {"service", "mirror_misses", t::counter, "Quantized sync requests against a mirror not held (sync server)."},
+      {"service", "rounds_fenced", t::counter,
+       "Sync requests refused: sent under a trainer membership that is over (sync server)."},
       {"service", "live_trainers", t::gauge, "Trainers taking part in rounds."},
       // every service: its gateway and transport
       {"transport", "frames_decoded", t::counter, "Frames decoded."},

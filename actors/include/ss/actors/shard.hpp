@@ -43,6 +43,9 @@ struct shard_counters {
   std::atomic<std::uint64_t> lookups{0}, rows_looked_up{0}, pushes{0}, rows_pushed{0};
   std::atomic<std::uint64_t> refused{0};     // misrouted keys, bad sizes, full tables
   std::atomic<std::uint64_t> table_full{0};  // of those: a table at --max-rows-per-table
+  // Pushes of a trainer whose membership is over (refused), and resends of pushes applied before
+  // (answered, not applied again): see job/membership_fence.hpp and embedding/push_ledger.hpp.
+  std::atomic<std::uint64_t> pushes_fenced{0}, pushes_duplicate{0};
   std::atomic<std::uint64_t> busy_ns{0};  // time spent serving
   // Persistence.
   std::atomic<std::uint64_t> flushes{0}, rows_flushed{0}, flush_ns{0}, flush_errors{0};

@@ -27,6 +27,7 @@ enum class errc {
   internal,            // should not happen; reported rather than crashing a service
   permission_denied,   // the sender may not ask for this (authority.hpp)
   already_exists,      // a name or index another live process holds
+  fenced,              // sent under a trainer membership that is over (job/membership_fence.hpp)
 };
 
 // A short, stable name for each code, used in messages and metrics labels.

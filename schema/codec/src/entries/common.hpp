@@ -31,6 +31,7 @@ static_assert(wire(schema::ErrorCode::CANCELLED) == static_cast<int>(errc::cance
 static_assert(wire(schema::ErrorCode::INTERNAL) == static_cast<int>(errc::internal));
 static_assert(wire(schema::ErrorCode::PERMISSION_DENIED) == static_cast<int>(errc::permission_denied));
 static_assert(wire(schema::ErrorCode::ALREADY_EXISTS) == static_cast<int>(errc::already_exists));
+static_assert(wire(schema::ErrorCode::FENCED) == static_cast<int>(errc::fenced));
 static_assert(wire(schema::Role::COORDINATOR) == static_cast<int>(role::coordinator));
 static_assert(wire(schema::Role::SHARD) == static_cast<int>(role::shard));
 static_assert(wire(schema::Role::TRAINER) == static_cast<int>(role::trainer));
@@ -66,7 +67,7 @@ inline status check_error_code(std::uint16_t v, const char* what) {
   if (v == static_cast<std::uint16_t>(errc::ok)) {
     return parse_error(std::string(what) + ": error code 0 (ok) is not an error");
   }
-  return check_range(v, 1, static_cast<std::uint16_t>(errc::already_exists), "error code", what);
+  return check_range(v, 1, static_cast<std::uint16_t>(errc::fenced), "error code", what);
 }
 
 // ---- messages -----------------------------------------------------------------------------------

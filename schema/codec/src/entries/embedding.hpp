@@ -53,7 +53,10 @@ struct codec<push_request>
       list<&push_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
       list<&push_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
       list<&push_request::grads, &Wire::Builder::initGrads, &Wire::Reader::getGrads>,
-      field<&push_request::lr_scale, &Wire::Builder::setLrScale, &Wire::Reader::getLrScale>>;
+      field<&push_request::lr_scale, &Wire::Builder::setLrScale, &Wire::Reader::getLrScale>,
+      field<&push_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
+      field<&push_request::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>,
+      field<&push_request::number, &Wire::Builder::setNumber, &Wire::Reader::getNumber>>;
 
   static status check(const push_request& m) {
     if (!(m.lr_scale >= 0.0f && m.lr_scale <= 1.0f))  // also NaN
@@ -76,7 +79,8 @@ template <>
 struct codec<push_reply>
     : union_member<Body::PUSH_REPLY, &Body::Builder::initPushReply, &Body::Reader::getPushReply> {
   static constexpr const char* name = "push_reply";
-  using fields = field_list<Wire, field<&push_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>>;
+  using fields = field_list<Wire, field<&push_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+                            field<&push_reply::duplicate, &Wire::Builder::setDuplicate, &Wire::Reader::getDuplicate>>;
 };
 
 template <>

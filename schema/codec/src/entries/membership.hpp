@@ -27,7 +27,10 @@ struct codec<cluster_view> {
            &Wire::Reader::getReaderIncarnations>,
       field<&cluster_view::epochs_open, &Wire::Builder::setEpochsOpen, &Wire::Reader::getEpochsOpen>,
       field<&cluster_view::epochs_stop, &Wire::Builder::setEpochsStop, &Wire::Reader::getEpochsStop>,
-      field<&cluster_view::coordinator, &Wire::Builder::setCoordinator, &Wire::Reader::getCoordinator>>;
+      field<&cluster_view::coordinator, &Wire::Builder::setCoordinator, &Wire::Reader::getCoordinator>,
+      list<&cluster_view::trainer_memberships, &Wire::Builder::initTrainerMemberships,
+           &Wire::Reader::getTrainerMemberships>,
+      list<&cluster_view::dropped_trainers, &Wire::Builder::initDroppedTrainers, &Wire::Reader::getDroppedTrainers>>;
 };
 
 template <>
@@ -80,7 +83,8 @@ struct codec<register_request>
       field<&register_request::heartbeat_interval_ms, &Wire::Builder::setHeartbeatIntervalMs,
             &Wire::Reader::getHeartbeatIntervalMs>,
       field<&register_request::host, &Wire::Builder::setHost, &Wire::Reader::getHost>,
-      field<&register_request::pid, &Wire::Builder::setPid, &Wire::Reader::getPid>>;
+      field<&register_request::pid, &Wire::Builder::setPid, &Wire::Reader::getPid>,
+      field<&register_request::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>>;
 };
 
 // The state comes first so that it is checked before anything else is read.
@@ -101,7 +105,8 @@ struct codec<register_reply>
       field<&R::resume_examples, &Wire::Builder::setResumeExamples, &Wire::Reader::getResumeExamples>,
       field<&R::job_id, &Wire::Builder::setJobId, &Wire::Reader::getJobId>,
       field<&R::resume_bad_rows, &Wire::Builder::setResumeBadRows, &Wire::Reader::getResumeBadRows>,
-      field<&R::job_was_running, &Wire::Builder::setJobWasRunning, &Wire::Reader::getJobWasRunning>>;
+      field<&R::job_was_running, &Wire::Builder::setJobWasRunning, &Wire::Reader::getJobWasRunning>,
+      field<&R::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>>;
 };
 
 template <>

@@ -54,7 +54,8 @@ struct codec<sync_request>
       list<&sync_request::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
       field<&sync_request::closing, &Wire::Builder::setClosing, &Wire::Reader::getClosing>,
       field<&sync_request::base, &Wire::Builder::setBase, &Wire::Reader::getBase>,
-      nested<&sync_request::quantized, &Wire::Builder::initQuantized, &Wire::Reader::getQuantized>>;
+      nested<&sync_request::quantized, &Wire::Builder::initQuantized, &Wire::Reader::getQuantized>,
+      field<&sync_request::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>>;
 };
 
 template <>

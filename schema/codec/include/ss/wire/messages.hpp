@@ -56,6 +56,8 @@ struct register_request {
   std::uint32_t heartbeat_interval_ms = 0;
   std::string host;        // named in a refused claim, with the process id
   std::uint32_t pid = 0;
+  // A trainer: the membership it held before (0: none yet); the reply says which it holds now.
+  std::uint64_t membership = 0;
 };
 
 // Where every indexed member listens; epoch grows with every change.
@@ -76,6 +78,8 @@ struct cluster_view {
   std::uint32_t epochs_stop = 0;
   // The coordinator that made it: a new one has not heard from every member yet.
   std::uint64_t coordinator = 0;
+  std::vector<std::uint64_t> trainer_memberships;  // parallel to trainers: each one's membership
+  std::vector<std::uint64_t> dropped_trainers;     // incarnations dropped for silence, not back
 };
 
 enum class job_state : std::uint8_t {
@@ -112,6 +116,7 @@ struct register_reply {
   std::uint64_t job_id = 0;            // the same across coordinator restarts
   std::uint64_t resume_bad_rows = 0;   // reader: bad rows before resume_position
   bool job_was_running = false;        // the job had started before this registration (a restart)
+  std::uint64_t membership = 0;        // trainer: its membership from now on (see the schema)
 };
 
 // What a member reports with each heartbeat (cumulative counters since it started).
@@ -213,10 +218,14 @@ struct push_request {
   std::vector<std::uint64_t> ids;
   std::vector<float> grads;  // ids.size() x dim
   float lr_scale = 1.0f;     // the learning-rate schedule's multiplier, in [0, 1]
+  std::uint64_t trainer = 0;     // the pushing trainer's incarnation (0: not checked)
+  std::uint64_t membership = 0;  // its membership when it took the batch (fenced once over)
+  std::uint64_t number = 0;      // its push number (from 1): a resend is not applied twice
 };
 
 struct push_reply {
-  std::uint64_t rows = 0;  // rows updated
+  std::uint64_t rows = 0;      // rows updated
+  bool duplicate = false;      // applied before (a resend): nothing applied now
 };
 
 // A hint ahead of a lookup: rows a coming batch will look up, which a shard with a memory budget
@@ -261,6 +270,7 @@ struct sync_request {
   // (core/include/ss/core/sync/replica_mirror.hpp). base 0 with params: the full slice.
   std::uint64_t base = 0;
   sync::quantized_vector quantized;
+  std::uint64_t membership = 0;  // the trainer's membership: a round of one that is over is refused
 };
 
 struct sync_reply {
