@@ -68,9 +68,13 @@ std::map<std::uint64_t, member_info>::iterator holder_of(coordinator_state& st, 
     return it != st.members.end() && it->second.incarnation != r.incarnation ? it : st.members.end();
   }
   if (r.from != wire::role::trainer) return st.members.end();
+  // A trainer's name, or its endpoint: no two live processes listen at one address, so a new one
+  // there (a container restarted, under a new name of its own) means the holder is gone, or a
+  // misconfiguration that is refused like a duplicate name.
   return std::find_if(st.members.begin(), st.members.end(), [&r](const auto& entry) {
     const member_info& m = entry.second;
-    return m.role == wire::role::trainer && m.name == r.name && m.incarnation != r.incarnation;
+    return m.role == wire::role::trainer && m.incarnation != r.incarnation &&
+           (m.name == r.name || (!r.endpoint.empty() && m.endpoint == r.endpoint));
   });
 }
 
@@ -225,17 +229,21 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   }
   const std::uint64_t membership =
       r.from == wire::role::trainer ? membership_for(st, r, self->clock().now()) : 0;
-  // A member dropped for silence is back, or its place has another process now.
+  // A member dropped for silence is back, or its place or endpoint has another process now.
   const auto place = place_of(r);
   for (auto it = st.dropped.begin(); it != st.dropped.end();)
-    it = it->first == r.incarnation || it->second == place ? st.dropped.erase(it) : std::next(it);
+    it = it->first == r.incarnation || it->second.place == place ||
+                 (!r.endpoint.empty() && it->second.endpoint == r.endpoint)
+             ? st.dropped.erase(it)
+             : std::next(it);
   st.dropped_trainers.erase(std::remove(st.dropped_trainers.begin(), st.dropped_trainers.end(), r.incarnation),
                             st.dropped_trainers.end());
   // A place (an index, a trainer's name) held by another process: a restart takes it once the
   // holder is known dead; a second live process is refused.
   auto holder = holder_of(st, r);
   if (holder != st.members.end()) {
-    if (auto answer = claim_place(self, place, holder, r)) return answer;
+    const bool by_name = indexed || holder->second.name == r.name;
+    if (auto answer = claim_place(self, by_name ? place : "trainer endpoint " + r.endpoint, holder, r)) return answer;
   }
   if (r.from == wire::role::trainer) take_trainer(st, r);
   // Resuming (until the job runs again): shards load the snapshot's checkpoint, sync servers
@@ -367,7 +375,8 @@ void drop_silent_members(coordinator_actor* self, clock_type::time_point now) {
     if (now - it->second.last_seen > timeout) {
       spdlog::warn("{}: {} missed heartbeats for {:.1f}s: dropped from the job", st.options.name, it->second.name,
                    st.options.job.member_timeout);
-      st.dropped[it->second.incarnation] = place_of(it->second.role, it->second.name, it->second.index);
+      st.dropped[it->second.incarnation] = {place_of(it->second.role, it->second.name, it->second.index),
+                                            it->second.endpoint};
       if (it->second.role == wire::role::trainer) {
         st.dropped_trainers.push_back(it->second.incarnation);
         if (st.dropped_trainers.size() > 64) st.dropped_trainers.erase(st.dropped_trainers.begin());

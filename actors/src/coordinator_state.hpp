@@ -84,10 +84,14 @@ struct coordinator_state {
     clock_type::time_point since;
   };
   std::map<std::string, place_claim> claims;
-  // Members dropped for silence, by incarnation (their place): perhaps only cut off, so a finished
-  // job's coordinator waits a while for them to come back and be told that it is done. Forgotten
-  // when they, or another process for their place, register.
-  std::map<std::uint64_t, std::string> dropped;
+  // Members dropped for silence, by incarnation (their place and endpoint): perhaps only cut off,
+  // so a finished job's coordinator waits a while for them to come back and be told that it is
+  // done. Forgotten when they, or another process for their place or at their endpoint (a
+  // container restarted under a new trainer name: the old process is gone), register.
+  struct dropped_member {
+    std::string place, endpoint;
+  };
+  std::map<std::uint64_t, dropped_member> dropped;
   // Trainers dropped for silence (incarnations, the newest 64), until they register again: the
   // view names them, and shards and sync servers refuse what they still send. Kept when another
   // process takes the name: the dropped one may still be running, cut off.

@@ -250,6 +250,59 @@ TEST_CASE("coordinator: a trainer dropped for silence comes back under a new mem
   CHECK(std::get<wire::register_reply>(*j.ask(late)->reply).membership == 7);
 }
 
+TEST_CASE("coordinator: a member dropped for silence is waited for until a process takes its place or endpoint",
+          "[actors]") {
+  one_shard_job j;
+  auto members = [&j] {
+    auto out = std::make_shared<std::uint64_t>(0);
+    auto target = j.coordinator;
+    j.f.sys.spawn([target, out](caf::event_based_actor* self) {
+      self->request(target, caf::infinite, members_atom::value).then([out](std::uint64_t n) { *out = n; });
+    });
+    j.f.settle();
+    return *out;
+  };
+  auto crashed = claim(wire::role::trainer, "trainer-c1-aaaa", -1, 2, "c1", 11);
+  crashed.endpoint = "tcp://c1:5558";
+  j.ask(crashed);
+  CHECK(members() == 1);
+  j.f.advance(std::chrono::milliseconds(1500));  // silent: dropped, but still waited for
+  CHECK(members() == 1);
+  // The container restarted: a new process, a new trainer name, the same endpoint.
+  auto successor = claim(wire::role::trainer, "trainer-c1-bbbb", -1, 3, "c1", 12);
+  successor.endpoint = "tcp://c1:5558";
+  REQUIRE(std::holds_alternative<wire::register_reply>(*j.ask(successor)->reply));
+  CHECK(members() == 1);  // the successor only: the crashed process is not waited for
+}
+
+TEST_CASE("coordinator: a trainer at the endpoint of a silent one replaces it at once, of a live one is refused",
+          "[actors]") {
+  one_shard_job j;
+  auto at = [](std::uint64_t incarnation, const std::string& name, std::uint32_t pid) {
+    auto r = claim(wire::role::trainer, name, -1, incarnation, "c1", pid);
+    r.endpoint = "tcp://c1:5558";
+    return r;
+  };
+  auto first = j.ask(at(2, "trainer-c1-aaaa", 11));
+  const std::uint64_t first_id = std::get<wire::register_reply>(*first->reply).member_id;
+  // A second process at the same address while the first heartbeats: refused, both named.
+  auto early = j.ask(at(3, "trainer-c1-bbbb", 12));
+  CHECK(refusal(early)->code == errc::unavailable);  // asked to wait: is the holder alive?
+  j.f.advance(std::chrono::milliseconds(300));
+  j.ask(wire::heartbeat{first_id, {}});
+  auto twin = j.ask(at(3, "trainer-c1-bbbb", 12));
+  REQUIRE(refusal(twin) != nullptr);
+  CHECK(refusal(twin)->code == errc::already_exists);
+  CHECK(refusal(twin)->message.find("trainer endpoint tcp://c1:5558 is held by a live process") != std::string::npos);
+  // The holder crashed (silent for its claim window, well within the 1 s member timeout): its
+  // successor at that address takes over, and the crashed one leaves the view at once.
+  j.f.advance(std::chrono::milliseconds(800));
+  auto successor = j.ask(at(4, "trainer-c1-cccc", 13));
+  REQUIRE(std::holds_alternative<wire::register_reply>(*successor->reply));
+  CHECK(std::get<wire::register_reply>(*successor->reply).view.trainer_incarnations ==
+        std::vector<std::uint64_t>{4});
+}
+
 TEST_CASE("coordinator: a second live process claiming a held trainer name or index is refused, naming both",
           "[actors]") {
   one_shard_job j;
