@@ -235,8 +235,13 @@ def analyse(d, rows, reader_rows):
         own = [s for s in stalls if s[2] > f["t"] and s[1] < end]
         f["stall_s"] = max((s[2] - max(s[1], f["t"]) for s in own), default=0.0)
         f["stall_full_s"] = max((s[0] for s in own), default=0.0)
-        # Examples committed from the fault until 10 s after its heal, against the failure-free rate.
-        h = (f["heal"] or f["t"]) + 10
+        # Its window: from the fault until 10 s after its heal, or 5 s after the end of a stall that
+        # was still going then (commits held back come all at once when it ends).
+        h0 = h = (f["heal"] or f["t"]) + 10
+        for dur, sa, sb in stalls:
+            if dur > 1.0 and sa < h0 < sb:
+                h = sb + 5
+        f["win_end"] = h
         v0 = value_at(series, f["t"])
         v1 = value_at(series, h)
         f["window_eps"] = (v1 - v0) / (h - f["t"]) if h > f["t"] else None
@@ -246,6 +251,30 @@ def analyse(d, rows, reader_rows):
         before = [t for t, _ in up if t <= heal]
         after = [t for t, _ in up if t > heal]
         f["resumed_after_heal_s"] = (after[0] - heal) if before and after and heal - before[-1] > 1.0 else 0.0
+    # Time lost to the faults: each fault's window (above) against this
+    # run's own rate outside every window (so that the runs' difference from each other, a few
+    # percent on this machine, does not enter it).
+    win = []
+    for f in fl:
+        a, b = f["t"], f["win_end"]
+        if t_first is not None:
+            a = max(a, t_first)
+        if t_done is not None:
+            b = min(b, t_done)
+        if b > a:
+            if win and a <= win[-1][1]:
+                win[-1][1] = max(win[-1][1], b)
+            else:
+                win.append([a, b])
+    in_t = sum(b - a for a, b in win)
+    in_c = sum(value_at(series, b) - value_at(series, a) for a, b in win)
+    r["outside_eps"] = None
+    if r["training_s"] and r["training_s"] > in_t:
+        r["outside_eps"] = (rows - in_c) / (r["training_s"] - in_t)
+    for f in fl:
+        a, b = f["t"], f["win_end"]
+        f["lost_s"] = (b - a) - (f["window_eps"] or 0) * (b - a) / r["outside_eps"] if r["outside_eps"] else None
+    r["lost_s"] = in_t - in_c / r["outside_eps"] if r["outside_eps"] else None
     r["faults"] = fl
     r["cpu"] = cpu_use(os.path.join(d, "cpu.log"), t_first, t_done)
     c = r["cpu"]
@@ -432,6 +461,9 @@ def report(a):
              f"{fmt(chaos['eps_per_cpu'], ',.0f')} ({fmt(cpu_share and cpu_share * 100, '.1f')}%) | |")
     L.append(f"| longest stall (no commits) | {fmt(ls_f and ls_f[0])} s | {fmt(ls_c and ls_c[0])} s | |")
     L.append(f"| usual step between commits | {fmt(free['usual_step_s'], '.2f')} s | {fmt(chaos['usual_step_s'], '.2f')} s | |")
+    lost = chaos["lost_s"]
+    L.append(f"| time lost in the faults' windows (each from the fault to 10 s after its heal or 5 s after its stall), at the run's rate outside them "
+             f"| - | {fmt(lost)} s ({fmt(lost and chaos['training_s'] and 100 * lost / chaos['training_s'])}% of training) | |")
     L.append(f"| test NE | {fmt(ne_f, '.5f')} | {fmt(ne_c, '.5f')} ({fmt(ne_pct, '+.2f')}%) | within 1% |")
     L.append(f"| rows committed | {free['result'].get('examples_committed')} | {chaos['result'].get('examples_committed')} | {rows} each once |")
     L.append(f"| trainings reported (replays) | {free['result'].get('examples')} | {chaos['result'].get('examples')} | |")
@@ -439,13 +471,13 @@ def report(a):
     L.append("faults by kind: " + ", ".join(f"{k} {v}" for k, v in kinds.items()) + "; by service: " +
              ", ".join(f"{k} {v}" for k, v in svc_kinds.items()))
     L.append("")
-    L.append("| # | at (min) | fault | service | host | length (s) | longest stall (s) | commits resumed after the heal (s) | committed/s, fault to heal + 10 s |")
+    L.append("| # | at (min) | fault | service | host | length (s) | longest stall (s) | commits resumed after the heal (s) | time lost (s) |")
     L.append("|---|---|---|---|---|---|---|---|---|")
     t0 = chaos["t_first"] or 0
     for f in chaos["faults"]:
         what = f["kind"] + (f" {f['extra']}" if f["extra"] != "-" else "")
         L.append(f"| {f['id']} | {(f['t'] - t0) / 60:.1f} | {what} | {f['service']} | {f['host']} | {f['seconds']:.1f} | "
-                 f"{f['stall_s']:.1f} | {f['resumed_after_heal_s']:.1f} | {fmt(f['window_eps'], ',.0f')} |")
+                 f"{f['stall_s']:.1f} | {f['resumed_after_heal_s']:.1f} | {fmt(f['lost_s'])} |")
     for t, w in chaos["skipped"]:
         L.append(f"not done: {' '.join(w)}")
     L.append("")
@@ -462,7 +494,7 @@ def report(a):
     summary = {"bench": "chaos", "ok": passed, "seed": meta["seed"], "date": meta["date"], "host": meta["host_text"],
                "rows": rows, "faults": n_faults, "faults_survived": survived, "faults_by_kind": kinds,
                "faults_by_service": svc_kinds, "training_s": {"free": free["training_s"], "chaos": chaos["training_s"]},
-               "examples_per_sec": {"free": free["eps"], "chaos": chaos["eps"]}, "eps_share": share,
+               "examples_per_sec": {"free": free["eps"], "chaos": chaos["eps"]}, "eps_share": share, "lost_s": chaos["lost_s"], "outside_eps": chaos["outside_eps"],
                "cpu": {"free": free["cpu"], "chaos": chaos["cpu"]},
                "examples_per_job_cpu_s": {"free": free["eps_per_cpu"], "chaos": chaos["eps_per_cpu"]},
                "longest_stall_s": {"free": ls_f and ls_f[0], "chaos": ls_c and ls_c[0]},
@@ -471,7 +503,7 @@ def report(a):
                                       "chaos": chaos["result"].get("examples_committed")},
                "trainings": {"free": free["result"].get("examples"), "chaos": chaos["result"].get("examples")},
                "exactly_once": exactly_once, "checks_failed": bad,
-               "fault_list": [{k: f[k] for k in ("id", "kind", "service", "host", "seconds", "extra", "stall_s", "resumed_after_heal_s", "window_eps")} |
+               "fault_list": [{k: f[k] for k in ("id", "kind", "service", "host", "seconds", "extra", "stall_s", "resumed_after_heal_s", "window_eps", "lost_s")} |
                               {"at_s": round(f["t"] - t0, 1)} for f in chaos["faults"]],
                "settings": meta["settings"], "cluster": meta["cluster"]}
     print(text)
