@@ -51,6 +51,7 @@ struct worker_state {
   // Set when the worker ran out of work to compute; the gap until the next compute is waiting.
   std::optional<std::chrono::steady_clock::time_point> idle_since;
   bool parked = false;  // stopped for a foreground sync
+  std::uint64_t fenced_logged = 0;  // the membership whose refused pushes were last logged
 };
 using self_ptr = worker_actor::stateful_pointer<worker_state>;
 
@@ -148,10 +149,22 @@ void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_pt
                 return;
               }
               if (err->code == errc::fenced) {
-                // This trainer was dropped from the job: the batch went to another trainer.
-                if (!slot->fenced) spdlog::info("{}: {}", self->state.ctx->options.name, err->message);
-                slot->fenced = true;
-                push_done(self, slot);
+                auto& ws = self->state;
+                if (stale(ws, *slot)) {
+                  // Of a membership that is over: the batch went to another trainer.
+                  if (ws.fenced_logged != slot->membership)
+                    spdlog::info("{}: {} (pushes of membership {} are refused from now on)", ws.ctx->options.name,
+                                 err->message, slot->membership);
+                  ws.fenced_logged = slot->membership;
+                  slot->fenced = true;
+                  push_done(self, slot);
+                  return;
+                }
+                // Not stale here: the shard has not seen this trainer's new membership yet, or the
+                // trainer has not learnt yet that it was dropped (then the batch turns stale when
+                // it does). Sent again shortly; giving up would leave the batch neither acked nor
+                // handed back, and its reader waiting.
+                self->delayed_send(self, retry_delay, push_atom::value, slot, shard, req);
                 return;
               }
               spdlog::error("{}: a shard refused a push: {}", self->state.ctx->options.name, err->message);
@@ -395,6 +408,12 @@ worker_actor::behavior_type worker(self_ptr self, context_ptr ctx, feeder_actor 
         if (slot->generation == generation) send_lookup(self, slot, shard);
       },
       [self](push_atom, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
+        // Sent again (after a refusal or no answer): not for a batch handed back meanwhile.
+        if (stale(self->state, *slot)) {
+          slot->fenced = true;
+          push_done(self, slot);
+          return;
+        }
         send_push(self, slot, shard, std::move(req));
       },
   };
