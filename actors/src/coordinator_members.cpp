@@ -330,7 +330,6 @@ void change_view(coordinator_actor* self) {
   st.view.trainers.clear();
   st.view.trainer_incarnations.clear();
   st.view.trainer_memberships.clear();
-  st.view.dropped_trainers.clear();
   st.view.dropped_trainers = st.dropped_trainers;
   for (const auto& [id, m] : st.members) {
     if (m.role == wire::role::shard) {

@@ -143,13 +143,12 @@ void follow_view(trainer_actor* self, const wire::cluster_view& view) {
   st.have_view = true;
   // Its membership: a new one when it came back to a job that went on without it. The feeder
   // (which sees the same view) hands on the batches of the old one; the workers drop theirs.
-  for (std::size_t i = 0; i < view.trainer_incarnations.size() && i < view.trainer_memberships.size(); ++i) {
-    if (view.trainer_incarnations[i] != st.ctx->options.incarnation) continue;
-    const std::uint64_t before = st.ctx->membership.exchange(view.trainer_memberships[i]);
-    if (before != 0 && before != view.trainer_memberships[i])
+  if (const std::uint64_t membership = membership_in(view, st.ctx->options.incarnation); membership != 0) {
+    const std::uint64_t before = st.ctx->membership.exchange(membership);
+    if (before != 0 && before != membership)
       spdlog::warn("{}: the job went on without this trainer (dropped for silence): membership {} -> {}; the batches "
                    "it held went to other trainers, its pushes and rounds under the old membership are refused",
-                   st.ctx->options.name, before, view.trainer_memberships[i]);
+                   st.ctx->options.name, before, membership);
   }
   if (st.shard_endpoints.size() < view.shards.size()) {
     st.shard_endpoints.resize(view.shards.size());

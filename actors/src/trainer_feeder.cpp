@@ -229,9 +229,7 @@ void send_ack(self_ptr self, std::uint32_t r, std::uint64_t sequence, std::uint6
 // batch held under the old one goes back to its reader, whose next pull names it as abandoned.
 void follow_membership(self_ptr self, const wire::cluster_view& view) {
   auto& st = self->state;
-  std::uint64_t membership = 0;
-  for (std::size_t i = 0; i < view.trainer_incarnations.size() && i < view.trainer_memberships.size(); ++i)
-    if (view.trainer_incarnations[i] == st.ctx->options.incarnation) membership = view.trainer_memberships[i];
+  const std::uint64_t membership = membership_in(view, st.ctx->options.incarnation);
   if (membership == 0 || membership == st.membership) return;
   const bool renewed = st.membership != 0;
   st.membership = membership;

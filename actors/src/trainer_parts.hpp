@@ -36,7 +36,6 @@ struct job_slot {
   bool ready = false;
   std::uint64_t generation = 0;  // guards replies to a recycled slot
   std::uint64_t membership = 0;  // the trainer's membership when the batch was pulled
-  bool fenced = false;           // a shard refused its pushes: the membership is over, no ack
 };
 using slot_ptr = std::shared_ptr<job_slot>;
 using push_ptr = std::shared_ptr<wire::push_request>;
@@ -162,6 +161,13 @@ struct trainer_context {
   std::atomic<std::uint64_t> pushes{0};  // push numbers handed out (a shard applies each once)
 };
 using context_ptr = std::shared_ptr<trainer_context>;
+
+// The membership `view` gives trainer `incarnation` (0: not in it).
+inline std::uint64_t membership_in(const wire::cluster_view& view, std::uint64_t incarnation) {
+  for (std::size_t i = 0; i < view.trainer_incarnations.size() && i < view.trainer_memberships.size(); ++i)
+    if (view.trainer_incarnations[i] == incarnation) return view.trainer_memberships[i];
+  return 0;
+}
 
 constexpr auto retry_delay = std::chrono::milliseconds(200);
 

@@ -109,7 +109,6 @@ void send_lookup(self_ptr self, const slot_ptr& slot, std::uint32_t shard) {
 // The slot's batch is done with (trained, or given up): the slot takes the next one.
 void recycle(worker_state& st, const slot_ptr& slot) {
   slot->batch.reset();
-  slot->fenced = false;
   ++slot->generation;
   st.spare.push_back(slot);
 }
@@ -122,8 +121,8 @@ void push_done(self_ptr self, const slot_ptr& slot) {
   auto& st = self->state;
   if (--slot->pending > 0) return;
   // Every shard applied this batch's gradients: the batch is trained, its reader may forget it.
-  // Not when a shard refused them as of a membership that is over: it is another trainer's now.
-  if (!slot->fenced && !stale(st, *slot))
+  // Not a batch of a membership that is over (its pushes refused or not sent): another trainer's now.
+  if (!stale(st, *slot))
     self->send(st.feeder, ack_atom::value, slot->batch->reader_index, slot->batch->sequence,
                slot->batch->incarnation, 0);
   --st.pushing;
@@ -156,7 +155,6 @@ void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_pt
                     spdlog::info("{}: {} (pushes of membership {} are refused from now on)", ws.ctx->options.name,
                                  err->message, slot->membership);
                   ws.fenced_logged = slot->membership;
-                  slot->fenced = true;
                   push_done(self, slot);
                   return;
                 }
@@ -220,7 +218,6 @@ void start_fetch(self_ptr self, fed_batch fed) {
   }
   slot->batch = std::move(batch);
   slot->membership = fed.membership;
-  slot->fenced = false;
   slot->ready = false;
   slot->generation = ++st.generation;
   slot->rows.build(slot->batch->batch, st.ctx->buckets, st.ctx->model->config().embedding_dim);
@@ -410,7 +407,6 @@ worker_actor::behavior_type worker(self_ptr self, context_ptr ctx, feeder_actor 
       [self](push_atom, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
         // Sent again (after a refusal or no answer): not for a batch handed back meanwhile.
         if (stale(self->state, *slot)) {
-          slot->fenced = true;
           push_done(self, slot);
           return;
         }
