@@ -3,10 +3,10 @@
 //
 //   trainer.cpp          the trainer: follows the cluster view and the job state, starts from the
 //                        central dense copy, spawns the others, reports the replica at the end
-//   trainer_feeder.cpp   pulls batches from every reader (bounded credits), acks trained ones
-//   trainer_worker.cpp   a Hogwild worker: lookups, compute, pushes, one batch after another
-//   trainer_syncer.cpp   the shadow: synchronizes the dense replica with the sync servers
-//   trainer_progress.cpp the counters the workers add to and the membership agent reads
+//   feeder.cpp   pulls batches from every reader (bounded credits), acks trained ones
+//   worker.cpp   a Hogwild worker: lookups, compute, pushes, one batch after another
+//   syncer.cpp   the shadow: synchronizes the dense replica with the sync servers
+//   progress.cpp the counters the workers add to and the membership agent reads
 //
 // The workers and the syncer share the dense replica (Hogwild), the progress counters and, for
 // foreground sync, a foreground_gate; everything else travels as a message below.

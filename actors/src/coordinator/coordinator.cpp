@@ -8,7 +8,7 @@
 #include <map>
 #include <random>
 
-#include "coordinator_state.hpp"
+#include "state.hpp"
 #include "ss/actors/evaluator.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"

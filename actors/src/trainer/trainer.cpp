@@ -1,6 +1,6 @@
 // The trainer actor: follows the cluster view (readers, shards, sync servers) and the job state,
 // starts from the central dense copy, spawns the feeder, the workers and the syncer
-// (trainer_parts.hpp lists their messages), serves its replica and its status, and reports the
+// (parts.hpp lists their messages), serves its replica and its status, and reports the
 // replica to the coordinator once the input is exhausted.
 //
 // Messages: view_atom + cluster_view (from the membership agent), state_atom + job_state,
@@ -14,7 +14,7 @@
 
 #include "ss/actors/gateway.hpp"
 #include "ss/core/json.hpp"
-#include "trainer_parts.hpp"
+#include "parts.hpp"
 
 namespace ss::actors {
 namespace {

@@ -1,7 +1,7 @@
 // A Hogwild worker: takes batches from the feeder, looks up their rows on the shards (the next
 // batches' lookups in flight while it computes), trains the shared replica, pushes the row
 // gradients, and has the feeder ack each batch once every shard applied them (messages:
-// worker_actor in trainer_parts.hpp).
+// worker_actor in parts.hpp).
 #include <spdlog/spdlog.h>
 
 #include <map>
@@ -17,7 +17,7 @@
 
 #include "ss/core/metrics/metrics.hpp"
 #include "ss/core/train/train_step.hpp"
-#include "trainer_parts.hpp"
+#include "parts.hpp"
 
 namespace ss::actors::trainer_detail {
 namespace {

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "coordinator_state.hpp"
+#include "state.hpp"
 #include "ss/core/sync/sync_algorithms.hpp"
 #include "ss/core/train/dense_model.hpp"
 

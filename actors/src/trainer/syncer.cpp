@@ -4,7 +4,7 @@
 // train: a round snapshots that slice of the replica, sends it to its server and applies the
 // answer, so a slow or paused sync server holds back its own slice only. Foreground mode syncs
 // every slice at once when a worker reaches the next multiple of --sync-every, with every worker
-// parked meanwhile (messages: syncer_actor in trainer_parts.hpp). Once the workers are idle (the
+// parked meanwhile (messages: syncer_actor in parts.hpp). Once the workers are idle (the
 // input is exhausted, or a scored epoch ended) the trainer asks for a closing round: every slice
 // is sent with `closing` set, and the sync servers fold every trainer's final replica into the
 // model (docs/sync.md). It is bounded by a deadline; past it the trainer goes on without it.
@@ -15,7 +15,7 @@
 
 #include "ss/actors/sync_server.hpp"
 #include "ss/core/sync/replica_mirror.hpp"
-#include "trainer_parts.hpp"
+#include "parts.hpp"
 
 namespace ss::actors::trainer_detail {
 namespace {

@@ -1,6 +1,6 @@
 // The feeder: pulls batches from every reader with bounded credits and hands them to the
 // workers that ask; acks each batch to its reader once a worker trained it (messages:
-// feeder_actor in trainer_parts.hpp).
+// feeder_actor in parts.hpp).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "ss/core/train/train_step.hpp"
-#include "trainer_parts.hpp"
+#include "parts.hpp"
 
 namespace ss::actors::trainer_detail {
 namespace {

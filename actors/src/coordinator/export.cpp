@@ -3,7 +3,7 @@
 // the dense state and the shards.
 #include <spdlog/spdlog.h>
 
-#include "coordinator_state.hpp"
+#include "state.hpp"
 #include "ss/actors/exporter.hpp"
 #include "ss/core/job/preflight.hpp"
 

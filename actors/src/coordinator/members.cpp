@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "coordinator_state.hpp"
+#include "state.hpp"
 #include "ss/actors/messages.hpp"
 
 namespace ss::actors::coordinator_detail {

@@ -1,7 +1,7 @@
 // The coordinator's history of its status (coordinator_options::history), for the dashboard.
 #include <spdlog/spdlog.h>
 
-#include "coordinator_state.hpp"
+#include "state.hpp"
 #include "ss/core/json_value.hpp"
 
 namespace ss::actors::coordinator_detail {

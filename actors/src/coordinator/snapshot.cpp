@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "coordinator_state.hpp"
+#include "state.hpp"
 #include "ss/actors/sync_server.hpp"
 #include "ss/core/sync/sync_algorithms.hpp"
 

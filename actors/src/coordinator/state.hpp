@@ -1,8 +1,8 @@
 // The coordinator's state and the functions its source files share: coordinator.cpp (the job's
-// life cycle, progress, status, the final evaluation), coordinator_members.cpp (registration,
-// heartbeats, the cluster view), coordinator_snapshot.cpp
-// (the central dense copy, cluster snapshots, resuming), coordinator_export.cpp (model export) and
-// coordinator_epochs.cpp (validation between epochs). Private to ss_actors.
+// life cycle, progress, status, the final evaluation), members.cpp (registration,
+// heartbeats, the cluster view), snapshot.cpp
+// (the central dense copy, cluster snapshots, resuming), export.cpp (model export) and
+// epochs.cpp (validation between epochs). Private to ss_actors.
 #pragma once
 
 #include <caf/all.hpp>
@@ -78,7 +78,7 @@ struct coordinator_state {
   std::map<std::string, clock_type::time_point> vacant_since;
   // Another process claims a place a member holds (a trainer's name, a shard's index): since when
   // that incarnation has been asking. The holder's heartbeat after that proves it alive and the
-  // claim is refused; its silence for its claim window hands the place over (coordinator_members.cpp).
+  // claim is refused; its silence for its claim window hands the place over (members.cpp).
   struct place_claim {
     std::uint64_t incarnation = 0;
     clock_type::time_point since;
@@ -226,13 +226,13 @@ void tick(coordinator_actor* self);
 // The coordinator's status: what `shadowsync status` shows, /metrics exports and the history keeps.
 std::string status_json(coordinator_actor* self);
 
-// ---- coordinator_history.cpp ----
+// ---- history.cpp ----
 
 // Records the status in options.history every options.history_interval, and once more when the
 // job has ended (its final state); nothing without a history.
 void record_history(coordinator_actor* self, clock_type::time_point now);
 
-// ---- coordinator_members.cpp ----
+// ---- members.cpp ----
 
 // Membership or the epochs' barrier changed: a new view for the members.
 void change_view(coordinator_actor* self);
@@ -252,7 +252,7 @@ bool every_slot_taken(const coordinator_state& st);
 // service that never comes back: the job would wait for it forever), or returns "".
 std::string vacant_too_long(coordinator_state& st, clock_type::time_point now);
 
-// ---- coordinator_epochs.cpp ----
+// ---- epochs.cpp ----
 
 // True when the job scores --validation after each epoch (readers wait between epochs).
 bool validates(const coordinator_state& st);
@@ -267,7 +267,7 @@ void on_scored(coordinator_actor* self, const metrics::summary& m, std::uint64_t
 // The exporter of an epoch's model reported.
 void on_epoch_exported(coordinator_actor* self, const body_ptr& reply);
 
-// ---- coordinator_snapshot.cpp ----
+// ---- snapshot.cpp ----
 
 // Applies a snapshot the coordinator resumes from (counters, reader positions, dense state).
 void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapshot);
