@@ -52,14 +52,28 @@ class spawn_setup {
 
 }  // namespace
 
-result<child_process> child_process::start(const std::vector<std::string>& argv, const std::string& stdout_path) {
+std::vector<std::string> environment_without(const std::string& prefix) {
+  std::vector<std::string> kept;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) kept.emplace_back(*e);
+  return kept;
+}
+
+result<child_process> child_process::start(const std::vector<std::string>& argv, const std::string& stdout_path,
+                                           const std::vector<std::string>* environment) {
   if (argv.empty()) return status(errc::invalid_argument, "no program to start");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (environment != nullptr) {
+    for (const auto& e : *environment) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
   const spawn_setup setup(stdout_path);
   pid_t pid = -1;
-  if (int err = posix_spawn(&pid, argv[0].c_str(), setup.actions(), setup.attributes(), args.data(), environ);
+  if (int err = posix_spawn(&pid, argv[0].c_str(), setup.actions(), setup.attributes(), args.data(),
+                            environment != nullptr ? envp.data() : environ);
       err != 0)
     return status(errc::io_error, "cannot start " + argv[0] + ": " + std::strerror(err));
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));

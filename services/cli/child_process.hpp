@@ -11,13 +11,18 @@
 
 namespace ss::cli {
 
+// This process's environment without the variables whose names start with `prefix`.
+std::vector<std::string> environment_without(const std::string& prefix);
+
 class child_process {
  public:
   child_process() = default;
   // Starts the program at argv[0] (a path) with `argv`. Its stdout is appended to `stdout_path`
   // (created when missing; "/dev/null" drops it), its stderr is this process's, and it starts
   // with no signal blocked.
-  static result<child_process> start(const std::vector<std::string>& argv, const std::string& stdout_path);
+  // `environment`: its variables ("NAME=value"); this process's when null.
+  static result<child_process> start(const std::vector<std::string>& argv, const std::string& stdout_path,
+                                     const std::vector<std::string>* environment = nullptr);
   // Closes the pidfd; a child still running is left running.
   ~child_process();
   child_process(child_process&& other) noexcept;

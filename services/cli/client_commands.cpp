@@ -267,6 +267,12 @@ int run_snapshot(const args& a, const config::environment& env) {
       });
 }
 
+// export's own flag.
+void add_export_flags(config::option_set& opts, std::string& out) {
+  opts.add("out", &out, "Path of the model file, on the coordinator's machine (absolute, or relative to its "
+                        "working directory).");
+}
+
 int run_export(const args& a, const config::environment& env) {
   std::string out;
   return run_client(
@@ -276,10 +282,7 @@ int run_export(const args& a, const config::environment& env) {
       "predict`. Training goes on meanwhile. (For the final model, give the coordinator or "
       "`shadowsync local` --export.) Prints a summary and one JSON line.",
       600, a, env,
-      [&out](config::option_set& opts) {
-        opts.add("out", &out, "Path of the model file, on the coordinator's machine (absolute, or relative to its "
-                              "working directory).");
-      },
+      [&out](config::option_set& opts) { add_export_flags(opts, out); },
       [&out](const client_flags& f) {
         if (out.empty()) return refusal{"export", ""}("--out is required");
         auto r = ask_across_restarts<wire::export_reply>(f, "export", wire::export_request{out});
@@ -292,6 +295,23 @@ int run_export(const args& a, const config::environment& env) {
         std::printf("%s\n", j.str().c_str());
         return 0;
       });
+}
+
+std::vector<std::string> status_option_names() {
+  return names_of_options<client_flags>([](config::option_set& opts, client_flags& f) { add_client_flags(opts, f, 0); });
+}
+
+std::vector<std::string> snapshot_option_names() { return status_option_names(); }
+
+std::vector<std::string> export_option_names() {
+  struct export_flags {
+    client_flags client;
+    std::string out;
+  };
+  return names_of_options<export_flags>([](config::option_set& opts, export_flags& f) {
+    add_client_flags(opts, f.client, 0);
+    add_export_flags(opts, f.out);
+  });
 }
 
 }  // namespace ss::cli

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "command_table.hpp"
 #include "ss/core/json.hpp"
 #include "ss/service/logging.hpp"
 
@@ -34,10 +35,15 @@ std::optional<int> command_line::parse(const args& a, const config::environment&
   if (logging != nullptr) {
     if (auto st = service::init_logging(logging->level, logging->format); !st.is_ok()) return refuse(st.message());
   }
-  // Said once at the start, so that a variable meant for this command and spelt far off is seen.
-  for (const auto& name : opts_.ignored_environment())
+  // A variable no command reads is a mistake (misspelt far off, or left over); one another command
+  // reads is said once at the start, so that one meant for this command and misplaced is seen.
+  for (const auto& name : opts_.ignored_environment()) {
+    if (!some_command_reads(name))
+      return refuse(name + " is not an option of any shadowsync command: unset it (`shadowsync " + refuse_.command +
+                    " --help` lists this command's, each also a SHADOWSYNC_* variable)");
     std::fprintf(stderr, "shadowsync %s: %s is not an option of this command; ignored\n", refuse_.command.c_str(),
                  name.c_str());
+  }
   return std::nullopt;
 }
 

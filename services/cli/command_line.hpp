@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "ss/core/config/option_set.hpp"
@@ -25,6 +26,15 @@ struct refusal {
   std::string json_command;  // the JSON line's "command" ("train", "cluster"); "": no JSON line
   int operator()(const std::string& why) const;
 };
+
+// The names of the options `add(opts, flags)` declares, on flags of its own.
+template <class Flags, class Add>
+std::vector<std::string> names_of_options(Add&& add) {
+  Flags flags;
+  config::option_set opts("", "");
+  add(opts, flags);
+  return opts.names();
+}
 
 // A command's flags, and how it refuses to run.
 class command_line {

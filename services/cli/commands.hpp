@@ -22,6 +22,14 @@ command run_coordinator, run_shard, run_reader, run_trainer, run_sync_server;  /
 command run_status, run_snapshot, run_export;  // questions to a running job's coordinator
 command run_keygen;
 
+// The names of each command's options (a SHADOWSYNC_* variable that names an option of no command
+// is refused; command_table.hpp).
+using option_names = std::vector<std::string>();
+option_names train_option_names, gen_data_option_names, predict_option_names, local_option_names;
+option_names coordinator_option_names, shard_option_names, reader_option_names, trainer_option_names,
+    sync_server_option_names;
+option_names status_option_names, snapshot_option_names, export_option_names, keygen_option_names;
+
 // keygen --cluster: DIR/server.{key,pub}, DIR/<member>.{key,pub}, DIR/authorized_keys (written last).
 status write_cluster_keys(const std::string& dir, const std::vector<std::string>& members,
                           const std::vector<std::string>& admins, std::string* server_public);

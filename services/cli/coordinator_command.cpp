@@ -2,57 +2,19 @@
 // its snapshots, its export and the job's result.
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <string>
 
 #include "cluster_job.hpp"
 #include "commands.hpp"
 #include "service_flags.hpp"
+#include "roles.hpp"
 #include "service_root.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/preflight.hpp"
 
 namespace ss::cli {
 namespace {
-
-struct coordinator_flags {
-  job::job_options job;
-  std::string snapshot_dir;
-  double snapshot_interval = 60;
-  int snapshot_retain = 3;
-  bool resume = false;
-  std::string export_path;
-  std::string export_dir;  // where `shadowsync export` may write; "" = the working directory
-  double ops_linger = 0;   // seconds the dashboard stays up after the end
-};
-
-void add_coordinator_flags(config::option_set& opts, coordinator_flags& c) {
-  opts.add("snapshot-dir", &c.snapshot_dir,
-           "Where cluster snapshots go. A coordinator that finds snapshots of its job here continues the job "
-           "from the newest valid one (a restart), or reports the result of a job that finished. Empty: no "
-           "snapshots (a restarted coordinator starts the job over).");
-  opts.add("snapshot-interval", &c.snapshot_interval,
-           "Seconds between periodic cluster snapshots; 0: only on request (`shadowsync snapshot`).")
-      .range(0.0, 86400.0 * 7);
-  opts.add("snapshot-retain", &c.snapshot_retain, "Complete snapshots to keep (older ones are pruned).").range(1, 1000);
-  opts.add("resume", &c.resume, "Require a snapshot to resume from in --snapshot-dir (fail if there is none).");
-  opts.add("export", &c.export_path,
-           "Write the final model here when the job ends (a model file for `shadowsync predict`).");
-  opts.add("export-dir", &c.export_dir,
-           "Where `shadowsync export --out P` may write: P relative to it, or absolute inside it; never inside "
-           "--snapshot-dir, and an existing file is replaced only when it is a model file. Default: the "
-           "coordinator's working directory.");
-  opts.add("ops-linger", &c.ops_linger, ops_linger_help).range(0.0, 86400.0 * 7);
-  job::add_job_options(opts, c.job);
-}
-
-// The job, its directories and its outputs, checked before the coordinator starts.
-status check_coordinator(const coordinator_flags& c) {
-  SS_RETURN_IF_ERROR(job::check_job(c.job));
-  SS_RETURN_IF_ERROR(preflight(c.job, c.export_path));
-  if (!c.export_dir.empty()) SS_RETURN_IF_ERROR(job::check_writable_directory(c.export_dir, "--export-dir"));
-  if (!c.snapshot_dir.empty()) SS_RETURN_IF_ERROR(make_directory(c.snapshot_dir, "--snapshot-dir"));
-  return status::ok();
-}
 
 actors::coordinator_options to_coordinator_options(const coordinator_flags& c) {
   actors::coordinator_options co;
@@ -67,52 +29,91 @@ actors::coordinator_options to_coordinator_options(const coordinator_flags& c) {
   return co;
 }
 
-class coordinator_role final : public service_role {
- public:
-  coordinator_role()
-      : service_role({"coordinator",
-                      "Runs a job's sync coordinator: members (shards, readers, trainers) register with it "
-                      "and receive the job's configuration; it tracks their heartbeats, reports cluster "
-                      "progress, builds the final model and scores it on the --test files. Ends with a "
-                      "summary and one JSON line; exits 0 when the job finished.",
-                      "tcp://0.0.0.0:5555", /*member=*/false, /*indexed=*/false}) {}
-
-  // A refused job ends with a JSON line too, for the scripts that read only that line.
-  refusal refuse() const override { return {"coordinator", "cluster"}; }
-  void add_flags(config::option_set& opts) override { add_coordinator_flags(opts, flags_); }
-  status check() override { return check_coordinator(flags_); }
-
-  result<std::unique_ptr<actors::running_service>> start(caf::actor_system& sys,
-                                                         std::unique_ptr<actors::transport> transport,
-                                                         const actors::service_options& options) override {
-    auto co = to_coordinator_options(flags_);
-    co.on_result = outcome_.keeper();
-    return actors::start_coordinator(sys, std::move(transport), options, std::move(co));
-  }
-
-  std::string up_message(const actors::running_service& service) const override {
-    return fmt::format("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", service.endpoint(),
-                       flags_.job.shards, flags_.job.readers);
-  }
-  // Members learn that the job ended from their next heartbeat; one dropped for silence (cut off
-  // near the end) from its registration once its link heals: waited for a while, then not.
-  std::chrono::milliseconds linger() const override {
-    return std::chrono::milliseconds(static_cast<long>((flags_.job.member_timeout + 10) * 1000));
-  }
-  double ops_linger() const override { return flags_.ops_linger; }
-  int exit_status(bool finished) const override { return outcome_.exit_status(finished); }
-  void report() const override { outcome_.print(); }
-
- private:
-  coordinator_flags flags_;
-  kept_result outcome_;
-};
-
 }  // namespace
+
+coordinator_role::coordinator_role()
+    : service_role({"coordinator",
+                    "Runs a job's sync coordinator: members (shards, readers, trainers) register with it "
+                    "and receive the job's configuration; it tracks their heartbeats, reports cluster "
+                    "progress, builds the final model and scores it on the --test files. Ends with a "
+                    "summary and one JSON line; exits 0 when the job finished.",
+                    "tcp://0.0.0.0:5555", /*member=*/false, /*indexed=*/false}) {}
+
+void coordinator_role::add_flags(config::option_set& opts, flag_groups groups) {
+  coordinator_flags& c = flags_;
+  if (groups.placement) {
+    opts.add("snapshot-dir", &c.snapshot_dir,
+             "Where cluster snapshots go. A coordinator that finds snapshots of its job here continues the job "
+             "from the newest valid one (a restart), or reports the result of a job that finished. Empty: no "
+             "snapshots (a restarted coordinator starts the job over).");
+  }
+  if (groups.settings) {
+    opts.add("snapshot-interval", &c.snapshot_interval,
+             "Seconds between periodic cluster snapshots; 0: only on request (`shadowsync snapshot`).")
+        .range(0.0, 86400.0 * 7);
+    opts.add("snapshot-retain", &c.snapshot_retain, "Complete snapshots to keep (older ones are pruned).")
+        .range(1, 1000);
+  }
+  if (groups.placement)
+    opts.add("resume", &c.resume, "Require a snapshot to resume from in --snapshot-dir (fail if there is none).");
+  if (groups.settings) {
+    opts.add("export", &c.export_path,
+             "Write the final model here when the job ends (a model file for `shadowsync predict`).");
+  }
+  if (groups.placement) {
+    opts.add("export-dir", &c.export_dir,
+             "Where `shadowsync export --out P` may write: P relative to it, or absolute inside it; never inside "
+             "--snapshot-dir, and an existing file is replaced only when it is a model file. Default: the "
+             "coordinator's working directory.");
+  }
+  if (!groups.settings) return;
+  opts.add("ops-linger", &c.ops_linger, ops_linger_help).range(0.0, 86400.0 * 7);
+  job::add_job_options(opts, c.job);
+}
+
+// A cluster's coordinator keeps its snapshots in STATE_DIR/snapshots.
+args coordinator_role::placement(const std::string& state_dir, const std::string& /*name*/) const {
+  if (state_dir.empty()) return {};
+  return {"--snapshot-dir", (std::filesystem::path(state_dir) / "snapshots").string()};
+}
+
+// The job, its directories and its outputs, checked before the coordinator starts.
+status coordinator_role::check() {
+  const coordinator_flags& c = flags_;
+  SS_RETURN_IF_ERROR(job::check_job(c.job));
+  SS_RETURN_IF_ERROR(preflight(c.job, c.export_path));
+  if (!c.export_dir.empty()) SS_RETURN_IF_ERROR(job::check_writable_directory(c.export_dir, "--export-dir"));
+  if (!c.snapshot_dir.empty()) SS_RETURN_IF_ERROR(make_directory(c.snapshot_dir, "--snapshot-dir"));
+  return status::ok();
+}
+
+result<std::unique_ptr<actors::running_service>> coordinator_role::start(caf::actor_system& sys,
+                                                                         std::unique_ptr<actors::transport> transport,
+                                                                         const actors::service_options& options) {
+  auto co = to_coordinator_options(flags_);
+  co.on_result = outcome_.keeper();
+  return actors::start_coordinator(sys, std::move(transport), options, std::move(co));
+}
+
+std::string coordinator_role::up_message(const actors::running_service& service) const {
+  return fmt::format("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", service.endpoint(),
+                     flags_.job.shards, flags_.job.readers);
+}
+
+// Members learn that the job ended from their next heartbeat; one dropped for silence (cut off
+// near the end) from its registration once its link heals: waited for a while, then not.
+std::chrono::milliseconds coordinator_role::linger() const {
+  return std::chrono::milliseconds(static_cast<long>((flags_.job.member_timeout + 10) * 1000));
+}
 
 int run_coordinator(const args& a, const config::environment& env) {
   coordinator_role role;
   return run_service(role, a, env);
+}
+
+std::vector<std::string> coordinator_option_names() {
+  coordinator_role role;
+  return service_option_names(role);
 }
 
 }  // namespace ss::cli

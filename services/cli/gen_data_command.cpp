@@ -134,4 +134,8 @@ int run_gen_data(const args& a, const config::environment& env) {
   return 0;
 }
 
+std::vector<std::string> gen_data_option_names() {
+  return names_of_options<gen_data_options>(add_gen_data_flags);
+}
+
 }  // namespace ss::cli

@@ -89,25 +89,43 @@ status write_cluster_keys(const std::string& dir, const std::vector<std::string>
   return status::ok();
 }
 
-int run_keygen(const args& a, const config::environment& env) {
+namespace {
+
+struct keygen_flags {
   std::string out;
   std::string name = "client";
   bool cluster = false;
   std::vector<std::string> members;
   std::vector<std::string> admins{"admin"};
-  command_line cmd({"keygen", ""}, keygen_help);
-  config::option_set& opts = cmd.options();
-  opts.add("out", &out, "Directory to write the key files to (created if missing).");
-  opts.add("name", &name, "Name of the key pair (without --cluster).");
-  opts.add("cluster", &cluster, "Make a whole cluster's key set (needs --members).");
-  opts.add("members", &members,
+};
+
+void add_keygen_flags(config::option_set& opts, keygen_flags& f) {
+  opts.add("out", &f.out, "Directory to write the key files to (created if missing).");
+  opts.add("name", &f.name, "Name of the key pair (without --cluster).");
+  opts.add("cluster", &f.cluster, "Make a whole cluster's key set (needs --members).");
+  opts.add("members", &f.members,
            "With --cluster: the members that get a client pair, e.g. coordinator,shard-0,shard-1,reader-0,trainer-0 "
            "(add an `admin` member for shadowsync status/snapshot/export). The member named coordinator gets "
            "role=coordinator in authorized_keys.");
-  opts.add("admins", &admins,
+  opts.add("admins", &f.admins,
            "With --cluster: the members that get role=admin (may stop the job, take snapshots and export); "
            "members not listed here cannot, though they may join and train. Names missing from --members are "
            "skipped.");
+}
+
+}  // namespace
+
+std::vector<std::string> keygen_option_names() { return names_of_options<keygen_flags>(add_keygen_flags); }
+
+int run_keygen(const args& a, const config::environment& env) {
+  keygen_flags f;
+  command_line cmd({"keygen", ""}, keygen_help);
+  add_keygen_flags(cmd.options(), f);
+  const std::string& out = f.out;
+  const std::string& name = f.name;
+  const bool& cluster = f.cluster;
+  const std::vector<std::string>& members = f.members;
+  const std::vector<std::string>& admins = f.admins;
   if (auto done = cmd.parse(a, env)) return *done;
   if (out.empty()) return fail("--out is required", 2);
   if (!transport::curve_available()) return fail("this libzmq was built without CURVE (libsodium): no keys can be made");

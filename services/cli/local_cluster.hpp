@@ -8,12 +8,23 @@
 #include <string>
 
 #include "command_line.hpp"
+#include "roles.hpp"
 #include "ss/core/job/job_options.hpp"
 
 namespace ss::cli {
 
+// The roles of the cluster, whose settings are flags of `local` too.
+struct cluster_roles {
+  coordinator_role coordinator;
+  shard_role shard;
+  reader_role reader;
+  sync_server_role sync_server;
+  trainer_role trainer;
+};
+
 struct local_flags {
-  job::job_options job;
+  cluster_roles roles;
+  job::job_options& job = roles.coordinator.flags().job;
   int trainers = 2;
   int workers = 1;         // Hogwild workers per trainer
   int shard_threads = 1;
@@ -28,22 +39,14 @@ struct local_flags {
   std::string state_dir;   // shards' rows and the coordinator's snapshots; "" = a temporary one
   std::string run_dir;     // pid files and the coordinator's output; "" = a temporary one
   bool keep_state = false;
-  double snapshot_interval = 60;
-  std::string export_path;  // the final model file
-  int snapshot_retain = 3;
-  double flush_interval = 5;
-  bool prefetch = false;  // trainers hint batches' rows to the shards (a budget's misses read ahead)
-  int storage_memory_mb = 64;
-  int memory_budget_mb = 0;  // per shard; 0 = every row in RAM
   double restart_delay = 1;
   int max_restarts = 10;
   std::string curve_dir;  // --processes: CURVE keys of every child (made here when absent); "" = plain
   std::string ops_listen;  // the coordinator's ops endpoint and dashboard, HOST:PORT; "" = none
-  double ops_linger = 0;   // seconds it stays up after the job has ended
 };
 
 // Both return the exit status of `shadowsync local` (commands.hpp; 130 when interrupted).
-int run_local_in_process(const local_flags& l);
-int run_local_processes(const local_flags& l);
+int run_local_in_process(local_flags& l);
+int run_local_processes(local_flags& l);
 
 }  // namespace ss::cli

@@ -11,7 +11,6 @@
 #include "local_cluster.hpp"
 #include "service_flags.hpp"
 #include "ss/core/data/generator.hpp"
-#include "ss/core/job/preflight.hpp"
 
 namespace ss::cli {
 namespace {
@@ -41,22 +40,9 @@ void add_local_flags(config::option_set& opts, local_flags& l) {
   opts.add("run-dir", &l.run_dir, "--processes: where the supervisor writes <service>.pid files and the "
                                   "coordinator's output. Default: a temporary directory.");
   opts.add("keep-state", &l.keep_state, "--processes: keep the temporary state directory after the run.");
-  opts.add("snapshot-interval", &l.snapshot_interval, "Seconds between cluster snapshots; 0: only on request.")
-      .range(0.0, 86400.0 * 7);
-  opts.add("snapshot-retain", &l.snapshot_retain, "Complete snapshots to keep.").range(1, 1000);
-  opts.add("export", &l.export_path, "Write the final model here when the job ends (for `shadowsync predict`).");
-  opts.add("flush-interval", &l.flush_interval, "Seconds between a shard's writes of changed rows to storage.")
-      .range(0.0, 86400.0);
-  opts.add("storage-memory-mb", &l.storage_memory_mb,
-           "RocksDB's memory per shard with a state directory (memtables + block cache; see `shadowsync shard`).")
-      .range(4, 1 << 20);
-  opts.add("memory-budget-mb", &l.memory_budget_mb,
-           "RAM per shard for its rows; the rest stay in its storage (--processes or --state-dir; see "
-           "`shadowsync shard`). 0: every row in RAM.")
-      .range(0, 1 << 24);
-  opts.add("prefetch", &l.prefetch,
-           "Trainers hint each batch's rows to the shards while it waits, so that a shard with "
-           "--memory-budget-mb reads them from storage ahead of the lookup (see `shadowsync trainer`).");
+  // The roles' own settings, declared by each role (`shadowsync shard --help` and so on).
+  l.roles.shard.add_flags(opts, settings_only);
+  l.roles.trainer.add_flags(opts, settings_only);
   opts.add("restart-delay", &l.restart_delay, "--processes: seconds before a service that died is started again.")
       .range(0.0, 3600.0);
   opts.add("max-restarts", &l.max_restarts, "--processes: restarts of one service before the run gives up.")
@@ -69,8 +55,8 @@ void add_local_flags(config::option_set& opts, local_flags& l) {
   opts.add("ops-listen", &l.ops_listen,
            "HOST:PORT of the coordinator's HTTP endpoint: the job's dashboard at /, /api/status, /api/history, and "
            "/healthz, /readyz, /metrics (port 0: any free port); empty: none.");
-  opts.add("ops-linger", &l.ops_linger, ops_linger_help).range(0.0, 86400.0 * 7);
-  job::add_job_options(opts, l.job);
+  // The coordinator's settings, the job's among them.
+  l.roles.coordinator.add_flags(opts, settings_only);
 }
 
 // Without --train files (and unless the steps are simulated): train on data drawn from a hidden
@@ -98,8 +84,10 @@ status use_generated_data(local_flags& l) {
 status check_local(local_flags& l) {
   job::resolve_sync(l.job, l.trainers);
   SS_RETURN_IF_ERROR(job::resolve_feature_counts(l.job));
-  SS_RETURN_IF_ERROR(job::check_job(l.job));
-  SS_RETURN_IF_ERROR(preflight(l.job, l.export_path));
+  coordinator_flags& c = l.roles.coordinator.flags();
+  // A child process may run elsewhere than here; the in-process coordinator too, in effect.
+  if (!c.export_path.empty()) c.export_path = std::filesystem::absolute(c.export_path).string();
+  SS_RETURN_IF_ERROR(l.roles.coordinator.check());
   if (!l.state_dir.empty()) SS_RETURN_IF_ERROR(make_directory(l.state_dir, "--state-dir"));
   return status::ok();
 }
@@ -118,9 +106,12 @@ int run_local(const args& a, const config::environment& env) {
     return cmd.refuse("--curve-dir needs --processes (in one process the services talk over inproc://, which never "
                       "leaves the process and which libzmq does not encrypt)");
   }
-  if (l.memory_budget_mb > 0 && !l.processes && l.state_dir.empty()) {
-    return cmd.refuse("--memory-budget-mb needs --state-dir or --processes: the rows beyond a shard's budget live in "
-                      "its storage, which a cluster in one process keeps only with a state directory");
+  // A shard's own checks, where a cluster in this process places it (with --processes, the
+  // supervisor gives every shard a state directory).
+  if (!l.processes) {
+    if (auto st = l.roles.shard.place(l.state_dir, "shard-0"); !st.is_ok()) return cmd.refuse(st.message());
+    if (auto st = l.roles.shard.check(); !st.is_ok())
+      return cmd.refuse(st.message() + " (in one process: give --state-dir, or use --processes)");
   }
   // Every trainer of a local cluster starts together: the job waits for all of them.
   if (cmd.options().source("min-trainers") == config::value_source::default_value) l.job.min_trainers = l.trainers;
@@ -134,5 +125,7 @@ int run_local(const args& a, const config::environment& env) {
   if (l.processes) return run_local_processes(l);
   return run_local_in_process(l);
 }
+
+std::vector<std::string> local_option_names() { return names_of_options<local_flags>(add_local_flags); }
 
 }  // namespace ss::cli

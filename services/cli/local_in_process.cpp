@@ -33,21 +33,6 @@ actors::service_options inproc_options(const local_flags& l, const std::string& 
   return o;
 }
 
-// With --state-dir, the coordinator's snapshots go to STATE_DIR/snapshots (a later run resumes).
-actors::coordinator_options local_coordinator_options(const local_flags& l) {
-  actors::coordinator_options co;
-  co.job = l.job;
-  co.export_path = l.export_path;
-  co.export_dir = export_dir_or_cwd("");
-  if (!l.state_dir.empty()) {
-    co.protected_dirs.push_back(l.state_dir);
-    co.snapshots = job::directory_snapshot_store((std::filesystem::path(l.state_dir) / "snapshots").string());
-    co.snapshot_interval = l.snapshot_interval;
-    co.snapshot_retain = l.snapshot_retain;
-  }
-  return co;
-}
-
 // The cluster's services, the coordinator first; a signal stops them from its own thread.
 class local_services {
  public:
@@ -84,47 +69,46 @@ class local_services {
   std::vector<std::unique_ptr<actors::running_service>> services_;
 };
 
+// Places one instance of `role` (its state under --state-dir), lets the role configure it and
+// starts it; false when it did not start.
+bool start_one(const local_flags& l, service_role& role, actors::service_options o, caf::actor_system& sys,
+               const std::shared_ptr<zmq::context_t>& ctx, local_services& services) {
+  if (auto placed = role.place(l.state_dir, o.name); !placed.is_ok()) {
+    spdlog::error("local: {}: {}", o.name, placed.message());
+    return false;
+  }
+  role.configure(o);
+  return services.add(role.start(sys, make_transport(ctx, o.name), o));
+}
+
 // Starts the coordinator, then the shards, sync servers, readers and trainers; false when one
 // did not start.
-bool start_cluster(const local_flags& l, caf::actor_system& sys, const std::shared_ptr<zmq::context_t>& ctx,
-                   actors::coordinator_options co, local_services& services) {
-  bool ok = services.add(actors::start_coordinator(sys, make_transport(ctx, "coordinator"),
-                                                   inproc_options(l, "coordinator"), std::move(co)));
-  for (int i = 0; ok && i < l.job.shards; ++i) {
-    auto o = inproc_options(l, "shard-" + std::to_string(i));
-    o.index = i;
-    o.threads = l.shard_threads;
-    o.flush_interval = l.flush_interval;
-    o.memory_budget_bytes = static_cast<std::uint64_t>(l.memory_budget_mb) << 20;
-    if (!l.state_dir.empty())
-      o.open_storage = rocksdb_storage((std::filesystem::path(l.state_dir) / o.name).string(), l.storage_memory_mb,
-                                       l.memory_budget_mb > 0);
-    ok = services.add(actors::start_shard(sys, make_transport(ctx, o.name), o));
-  }
-  for (int i = 1; ok && i < l.job.sync_servers; ++i) {
-    auto o = inproc_options(l, "sync-" + std::to_string(i));
-    o.index = i;
-    ok = services.add(actors::start_sync_server(sys, make_transport(ctx, o.name), o));
-  }
-  for (int i = 0; ok && i < l.job.readers; ++i) {
-    auto o = inproc_options(l, "reader-" + std::to_string(i));
-    o.index = i;
-    ok = services.add(actors::start_reader(sys, make_transport(ctx, o.name), o));
-  }
+bool start_cluster(local_flags& l, caf::actor_system& sys, const std::shared_ptr<zmq::context_t>& ctx,
+                   local_services& services) {
+  cluster_roles& roles = l.roles;
+  bool ok = start_one(l, roles.coordinator, inproc_options(l, "coordinator"), sys, ctx, services);
+  auto indexed = [&](service_role& role, const std::string& prefix, int index, int threads) {
+    auto o = inproc_options(l, prefix + std::to_string(index));
+    o.index = index;
+    o.threads = threads;
+    return start_one(l, role, o, sys, ctx, services);
+  };
+  for (int i = 0; ok && i < l.job.shards; ++i) ok = indexed(roles.shard, "shard-", i, l.shard_threads);
+  for (int i = 1; ok && i < l.job.sync_servers; ++i) ok = indexed(roles.sync_server, "sync-", i, 1);
+  for (int i = 0; ok && i < l.job.readers; ++i) ok = indexed(roles.reader, "reader-", i, 1);
   for (int i = 0; ok && i < l.trainers; ++i) {
     auto o = inproc_options(l, "trainer-" + std::to_string(i));
     o.threads = l.workers;
-    o.prefetch = l.prefetch;
-    ok = services.add(actors::start_trainer(sys, make_transport(ctx, o.name), o));
+    ok = start_one(l, roles.trainer, o, sys, ctx, services);
   }
   return ok;
 }
 
 }  // namespace
 
-int run_local_in_process(const local_flags& l) {
+int run_local_in_process(local_flags& l) {
   local_services services;
-  kept_result outcome;
+  coordinator_role& coordinator = l.roles.coordinator;
   std::atomic<bool> interrupted{false};
   service::shutdown_signal signals([&](int) {
     interrupted.store(true);
@@ -142,20 +126,18 @@ int run_local_in_process(const local_flags& l) {
   {
     caf::actor_system sys{*cfg};
     auto ctx = transport::make_zmq_context();
-    auto co = local_coordinator_options(l);
-    co.on_result = outcome.keeper();
-    if (start_cluster(l, sys, ctx, std::move(co), services) && !interrupted.load()) {
+    if (start_cluster(l, sys, ctx, services) && !interrupted.load()) {
       (*ops)->attach(services.coordinator());
-      rc = outcome.exit_status(
+      rc = coordinator.exit_status(
           services.wait(milliseconds_of(l.job.member_timeout), [&ops] { (*ops)->job_ended(); }));
     }
     (*ops)->stopping("the job has ended");
     services.stop_all("local cluster done");
     services.clear();
   }
-  outcome.print();
+  coordinator.report();
   if (interrupted.load()) return 130;
-  (*ops)->linger(l.ops_linger, [&interrupted] { return interrupted.load(); });
+  (*ops)->linger(coordinator.ops_linger(), [&interrupted] { return interrupted.load(); });
   return rc;
 }
 

@@ -78,15 +78,16 @@ int free_port() {
 // Where a run keeps its files, and the coordinator's endpoint.
 struct run_layout {
   fs::path temp;       // the temporary run directory when there is no --run-dir ("" otherwise)
-  fs::path run_dir;    // <service>.pid, coordinator.out, coordinator.endpoint, job.ini
+  fs::path run_dir;    // <service>.pid, coordinator.out, coordinator.endpoint, cluster.ini
   fs::path state_dir;  // the shards' rows and the coordinator's snapshots
   std::string coordinator;
   fs::path coordinator_out() const { return run_dir / "coordinator.out"; }
+  fs::path settings() const { return run_dir / "cluster.ini"; }
 };
 
 // The run's directories and files, before any service starts. Errors: invalid_argument for a
 // directory that cannot be used (exit 2), unavailable for no free port (exit 1).
-result<run_layout> prepare_run(const local_flags& l) {
+result<run_layout> prepare_run(local_flags& l) {
   run_layout r;
   const int port = free_port();
   if (port == 0) return status(errc::unavailable, "no free tcp port on 127.0.0.1");
@@ -107,10 +108,12 @@ result<run_layout> prepare_run(const local_flags& l) {
   fs::remove(r.coordinator_out(), ec);
   // For `shadowsync status --coordinator $(cat RUN_DIR/coordinator.endpoint)` and tools.
   std::ofstream(r.run_dir / "coordinator.endpoint") << r.coordinator << "\n";
-  // The job section, renamed for the coordinator command.
-  std::string text = job::job_config_text(l.job);
-  if (const auto at = text.find("[job]"); at != std::string::npos) text.replace(at, 5, "[coordinator]");
-  std::ofstream(r.run_dir / "job.ini") << text;
+  // Every role's settings, a section each: what every child reads with --config.
+  std::ofstream settings(r.settings());
+  for (service_role* role : std::initializer_list<service_role*>{&l.roles.coordinator, &l.roles.shard,
+                                                                  &l.roles.trainer})
+    settings << role->settings_config() << "\n";
+  if (!settings.flush()) return status(errc::invalid_argument, "cannot write " + r.settings().string());
   return r;
 }
 
@@ -124,7 +127,8 @@ struct supervised_child {
   std::optional<clock_type::time_point> restart_at;  // died before the job ended; started again then
 };
 
-// The command lines of the cluster's services, the coordinator first.
+// The command lines of the cluster's services, the coordinator first: each reads its role's
+// settings from the run's config file and is given its place and its instance's flags.
 std::vector<supervised_child> plan_children(const local_flags& l, const run_layout& r) {
   const std::string exe = self_exe();
   const std::vector<std::string> logging = {"--log-level", l.log.level, "--log-format", l.log.format};
@@ -132,38 +136,33 @@ std::vector<supervised_child> plan_children(const local_flags& l, const run_layo
                                            "--heartbeat-interval", std::to_string(l.job.heartbeat_interval),
                                            "--request-timeout", std::to_string(l.job.request_timeout)};
   std::vector<supervised_child> children;
-  auto add = [&](std::string name, const std::vector<std::string>& command) {
+  auto add = [&](std::string name, const service_role& role, const std::vector<std::string>& flags) {
     supervised_child c;
     c.name = std::move(name);
-    c.coordinator = command.front() == "coordinator";
-    c.argv = {exe};
-    c.argv.insert(c.argv.end(), command.begin(), command.end());
+    c.coordinator = &role == &l.roles.coordinator;
+    c.argv = {exe, role.kind().command, "--config", r.settings().string()};
+    const args place = role.placement(r.state_dir.string(), c.name);
+    c.argv.insert(c.argv.end(), place.begin(), place.end());
+    c.argv.insert(c.argv.end(), flags.begin(), flags.end());
     if (!c.coordinator) c.argv.insert(c.argv.end(), member.begin(), member.end());
     c.argv.insert(c.argv.end(), logging.begin(), logging.end());
     children.push_back(std::move(c));
   };
-  std::vector<std::string> coordinator = {"coordinator", "--config", (r.run_dir / "job.ini").string(), "--listen",
-                                          r.coordinator, "--snapshot-dir", (r.state_dir / "snapshots").string(),
-                                          "--snapshot-interval", std::to_string(l.snapshot_interval),
-                                          "--snapshot-retain", std::to_string(l.snapshot_retain),
-                                          "--export-dir", export_dir_or_cwd("")};
-  if (!l.export_path.empty()) coordinator.insert(coordinator.end(), {"--export", fs::absolute(l.export_path).string()});
-  if (!l.ops_listen.empty())
-    coordinator.insert(coordinator.end(), {"--ops-listen", l.ops_listen, "--ops-linger", std::to_string(l.ops_linger)});
-  add("coordinator", coordinator);
+  std::vector<std::string> coordinator = {"--listen", r.coordinator, "--export-dir", export_dir_or_cwd("")};
+  if (!l.ops_listen.empty()) coordinator.insert(coordinator.end(), {"--ops-listen", l.ops_listen});
+  add("coordinator", l.roles.coordinator, coordinator);
+  auto indexed = [](int i) { return std::vector<std::string>{"--index", std::to_string(i)}; };
   for (int i = 0; i < l.job.shards; ++i) {
-    const std::string name = "shard-" + std::to_string(i);
-    add(name, {"shard", "--index", std::to_string(i), "--threads", std::to_string(l.shard_threads), "--data-dir",
-               (r.state_dir / name).string(), "--flush-interval", std::to_string(l.flush_interval),
-               "--storage-memory-mb", std::to_string(l.storage_memory_mb), "--memory-budget-mb",
-               std::to_string(l.memory_budget_mb)});
+    auto flags = indexed(i);
+    flags.insert(flags.end(), {"--threads", std::to_string(l.shard_threads)});
+    add("shard-" + std::to_string(i), l.roles.shard, flags);
   }
-  for (int i = 1; i < l.job.sync_servers; ++i)
-    add("sync-" + std::to_string(i), {"sync-server", "--index", std::to_string(i)});
-  for (int i = 0; i < l.job.readers; ++i) add("reader-" + std::to_string(i), {"reader", "--index", std::to_string(i)});
-  for (int i = 0; i < l.trainers; ++i)
-    add("trainer-" + std::to_string(i), {"trainer", "--name", "trainer-" + std::to_string(i), "--threads",
-                                         std::to_string(l.workers), l.prefetch ? "--prefetch" : "--no-prefetch"});
+  for (int i = 1; i < l.job.sync_servers; ++i) add("sync-" + std::to_string(i), l.roles.sync_server, indexed(i));
+  for (int i = 0; i < l.job.readers; ++i) add("reader-" + std::to_string(i), l.roles.reader, indexed(i));
+  for (int i = 0; i < l.trainers; ++i) {
+    const std::string name = "trainer-" + std::to_string(i);
+    add(name, l.roles.trainer, {"--name", name, "--threads", std::to_string(l.workers)});
+  }
   return children;
 }
 
@@ -282,7 +281,8 @@ class supervisor {
     c.restart_at.reset();
     // The coordinator's stdout (summary and JSON line) goes to a file relayed at the end; a
     // restarted coordinator appends to it. Other services' stdout is not needed.
-    auto started = child_process::start(c.argv, c.coordinator ? run_.coordinator_out().string() : "/dev/null");
+    auto started = child_process::start(c.argv, c.coordinator ? run_.coordinator_out().string() : "/dev/null",
+                                        &environment_);
     if (!started.is_ok()) {
       spdlog::error("local: {}: {}", c.name, started.error().message());
       return false;
@@ -354,6 +354,9 @@ class supervisor {
 
   const local_flags& l_;
   const run_layout& run_;
+  // The children's: without SHADOWSYNC_* variables, which this process has resolved into their
+  // settings and flags already (inherited, one would override what the settings file says).
+  const std::vector<std::string> environment_ = environment_without("SHADOWSYNC_");
   std::vector<supervised_child> children_;  // the coordinator first
   transport::transport_security security_;
   std::atomic<bool> interrupted_{false};
@@ -363,7 +366,7 @@ class supervisor {
 
 }  // namespace
 
-int run_local_processes(const local_flags& l) {
+int run_local_processes(local_flags& l) {
   auto run = prepare_run(l);
   if (!run.is_ok()) {
     spdlog::error("local: {}", run.error().message());

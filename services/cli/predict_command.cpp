@@ -248,4 +248,6 @@ int run_predict(const args& a, const config::environment& env) {
   return 0;
 }
 
+std::vector<std::string> predict_option_names() { return names_of_options<predict_options>(add_predict_flags); }
+
 }  // namespace ss::cli

@@ -96,8 +96,36 @@ int serve(service_role& role, const service_flags& f, const transport::transport
 
 }  // namespace
 
+status service_role::place(const std::string& state_dir, const std::string& name) {
+  config::option_set opts(kind_.command, "");
+  add_flags(opts, placement_only);
+  return opts.parse(placement(state_dir, name), config::environment{});
+}
+
+std::string service_role::settings_config() {
+  config::option_set opts(kind_.command, "");
+  add_flags(opts, settings_only);
+  return opts.effective_config();
+}
+
 std::string service_role::up_message(const actors::running_service& service) const {
   return service.name() + ": up" + (service.endpoint().empty() ? "" : " at " + service.endpoint());
+}
+
+namespace {
+
+// Every flag of the role's command: the shared ones, then its own.
+void add_all_flags(service_role& role, config::option_set& opts, service_flags& f) {
+  const service_kind& kind = role.kind();
+  add_service_flags(opts, f, kind.default_listen, kind.member, kind.indexed);
+  role.add_flags(opts, flag_groups{});
+}
+
+}  // namespace
+
+std::vector<std::string> service_option_names(service_role& role) {
+  return names_of_options<service_flags>(
+      [&role](config::option_set& opts, service_flags& f) { add_all_flags(role, opts, f); });
 }
 
 int run_service(service_role& role, const args& a, const config::environment& env) {
@@ -105,8 +133,7 @@ int run_service(service_role& role, const args& a, const config::environment& en
   const refusal refuse = role.refuse();
   service_flags f;
   command_line cmd(refuse, kind.description);
-  add_service_flags(cmd.options(), f, kind.default_listen, kind.member, kind.indexed);
-  role.add_flags(cmd.options());
+  add_all_flags(role, cmd.options(), f);
   if (auto done = cmd.parse(a, env, &f.log)) return *done;
   if (kind.indexed && f.index < 0) return refuse("--index is required");
   if (auto st = check_endpoints(f, kind.member); !st.is_ok()) return refuse(st.message());

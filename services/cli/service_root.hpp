@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -27,6 +28,14 @@ struct service_kind {
   bool indexed = false;        // has a required --index in the job
 };
 
+// Which of a role's flags to declare (service_role::add_flags).
+struct flag_groups {
+  bool settings = true;
+  bool placement = true;
+};
+inline constexpr flag_groups settings_only{true, false};
+inline constexpr flag_groups placement_only{false, true};
+
 class service_role {
  public:
   explicit service_role(const service_kind& kind) : kind_(kind) {}
@@ -37,8 +46,18 @@ class service_role {
   const service_kind& kind() const { return kind_; }
   // How it refuses to run (exit 2).
   virtual refusal refuse() const { return {kind_.command, ""}; }
-  // Its own flags, listed after the shared ones.
-  virtual void add_flags(config::option_set&) {}
+  // Its own flags, declared once, listed after the shared ones, in two groups: its settings, which
+  // every instance of the role in a cluster shares (a shard's --memory-budget-mb), and its
+  // placement, where one instance keeps its state (a shard's --data-dir). A standalone command
+  // adds both; `local` adds every role's settings to its own flags and lays out the placement.
+  virtual void add_flags(config::option_set&, flag_groups) {}
+  // The placement flags of the instance `name` of a cluster that keeps its state under `state_dir`
+  // ("" = nowhere): how `local` lays a cluster out, as flags a child process is given.
+  virtual args placement(const std::string& /*state_dir*/, const std::string& /*name*/) const { return {}; }
+  // Sets the placement of an instance in process, from the same flags (refused ones are a bug).
+  status place(const std::string& state_dir, const std::string& name);
+  // The settings as a config file section ([<command>] key = value), for a child process.
+  std::string settings_config();
   // After parsing: what keeps it from starting, found before anything starts.
   virtual status check() { return status::ok(); }
   // Its part of the service's options (a shard's storage).
@@ -65,5 +84,8 @@ class service_role {
 // Exit statuses: 0 the job finished (or a signal stopped the service), 1 it failed, 2 bad flags or
 // keys, and what role.exit_status() says (the coordinator: 3 when the job's last snapshot failed).
 int run_service(service_role& role, const args& a, const config::environment& env);
+
+// The names of the options of `role`'s command: the shared ones and its own.
+std::vector<std::string> service_option_names(service_role& role);
 
 }  // namespace ss::cli

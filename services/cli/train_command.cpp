@@ -510,4 +510,6 @@ int run_train(const args& a, const config::environment& env) {
   return run.cancelled() ? 130 : 0;
 }
 
+std::vector<std::string> train_option_names() { return names_of_options<train_options>(add_train_flags); }
+
 }  // namespace ss::cli

@@ -83,6 +83,14 @@ TEST_CASE("cli: what a deployment's start-up gets wrong is refused at start with
   CHECK(empty.out.find("SHADOWSYNC_LISTEN is set but empty") != std::string::npos);
   auto elsewhere = run_command("SHADOWSYNC_MIN_TRAINERS=2 " + bin + " train --train /nonexistent/x.tsv");
   CHECK(elsewhere.out.find("SHADOWSYNC_MIN_TRAINERS is not an option of this command; ignored") != std::string::npos);
+  // A variable that no command reads (misspelt beyond a near miss, or left over) is refused, by
+  // every command alike.
+  for (const std::string command : {"train --train /nonexistent/x.tsv", "shard --index 0", "status", "local"}) {
+    INFO(command);
+    auto nowhere = run_command("SHADOWSYNC_NUM_WORKERS=64 " + bin + " " + command);
+    CHECK(nowhere.exit_code == 2);
+    CHECK(nowhere.out.find("SHADOWSYNC_NUM_WORKERS is not an option of any shadowsync command") != std::string::npos);
+  }
 }
 
 TEST_CASE("cli: an empty training set is an error, not a model with NE nan", "[cli]") {

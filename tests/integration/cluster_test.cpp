@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -130,6 +132,39 @@ TEST_CASE("cluster: local --processes trains every example exactly once and exit
   CHECK(r.out.find("starting it again") == std::string::npos);
   CHECK(r.out.find("did not exit") == std::string::npos);
   CHECK(r.out.find("the job is done; exiting") != std::string::npos);
+}
+
+TEST_CASE("cluster: local --processes hands each role its settings in one file, and a flag beats an inherited variable",
+          "[integration]") {
+  const auto run_dir = std::filesystem::temp_directory_path() / ("ss-settings-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(run_dir);
+  // The variable is the supervisor's; its children must not read it over the flag it lost to.
+  auto r = run_command("SHADOWSYNC_BATCH_SIZE=64 " + bin + " local --processes --trainers 1 --train " + train_files() +
+                       " --progress-interval 0 --heartbeat-interval 0.2 --batch-size 256 --memory-budget-mb 16 "
+                       "--flush-interval 2 --prefetch --snapshot-retain 2 --run-dir " + run_dir.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(json_number(last_json_line(r.out), "batch_size") == 256);
+  CHECK(json_number(last_json_line(r.out), "examples") == 40000);
+  std::ifstream in(run_dir / "cluster.ini");
+  std::stringstream text;
+  text << in.rdbuf();
+  INFO(text.str());
+  const std::string ini = text.str();
+  const auto coordinator = ini.find("[coordinator]"), shard = ini.find("[shard]"), trainer = ini.find("[trainer]");
+  REQUIRE(coordinator != std::string::npos);
+  REQUIRE(shard != std::string::npos);
+  REQUIRE(trainer != std::string::npos);
+  const auto in_section = [&](std::size_t from, std::size_t to, const std::string& line) {
+    const auto at = ini.find(line, from);
+    return at != std::string::npos && at < to;
+  };
+  CHECK(in_section(coordinator, shard, "batch-size = 256\n"));
+  CHECK(in_section(coordinator, shard, "snapshot-retain = 2\n"));
+  CHECK(in_section(shard, trainer, "memory-budget-mb = 16\n"));
+  CHECK(in_section(shard, trainer, "flush-interval = 2\n"));
+  CHECK(in_section(trainer, ini.size(), "prefetch = true\n"));
+  std::filesystem::remove_all(run_dir);
 }
 
 TEST_CASE("cluster: in one process, one trainer matches shadowsync train", "[integration]") {

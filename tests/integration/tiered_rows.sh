@@ -80,7 +80,7 @@ fi
 if "$bin" local --trainers 1 --rows 2000 --memory-budget-mb 8 >nostate.out 2>nostate.err; then
   fail "a budget without storage was accepted"
 else
-  grep -q "needs --state-dir or --processes" nostate.out nostate.err || fail "the refusal does not say why: $(cat nostate.err)"
+  grep -q "give --state-dir, or use --processes" nostate.out nostate.err || fail "the refusal does not say why: $(cat nostate.err)"
 fi
 echo "in RAM:     $(grep -o '"test_ne":[^,]*' ram.json), export_rows $(field ram.json export_rows)"
 echo "1 MB (${budget:-?} rows): $(grep -o '"test_ne":[^,]*' tiered.json), export_rows $(field tiered.json export_rows)"

@@ -321,6 +321,12 @@ detail::option_base* option_set::find(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<std::string> option_set::names() const {
+  std::vector<std::string> out;
+  for (const auto& option : options_) out.push_back(option->name());
+  return out;
+}
+
 std::optional<value_source> option_set::source(std::string_view name) const {
   const detail::option_base* option = find(name);
   if (option == nullptr) return std::nullopt;

@@ -294,6 +294,7 @@ TEST_CASE("config: environment variables", "[core][config]") {
   CHECK(o.batch_size == 512);
   CHECK(o.lr == 0.01);
   CHECK(s.ignored_environment() == std::vector<std::string>{"SHADOWSYNC_SOMETHING_ELSE"});
+  CHECK(s.names() == std::vector<std::string>{"batch-size", "lr", "threads", "seed", "verbose", "optimizer", "hosts"});
 
   // Set but empty (ours or not), and a near miss of one of ours (a misspelling), are refused.
   CHECK(parse_message({}, {{"SHADOWSYNC_LR", ""}}) == "SHADOWSYNC_LR is set but empty: unset it, or give it a value");

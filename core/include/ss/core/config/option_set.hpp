@@ -233,6 +233,9 @@ class option_set {
   // save it and pass it back with --config to rerun with the same settings.
   std::string effective_config() const;
 
+  // The declared options' names, in declaration order.
+  std::vector<std::string> names() const;
+
   // Where `name`'s value came from; nullopt for an undeclared name.
   std::optional<value_source> source(std::string_view name) const;
 
