@@ -16,14 +16,14 @@
 namespace ss::job {
 
 // The hidden layers of the bottom MLP when --bottom-mlp is left empty and the input has dense
-// features (bench/defaults_sweep.py chose it over none, 64 and 256-64).
+// features (bench/experiments/defaults_sweep/defaults_sweep.py chose it over none, 64 and 256-64).
 inline constexpr const char* auto_bottom_hidden = "512-256-64";
 
 struct model_options {
   int embedding_dim = 16;
   std::string bottom_mlp;  // empty: sized to the input (bottom_layers)
   std::string top_mlp = "512-256-1";
-  // The optimizer defaults were chosen by bench/defaults_sweep.py (docs/training.md).
+  // The optimizer defaults were chosen by bench/experiments/defaults_sweep/defaults_sweep.py (docs/training.md).
   double learning_rate = 0.001;
   double embedding_learning_rate = 0.03;  // 0: same as learning_rate
   std::string dense_optimizer = "adam";

@@ -1,7 +1,7 @@
 // Row-major GEMM: C = alpha * op(A) * op(B) + beta * C, with op(X) = X or X^T.
 //
 // float runs on oneDNN's JIT sgemm, which picks AVX-512, AVX2 or SSE4.1 kernels at run time
-// (chosen by measurement, see bench/gemm_bench.cpp and docs/performance.md). double runs on a plain
+// (chosen by measurement, see bench/micro/gemm_bench.cpp and docs/performance.md). double runs on a plain
 // reference loop: it exists for the finite-difference gradient checks, never for training.
 #pragma once
 

@@ -67,7 +67,7 @@ inline float default_bmuf_momentum(std::size_t trainers) {
 // The outer optimizer's momentum. Around EASGD, BMUF's rule: averaging n replicas divides the
 // step by about n, and 1 / (1 - mu) = n gives it back. Around MA, at most 0.25: MA's round
 // already lands every replica on the mean, and 1 - 1/n overshot it (+2.2% test NE at 8 trainers;
-// 0.25 is within 0.1% of one trainer at 2, 4 and 8: bench/outer_momentum_sweep.py, docs/sync.md).
+// 0.25 is within 0.1% of one trainer at 2, 4 and 8: bench/experiments/outer_momentum/outer_momentum_sweep.py, docs/sync.md).
 inline float default_outer_momentum(algorithm inner, std::size_t trainers) {
   const float rule = default_bmuf_momentum(trainers);
   return inner == algorithm::ma ? std::min(0.25f, rule) : rule;

@@ -30,7 +30,7 @@ namespace ss::service {
 struct allocator_policy {
   std::size_t mmap_threshold_bytes = std::size_t{64} << 20;
   // Trainers and the coordinator: dense-model buffers (1.9 MB for the default model, 5.9 MB for
-  // the soak's large one) stay cheap. bench/soak.sh fast-reader, 256 MiB vs 8 MiB: coordinator
+  // the soak's large one) stay cheap. bench/soak/soak.sh fast-reader, 256 MiB vs 8 MiB: coordinator
   // 90.0 vs 39.8 MiB, trainer 85.9 vs 47.4 MiB in the late window, same throughput.
   std::size_t trim_threshold_bytes = std::size_t{8} << 20;
 };

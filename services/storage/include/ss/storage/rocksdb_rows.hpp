@@ -71,7 +71,7 @@ struct rocksdb_rows_options {
   // Options whose RocksDB memory (memtables + block cache, memory_bound_bytes()) is `bytes`: two
   // memtables of a quarter each, half for the block cache. A shard rewrites its changed rows every
   // flush interval, so a memtable holds many versions of the same rows: small ones fill, flush and
-  // reach their steady state within the first minutes of a job (soak: bench/soak.sh).
+  // reach their steady state within the first minutes of a job (soak: bench/soak/soak.sh).
   static rocksdb_rows_options with_memory_budget(std::size_t bytes);
 
   // Size of one RocksDB memtable. Larger batches more rows per flush to an SST file.
