@@ -21,7 +21,7 @@
 #include "ss/core/json.hpp"
 #include "ss/core/metrics/metrics.hpp"
 #include "ss/core/model/gemm.hpp"
-#include "ss/core/model/model_file.hpp"
+#include "ss/core/model_file/model_file.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
 #include "ss/core/train/reader_source.hpp"
 #include "ss/service/format.hpp"

@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "ss/core/data/batch_reader.hpp"
-#include "ss/core/model/model_file.hpp"
+#include "ss/core/io/model_magic.hpp"
 
 namespace ss::job {
 namespace fs = std::filesystem;
@@ -22,11 +22,6 @@ std::string directory_of(const std::string& path) {
   return p.has_parent_path() ? p.parent_path().string() : std::string(".");
 }
 
-bool is_model_file(const std::string& path) {
-  char head[sizeof model::model_magic] = {};
-  std::ifstream in(path, std::ios::binary);
-  return in.read(head, sizeof head) && std::memcmp(head, model::model_magic, sizeof head) == 0;
-}
 
 // `inner` lies in `outer` (both absolute and normalized).
 bool inside(const fs::path& inner, const fs::path& outer) {
@@ -65,7 +60,7 @@ status check_output_path(const std::string& path, const std::string& flag) {
   SS_RETURN_IF_ERROR(check_writable_directory(directory_of(path), flag + " " + path));
   if (fs::is_directory(path, ec))
     return status(errc::invalid_argument, flag + " " + path + " is a directory; give a file name");
-  if (fs::exists(path, ec) && !is_model_file(path))
+  if (fs::exists(path, ec) && !io::starts_with_model_magic(path))
     return status(errc::invalid_argument, flag + " " + path + " exists and is not a model file; it is not replaced");
   return status::ok();
 }
@@ -115,7 +110,7 @@ result<std::string> resolve_export_request(const std::string& requested, const s
                                              resolved(d).string() + ")");
   }
   std::error_code ec;
-  if (fs::exists(target, ec) && !is_model_file(target.string()))
+  if (fs::exists(target, ec) && !io::starts_with_model_magic(target.string()))
     return status(errc::permission_denied, "export to " + requested + " refused: " + target.string() +
                                            " exists and is not a model file (only a model file is replaced)");
   return target.string();

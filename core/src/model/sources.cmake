@@ -4,7 +4,6 @@ target_sources(ss_core PRIVATE
   src/model/dlrm.cpp
   src/model/gemm.cpp
   src/model/kernels.cpp)
-target_sources(ss_core PRIVATE src/model/model_writer.cpp src/model/model_reader.cpp)  # the exported model file
 # -O2 plus the dynamic vectorizer cost model, so the multiversioned kernels vectorize.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")  # a GCC flag; clang (the fuzz build) rejects it
   set_source_files_properties(src/model/kernels.cpp PROPERTIES COMPILE_OPTIONS "-fvect-cost-model=dynamic")

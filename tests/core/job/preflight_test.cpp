@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "ss/core/job/preflight.hpp"
-#include "ss/core/model/model_file.hpp"
+#include "ss/core/model_file/model_file.hpp"
 
 namespace fs = std::filesystem;
 using ss::errc;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ss/core/model/model_file.hpp"
+#include "ss/core/model_file/model_file.hpp"
 
 namespace ss::actors {
 

@@ -13,7 +13,7 @@
 
 #include "ss/core/embedding/local_embeddings.hpp"
 #include "ss/core/job/job_options.hpp"
-#include "ss/core/model/model_file.hpp"
+#include "ss/core/model_file/model_file.hpp"
 #include "ss/core/train/dense_model.hpp"
 #include "support/process.hpp"
 

@@ -1,5 +1,5 @@
 // The model file's sections, shared by its writer (model_writer.cpp) and reader
-// (model_reader.cpp); the byte-level format is specified in ss/core/model/model_file.hpp.
+// (model_reader.cpp); the byte-level format is specified in ss/core/model_file/model_file.hpp.
 #pragma once
 
 #include <cerrno>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "ss/core/model/model_file.hpp"
+#include "ss/core/model_file/model_file.hpp"
 
 namespace ss::model::file_format {
 

@@ -69,6 +69,7 @@
 
 #include "ss/core/data/input_schema.hpp"
 #include "ss/core/embedding/local_embeddings.hpp"
+#include "ss/core/io/model_magic.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/model_options.hpp"
 #include "ss/core/status.hpp"
@@ -77,7 +78,7 @@
 namespace ss::model {
 
 inline constexpr std::uint32_t model_format_version = 1;
-inline constexpr char model_magic[8] = {'S', 'S', 'M', 'O', 'D', 'E', 'L', '\0'};
+using io::model_magic;
 // Rows per row block a writer produces; add_rows splits larger pages.
 inline constexpr std::size_t max_block_rows = 65536;
 

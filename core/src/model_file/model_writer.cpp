@@ -1,6 +1,6 @@
 // Writes the exported model file: HEAD, DENS, ROWS pages and FOOT, through a temporary that
-// replaces the target durably when finish() succeeds (format: ss/core/model/model_file.hpp).
-#include "ss/core/model/model_file.hpp"
+// replaces the target durably when finish() succeeds (format: ss/core/model_file/model_file.hpp).
+#include "ss/core/model_file/model_file.hpp"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 // Reads and verifies the exported model file section by section, and the conveniences built on
-// it: verify_model, load_model, header_for_job, model_schema (format: ss/core/model/model_file.hpp).
-#include "ss/core/model/model_file.hpp"
+// it: verify_model, load_model, header_for_job, model_schema (format: ss/core/model_file/model_file.hpp).
+#include "ss/core/model_file/model_file.hpp"
 
 
 #include <cerrno>
