@@ -13,148 +13,78 @@ void init_row(const table_options& options, std::uint64_t id, float* row) {
   for (std::uint32_t d = 0; d < options.dim; ++d)
     row[d] = counter_uniform(options.seed, options.table, id, d, -options.init_scale, options.init_scale);
   for (std::uint32_t s = 0; s < options.state_floats; ++s) row[options.dim + s] = 0.0f;
-  if (options.touch_slot) set_touch(row + options.dim + options.state_floats, 0);
+  if (options.touch_slot) set_touch(row + options.dim + options.state_floats, 0);  // row_touch's slot
 }
 
 embedding_table::embedding_table(const table_options& options) : options_(options) {
   assert(!options_.evict_when_full || options_.budget);
   assert(!options_.touch_slot || options_.budget);
+  touch_.at = options_.dim + options_.state_floats;
+  touch_.kept = options_.touch_slot;
   for (auto& s : stripes_) {
-    s.slots.assign(16, slot{});
-    s.dirty.assign(16, 0);
+    s.arena.set_row_floats(row_floats());
+    s.dirty.assign(s.index.size());
     if (options_.budget) {
-      s.referenced.assign(16, 0);
-      s.taken.assign(16, 0);
+      s.clock.assign(s.index.size());
+      s.flushes.assign(s.index.size());
     }
   }
-}
-
-std::size_t embedding_table::probe(const stripe& s, std::uint64_t id, std::uint64_t hash) {
-  const std::size_t mask = s.slots.size() - 1;
-  std::size_t i = hash & mask;
-  while (s.slots[i].row != nullptr && s.slots[i].key != id) i = (i + 1) & mask;
-  return i;
 }
 
 void embedding_table::grow_locked(stripe& s) {
-  const bool tiered = !s.taken.empty();
-  std::vector<slot> bigger(s.slots.size() * 2);
-  std::vector<std::uint8_t> bigger_dirty(bigger.size(), 0), bigger_referenced(tiered ? bigger.size() : 0, 0);
-  std::vector<std::uint32_t> bigger_taken(tiered ? bigger.size() : 0, 0);
-  const std::size_t mask = bigger.size() - 1;
-  for (std::size_t j = 0; j < s.slots.size(); ++j) {
-    const slot& old = s.slots[j];
-    if (old.row == nullptr) continue;
-    std::size_t i = mix64(old.key) & mask;
-    while (bigger[i].row != nullptr) i = (i + 1) & mask;
-    bigger[i] = old;
-    bigger_dirty[i] = s.dirty[j];
-    if (tiered) {
-      bigger_referenced[i] = s.referenced[j];
-      bigger_taken[i] = s.taken[j];
-    }
-  }
-  s.slots.swap(bigger);
-  s.dirty.swap(bigger_dirty);
-  s.referenced.swap(bigger_referenced);
-  s.taken.swap(bigger_taken);
-  s.hand = 0;
-}
-
-bool embedding_table::evicted_since(const stripe& s, std::uint64_t id, std::uint64_t then) {
-  if (s.evictions - then > evicted_memory) return true;
-  for (std::uint64_t k = then; k < s.evictions; ++k)
-    if (s.evicted[k % evicted_memory] == id) return true;
-  return false;
+  const std::vector<std::uint32_t> moved_to = s.index.grow();
+  s.dirty.follow(moved_to);
+  s.clock.follow(moved_to);
+  s.flushes.follow(moved_to);
 }
 
 void embedding_table::remove_locked(stripe& s, std::size_t i) {
-  s.free_rows.push_back(s.slots[i].row);
-  s.evicted[s.evictions++ % evicted_memory] = s.slots[i].key;
-  --s.used;
+  // Only rows of a table with a budget leave RAM: its columns are all kept.
+  s.arena.release(s.index.row(i));
+  s.evicted.remember(s.index.key(i));
   rows_.fetch_sub(1, std::memory_order_relaxed);
-  const std::size_t mask = s.slots.size() - 1;
-  std::size_t hole = i;
-  // Backward-shift deletion: a later row of the run moves into the hole unless its home slot
-  // lies after the hole (cyclically), where a probe for it would stop before reaching the hole.
-  for (std::size_t j = (hole + 1) & mask; s.slots[j].row != nullptr; j = (j + 1) & mask) {
-    const std::size_t home = mix64(s.slots[j].key) & mask;
-    const bool reachable = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-    if (reachable) continue;
-    s.slots[hole] = s.slots[j];
-    s.dirty[hole] = s.dirty[j];
-    s.referenced[hole] = s.referenced[j];
-    s.taken[hole] = s.taken[j];
-    hole = j;
-  }
-  s.slots[hole] = slot{};
-  s.dirty[hole] = 0;
-  s.referenced[hole] = 0;
-  s.taken[hole] = 0;
+  const std::size_t hole = s.index.erase(i, [&s](std::size_t from, std::size_t to) {
+    s.dirty.move(from, to);
+    s.clock.move(from, to);
+    s.flushes.move(from, to);
+  });
+  s.dirty.vacate(hole);
+  s.clock.vacate(hole);
+  s.flushes.vacate(hole);
 }
 
 bool embedding_table::evict_one_locked(stripe& s) {
   row_budget& b = *options_.budget;
-  if (s.used == 0 || b.flush_failed.load(std::memory_order_acquire)) return false;
+  if (s.index.used() == 0 || b.flush_failed.load(std::memory_order_acquire)) return false;
+  // Only a row storage holds as it is may go; a stored flush is what makes more of them.
   const std::uint32_t flushed = b.flushed.load(std::memory_order_acquire);
-  if (s.barren && s.barren_at == flushed) return false;
-  const std::size_t mask = s.slots.size() - 1;
-  // At most max_hand_steps a call, so that a stripe of changed rows costs a new row a bounded
-  // scan; the hand goes on from there the next time. touch_chances + 1 turns without a row that
-  // may go (the first ones may only take away the passes lookups gave): barren.
-  if (s.barren_at != flushed) s.fruitless = 0;
-  for (std::size_t step = 0; step < max_hand_steps; ++step) {
-    const std::size_t i = s.hand;
-    s.hand = (s.hand + 1) & mask;
-    if (++s.fruitless > turns_past_lookups(s)) break;
-    if (s.slots[i].row == nullptr || s.dirty[i] != 0 || s.taken[i] > flushed) continue;
-    if (s.referenced[i] != 0) {
-      --s.referenced[i];
-      continue;
-    }
-    remove_locked(s, i);
-    s.fruitless = 0;
-    b.resident.fetch_sub(1, std::memory_order_relaxed);
-    b.evictions.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  s.barren_at = flushed;
-  s.barren = s.fruitless > turns_past_lookups(s);
-  return false;
+  const std::size_t i = s.clock.find_victim(
+      s.index, flushed, [&](std::size_t k) { return !s.dirty.marked(k) && s.flushes.stored(k, flushed); });
+  if (i == clock_hand::none) return false;
+  remove_locked(s, i);
+  b.resident.fetch_sub(1, std::memory_order_relaxed);
+  b.evictions.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 bool embedding_table::drop_one_locked(stripe& s) {
-  if (s.used == 0) return false;
-  const std::size_t mask = s.slots.size() - 1;
-  // A row's marks count the passes it survives (at most warmed_chances), so the hand finds one
-  // within warmed_chances + 1 turns.
-  for (std::size_t step = 0;; ++step) {
-    const std::size_t i = s.hand;
-    s.hand = (s.hand + 1) & mask;
-    if (s.slots[i].row == nullptr) continue;
-    if (s.referenced[i] != 0 && step < (warmed_chances + 1) * s.slots.size()) {
-      --s.referenced[i];
-      continue;
-    }
-    forget_row_locked(s, i, false);
-    return true;
-  }
+  const std::size_t i = s.clock.pick_any(s.index);
+  if (i == clock_hand::none) return false;
+  forget_row_locked(s, i, false);
+  return true;
 }
 
 void embedding_table::forget_row_locked(stripe& s, std::size_t i, bool expiring) {
-  const std::uint64_t id = s.slots[i].key;
-  if (s.dirty[i] != 0) dirty_.fetch_sub(1, std::memory_order_relaxed);
+  const std::uint64_t id = s.index.key(i);
+  if (s.dirty.marked(i)) dirty_.fetch_sub(1, std::memory_order_relaxed);
   remove_locked(s, i);
   options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
   forget_locked(s, id, expiring);
 }
 
 void embedding_table::forget_locked(stripe& s, std::uint64_t id, bool expiring) {
-  if (options_.persisted) {  // storage may hold it: deleted by the next flush
-    auto [entry, inserted] = s.dropped.try_emplace(id, 0);
-    if (inserted || entry->second != 0) untaken_drops_.fetch_add(1, std::memory_order_relaxed);
-    entry->second = 0;
-  }
+  if (options_.persisted && s.dropped.drop(id))  // storage may hold it: deleted by the next flush
+    untaken_drops_.fetch_add(1, std::memory_order_relaxed);
   held_.fetch_sub(1, std::memory_order_relaxed);
   (expiring ? options_.budget->expired : options_.budget->table_evictions).fetch_add(1, std::memory_order_relaxed);
 }
@@ -163,23 +93,22 @@ bool embedding_table::drop_if_cold(std::uint64_t id, bool expiring) {
   const std::uint64_t h = mix64(id);
   stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.slots[probe(s, id, h)].row != nullptr || dropped_locked(s, id)) return false;
+  if (s.index.occupied(s.index.probe(id, h)) || dropped_locked(s, id)) return false;
   forget_locked(s, id, expiring);
   return true;
 }
 
 std::size_t embedding_table::expire_in_ram() {
   row_budget& b = *options_.budget;
-  if (!options_.touch_slot || b.ttl == 0) return 0;
-  const std::size_t touch_at = options_.dim + options_.state_floats;
+  if (!touch_.kept || b.ttl == 0) return 0;
   std::size_t expired_rows = 0;
   for (auto& s : stripes_) {
     std::lock_guard<std::mutex> lock(s.mu);
     const std::uint32_t now = b.now.load(std::memory_order_relaxed);
     // A removal shifts a later row of the run into slot i: slot i is looked at again.
-    for (std::size_t i = 0; i < s.slots.size();) {
-      float* row = s.slots[i].row;
-      if (row == nullptr || !expired(touch_of(row + touch_at), now, b.ttl)) {
+    for (std::size_t i = 0; i < s.index.size();) {
+      const float* row = s.index.row(i);
+      if (row == nullptr || !touch_.expired_at(row, now, b.ttl)) {
         ++i;
         continue;
       }
@@ -219,22 +148,14 @@ bool embedding_table::make_room_locked(stripe& s) {
   return false;
 }
 
-bool embedding_table::dropped_locked(const stripe& s, std::uint64_t id) const {
-  if (s.dropped.empty()) return false;
-  const auto it = s.dropped.find(id);
-  return it != s.dropped.end() &&
-         (it->second == 0 || it->second > options_.budget->flushed.load(std::memory_order_acquire));
-}
-
 float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i, bool stored) {
   if (row_budget* b = options_.budget.get()) {
     // Over the budget (rows came in while nothing could go), a few go per new row, so that RAM
     // comes back to the budget once the flusher made rows evictable; a few, to bound the wait.
     int evicted = 0;
-    while (evicted < 4 && b->resident.load(std::memory_order_relaxed) >= b->max_rows && evict_one_locked(s)) ++evicted;
-    if (evicted > 0) i = probe(s, id, mix64(id));  // the deletions may have moved the free slot
-    if (b->resident.load(std::memory_order_relaxed) >= b->max_rows && evicted == 0)
-      b->over_budget.fetch_add(1, std::memory_order_relaxed);
+    while (evicted < 4 && b->full() && evict_one_locked(s)) ++evicted;
+    if (evicted > 0) i = s.index.probe(id);  // the deletions may have moved the free slot
+    if (b->full() && evicted == 0) b->over_budget.fetch_add(1, std::memory_order_relaxed);
   }
   bool counted = false;  // held_ already counts the new row
   if (options_.max_rows != 0 && !stored) {
@@ -248,48 +169,24 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i
           held_.fetch_sub(1, std::memory_order_relaxed);
           return nullptr;
         }
-        i = probe(s, id, mix64(id));  // the deletion may have moved the free slot
+        i = s.index.probe(id);  // the deletion may have moved the free slot
       }
     } else if (rows_.load(std::memory_order_relaxed) >= options_.max_rows) {
       return nullptr;
     }
   }
-  if (!s.dropped.empty()) {  // made anew: its stored copy gets overwritten
-    const auto it = s.dropped.find(id);
-    if (it != s.dropped.end()) {
-      if (it->second == 0) untaken_drops_.fetch_sub(1, std::memory_order_relaxed);
-      s.dropped.erase(it);
-    }
-  }
-  const std::size_t floats = row_floats();
-  float* row = nullptr;
-  if (!s.free_rows.empty()) {
-    row = s.free_rows.back();
-    s.free_rows.pop_back();
-  } else {
-    if (s.chunk_used == s.chunk_rows) {
-      s.chunk_rows = s.chunks.empty() ? first_chunk_rows : std::min(s.chunk_rows * 2, max_chunk_rows);
-      s.chunks.emplace_back(new float[s.chunk_rows * floats]);
-      s.chunk_used = 0;
-      s.allocated_floats += s.chunk_rows * floats;
-    }
-    row = s.chunks.back().get() + s.chunk_used++ * floats;
-  }
+  if (s.dropped.revive(id)) untaken_drops_.fetch_sub(1, std::memory_order_relaxed);  // its stored copy gets overwritten
+  float* row = s.arena.allocate();
   init_row(options_, id, row);
-  s.slots[i] = slot{id, row};
+  const bool full = s.index.place(i, id, row);
   if (options_.budget) {
-    s.referenced[i] = 1;
-    s.taken[i] = 0;
-    row_budget& b = *options_.budget;
-    const std::uint64_t now = b.resident.fetch_add(1, std::memory_order_relaxed) + 1;
-    std::uint64_t peak = b.peak_resident.load(std::memory_order_relaxed);
-    while (now > peak && !b.peak_resident.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
+    s.clock.came_in(i);
+    s.flushes.taken_by(i, 0);
+    options_.budget->came_in();
   }
   rows_.fetch_add(1, std::memory_order_relaxed);
   if (!stored && !counted) held_.fetch_add(1, std::memory_order_relaxed);
-  // Linear probing stays short below a 0.7 load factor.
-  if (++s.used * 10 > s.slots.size() * 7) grow_locked(s);
+  if (full) grow_locked(s);
   return row;
 }
 
@@ -300,23 +197,23 @@ bool embedding_table::admits(std::uint64_t id, bool sighting) {
 
 std::size_t embedding_table::find_or_insert_locked(stripe& s, std::uint64_t id, std::uint64_t hash, float** row,
                                                    bool* created, bool sighting) {
-  std::size_t at = probe(s, id, hash);
-  *row = s.slots[at].row;
+  std::size_t at = s.index.probe(id, hash);
+  *row = s.index.row(at);
   *created = false;
   if (*row != nullptr) return at;
   if (!admits(id, sighting)) return not_admitted;
   *row = insert_locked(s, id, at);
   if (*row == nullptr) return at;
   *created = true;
-  return probe(s, id, hash);  // the insert may have grown the index
+  return s.index.probe(id, hash);  // the insert may have grown the index
 }
 
 float* embedding_table::find_or_create(std::uint64_t id) {
   const std::uint64_t h = mix64(id);
   stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
-  const std::size_t i = probe(s, id, h);
-  if (s.slots[i].row != nullptr) return s.slots[i].row;
+  const std::size_t i = s.index.probe(id, h);
+  if (s.index.occupied(i)) return s.index.row(i);
   return insert_locked(s, id, i);
 }
 
@@ -324,7 +221,7 @@ float* embedding_table::find(std::uint64_t id) {
   const std::uint64_t h = mix64(id);
   stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.slots[probe(s, id, h)].row;
+  return s.index.row(s.index.probe(id, h));
 }
 
 const float* embedding_table::find(std::uint64_t id) const {
@@ -360,7 +257,7 @@ void embedding_table::for_each_by_stripe(const std::uint64_t* ids, std::size_t n
     for (std::uint32_t k = begin; k < end; ++k) {
       if (k + ahead < end) {
         const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
-        __builtin_prefetch(&s.slots[h & (s.slots.size() - 1)]);
+        __builtin_prefetch(s.index.home_of(h));
       }
       visit(s, scratch.order[k]);
     }
@@ -380,7 +277,7 @@ std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std:
       ++missing;
     } else if (created) {
       // A new row is a change too: storage holds every row the table holds once flushed.
-      s.dirty[at] = 1;
+      s.dirty.mark(at);
       ++marked;
     }
   });
@@ -394,7 +291,7 @@ std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std:
 
 void embedding_table::find_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch) {
   for_each_by_stripe(ids, n, scratch,
-                     [&](stripe& s, std::uint32_t i) { rows[i] = s.slots[probe(s, ids[i], scratch.hashes[i])].row; });
+                     [&](stripe& s, std::uint32_t i) { rows[i] = s.index.row(s.index.probe(ids[i], scratch.hashes[i])); });
 }
 
 std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t n, row_update update, void* context,
@@ -414,10 +311,7 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
       return;
     }
     update(context, row, i);
-    if (s.dirty[at] == 0) {
-      s.dirty[at] = 1;
-      ++marked;
-    }
+    if (s.dirty.mark(at)) ++marked;
   });
   dirty_.fetch_add(marked, std::memory_order_relaxed);
   if (admission != nullptr) admission->dropped.fetch_add(dropped, std::memory_order_relaxed);
@@ -447,27 +341,24 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
   const bool touches = create || changes;
   if (touches && options_.touch_slot) budget.touching_batches.fetch_add(1, std::memory_order_relaxed);
   auto touched = [&](stripe& s, std::size_t at, std::uint32_t i) {
-    std::uint8_t& chances = s.referenced[at];
-    if (changes) chances = std::max<std::uint8_t>(chances, 1);
-    else chances = chances >= touch_chances ? touch_chances : static_cast<std::uint8_t>(chances + 1);
-    if (touches) touch_locked(s.slots[at].row);
-    visit(context, s.slots[at].row, i);
-    if (changes && s.dirty[at] == 0) {
-      s.dirty[at] = 1;
-      ++marked;
-    }
+    if (changes) s.clock.pushed(at);
+    else s.clock.looked_up(at);
+    float* row = s.index.row(at);
+    if (touches && touch_.kept) touch_.touch(row, budget.now.load(std::memory_order_relaxed));
+    visit(context, row, i);
+    if (changes && s.dirty.mark(at)) ++marked;
   };
   // First pass: which rows are in RAM. A lookup copies those now; a push changes nothing until
   // the misses are read, so that a failed read leaves the whole push undone.
   std::size_t misses = 0;
   for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
-    const std::size_t at = probe(s, ids[i], scratch.hashes[i]);
-    const bool in_ram = s.slots[at].row != nullptr;
+    const std::size_t at = s.index.probe(ids[i], scratch.hashes[i]);
+    const bool in_ram = s.index.occupied(at);
     if (in_ram && !changes) return touched(s, at, i);
     misses += in_ram ? 0 : 1;
     pending.push_back(i);
     pending_ids.push_back(ids[i]);
-    evictions_then.push_back(s.evictions);
+    evictions_then.push_back(s.evicted.count());
     slot_of.push_back(in_ram ? none : 0);
   });
   budget.hits.fetch_add(n - misses, std::memory_order_relaxed);
@@ -493,10 +384,10 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
       const std::uint32_t i = pending[j];
       const std::uint64_t id = pending_ids[j];
       const std::uint64_t hash = scratch.hashes[j];
-      std::size_t at = probe(s, id, hash);
-      if (s.slots[at].row != nullptr) return touched(s, at, i);  // in RAM, or placed meanwhile by another call
-      if (slot_of[j] == none || evicted_since(s, id, evictions_then[j])) {
-        evictions_then[j] = s.evictions;
+      std::size_t at = s.index.probe(id, hash);
+      if (s.index.occupied(at)) return touched(s, at, i);  // in RAM, or placed meanwhile by another call
+      if (slot_of[j] == none || s.evicted.evicted_since(id, evictions_then[j])) {
+        evictions_then[j] = s.evicted.count();
         slot_of[j] = 0;  // read it (again)
         next.push_back(j);
         return;
@@ -518,13 +409,13 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
         return;
       }
       std::memcpy(row, values, sizeof(float) * floats);
-      at = probe(s, id, hash);  // the insert may have grown the index
+      at = s.index.probe(id, hash);  // the insert may have grown the index
       if (!stored) {  // a new row: storage holds every row once flushed
-        s.dirty[at] = 1;
+        s.dirty.mark(at);
         ++marked;
         ++created;
       } else if (!changes) {
-        came_in_clean(s);
+        s.clock.rows_may_go();  // a row as storage holds it came in
       }
       touched(s, at, i);
     });
@@ -561,9 +452,9 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
   wanted.clear();
   evictions_then.clear();
   for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
-    if (s.slots[probe(s, ids[i], scratch.hashes[i])].row != nullptr) return;
+    if (s.index.occupied(s.index.probe(ids[i], scratch.hashes[i]))) return;
     wanted.push_back(ids[i]);
-    evictions_then.push_back(s.evictions);
+    evictions_then.push_back(s.evicted.count());
   });
   if (wanted.empty() || !load) return std::size_t{0};
   scratch.loaded.resize(wanted.size() * floats);
@@ -574,19 +465,20 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
     if (scratch.found[j] == 0) return;  // no stored row: the lookup makes it (or not: admission)
     const std::uint64_t id = wanted[j];
     const std::uint64_t hash = scratch.hashes[j];
-    if (s.slots[probe(s, id, hash)].row != nullptr || evicted_since(s, id, evictions_then[j]) || dropped_locked(s, id))
+    if (s.index.occupied(s.index.probe(id, hash)) || s.evicted.evicted_since(id, evictions_then[j]) ||
+        dropped_locked(s, id))
       return;
-    if (budget.resident.load(std::memory_order_relaxed) >= budget.max_rows && !evict_one_locked(s)) {
+    if (budget.full() && !evict_one_locked(s)) {
       ++skipped;  // a hint never takes RAM past the budget
       return;
     }
-    float* row = insert_locked(s, id, probe(s, id, hash), true);  // the eviction may have moved the free slot
+    float* row = insert_locked(s, id, s.index.probe(id, hash), true);  // the eviction may have moved the free slot
     if (row == nullptr) return;                             // max_rows
     std::memcpy(row, scratch.loaded.data() + static_cast<std::size_t>(j) * floats, sizeof(float) * floats);
     // Read for a batch still a few batches away: chances enough to outlast the hand's passes
     // until its lookup comes (which takes it back to one).
-    s.referenced[probe(s, id, hash)] = warmed_chances;
-    came_in_clean(s);
+    s.clock.warmed(s.index.probe(id, hash));
+    s.clock.rows_may_go();
     ++placed;
   });
   budget.warmed.fetch_add(placed, std::memory_order_relaxed);
@@ -603,26 +495,16 @@ std::size_t embedding_table::take_dirty(std::size_t stripe_index, std::vector<st
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.dropped.empty()) {
     assert(erased != nullptr);
-    const std::uint32_t flushed = options_.budget->flushed.load(std::memory_order_acquire);
-    for (auto it = s.dropped.begin(); it != s.dropped.end();) {
-      if (it->second == 0) {
-        it->second = flush;
-        erased->push_back(it->first);
-        untaken_drops_.fetch_sub(1, std::memory_order_relaxed);
-      } else if (it->second <= flushed) {
-        it = s.dropped.erase(it);  // its deletion is stored
-        continue;
-      }
-      ++it;
-    }
+    const std::size_t handed =
+        s.dropped.take(flush, options_.budget->flushed.load(std::memory_order_acquire), *erased);
+    untaken_drops_.fetch_sub(handed, std::memory_order_relaxed);
   }
-  const bool tiered = !s.taken.empty();
-  for (std::size_t i = 0; i < s.slots.size(); ++i) {
-    if (s.dirty[i] == 0) continue;
-    s.dirty[i] = 0;
-    if (tiered) s.taken[i] = flush;
-    ids.push_back(s.slots[i].key);
-    rows.insert(rows.end(), s.slots[i].row, s.slots[i].row + floats);
+  const bool tiered = s.flushes.kept();
+  for (std::size_t i = 0; i < s.index.size(); ++i) {
+    if (!s.dirty.unmark(i)) continue;
+    if (tiered) s.flushes.taken_by(i, flush);
+    ids.push_back(s.index.key(i));
+    rows.insert(rows.end(), s.index.row(i), s.index.row(i) + floats);
     ++taken;
   }
   dirty_.fetch_sub(taken, std::memory_order_relaxed);
@@ -642,13 +524,13 @@ std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max
   for (; si < stripe_count; ++si, slot_at = 0) {
     const stripe& s = stripes_[si];
     std::lock_guard<std::mutex> lock(s.mu);
-    if (slot_at != 0 && s.slots.size() != size_then) slot_at = 0;
-    for (; slot_at < s.slots.size(); ++slot_at) {
+    if (slot_at != 0 && s.index.size() != size_then) slot_at = 0;
+    for (; slot_at < s.index.size(); ++slot_at) {
       if (copied == max_rows) {
-        const auto size_log2 = static_cast<std::uint64_t>(__builtin_ctzll(s.slots.size()));
+        const auto size_log2 = static_cast<std::uint64_t>(__builtin_ctzll(s.index.size()));
         return (static_cast<std::uint64_t>(si) << 40) | (size_log2 << 32) | slot_at;
       }
-      const slot& e = s.slots[slot_at];
+      const row_index::slot& e = s.index[slot_at];
       if (e.row == nullptr) continue;
       ids.push_back(e.key);
       rows.insert(rows.end(), e.row, e.row + floats);
@@ -663,29 +545,19 @@ std::size_t embedding_table::take_victims(std::size_t stripe_index, std::size_t 
   stripe& s = stripes_[stripe_index];
   const std::size_t floats = row_floats();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.taken.empty() || s.used == 0) return 0;
+  if (!s.flushes.kept()) return 0;
   const std::uint32_t flushed = options_.budget->flushed.load(std::memory_order_acquire);
-  const std::size_t mask = s.slots.size() - 1;
-  std::size_t found = 0, taken = 0;
-  for (std::size_t step = 0; step < turns_past_lookups(s) && found < want; ++step) {
-    const std::size_t i = s.hand;
-    s.hand = (s.hand + 1) & mask;
-    if (s.slots[i].row == nullptr) continue;
-    if (s.referenced[i] != 0) {
-      --s.referenced[i];
-      continue;
-    }
-    if (s.dirty[i] != 0) {
-      s.dirty[i] = 0;
-      s.taken[i] = flush;
-      ids.push_back(s.slots[i].key);
-      rows.insert(rows.end(), s.slots[i].row, s.slots[i].row + floats);
+  std::size_t taken = 0;
+  s.clock.sweep(s.index, want, [&](std::size_t i) {
+    if (s.dirty.unmark(i)) {
+      s.flushes.taken_by(i, flush);
+      ids.push_back(s.index.key(i));
+      rows.insert(rows.end(), s.index.row(i), s.index.row(i) + floats);
       ++taken;
-      ++found;
-    } else if (s.taken[i] <= flushed) {
-      ++found;  // stored as it is: may go now
+      return true;
     }
-  }
+    return s.flushes.stored(i, flushed);  // stored as it is: may go now
+  });
   dirty_.fetch_sub(taken, std::memory_order_relaxed);
   return taken;
 }
@@ -720,8 +592,8 @@ bool embedding_table::put(std::uint64_t id, const float* row) {
   const std::uint64_t h = mix64(id);
   stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
-  const std::size_t i = probe(s, id, h);
-  float* dst = s.slots[i].row != nullptr ? s.slots[i].row : insert_locked(s, id, i);
+  const std::size_t i = s.index.probe(id, h);
+  float* dst = s.index.occupied(i) ? s.index.row(i) : insert_locked(s, id, i);
   if (dst == nullptr) return false;
   std::memcpy(dst, row, sizeof(float) * row_floats());
   return true;
@@ -731,7 +603,7 @@ std::size_t embedding_table::bytes() const {
   std::size_t total = 0;
   for (const auto& s : stripes_) {
     std::lock_guard<std::mutex> lock(s.mu);
-    total += s.allocated_floats * sizeof(float) + s.slots.size() * sizeof(slot);
+    total += s.arena.allocated_floats() * sizeof(float) + s.index.size() * sizeof(row_index::slot);
   }
   return total;
 }

@@ -6,6 +6,7 @@ target_sources(ss_core PRIVATE
   src/embedding/local_embeddings.cpp
   src/embedding/memory_rows.cpp
   src/embedding/push_ledger.cpp
+  src/embedding/row_index.cpp
   src/embedding/row_ttl.cpp
   src/embedding/shard_store.cpp
   src/embedding/sharding.cpp)

@@ -204,3 +204,20 @@ TEST_CASE("row ttl: each clock takes what its TTL counts and ignores the other",
   without.count_examples(128);
   CHECK(without.clock() == 0);
 }
+
+TEST_CASE("row touch: the slot after values and state, read modulo 2^32, nothing without one", "[core][embedding]") {
+  row_touch t{6, true};  // dim 4 + 2 floats of state
+  std::vector<float> row(7, 1.5f);
+  t.touch(row.data(), 4000000000u);
+  CHECK(touch_of(row.data() + 6) == 4000000000u);
+  for (int f = 0; f < 6; ++f) CHECK(row[f] == 1.5f);  // values and state untouched
+  CHECK_FALSE(t.expired_at(row.data(), 4000000100u, 100));
+  CHECK(t.expired_at(row.data(), 4000000101u, 100));
+  CHECK(t.expired_at(row.data(), 5, 100));  // the clock wrapped: 294,967,301 ticks old
+  CHECK_FALSE(t.expired_at(row.data(), 5, 0));  // no TTL
+  row_touch none;
+  std::vector<float> plain(6, 2.0f);
+  none.touch(plain.data(), 7);
+  CHECK_FALSE(none.expired_at(plain.data(), 1000, 1));
+  for (float v : plain) CHECK(v == 2.0f);
+}

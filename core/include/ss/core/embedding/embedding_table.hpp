@@ -15,69 +15,22 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "ss/core/embedding/admission.hpp"
+#include "ss/core/embedding/dirty_marks.hpp"
+#include "ss/core/embedding/dropped_rows.hpp"
+#include "ss/core/embedding/row_arena.hpp"
+#include "ss/core/embedding/row_eviction.hpp"
+#include "ss/core/embedding/row_index.hpp"
+#include "ss/core/embedding/row_tiering.hpp"
 #include "ss/core/embedding/row_ttl.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::embedding {
-
-// A shard's memory budget: how many rows all its tables together keep in RAM (the hot tier); the
-// others live only in the shard's storage (the cold tier) and are read back on a miss. Shared by
-// the tables of one shard_store. Counters are totals since the store was made.
-//
-// Eviction is a counting CLOCK over the stripe a new row goes into: each lookup of a row gives it
-// one more pass of the hand to survive, up to touch_chances, and each pass takes one away, so a
-// row used in many batches outlasts a burst of one-off ids (a frequency signal plain CLOCK lacks).
-// It takes only a row that storage holds as it is: not changed since a flush last took it, nor
-// taken by a flush whose writes have not all succeeded. When no row of the stripe qualifies (all
-// new or changed, waiting for the next flush), the new row comes in anyway and `over_budget` counts it: the budget is a target the flusher brings RAM back to,
-// never a reason to refuse a lookup. The shard's persister flushes early once RAM is past the
-// budget by its slack (under_pressure), so that the overshoot lasts a flush, not a flush interval.
-//
-// A shard whose tables may lose rows for good (a full table's eviction, table_options::
-// evict_when_full) has one too, with max_rows = unlimited when there is no memory budget: what it
-// brings is that rows are only ever used under their stripe's lock (visit_tiered), and the CLOCK
-// marks and flush generations that eviction goes by.
-struct row_budget {
-  static constexpr std::uint64_t unlimited = ~std::uint64_t{0};
-  std::uint64_t max_rows = 0;
-  std::atomic<std::uint64_t> resident{0}, peak_resident{0};
-  std::atomic<std::uint64_t> hits{0}, misses{0}, loaded{0}, evictions{0}, over_budget{0};
-  // Rows read from the cold tier ahead of their lookup (warm_tiered), and hinted rows not read
-  // because RAM was full of rows that may not go yet.
-  std::atomic<std::uint64_t> warmed{0}, warm_skipped{0};
-  // Rows full tables evicted for good (evict_when_full), to make room for new ones.
-  std::atomic<std::uint64_t> table_evictions{0};
-  // Row TTL (row_ttl.hpp; tables with a touch slot): the clock rows are touched at, the TTL in
-  // its ticks (0: none), and the rows deleted for having expired.
-  std::atomic<std::uint32_t> now{0};
-  std::uint32_t ttl = 0;
-  std::atomic<std::uint64_t> expired{0};
-  // Batches that touched rows (training's lookups and pushes): a sweep expires nothing while none
-  // came since the last, so a job that scores or exports keeps the model it trained.
-  std::atomic<std::uint64_t> touching_batches{0};
-  // Flush generations: a row taken by flush g may be evicted once flush g wrote everything. After
-  // a failed flush its rows may be missing from storage: nothing is evicted any more.
-  std::atomic<std::uint32_t> taking{0}, flushed{0};
-  std::atomic<bool> flush_failed{false};
-
-  // RAM holds more rows than the budget plus a sixteenth: the changed rows that may not go are
-  // piling up, and a flush now would let them go.
-  bool under_pressure() const {
-    return max_rows != unlimited && resident.load(std::memory_order_relaxed) > max_rows + max_rows / 16;
-  }
-};
-
-// Reads n rows of one table from the cold tier: found[i] = 1 and row i's row_floats() values in
-// rows when stored, else found[i] = 0.
-using row_loader = std::function<status(const std::uint64_t* ids, std::size_t n, float* rows, std::uint8_t* found)>;
 
 struct table_options {
   std::uint32_t table = 0;         // index of this table (categorical feature) in the model
@@ -262,66 +215,28 @@ class embedding_table {
   void for_each(Fn&& fn) const {
     for (const auto& s : stripes_) {
       std::lock_guard<std::mutex> lock(s.mu);
-      for (const auto& entry : s.slots)
+      for (const auto& entry : s.index.slots())
         if (entry.row != nullptr) fn(entry.key, static_cast<const float*>(entry.row));
     }
   }
 
  private:
-  static constexpr std::size_t first_chunk_rows = 16;
-  static constexpr std::size_t max_chunk_rows = 4096;
-
-  struct slot {
-    std::uint64_t key = 0;
-    float* row = nullptr;  // nullptr when the slot is free
-  };
-
-  // One stripe: an open-addressing (linear probing) index from id to its row, and the row
-  // storage in chunks that double in size (small tables stay small) and never move.
-  // Keys evicted from a stripe, remembered so that a miss can tell whether the row it read from
-  // the cold tier may have been written again since (evicted after it missed).
-  static constexpr std::size_t evicted_memory = 64;
-  static constexpr std::uint8_t warmed_chances = 4;
-  // The most passes of the hand lookups can save a row for: 3 had a hit rate of 0.833 against
-  // plain CLOCK's 0.818 (1M-row job, a 10% budget), 11% fewer rows read back; an offline replay
-  // of that job's ids found little more above 3 (docs/embeddings.md).
-  static constexpr std::uint8_t touch_chances = 3;
-  static constexpr std::size_t max_hand_steps = 256;  // per eviction attempt
-
+  // One stripe: the parts a table composes, each for one concern, all behind the stripe's lock.
+  // The columns (dirty, clock, flushes) run parallel to the index's slots and move with its rows.
   struct stripe {
     mutable std::mutex mu;
-    std::vector<slot> slots;
-    std::vector<std::uint8_t> dirty;  // parallel to slots: 1 = updated since last taken
-    // With a budget, also parallel to slots: the passes of the clock hand the row survives
-    // (one more per lookup, up to touch_chances; warmed_chances once read ahead by a hint; a push
-    // leaves at least one), and the flush generation that last took the row.
-    std::vector<std::uint8_t> referenced;
-    std::vector<std::uint32_t> taken;
-    std::size_t hand = 0;
-    // The hand went round twice without finding a row that may go, when flush generation
-    // `barren_at` was the last stored: no row can go before the next one is, or before a row
-    // read from storage (clean) comes in. Saves a scan of the whole stripe per new row.
-    bool barren = false;
-    std::uint32_t barren_at = 0;
-    std::size_t fruitless = 0;  // steps of the hand since it last found a row that may go
-    std::vector<float*> free_rows;  // memory of evicted rows, for new ones
-    std::uint64_t evictions = 0;
-    std::array<std::uint64_t, evicted_memory> evicted{};  // evicted[k % evicted_memory]: the k-th eviction's key
-    // Ids dropped for good (evict_when_full) whose stored copy may still exist: id -> the flush
-    // generation that took its deletion (0: none yet). Gone once that flush is stored.
-    std::unordered_map<std::uint64_t, std::uint32_t> dropped;
-    std::size_t used = 0;
-    std::vector<std::unique_ptr<float[]>> chunks;
-    std::size_t chunk_rows = 0;  // capacity of the newest chunk, in rows
-    std::size_t chunk_used = 0;  // rows taken from the newest chunk
-    std::size_t allocated_floats = 0;
+    row_index index;          // id -> row
+    row_arena arena;          // the rows' memory, never moved
+    dirty_marks dirty;        // changed since storage last took them
+    // With a budget: the CLOCK passes each row survives and the hand (eviction), the flush that
+    // last took each row, and the keys evicted last (tiering).
+    clock_hand clock;
+    flush_marks flushes;
+    eviction_memory evicted;
+    dropped_rows dropped;     // given up for good, their stored copies not deleted yet
   };
 
   static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }
-  // Steps of the hand in which it takes away every pass that lookups can give a row.
-  static std::size_t turns_past_lookups(const stripe& s) { return (touch_chances + 1) * s.slots.size(); }
-  // Index of `id`'s slot (occupied by it, or the free slot where it would go). Lock held.
-  static std::size_t probe(const stripe& s, std::uint64_t id, std::uint64_t hash);
   // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows
   // (unless evict_when_full made room). `stored`: a row storage holds, coming back to RAM, so
   // already one of held_rows().
@@ -340,18 +255,10 @@ class embedding_table {
   void forget_locked(stripe& s, std::uint64_t id, bool expiring = false);
   // Removes slot i's row from RAM for good and forgets it (forget_locked). Lock held.
   void forget_row_locked(stripe& s, std::size_t i, bool expiring);
-  // A row as storage holds it came into the stripe: one that may go, so the hand looks again.
-  static void came_in_clean(stripe& s) {
-    s.barren = false;
-    s.fruitless = 0;
-  }
-  // Sets the row's touch slot to the clock, with a touch slot. Lock held.
-  void touch_locked(float* row) const {
-    if (options_.touch_slot)
-      set_touch(row + options_.dim + options_.state_floats, options_.budget->now.load(std::memory_order_relaxed));
-  }
   // Whether a stored copy of `id` was dropped for good and its deletion not stored yet. Lock held.
-  bool dropped_locked(const stripe& s, std::uint64_t id) const;
+  bool dropped_locked(const stripe& s, std::uint64_t id) const {
+    return !s.dropped.empty() && s.dropped.hides(id, options_.budget->flushed.load(std::memory_order_acquire));
+  }
   // The slot of `id`, its row added when absent (*created): *row is the row, nullptr at max_rows.
   // An absent id that admits() refuses gets no row: *row nullptr and not_admitted returned. Lock
   // held.
@@ -361,15 +268,13 @@ class embedding_table {
   // Whether a row may be made for absent `id` (options().admission): a lookup's attempt counts a
   // sighting, a push's only asks. True without admission.
   bool admits(std::uint64_t id, bool sighting);
+  // Doubles the stripe's index; the columns follow. Lock held.
   static void grow_locked(stripe& s);
   // With a budget: frees the memory of one row of the stripe that storage holds as it is (CLOCK);
   // false if none qualifies. Lock held.
   bool evict_one_locked(stripe& s);
-  // Removes slot i's row (backward-shift deletion keeps every probe sequence unbroken). Lock held.
+  // Removes slot i's row from RAM; the columns follow the index's shift. Lock held.
   void remove_locked(stripe& s, std::size_t i);
-  // Whether `id` was evicted from the stripe since it had `then` evictions (or may have been:
-  // more evictions happened than the stripe remembers). Lock held.
-  static bool evicted_since(const stripe& s, std::uint64_t id, std::uint64_t then);
   // Sorts ids by stripe into scratch.order (counting sort), with their hashes.
   static void group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch);
   // Calls visit(stripe, i) for every ids[i], a stripe at a time under its lock, prefetching the
@@ -378,6 +283,7 @@ class embedding_table {
   void for_each_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Visit&& visit);
 
   table_options options_;
+  row_touch touch_;  // where rows keep their last touch (row TTL)
   std::array<stripe, stripe_count> stripes_;
   std::atomic<std::size_t> rows_{0};
   std::atomic<std::uint64_t> held_{0};

@@ -48,4 +48,20 @@ inline bool expired(std::uint32_t touched, std::uint32_t now, std::uint32_t ttl)
   return static_cast<std::uint32_t>(now - touched) > ttl;
 }
 
+// Where a table's rows keep their last touch, if they do: the slot after the values and the
+// optimizer state. What embedding_table asks of a row for its TTL.
+struct row_touch {
+  std::uint32_t at = 0;  // floats before the touch slot
+  bool kept = false;     // rows have a touch slot (table_options::touch_slot)
+
+  // Sets the row's last touch to `now`; nothing without a touch slot.
+  void touch(float* row, std::uint32_t now) const {
+    if (kept) set_touch(row + at, now);
+  }
+  // Whether the row has expired at `now` under `ttl` (0: never).
+  bool expired_at(const float* row, std::uint32_t now, std::uint32_t ttl) const {
+    return kept && ttl != 0 && expired(touch_of(row + at), now, ttl);
+  }
+};
+
 }  // namespace ss::embedding
