@@ -5,8 +5,9 @@
 #include <chrono>
 #include <thread>
 
+#include "ss/actors/status_metrics.hpp"
+#include "ss/core/json.hpp"
 #include "ss/core/json_value.hpp"
-#include "ss/core/metrics/status_metrics.hpp"
 #include "ss/http/dashboard_routes.hpp"
 #include "ss/http/ops_routes.hpp"
 
@@ -133,10 +134,11 @@ http::http_response ops_endpoint::handle(const http::http_request& request) {
                service_ != nullptr ? 1 : 0, labels);
     // The endpoint's own counters: connections evicted and refused under a flood, timeouts...
     if (server_) http::append_ops_http_metrics(text, server_->stats(), labels);
-    // The listed fields of the service's status (what `shadowsync status` shows).
+    // The counters and gauges of the service's status (what `shadowsync status` shows), by its
+    // role's status table and the gateway's (ss/actors/status_metrics.hpp).
     if (service_ != nullptr) {
       if (auto status = json_value::parse(service_->status()); status.is_ok())
-        metrics::append_status_metrics(text, *status, labels);
+        actors::append_status_metrics(text, *status, labels);
       else
         spdlog::warn("{}: /metrics: the status does not parse: {}", name_, status.error().message());
     }
@@ -146,6 +148,15 @@ http::http_response ops_endpoint::handle(const http::http_request& request) {
     http::dashboard_source source;
     source.status = [this](std::string& why_not) { return status_for_dashboard(why_not); };
     source.history = [this](double since, std::string& why_not) { return history_for_dashboard(since, why_not); };
+    source.fields = [] {
+      // The coordinator's status fields as its table declares them: the page's labels and help.
+      static const std::string fields =
+          json_object()
+              .add_raw("service", metrics::fields_json(actors::coordinator_field_list()))
+              .add_raw("transport", metrics::fields_json(actors::gateway_field_list()))
+              .str();
+      return fields;
+    };
     if (auto answer = http::dashboard_routes(source, request)) return *answer;
   }
   return http::ops_routes(probe, request);

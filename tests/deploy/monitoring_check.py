@@ -8,7 +8,8 @@ Usage: monitoring_check.py REPO_ROOT
 2. the Grafana dashboard is JSON of the shape Grafana imports: title, uid, panels with an id, a
    type, a title, a grid position and Prometheus targets with an expression;
 3. every shadowsync metric the rules and the dashboard name is one a service exports (the
-   status fields listed in core/src/metrics/status_metrics.cpp, and shadowsync_up), one the rules
+   counters and gauges of the status tables, as tests/actors/exported_metrics.txt lists them, and
+   shadowsync_up), one the rules
    record, or one listed below as coming with a later change.
 
 Exit status 0 when all holds, 1 otherwise, 77 when promtool is not installed (unless
@@ -36,8 +37,12 @@ def fail(msg):
 
 
 def exported_metrics(root):
-    text = open(os.path.join(root, "core/src/metrics/status_metrics.cpp")).read()
-    names = {"shadowsync_%s_%s" % m for m in re.findall(r'\{"(service|transport)", "([a-z0-9_]+)"', text)}
+    names = set()
+    for line in open(os.path.join(root, "tests/actors/exported_metrics.txt")):
+        fields = [f.strip() for f in line.split(",")]
+        if line.startswith("#") or len(fields) != 4 or fields[3] not in ("counter", "gauge"):
+            continue
+        names.add("shadowsync_%s_%s" % (fields[1], fields[2]))
     names.add("shadowsync_up")
     return names
 

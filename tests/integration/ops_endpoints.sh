@@ -67,7 +67,7 @@ for m in 'shadowsync_up{service="shard-0"} 1' 'shadowsync_service_rows{service="
   'shadowsync_service_lookups{service="shard-0"}'; do
   grep -qF "$m" shard.metrics || fail "shard metrics lack $m"
 done
-# Names, types and help come from the explicit list (core/metrics/status_metrics.cpp), not from
+# Names, types and help come from the status tables (ss/actors/status_metrics.hpp), not from
 # whatever keys the status holds: the coordinator's per-member array is not exported.
 grep -qF '# TYPE shadowsync_service_lookups counter' shard.metrics || fail "lookups is not a counter"
 grep -qF '# HELP shadowsync_service_rows Embedding rows held.' shard.metrics || fail "rows has no help: $(grep rows shard.metrics)"

@@ -6,9 +6,11 @@
 #include <unordered_map>
 
 #include "ss/actors/messages.hpp"
+#include "ss/actors/status_metrics.hpp"
 #include "ss/core/clock.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/log_limiter.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 
 namespace ss::actors {
 namespace {
@@ -200,43 +202,73 @@ caf::behavior gateway(gateway_actor* self, transport* t, gateway_options options
   };
 }
 
+// The transport section of every service's status, declared once: the JSON key, the type and
+// help on /metrics (shadowsync_transport_<name>), and how each value is read.
+struct gateway_view {
+  const gateway_counters& c;
+  const transport_stats& ts;
+  const gateway_options& options;
+  std::size_t pending_calls;
+};
+
+const metrics::status_table<gateway_view>& gateway_fields() {
+  using v = const gateway_view&;
+  using t = metrics::metric_type;
+  static const metrics::status_table<gateway_view> table = {
+      {"frames_decoded", t::counter, "Frames decoded.", [](v g) { return g.c.frames_decoded.load(); }},
+      {"frames_refused", t::counter, "Frames refused (garbage, oversized, undecodable).",
+       [](v g) { return g.c.frames_refused.load(); }},
+      {"version_mismatches", t::counter, "Frames of another protocol version.",
+       [](v g) { return g.c.version_mismatches.load(); }},
+      {"requests_served", t::counter, "Requests answered.", [](v g) { return g.c.requests_served.load(); }},
+      {"requests_unrouted", t::counter, "Requests of a kind this service does not serve.",
+       [](v g) { return g.c.requests_unrouted.load(); }},
+      {"requests_in_flight", t::gauge, "Requests being served.", [](v g) { return g.c.requests_in_flight.load(); }},
+      {"requests_shed", t::counter, "Requests refused at the in-flight bound.",
+       [](v g) { return g.c.requests_shed.load(); }},
+      {"control_served", t::counter, "Control requests answered.", [](v g) { return g.c.control_served.load(); }},
+      {"control_refused", t::counter, "Control requests refused (not an admin key).",
+       [](v g) { return g.c.control_refused.load(); }},
+      {"max_requests_in_flight", t::gauge, "The in-flight bound.", [](v g) { return g.options.max_requests_in_flight; }},
+      {"calls", t::counter, "Requests sent to peers.", [](v g) { return g.c.calls.load(); }},
+      {"call_timeouts", t::counter, "Requests to peers that timed out.", [](v g) { return g.c.call_timeouts.load(); }},
+      {"late_replies", t::counter, "Replies that came after their request timed out.",
+       [](v g) { return g.c.late_replies.load(); }},
+      {"send_failures", t::counter, "Frames that could not be sent.",
+       [](v g) { return g.c.send_failures.load() + g.ts.send_failures; }},
+      {"frames_in", t::counter, "Frames received.", [](v g) { return g.ts.frames_in; }},
+      {"frames_out", t::counter, "Frames sent.", [](v g) { return g.ts.frames_out; }},
+      {"bytes_in", t::counter, "Bytes received.", [](v g) { return g.ts.bytes_in; }},
+      {"bytes_out", t::counter, "Bytes sent.", [](v g) { return g.ts.bytes_out; }},
+      {"transport_rejected", t::counter, "Frames the transport refused (queue bounds).",
+       [](v g) { return g.ts.frames_rejected; }},
+      {"queue_depth", t::gauge, "Frames queued for sending.", [](v g) { return g.ts.queue_depth; }},
+      {"queue_high_water", t::gauge, "Most frames queued at once.", [](v g) { return g.ts.queue_high_water; }},
+      {"auth_refused", t::counter, "Connections refused by CURVE authentication.", [](v g) { return g.ts.auth_refused; }},
+      {"handshakes_failed", t::counter, "Connections that failed their handshake.",
+       [](v g) { return g.ts.handshakes_failed; }},
+      {"connections_open", t::gauge, "Connections open.", [](v g) { return g.ts.connections_open; }},
+      {"connections_refused", t::counter, "Connections refused at the connection bound.",
+       [](v g) { return g.ts.connections_refused; }},
+      {"max_connections", t::gauge, "The connection bound.", [](v g) { return g.ts.max_connections; }},
+      {"links_refused", t::counter, "Links to peers refused.", [](v g) { return g.ts.links_refused; }},
+      {"max_frame_bytes", t::gauge, "The largest frame accepted.",
+       [](v g) { return static_cast<std::uint64_t>(g.options.limits.max_frame_bytes); }},
+      {"pending_calls", t::gauge, "Requests to peers awaiting a reply.",
+       [](v g) { return static_cast<std::uint64_t>(g.pending_calls); }},
+  };
+  return table;
+}
+
 std::string stats_json(gateway_actor* self) {
-        const auto& c = *self->state.counters;
-        const auto ts = self->state.link_transport->stats();
-        return json_object()
-            .add("frames_decoded", c.frames_decoded.load())
-            .add("frames_refused", c.frames_refused.load())
-            .add("version_mismatches", c.version_mismatches.load())
-            .add("requests_served", c.requests_served.load())
-            .add("requests_unrouted", c.requests_unrouted.load())
-            .add("requests_in_flight", c.requests_in_flight.load())
-            .add("requests_shed", c.requests_shed.load())
-            .add("control_served", c.control_served.load())
-            .add("control_refused", c.control_refused.load())
-            .add("max_requests_in_flight", self->state.options.max_requests_in_flight)
-            .add("calls", c.calls.load())
-            .add("call_timeouts", c.call_timeouts.load())
-            .add("late_replies", c.late_replies.load())
-            .add("send_failures", c.send_failures.load() + ts.send_failures)
-            .add("frames_in", ts.frames_in)
-            .add("frames_out", ts.frames_out)
-            .add("bytes_in", ts.bytes_in)
-            .add("bytes_out", ts.bytes_out)
-            .add("transport_rejected", ts.frames_rejected)
-            .add("queue_depth", ts.queue_depth)
-            .add("queue_high_water", ts.queue_high_water)
-            .add("auth_refused", ts.auth_refused)
-            .add("handshakes_failed", ts.handshakes_failed)
-            .add("connections_open", ts.connections_open)
-            .add("connections_refused", ts.connections_refused)
-            .add("max_connections", ts.max_connections)
-            .add("links_refused", ts.links_refused)
-            .add("max_frame_bytes", static_cast<std::uint64_t>(self->state.options.limits.max_frame_bytes))
-            .add("pending_calls", static_cast<std::uint64_t>(self->state.pending.size()))
-            .str();
+  const auto ts = self->state.link_transport->stats();
+  return metrics::to_json(gateway_fields(),
+                          gateway_view{*self->state.counters, ts, self->state.options, self->state.pending.size()});
 }
 
 }  // namespace
+
+metrics::field_list gateway_field_list() { return metrics::describe(gateway_fields()); }
 
 caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_options& options,
                          std::shared_ptr<gateway_counters> counters) {

@@ -12,10 +12,12 @@
 #include "ss/actors/evaluator.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/status_metrics.hpp"
 #include "ss/actors/sync_server.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/sync/sync_algorithms.hpp"
 #include "ss/core/metrics/metrics.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 
 namespace ss::actors::coordinator_detail {
 
@@ -439,6 +441,88 @@ const metrics::summary* latest_validation(const coordinator_state& st) {
   return nullptr;
 }
 
+// What the coordinator's status reads its fields from: its state and the numbers status_json
+// derives from it once.
+struct coordinator_view {
+  const coordinator_state& st;
+  const totals& t;
+  clock_type::time_point now;
+  double window_logloss, train_logloss, base, running, progress, eta;
+  const metrics::summary* validation;
+  int late;
+  const std::vector<std::string>& members;
+};
+
+// The coordinator's status (what `shadowsync status` shows, and the dashboard draws), declared
+// once: its JSON key, type and help on /metrics, and how it is read.
+const metrics::status_table<coordinator_view>& coordinator_fields() {
+  using v = const coordinator_view&;
+  using t = metrics::metric_type;
+  static const metrics::status_table<coordinator_view> table = {
+      {"role", t::status_only, "The service's role.", [](v) { return "coordinator"; }},
+      // A restart changes it: clients ask again.
+      {"incarnation", t::status_only, "This coordinator process's incarnation.",
+       [](v x) { return x.st.options.incarnation; }},
+      {"state", t::status_only, "The job's state: waiting, running, draining, done or failed.",
+       [](v x) { return wire::to_string(x.st.state); }},
+      // The state as numbers, for Prometheus rules (running: training, not draining or scoring).
+      {"job_running", t::gauge, "1 while the job trains (not waiting, draining, done or failed).",
+       [](v x) { return x.st.state == wire::job_state::running; }},
+      {"job_done", t::gauge, "1 once the job finished.", [](v x) { return x.st.state == wire::job_state::done; }},
+      {"job_failed", t::gauge, "1 once the job failed.", [](v x) { return x.st.state == wire::job_state::failed; }},
+      {"error", t::status_only, "Why the job failed, if it did.", [](v x) { return x.st.failure; }},
+      {"examples", t::counter, "Examples trained (trainers: this one; coordinator: the job).",
+       [](v x) { return x.t.examples; }},
+      {"examples_committed", t::counter, "Examples trained and acknowledged, each once.",
+       [](v x) { return x.t.committed; }},
+      {"examples_read", t::counter, "Examples handed out by the readers.", [](v x) { return x.t.sent; }},
+      // Over the last --progress-interval.
+      {"examples_per_sec", t::gauge, "Training throughput of the job.", [](v x) { return x.st.recent_eps; }},
+      {"trainers", t::gauge, "Trainers registered.", [](v x) { return x.t.trainers; }},
+      {"bad_rows", t::counter, "Malformed rows skipped.", [](v x) { return x.t.bad_rows; }},
+      {"job_id", t::status_only, "The job's id.", [](v x) { return x.st.job_id; }},
+      {"resumed_from_snapshot", t::gauge, "Snapshot the job resumed from (0: none).",
+       [](v x) { return x.st.resumed_from; }},
+      {"snapshots", t::counter, "Cluster snapshots taken.", [](v x) { return x.st.snapshots_taken; }},
+      {"snapshots_failed", t::counter, "Cluster snapshots that failed.", [](v x) { return x.st.snapshots_failed; }},
+      {"registrations_refused", t::counter,
+       "Registrations refused because a live process held the name or index they claimed.",
+       [](v x) { return x.st.claims_refused; }},
+      {"last_snapshot", t::gauge, "Id of the newest complete snapshot.", [](v x) { return x.st.last_snapshot_id; }},
+      {"last_snapshot_seconds", t::gauge, "Seconds the newest snapshot took.",
+       [](v x) { return x.st.last_snapshot_seconds; }},
+      {"last_snapshot_rows", t::gauge, "Embedding rows in the newest snapshot.",
+       [](v x) { return x.st.last_snapshot_rows; }},
+      {"last_snapshot_bytes", t::gauge, "Bytes of the newest snapshot.", [](v x) { return x.st.last_snapshot_bytes; }},
+      {"seconds_since_snapshot", t::gauge, "Age of the newest snapshot (-1: none yet).",
+       [](v x) { return x.st.last_snapshot_id > 0 ? seconds_between(x.st.last_snapshot_at, x.now) : -1.0; }},
+      {"snapshot_interval", t::gauge, "Seconds between periodic snapshots (0: none).",
+       [](v x) { return x.st.options.snapshots ? x.st.options.snapshot_interval : 0.0; }},
+      {"window_ne", t::gauge, "Normalized entropy over the recent window of training examples.",
+       [](v x) { return metrics::normalized_entropy(x.window_logloss, x.base); }},
+      {"window_logloss", t::status_only, "Log loss over the recent window of training examples.",
+       [](v x) { return x.window_logloss; }},
+      {"train_logloss", t::gauge, "Mean training log loss so far.", [](v x) { return x.train_logloss; }},
+      {"validation_ne", t::status_only, "Normalized entropy of the newest validation score.",
+       [](v x) { return x.validation != nullptr ? x.validation->ne : std::nan(""); }},
+      {"validation_logloss", t::status_only, "Log loss of the newest validation score.",
+       [](v x) { return x.validation != nullptr ? x.validation->log_loss : std::nan(""); }},
+      {"seconds_running", t::status_only, "Seconds the job has trained.", [](v x) { return x.running; }},
+      {"progress", t::status_only, "Share of the current pass over the input read, by bytes.",
+       [](v x) { return x.progress; }},
+      {"eta_seconds", t::status_only, "Seconds until the current pass ends, at the rate so far.",
+       [](v x) { return x.eta; }},
+      {"members_late", t::status_only, "Members with no heartbeat for three heartbeat intervals.",
+       [](v x) { return x.late; }},
+      {"view_epoch", t::gauge, "Version of the cluster view.", [](v x) { return x.st.view.epoch; }},
+      {"members", t::status_only, "Every member: who it is, its health and its role's numbers.",
+       [](v x) { return metrics::raw_json{json_array(x.members)}; }},
+      {"result", t::status_only, "The job's result line, once it ended.",
+       [](v x) { return x.st.result ? x.st.result->to_json() : std::string(); }},
+  };
+  return table;
+}
+
 }  // namespace
 
 std::string status_json(coordinator_actor* self) {
@@ -460,45 +544,8 @@ std::string status_json(coordinator_actor* self) {
                                             : std::nan("");
   const double eta = progress > 0 && st.running_seen ? running * (1 - progress) / progress : std::nan("");
   const metrics::summary* validation = latest_validation(st);
-  return json_object()
-      .add("role", "coordinator")
-      .add("incarnation", st.options.incarnation)  // a restart changes it: clients ask again
-      .add("state", wire::to_string(st.state))
-      // The state as numbers, for Prometheus rules (running: training, not draining or scoring).
-      .add("job_running", st.state == wire::job_state::running)
-      .add("job_done", st.state == wire::job_state::done)
-      .add("job_failed", st.state == wire::job_state::failed)
-      .add("error", st.failure)
-      .add("examples", t.examples)
-      .add("examples_committed", t.committed)
-      .add("examples_read", t.sent)
-      .add("examples_per_sec", st.recent_eps)  // over the last --progress-interval
-      .add("trainers", t.trainers)
-      .add("bad_rows", t.bad_rows)
-      .add("job_id", st.job_id)
-      .add("resumed_from_snapshot", st.resumed_from)
-      .add("snapshots", st.snapshots_taken)
-      .add("snapshots_failed", st.snapshots_failed)
-      .add("registrations_refused", st.claims_refused)
-      .add("last_snapshot", st.last_snapshot_id)
-      .add("last_snapshot_seconds", st.last_snapshot_seconds)
-      .add("last_snapshot_rows", st.last_snapshot_rows)
-      .add("last_snapshot_bytes", st.last_snapshot_bytes)
-      .add("seconds_since_snapshot", st.last_snapshot_id > 0 ? seconds_between(st.last_snapshot_at, now) : -1.0)
-      .add("snapshot_interval", st.options.snapshots ? st.options.snapshot_interval : 0.0)
-      .add("window_ne", metrics::normalized_entropy(window_logloss, base))
-      .add("window_logloss", window_logloss)
-      .add("train_logloss", train_logloss)
-      .add("validation_ne", validation != nullptr ? validation->ne : std::nan(""))
-      .add("validation_logloss", validation != nullptr ? validation->log_loss : std::nan(""))
-      .add("seconds_running", running)
-      .add("progress", progress)  // of the current pass over the input, by bytes read
-      .add("eta_seconds", eta)
-      .add("members_late", late)
-      .add("view_epoch", st.view.epoch)
-      .add_raw("members", json_array(members))
-      .add("result", st.result ? st.result->to_json() : std::string())
-      .str();
+  return metrics::to_json(coordinator_fields(), coordinator_view{st, t, now, window_logloss, train_logloss, base, running,
+                                                                 progress, eta, validation, late, members});
 }
 
 namespace {
@@ -643,6 +690,8 @@ void tick(coordinator_actor* self) {
 }  // namespace ss::actors::coordinator_detail
 
 namespace ss::actors {
+
+metrics::field_list coordinator_field_list() { return metrics::describe(coordinator_detail::coordinator_fields()); }
 
 caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options) {
   auto a = sys.spawn(coordinator_detail::coordinator, std::move(options), gateway);

@@ -10,7 +10,9 @@
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/status_metrics.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 
 namespace ss::actors {
 namespace {
@@ -322,6 +324,51 @@ void requeue_orphans(reader_actor* self) {
                                                                                 : st.trainer_names.erase(it);
 }
 
+// What a reader's status reads its fields from.
+struct reader_view {
+  const reader_state& st;
+  const reader_counters& c;
+  const std::string& error;
+  const wire::read_position& committed;
+  std::uint64_t committed_examples;
+};
+
+// The reader's status, declared once: its JSON key, type and help on /metrics, and how it is read.
+const metrics::status_table<reader_view>& reader_fields() {
+  using v = const reader_view&;
+  using t = metrics::metric_type;
+  static const metrics::status_table<reader_view> table = {
+      {"role", t::status_only, "The service's role.", [](v) { return "reader"; }},
+      {"name", t::status_only, "The reader's name.", [](v x) { return x.st.options.name; }},
+      {"index", t::status_only, "The reader's index.", [](v x) { return x.st.options.index; }},
+      {"batches_sent", t::counter, "Batches handed to trainers.", [](v x) { return x.c.batches_sent.load(); }},
+      {"examples_sent", t::counter, "Examples handed to trainers.", [](v x) { return x.c.examples_sent.load(); }},
+      {"batches_acked", t::counter, "Batches trainers acknowledged.", [](v x) { return x.c.batches_acked.load(); }},
+      {"examples_acked", t::counter, "Examples trainers acknowledged.", [](v x) { return x.c.examples_acked.load(); }},
+      {"batches_requeued", t::counter, "Batches handed out again (their trainer went away).",
+       [](v x) { return x.c.batches_requeued.load(); }},
+      {"examples_requeued", t::counter, "Examples handed out again.", [](v x) { return x.c.examples_requeued.load(); }},
+      {"in_flight", t::gauge, "Batches handed out and not yet acknowledged.", [](v x) { return x.st.unacked; }},
+      {"rows_read", t::counter, "Rows read from the input files.", [](v x) { return x.c.rows_read.load(); }},
+      {"bad_rows", t::counter, "Malformed rows skipped.", [](v x) { return x.c.bad_rows.load(); }},
+      {"bytes_done", t::gauge, "Input bytes read in this epoch.", [](v x) { return x.c.bytes_done.load(); }},
+      {"bytes_total", t::gauge, "Input bytes of an epoch.", [](v x) { return x.c.bytes_total.load(); }},
+      {"epoch", t::gauge, "Epoch being read (0-based).", [](v x) { return x.c.epoch.load() + 1; }},
+      {"committed_epoch", t::status_only, "Epoch of the committed position.",
+       [](v x) { return x.committed.epoch + 1; }},
+      {"committed_file", t::status_only, "Input file of the committed position.",
+       [](v x) { return x.committed.file_index; }},
+      {"committed_offset", t::status_only, "Byte offset of the committed position in its file.",
+       [](v x) { return x.committed.byte_offset; }},
+      {"committed_examples", t::gauge, "Examples committed at the reader's position.",
+       [](v x) { return x.committed_examples; }},
+      {"finished", t::gauge, "1 once this member finished its part of the job.",
+       [](v x) { return x.c.finished.load(); }},
+      {"error", t::status_only, "Why reading stopped, if it failed.", [](v x) { return x.error; }},
+  };
+  return table;
+}
+
 body_ptr serve_status(reader_actor* self) {
   auto& st = self->state;
   auto& c = *st.counters;
@@ -334,29 +381,8 @@ body_ptr serve_status(reader_actor* self) {
     committed = c.committed;
     committed_examples = c.committed_examples;
   }
-  return make_body(wire::status_reply{json_object()
-                                          .add("role", "reader")
-                                          .add("name", st.options.name)
-                                          .add("index", st.options.index)
-                                          .add("batches_sent", c.batches_sent.load())
-                                          .add("examples_sent", c.examples_sent.load())
-                                          .add("batches_acked", c.batches_acked.load())
-                                          .add("examples_acked", c.examples_acked.load())
-                                          .add("batches_requeued", c.batches_requeued.load())
-                                          .add("examples_requeued", c.examples_requeued.load())
-                                          .add("in_flight", st.unacked)
-                                          .add("rows_read", c.rows_read.load())
-                                          .add("bad_rows", c.bad_rows.load())
-                                          .add("bytes_done", c.bytes_done.load())
-                                          .add("bytes_total", c.bytes_total.load())
-                                          .add("epoch", c.epoch.load() + 1)
-                                          .add("committed_epoch", committed.epoch + 1)
-                                          .add("committed_file", committed.file_index)
-                                          .add("committed_offset", committed.byte_offset)
-                                          .add("committed_examples", committed_examples)
-                                          .add("finished", c.finished.load())
-                                          .add("error", error)
-                                          .str()});
+  return make_body(
+      wire::status_reply{metrics::to_json(reader_fields(), reader_view{st, c, error, committed, committed_examples})});
 }
 
 caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::epoch_reader>> input,
@@ -417,6 +443,8 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::e
 }
 
 }  // namespace
+
+metrics::field_list reader_field_list() { return metrics::describe(reader_fields()); }
 
 caf::actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
                         const reader_options& options, std::shared_ptr<reader_counters> counters) {

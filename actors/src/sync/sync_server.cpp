@@ -11,7 +11,9 @@
 
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/status_metrics.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 #include "ss/core/io/hex.hpp"
 #include "ss/core/job/membership_fence.hpp"
 #include "ss/core/sync/replica_mirror.hpp"
@@ -88,6 +90,38 @@ struct replica_request {
   const float* replica;
 };
 using sync_server_actor = caf::stateful_actor<sync_server_state>;
+
+// The sync server's status, declared once: its JSON key, type and help on /metrics, and how it is
+// read from the server's state.
+const metrics::status_table<sync_server_state>& sync_server_fields() {
+  using v = const sync_server_state&;
+  using t = metrics::metric_type;
+  static const metrics::status_table<sync_server_state> table = {
+      {"role", t::status_only, "The service's role.", [](v) { return "sync"; }},
+      {"name", t::status_only, "The sync server's name.", [](v st) { return st.options.name; }},
+      {"sync", t::status_only, "The sync algorithm and its settings.",
+       [](v st) { return sync::to_string(st.options.spec); }},
+      {"slice", t::gauge, "Slice of the dense parameters served.", [](v st) { return st.options.slice; }},
+      {"parameters", t::gauge, "Dense parameters in the slice.", [](v st) { return st.options.length; }},
+      {"exchanges", t::counter, "Sync requests answered.", [](v st) { return st.exchanges; }},
+      {"rounds", t::counter, "Sync rounds closed.", [](v st) { return st.round; }},
+      {"closing_rounds", t::status_only, "Closing rounds (at the end of a scored epoch) completed.",
+       [](v st) { return st.closing.completed; }},
+      {"quantize", t::status_only, "How sync requests are quantized (int8 or none).",
+       [](v st) { return st.options.quantize ? "int8" : "none"; }},
+      {"bytes_in", t::counter, "Bytes of sync requests received (sync server).", [](v st) { return st.bytes_in; }},
+      {"bytes_out", t::counter, "Bytes of sync replies sent (sync server).", [](v st) { return st.bytes_out; }},
+      {"refused", t::counter, "Requests refused.", [](v st) { return st.refused; }},
+      {"mirror_misses", t::counter, "Quantized sync requests against a mirror not held (sync server).",
+       [](v st) { return st.mirror_misses; }},
+      {"rounds_fenced", t::counter,
+       "Sync requests refused: sent under a trainer membership that is over (sync server).",
+       [](v st) { return st.rounds_fenced; }},
+      {"live_trainers", t::gauge, "Trainers taking part in rounds.",
+       [](v st) { return static_cast<std::uint64_t>(st.live_trainers); }},
+  };
+  return table;
+}
 
 body_ptr refuse(errc code, const std::string& message) { return make_body(wire::error_reply{code, message}); }
 
@@ -491,23 +525,7 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
         }
         if (const auto* restore = std::get_if<wire::sync_restore>(&env->message)) return serve_restore(self, *restore);
         if (std::holds_alternative<wire::status_request>(env->message))
-          return make_body(wire::status_reply{json_object()
-                                                  .add("role", "sync")
-                                                  .add("name", st.options.name)
-                                                  .add("sync", sync::to_string(st.options.spec))
-                                                  .add("slice", st.options.slice)
-                                                  .add("parameters", st.options.length)
-                                                  .add("exchanges", st.exchanges)
-                                                  .add("rounds", st.round)
-                                                  .add("closing_rounds", st.closing.completed)
-                                                  .add("quantize", st.options.quantize ? "int8" : "none")
-                                                  .add("bytes_in", st.bytes_in)
-                                                  .add("bytes_out", st.bytes_out)
-                                                  .add("refused", st.refused)
-                                                  .add("mirror_misses", st.mirror_misses)
-                                                  .add("rounds_fenced", st.rounds_fenced)
-                                                  .add("live_trainers", static_cast<std::uint64_t>(st.live_trainers))
-                                                  .str()});
+          return make_body(wire::status_reply{metrics::to_json(sync_server_fields(), st)});
         return refuse(errc::invalid_argument, std::string("a sync server does not serve ") + wire::message_name(env->message));
       },
       [self](expire_atom, std::uint64_t round) {
@@ -557,6 +575,8 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
 }
 
 }  // namespace
+
+metrics::field_list sync_server_field_list() { return metrics::describe(sync_server_fields()); }
 
 caf::actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway, const sync_server_options& options) {
   auto a = sys.spawn(sync_server, options);

@@ -13,7 +13,9 @@
 #include <spdlog/spdlog.h>
 
 #include "ss/actors/gateway.hpp"
+#include "ss/actors/status_metrics.hpp"
 #include "ss/core/json.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 #include "parts.hpp"
 
 namespace ss::actors {
@@ -206,39 +208,66 @@ caf::result<body_ptr> close_epoch(trainer_actor* self, const wire::sync_close& c
   return promise;
 }
 
+// What a trainer's status reads its fields from.
+struct trainer_view {
+  const trainer_state& st;
+  const wire::member_progress& p;
+  const trainer_progress::timing& t;
+};
+
+// The trainer's status (what `shadowsync status` shows), declared once: its JSON key, type and
+// help on /metrics, and how it is read.
+const metrics::status_table<trainer_view>& trainer_fields() {
+  using v = const trainer_view&;
+  using t = metrics::metric_type;
+  static const metrics::status_table<trainer_view> table = {
+      {"compute_seconds", t::counter, "Worker-seconds computing.", [](v x) { return x.t.compute_seconds; }},
+      {"wait_seconds", t::counter, "Worker-seconds waiting for lookups or batches.",
+       [](v x) { return x.t.wait_seconds; }},
+      {"lookup_p50_ms", t::gauge, "Median shard lookup latency.", [](v x) { return x.t.lookup_p50_ms; }},
+      {"lookup_p99_ms", t::gauge, "99th percentile shard lookup latency.", [](v x) { return x.t.lookup_p99_ms; }},
+      {"push_p50_ms", t::gauge, "Median gradient push latency.", [](v x) { return x.t.push_p50_ms; }},
+      {"push_p99_ms", t::gauge, "99th percentile gradient push latency.", [](v x) { return x.t.push_p99_ms; }},
+      {"role", t::status_only, "The service's role.", [](v) { return "trainer"; }},
+      {"name", t::status_only, "The trainer's name.", [](v x) { return x.st.ctx->options.name; }},
+      {"workers", t::gauge, "Hogwild workers.", [](v x) { return static_cast<std::uint64_t>(x.st.workers.size()); }},
+      {"examples", t::counter, "Examples trained (trainers: this one; coordinator: the job).",
+       [](v x) { return x.p.examples; }},
+      {"batches", t::counter, "Batches trained.", [](v x) { return x.p.batches; }},
+      {"train_logloss", t::gauge, "Mean training log loss so far.",
+       [](v x) { return x.p.examples ? x.p.loss_sum / x.p.examples : 0.0; }},
+      {"sync", t::status_only, "The sync algorithm and its settings.",
+       [](v x) { return sync::to_string(x.st.ctx->sync); }},
+      {"sync_rounds", t::counter, "Dense sync rounds completed.", [](v x) { return x.p.sync_rounds; }},
+      {"sync_slice_rounds", t::status_only, "Sync rounds completed per slice.",
+       [](v x) {
+         std::vector<std::string> rounds;
+         for (const std::uint64_t r : x.st.ctx->progress->slice_rounds()) rounds.push_back(std::to_string(r));
+         return metrics::raw_json{json_array(rounds)};
+       }},
+      {"sync_gap", t::gauge, "Batches trained between sync rounds, mean.", [](v x) { return x.p.sync_gap; }},
+      {"sync_latency_p50_ms", t::gauge, "Median sync round latency.", [](v x) { return x.p.sync_latency_p50_ms; }},
+      {"sync_latency_p99_ms", t::gauge, "99th percentile sync round latency.",
+       [](v x) { return x.p.sync_latency_p99_ms; }},
+      {"sync_distance", t::gauge, "Relative distance of the replica to the central model, last round.",
+       [](v x) { return x.p.sync_distance; }},
+      {"sync_wait_seconds", t::counter, "Worker-seconds stopped for foreground syncs.",
+       [](v x) { return x.p.sync_wait_seconds; }},
+      {"sync_quantize", t::status_only, "Whether sync rounds are quantized to 8 bits.",
+       [](v x) { return x.st.ctx->job.sync_quantize; }},
+      {"sync_bytes", t::counter, "Bytes sent and received by sync rounds (trainer).", [](v x) { return x.p.sync_bytes; }},
+      {"finished", t::gauge, "1 once this member finished its part of the job.", [](v x) { return x.p.finished; }},
+      {"error", t::status_only, "Why the trainer failed, if it did.", [](v x) { return x.st.ctx->progress->error(); }},
+  };
+  return table;
+}
+
 // What `shadowsync status` shows of this trainer.
 std::string status_json(trainer_actor* self) {
   auto& st = self->state;
   const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
   const auto t = st.ctx->progress->timings();
-  std::vector<std::string> slice_rounds;
-  for (const std::uint64_t r : st.ctx->progress->slice_rounds()) slice_rounds.push_back(std::to_string(r));
-  return json_object()
-      .add("compute_seconds", t.compute_seconds)
-      .add("wait_seconds", t.wait_seconds)
-      .add("lookup_p50_ms", t.lookup_p50_ms)
-      .add("lookup_p99_ms", t.lookup_p99_ms)
-      .add("push_p50_ms", t.push_p50_ms)
-      .add("push_p99_ms", t.push_p99_ms)
-      .add("role", "trainer")
-      .add("name", st.ctx->options.name)
-      .add("workers", static_cast<std::uint64_t>(st.workers.size()))
-      .add("examples", p.examples)
-      .add("batches", p.batches)
-      .add("train_logloss", p.examples ? p.loss_sum / p.examples : 0.0)
-      .add("sync", sync::to_string(st.ctx->sync))
-      .add("sync_rounds", p.sync_rounds)
-      .add_raw("sync_slice_rounds", json_array(slice_rounds))
-      .add("sync_gap", p.sync_gap)
-      .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
-      .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
-      .add("sync_distance", p.sync_distance)
-      .add("sync_wait_seconds", p.sync_wait_seconds)
-      .add("sync_quantize", st.ctx->job.sync_quantize)
-      .add("sync_bytes", p.sync_bytes)
-      .add("finished", p.finished)
-      .add("error", st.ctx->progress->error())
-      .str();
+  return metrics::to_json(trainer_fields(), trainer_view{st, p, t});
 }
 
 caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, caf::actor member) {
@@ -293,6 +322,8 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
 }
 
 }  // namespace
+
+metrics::field_list trainer_field_list() { return metrics::describe(trainer_fields()); }
 
 caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const caf::actor& member_agent,
                          const job::job_options& job, std::shared_ptr<train::dense_model> model,

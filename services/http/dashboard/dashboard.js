@@ -27,6 +27,13 @@ const CHARTS = [
   { id: "members", title: "Members (and late ones)", series: [["job/members", "members"], ["job/members_late", "late"]] },
 ];
 
+// The coordinator's status field each summary card shows. Its help, from /api/fields (the
+// coordinator's status table, where every field is declared), is the card's tooltip.
+const CARD_FIELDS = {
+  "sum-examples": "examples", "sum-eps": "examples_per_sec", "sum-progress": "progress", "sum-ne": "window_ne",
+  "sum-members": "members", "sum-snapshots": "snapshots",
+};
+
 const page = {
   series: new Map(),  // name -> [[t, v], ...]
   lastStatus: null,
@@ -99,6 +106,17 @@ function mergeHistory(history) {
     for (const p of points) if (p[0] > last) pts.push(p);
     if (pts.length > MAX_POINTS) page.series.set(name, thin(pts));
   }
+}
+
+async function loadFieldHelp() {
+  try {
+    const fields = await fetchJson("/api/fields");
+    const help = new Map((fields.service || []).map((f) => [f.name, f.help]));
+    for (const [id, name] of Object.entries(CARD_FIELDS)) {
+      const text = help.get(name);
+      if (text) $(id).closest(".card").title = text;
+    }
+  } catch (e) { /* the cards work without their help */ }
 }
 
 async function refresh() {
@@ -353,6 +371,7 @@ function drawChart(fig, lines) {
 function start() {
   const refreshParam = Number(new URLSearchParams(location.search).get("refresh"));
   if (refreshParam >= 100) page.refreshMs = refreshParam;
+  loadFieldHelp();
   refresh();
 }
 

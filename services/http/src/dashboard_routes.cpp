@@ -77,6 +77,14 @@ std::optional<http_response> dashboard_routes(const dashboard_source& source, co
     auto body = source.history ? source.history(since_parameter(request.query), why_not) : std::nullopt;
     return json_answer(body, why_not);
   }
+  if (request.path == "/api/fields" && source.fields) {
+    http_response r;
+    r.content_type = "application/json";
+    r.body = source.fields();
+    r.headers.emplace_back("Cache-Control", "no-cache");
+    add_safety_headers(r);
+    return r;
+  }
   return asset(request.path);
 }
 

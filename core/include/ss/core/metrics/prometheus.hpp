@@ -12,7 +12,7 @@
 // Names must match [a-zA-Z_:][a-zA-Z0-9_:]* and label names [a-zA-Z_][a-zA-Z0-9_]*. An invalid
 // name is a programming error: it asserts in debug builds and is sanitized (each bad character
 // becomes '_') in release builds. Names built from data must go through sanitize_metric_name()
-// first (the exported status fields are an explicit list: status_metrics.hpp). Label values and HELP text may hold any bytes; they are escaped.
+// first (the exported status fields are declared in status tables: status_metrics.hpp). Label values and HELP text may hold any bytes; they are escaped.
 //
 // Thread-safety: a prometheus_text is a plain value (not thread-safe); the free functions are pure.
 #pragma once

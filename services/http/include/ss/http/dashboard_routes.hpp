@@ -3,6 +3,8 @@
 //   GET /              the page (index.html), which loads /dashboard.js and /dashboard.css
 //   GET /api/status    the coordinator's status, exactly what `shadowsync status --json` shows
 //   GET /api/history   its history (metrics::job_history's JSON); ?since=T: points after T only
+//   GET /api/fields    the status's fields as the coordinator's status table declares them:
+//                      {"service":[{"name","type","help"},...],"transport":[...]}
 //
 // Read-only: the server answers GET and HEAD only, and nothing here changes the job. The API
 // answers 503 with {"error": why} while no status is there (the coordinator is starting). Every
@@ -23,6 +25,8 @@ struct dashboard_source {
   std::function<std::optional<std::string>(std::string& why_not)> status;
   // The history JSON of the points later than `since` seconds, or nullopt with `why_not` set.
   std::function<std::optional<std::string>(double since, std::string& why_not)> history;
+  // The fields JSON of /api/fields (the same for the process's life); empty: 404.
+  std::function<std::string()> fields;
 };
 
 // The answer when the request is the dashboard's; nullopt for any other path.
