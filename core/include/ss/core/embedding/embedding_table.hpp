@@ -9,6 +9,12 @@
 //
 // Lookups are memory-latency bound on big tables, so the batch calls sort the ids by stripe,
 // take each stripe's lock once, and prefetch index slots ahead of probing them.
+//
+// Each stripe composes one part per concern, each in its own header: the index (row_index) and
+// the rows' memory (row_arena); dirty tracking (dirty_marks); eviction (clock_hand,
+// row_eviction.hpp); tiering (row_budget, flush_marks, eviction_memory: row_tiering.hpp); rows
+// dropped for good (dropped_rows); a row's TTL touch (row_touch, row_ttl.hpp). This class ties
+// them together under the stripe's lock (docs/embeddings.md, "How the table is built").
 #pragma once
 
 #include <array>
