@@ -1,5 +1,5 @@
-# Sources of ss_core's data area.
-target_sources(ss_core PRIVATE
+# Sources of ss_math's data area.
+target_sources(ss_math PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/batch_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/epoch_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generator.cpp

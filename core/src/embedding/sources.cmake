@@ -1,5 +1,5 @@
-# Sources of ss_core's embedding area.
-target_sources(ss_core PRIVATE
+# Sources of ss_math's embedding area.
+target_sources(ss_math PRIVATE
   src/embedding/admission.cpp
   src/embedding/batch_rows.cpp
   src/embedding/embedding_table.cpp

@@ -1,8 +1,8 @@
-# Sources of ss_core's metrics area.
-target_sources(ss_core PRIVATE
+# Sources of ss_math's metrics area.
+target_sources(ss_math PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accumulator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/window.cpp
   ${CMAKE_CURRENT_LIST_DIR}/status_metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/history.cpp)
-target_sources(ss_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/prometheus.cpp)
+target_sources(ss_math PRIVATE ${CMAKE_CURRENT_LIST_DIR}/prometheus.cpp)

@@ -1,5 +1,5 @@
-# Sources of ss_core's model area.
-target_sources(ss_core PRIVATE
+# Sources of ss_math's model area.
+target_sources(ss_math PRIVATE
   src/model/dlrm_config.cpp
   src/model/dlrm.cpp
   src/model/gemm.cpp

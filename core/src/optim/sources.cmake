@@ -1,5 +1,5 @@
-# Sources of ss_core's optim area.
-target_sources(ss_core PRIVATE src/optim/lr_schedule.cpp src/optim/optimizers.cpp)
+# Sources of ss_math's optim area.
+target_sources(ss_math PRIVATE src/optim/lr_schedule.cpp src/optim/optimizers.cpp)
 # The dense updates must vectorize (optimizers.cpp): sqrt without errno (a NaN is caught as a
 # diverged model, not by errno) and, with GCC, the dynamic cost model at -O2.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

@@ -1,6 +1,6 @@
-# Sources of ss_core's sync area: the synchronization algorithms, pure arithmetic.
+# Sources of ss_math's sync area: the synchronization algorithms, pure arithmetic.
 set(SS_SYNC_SOURCES src/sync/sync_algorithms.cpp src/sync/quantize.cpp src/sync/replica_mirror.cpp)
-target_sources(ss_core PRIVATE ${SS_SYNC_SOURCES})
+target_sources(ss_math PRIVATE ${SS_SYNC_SOURCES})
 # Every sync round runs these loops over a whole slice, on the trainer and on the server, in CPU
 # taken from training on a small machine, so they must vectorize (multiversioned per ISA,
 # SS_MULTIVERSION): no trapping math (the clamp of a quantized value vectorizes only without
