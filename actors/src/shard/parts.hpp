@@ -1,0 +1,73 @@
+// What the shard's source files share (private to ss_actors): shard.cpp wires the actors
+// (spawn_shard), workers.cpp serves lookups, pushes, hints and dumps, status.cpp declares the
+// status, persister.cpp writes rows to storage and takes checkpoints, restore.cpp decides what a
+// starting shard serves.
+#pragma once
+
+#include <caf/behavior.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ss/actors/messages.hpp"
+#include "ss/actors/shard.hpp"
+#include "ss/core/embedding/push_ledger.hpp"
+#include "ss/core/job/membership_fence.hpp"
+
+namespace ss::actors::shard_parts {
+
+// What the shard's workers share about the trainers that push: whose membership is over (the
+// view's) and which pushes were applied lately (a resend is not applied twice).
+struct push_guard {
+  std::mutex mu;
+  job::membership_fence fence;
+  embedding::push_ledger ledger;
+
+  void follow(const wire::cluster_view& view) {
+    std::lock_guard<std::mutex> lock(mu);
+    fence.follow(view.trainer_incarnations, view.trainer_memberships, view.dropped_trainers);
+    std::vector<std::uint64_t> keep = view.trainer_incarnations;
+    keep.insert(keep.end(), view.dropped_trainers.begin(), view.dropped_trainers.end());
+    ledger.prune(keep);
+  }
+};
+
+// The clock of a row TTL in examples, kept with the rows so that a restarted shard goes on from it.
+constexpr const char* ttl_clock_key = "ttl_clock";
+
+// ---- workers.cpp ----
+struct shard_worker_state {
+  static inline const char* name = "shard-worker";
+};
+caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
+                           std::shared_ptr<embedding::shard_store> store, shard_options options,
+                           std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard);
+// With a memory budget: serves the trainers' prefetch hints.
+struct prefetcher_state {
+  static inline const char* name = "shard-prefetcher";
+};
+caf::behavior prefetcher(caf::stateful_actor<prefetcher_state>* self, std::shared_ptr<embedding::shard_store> store,
+                         shard_options options, std::shared_ptr<shard_counters> counters);
+
+// ---- status.cpp ----
+body_ptr serve_status(embedding::shard_store& store, const shard_options& o, shard_counters& c);
+
+// ---- persister.cpp ----
+struct persister_state {
+  static inline const char* name = "shard-persister";
+  std::shared_ptr<embedding::shard_store> store;
+  shard_options options;
+  std::shared_ptr<shard_counters> counters;
+  std::vector<std::uint32_t> tables;  // scratch: the table of each row of a write
+};
+using persister_actor = caf::stateful_actor<persister_state>;
+caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_store> store, shard_options options,
+                        std::shared_ptr<shard_counters> counters);
+// A row TTL's sweeps, for a shard without storage (the persister sweeps before each flush otherwise).
+caf::behavior sweeper(caf::event_based_actor* self, std::shared_ptr<embedding::shard_store> store,
+                      shard_options options);
+
+}  // namespace ss::actors::shard_parts

@@ -1,0 +1,231 @@
+// The shard's persister (changed rows to storage, checkpoints, the export from storage) and, for
+// a shard without storage, its TTL sweeper.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "parts.hpp"
+
+namespace ss::actors::shard_parts {
+namespace {
+
+
+// Writes rows the store hands over, and deletes those it evicted for good (`take`: take_dirty's or
+// write_back's, called with both sinks, a stripe or a table at a
+// time) to storage; with a memory budget, then evicts down to it. Counted as a flush.
+template <class Take>
+status write_rows(persister_actor* self, Take&& take) {
+  auto& st = self->state;
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t rows = 0;
+  const embedding::shard_store::dirty_sink write = [&](std::uint32_t t, const std::uint64_t* ids, const float* values,
+                                                       std::size_t n) {
+    st.tables.assign(n, t);
+    rows += n;
+    return st.options.storage->write(st.tables.data(), ids, values, n);
+  };
+  const embedding::shard_store::erase_sink erase = [&](std::uint32_t t, const std::uint64_t* ids, std::size_t n) {
+    st.tables.assign(n, t);
+    return st.options.storage->erase(st.tables.data(), ids, n);
+  };
+  status written = take(write, erase);
+  // The rows written may go now: RAM back to the budget, off the requests' path.
+  if (written.is_ok()) st.store->shrink_to_budget();
+  auto& c = *st.counters;
+  c.flushes.fetch_add(1, std::memory_order_relaxed);
+  c.rows_flushed.fetch_add(rows, std::memory_order_relaxed);
+  c.flush_ns.fetch_add(static_cast<std::uint64_t>(
+                           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+                               .count()),
+                       std::memory_order_relaxed);
+  if (!written.is_ok()) {
+    // The rows stay in memory (and are marked clean): the next snapshot's checkpoint lacks them,
+    // which the error makes visible. Without a memory budget the shard goes on serving. With one,
+    // storage is where the rows beyond the budget live and what an export reads: it now lacks
+    // rows, so the job cannot end with a whole model. The shard stops serving the job, saying
+    // why; nothing is evicted any more, and the checkpoints taken before stay as they were.
+    c.flush_errors.fetch_add(1, std::memory_order_relaxed);
+    spdlog::error("{}: writing changed rows to storage failed: {}", st.options.name, written.message());
+    if (st.store->tiered()) {
+      std::lock_guard<std::mutex> lock(c.mu);
+      if (c.error.empty())
+        c.error = "writing rows back to storage failed (" + written.message() +
+                  "); with --memory-budget-mb its storage must hold every row, so the shard cannot go on. "
+                  "Make room and resume from the last snapshot";
+    }
+  }
+  return written;
+}
+
+// With a row TTL: the clock (set from the wall clock when it counts seconds), then the rows that
+// expired go (for the next flush to delete from storage). Stored rows: at most this many looked at
+// per sweep, the next sweep going on from there.
+constexpr std::size_t stored_rows_per_sweep = std::size_t{1} << 20;
+
+void sweep_expired(embedding::shard_store& store, const shard_options& o) {
+  if (!store.options().ttl.enabled()) return;
+  store.read_wall_clock(o.unix_seconds());
+  if (auto swept = store.sweep_expired(stored_rows_per_sweep); !swept.is_ok())
+    spdlog::warn("{}: {} (expired rows stay until the next sweep)", o.name, swept.error().message());
+}
+
+
+// Writes every row changed since the last flush, and deletes those evicted for good; expired rows
+// go first, and full tables of a tiered shard give up cold rows. The store hands them over a
+// stripe at a time.
+status flush(persister_actor* self) {
+  sweep_expired(*self->state.store, self->state.options);
+  if (auto trimmed = self->state.store->trim_full_tables(); !trimmed.is_ok())
+    spdlog::warn("{}: {} (the tables stay over their limit until the next flush)", self->state.options.name,
+                 trimmed.error().message());
+  auto& st = self->state;
+  SS_RETURN_IF_ERROR(write_rows(self, [self](const embedding::shard_store::dirty_sink& write,
+                                             const embedding::shard_store::erase_sink& erase) {
+    return self->state.store->take_dirty(write, erase);
+  }));
+  if (st.store->options().ttl.enabled())
+    return st.options.storage->set_meta(ttl_clock_key, std::to_string(st.store->clock()));
+  return status::ok();
+}
+
+// With a memory budget and RAM past it: writes back the rows eviction takes next, and evicts them.
+status write_back(persister_actor* self) {
+  return write_rows(self, [self](const embedding::shard_store::dirty_sink& write, const embedding::shard_store::erase_sink&) {
+    auto written = self->state.store->write_back(write);
+    return written.is_ok() ? status::ok() : written.error();
+  });
+}
+
+// A page of the exported model from a shard with a memory budget: from storage, which holds every
+// row once the changed ones are flushed (the rows in RAM are not all the rows). The position is
+// the next key, (next_table, next_position = id).
+body_ptr serve_stored_dump(persister_actor* self, const wire::dump_request& req) {
+  auto& st = self->state;
+  if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
+  const std::size_t dim = st.store->options().dim;
+  const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
+  wire::dump_reply reply;
+  auto paged = st.options.storage->scan_from(req.table, req.position, max_rows,
+                                             [&](std::uint32_t t, std::uint64_t id, const float* row) {
+                                               reply.tables.push_back(t);
+                                               reply.ids.push_back(id);
+                                               reply.values.insert(reply.values.end(), row, row + dim);
+                                             });
+  if (!paged.is_ok())
+    return make_body(wire::error_reply{paged.error().code(), st.options.name + ": " + paged.error().message()});
+  // The key after the page's last: the next id, or the next table's first past the last id.
+  const std::uint32_t max_tables = st.store->options().max_tables;
+  reply.next_table = max_tables;
+  if (*paged == max_rows) {
+    const bool last_id = reply.ids.back() == ~0ULL;
+    reply.next_table = reply.tables.back() + (last_id ? 1 : 0);
+    reply.next_position = last_id ? 0 : reply.ids.back() + 1;
+  }
+  reply.done = reply.next_table >= max_tables;
+  st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(reply));
+}
+
+body_ptr serve_snapshot(persister_actor* self, const wire::snapshot_request& req) {
+  auto& st = self->state;
+  const auto start = std::chrono::steady_clock::now();
+  auto& storage = *st.options.storage;
+  if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
+  // A checkpoint left by an abandoned attempt at this snapshot is replaced.
+  if (auto existing = storage.checkpoints(); existing.is_ok()) {
+    for (const auto& cp : *existing)
+      if (cp.id == req.snapshot_id) (void)storage.drop(cp.id);
+  }
+  auto cp = storage.checkpoint(req.snapshot_id);
+  if (!cp.is_ok())
+    return make_body(wire::error_reply{cp.error().code(), st.options.name + ": checkpoint " +
+                                                              std::to_string(req.snapshot_id) + ": " + cp.error().message()});
+  // Retention: the coordinator names the other snapshots it keeps.
+  if (auto existing = storage.checkpoints(); existing.is_ok()) {
+    for (const auto& old : *existing) {
+      if (old.id == req.snapshot_id || std::find(req.keep.begin(), req.keep.end(), old.id) != req.keep.end()) continue;
+      if (auto d = storage.drop(old.id); !d.is_ok())
+        spdlog::warn("{}: dropping checkpoint {}: {}", st.options.name, old.id, d.message());
+    }
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  auto& c = *st.counters;
+  c.checkpoints.fetch_add(1, std::memory_order_relaxed);
+  c.last_checkpoint.store(req.snapshot_id, std::memory_order_relaxed);
+  c.last_checkpoint_ns.store(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+      std::memory_order_relaxed);
+  const double seconds = std::chrono::duration<double>(took).count();
+  spdlog::info("{}: checkpoint {} of {} rows ({:.1f} MB) in {:.2f}s", st.options.name, cp->id, cp->rows,
+               static_cast<double>(cp->bytes) / 1e6, seconds);
+  return make_body(wire::snapshot_reply{cp->id, cp->path, cp->rows, cp->bytes, cp->checksum, seconds});
+}
+
+// The flush interval as a timer's period (at least 10 ms; a shard that never flushes, flush
+// interval 0, still sweeps every 5 s).
+caf::timespan flush_period(const shard_options& o) {
+  const double seconds = o.flush_interval > 0 ? o.flush_interval : 5.0;
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(std::max(0.01, seconds)));
+}
+
+// How often a persister with a memory budget looks whether RAM is past it (an atomic load).
+constexpr auto pressure_check = std::chrono::milliseconds(20);
+using pressure_atom = caf::atom_constant<caf::atom("pressure")>;
+
+
+}  // namespace
+
+caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_store> store, shard_options options,
+                        std::shared_ptr<shard_counters> counters) {
+  auto& st = self->state;
+  st.store = std::move(store);
+  st.options = std::move(options);
+  st.counters = std::move(counters);
+  const auto every = flush_period(st.options);
+  if (st.options.flush_interval > 0) self->delayed_send(self, every, tick_atom::value);
+  if (st.store->tiered()) self->delayed_send(self, pressure_check, pressure_atom::value);
+  return {
+      [self, every](tick_atom) {
+        (void)flush(self);
+        self->delayed_send(self, every, tick_atom::value);
+      },
+      // With a memory budget, the rows that may not be evicted are the ones changed since the last
+      // flush: when they pile up past the budget, the next ones eviction would take are written
+      // back now and go, instead of RAM growing by what a whole flush interval touches.
+      [self](pressure_atom) {
+        auto& state = self->state;
+        // Not after a failed flush: the shard is stopping with that error, and a full disk
+        // would only fail again.
+        if (state.store->under_pressure() && state.counters->flush_errors.load() == 0) {
+          state.counters->pressure_flushes.fetch_add(1, std::memory_order_relaxed);
+          (void)write_back(self);
+        }
+        self->delayed_send(self, pressure_check, pressure_atom::value);
+      },
+      [self](flush_atom) -> bool { return flush(self).is_ok(); },
+      [self](serve_atom, const envelope_ptr& env) -> body_ptr {
+        if (const auto* req = std::get_if<wire::snapshot_request>(&env->message)) return serve_snapshot(self, *req);
+        if (const auto* req = std::get_if<wire::dump_request>(&env->message)) return serve_stored_dump(self, *req);
+        return make_body(wire::error_reply{errc::invalid_argument, std::string("the persister does not serve ") +
+                                                                       wire::message_name(env->message)});
+      },
+  };
+}
+
+// A row TTL's sweeps every flush interval, for a shard without storage (the persister sweeps
+// before each flush otherwise).
+caf::behavior sweeper(caf::event_based_actor* self, std::shared_ptr<embedding::shard_store> store,
+                      shard_options options) {
+  const auto every = flush_period(options);
+  self->delayed_send(self, every, tick_atom::value);
+  return {
+      [self, store, options, every](tick_atom) {
+        sweep_expired(*store, options);
+        self->delayed_send(self, every, tick_atom::value);
+      },
+  };
+}
+
+}  // namespace ss::actors::shard_parts

@@ -1,0 +1,183 @@
+// What a starting shard serves: its stored rows, a checkpoint of the snapshot the job resumes
+// from, or a refusal, when its storage is another job's, another shard's or damaged.
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+#include "parts.hpp"
+#include "ss/core/io/hex.hpp"
+
+namespace ss::actors::shard_parts {
+namespace {
+
+// Reads every stored row (which verifies each record) into the store. With a memory budget,
+// only the first rows that fit are kept in RAM: the others stay in storage until looked up.
+status load(embedding::shard_store& store, embedding::durable_rows& storage, shard_counters& c) {
+  std::uint64_t rows = 0;
+  const std::uint64_t keep = store.tiered() ? store.options().max_rows_in_memory : ~0ULL;
+  status bad = status::ok();
+  auto scanned = storage.scan([&](std::uint32_t t, std::uint64_t id, const float* row) {
+    if (!bad.is_ok()) return;
+    bad = rows < keep ? store.put(t, id, row) : store.count_stored(t);
+    ++rows;
+  });
+  SS_RETURN_IF_ERROR(scanned);
+  SS_RETURN_IF_ERROR(bad);
+  c.rows_restored.store(rows, std::memory_order_relaxed);
+  // The clock the rows were touched at goes on from where it was (a row TTL in examples).
+  if (auto clock = storage.get_meta(ttl_clock_key); clock.is_ok()) {
+    char* end = nullptr;
+    const unsigned long long now = std::strtoull(clock->c_str(), &end, 10);
+    if (end == clock->c_str() || *end != '\0')
+      return {errc::corrupt, "its stored row TTL clock \"" + *clock + "\" is not a number"};
+    store.set_clock(static_cast<std::uint32_t>(now));
+  }
+  return status::ok();
+}
+
+// Which shard of the job the storage holds, "<index> of <shards>": recorded with the job id whenever
+// a shard loads or claims the storage.
+std::string shard_claim(const shard_options& o) {
+  return std::to_string(o.index) + " of " + std::to_string(o.shards);
+}
+
+status claim(embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
+  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  return storage.set_meta("shard", shard_claim(o));
+}
+
+// Another shard's rows of this job (a data directory given to the wrong --index) would serve none
+// of this shard's keys and lose that shard's: refused. Storage written before the claim existed
+// passes.
+status check_same_shard(const embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
+  auto owner = storage.get_meta("shard");
+  if (!owner.is_ok() || *owner == shard_claim(o)) return status::ok();
+  return status(errc::not_found, "its storage holds the rows of shard " + *owner + " of this job " + job_hex +
+                                     ", not of shard " + shard_claim(o) +
+                                     " (is its data directory another shard's, or its --index wrong?); the shard "
+                                     "does not serve them: give it its own data directory");
+}
+
+// Restores the newest checkpoint of job `job_hex` with an id <= `at_most` that verifies; logs each
+// one skipped.
+result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embedding::durable_rows& storage,
+                                         std::uint64_t at_most, const std::string& job_hex, const shard_options& o,
+                                         shard_counters& c) {
+  auto list = storage.checkpoints();
+  if (!list.is_ok()) return list.error();
+  if (at_most != ~0ULL && std::none_of(list->begin(), list->end(), [at_most](const auto& cp) { return cp.id == at_most; }))
+    spdlog::error("{}: checkpoint {} is missing; trying an older one", o.name, at_most);
+  for (auto it = list->rbegin(); it != list->rend(); ++it) {
+    if (it->id > at_most) continue;
+    auto restored = storage.restore(it->id);
+    if (restored.is_ok()) {
+      // Checked before its rows are loaded: another job's checkpoint is not this job's rows.
+      auto owner = storage.get_meta("job_id");
+      if (owner.is_ok() && *owner != job_hex) restored = status(errc::not_found, "it holds rows of job " + *owner);
+      if (restored.is_ok()) restored = check_same_shard(storage, job_hex, o);
+    }
+    if (restored.is_ok()) restored = load(store, storage, c);
+    if (restored.is_ok()) return it->id;
+    spdlog::error("{}: checkpoint {} is unusable: {}; trying an older one", o.name, it->id, restored.message());
+  }
+  return status(errc::not_found, "no checkpoint" + (at_most == ~0ULL ? std::string() : " up to " + std::to_string(at_most)) +
+                                     " verifies");
+}
+
+// The live rows cannot serve (`why`, logged): loads the newest checkpoint that verifies and says
+// so with `note`. When none does, `none_left` turns that error into the shard's reason not to start.
+result<std::string> newest_checkpoint_instead(embedding::shard_store& store, embedding::durable_rows& storage,
+                                              const std::string& job_hex, const std::string& why,
+                                              const std::string& note,
+                                              const std::function<status(const status&)>& none_left,
+                                              const shard_options& o, shard_counters& c) {
+  spdlog::error("{}: {}; falling back to the newest checkpoint", o.name, why);
+  auto id = restore_checkpoint(store, storage, ~0ULL, job_hex, o, c);
+  if (!id.is_ok()) return none_left(id.error());
+  SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
+  return "rows of checkpoint " + std::to_string(*id) + " (" + note + "): " + std::to_string(c.rows_restored.load()) +
+         " rows";
+}
+
+}  // namespace
+
+}  // namespace ss::actors::shard_parts
+
+namespace ss::actors {
+using namespace shard_parts;
+
+result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
+                                 std::uint64_t restore_snapshot, bool job_was_running, const shard_options& o,
+                                 shard_counters& c) {
+  const std::string job_hex = ss::io::hex(job_id, 16);
+  auto stored_job = storage.get_meta("job_id");
+  if (stored_job.is_ok() && *stored_job == job_hex) SS_RETURN_IF_ERROR(check_same_shard(storage, job_hex, o));
+  if (!stored_job.is_ok() && job_was_running && restore_snapshot == 0 && storage.live_damage().empty()) {
+    // A restart into the running job with storage that never saw it: the rows are gone.
+    const std::string why = "its storage holds nothing of this job, which is running (was its data directory "
+                            "deleted or replaced?)";
+    return newest_checkpoint_instead(store, storage, job_hex, why, "its storage had lost them", [&why](const status&) {
+      return status(errc::not_found, why + ", and no checkpoint can replace its rows: the shard does not serve an "
+                                           "empty table; restore its data directory and resume the job, or run "
+                                           "it again from the start");
+    }, o, c);
+  }
+  if (stored_job.is_ok() && *stored_job != job_hex && (job_was_running || restore_snapshot > 0)) {
+    // A job that has rows somewhere, and this storage is another job's (its data directory
+    // replaced, or pointed at another job's): neither clear that job's rows nor serve none.
+    return status(errc::not_found,
+                  "its storage holds rows of job " + *stored_job + ", not of this job " + job_hex + ", which " +
+                      (restore_snapshot > 0 ? "resumes from snapshot " + std::to_string(restore_snapshot)
+                                            : std::string("is running")) +
+                      (restore_snapshot > 0 ? " (are the snapshots, or its data directory, another job's?)"
+                                            : " (is its data directory another job's?)") +
+                      "; the shard neither clears them nor serves an empty "
+                      "table: give it this job's data directory, or run the job again from the start");
+  }
+  if (stored_job.is_ok() && *stored_job != job_hex) {
+    spdlog::warn("{}: the storage holds rows of job {}, not of this job {}: clearing it", o.name, *stored_job, job_hex);
+    SS_RETURN_IF_ERROR(storage.clear());
+    if (auto list = storage.checkpoints(); list.is_ok())
+      for (const auto& cp : *list) (void)storage.drop(cp.id);
+  }
+  SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
+  if (restore_snapshot > 0) {
+    auto id = restore_checkpoint(store, storage, restore_snapshot, job_hex, o, c);
+    if (!id.is_ok() && stored_job.is_ok() && *stored_job == job_hex && storage.live_damage().empty()) {
+      // No checkpoint of the snapshot is left, but the live rows are this job's, flushed after
+      // the snapshot: newer, not lost. The examples since the snapshot are trained again.
+      spdlog::error("{}: resuming from snapshot {}: {}; using its live rows instead (newer than the snapshot: the "
+                    "examples since it are trained twice)", o.name, restore_snapshot, id.error().message());
+      auto live = load(store, storage, c);
+      if (live.is_ok())
+        return "its live rows (no checkpoint of snapshot " + std::to_string(restore_snapshot) + " was left): " +
+               std::to_string(c.rows_restored.load()) + " rows";
+      return live.with_context("resuming from snapshot " + std::to_string(restore_snapshot) + ": " + id.error().message() +
+                               ", and the live rows are unusable");
+    }
+    if (!id.is_ok()) return id.error().with_context("resuming from snapshot " + std::to_string(restore_snapshot));
+    SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
+    if (*id != restore_snapshot)
+      return "rows of checkpoint " + std::to_string(*id) + " (checkpoint " + std::to_string(restore_snapshot) +
+             " was missing or corrupt): " + std::to_string(c.rows_restored.load()) + " rows";
+    return "rows of snapshot " + std::to_string(*id) + ": " + std::to_string(c.rows_restored.load()) + " rows";
+  }
+  if (const std::string damage = storage.live_damage(); !damage.empty()) {
+    // Its rows are gone with the damaged database: an empty table is not the job's.
+    return newest_checkpoint_instead(
+        store, storage, job_hex, "its stored rows are unusable: " + damage, "the stored rows were unusable",
+        [&damage](const status& none) {
+          return none.with_context("its stored rows are unusable (" + damage +
+                                   ") and no checkpoint can replace them; the shard does not serve an empty table");
+        },
+        o, c);
+  }
+  auto live = load(store, storage, c);
+  if (live.is_ok()) return "its stored rows: " + std::to_string(c.rows_restored.load()) + " rows";
+  return newest_checkpoint_instead(
+      store, storage, job_hex, "the stored rows are unusable: " + live.message(), "the stored rows were unusable",
+      [&live](const status& none) { return none.with_context("the stored rows are unusable (" + live.message() + ")"); },
+      o, c);
+}
+
+}  // namespace ss::actors

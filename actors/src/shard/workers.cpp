@@ -1,0 +1,186 @@
+// The shard's request workers (a pool) and its prefetcher: lookups, pushes, hints and dump pages.
+#include <caf/all.hpp>
+
+#include <chrono>
+
+#include "parts.hpp"
+#include "ss/core/embedding/sharding.hpp"
+#include "ss/core/io/hex.hpp"
+
+namespace ss::actors::shard_parts {
+namespace {
+
+status check_ownership(const shard_options& o, const std::vector<std::uint32_t>& tables,
+                       const std::vector<std::uint64_t>& ids) {
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto owner = embedding::shard_of(tables[i], ids[i], o.shards);
+    if (owner != o.index)
+      return {errc::invalid_argument, o.name + " owns no row (" + std::to_string(tables[i]) + ", " +
+                                          std::to_string(ids[i]) + "): it belongs to shard " + std::to_string(owner) +
+                                          " of " + std::to_string(o.shards) + " (do trainer and shard agree on --shards?)"};
+  }
+  return status::ok();
+}
+
+body_ptr refuse(shard_counters& c, const status& st) {
+  c.refused.fetch_add(1, std::memory_order_relaxed);
+  if (st.code() == errc::resource_exhausted) c.table_full.fetch_add(1, std::memory_order_relaxed);
+  return make_body(wire::error_reply{st.code(), st.message()});
+}
+
+body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, shard_counters& c,
+                      const wire::lookup_request& req) {
+  if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+  // A training lookup's batch moves the clock of a row TTL in examples.
+  if (req.create) store.count_examples(req.examples);
+  wire::lookup_reply reply;
+  reply.dim = store.options().dim;
+  reply.values.resize(req.ids.size() * reply.dim);
+  if (auto st = store.lookup(req.tables.data(), req.ids.data(), req.ids.size(), req.create, reply.values.data());
+      !st.is_ok())
+    return refuse(c, st);
+  c.lookups.fetch_add(1, std::memory_order_relaxed);
+  c.rows_looked_up.fetch_add(req.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(reply));
+}
+
+// A push of a trainer whose membership is over is refused (fenced); one applied before (a resend)
+// is answered as applied, without applying it again. Checked after the request's own checks, so
+// that a malformed push is refused for what it is.
+body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard_counters& c, push_guard& guard,
+                    const wire::push_request& req) {
+  if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+  const std::size_t dim = store.options().dim;
+  if (req.grads.size() != req.ids.size() * dim)
+    return refuse(c, status(errc::invalid_argument, "push of " + std::to_string(req.ids.size()) + " rows carries " +
+                                                        std::to_string(req.grads.size()) + " gradient values, expected " +
+                                                        std::to_string(req.ids.size() * dim)));
+  if (req.trainer != 0) {
+    std::unique_lock<std::mutex> lock(guard.mu);
+    if (guard.fence.fenced(req.trainer, req.membership)) {
+      const std::uint64_t now = guard.fence.membership_of(req.trainer);
+      lock.unlock();
+      c.pushes_fenced.fetch_add(1, std::memory_order_relaxed);
+      return make_body(wire::error_reply{
+          errc::fenced, o.name + ": push " + std::to_string(req.number) + " of trainer " + ss::io::hex(req.trainer, 16) +
+                            " under membership " + std::to_string(req.membership) + " not applied: " +
+                            (now == 0 ? std::string("the trainer was dropped from the job")
+                                      : "the trainer holds membership " + std::to_string(now) + " now") +
+                            " and its batches went to others"});
+    }
+    if (!guard.ledger.record(req.trainer, req.number)) {
+      lock.unlock();
+      c.pushes_duplicate.fetch_add(1, std::memory_order_relaxed);
+      return make_body(wire::push_reply{0, true});
+    }
+  }
+  if (auto st = store.push(req.tables.data(), req.ids.data(), req.ids.size(), req.grads.data(), req.lr_scale);
+      !st.is_ok()) {
+    if (req.trainer != 0) {
+      std::lock_guard<std::mutex> lock(guard.mu);
+      guard.ledger.forget(req.trainer, req.number);  // not applied: a resend may be
+    }
+    return refuse(c, st);
+  }
+  c.pushes.fetch_add(1, std::memory_order_relaxed);
+  c.rows_pushed.fetch_add(req.ids.size(), std::memory_order_relaxed);
+  return make_body(wire::push_reply{req.ids.size()});
+}
+
+// A prefetch hint. Without a memory budget every row is in RAM: the answer says so, and the
+// trainer sends no more.
+body_ptr serve_warm(embedding::shard_store& store, const shard_options& o, shard_counters& c,
+                    const wire::warm_request& req) {
+  if (!store.tiered()) return make_body(wire::warm_reply{0, false});
+  if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+  c.warm_requests.fetch_add(1, std::memory_order_relaxed);
+  auto warmed = store.warm(req.tables.data(), req.ids.data(), req.ids.size());
+  if (!warmed.is_ok()) {
+    // The lookup that follows reads the rows itself and reports the error if it persists.
+    c.warm_errors.fetch_add(1, std::memory_order_relaxed);
+    return make_body(wire::error_reply{warmed.error().code(), o.name + ": " + warmed.error().message()});
+  }
+  return make_body(wire::warm_reply{*warmed, true});
+}
+
+// A page of rows for the exported model: values only (no optimizer state), table by table.
+body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire::dump_request& req) {
+  wire::dump_reply reply;
+  const std::size_t dim = store.options().dim, floats = store.row_floats();
+  const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
+  std::vector<std::uint64_t> ids;
+  std::vector<float> rows;
+  std::uint32_t t = req.table;
+  std::uint64_t position = req.position;
+  for (; t < store.options().max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
+    const embedding::embedding_table* tab = store.existing_table(t);
+    if (tab == nullptr) continue;
+    ids.clear();
+    rows.clear();
+    position = tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      reply.tables.push_back(t);
+      reply.ids.push_back(ids[i]);
+      reply.values.insert(reply.values.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * floats),
+                          rows.begin() + static_cast<std::ptrdiff_t>(i * floats + dim));
+    }
+    if (position != 0) break;  // the page is full inside this table
+  }
+  reply.done = t >= store.options().max_tables;
+  reply.next_table = t;
+  reply.next_position = position;
+  c.rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(reply));
+}
+
+}  // namespace
+
+caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
+                           std::shared_ptr<embedding::shard_store> store, shard_options options,
+                           std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard) {
+  (void)self;
+  return {
+      // The trainers of the view: whose pushes are fenced (any worker of the pool takes it).
+      [guard](view_atom, const wire::cluster_view& view) { guard->follow(view); },
+      [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
+      [store, options, counters, guard](serve_atom, const envelope_ptr& env) -> body_ptr {
+        const auto start = std::chrono::steady_clock::now();
+        body_ptr out;
+        if (const auto* req = std::get_if<wire::lookup_request>(&env->message)) {
+          out = serve_lookup(*store, options, *counters, *req);
+        } else if (const auto* push = std::get_if<wire::push_request>(&env->message)) {
+          out = serve_push(*store, options, *counters, *guard, *push);
+        } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
+          out = serve_dump(*store, *counters, *dump);
+        } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
+          out = serve_warm(*store, options, *counters, *warm);
+        } else if (std::holds_alternative<wire::status_request>(env->message)) {
+          out = serve_status(*store, options, *counters);
+        } else {
+          out = refuse(*counters, status(errc::invalid_argument, std::string("a shard does not serve ") +
+                                                                     wire::message_name(env->message)));
+        }
+        counters->busy_ns.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                                   std::chrono::steady_clock::now() - start)
+                                                                   .count()),
+                                    std::memory_order_relaxed);
+        return out;
+      },
+  };
+}
+
+
+caf::behavior prefetcher(caf::stateful_actor<prefetcher_state>* self, std::shared_ptr<embedding::shard_store> store,
+                         shard_options options, std::shared_ptr<shard_counters> counters) {
+  (void)self;
+  return {
+      [store, options, counters](serve_atom, const envelope_ptr& env) -> body_ptr {
+        if (const auto* req = std::get_if<wire::warm_request>(&env->message))
+          return serve_warm(*store, options, *counters, *req);
+        return make_body(wire::error_reply{errc::invalid_argument, std::string("the prefetcher does not serve ") +
+                                                                       wire::message_name(env->message)});
+      },
+  };
+}
+
+}  // namespace ss::actors::shard_parts
