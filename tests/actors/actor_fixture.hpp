@@ -36,6 +36,12 @@ struct actor_fixture {
     owned.push_back(a);
     return a;
   }
+  // A typed actor, returned as typed; kept untyped since all it gets here is an exit message.
+  template <class... Sigs>
+  caf::typed_actor<Sigs...> own(caf::typed_actor<Sigs...> a) {
+    owned.push_back(caf::actor_cast<caf::actor>(a));
+    return a;
+  }
   std::vector<caf::actor> owned;
 
   // Runs actors and delivers frames until nothing moves.

@@ -34,8 +34,10 @@ namespace ss::test {
 
 using namespace ss::actors;
 
-// Sends `body` to `target` as a served request and returns what the actor answered.
-inline std::optional<wire::body> ask(actor_fixture& f, const caf::actor& target, wire::body body) {
+// Sends `body` to `target` as a served request and returns what the actor answered. `target`: a
+// caf::actor, or a typed handle that accepts serve_atom (checked when the test compiles).
+template <class Handle>
+std::optional<wire::body> ask(actor_fixture& f, const Handle& target, wire::body body) {
   auto out = std::make_shared<std::optional<wire::body>>();
   auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 7, std::move(body)});
   f.sys.spawn([target, env, out](caf::event_based_actor* self) {

@@ -33,7 +33,7 @@ const wire::sync_reply& reply_of(const std::shared_ptr<std::optional<wire::body>
 }
 
 // Sends a sync request and keeps the answer (which may come later: MA rounds wait).
-std::shared_ptr<std::optional<wire::body>> ask_later(actor_fixture& f, const caf::actor& target, wire::body body) {
+std::shared_ptr<std::optional<wire::body>> ask_later(actor_fixture& f, const request_server_actor& target, wire::body body) {
   auto out = std::make_shared<std::optional<wire::body>>();
   auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 7, std::move(body)});
   f.sys.spawn([target, env, out](caf::event_based_actor* self) {
@@ -43,7 +43,7 @@ std::shared_ptr<std::optional<wire::body>> ask_later(actor_fixture& f, const caf
   return out;
 }
 
-std::vector<float> momentum_of(actor_fixture& f, const caf::actor& server) {
+std::vector<float> momentum_of(actor_fixture& f, const request_server_actor& server) {
   return std::get<wire::dense_reply>(*ask(f, server, wire::dense_request{})).momentum;
 }
 }  // namespace
@@ -345,7 +345,7 @@ TEST_CASE("sync server: s-easgd-nesterov pushes the center once every trainer ex
 // ---- quantized rounds -----------------------------------------------------------------------
 
 namespace {
-std::string status_of(actor_fixture& f, const caf::actor& server) {
+std::string status_of(actor_fixture& f, const request_server_actor& server) {
   return std::get<wire::status_reply>(*ask(f, server, wire::status_request{})).json;
 }
 

@@ -119,7 +119,7 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   auto sync0 = make_sync_server(sys, svc->gateway_, coordinator.job, 0, options.name + "/sync-0", false);
   if (!sync0.is_ok()) return sync0.error();
   coordinator.local_sync = *sync0;
-  svc->sync_ = *sync0;
+  svc->sync_ = caf::actor_cast<caf::actor>(*sync0);  // kept only to stop it with the service
   // Always kept (bounded, see history.hpp): a dashboard opened late still shows the whole job.
   if (!coordinator.history) coordinator.history = std::make_shared<metrics::job_history>();
   svc->history_ = coordinator.history;
@@ -471,7 +471,7 @@ ss::status spawn_sync_role(service_impl& svc, const wire::register_reply& reply,
   auto server = make_sync_server(svc.sys_, svc.gateway_, job, static_cast<std::uint32_t>(svc.options_.index),
                                  svc.options_.name, reply.restore_snapshot > 0);
   if (!server.is_ok()) return server.error();
-  svc.role_ = *server;
+  svc.role_ = caf::actor_cast<caf::actor>(*server);  // role_ holds whichever role this member runs
   // The server learns the live trainers (how many a round waits for) from the cluster view.
   caf::anon_send(svc.member_, view_atom::value, svc.role_);
   caf::anon_send(svc.gateway_, route_atom::value, kind_of<wire::dense_request>(), svc.role_);

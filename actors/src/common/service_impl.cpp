@@ -342,8 +342,9 @@ result<job::job_options> job_of(const wire::register_reply& reply, const std::st
 }
 
 // A sync server for slice `k` of the job's dense parameters.
-result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway, const job::job_options& job,
-                                    std::uint32_t k, const std::string& name, bool awaits_restore) {
+result<sync_server_actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+                                           const job::job_options& job, std::uint32_t k, const std::string& name,
+                                           bool awaits_restore) {
   auto spec = sync::parse_sync(job.sync);
   if (!spec.is_ok()) return spec.error();
   auto setup = job::resolve_model(job.model, static_cast<std::uint32_t>(std::max(0, job.dense_features)),

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "ss/actors/actors.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/reader.hpp"
 #include "ss/actors/service.hpp"
@@ -115,7 +116,8 @@ result<job::job_options> job_of(const wire::register_reply& reply, const std::st
 
 // A sync server for slice `k` of the job's dense parameters; `awaits_restore`: the job resumes
 // and the coordinator sends the snapshot's state (sync_server_options::awaits_restore).
-result<caf::actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway, const job::job_options& job,
-                                    std::uint32_t k, const std::string& name, bool awaits_restore);
+result<sync_server_actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+                                           const job::job_options& job, std::uint32_t k, const std::string& name,
+                                           bool awaits_restore);
 
 }  // namespace ss::actors

@@ -310,8 +310,9 @@ bool score_model(coordinator_actor* self, const std::vector<float>& dense, const
   in.shard_endpoints = st.view.shards;
   in.shard_wait = std::chrono::milliseconds(static_cast<long>(st.options.job.peer_wait * 1000));
   in.base_click_rate = click_rate_of(sum_up(st));
-  spawn_evaluator(self->system(), st.gateway, std::move(in), caf::actor{self}, caf::actor{self},
-                  st.options.detached_evaluator);
+  // Unchecked casts until the coordinator is typed: it handles scored/unscored and answers view_atom.
+  spawn_evaluator(self->system(), st.gateway, std::move(in), caf::actor_cast<evaluator_listener_actor>(self),
+                  caf::actor_cast<view_source_actor>(self), st.options.detached_evaluator);
   return true;
 }
 

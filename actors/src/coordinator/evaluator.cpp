@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 
+#include "ss/actors/actors.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/core/embedding/sharding.hpp"
 #include "ss/core/metrics/accumulator.hpp"
@@ -21,8 +22,8 @@ struct evaluator_state {
   static inline const char* name = "evaluator";
   evaluator_input in;
   caf::actor gateway;
-  caf::actor report_to;
-  caf::actor view_source;
+  evaluator_listener_actor report_to;
+  view_source_actor view_source;
   std::unique_ptr<data::batch_reader> reader;
   std::vector<std::uint32_t> links;
   std::vector<bool> linked;
@@ -38,23 +39,23 @@ struct evaluator_state {
   bool failed = false;
   caf::timespan timeout;
 };
-using evaluator_actor = caf::stateful_actor<evaluator_state>;
+using evaluator_self = evaluator_actor::stateful_pointer<evaluator_state>;
 
-void fail(evaluator_actor* self, const std::string& why) {
+void fail(evaluator_self self, const std::string& why) {
   if (self->state.failed) return;
   self->state.failed = true;
   self->send(self->state.report_to, unscored_atom::value, why);
   self->quit();
 }
 
-void next_batch(evaluator_actor* self);
-void lookup(evaluator_actor* self, std::uint32_t shard);
+void next_batch(evaluator_self self);
+void lookup(evaluator_self self, std::uint32_t shard);
 
 // Shard `shard` did not answer (a timeout, `unavailable` while it loads or stops, a restart at
 // another address): look it up in the cluster view again in a moment, within in.shard_wait. The
 // lookups are read-only, so a restarted shard answers them as its predecessor did; scoring goes
 // on from the batch it was at.
-void retry(evaluator_actor* self, std::uint32_t shard, const std::string& why) {
+void retry(evaluator_self self, std::uint32_t shard, const std::string& why) {
   auto& st = self->state;
   if (st.failed) return;
   const auto now = std::chrono::steady_clock::now();
@@ -70,7 +71,7 @@ void retry(evaluator_actor* self, std::uint32_t shard, const std::string& why) {
 }
 
 // Links to shard `shard` at the address the cluster view has for it now, then goes on.
-void relink(evaluator_actor* self, std::uint32_t shard, const std::string& endpoint) {
+void relink(evaluator_self self, std::uint32_t shard, const std::string& endpoint) {
   if (endpoint.empty()) return retry(self, shard, "it is not in the cluster view (restarting?)");
   self->request(self->state.gateway, caf::infinite, link_atom::value, endpoint)
       .then(
@@ -89,7 +90,7 @@ void relink(evaluator_actor* self, std::uint32_t shard, const std::string& endpo
           });
 }
 
-void lookup(evaluator_actor* self, std::uint32_t shard) {
+void lookup(evaluator_self self, std::uint32_t shard) {
   auto& st = self->state;
   const auto& part = st.split.of(shard);
   self->request(st.gateway, caf::infinite, call_atom::value, st.links[shard],
@@ -114,7 +115,7 @@ void lookup(evaluator_actor* self, std::uint32_t shard) {
           [self, shard](const caf::error& err) { retry(self, shard, self->system().render(err)); });
 }
 
-void next_batch(evaluator_actor* self) {
+void next_batch(evaluator_self self) {
   auto& st = self->state;
   auto more = st.reader->next(st.batch);
   if (!more.is_ok()) return fail(self, st.in.what + ": " + more.error().message());
@@ -135,41 +136,7 @@ void next_batch(evaluator_actor* self) {
     if (!st.split.of(s).ids.empty()) lookup(self, s);
 }
 
-caf::behavior evaluator(evaluator_actor* self, std::shared_ptr<evaluator_input> in, caf::actor gateway,
-                        caf::actor report_to, caf::actor view_source) {
-  auto& st = self->state;
-  st.in = *in;
-  st.gateway = std::move(gateway);
-  st.report_to = std::move(report_to);
-  st.view_source = std::move(view_source);
-  st.timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.in.job.request_timeout));
-  // The coordinator gone (stopped by a signal): nobody waits for the scores any more, and the
-  // service's actor system would wait for this actor forever.
-  for (const auto& peer : {st.report_to, st.view_source})
-    if (peer) self->monitor(peer);
-  self->set_down_handler([self](const caf::down_msg&) {
-    if (!self->state.failed) spdlog::warn("evaluator: the coordinator stopped; {} is abandoned", self->state.in.what);
-    self->state.failed = true;
-    self->quit();
-  });
-  st.scratch = std::make_unique<train::worker_scratch>(st.in.model->config(), 4096);
-  auto ropts = job::reader_options(st.in.job.input, st.in.files, 4096);
-  if (!ropts.is_ok()) {
-    fail(self, ropts.error().message());
-    return {};
-  }
-  auto reader = data::batch_reader::open(*ropts);
-  if (!reader.is_ok()) {
-    fail(self, st.in.what + ": " + reader.error().message());
-    return {};
-  }
-  st.reader = std::make_unique<data::batch_reader>(std::move(*reader));
-  const std::size_t shards = st.in.shard_endpoints.size();
-  st.links.assign(shards, 0);
-  st.linked.assign(shards, false);
-  st.trouble_since.assign(shards, std::nullopt);
-  // A link per shard (a shard away at the start is waited for like one that leaves later), then start.
-  for (std::uint32_t s = 0; s < shards; ++s) relink(self, s, st.in.shard_endpoints[s]);
+evaluator_actor::behavior_type evaluator_behavior(evaluator_self self) {
   return {
       // A retry: where is the shard now? Without a view, the address it had.
       [self](renew_atom, std::uint32_t shard) {
@@ -186,10 +153,49 @@ caf::behavior evaluator(evaluator_actor* self, std::shared_ptr<evaluator_input> 
   };
 }
 
+evaluator_actor::behavior_type evaluator(evaluator_self self, std::shared_ptr<evaluator_input> in, caf::actor gateway,
+                                         evaluator_listener_actor report_to, view_source_actor view_source) {
+  auto& st = self->state;
+  st.in = *in;
+  st.gateway = std::move(gateway);
+  st.report_to = std::move(report_to);
+  st.view_source = std::move(view_source);
+  st.timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(st.in.job.request_timeout));
+  // The coordinator gone (stopped by a signal): nobody waits for the scores any more, and the
+  // service's actor system would wait for this actor forever.
+  if (st.report_to) self->monitor(st.report_to);
+  if (st.view_source) self->monitor(st.view_source);
+  self->set_down_handler([self](const caf::down_msg&) {
+    if (!self->state.failed) spdlog::warn("evaluator: the coordinator stopped; {} is abandoned", self->state.in.what);
+    self->state.failed = true;
+    self->quit();
+  });
+  st.scratch = std::make_unique<train::worker_scratch>(st.in.model->config(), 4096);
+  auto ropts = job::reader_options(st.in.job.input, st.in.files, 4096);
+  if (!ropts.is_ok()) {
+    fail(self, ropts.error().message());
+    return evaluator_behavior(self);  // it has quit; a typed behavior cannot be empty in CAF 0.17
+  }
+  auto reader = data::batch_reader::open(*ropts);
+  if (!reader.is_ok()) {
+    fail(self, st.in.what + ": " + reader.error().message());
+    return evaluator_behavior(self);
+  }
+  st.reader = std::make_unique<data::batch_reader>(std::move(*reader));
+  const std::size_t shards = st.in.shard_endpoints.size();
+  st.links.assign(shards, 0);
+  st.linked.assign(shards, false);
+  st.trouble_since.assign(shards, std::nullopt);
+  // A link per shard (a shard away at the start is waited for like one that leaves later), then start.
+  for (std::uint32_t s = 0; s < shards; ++s) relink(self, s, st.in.shard_endpoints[s]);
+  return evaluator_behavior(self);
+}
+
 }  // namespace
 
-caf::actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
-                           const caf::actor& report_to, const caf::actor& view_source, bool detached) {
+evaluator_actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
+                                const evaluator_listener_actor& report_to, const view_source_actor& view_source,
+                                bool detached) {
   auto in = std::make_shared<evaluator_input>(std::move(input));
   return detached ? sys.spawn<caf::detached>(evaluator, in, gateway, report_to, view_source)
                   : sys.spawn(evaluator, in, gateway, report_to, view_source);

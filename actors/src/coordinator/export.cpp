@@ -46,8 +46,9 @@ void start_export(coordinator_actor* self, const std::vector<float>& dense, doub
     return;
   }
   spdlog::info("{}: writing the model to {}", st.options.name, st.options.export_path);
-  spawn_exporter(self->system(), st.gateway, std::move(*in), caf::actor{self}, caf::actor{self},
-                 st.options.detached_evaluator);
+  // Unchecked casts until the coordinator is typed: it handles exported_atom and answers view_atom.
+  spawn_exporter(self->system(), st.gateway, std::move(*in), caf::actor_cast<exporter_listener_actor>(self),
+                 caf::actor_cast<view_source_actor>(self), st.options.detached_evaluator);
 }
 
 caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_request& req, double click_rate,
@@ -74,9 +75,11 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
     }
     // A relay answers the request when the exporter reports, or when the exporter ends without
     // a report (it stops with the coordinator). The promise is a spawn argument, not a capture:
-    // CAF 0.17 binds a null reference for an actor spawned without arguments (UBSan).
+    // CAF 0.17 binds a null reference for an actor spawned without arguments (UBSan). It gets
+    // the export's outcome, and the exporter itself (to watch it).
+    using relay_actor = exporter_listener_actor::extend<caf::reacts_to<exporter_actor>>;
     auto relay = self->spawn(
-        [](caf::event_based_actor* a, caf::response_promise promise) -> caf::behavior {
+        [](relay_actor::pointer a, caf::response_promise promise) -> relay_actor::behavior_type {
           a->set_down_handler([a, promise](const caf::down_msg&) {
             auto answer = promise;  // delivering is not const
             answer.deliver(make_body(wire::error_reply{errc::unavailable, "the export stopped before it finished"}));
@@ -86,12 +89,12 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
                     promise.deliver(b);
                     a->quit();
                   },
-                  [a](const caf::actor& exporter) { a->monitor(exporter); }};
+                  [a](const exporter_actor& exporter) { a->monitor(exporter); }};
         },
         p);
     spdlog::info("{}: exporting the model to {} (on request)", self->state.options.name, path);
-    auto exporter = spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, caf::actor{self},
-                                   self->state.options.detached_evaluator);
+    auto exporter = spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay,
+                                   caf::actor_cast<view_source_actor>(self), self->state.options.detached_evaluator);
     self->send(relay, exporter);
   });
   return p;

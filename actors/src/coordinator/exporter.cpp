@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "ss/actors/actors.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/core/embedding/embedding_table.hpp"
 
@@ -18,7 +19,9 @@ constexpr auto retry_after = std::chrono::milliseconds(500);
 struct exporter_state {
   static inline const char* name = "exporter";
   exporter_input in;
-  caf::actor gateway, report_to, view_source;
+  caf::actor gateway;
+  exporter_listener_actor report_to;
+  view_source_actor view_source;
   std::optional<model::model_writer> writer;
   std::chrono::steady_clock::time_point started;
   std::size_t shard = 0;  // the shard being dumped
@@ -32,11 +35,11 @@ struct exporter_state {
   std::optional<std::chrono::steady_clock::time_point> trouble_since;
   bool finished = false;
 };
-using exporter_actor = caf::stateful_actor<exporter_state>;
+using exporter_self = exporter_actor::stateful_pointer<exporter_state>;
 
 // Ends the export with `code` and the reason. `unavailable` only for what asking again may mend
 // (a shard or the coordinator away): a client that asked for the export asks again on it.
-void fail(exporter_actor* self, errc code, const std::string& why) {
+void fail(exporter_self self, errc code, const std::string& why) {
   auto& st = self->state;
   if (st.finished) return;
   st.finished = true;
@@ -45,17 +48,17 @@ void fail(exporter_actor* self, errc code, const std::string& why) {
   self->send(st.report_to, exported_atom::value, make_body(wire::error_reply{code, "export to " + st.in.path + ": " + why}));
   self->quit();
 }
-void fail(exporter_actor* self, const status& why) { fail(self, why.code(), why.message()); }
+void fail(exporter_self self, const status& why) { fail(self, why.code(), why.message()); }
 
-void next_shard(exporter_actor* self);
-void next_page(exporter_actor* self);
+void next_shard(exporter_self self);
+void next_page(exporter_self self);
 
 std::uint64_t incarnation_in(const wire::cluster_view& view, std::size_t shard) {
   return shard < view.shard_incarnations.size() ? view.shard_incarnations[shard] : 0;
 }
 
 // Dumps the current shard from the page in st.next, at `endpoint`.
-void dump_at(exporter_actor* self, const std::string& endpoint) {
+void dump_at(exporter_self self, const std::string& endpoint) {
   self->request(self->state.gateway, caf::infinite, link_atom::value, endpoint)
       .then(
           [self](std::uint32_t link) {
@@ -70,7 +73,7 @@ void dump_at(exporter_actor* self, const std::string& endpoint) {
 // The shard did not answer the page (a timeout, `unavailable` while it loads or stops, a restart):
 // wait for it through the cluster view, within in.shard_wait. A new incarnation keeps its rows in
 // another order, so its dump starts over and the rows written from its predecessor are taken back.
-void retry(exporter_actor* self, const std::string& why) {
+void retry(exporter_self self, const std::string& why) {
   auto& st = self->state;
   if (!st.view_source) return fail(self, errc::unavailable, "shard " + std::to_string(st.shard) + ": " + why);
   const auto now = std::chrono::steady_clock::now();
@@ -86,7 +89,7 @@ void retry(exporter_actor* self, const std::string& why) {
   self->delayed_send(self, retry_after, tick_atom::value, st.call);
 }
 
-void resume(exporter_actor* self, const wire::cluster_view& view) {
+void resume(exporter_self self, const wire::cluster_view& view) {
   auto& st = self->state;
   const std::string endpoint = st.shard < view.shards.size() ? view.shards[st.shard] : std::string();
   if (endpoint.empty()) return retry(self, "it is not in the cluster view (restarting?)");
@@ -125,7 +128,7 @@ status add_page(exporter_state& s, const wire::dump_reply& page) {
   return status::ok();
 }
 
-void next_page(exporter_actor* self) {
+void next_page(exporter_self self) {
   auto& st = self->state;
   const std::uint64_t call = ++st.call;
   self->request(st.gateway, caf::infinite, call_atom::value, st.link, make_body(st.next),
@@ -161,7 +164,7 @@ void next_page(exporter_actor* self) {
           });
 }
 
-void next_shard(exporter_actor* self) {
+void next_shard(exporter_self self) {
   auto& st = self->state;
   if (st.shard == st.in.shard_endpoints.size()) {
     auto done = st.writer->finish();
@@ -184,37 +187,7 @@ void next_shard(exporter_actor* self) {
   dump_at(self, endpoint);
 }
 
-caf::behavior exporter(exporter_actor* self, std::shared_ptr<exporter_input> input, caf::actor gateway,
-                       caf::actor report_to, caf::actor view_source) {
-  auto& st = self->state;
-  st.in = std::move(*input);
-  st.gateway = std::move(gateway);
-  st.report_to = std::move(report_to);
-  st.view_source = std::move(view_source);
-  st.started = std::chrono::steady_clock::now();
-  // The coordinator gone (stopped by a signal, or failed): nobody waits for this export any more,
-  // and the service's actor system would wait for this actor forever.
-  for (const auto& peer : {st.report_to, st.view_source})
-    if (peer) self->monitor(peer);
-  self->set_down_handler([self](const caf::down_msg&) {
-    auto& s = self->state;
-    if (!s.finished) spdlog::warn("exporter: the coordinator stopped; the export to {} is abandoned", s.in.path);
-    s.finished = true;
-    s.writer.reset();  // an unfinished writer removes its temporary file
-    self->quit();
-  });
-  auto writer = model::model_writer::open(st.in.path, st.in.header);
-  if (!writer.is_ok()) {
-    fail(self, writer.error());
-    return {};
-  }
-  st.writer.emplace(std::move(*writer));
-  if (auto w = st.writer->write_dense(st.in.dense.data(), st.in.dense.size()); !w.is_ok()) {
-    fail(self, w);
-    return {};
-  }
-  next_shard(self);
-  if (st.view_source) self->delayed_send(self, watch_every, view_atom::value);
+exporter_actor::behavior_type exporter_behavior(exporter_self self) {
   return {
       // A retry: where is the shard now?
       [self](tick_atom, std::uint64_t call) {
@@ -247,10 +220,45 @@ caf::behavior exporter(exporter_actor* self, std::shared_ptr<exporter_input> inp
   };
 }
 
+exporter_actor::behavior_type exporter(exporter_self self, std::shared_ptr<exporter_input> input, caf::actor gateway,
+                                       exporter_listener_actor report_to, view_source_actor view_source) {
+  auto& st = self->state;
+  st.in = std::move(*input);
+  st.gateway = std::move(gateway);
+  st.report_to = std::move(report_to);
+  st.view_source = std::move(view_source);
+  st.started = std::chrono::steady_clock::now();
+  // The coordinator gone (stopped by a signal, or failed): nobody waits for this export any more,
+  // and the service's actor system would wait for this actor forever.
+  if (st.report_to) self->monitor(st.report_to);
+  if (st.view_source) self->monitor(st.view_source);
+  self->set_down_handler([self](const caf::down_msg&) {
+    auto& s = self->state;
+    if (!s.finished) spdlog::warn("exporter: the coordinator stopped; the export to {} is abandoned", s.in.path);
+    s.finished = true;
+    s.writer.reset();  // an unfinished writer removes its temporary file
+    self->quit();
+  });
+  auto writer = model::model_writer::open(st.in.path, st.in.header);
+  if (!writer.is_ok()) {
+    fail(self, writer.error());
+    return exporter_behavior(self);  // it has quit; a typed behavior cannot be empty in CAF 0.17
+  }
+  st.writer.emplace(std::move(*writer));
+  if (auto w = st.writer->write_dense(st.in.dense.data(), st.in.dense.size()); !w.is_ok()) {
+    fail(self, w);
+    return exporter_behavior(self);
+  }
+  next_shard(self);
+  if (st.view_source) self->delayed_send(self, watch_every, view_atom::value);
+  return exporter_behavior(self);
+}
+
 }  // namespace
 
-caf::actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
-                          const caf::actor& report_to, const caf::actor& view_source, bool detached) {
+exporter_actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
+                              const exporter_listener_actor& report_to, const view_source_actor& view_source,
+                              bool detached) {
   auto in = std::make_shared<exporter_input>(std::move(input));
   // Detached: writing the file blocks on the disk, never a scheduler thread.
   if (detached) return sys.spawn<caf::detached>(exporter, in, gateway, report_to, view_source);

@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "ss/actors/actors.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/actors/status_metrics.hpp"
@@ -27,10 +28,6 @@ struct contributor {
   std::uint64_t batches = 0;
   bool quantized = false;  // its reply too (the request came through its mirror)
 };
-
-// A closing round timed out (its instance), on top of the regular rounds' expire_atom.
-using close_expire_atom = caf::atom_constant<caf::atom("clexpire")>;
-using restore_expire_atom = caf::atom_constant<caf::atom("rsexpire")>;
 
 // Where a trainer stands with closing rounds.
 struct closed_trainer {
@@ -89,7 +86,7 @@ struct replica_request {
   const wire::sync_request& req;
   const float* replica;
 };
-using sync_server_actor = caf::stateful_actor<sync_server_state>;
+using sync_server_self = sync_server_actor::stateful_pointer<sync_server_state>;
 
 // The sync server's status, declared once: its JSON key, type and help on /metrics, and how it is
 // read from the server's state.
@@ -207,7 +204,7 @@ body_ptr target_reply(sync_server_state& st, std::uint64_t trainer, bool quantiz
   return make_body(std::move(reply));
 }
 
-void close_round(sync_server_actor* self) {
+void close_round(sync_server_self self) {
   auto& st = self->state;
   if (st.contributors.empty()) return;
   const std::size_t n = st.options.length;
@@ -239,12 +236,12 @@ void close_round(sync_server_actor* self) {
 }
 
 // A regular MA or BMUF round closes once every trainer that still trains has sent its slice.
-void close_round_if_complete(sync_server_actor* self) {
+void close_round_if_complete(sync_server_self self) {
   auto& st = self->state;
   if (!st.contributors.empty() && st.contributors.size() >= expected_contributors(st)) close_round(self);
 }
 
-caf::result<body_ptr> serve_easgd(sync_server_actor* self, const replica_request& in) {
+caf::result<body_ptr> serve_easgd(sync_server_self self, const replica_request& in) {
   auto& st = self->state;
   const auto& o = st.options;
   const auto& req = in.req;
@@ -271,7 +268,7 @@ caf::result<body_ptr> serve_easgd(sync_server_actor* self, const replica_request
   return make_body(std::move(reply));
 }
 
-caf::result<body_ptr> join_round(sync_server_actor* self, const replica_request& in) {
+caf::result<body_ptr> join_round(sync_server_self self, const replica_request& in) {
   auto& st = self->state;
   const auto& req = in.req;
   for (auto it = st.contributors.begin(); it != st.contributors.end(); ++it) {
@@ -341,7 +338,7 @@ std::vector<float> fold_closing(sync_server_state& st) {
   }
 }
 
-void finish_closing(sync_server_actor* self) {
+void finish_closing(sync_server_self self) {
   auto& st = self->state;
   auto& c = st.closing;
   if (c.waiting.empty()) return;
@@ -366,13 +363,13 @@ void finish_closing(sync_server_actor* self) {
   close_round_if_complete(self);  // it no longer waits for the trainers that closed
 }
 
-void finish_closing_if_complete(sync_server_actor* self) {
+void finish_closing_if_complete(sync_server_self self) {
   auto& st = self->state;
   if (!st.closing.waiting.empty() && st.closing.waiting.size() + resting_trainers(st) >= st.live_trainers)
     finish_closing(self);
 }
 
-caf::result<body_ptr> join_closing(sync_server_actor* self, const replica_request& in) {
+caf::result<body_ptr> join_closing(sync_server_self self, const replica_request& in) {
   auto& st = self->state;
   auto& c = st.closing;
   const auto& req = in.req;
@@ -438,7 +435,7 @@ status check_request(const sync_server_options& o, const wire::sync_request& in)
   return status::ok();
 }
 
-caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_request& in) {
+caf::result<body_ptr> serve_sync(sync_server_self self, const wire::sync_request& in) {
   auto& st = self->state;
   const auto& o = st.options;
   if (o.spec.algo == sync::algorithm::none)
@@ -475,7 +472,7 @@ caf::result<body_ptr> serve_sync(sync_server_actor* self, const wire::sync_reque
 }
 
 // A resumed job: start from the snapshot's state instead of the first replica.
-body_ptr serve_restore(sync_server_actor* self, const wire::sync_restore& r) {
+body_ptr serve_restore(sync_server_self self, const wire::sync_restore& r) {
   auto& st = self->state;
   const auto& o = st.options;
   if (r.slice != o.slice || r.params.size() != o.length)
@@ -500,7 +497,7 @@ body_ptr serve_restore(sync_server_actor* self, const wire::sync_restore& r) {
   return make_body(wire::ack{});
 }
 
-caf::behavior sync_server(sync_server_actor* self, sync_server_options options) {
+sync_server_actor::behavior_type sync_server(sync_server_self self, sync_server_options options) {
   self->state.options = std::move(options);
   self->state.mean.reset(self->state.options.length);
   if (self->state.options.awaits_restore) {
@@ -578,15 +575,18 @@ caf::behavior sync_server(sync_server_actor* self, sync_server_options options) 
 
 metrics::field_list sync_server_field_list() { return metrics::describe(sync_server_fields()); }
 
-caf::actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway, const sync_server_options& options) {
+sync_server_actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+                                    const sync_server_options& options) {
   auto a = sys.spawn(sync_server, options);
   // A sync server only stops with its service; anything else is a bug worth a loud line.
   a->attach_functor([name = options.name](const caf::error& reason) {
     if (reason && reason != caf::exit_reason::user_shutdown && reason != caf::exit_reason::kill)
       spdlog::error("{}: stopped unexpectedly: {}", name, caf::to_string(reason));
   });
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_request>(), a);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_restore>(), a);
+  // The gateway routes to any request_server_actor, stored untyped (it is not typed yet).
+  const auto server = caf::actor_cast<caf::actor>(request_server_actor{a});
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_request>(), server);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_restore>(), server);
   return a;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ss/actors/actors.hpp"
 #include "ss/core/job/job_report.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/snapshot.hpp"
@@ -32,7 +33,7 @@ struct coordinator_options {
   std::function<void(const job::job_report& report, const std::string& preface)> on_result;
   // Slice 0 of the sync state lives in the coordinator's process: the sync server actor and
   // the endpoint trainers reach it at (the coordinator's own).
-  caf::actor local_sync;
+  sync_server_actor local_sync;
   std::string endpoint;
   std::uint64_t incarnation = 0;  // this process's: slice 0's in the cluster view
   // The job's id: the resumed snapshot's, else a fresh random one (the service draws it).

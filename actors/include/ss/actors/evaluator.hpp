@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ss/actors/actors.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/train/dense_model.hpp"
 
@@ -31,7 +32,8 @@ struct evaluator_input {
   std::chrono::milliseconds shard_wait{90000};  // how long a shard may be away
 };
 
-caf::actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
-                           const caf::actor& report_to, const caf::actor& view_source, bool detached);
+evaluator_actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
+                                const evaluator_listener_actor& report_to, const view_source_actor& view_source,
+                                bool detached);
 
 }  // namespace ss::actors

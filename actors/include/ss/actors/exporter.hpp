@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ss/actors/actors.hpp"
 #include "ss/core/model_file/model_file.hpp"
 
 namespace ss::actors {
@@ -30,7 +31,8 @@ struct exporter_input {
   std::uint32_t page_rows = 65536;
 };
 
-caf::actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
-                          const caf::actor& report_to, const caf::actor& view_source, bool detached);
+exporter_actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
+                              const exporter_listener_actor& report_to, const view_source_actor& view_source,
+                              bool detached);
 
 }  // namespace ss::actors

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ss/actors/actors.hpp"
 #include "ss/core/sync/sync_algorithms.hpp"
 
 namespace ss::actors {
@@ -68,6 +69,7 @@ inline std::pair<std::uint64_t, std::uint64_t> slice_bounds(std::uint64_t total,
   return {begin, end - begin};
 }
 
-caf::actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway, const sync_server_options& options);
+sync_server_actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+                                    const sync_server_options& options);
 
 }  // namespace ss::actors
