@@ -24,7 +24,8 @@ caf::behavior fake_coordinator_actor(caf::event_based_actor*, std::shared_ptr<fa
 }
 
 // Keeps every view a member agent sends it.
-caf::behavior view_collector(caf::event_based_actor*, std::shared_ptr<std::vector<wire::cluster_view>> seen) {
+view_subscriber_actor::behavior_type view_collector(view_subscriber_actor::pointer,
+                                                    std::shared_ptr<std::vector<wire::cluster_view>> seen) {
   return {[seen](view_atom, const wire::cluster_view& v) { seen->push_back(v); }, [](state_atom, wire::job_state) {}};
 }
 

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "ss/actors/actors.hpp"
 #include "ss/actors/messages.hpp"
 
 namespace ss::actors {
@@ -21,7 +22,7 @@ struct member_state {
   std::uint64_t member_id = 0;
   wire::register_reply registration;
   std::vector<caf::response_promise> awaiting;
-  std::vector<caf::actor> subscribers;
+  std::vector<view_subscriber_actor> subscribers;
   bool view_known = false;
   wire::cluster_view view;  // the newest view seen (registration or heartbeat): what a new subscriber gets
   wire::job_state state = wire::job_state::waiting;
@@ -29,7 +30,7 @@ struct member_state {
   std::uint64_t failed_heartbeats = 0;
 };
 
-using member_actor = caf::stateful_actor<member_state>;
+using member_self = member_agent_actor::stateful_pointer<member_state>;
 
 // By content, not by epoch alone: a restarted coordinator numbers its views afresh, so a new
 // view can carry the epoch of the old coordinator's last one.
@@ -41,7 +42,7 @@ bool same_view(const wire::cluster_view& a, const wire::cluster_view& b) {
          a.dropped_trainers == b.dropped_trainers;
 }
 
-void publish(member_actor* self, const wire::cluster_view& view, wire::job_state state) {
+void publish(member_self self, const wire::cluster_view& view, wire::job_state state) {
   auto& st = self->state;
   if (!st.view_known || !same_view(view, st.view)) {
     st.view_known = true;
@@ -55,13 +56,13 @@ void publish(member_actor* self, const wire::cluster_view& view, wire::job_state
   }
 }
 
-void heartbeat_once(member_actor* self);
+void heartbeat_once(member_self self);
 
 caf::error refusal(const wire::error_reply& err) {
   return caf::make_error(caf::sec::runtime_error, static_cast<std::int32_t>(err.code), err.message);
 }
 
-void try_register(member_actor* self) {
+void try_register(member_self self) {
   auto& st = self->state;
   if (st.registering) return;
   st.registering = true;
@@ -118,7 +119,7 @@ void try_register(member_actor* self) {
           });
 }
 
-void heartbeat_once(member_actor* self) {
+void heartbeat_once(member_self self) {
   auto& st = self->state;
   wire::heartbeat hb;
   hb.member_id = st.member_id;
@@ -150,7 +151,7 @@ void heartbeat_once(member_actor* self) {
           });
 }
 
-caf::behavior member_agent(member_actor* self, caf::actor gateway, member_options options) {
+member_agent_actor::behavior_type member_agent(member_self self, caf::actor gateway, member_options options) {
   self->state.options = std::move(options);
   self->state.gateway = std::move(gateway);
   self->request(self->state.gateway, caf::infinite, link_atom::value, self->state.options.coordinator)
@@ -172,7 +173,7 @@ caf::behavior member_agent(member_actor* self, caf::actor gateway, member_option
         self->state.awaiting.push_back(p);
         return p;
       },
-      [self](view_atom, const caf::actor& subscriber) {
+      [self](view_atom, const view_subscriber_actor& subscriber) {
         self->state.subscribers.push_back(subscriber);
         if (self->state.registered) {
           // The newest view, not the registration's: members that joined since must be in it.
@@ -194,7 +195,8 @@ caf::behavior member_agent(member_actor* self, caf::actor gateway, member_option
       [self](stop_atom, const std::string& reason) {
         auto& st = self->state;
         if (st.registered) {
-          self->send(st.gateway, tell_atom::value, st.link, make_body(wire::leave{st.member_id, reason}));
+          // anon_send: CAF 0.17 lets a typed actor send() only to typed ones; a tell's sender is unused.
+          caf::anon_send(st.gateway, tell_atom::value, st.link, make_body(wire::leave{st.member_id, reason}));
         }
         self->quit();
       },
@@ -203,7 +205,7 @@ caf::behavior member_agent(member_actor* self, caf::actor gateway, member_option
 
 }  // namespace
 
-caf::actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options) {
+member_agent_actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options) {
   return sys.spawn(member_agent, std::move(gateway), std::move(options));
 }
 

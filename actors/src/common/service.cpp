@@ -285,7 +285,8 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   auto actors = spawn_shard(svc.sys_, svc.gateway_, svc.store_, sh, svc.shard_counters_);
   svc.role_ = actors.pool;
   // The shard fences pushes of trainers whose membership is over: it follows the view.
-  caf::anon_send(svc.member_, view_atom::value, svc.role_);
+  // Unchecked until the shard pool is typed: it handles view_atom and state_atom.
+  caf::anon_send(svc.member_, view_atom::value, caf::actor_cast<view_subscriber_actor>(svc.role_));
   svc.persister_ = actors.persister;
   svc.prefetcher_ = actors.prefetcher;
   svc.sweeper_ = actors.sweeper;
@@ -408,7 +409,8 @@ ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& repl
   }
   svc.role_ = spawn_reader(svc.sys_, svc.gateway_, std::move(input), reader_options_of(svc, job, reply), counters);
   // The reader learns the live trainers (whose batches it may hand to others) from the view.
-  caf::anon_send(svc.member_, view_atom::value, svc.role_);
+  // Unchecked until the reader is typed: it handles view_atom and state_atom.
+  caf::anon_send(svc.member_, view_atom::value, caf::actor_cast<view_subscriber_actor>(svc.role_));
   return ss::status::ok();
 }
 
@@ -473,7 +475,7 @@ ss::status spawn_sync_role(service_impl& svc, const wire::register_reply& reply,
   if (!server.is_ok()) return server.error();
   svc.role_ = caf::actor_cast<caf::actor>(*server);  // role_ holds whichever role this member runs
   // The server learns the live trainers (how many a round waits for) from the cluster view.
-  caf::anon_send(svc.member_, view_atom::value, svc.role_);
+  caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{*server});
   caf::anon_send(svc.gateway_, route_atom::value, kind_of<wire::dense_request>(), svc.role_);
   caf::anon_send(svc.gateway_, route_atom::value, kind_of<wire::status_request>(), svc.role_);
   return ss::status::ok();

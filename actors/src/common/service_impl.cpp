@@ -31,7 +31,8 @@ class foreign_thread_scope {
 };
 
 // Follows the membership agent's job state and settles the service's end.
-caf::behavior state_watcher(caf::event_based_actor* self, std::shared_ptr<job_end> end, std::string name) {
+view_subscriber_actor::behavior_type state_watcher(view_subscriber_actor::pointer self, std::shared_ptr<job_end> end,
+                                                  std::string name) {
   (void)self;
   return {
       [](view_atom, const wire::cluster_view&) {},
@@ -215,7 +216,7 @@ void service_impl::stop(const std::string& reason) {
     caf::anon_send(member_, stop_atom::value, reason);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  for (auto& a : {watcher_, role_, member_, sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_}) {
+  for (auto& a : {watcher_, role_, caf::actor_cast<caf::actor>(member_), sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_}) {
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
   transport_->stop();
@@ -329,8 +330,9 @@ result<wire::register_reply> service_impl::join(wire::role role, std::function<w
                  });
   }
   if (out.is_ok()) {
-    watcher_ = sys_.spawn(state_watcher, end_, options_.name);
-    caf::anon_send(member_, view_atom::value, watcher_);
+    auto watcher = sys_.spawn(state_watcher, end_, options_.name);
+    caf::anon_send(member_, view_atom::value, watcher);
+    watcher_ = caf::actor_cast<caf::actor>(watcher);  // kept only to stop it with the service
   }
   return out;
 }

@@ -97,7 +97,8 @@ class service_impl final : public running_service {
   std::shared_ptr<gateway_counters> counters_;
   std::shared_ptr<job_end> end_;
   std::string endpoint_;
-  caf::actor gateway_, member_, role_, watcher_, sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_;
+  member_agent_actor member_;
+  caf::actor gateway_, role_, watcher_, sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_;
   std::mutex stop_mu_;
   std::atomic<bool> stopped_{false};
   const std::uint64_t incarnation_ = random_incarnation();

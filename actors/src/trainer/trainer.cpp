@@ -26,7 +26,7 @@ using namespace trainer_detail;
 struct trainer_state {
   static inline const char* name = "trainer";
   context_ptr ctx;
-  caf::actor member;
+  member_agent_actor member;
   syncer_actor syncer;
   feeder_actor feeder;
   std::vector<worker_actor> workers;
@@ -270,12 +270,13 @@ std::string status_json(trainer_actor* self) {
   return metrics::to_json(trainer_fields(), trainer_view{st, p, t});
 }
 
-caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, caf::actor member) {
+caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, member_agent_actor member) {
   self->state.ctx = ctx;
   self->state.member = member;
   self->state.syncer = spawn_syncer(self, ctx);
   self->state.shard_links.assign(ctx->shards, 0);
-  self->send(member, view_atom::value, caf::actor{self});
+  // Unchecked until the trainer is typed: it handles view_atom and state_atom.
+  self->send(member, view_atom::value, caf::actor_cast<view_subscriber_actor>(self));
   self->request(gateway, caf::infinite, link_atom::value, ctx->options.coordinator).then([self](std::uint32_t link) {
     self->state.coordinator_link = link;
     fetch_central_model(self);
@@ -325,7 +326,7 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
 
 metrics::field_list trainer_field_list() { return metrics::describe(trainer_fields()); }
 
-caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const caf::actor& member_agent,
+caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const member_agent_actor& member_agent,
                          const job::job_options& job, std::shared_ptr<train::dense_model> model,
                          std::vector<std::uint64_t> buckets, const trainer_options& options,
                          std::shared_ptr<trainer_progress> progress) {

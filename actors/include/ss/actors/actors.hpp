@@ -10,7 +10,7 @@
 // Messages an actor sends itself (timers, retries) are listed too: a typed actor can only
 // receive what its interface declares.
 //
-// Typed so far: evaluator, exporter, sync server. The other actors still return caf::actor from their spawn
+// Typed so far: evaluator, exporter, sync server, member agent. The other actors still return caf::actor from their spawn
 // functions; their messages are listed in their own headers' comments (docs/developer-guide.md).
 #pragma once
 
@@ -39,6 +39,14 @@ using request_server_actor = caf::typed_actor<caf::replies_to<serve_atom, envelo
 using view_subscriber_actor = caf::typed_actor<
     caf::reacts_to<view_atom, wire::cluster_view>,  // the cluster view changed
     caf::reacts_to<state_atom, wire::job_state>>;   // the job state changed
+
+// --- Member agent (member.hpp) ------------------------------------------------------------------
+
+using member_agent_actor = caf::typed_actor<
+    caf::replies_to<await_atom>::with<wire::register_reply>,  // answered once registered
+    caf::reacts_to<view_atom, view_subscriber_actor>,          // subscribe: gets every view and state change
+    caf::reacts_to<tick_atom>,                                 // (self) register or heartbeat
+    caf::reacts_to<stop_atom, std::string>>;                   // leave the job and quit
 
 // --- Evaluator (evaluator.hpp) -------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 // coordinator restart), and tells subscribers about cluster view and job state changes. A refused
 // registration (first or again) is final: it quits with registration_refusal's error.
 //   (await_atom) -> wire::register_reply     answered once registered (the job config is in it)
-//   (view_atom, caf::actor subscriber)        subscriber receives (view_atom, cluster_view) and
+//   (view_atom, view_subscriber_actor s)      s receives (view_atom, cluster_view) and
 //                                             (state_atom, job_state) on every change
 //   (stop_atom, std::string reason)           leave the job and quit
 #pragma once
@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "ss/actors/actors.hpp"
 #include "ss/core/status.hpp"
 #include "ss/wire/messages.hpp"
 
@@ -29,7 +30,7 @@ struct member_options {
   std::function<wire::member_progress()> progress;
 };
 
-caf::actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options);
+member_agent_actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options);
 
 // The coordinator's refusal of the registration (its code and reason) when the agent ended, or an
 // `await` failed, with `err` because of one; nullopt for any other error.
