@@ -111,7 +111,7 @@ struct setup {
   actor_fixture f;
   ss::test::temp_dir dir;
   std::shared_ptr<reader_counters> counters = std::make_shared<reader_counters>();
-  caf::actor r;
+  reader_actor r;
 
   explicit setup(reader_options options = {}, std::uint32_t epochs = 1, std::size_t shuffle_window = 0) {
     data::generator_options g;

@@ -407,10 +407,10 @@ ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& repl
     }
     input = std::move(*opened);
   }
-  svc.role_ = spawn_reader(svc.sys_, svc.gateway_, std::move(input), reader_options_of(svc, job, reply), counters);
+  auto reader = spawn_reader(svc.sys_, svc.gateway_, std::move(input), reader_options_of(svc, job, reply), counters);
+  svc.role_ = caf::actor_cast<caf::actor>(reader);  // role_ holds whichever role this member runs
   // The reader learns the live trainers (whose batches it may hand to others) from the view.
-  // Unchecked until the reader is typed: it handles view_atom and state_atom.
-  caf::anon_send(svc.member_, view_atom::value, caf::actor_cast<view_subscriber_actor>(svc.role_));
+  caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{reader});
   return ss::status::ok();
 }
 

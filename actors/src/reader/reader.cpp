@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "ss/actors/actors.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/actors/status_metrics.hpp"
@@ -58,7 +59,7 @@ struct reader_state {
   status failure;
 };
 
-using reader_actor = caf::stateful_actor<reader_state>;
+using reader_self = reader_actor::stateful_pointer<reader_state>;
 
 void update_progress(reader_state& st) {
   auto& c = *st.counters;
@@ -93,7 +94,7 @@ void report_bad_rows(reader_state& st) {
 }
 
 // Hands batch `sequence` (new or requeued) to the trainer of `pull`.
-body_ptr hand(reader_actor* self, std::uint64_t sequence, const wire::pull_request& pull) {
+body_ptr hand(reader_self self, std::uint64_t sequence, const wire::pull_request& pull) {
   auto& h = self->state.in_flight.at(sequence);
   h.holder = pull.trainer;
   h.pull = pull.pull;
@@ -125,7 +126,7 @@ body_ptr reading_failed(reader_state& st, status why) {
 
 // The trainer gave up waiting for the answers to some of its pulls (this reader was paused, or
 // the link was down): the batches handed out for them never reached it and go to the next pull.
-void requeue_abandoned(reader_actor* self, const wire::pull_request& pull) {
+void requeue_abandoned(reader_self self, const wire::pull_request& pull) {
   auto& st = self->state;
   if (pull.abandoned.empty()) return;
   constexpr std::size_t most = 1024;  // a trainer names at most its recent ones
@@ -143,7 +144,7 @@ void requeue_abandoned(reader_actor* self, const wire::pull_request& pull) {
                  st.options.name, pull.trainer, lost);
 }
 
-body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
+body_ptr serve_pull(reader_self self, const wire::pull_request& pull) {
   auto& st = self->state;
   if (!st.failure.is_ok()) return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
   requeue_abandoned(self, pull);
@@ -215,7 +216,7 @@ body_ptr serve_pull(reader_actor* self, const wire::pull_request& pull) {
 // it has acked, and still holds `lost_after` after it was handed out, never reached it: the answer
 // to its pull came after it had given up the call (this reader was paused or slow). Nobody will
 // ack that batch; it goes to the next trainer that asks (a replay in the rare case it was only slow).
-void requeue_overtaken(reader_actor* self, std::uint64_t holder, clock_type::time_point acked_batch_handed_at) {
+void requeue_overtaken(reader_self self, std::uint64_t holder, clock_type::time_point acked_batch_handed_at) {
   auto& st = self->state;
   const auto now = self->clock().now();
   std::uint64_t lost = 0;
@@ -230,7 +231,7 @@ void requeue_overtaken(reader_actor* self, std::uint64_t holder, clock_type::tim
                  "next trainer", st.options.name, holder, lost);
 }
 
-body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
+body_ptr serve_ack(reader_self self, const wire::batch_ack& ack) {
   auto& st = self->state;
   if (ack.incarnation != st.options.incarnation)
     return make_body(wire::error_reply{errc::not_found, st.options.name + " restarted: batch " +
@@ -274,7 +275,7 @@ body_ptr serve_ack(reader_actor* self, const wire::batch_ack& ack) {
 
 // Requeues the batches held longer than the lease by a trainer that is alive but acks nothing
 // newer either (the last batches of a reader whose answers came too late).
-void requeue_expired(reader_actor* self) {
+void requeue_expired(reader_self self) {
   auto& st = self->state;
   if (st.unacked == 0) return;
   const auto now = self->clock().now();
@@ -291,7 +292,7 @@ void requeue_expired(reader_actor* self) {
 
 // Requeues the batches of trainers missing from the view for longer than requeue_after, or at
 // once when a new process of the same trainer is in the view.
-void requeue_orphans(reader_actor* self) {
+void requeue_orphans(reader_self self) {
   auto& st = self->state;
   if (!st.have_view) return;
   const auto now = self->clock().now();
@@ -369,7 +370,7 @@ const metrics::status_table<reader_view>& reader_fields() {
   return table;
 }
 
-body_ptr serve_status(reader_actor* self) {
+body_ptr serve_status(reader_self self) {
   auto& st = self->state;
   auto& c = *st.counters;
   std::string error;
@@ -385,8 +386,8 @@ body_ptr serve_status(reader_actor* self) {
       wire::status_reply{metrics::to_json(reader_fields(), reader_view{st, c, error, committed, committed_examples})});
 }
 
-caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::epoch_reader>> input,
-                     reader_options options, std::shared_ptr<reader_counters> counters) {
+reader_actor::behavior_type reader(reader_self self, std::shared_ptr<std::unique_ptr<data::epoch_reader>> input,
+                                   reader_options options, std::shared_ptr<reader_counters> counters) {
   auto& st = self->state;
   st.reader = std::move(*input);
   st.options = std::move(options);
@@ -446,13 +447,15 @@ caf::behavior reader(reader_actor* self, std::shared_ptr<std::unique_ptr<data::e
 
 metrics::field_list reader_field_list() { return metrics::describe(reader_fields()); }
 
-caf::actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
-                        const reader_options& options, std::shared_ptr<reader_counters> counters) {
+reader_actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
+                          const reader_options& options, std::shared_ptr<reader_counters> counters) {
   auto input = std::make_shared<std::unique_ptr<data::epoch_reader>>(std::move(reader));
   auto a = sys.spawn(actors::reader, input, options, counters);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::pull_request>(), a);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::batch_ack>(), a);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), a);
+  // The gateway routes to any request_server_actor, stored untyped (it is not typed yet).
+  const auto server = caf::actor_cast<caf::actor>(request_server_actor{a});
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::pull_request>(), server);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::batch_ack>(), server);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), server);
   return a;
 }
 

@@ -10,7 +10,7 @@
 // Messages an actor sends itself (timers, retries) are listed too: a typed actor can only
 // receive what its interface declares.
 //
-// Typed so far: evaluator, exporter, sync server, member agent. The other actors still return caf::actor from their spawn
+// Typed so far: evaluator, exporter, sync server, member agent, reader. The other actors still return caf::actor from their spawn
 // functions; their messages are listed in their own headers' comments (docs/developer-guide.md).
 #pragma once
 
@@ -47,6 +47,12 @@ using member_agent_actor = caf::typed_actor<
     caf::reacts_to<view_atom, view_subscriber_actor>,          // subscribe: gets every view and state change
     caf::reacts_to<tick_atom>,                                 // (self) register or heartbeat
     caf::reacts_to<stop_atom, std::string>>;                   // leave the job and quit
+
+// --- Reader (reader.hpp) ------------------------------------------------------------------------
+
+// serve: pull_request, batch_ack, status_request. The view: the live trainers and the open epochs.
+using reader_actor = request_server_actor::extend_with<view_subscriber_actor>::extend<
+    caf::reacts_to<tick_atom>>;  // (self) requeue the batches of trainers gone, and those past the lease
 
 // --- Evaluator (evaluator.hpp) -------------------------------------------------------------------
 

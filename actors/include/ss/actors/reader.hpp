@@ -12,7 +12,7 @@
 // past the lease. A restarted reader starts at the committed position the coordinator last heard
 // of, so it replays the batches after it. With validation between epochs (epoch_barrier), the
 // reader waits at the end of each epoch until the view's epochs_open lets the next one begin.
-// Messages besides the wire requests (serve_atom):
+// Messages besides the wire requests (serve_atom), typed as reader_actor in actors.hpp:
 //   (view_atom, cluster_view)   the live trainers, and the epochs the coordinator opened
 //   (tick_atom)                 periodic: requeue the batches of trainers that are gone, and
 //                               those held past the lease
@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 
+#include "ss/actors/actors.hpp"
 #include "ss/core/data/epoch_reader.hpp"
 #include "ss/wire/messages.hpp"
 
@@ -72,7 +73,7 @@ struct reader_counters {
 };
 
 // `reader` may be null: a reader with no files, done from the start.
-caf::actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
-                        const reader_options& options, std::shared_ptr<reader_counters> counters);
+reader_actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
+                          const reader_options& options, std::shared_ptr<reader_counters> counters);
 
 }  // namespace ss::actors
