@@ -216,7 +216,8 @@ void service_impl::stop(const std::string& reason) {
     caf::anon_send(member_, stop_atom::value, reason);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  for (auto& a : {watcher_, role_, caf::actor_cast<caf::actor>(member_), sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_}) {
+  const auto member = caf::actor_cast<caf::actor>(member_);  // stopped like the others
+  for (auto& a : {watcher_, role_, member, sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_}) {
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
   transport_->stop();

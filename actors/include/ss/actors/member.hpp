@@ -1,7 +1,8 @@
 // A service's membership agent: registers with the coordinator (retrying until it answers),
 // heartbeats with the service's progress, re-registers when the coordinator has forgotten it (a
 // coordinator restart), and tells subscribers about cluster view and job state changes. A refused
-// registration (first or again) is final: it quits with registration_refusal's error.
+// registration (first or again) is final: it quits with registration_refusal's error. Messages
+// (typed as member_agent_actor in actors.hpp):
 //   (await_atom) -> wire::register_reply     answered once registered (the job config is in it)
 //   (view_atom, view_subscriber_actor s)      s receives (view_atom, cluster_view) and
 //                                             (state_atom, job_state) on every change

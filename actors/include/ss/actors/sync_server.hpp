@@ -18,7 +18,7 @@
 //             the slice by one synchronous round of the algorithm, and answers every participant
 //             with the resulting model. Regular rounds stop waiting for trainers that closed.
 // The coordinator hosts slice 0; more slices run in sync-server instances (the job's sync
-// capacity). Messages:
+// capacity). Messages (typed as sync_server_actor in actors.hpp):
 //   (serve_atom, envelope_ptr)            sync_request -> sync_reply; dense_request -> its slice
 //                                         (and BMUF's or the outer optimizer's momentum)
 //   (view_atom, cluster_view)             the live trainers (how many a round waits for)
