@@ -448,7 +448,9 @@ ss::status spawn_trainer_role(service_impl& svc, const wire::register_reply&, co
   to.incarnation = svc.incarnation_;
   to.coordinator = options.coordinator;
   to.schedule = setup->schedule;
-  svc.role_ = spawn_trainer(svc.sys_, svc.gateway_, svc.member_, job, model, setup->buckets, to, svc.trainer_progress_);
+  // role_ holds whichever role this member runs.
+  svc.role_ = caf::actor_cast<caf::actor>(
+      spawn_trainer(svc.sys_, svc.gateway_, svc.member_, job, model, setup->buckets, to, svc.trainer_progress_));
   return ss::status::ok();
 }
 

@@ -45,9 +45,9 @@ struct trainer_state {
   bool have_view = false;
   wire::job_state job_state = wire::job_state::waiting;
 };
-using trainer_actor = caf::stateful_actor<trainer_state>;
+using trainer_self = trainer_actor::stateful_pointer<trainer_state>;
 
-void report_replica(trainer_actor* self) {
+void report_replica(trainer_self self) {
   auto& st = self->state;
   self->send(st.syncer, stop_atom::value);
   auto report = std::make_shared<wire::dense_report>();
@@ -82,14 +82,14 @@ void report_replica(trainer_actor* self) {
 
 // The input is exhausted: the closing round folds this replica's last progress into the model
 // (bounded by the syncer's deadline), then the replica is reported.
-void close_then_report(trainer_actor* self) {
+void close_then_report(trainer_self self) {
   auto& st = self->state;
   if (st.ctx->sync.algo == sync::algorithm::none) return report_replica(self);
   self->request(st.syncer, caf::infinite, close_atom::value, final_closing)
       .then([self](bool) { report_replica(self); }, [self](const caf::error&) { report_replica(self); });
 }
 
-void start_workers(trainer_actor* self) {
+void start_workers(trainer_self self) {
   auto& st = self->state;
   if (st.started || !st.model_ready || !st.job_running) return;
   st.started = true;
@@ -110,7 +110,7 @@ void start_workers(trainer_actor* self) {
                st.ctx->sync.algo == sync::algorithm::none ? "" : sync::to_string(st.ctx->sync));
 }
 
-void fetch_central_model(trainer_actor* self) {
+void fetch_central_model(trainer_self self) {
   auto& st = self->state;
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.coordinator_link, make_body(wire::dense_request{}),
                 st.ctx->timeout)
@@ -139,7 +139,7 @@ void fetch_central_model(trainer_actor* self) {
 
 // The cluster view changed: link to shards and sync servers at their (new) endpoints, and pass
 // the readers on to the feeder.
-void follow_view(trainer_actor* self, const wire::cluster_view& view) {
+void follow_view(trainer_self self, const wire::cluster_view& view) {
   auto& st = self->state;
   st.last_view = view;
   st.have_view = true;
@@ -195,7 +195,7 @@ void follow_view(trainer_actor* self, const wire::cluster_view& view) {
 
 // The coordinator asks for a closing round: a scored epoch ended and the workers are idle. The
 // answer (an ack) comes once the syncer folded the replica or gave up at its deadline.
-caf::result<body_ptr> close_epoch(trainer_actor* self, const wire::sync_close& close) {
+caf::result<body_ptr> close_epoch(trainer_self self, const wire::sync_close& close) {
   auto promise = self->make_response_promise<body_ptr>();
   if (close.generation == 0 || close.generation == final_closing) {
     promise.deliver(make_body(wire::error_reply{errc::invalid_argument, "sync_close: no such epoch " +
@@ -263,20 +263,19 @@ const metrics::status_table<trainer_view>& trainer_fields() {
 }
 
 // What `shadowsync status` shows of this trainer.
-std::string status_json(trainer_actor* self) {
+std::string status_json(trainer_self self) {
   auto& st = self->state;
   const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
   const auto t = st.ctx->progress->timings();
   return metrics::to_json(trainer_fields(), trainer_view{st, p, t});
 }
 
-caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, member_agent_actor member) {
+trainer_actor::behavior_type trainer(trainer_self self, context_ptr ctx, caf::actor gateway, member_agent_actor member) {
   self->state.ctx = ctx;
   self->state.member = member;
   self->state.syncer = spawn_syncer(self, ctx);
   self->state.shard_links.assign(ctx->shards, 0);
-  // Unchecked until the trainer is typed: it handles view_atom and state_atom.
-  self->send(member, view_atom::value, caf::actor_cast<view_subscriber_actor>(self));
+  self->send(member, view_atom::value, view_subscriber_actor{trainer_actor{self}});
   self->request(gateway, caf::infinite, link_atom::value, ctx->options.coordinator).then([self](std::uint32_t link) {
     self->state.coordinator_link = link;
     fetch_central_model(self);
@@ -326,10 +325,10 @@ caf::behavior trainer(trainer_actor* self, context_ptr ctx, caf::actor gateway, 
 
 metrics::field_list trainer_field_list() { return metrics::describe(trainer_fields()); }
 
-caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const member_agent_actor& member_agent,
-                         const job::job_options& job, std::shared_ptr<train::dense_model> model,
-                         std::vector<std::uint64_t> buckets, const trainer_options& options,
-                         std::shared_ptr<trainer_progress> progress) {
+trainer_actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const member_agent_actor& member_agent,
+                           const job::job_options& job, std::shared_ptr<train::dense_model> model,
+                           std::vector<std::uint64_t> buckets, const trainer_options& options,
+                           std::shared_ptr<trainer_progress> progress) {
   auto ctx = std::make_shared<trainer_context>();
   ctx->shards = static_cast<std::uint32_t>(job.shards);
   ctx->slices = static_cast<std::uint32_t>(job.sync_servers);
@@ -345,9 +344,11 @@ caf::actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, cons
   ctx->progress = std::move(progress);
   ctx->timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(job.request_timeout));
   auto a = sys.spawn(trainer, ctx, gateway, member_agent);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), a);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::dense_request>(), a);
-  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_close>(), a);
+  // The gateway routes to any request_server_actor, stored untyped (it is not typed yet).
+  const auto server = caf::actor_cast<caf::actor>(request_server_actor{a});
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), server);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::dense_request>(), server);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_close>(), server);
   return a;
 }
 

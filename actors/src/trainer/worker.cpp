@@ -291,7 +291,7 @@ void maybe_finish(self_ptr self) {
       st.requested > 0)
     return;
   st.reported = true;
-  caf::anon_send(st.trainer, finished_atom::value);  // the trainer is not typed
+  caf::anon_send(st.trainer, finished_atom::value);  // held untyped: spawn_worker gets a local_actor*
 }
 
 void request_batches(self_ptr self) {

@@ -10,7 +10,7 @@
 // Messages an actor sends itself (timers, retries) are listed too: a typed actor can only
 // receive what its interface declares.
 //
-// Typed so far: evaluator, exporter, sync server, member agent, reader. The other actors still return caf::actor from their spawn
+// Typed so far: evaluator, exporter, sync server, member agent, reader, trainer. The other actors still return caf::actor from their spawn
 // functions; their messages are listed in their own headers' comments (docs/developer-guide.md).
 #pragma once
 
@@ -53,6 +53,18 @@ using member_agent_actor = caf::typed_actor<
 // serve: pull_request, batch_ack, status_request. The view: the live trainers and the open epochs.
 using reader_actor = request_server_actor::extend_with<view_subscriber_actor>::extend<
     caf::reacts_to<tick_atom>>;  // (self) requeue the batches of trainers gone, and those past the lease
+
+// --- Trainer (trainer.hpp) ----------------------------------------------------------------------
+
+using trainer_fetch_atom = caf::atom_constant<caf::atom("fetch")>;         // fetch the central copy (again)
+using trainer_report_atom = caf::atom_constant<caf::atom("report")>;       // report the replica (again)
+using trainer_finished_atom = caf::atom_constant<caf::atom("finished")>;  // a worker trained all it took
+
+// serve: sync_close, dense_request, status_request. The view and the job state it follows.
+using trainer_actor = request_server_actor::extend_with<view_subscriber_actor>::extend<
+    caf::reacts_to<trainer_fetch_atom>,      // (self) retry
+    caf::reacts_to<trainer_report_atom>,     // (self) retry
+    caf::reacts_to<trainer_finished_atom>>;  // from a worker: once all did, the closing round, then the report
 
 // --- Evaluator (evaluator.hpp) -------------------------------------------------------------------
 
