@@ -10,8 +10,9 @@
 // Messages an actor sends itself (timers, retries) are listed too: a typed actor can only
 // receive what its interface declares.
 //
-// Typed so far: evaluator, exporter, sync server, member agent, reader, trainer. The other actors still return caf::actor from their spawn
-// functions; their messages are listed in their own headers' comments (docs/developer-guide.md).
+// Typed so far: evaluator, exporter, sync server, member agent, reader, trainer. The gateway, the
+// coordinator and the shard actors still return caf::actor from their spawn functions; their
+// messages are listed in their own headers' comments (docs/developer-guide.md).
 #pragma once
 
 #include <caf/replies_to.hpp>
