@@ -106,14 +106,8 @@ std::chrono::milliseconds coordinator_role::linger() const {
   return std::chrono::milliseconds(static_cast<long>((flags_.job.member_timeout + 10) * 1000));
 }
 
-int run_coordinator(const args& a, const config::environment& env) {
-  coordinator_role role;
-  return run_service(role, a, env);
-}
+int run_coordinator(const args& a, const config::environment& env) { return run_role<coordinator_role>(a, env); }
 
-std::vector<std::string> coordinator_option_names() {
-  coordinator_role role;
-  return service_option_names(role);
-}
+std::vector<std::string> coordinator_option_names() { return role_option_names<coordinator_role>(); }
 
 }  // namespace ss::cli

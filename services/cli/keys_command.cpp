@@ -121,12 +121,8 @@ int run_keygen(const args& a, const config::environment& env) {
   keygen_flags f;
   command_line cmd({"keygen", ""}, keygen_help);
   add_keygen_flags(cmd.options(), f);
-  const std::string& out = f.out;
-  const std::string& name = f.name;
-  const bool& cluster = f.cluster;
-  const std::vector<std::string>& members = f.members;
-  const std::vector<std::string>& admins = f.admins;
   if (auto done = cmd.parse(a, env)) return *done;
+  const auto& [out, name, cluster, members, admins] = f;
   if (out.empty()) return fail("--out is required", 2);
   if (!transport::curve_available()) return fail("this libzmq was built without CURVE (libsodium): no keys can be made");
   if (!cluster) {

@@ -114,44 +114,20 @@ sync_server_role::sync_server_role()
                    "tcp://0.0.0.0:5558", /*member=*/true, /*indexed=*/true},
                   actors::start_sync_server) {}
 
-int run_shard(const args& a, const config::environment& env) {
-  shard_role role;
-  return run_service(role, a, env);
-}
+int run_shard(const args& a, const config::environment& env) { return run_role<shard_role>(a, env); }
 
-int run_reader(const args& a, const config::environment& env) {
-  reader_role role;
-  return run_service(role, a, env);
-}
+int run_reader(const args& a, const config::environment& env) { return run_role<reader_role>(a, env); }
 
-int run_sync_server(const args& a, const config::environment& env) {
-  sync_server_role role;
-  return run_service(role, a, env);
-}
+int run_sync_server(const args& a, const config::environment& env) { return run_role<sync_server_role>(a, env); }
 
-int run_trainer(const args& a, const config::environment& env) {
-  trainer_role role;
-  return run_service(role, a, env);
-}
+int run_trainer(const args& a, const config::environment& env) { return run_role<trainer_role>(a, env); }
 
-std::vector<std::string> shard_option_names() {
-  shard_role role;
-  return service_option_names(role);
-}
+std::vector<std::string> shard_option_names() { return role_option_names<shard_role>(); }
 
-std::vector<std::string> reader_option_names() {
-  reader_role role;
-  return service_option_names(role);
-}
+std::vector<std::string> reader_option_names() { return role_option_names<reader_role>(); }
 
-std::vector<std::string> sync_server_option_names() {
-  sync_server_role role;
-  return service_option_names(role);
-}
+std::vector<std::string> sync_server_option_names() { return role_option_names<sync_server_role>(); }
 
-std::vector<std::string> trainer_option_names() {
-  trainer_role role;
-  return service_option_names(role);
-}
+std::vector<std::string> trainer_option_names() { return role_option_names<trainer_role>(); }
 
 }  // namespace ss::cli

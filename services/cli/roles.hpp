@@ -107,4 +107,17 @@ class sync_server_role final : public member_role {
   sync_server_role();
 };
 
+// A role's command, and the names of its options.
+template <class Role>
+int run_role(const args& a, const config::environment& env) {
+  Role role;
+  return run_service(role, a, env);
+}
+
+template <class Role>
+std::vector<std::string> role_option_names() {
+  Role role;
+  return service_option_names(role);
+}
+
 }  // namespace ss::cli
