@@ -22,6 +22,9 @@
 
 #include "ss/transport/curve.hpp"
 #include "ss/transport/zmq_transport.hpp"
+#include "zmq_test_support.hpp"
+
+using namespace ss::test;  // text frames, eventually, listening and connected
 
 namespace {
 
@@ -34,19 +37,6 @@ using ss::transport::transport_security;
 using ss::transport::zmq_transport;
 using ss::transport::zmq_transport_options;
 using ss::wire::frame;
-
-frame text_frame(const std::string& s) { return ss::wire::make_frame(s.data(), s.size()); }
-std::string text(const frame& f) { return std::string(reinterpret_cast<const char*>(f->data()), f->size()); }
-
-template <class Pred>
-bool eventually(Pred done, std::chrono::milliseconds deadline = 10s) {
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
 
 struct received {
   std::mutex mu;
@@ -119,6 +109,23 @@ void write_text(const std::filesystem::path& p, const std::string& s, mode_t mod
   ::chmod(p.c_str(), mode);
 }
 
+// A CURVE server that admits keys.member, logs into `log`, records what it receives in
+// `at_server` (before the server: its handler uses it until stop), and listens on tcp loopback
+// at `ep`.
+struct curve_server {
+  cluster_keys keys;
+  std::shared_ptr<zmq::context_t> ctx = make_zmq_context();
+  log_lines log;
+  received at_server;
+  zmq_transport server{ctx, options("server", keys.for_member(keys.member), &log)};
+  std::string ep;
+
+  curve_server() {
+    server.on_frame(at_server.handler());
+    ep = listening(server);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("curve is available in this libzmq") { REQUIRE(ss::transport::curve_available()); }
@@ -135,11 +142,8 @@ TEST_CASE("an authorized curve client and the curve server exchange frames both 
     (void)server.send(from, text_frame("pong:" + text(f)));
   });
   client.on_frame(at_client.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
-  auto link = client.connect(*ep);
-  REQUIRE(link.is_ok());
-  for (int i = 0; i < 10; ++i) REQUIRE(client.send(peer_address{*link, {}}, text_frame("ping" + std::to_string(i))).is_ok());
+  const std::uint32_t link = connected(client, listening(server));
+  for (int i = 0; i < 10; ++i) REQUIRE(client.send(peer_address{link, {}}, text_frame("ping" + std::to_string(i))).is_ok());
   REQUIRE(eventually([&] { return at_client.size() == 10; }));
   CHECK(at_server.size() == 10);
   std::lock_guard<std::mutex> lock(at_client.mu);
@@ -162,14 +166,11 @@ TEST_CASE("the server learns each frame's sender from the handshake: the key's r
   zmq_transport admin(ctx, options("admin", keys.for_member(ops)));
   received at_server;
   server.on_frame(at_server.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
-  auto r = reader.connect(*ep), a = admin.connect(*ep);
-  REQUIRE(r.is_ok());
-  REQUIRE(a.is_ok());
-  REQUIRE(reader.send(peer_address{*r, {}}, text_frame("from reader")).is_ok());
+  const std::string ep = listening(server);
+  const std::uint32_t r = connected(reader, ep), a = connected(admin, ep);
+  REQUIRE(reader.send(peer_address{r, {}}, text_frame("from reader")).is_ok());
   REQUIRE(eventually([&] { return at_server.size() == 1; }));
-  REQUIRE(admin.send(peer_address{*a, {}}, text_frame("from admin")).is_ok());
+  REQUIRE(admin.send(peer_address{a, {}}, text_frame("from admin")).is_ok());
   REQUIRE(eventually([&] { return at_server.size() == 2; }));
   std::lock_guard<std::mutex> lock(at_server.mu);
   const auto& from_reader = at_server.frames[0].first.sender;
@@ -189,11 +190,8 @@ TEST_CASE("a plain sender is unauthenticated, with its address; identity_of read
   zmq_transport client(ctx, options("client", {}));
   received at_server;
   server.on_frame(at_server.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
-  auto link = client.connect(*ep);
-  REQUIRE(link.is_ok());
-  REQUIRE(client.send(peer_address{*link, {}}, text_frame("hello")).is_ok());
+  const std::uint32_t link = connected(client, listening(server));
+  REQUIRE(client.send(peer_address{link, {}}, text_frame("hello")).is_ok());
   REQUIRE(eventually([&] { return at_server.size() == 1; }));
   {
     std::lock_guard<std::mutex> lock(at_server.mu);
@@ -211,22 +209,13 @@ TEST_CASE("a plain sender is unauthenticated, with its address; identity_of read
   CHECK(identity_of("root:eve", "10.0.0.2").role == ss::actors::peer_role::unauthenticated);
 }
 
-TEST_CASE("a curve client with an unknown key is refused and logged and counted") {
-  cluster_keys keys;
+TEST_CASE_METHOD(curve_server, "a curve client with an unknown key is refused and logged and counted") {
   const curve_key_pair stranger = fresh();
-  auto ctx = make_zmq_context();
-  log_lines log;
-  zmq_transport server(ctx, options("server", keys.for_member(keys.member), &log));
-  received at_server;
-  server.on_frame(at_server.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
   // Its own context: a separate process as far as ZAP is concerned.
   auto other = make_zmq_context();
   zmq_transport client(other, options("stranger", keys.for_member(stranger)));
-  auto link = client.connect(*ep);
-  REQUIRE(link.is_ok());
-  REQUIRE(client.send(peer_address{*link, {}}, text_frame("let me in")).is_ok());
+  const std::uint32_t link = connected(client, ep);
+  REQUIRE(client.send(peer_address{link, {}}, text_frame("let me in")).is_ok());
   REQUIRE(eventually([&] { return server.counters().auth_refused >= 1; }));
   CHECK(eventually([&] { return log.contains("refused a CURVE client with unknown key " + stranger.public_key +
                                               " from 127.0.0.1"); }));
@@ -238,22 +227,13 @@ TEST_CASE("a curve client with an unknown key is refused and logged and counted"
   CHECK(log.lines.size() == 1);
 }
 
-TEST_CASE("a plain client against a curve server is refused") {
-  cluster_keys keys;
-  auto ctx = make_zmq_context();
-  log_lines log;
-  zmq_transport server(ctx, options("server", keys.for_member(keys.member), &log));
-  received at_server;
-  server.on_frame(at_server.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
+TEST_CASE_METHOD(curve_server, "a plain client against a curve server is refused") {
   zmq_transport client(ctx, options("plain", {}));
-  auto link = client.connect(*ep);
-  REQUIRE(link.is_ok());
-  REQUIRE(client.send(peer_address{*link, {}}, text_frame("hello")).is_ok());
+  const std::uint32_t link = connected(client, ep);
+  REQUIRE(client.send(peer_address{link, {}}, text_frame("hello")).is_ok());
   REQUIRE(eventually([&] { return server.counters().handshakes_failed >= 1; }));
   // Whichever side notices the mechanism mismatch first hangs up: "does not speak CURVE" or "hung up".
-  CHECK(eventually([&] { return log.contains("refused a connection on " + *ep); }));
+  CHECK(eventually([&] { return log.contains("refused a connection on " + ep); }));
   std::this_thread::sleep_for(300ms);
   CHECK(at_server.size() == 0);
 }
@@ -268,16 +248,14 @@ TEST_CASE("a client that pinned another server key cannot connect") {
     at_server.handler()(from, f);
     (void)server.send(from, text_frame("answer"));
   });
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
+  const std::string ep = listening(server);
   transport_security wrong = keys.for_member(keys.member);
   wrong.server = fresh();  // an impostor's key, as the client sees it
   wrong.server.secret_key.clear();
   zmq_transport client(ctx, options("client", wrong));
   client.on_frame(at_client.handler());
-  auto link = client.connect(*ep);
-  REQUIRE(link.is_ok());
-  REQUIRE(client.send(peer_address{*link, {}}, text_frame("hello")).is_ok());
+  const std::uint32_t link = connected(client, ep);
+  REQUIRE(client.send(peer_address{link, {}}, text_frame("hello")).is_ok());
   REQUIRE(eventually([&] { return server.counters().handshakes_failed >= 1; }));
   CHECK(eventually([&] { return log.contains("does not decrypt"); }));
   std::this_thread::sleep_for(300ms);

@@ -6,20 +6,15 @@
 #include <vector>
 
 #include "support/memory_transport.hpp"
+#include "text_frames.hpp"
+
+using namespace ss::test;
 
 namespace {
 
 using ss::errc;
 using ss::actors::peer_address;
-using ss::test::memory_network;
-using ss::test::memory_network_options;
-using ss::test::memory_transport;
 using ss::wire::frame;
-
-frame text_frame(const std::string& s) { return ss::wire::make_frame(s.data(), s.size()); }
-std::string text(const frame& f) {
-  return std::string(reinterpret_cast<const char*>(f->data()), f->size());
-}
 
 // A shard that answers "x" with "re:x" and a client that logs what comes back; every event goes
 // to one log so the order of handler calls can be compared.

@@ -1,6 +1,6 @@
 // What the zmq_transport test units share: an inbox that records arrivals (Catch2 assertions run
 // on the test thread only), frames with sequence numbers or byte patterns, free ports, options,
-// an echo server and a round trip.
+// listen and connect that must work, an echo server and a round trip.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -24,6 +24,7 @@
 #include <zmq.hpp>
 
 #include "ss/transport/zmq_transport.hpp"
+#include "text_frames.hpp"
 
 namespace ss::test {
 
@@ -91,11 +92,6 @@ bool eventually(Pred done, std::chrono::milliseconds deadline = kDeadline) {
   return true;
 }
 
-inline frame text_frame(const std::string& s) { return ss::wire::make_frame(s.data(), s.size()); }
-inline std::string text(const frame& f) {
-  return std::string(reinterpret_cast<const char*>(f->data()), f->size());
-}
-
 inline frame seq_frame(std::uint32_t stream, std::uint32_t seq) {
   std::uint32_t v[2] = {stream, seq};
   return ss::wire::make_frame(v, sizeof v);
@@ -145,6 +141,20 @@ inline zmq_transport_options options(const std::string& name) {
   return o;
 }
 
+// listen() that must work: the endpoint bound (for tcp port 0, with the real port).
+inline std::string listening(zmq_transport& server, const std::string& endpoint = "tcp://127.0.0.1:0") {
+  auto ep = server.listen(endpoint);
+  REQUIRE(ep.is_ok());
+  return *ep;
+}
+
+// connect() that must work: the link opened.
+inline std::uint32_t connected(zmq_transport& client, const std::string& endpoint) {
+  auto link = client.connect(endpoint);
+  REQUIRE(link.is_ok());
+  return *link;
+}
+
 // A server that answers every frame with the same bytes on the route it came from.
 inline void echo_on(zmq_transport& server, inbox& seen) {
   server.on_frame([&server, &seen](const peer_address& from, frame f) {
@@ -152,6 +162,31 @@ inline void echo_on(zmq_transport& server, inbox& seen) {
     (void)server.send(from, std::move(f));
   });
 }
+
+// A client and a server that echoes every frame, on one context; each side's inbox records what
+// it received. The inboxes come before the transports: their handlers use them until stop.
+struct echo_pair {
+  std::shared_ptr<zmq::context_t> ctx = make_zmq_context();
+  inbox at_server, at_client;
+  zmq_transport server{ctx, options("server")};
+  zmq_transport client{ctx, options("client")};
+
+  echo_pair() {
+    echo_on(server, at_server);
+    client.on_frame(at_client.handler());
+  }
+};
+
+// A client and a server whose inbox records every frame it receives, on one context. The inbox
+// comes before the transports: the server's handler uses it until stop.
+struct client_and_server {
+  std::shared_ptr<zmq::context_t> ctx = make_zmq_context();
+  inbox seen;
+  zmq_transport server{ctx, options("server")};
+  zmq_transport client{ctx, options("client")};
+
+  client_and_server() { server.on_frame(seen.handler()); }
+};
 
 inline void round_trip(const std::string& endpoint) {
   auto ctx = make_zmq_context();

@@ -9,8 +9,7 @@ TEST_CASE("zmq transport drops replies to a route whose peer is gone", "[transpo
   inbox seen;
   zmq_transport server(ctx, options("server"));
   echo_on(server, seen);
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
+  const std::string ep = listening(server);
   REQUIRE(server.send({0, "nobody"}, text_frame("lost")).is_ok());
   // Counted when the poll thread drops it; its queue space is given back just after.
   REQUIRE(eventually([&] {
@@ -21,32 +20,23 @@ TEST_CASE("zmq transport drops replies to a route whose peer is gone", "[transpo
   inbox back;
   zmq_transport client(ctx, options("client"));
   client.on_frame(back.handler());
-  auto link = client.connect(*ep);
-  REQUIRE(link.is_ok());
-  REQUIRE(client.send({*link, {}}, text_frame("ping")).is_ok());
+  const std::uint32_t link = connected(client, ep);
+  REQUIRE(client.send({link, {}}, text_frame("ping")).is_ok());
   REQUIRE(back.wait_for(1));
   CHECK(text(back.items().at(0).f) == "ping");
 }
 
-TEST_CASE("zmq transport sends from 4 threads at once", "[transport]") {
-  auto ctx = make_zmq_context();
-  inbox seen;
-  zmq_transport server(ctx, options("server"));
-  zmq_transport client(ctx, options("client"));
-  server.on_frame(seen.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
-  auto a = client.connect(*ep);
-  auto b = client.connect(*ep);
-  REQUIRE(a.is_ok());
-  REQUIRE(b.is_ok());
+TEST_CASE_METHOD(client_and_server, "zmq transport sends from 4 threads at once", "[transport]") {
+  const std::string ep = listening(server);
+  const std::uint32_t a = connected(client, ep);
+  const std::uint32_t b = connected(client, ep);
 
   constexpr std::uint32_t per_thread = 2500;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (std::uint32_t t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      const std::uint32_t link = t % 2 == 0 ? *a : *b;
+      const std::uint32_t link = t % 2 == 0 ? a : b;
       for (std::uint32_t i = 0; i < per_thread; ++i) {
         failures += !client.send({link, {}}, seq_frame(t, i)).is_ok();
       }
@@ -64,33 +54,25 @@ TEST_CASE("zmq transport sends from 4 threads at once", "[transport]") {
   CHECK(client.stats().queue_high_water >= 1);
 }
 
-TEST_CASE("zmq transport refuses sends on closed or unknown links", "[transport]") {
-  auto ctx = make_zmq_context();
-  inbox seen;
-  zmq_transport server(ctx, options("server"));
-  zmq_transport client(ctx, options("client"));
-  server.on_frame(seen.handler());
-  REQUIRE(server.listen("inproc://closing").is_ok());
-  auto link = client.connect("inproc://closing");
-  REQUIRE(link.is_ok());
-  REQUIRE(client.send({*link, {}}, text_frame("one")).is_ok());
+TEST_CASE_METHOD(client_and_server, "zmq transport refuses sends on closed or unknown links", "[transport]") {
+  const std::uint32_t link = connected(client, listening(server, "inproc://closing"));
+  REQUIRE(client.send({link, {}}, text_frame("one")).is_ok());
   REQUIRE(seen.wait_for(1));
 
-  client.close_link(*link);
-  auto st = client.send({*link, {}}, text_frame("two"));
+  client.close_link(link);
+  auto st = client.send({link, {}}, text_frame("two"));
   CHECK(st.code() == errc::not_found);
-  CHECK(st.message() == "client: no open link " + std::to_string(*link));
-  client.close_link(*link);  // twice is harmless
-  CHECK(client.send({*link + 100, {}}, text_frame("x")).code() == errc::not_found);
+  CHECK(st.message() == "client: no open link " + std::to_string(link));
+  client.close_link(link);  // twice is harmless
+  CHECK(client.send({link + 100, {}}, text_frame("x")).code() == errc::not_found);
   CHECK(client.send({0, "someone"}, text_frame("x")).code() == errc::not_found);  // not listening
-  CHECK(client.send({*link, {}}, nullptr).code() == errc::invalid_argument);
+  CHECK(client.send({link, {}}, nullptr).code() == errc::invalid_argument);
   CHECK(client.stats().send_failures == 4);
 
   // A new link works; link ids are not reused.
-  auto again = client.connect("inproc://closing");
-  REQUIRE(again.is_ok());
-  CHECK(*again != *link);
-  REQUIRE(client.send({*again, {}}, text_frame("three")).is_ok());
+  const std::uint32_t again = connected(client, "inproc://closing");
+  CHECK(again != link);
+  REQUIRE(client.send({again, {}}, text_frame("three")).is_ok());
   REQUIRE(seen.wait_for(2));
   CHECK(text(seen.items().at(1).f) == "three");
 }
@@ -106,11 +88,8 @@ TEST_CASE("zmq transport stops cleanly while traffic flows", "[transport]") {
     if (server_stopped) ++calls_after_stop;
     (void)server.send(from, std::move(f));
   });
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
-  auto link = client.connect(*ep);
-  REQUIRE(link.is_ok());
-  const std::uint32_t l = *link;
+  const std::string ep = listening(server);
+  const std::uint32_t l = connected(client, ep);
   client.on_frame([&, l](const peer_address&, frame f) {
     ++replies;
     (void)client.send({l, {}}, std::move(f));  // ping-pong forever
@@ -143,7 +122,7 @@ TEST_CASE("zmq transport stops cleanly while traffic flows", "[transport]") {
   CHECK(calls_after_stop == 0);
   CHECK(server.send({0, "x"}, text_frame("late")).code() == errc::cancelled);
   CHECK(client.send({l, {}}, text_frame("late")).code() == errc::cancelled);
-  CHECK(client.connect(*ep).error().code() == errc::cancelled);
+  CHECK(client.connect(ep).error().code() == errc::cancelled);
   CHECK(server.listen("tcp://127.0.0.1:0").error().code() == errc::cancelled);
   CHECK(client.stats().queue_depth == 0);
 }
@@ -157,10 +136,8 @@ TEST_CASE("zmq transport stop from the frame handler", "[transport]") {
     ++calls;
     server.stop();  // only requests it: the loop ends after this handler
   });
-  REQUIRE(server.listen("inproc://self-stop").is_ok());
-  auto link = client.connect("inproc://self-stop");
-  REQUIRE(link.is_ok());
-  for (int i = 0; i < 10; ++i) REQUIRE(client.send({*link, {}}, text_frame("x")).is_ok());
+  const std::uint32_t link = connected(client, listening(server, "inproc://self-stop"));
+  for (int i = 0; i < 10; ++i) REQUIRE(client.send({link, {}}, text_frame("x")).is_ok());
   REQUIRE(eventually([&] { return server.send({0, "r"}, text_frame("y")).code() == errc::cancelled; }));
   server.stop();  // joins
   CHECK(calls == 1);
@@ -180,9 +157,8 @@ TEST_CASE("zmq transport reaches a peer that starts listening later", "[transpor
   }
 
   zmq_transport client(ctx, options("client"));
-  auto link = client.connect(ep);
-  REQUIRE(link.is_ok());
-  for (std::uint32_t i = 0; i < 3; ++i) REQUIRE(client.send({*link, {}}, seq_frame(0, i)).is_ok());
+  const std::uint32_t link = connected(client, ep);
+  for (std::uint32_t i = 0; i < 3; ++i) REQUIRE(client.send({link, {}}, seq_frame(0, i)).is_ok());
 
   inbox seen;
   zmq_transport server(ctx, options("server"));
@@ -208,8 +184,7 @@ TEST_CASE("zmq transport keeps at most max_connections open and admits the next 
   inbox seen;
   zmq_transport server(ctx, bounded);
   echo_on(server, seen);
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
+  const std::string ep = listening(server);
 
   // Each client is its own transport, so each opens its own connection.
   auto client_options = [](const std::string& name) {
@@ -222,21 +197,18 @@ TEST_CASE("zmq transport keeps at most max_connections open and admits the next 
   a.on_frame(at_a.handler());
   b.on_frame(at_b.handler());
   c.on_frame(at_c.handler());
-  auto la = a.connect(*ep);
-  auto lb = b.connect(*ep);
-  REQUIRE(la.is_ok());
-  REQUIRE(lb.is_ok());
-  REQUIRE(a.send({*la, {}}, text_frame("a")).is_ok());
-  REQUIRE(b.send({*lb, {}}, text_frame("b")).is_ok());
+  const std::uint32_t la = connected(a, ep);
+  const std::uint32_t lb = connected(b, ep);
+  REQUIRE(a.send({la, {}}, text_frame("a")).is_ok());
+  REQUIRE(b.send({lb, {}}, text_frame("b")).is_ok());
   REQUIRE(at_a.wait_for(1));
   REQUIRE(at_b.wait_for(1));
   CHECK(server.stats().connections_open == 2);
 
   // The third is refused at its handshake while two are open, and dials again after a pause
   // (libzmq itself never redials a refused handshake): refused again.
-  auto lc = c.connect(*ep);
-  REQUIRE(lc.is_ok());
-  REQUIRE(c.send({*lc, {}}, text_frame("c")).is_ok());
+  const std::uint32_t lc = connected(c, ep);
+  REQUIRE(c.send({lc, {}}, text_frame("c")).is_ok());
   REQUIRE(eventually([&] { return server.stats().connections_refused >= 2; }));
   CHECK(eventually([&] { return c.counters().links_refused >= 2; }));
   CHECK(at_c.size() == 0);
@@ -248,15 +220,15 @@ TEST_CASE("zmq transport keeps at most max_connections open and admits the next 
     CHECK(warnings.size() == 1);  // once a minute per address, not once per redial
   }
   // Those already in keep working.
-  REQUIRE(a.send({*la, {}}, text_frame("a2")).is_ok());
+  REQUIRE(a.send({la, {}}, text_frame("a2")).is_ok());
   REQUIRE(at_a.wait_for(2));
 
   // One leaves; the third gets in on its next redial. (Its first frame went down with the
   // refused connection: callers retry requests that time out, as this one does.)
-  a.close_link(*la);
+  a.close_link(la);
   bool answered = false;
   for (int i = 0; i < 100 && !answered; ++i) {
-    REQUIRE(c.send({*lc, {}}, text_frame("c")).is_ok());
+    REQUIRE(c.send({lc, {}}, text_frame("c")).is_ok());
     answered = at_c.wait_for(1, 200ms);
   }
   REQUIRE(answered);
@@ -272,17 +244,15 @@ TEST_CASE("zmq transport with max_connections 0 admits every connection", "[tran
   inbox seen;
   zmq_transport server(ctx, unbounded);
   echo_on(server, seen);
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
+  const std::string ep = listening(server);
   std::vector<std::unique_ptr<zmq_transport>> clients;
   std::vector<std::unique_ptr<inbox>> inboxes;
   for (int i = 0; i < 8; ++i) {
     inboxes.push_back(std::make_unique<inbox>());
     clients.push_back(std::make_unique<zmq_transport>(ctx, options("c" + std::to_string(i))));
     clients.back()->on_frame(inboxes.back()->handler());
-    auto l = clients.back()->connect(*ep);
-    REQUIRE(l.is_ok());
-    REQUIRE(clients.back()->send({*l, {}}, text_frame("hi")).is_ok());
+    const std::uint32_t l = connected(*clients.back(), ep);
+    REQUIRE(clients.back()->send({l, {}}, text_frame("hi")).is_ok());
   }
   for (auto& in : inboxes) CHECK(in->wait_for(1));
   CHECK(server.stats().connections_refused == 0);

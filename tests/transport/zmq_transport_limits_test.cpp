@@ -4,36 +4,48 @@
 
 using namespace ss::test;
 
-TEST_CASE("zmq transport refuses an oversized frame over tcp and keeps serving", "[transport]") {
-  auto ctx = make_zmq_context();
-  auto small = options("server");
-  small.max_frame_bytes = 1 << 20;
+namespace {
+
+// A server that refuses frames over 1 MiB, and the inbox of those it takes (before the server:
+// its handler uses it until stop).
+struct small_frame_server {
+  static constexpr std::size_t max_frame_bytes = 1 << 20;
+  std::shared_ptr<zmq::context_t> ctx = make_zmq_context();
   inbox seen;
-  zmq_transport server(ctx, small);
-  zmq_transport big_sender(ctx, options("big"));   // its own limit is the default 64 MiB
+  zmq_transport server{ctx, server_options()};
+
+  small_frame_server() { server.on_frame(seen.handler()); }
+  static zmq_transport_options server_options() {
+    auto o = options("server");
+    o.max_frame_bytes = max_frame_bytes;
+    return o;
+  }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(small_frame_server, "zmq transport refuses an oversized frame over tcp and keeps serving",
+                 "[transport]") {
+  zmq_transport big_sender(ctx, options("big"));  // its own limit is the default 64 MiB
   zmq_transport bystander(ctx, options("bystander"));
-  server.on_frame(seen.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
-  auto big_link = big_sender.connect(*ep);
-  auto other_link = bystander.connect(*ep);
-  REQUIRE(big_link.is_ok());
-  REQUIRE(other_link.is_ok());
+  const std::string ep = listening(server);
+  const std::uint32_t big_link = connected(big_sender, ep);
+  const std::uint32_t other_link = connected(bystander, ep);
 
   // Both peers connected and heard first.
-  REQUIRE(big_sender.send({*big_link, {}}, text_frame("hello")).is_ok());
-  REQUIRE(bystander.send({*other_link, {}}, text_frame("hello")).is_ok());
+  REQUIRE(big_sender.send({big_link, {}}, text_frame("hello")).is_ok());
+  REQUIRE(bystander.send({other_link, {}}, text_frame("hello")).is_ok());
   REQUIRE(seen.wait_for(2));
 
   // libzmq reads the size header, refuses the message and drops that connection.
-  REQUIRE(big_sender.send({*big_link, {}}, pattern_frame(2 << 20)).is_ok());
+  REQUIRE(big_sender.send({big_link, {}}, pattern_frame(2 << 20)).is_ok());
   REQUIRE(eventually([&] { return server.counters().peers_disconnected >= 1; }));
 
   // The bystander is unaffected; the offender reconnects and its later frames arrive.
-  REQUIRE(bystander.send({*other_link, {}}, text_frame("still here")).is_ok());
+  REQUIRE(bystander.send({other_link, {}}, text_frame("still here")).is_ok());
   bool after = false;
   for (int i = 0; i < 200 && !after; ++i) {
-    REQUIRE(big_sender.send({*big_link, {}}, text_frame("after")).is_ok());
+    REQUIRE(big_sender.send({big_link, {}}, text_frame("after")).is_ok());
     after = eventually(
         [&] {
           for (const auto& x : seen.items()) {
@@ -50,35 +62,27 @@ TEST_CASE("zmq transport refuses an oversized frame over tcp and keeps serving",
       if (text(x.f) == "still here") return true;
     return false;
   }));
-  for (const auto& x : seen.items()) CHECK(x.f->size() <= small.max_frame_bytes);
+  for (const auto& x : seen.items()) CHECK(x.f->size() <= max_frame_bytes);
   CHECK(eventually([&] { return server.counters().peers_accepted >= 3; }));  // one came twice
 
   // The sender refuses frames over its own limit before queueing them.
   auto limited = options("limited");
   limited.max_frame_bytes = 1000;
   zmq_transport strict(ctx, limited);
-  auto l = strict.connect(*ep);
-  REQUIRE(l.is_ok());
-  auto st = strict.send({*l, {}}, pattern_frame(1001));
+  const std::uint32_t l = connected(strict, ep);
+  auto st = strict.send({l, {}}, pattern_frame(1001));
   CHECK(st.code() == errc::out_of_range);
   CHECK(strict.stats().send_failures == 1);
-  CHECK(strict.send({*l, {}}, pattern_frame(1000)).is_ok());
+  CHECK(strict.send({l, {}}, pattern_frame(1000)).is_ok());
 }
 
-TEST_CASE("zmq transport refuses an oversized frame over inproc and counts it", "[transport]") {
-  auto ctx = make_zmq_context();
-  auto small = options("server");
-  small.max_frame_bytes = 1 << 20;
-  inbox seen;
-  zmq_transport server(ctx, small);
+TEST_CASE_METHOD(small_frame_server, "zmq transport refuses an oversized frame over inproc and counts it",
+                 "[transport]") {
   zmq_transport client(ctx, options("client"));
-  server.on_frame(seen.handler());
-  REQUIRE(server.listen("inproc://small").is_ok());
-  auto link = client.connect("inproc://small");
-  REQUIRE(link.is_ok());
-  REQUIRE(client.send({*link, {}}, pattern_frame((1 << 20) + 1)).is_ok());
-  REQUIRE(client.send({*link, {}}, pattern_frame(1 << 20)).is_ok());
-  REQUIRE(client.send({*link, {}}, text_frame("next")).is_ok());
+  const std::uint32_t link = connected(client, listening(server, "inproc://small"));
+  REQUIRE(client.send({link, {}}, pattern_frame((1 << 20) + 1)).is_ok());
+  REQUIRE(client.send({link, {}}, pattern_frame(1 << 20)).is_ok());
+  REQUIRE(client.send({link, {}}, text_frame("next")).is_ok());
   REQUIRE(seen.wait_for(2));
   auto got = seen.items();
   REQUIRE(got.size() == 2);
@@ -93,14 +97,13 @@ TEST_CASE("zmq transport rejects malformed multipart messages from raw sockets",
   inbox seen;
   zmq_transport server(ctx, options("server"));
   server.on_frame(seen.handler());
-  auto ep = server.listen("tcp://127.0.0.1:0");
-  REQUIRE(ep.is_ok());
+  const std::string ep = listening(server);
 
   SECTION("at the listening socket") {
     zmq::socket_t raw(*ctx, zmq::socket_type::dealer);
     raw.set(zmq::sockopt::linger, 0);
     raw.set(zmq::sockopt::rcvtimeo, 10000);
-    raw.connect(*ep);
+    raw.connect(ep);
     std::string a = "a", b = "b", c = "c";
     REQUIRE(raw.send(zmq::buffer(a), zmq::send_flags::sndmore));
     REQUIRE(raw.send(zmq::buffer(b), zmq::send_flags::sndmore));
@@ -129,9 +132,8 @@ TEST_CASE("zmq transport rejects malformed multipart messages from raw sockets",
     inbox at_client;
     zmq_transport client(ctx, options("client"));
     client.on_frame(at_client.handler());
-    auto link = client.connect("inproc://raw-router");
-    REQUIRE(link.is_ok());
-    REQUIRE(client.send({*link, {}}, text_frame("hi")).is_ok());
+    const std::uint32_t link = connected(client, "inproc://raw-router");
+    REQUIRE(client.send({link, {}}, text_frame("hi")).is_ok());
     zmq::message_t id, payload;
     REQUIRE(raw.recv(id));
     REQUIRE(raw.recv(payload));
@@ -151,7 +153,7 @@ TEST_CASE("zmq transport rejects malformed multipart messages from raw sockets",
     REQUIRE(at_client.wait_for(1));
     CHECK(at_client.size() == 1);
     CHECK(text(at_client.items().at(0).f) == "good");
-    CHECK(at_client.items().at(0).from.link == *link);
+    CHECK(at_client.items().at(0).from.link == link);
     CHECK(client.stats().frames_rejected == 2);
   }
 }
@@ -165,12 +167,11 @@ TEST_CASE("zmq transport returns resource_exhausted when its queue is full", "[t
   SECTION("frame bound") {
     o.max_queued_frames = 4;
     zmq_transport client(ctx, o);
-    auto link = client.connect(ep);  // nobody listens there yet
-    REQUIRE(link.is_ok());
+    const std::uint32_t link = connected(client, ep);  // nobody listens there yet
     int accepted = 0;
     ss::status last;
     for (int i = 0; i < 1000; ++i) {
-      last = client.send({*link, {}}, seq_frame(0, static_cast<std::uint32_t>(i)));
+      last = client.send({link, {}}, seq_frame(0, static_cast<std::uint32_t>(i)));
       if (!last.is_ok()) break;
       ++accepted;
     }
@@ -192,18 +193,17 @@ TEST_CASE("zmq transport returns resource_exhausted when its queue is full", "[t
     REQUIRE(got.size() == static_cast<std::size_t>(accepted));
     for (int i = 0; i < accepted; ++i) CHECK(seq_of(got[static_cast<std::size_t>(i)].f).second == static_cast<std::uint32_t>(i));
     REQUIRE(eventually([&] { return client.stats().queue_depth == 0; }));
-    CHECK(client.send({*link, {}}, text_frame("room again")).is_ok());
+    CHECK(client.send({link, {}}, text_frame("room again")).is_ok());
   }
 
   SECTION("byte bound") {
     o.max_queued_bytes = 1000;
     zmq_transport client(ctx, o);
-    auto link = client.connect(ep);
-    REQUIRE(link.is_ok());
+    const std::uint32_t link = connected(client, ep);
     int accepted = 0;
     ss::status last;
     for (int i = 0; i < 1000; ++i) {
-      last = client.send({*link, {}}, pattern_frame(400));
+      last = client.send({link, {}}, pattern_frame(400));
       if (!last.is_ok()) break;
       ++accepted;
     }
@@ -227,10 +227,9 @@ TEST_CASE("zmq transport keeps frames queued while the peer does not read", "[tr
     raw.set(zmq::sockopt::rcvhwm, 2);
     raw.set(zmq::sockopt::rcvtimeo, 10000);
     raw.bind("inproc://slow-reader");
-    auto link = client.connect("inproc://slow-reader");
-    REQUIRE(link.is_ok());
+    const std::uint32_t link = connected(client, "inproc://slow-reader");
     for (int i = 0; i < n; ++i) {
-      REQUIRE(client.send({*link, {}}, seq_frame(0, static_cast<std::uint32_t>(i))).is_ok());
+      REQUIRE(client.send({link, {}}, seq_frame(0, static_cast<std::uint32_t>(i))).is_ok());
     }
     // libzmq's pipe holds a few; the rest wait in the transport's queue, none lost.
     REQUIRE(eventually([&] { return client.stats().queue_depth <= n - 2; }));
