@@ -4,20 +4,13 @@
 
 #include "ss/http/dashboard_assets.hpp"
 #include "ss/http/dashboard_routes.hpp"
+#include "http_test_support.hpp"
 
 namespace {
 
 using ss::http::dashboard_routes;
 using ss::http::dashboard_source;
-
-ss::http::http_request get(const std::string& path, const std::string& query = "") {
-  ss::http::http_request r;
-  r.method = "GET";
-  r.path = path;
-  r.query = query;
-  r.version = "HTTP/1.1";
-  return r;
-}
+using ss::test::get_request;
 
 const std::string* header(const ss::http::http_response& r, const std::string& name) {
   for (const auto& [k, v] : r.headers)
@@ -39,16 +32,16 @@ dashboard_source source_with(std::string status, std::string history, double* as
 
 TEST_CASE("dashboard: the page and its files are compiled in, each with its type", "[http][dashboard]") {
   const auto src = source_with("{}", "{}");
-  auto page = dashboard_routes(src, get("/"));
+  auto page = dashboard_routes(src, get_request("/"));
   REQUIRE(page);
   CHECK(page->status == 200);
   CHECK(page->content_type == "text/html; charset=utf-8");
   CHECK(page->body.find("<script src=\"/dashboard.js\"") != std::string::npos);
-  auto js = dashboard_routes(src, get("/dashboard.js"));
+  auto js = dashboard_routes(src, get_request("/dashboard.js"));
   REQUIRE(js);
   CHECK(js->content_type == "text/javascript; charset=utf-8");
   CHECK(js->body.find("/api/history") != std::string::npos);
-  auto css = dashboard_routes(src, get("/dashboard.css"));
+  auto css = dashboard_routes(src, get_request("/dashboard.css"));
   REQUIRE(css);
   CHECK(css->content_type == "text/css; charset=utf-8");
   CHECK(ss::http::dashboard_assets().size() == 3);
@@ -64,7 +57,7 @@ TEST_CASE("dashboard: every answer carries a strict Content-Security-Policy", "[
   const auto src = source_with("{}", "{}");
   for (const char* path : {"/", "/dashboard.js", "/api/status", "/api/history"}) {
     INFO(path);
-    auto r = dashboard_routes(src, get(path));
+    auto r = dashboard_routes(src, get_request(path));
     REQUIRE(r);
     const auto* csp = header(*r, "Content-Security-Policy");
     REQUIRE(csp != nullptr);
@@ -78,18 +71,18 @@ TEST_CASE("dashboard: /api/status and /api/history answer JSON, uncached; since=
           "[http][dashboard]") {
   double since = -2;
   const auto src = source_with(R"({"service":{"state":"running"}})", R"({"series":{}})", &since);
-  auto status = dashboard_routes(src, get("/api/status"));
+  auto status = dashboard_routes(src, get_request("/api/status"));
   REQUIRE(status);
   CHECK(status->status == 200);
   CHECK(status->content_type == "application/json");
   CHECK(status->body == R"({"service":{"state":"running"}})");
   REQUIRE(header(*status, "Cache-Control") != nullptr);
   CHECK(*header(*status, "Cache-Control") == "no-store");
-  auto history = dashboard_routes(src, get("/api/history", "since=12.5"));
+  auto history = dashboard_routes(src, get_request("/api/history", "since=12.5"));
   REQUIRE(history);
   CHECK(history->body == R"({"series":{}})");
   CHECK(since == 12.5);
-  dashboard_routes(src, get("/api/history"));
+  dashboard_routes(src, get_request("/api/history"));
   CHECK(since == -1);
 }
 
@@ -99,22 +92,22 @@ TEST_CASE("dashboard: the API says 503 and why while there is no status", "[http
     why = "starting";
     return std::nullopt;
   };
-  auto r = dashboard_routes(src, get("/api/status"));
+  auto r = dashboard_routes(src, get_request("/api/status"));
   REQUIRE(r);
   CHECK(r->status == 503);
   CHECK(r->body == R"({"error":"starting"})");
-  auto h = dashboard_routes(src, get("/api/history"));  // no history function at all
+  auto h = dashboard_routes(src, get_request("/api/history"));  // no history function at all
   REQUIRE(h);
   CHECK(h->status == 503);
 }
 
 TEST_CASE("dashboard: other paths are not the dashboard's", "[http][dashboard]") {
   const auto src = source_with("{}", "{}");
-  CHECK_FALSE(dashboard_routes(src, get("/metrics")));
-  CHECK_FALSE(dashboard_routes(src, get("/healthz")));
-  CHECK_FALSE(dashboard_routes(src, get("/index.htm")));
-  CHECK_FALSE(dashboard_routes(src, get("/../etc/passwd")));
-  CHECK_FALSE(dashboard_routes(src, get("/api/stop")));
+  CHECK_FALSE(dashboard_routes(src, get_request("/metrics")));
+  CHECK_FALSE(dashboard_routes(src, get_request("/healthz")));
+  CHECK_FALSE(dashboard_routes(src, get_request("/index.htm")));
+  CHECK_FALSE(dashboard_routes(src, get_request("/../etc/passwd")));
+  CHECK_FALSE(dashboard_routes(src, get_request("/api/stop")));
 }
 
 TEST_CASE("dashboard: the since parameter", "[http][dashboard]") {

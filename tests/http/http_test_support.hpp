@@ -94,6 +94,26 @@ inline bool has_header(const parsed_response& p, const std::string& line) {
   return ("\r\n" + p.head + "\r\n").find("\r\n" + line + "\r\n") != std::string::npos;
 }
 
+// `target` of `server` through curl with `options` (-i: the head too): REQUIREs that curl got an
+// answer (any status), returns it parsed.
+inline parsed_response curl_answer(const ops_http_server& server, const std::string& target,
+                                   const std::string& options = "-i") {
+  const command_result r = curl(options + " " + url(server, target));
+  INFO("curl " << options << " " << target << ": " << r.output);
+  REQUIRE(r.exit_code == 0);
+  return parse_response(r.output);
+}
+
+// A GET request as the server hands it to a route handler.
+inline http_request get_request(const std::string& path, const std::string& query = "") {
+  http_request r;
+  r.method = "GET";
+  r.path = path;
+  r.query = query;
+  r.version = "HTTP/1.1";
+  return r;
+}
+
 // Another client address than the flood's (all of 127.0.0.0/8 is loopback on Linux): the server
 // counts connections by address, as it would a kubelet's probes apart from a flood elsewhere.
 inline constexpr const char* other_address = "127.0.0.2";

@@ -8,9 +8,7 @@ using namespace ss::test;
 TEST_CASE("ops http: healthz is 200 ok through curl", "[http][server]") {
   fake_service svc;
   auto server = start_server(svc.options());
-  auto r = curl("-i " + url(*server, "/healthz"));
-  REQUIRE(r.exit_code == 0);
-  auto p = parse_response(r.output);
+  auto p = curl_answer(*server, "/healthz");
   CHECK(p.status == 200);
   CHECK(p.head.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(has_header(p, "Content-Type: text/plain; charset=utf-8"));
@@ -25,25 +23,23 @@ TEST_CASE("ops http: healthz is 503 when not live", "[http][server]") {
   fake_service svc;
   auto server = start_server(svc.options());
   svc.live = false;
-  auto r = curl("-i " + url(*server, "/healthz"));
-  REQUIRE(r.exit_code == 0);
-  auto p = parse_response(r.output);
+  auto p = curl_answer(*server, "/healthz");
   CHECK(p.status == 503);
   CHECK(p.head.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
   CHECK(p.body == "not live\n");
   CHECK(curl("--fail -o /dev/null " + url(*server, "/healthz")).exit_code == 22);
   svc.live = true;
-  CHECK(parse_response(curl("-i " + url(*server, "/healthz")).output).status == 200);
+  CHECK(curl_answer(*server, "/healthz").status == 200);
 }
 
 TEST_CASE("ops http: readyz says ready or gives the reason", "[http][server]") {
   fake_service svc;
   auto server = start_server(svc.options());
-  auto p = parse_response(curl("-i " + url(*server, "/readyz")).output);
+  auto p = curl_answer(*server, "/readyz");
   CHECK(p.status == 200);
   CHECK(p.body == "ready\n");
   svc.ready = false;
-  p = parse_response(curl("-i " + url(*server, "/readyz")).output);
+  p = curl_answer(*server, "/readyz");
   CHECK(p.status == 503);
   CHECK(p.body == "not ready: waiting for 2 of 3 shards\n");
 }
@@ -51,17 +47,14 @@ TEST_CASE("ops http: readyz says ready or gives the reason", "[http][server]") {
 TEST_CASE("ops http: metrics has the Prometheus content type and body", "[http][server]") {
   fake_service svc;
   auto server = start_server(svc.options());
-  auto r = curl("-i " + url(*server, "/metrics"));
-  REQUIRE(r.exit_code == 0);
-  auto p = parse_response(r.output);
+  auto p = curl_answer(*server, "/metrics");
   CHECK(p.status == 200);
   CHECK(has_header(p, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
   CHECK(has_header(p, "Content-Length: " + std::to_string(svc.metrics().size())));
   CHECK(p.body == svc.metrics());
   CHECK(p.body.find("shadowsync_examples_total{role=\"trainer\"} 1000\n") != std::string::npos);
   // A query string does not change the route.
-  CHECK(parse_response(curl("-i " + url(*server, "/metrics?name[]=x&y=1")).output).body ==
-        svc.metrics());
+  CHECK(curl_answer(*server, "/metrics?name[]=x&y=1").body == svc.metrics());
   // curl's own view of the content type.
   auto ct = curl("-o /dev/null -w '%{content_type}' " + url(*server, "/metrics"));
   CHECK(ct.output == "text/plain; version=0.0.4; charset=utf-8");
@@ -72,7 +65,7 @@ TEST_CASE("ops http: unknown paths are 404", "[http][server]") {
   auto server = start_server(svc.options());
   for (const char* path : {"/", "/nope", "/healthz/", "/metrics.txt"}) {
     INFO(path);
-    auto p = parse_response(curl("-i " + url(*server, path)).output);
+    auto p = curl_answer(*server, path);
     CHECK(p.status == 404);
     CHECK(p.body == "not found\n");
   }
@@ -81,13 +74,11 @@ TEST_CASE("ops http: unknown paths are 404", "[http][server]") {
 TEST_CASE("ops http: POST and other methods are 405", "[http][server]") {
   fake_service svc;
   auto server = start_server(svc.options());
-  auto r = curl("-i -X POST --data 'a=1&b=2' " + url(*server, "/metrics"));
-  REQUIRE(r.exit_code == 0);
-  auto p = parse_response(r.output);
+  auto p = curl_answer(*server, "/metrics", "-i -X POST --data 'a=1&b=2'");
   CHECK(p.status == 405);
   CHECK(has_header(p, "Allow: GET, HEAD"));
   CHECK(p.body == "method not allowed\n");
-  CHECK(parse_response(curl("-i -X DELETE " + url(*server, "/healthz")).output).status == 405);
+  CHECK(curl_answer(*server, "/healthz", "-i -X DELETE").status == 405);
   // A large body the server never reads: the answer still arrives intact (no reset).
   auto raw = raw_exchange(server->port(),
                           "PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
@@ -100,9 +91,7 @@ TEST_CASE("ops http: POST and other methods are 405", "[http][server]") {
 TEST_CASE("ops http: HEAD sends the headers without a body", "[http][server]") {
   fake_service svc;
   auto server = start_server(svc.options());
-  auto r = curl("-I " + url(*server, "/metrics"));
-  REQUIRE(r.exit_code == 0);
-  auto p = parse_response(r.output);
+  auto p = curl_answer(*server, "/metrics", "-I");
   CHECK(p.status == 200);
   CHECK(has_header(p, "Content-Length: " + std::to_string(svc.metrics().size())));
   CHECK(has_header(p, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
@@ -135,11 +124,11 @@ TEST_CASE("ops http: a throwing handler is 500 and the server goes on", "[http][
   auto server = start_server(std::move(o));
   for (const char* path : {"/throw", "/int", "/weird"}) {
     INFO(path);
-    auto p = parse_response(curl("-i " + url(*server, path)).output);
+    auto p = curl_answer(*server, path);
     CHECK(p.status == 500);
     CHECK(p.body == "internal error\n");
   }
-  CHECK(parse_response(curl("-i " + url(*server, "/ok")).output).body == "fine");
+  CHECK(curl_answer(*server, "/ok").body == "fine");
   CHECK(calls == 4);
 }
 
@@ -156,7 +145,7 @@ TEST_CASE("ops http: the handler sees method path query headers and peer", "[htt
     return resp;
   };
   auto server = start_server(std::move(o));
-  auto p = parse_response(curl("-i -H 'X-Test:   hello  ' " + url(*server, "/echo?a=1&b=2#frag")).output);
+  auto p = curl_answer(*server, "/echo?a=1&b=2#frag", "-i -H 'X-Test:   hello  '");
   CHECK(p.status == 200);
   CHECK(p.body == "GET|/echo|a=1&b=2|HTTP/1.1|hello|peer");
   CHECK(has_header(p, "X-Extra: yes"));
