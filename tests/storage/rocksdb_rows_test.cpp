@@ -4,18 +4,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 #include <catch2/catch.hpp>
 
 #include "ss/core/io/keyed_text.hpp"
 #include "storage_fixture.hpp"
+#include "support/files.hpp"
 
 using namespace ss_storage_test;
 using ss::errc;
 using ss::storage::rocksdb_rows;
 using ss::storage::rocksdb_rows_options;
+using ss::test::read_file;
+using ss::test::write_file;
 
 namespace {
 
@@ -41,26 +41,14 @@ row_map fill(rocksdb_rows& store, std::size_t n, int version = 0) {
   return expect;
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_text(const fs::path& p, const std::string& s) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << s;
-}
-
 // Replaces the manifest's hash with `hash` and gives it a correct crc again.
 void rewrite_manifest_hash(const fs::path& manifest, const std::string& hash) {
-  auto text = ss::io::without_crc_line(read_text(manifest), "the manifest");
+  auto text = ss::io::without_crc_line(read_file(manifest), "the manifest");
   REQUIRE(text.is_ok());
   const auto h = text->find("hash = ");
   REQUIRE(h != std::string::npos);
   text->replace(h + 7, 16, hash);
-  write_text(manifest, ss::io::with_crc_line(*text));
+  write_file(manifest, ss::io::with_crc_line(*text));
 }
 
 }  // namespace
@@ -182,7 +170,7 @@ TEST_CASE("rocksdb rows on-disk layout and manifest", "[storage]") {
   CHECK(info->bytes > 1001 * 68);
   CHECK(fs::is_directory(dir.path / "live"));
   CHECK_FALSE(fs::exists(dir.path / "checkpoints" / "42.tmp"));
-  const std::string manifest = read_text(dir.path / "checkpoints" / "42" / "SHADOWSYNC-CHECKPOINT");
+  const std::string manifest = read_file(dir.path / "checkpoints" / "42" / "SHADOWSYNC-CHECKPOINT");
   CHECK_THAT(manifest, Catch::StartsWith("# shadowsync shard checkpoint\nformat = 1\nid = 42\nrows = 1001\n"
                                          "row_floats = 17\nhash = "));
   char hash[32];
@@ -247,7 +235,7 @@ TEST_CASE("rocksdb rows verify catches a manifest with a wrong hash or a bad che
   fill(*store, 100);
   REQUIRE(store->checkpoint(4).is_ok());
   const fs::path manifest = fs::path(store->checkpoint_path(4)) / "SHADOWSYNC-CHECKPOINT";
-  const std::string good = read_text(manifest);
+  const std::string good = read_file(manifest);
 
   rewrite_manifest_hash(manifest, "0123456789abcdef");
   ss::status s = store->verify(4);
@@ -257,7 +245,7 @@ TEST_CASE("rocksdb rows verify catches a manifest with a wrong hash or a bad che
 
   std::string edited = good;
   edited[edited.find("rows = 101") + 7] = '2';  // rows 201, crc not updated
-  write_text(manifest, edited);
+  write_file(manifest, edited);
   s = store->verify(4);
   CHECK(s.code() == errc::corrupt);
   CHECK_THAT(s.message(), Catch::StartsWith("checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT fails its "
@@ -268,14 +256,14 @@ TEST_CASE("rocksdb rows verify catches a manifest with a wrong hash or a bad che
   REQUIRE(body.is_ok());
   std::string bad_rows = *body;
   bad_rows.replace(bad_rows.find("rows = 101") + 7, 3, "1o1");
-  write_text(manifest, ss::io::with_crc_line(bad_rows));
+  write_file(manifest, ss::io::with_crc_line(bad_rows));
   s = store->verify(4);
   CHECK(s.code() == errc::corrupt);
   CHECK(s.message() == "checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT: rows has '1o1' where a number "
                        "belongs");
 
   // The line syntax of earlier builds is named as such.
-  write_text(manifest, "shadowsync-checkpoint 1\nid 4\nrows 101\nrow_floats 17\nhash 0123456789abcdef\ncrc 00000000\n");
+  write_file(manifest, "shadowsync-checkpoint 1\nid 4\nrows 101\nrow_floats 17\nhash 0123456789abcdef\ncrc 00000000\n");
   s = store->verify(4);
   CHECK(s.code() == errc::version_mismatch);
   CHECK_THAT(s.message(), Catch::Contains("in the line syntax of shadowsync builds before"));
@@ -285,7 +273,7 @@ TEST_CASE("rocksdb rows verify catches a manifest with a wrong hash or a bad che
   CHECK(s.code() == errc::corrupt);
   CHECK(s.message() == "checkpoint 4 is corrupt: its manifest SHADOWSYNC-CHECKPOINT is missing");
 
-  write_text(manifest, good);
+  write_file(manifest, good);
   CHECK(store->verify(4).is_ok());
 }
 
@@ -321,7 +309,7 @@ TEST_CASE("rocksdb rows a leftover tmp checkpoint is never listed and is cleaned
   }
   const fs::path tmp = dir.path / "checkpoints" / "2.tmp";
   fs::create_directories(tmp);
-  write_text(tmp / "CURRENT", "half made");
+  write_file(tmp / "CURRENT", "half made");
   {
     auto store = open_store(dir);
     CHECK_FALSE(fs::exists(tmp));
@@ -427,7 +415,7 @@ TEST_CASE("rocksdb rows a corrupt CURRENT sets the live DB aside and says why; t
     REQUIRE(store->checkpoint(1).is_ok());
     CHECK(store->live_damage().empty());
   }
-  write_text(dir.path / "live" / "CURRENT", "garbage\n");
+  write_file(dir.path / "live" / "CURRENT", "garbage\n");
   auto store = open_store(dir);  // opens instead of failing at every start
   const std::string damage = store->live_damage();
   CHECK(damage.find("CURRENT") != std::string::npos);

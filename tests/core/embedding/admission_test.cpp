@@ -9,6 +9,7 @@
 #include "ss/core/embedding/admission.hpp"
 #include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "store_helpers.hpp"
 
 using namespace ss::embedding;
 
@@ -64,14 +65,9 @@ TEST_CASE("admission filter: every `counters` sightings the counts are halved", 
 namespace {
 
 shard_store_options admitting(std::uint32_t k, std::uint64_t budget_rows = 0, std::shared_ptr<durable_rows> cold = {}) {
-  shard_store_options o;
-  o.dim = 4;
-  o.init_scale = 0.5f;
-  o.optimizer.learning_rate = 0.25f;
+  shard_store_options o = ss::embedding::testing::store_options(budget_rows, std::move(cold));
   o.admit_after = k;
   o.admission_counters = 1 << 12;
-  o.max_rows_in_memory = budget_rows;
-  o.cold = std::move(cold);
   return o;
 }
 

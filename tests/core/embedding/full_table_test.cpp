@@ -14,23 +14,22 @@
 #include "store_helpers.hpp"
 
 using namespace ss::embedding;
-using ss::embedding::testing::flush;
-using ss::embedding::testing::initial_values;
+using namespace ss::embedding::testing;
 
 namespace {
 
-constexpr std::uint32_t kDim = 4;
-
 shard_store_options full_options(std::uint64_t max_rows, std::uint64_t budget_rows, std::shared_ptr<durable_rows> cold) {
-  shard_store_options o;
-  o.dim = kDim;
-  o.init_scale = 0.5f;
-  o.optimizer.learning_rate = 0.25f;
+  shard_store_options o = store_options(budget_rows, std::move(cold));
   o.max_rows_per_table = max_rows;
   o.persisted = true;
-  o.max_rows_in_memory = budget_rows;
-  o.cold = std::move(cold);
   return o;
+}
+
+// The rows the trim of full tables dropped (the trim must work).
+std::uint64_t trim(shard_store& store) {
+  auto trimmed = store.trim_full_tables();
+  REQUIRE(trimmed.is_ok());
+  return *trimmed;
 }
 
 std::vector<float> look_up(shard_store& store, std::uint32_t t, std::uint64_t id) {
@@ -95,9 +94,7 @@ TEST_CASE("a full table under a memory budget counts its rows in both tiers", "[
   stream(store, *storage, 60, 2);
   // Over the limit now: new rows came in, and the cold ones give way at the flush.
   CHECK(store.stats().rows_held > 2 * max_rows);
-  auto trimmed = store.trim_full_tables();
-  REQUIRE(trimmed.is_ok());
-  CHECK(*trimmed > 0);
+  CHECK(trim(store) > 0);
   REQUIRE(flush(store, *storage).is_ok());
   store.shrink_to_budget();
 
@@ -124,9 +121,7 @@ TEST_CASE("a row evicted for good is not read back from storage before its delet
   look_up(store, t, 3);  // over the limit until the next trim
   CHECK(store.stats().rows_held == 3);
   CHECK(store.stats().table_evictions == 0);
-  auto trimmed = store.trim_full_tables();
-  REQUIRE(trimmed.is_ok());
-  REQUIRE(*trimmed == 1);
+  REQUIRE(trim(store) == 1);
   CHECK(store.stats().rows_held == 2);
   // The dropped row is a cold one (out of RAM); its pushed copy is still in storage, as no flush
   // ran since. A lookup must start it from its initial values.
@@ -164,9 +159,7 @@ TEST_CASE("restoring counts stored rows a tiered shard leaves in storage against
   CHECK(store.stats().rows_held == 10);
   look_up(store, 0, 100);  // a new id in a full table: in, and one cold row goes at the trim
   CHECK(store.stats().rows_held == 11);
-  auto trimmed = store.trim_full_tables();
-  REQUIRE(trimmed.is_ok());
-  CHECK(*trimmed == 1);
+  CHECK(trim(store) == 1);
   CHECK(store.stats().rows_held == 10);
   CHECK(store.stats().table_evictions == 1);
   CHECK(store.existing_table(0)->find(0) != nullptr);  // the rows in RAM stayed
@@ -222,9 +215,7 @@ TEST_CASE("trimming falls back on rows in RAM when storage holds none out of it"
   shard_store store(full_options(5, 1000, storage));  // tiered, but every row fits in RAM
   for (std::uint64_t id = 0; id < 100; ++id) look_up(store, 0, id);
   CHECK(store.stats().rows_held == 100);
-  auto trimmed = store.trim_full_tables();
-  REQUIRE(trimmed.is_ok());
-  CHECK(*trimmed == 95);
+  CHECK(trim(store) == 95);
   CHECK(store.stats().rows_held == 5);
   CHECK(store.stats().rows == 5);
   REQUIRE(flush(store, *storage).is_ok());

@@ -10,22 +10,15 @@
 #include "store_helpers.hpp"
 
 using namespace ss::embedding;
-using ss::embedding::testing::flush;
+using namespace ss::embedding::testing;
 
 namespace {
 
-constexpr std::uint32_t kDim = 4;
-
 shard_store_options ttl_options(std::uint32_t ttl_examples, std::uint64_t budget_rows, std::shared_ptr<durable_rows> cold) {
-  shard_store_options o;
-  o.dim = kDim;
-  o.init_scale = 0.5f;
-  o.optimizer.learning_rate = 0.25f;
+  shard_store_options o = store_options(budget_rows, std::move(cold));
   o.persisted = true;
   o.ttl.ticks = ttl_examples;
   o.ttl.clock = ttl_clock::examples;
-  o.max_rows_in_memory = budget_rows;
-  o.cold = std::move(cold);
   return o;
 }
 

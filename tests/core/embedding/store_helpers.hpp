@@ -1,13 +1,31 @@
-// What the embedding store tests share: the shard persister's flush, and a row's initial values.
+// What the embedding store tests share: the store options they start from, the shard persister's
+// flush, and a row's initial values.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 
 namespace ss::embedding::testing {
+
+// The floats of a row in these tests.
+inline constexpr std::uint32_t kDim = 4;
+
+// Rows of kDim floats with initial values up to 0.5, sgd at learning rate 0.25; at most
+// `budget_rows` rows in RAM (0: no budget) over `cold` storage (none: RAM only).
+inline shard_store_options store_options(std::uint64_t budget_rows = 0, std::shared_ptr<durable_rows> cold = {}) {
+  shard_store_options o;
+  o.dim = kDim;
+  o.init_scale = 0.5f;
+  o.optimizer.learning_rate = 0.25f;
+  o.max_rows_in_memory = budget_rows;
+  o.cold = std::move(cold);
+  return o;
+}
 
 // What the shard's persister does: every changed row to storage, every row evicted for good out.
 inline ss::status flush(shard_store& store, durable_rows& storage) {

@@ -17,6 +17,7 @@
 
 using namespace ss::embedding;
 using ss::embedding::testing::flush;
+using ss::embedding::testing::store_options;
 
 namespace {
 
@@ -37,16 +38,6 @@ class failing_rows final : public forwarding_rows {
   }
 };
 
-shard_store_options options(std::uint64_t budget_rows, std::shared_ptr<durable_rows> cold) {
-  shard_store_options o;
-  o.dim = 4;
-  o.init_scale = 0.5f;
-  o.optimizer.learning_rate = 0.25f;
-  o.max_rows_in_memory = budget_rows;
-  o.cold = std::move(cold);
-  return o;
-}
-
 
 // A long-tailed id stream: a few hot ids, many cold ones.
 struct id_stream {
@@ -61,7 +52,7 @@ struct id_stream {
 
 TEST_CASE("tiered shard store: a fifth of the rows in RAM, the same values as all of them", "[core][embedding]") {
   auto cold = std::make_shared<memory_rows>(4 + 0);
-  shard_store all(options(0, nullptr)), tiered(options(1500, cold));
+  shard_store all(store_options(0, nullptr)), tiered(store_options(1500, cold));
   REQUIRE_FALSE(all.tiered());
   REQUIRE(tiered.tiered());
   id_stream stream;
@@ -122,7 +113,7 @@ TEST_CASE("tiered shard store: a fifth of the rows in RAM, the same values as al
 
 TEST_CASE("tiered shard store: a row changed since its last flush stays in RAM", "[core][embedding]") {
   auto cold = std::make_shared<memory_rows>(4);
-  shard_store store(options(8, cold));
+  shard_store store(store_options(8, cold));
   std::vector<std::uint32_t> tables(64, 0);
   std::vector<std::uint64_t> ids(64);
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
@@ -153,7 +144,7 @@ TEST_CASE("tiered shard store: rows looked up often outlast a scan of rows looke
   // the rows every batch uses. With one chance per row (plain CLOCK), the burst evicts most of them.
   constexpr std::size_t budget = 600, hot = 200, scan = 650;
   auto cold = std::make_shared<memory_rows>(4);
-  shard_store store(options(budget, cold));
+  shard_store store(store_options(budget, cold));
   auto look_up = [&](std::uint64_t first, std::size_t n) {
     std::vector<std::uint32_t> tables(n, 0);
     std::vector<std::uint64_t> ids(n);
@@ -174,7 +165,7 @@ TEST_CASE("tiered shard store: rows looked up often outlast a scan of rows looke
 
 TEST_CASE("tiered shard store: a failing cold tier is an error, never a zero row", "[core][embedding]") {
   auto cold = std::make_shared<failing_rows>(4);
-  shard_store store(options(16, cold));
+  shard_store store(store_options(16, cold));
   std::vector<std::uint32_t> tables(64, 1);
   std::vector<std::uint64_t> ids(64);
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
@@ -214,94 +205,105 @@ TEST_CASE("tiered shard store: a failing cold tier is an error, never a zero row
 
 namespace {
 
-// Hogwild pushers: `threads` threads each looking up and pushing (gradient 1) `pushes` times 6
-// random ids of `table` below `id_count`, counting each id's pushes in `pushed` and failures in
-// `errors` (Catch's assertions are not thread-safe). Every `pause_every` pushes a thread calls
-// `pause` (to let a flusher catch up however the machine schedules it).
-void push_from_threads(shard_store& store, std::uint32_t table, int threads, int pushes, std::uint64_t id_count,
-                       std::uint64_t seed, std::vector<std::atomic<int>>& pushed, std::atomic<int>& errors,
-                       int pause_every, const std::function<void()>& pause) {
-  constexpr std::size_t ids_per_push = 6;
-  std::vector<std::thread> workers;
-  for (int w = 0; w < threads; ++w)
-    workers.emplace_back([&, w] {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(w) + seed);
-      std::vector<std::uint32_t> tables(ids_per_push, table);
-      std::vector<std::uint64_t> ids(ids_per_push);
-      std::vector<float> grads(ids_per_push * 4, 1.0f), values(ids_per_push * 4);
-      for (int p = 0; p < pushes; ++p) {
-        for (auto& id : ids) id = rng() % id_count;
-        if (!store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok()) ++errors;
-        if (!store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok()) ++errors;
-        for (auto id : ids) pushed[id].fetch_add(1);
-        if (p % pause_every == pause_every - 1) pause();
-      }
-    });
-  for (auto& t : workers) t.join();
-}
+// A tiered store (256 rows in RAM over memory storage) for hogwild pushers: sgd at learning rate 1,
+// so that each push (gradient 1) moves every value of its row by exactly -1. `pushed` counts each
+// id's pushes; the threads count their failures in `errors` (Catch's assertions are not
+// thread-safe: counted, checked after); `done` stops the threads that run beside the pushers.
+struct hogwild_store {
+  explicit hogwild_store(std::uint64_t id_count) : pushed(id_count) {}
 
-// Each push moved every value of its row by -1 (sgd, learning rate 1, gradient 1): every id of
-// `table` below pushed.size() holds its initial values less its pushes.
-void check_every_push_applied(shard_store& store, std::uint32_t table, const std::vector<std::atomic<int>>& pushed) {
-  const std::size_t id_count = pushed.size();
-  std::vector<std::uint32_t> tables(id_count, table);
-  std::vector<std::uint64_t> ids(id_count);
-  for (std::uint64_t i = 0; i < id_count; ++i) ids[i] = i;
-  std::vector<float> values(id_count * 4);
-  REQUIRE(store.lookup(tables.data(), ids.data(), id_count, false, values.data()).is_ok());
-  table_options to;
-  to.table = table;
-  to.dim = 4;
-  to.init_scale = 0.5f;
-  for (std::uint64_t i = 0; i < id_count; ++i) {
-    float init[4];
-    init_row(to, i, init);
-    INFO("id " << i << " pushed " << pushed[i].load() << " times");
-    for (int d = 0; d < 4; ++d)
-      REQUIRE(values[i * 4 + static_cast<std::size_t>(d)] ==
-              Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
+  static shard_store_options options(std::shared_ptr<durable_rows> cold) {
+    shard_store_options o = store_options(256, std::move(cold));
+    o.optimizer.learning_rate = 1.0f;
+    return o;
   }
-}
+
+  // `threads` threads each look up and push `pushes` times 6 random ids of `table` below
+  // pushed.size(). Every `pause_every` pushes a thread calls `pause` (to let a flusher catch up
+  // however the machine schedules it).
+  void push_from_threads(std::uint32_t table, int threads, int pushes, std::uint64_t seed, int pause_every,
+                         const std::function<void()>& pause) {
+    constexpr std::size_t ids_per_push = 6;
+    const std::uint64_t id_count = pushed.size();
+    std::vector<std::thread> workers;
+    for (int w = 0; w < threads; ++w)
+      workers.emplace_back([&, w] {
+        std::mt19937_64 rng(static_cast<std::uint64_t>(w) + seed);
+        std::vector<std::uint32_t> tables(ids_per_push, table);
+        std::vector<std::uint64_t> ids(ids_per_push);
+        std::vector<float> grads(ids_per_push * 4, 1.0f), values(ids_per_push * 4);
+        for (int p = 0; p < pushes; ++p) {
+          for (auto& id : ids) id = rng() % id_count;
+          if (!store.lookup(tables.data(), ids.data(), ids.size(), true, values.data()).is_ok()) ++errors;
+          if (!store.push(tables.data(), ids.data(), ids.size(), grads.data()).is_ok()) ++errors;
+          for (auto id : ids) pushed[id].fetch_add(1);
+          if (p % pause_every == pause_every - 1) pause();
+        }
+      });
+    for (auto& t : workers) t.join();
+  }
+
+  // Every id of `table` below pushed.size() holds its initial values less its pushes.
+  void check_every_push_applied(std::uint32_t table) {
+    const std::size_t id_count = pushed.size();
+    std::vector<std::uint32_t> tables(id_count, table);
+    std::vector<std::uint64_t> ids(id_count);
+    for (std::uint64_t i = 0; i < id_count; ++i) ids[i] = i;
+    std::vector<float> values(id_count * 4);
+    REQUIRE(store.lookup(tables.data(), ids.data(), id_count, false, values.data()).is_ok());
+    table_options to;
+    to.table = table;
+    to.dim = 4;
+    to.init_scale = 0.5f;
+    for (std::uint64_t i = 0; i < id_count; ++i) {
+      float init[4];
+      init_row(to, i, init);
+      INFO("id " << i << " pushed " << pushed[i].load() << " times");
+      for (int d = 0; d < 4; ++d)
+        REQUIRE(values[i * 4 + static_cast<std::size_t>(d)] ==
+                Approx(init[d] - static_cast<float>(pushed[i].load())).margin(1e-2));
+    }
+  }
+
+  std::shared_ptr<memory_rows> cold = std::make_shared<memory_rows>(4);
+  shard_store store{options(cold)};
+  std::vector<std::atomic<int>> pushed;
+  std::atomic<bool> done{false};
+  std::atomic<int> errors{0};
+};
 
 }  // namespace
 
 TEST_CASE("tiered shard store: concurrent pushes with a flusher and heavy eviction lose no update",
           "[core][embedding]") {
-  auto cold = std::make_shared<memory_rows>(4);
-  shard_store_options o = options(256, cold);
-  o.optimizer.learning_rate = 1.0f;
-  shard_store store(o);
+  hogwild_store h(20000);
   constexpr int threads = 4, pushes = 3000;
-  constexpr std::uint64_t id_count = 20000;
-  std::vector<std::atomic<int>> pushed(id_count);
-  std::atomic<bool> done{false};
-  std::atomic<int> errors{0};  // (Catch's assertions are not thread-safe: counted here, checked after)
   std::atomic<int> flushes{0};
   std::thread flusher([&] {
-    while (!done) {
-      if (!flush(store, *cold).is_ok()) ++errors;
+    while (!h.done) {
+      if (!flush(h.store, *h.cold).is_ok()) ++h.errors;
       ++flushes;
     }
   });
   // Now and then, wait for a whole flush: rows become evictable however the machine schedules
   // the flusher (on a loaded machine it once flushed too rarely to evict much).
-  push_from_threads(store, 2, threads, pushes, id_count, 1, pushed, errors, 250, [&] {
+  h.push_from_threads(2, threads, pushes, 1, 250, [&] {
     const int seen = flushes.load();
     while (flushes.load() < seen + 2) std::this_thread::yield();
   });
-  done = true;
+  h.done = true;
   flusher.join();
-  REQUIRE(errors == 0);
-  const auto s = store.stats();
+  REQUIRE(h.errors == 0);
+  const auto s = h.store.stats();
   INFO("evictions " << s.evictions << ", loaded " << s.loaded << ", misses " << s.misses << ", rows " << s.rows
                      << ", over budget " << s.over_budget << ", stored " << s.rows_stored);
   CHECK(s.evictions > 1000);
-  check_every_push_applied(store, 2, pushed);
+  h.check_every_push_applied(2);
 }
 
 TEST_CASE("tiered shard store: a prefetch hint reads stored rows into RAM and creates none", "[core][embedding]") {
   auto cold = std::make_shared<memory_rows>(4);
-  shard_store all(options(0, nullptr)), store(options(64, cold));
+  shard_store all(store_options(0, nullptr)), store(store_options(64, cold));
   std::vector<std::uint32_t> tables(200, 0);
   std::vector<std::uint64_t> ids(200);
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
@@ -361,7 +363,7 @@ TEST_CASE("tiered shard store: a prefetch hint reads stored rows into RAM and cr
 TEST_CASE("tiered shard store: writing back what eviction takes next brings RAM under the budget",
           "[core][embedding]") {
   auto cold = std::make_shared<memory_rows>(4);
-  shard_store all(options(0, nullptr)), store(options(100, cold));
+  shard_store all(store_options(0, nullptr)), store(store_options(100, cold));
   std::vector<std::uint32_t> tables(1000, 1);
   std::vector<std::uint64_t> ids(1000);
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i * 7;
@@ -400,29 +402,23 @@ TEST_CASE("tiered shard store: writing back what eviction takes next brings RAM 
 }
 
 TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose no update", "[core][embedding]") {
-  auto cold = std::make_shared<memory_rows>(4);
-  shard_store_options o = options(256, cold);
-  o.optimizer.learning_rate = 1.0f;
-  shard_store store(o);
   constexpr int threads = 2, pushes = 2000;
   constexpr std::uint64_t id_count = 5000;
-  std::vector<std::atomic<int>> pushed(id_count);
-  std::atomic<bool> done{false};
-  std::atomic<int> errors{0};  // (Catch's assertions are not thread-safe: counted here, checked after)
+  hogwild_store h(id_count);
   auto sink = [&](std::uint32_t t, const std::uint64_t* ids, const float* rows, std::size_t n) {
     std::vector<std::uint32_t> tables(n, t);
-    return cold->write(tables.data(), ids, rows, n);
+    return h.cold->write(tables.data(), ids, rows, n);
   };
   // What the persister does: flushes now and then, write-backs whenever RAM is past the budget,
   // and a sweep after each; and what the prefetcher does: hints for ids about to be pushed.
   std::atomic<int> rounds{0};
   std::thread persister([&] {
-    for (int round = 0; !done; ++round, ++rounds) {
+    for (int round = 0; !h.done; ++round, ++rounds) {
       if (round % 8 == 0) {
-        if (!flush(store, *cold).is_ok()) ++errors;
-        store.shrink_to_budget();
-      } else if (store.under_pressure()) {
-        if (!store.write_back(sink).is_ok()) ++errors;
+        if (!flush(h.store, *h.cold).is_ok()) ++h.errors;
+        h.store.shrink_to_budget();
+      } else if (h.store.under_pressure()) {
+        if (!h.store.write_back(sink).is_ok()) ++h.errors;
       }
       std::this_thread::yield();
     }
@@ -431,24 +427,24 @@ TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose 
     std::mt19937_64 rng(99);
     std::vector<std::uint32_t> tables(32, 3);
     std::vector<std::uint64_t> ids(32);
-    while (!done) {
+    while (!h.done) {
       for (auto& id : ids) id = rng() % id_count;
-      if (!store.warm(tables.data(), ids.data(), ids.size()).is_ok()) ++errors;
+      if (!h.store.warm(tables.data(), ids.data(), ids.size()).is_ok()) ++h.errors;
     }
   });
   // Now and then, wait for the persister: rows go and come back however the machine schedules it.
-  push_from_threads(store, 3, threads, pushes, id_count, 11, pushed, errors, 200, [&] {
+  h.push_from_threads(3, threads, pushes, 11, 200, [&] {
     const int seen = rounds.load();
     while (rounds.load() < seen + 9) std::this_thread::yield();
   });
-  done = true;
+  h.done = true;
   persister.join();
   prefetcher.join();
-  REQUIRE(errors == 0);
-  const auto s = store.stats();
+  REQUIRE(h.errors == 0);
+  const auto s = h.store.stats();
   INFO("evictions " << s.evictions << ", loaded " << s.loaded << ", warmed " << s.warmed << ", rows " << s.rows
                      << ", peak " << s.peak_rows_in_memory);
   CHECK(s.evictions > 100);
   CHECK(s.loaded > 0);
-  check_every_push_applied(store, 3, pushed);
+  h.check_every_push_applied(3);
 }

@@ -13,6 +13,19 @@
 using namespace ss;
 using namespace ss::job;
 
+namespace {
+
+// The manifest `text` as a version that wrote less wrote it: reader.0's line ends after `kept`.
+std::string with_reader_line_cut(const std::string& text, const std::string& kept) {
+  std::string older = *io::without_crc_line(text, "MANIFEST");
+  const auto at = older.find(kept);
+  REQUIRE(at != std::string::npos);
+  older.erase(at + kept.size(), older.find('\n', at) - at - kept.size());
+  return io::with_crc_line(older);
+}
+
+}  // namespace
+
 TEST_CASE("dense state round trips, with and without momentum", "[job][snapshot]") {
   for (const dense_state& d : {dense_state{{1.5f, -2.0f, 3.25f}, {}}, dense_state{{0.5f, 0.25f}, {0.125f, -1.0f}},
                                dense_state{{}, {}}}) {
@@ -82,12 +95,7 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(back->job_crc == 0x01020304);
 
   // A manifest of the version before the file check: its reader lines end at the bad rows.
-  std::string old_format = *io::without_crc_line(text, "MANIFEST");
-  const std::string fields = "reader.0 = 1 2 4096 101 100 1";
-  const auto line = old_format.find(fields);
-  REQUIRE(line != std::string::npos);
-  old_format.erase(line + fields.size(), old_format.find('\n', line) - line - fields.size());
-  auto old_back = parse_manifest(io::with_crc_line(old_format));
+  auto old_back = parse_manifest(with_reader_line_cut(text, "reader.0 = 1 2 4096 101 100 1"));
   REQUIRE(old_back.is_ok());
   CHECK(old_back->readers[0].byte_offset == 4096);
   CHECK(old_back->readers[0].previous_line_crc == 0);  // not checked on resume
@@ -95,12 +103,8 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(old_back->readers[0].epoch == 0);
 
   // A manifest of the version before epochs: its reader lines end at the file check.
-  std::string one_pass = *io::without_crc_line(text, "MANIFEST");
-  const std::string checked = "reader.0 = 1 2 4096 101 100 1 " + std::to_string(0x9abcdef0u) + " 123456789";
-  const auto at_checked = one_pass.find(checked);
-  REQUIRE(at_checked != std::string::npos);
-  one_pass.erase(at_checked + checked.size(), one_pass.find('\n', at_checked) - at_checked - checked.size());
-  auto one_pass_back = parse_manifest(io::with_crc_line(one_pass));
+  auto one_pass_back = parse_manifest(
+      with_reader_line_cut(text, "reader.0 = 1 2 4096 101 100 1 " + std::to_string(0x9abcdef0u) + " 123456789"));
   REQUIRE(one_pass_back.is_ok());
   CHECK(one_pass_back->readers[0].file_size == 123456789);
   CHECK(one_pass_back->readers[0].epoch == 0);

@@ -55,13 +55,31 @@ struct double_case {
                     ws.embedding_slot(e, f));
   }
 
-  double loss() const {
-    dlrm_workspace<double> ws(config, batch);
+  // A forward and backward pass over the batch in `ws`: returns the loss; `grads` gets the dense
+  // parameters' gradients, `ws` the embeddings' (ws.embedding_grad).
+  double forward_backward(dlrm_workspace<double>& ws, std::vector<double>& grads) const {
     load_embeddings(ws);
     dlrm_forward(config, layout, params.data(), dense.data(), batch, ws);
-    std::vector<double> sink(layout.size());
+    grads.assign(layout.size(), 0.0);
     return dlrm_backward(config, layout, params.data(), dense.data(), labels.data(), batch,
-                         {sink.data(), 1.0, 0.0}, ws);
+                         {grads.data(), 1.0, 0.0}, ws);
+  }
+
+  double loss() const {
+    dlrm_workspace<double> ws(config, batch);
+    std::vector<double> sink;
+    return forward_backward(ws, sink);
+  }
+
+  // The loss's central difference in `value` (one of params or embeddings), left as it was.
+  double numeric_gradient(double& value) {
+    const double saved = value;
+    value = saved + 1e-6;
+    const double up = loss();
+    value = saved - 1e-6;
+    const double down = loss();
+    value = saved;
+    return (up - down) / 2e-6;
   }
 };
 
@@ -183,20 +201,11 @@ TEST_CASE("interaction: finite-difference check, float kernel equals double kern
 TEST_CASE("dlrm: finite-difference check of every dense parameter", "[core][model]") {
   double_case tc(small_config(), 5, 11);
   dlrm_workspace<double> ws(tc.config, tc.batch);
-  tc.load_embeddings(ws);
-  dlrm_forward(tc.config, tc.layout, tc.params.data(), tc.dense.data(), tc.batch, ws);
-  std::vector<double> grads(tc.layout.size());
-  dlrm_backward(tc.config, tc.layout, tc.params.data(), tc.dense.data(), tc.labels.data(), tc.batch,
-                {grads.data(), 1.0, 0.0}, ws);
+  std::vector<double> grads;
+  tc.forward_backward(ws, grads);
   double worst = 0;
   for (std::size_t i = 0; i < tc.params.size(); ++i) {
-    const double saved = tc.params[i];
-    tc.params[i] = saved + 1e-6;
-    const double up = tc.loss();
-    tc.params[i] = saved - 1e-6;
-    const double down = tc.loss();
-    tc.params[i] = saved;
-    const double numeric = (up - down) / 2e-6;
+    const double numeric = tc.numeric_gradient(tc.params[i]);
     if (std::abs(numeric) + std::abs(grads[i]) > 1e-9) worst = std::max(worst, rel_error(numeric, grads[i]));
   }
   INFO("parameters checked: " << tc.params.size());
@@ -206,24 +215,15 @@ TEST_CASE("dlrm: finite-difference check of every dense parameter", "[core][mode
 TEST_CASE("dlrm: finite-difference check of the embedding gradients", "[core][model]") {
   double_case tc(small_config(), 4, 12);
   dlrm_workspace<double> ws(tc.config, tc.batch);
-  tc.load_embeddings(ws);
-  dlrm_forward(tc.config, tc.layout, tc.params.data(), tc.dense.data(), tc.batch, ws);
-  std::vector<double> sink(tc.layout.size());
-  dlrm_backward(tc.config, tc.layout, tc.params.data(), tc.dense.data(), tc.labels.data(), tc.batch,
-                {sink.data(), 1.0, 0.0}, ws);
+  std::vector<double> sink;
+  tc.forward_backward(ws, sink);
   const int dim = static_cast<int>(tc.config.embedding_dim);
   double worst = 0;
   for (int e = 0; e < tc.batch; ++e) {
     for (int f = 0; f < static_cast<int>(tc.config.num_sparse); ++f) {
       for (int d = 0; d < dim; ++d) {
         double& v = tc.embeddings[(static_cast<std::size_t>(e) * tc.config.num_sparse + f) * dim + d];
-        const double saved = v;
-        v = saved + 1e-6;
-        const double up = tc.loss();
-        v = saved - 1e-6;
-        const double down = tc.loss();
-        v = saved;
-        worst = std::max(worst, rel_error((up - down) / 2e-6, ws.embedding_grad(e, f)[d]));
+        worst = std::max(worst, rel_error(tc.numeric_gradient(v), ws.embedding_grad(e, f)[d]));
       }
     }
   }
@@ -236,22 +236,13 @@ TEST_CASE("dlrm: a model without dense features learns a constant bottom vector"
   REQUIRE(c.validate().is_ok());
   double_case tc(c, 3, 13);
   dlrm_workspace<double> ws(tc.config, tc.batch);
-  tc.load_embeddings(ws);
-  dlrm_forward(tc.config, tc.layout, tc.params.data(), tc.dense.data(), tc.batch, ws);
-  std::vector<double> grads(tc.layout.size());
-  dlrm_backward(tc.config, tc.layout, tc.params.data(), tc.dense.data(), tc.labels.data(), tc.batch,
-                {grads.data(), 1.0, 0.0}, ws);
+  std::vector<double> grads;
+  tc.forward_backward(ws, grads);
   // Every bias of the bottom MLP gets a finite-difference-correct gradient.
   const auto& first = tc.layout.bottom().front();
   for (std::uint32_t i = 0; i < first.out; ++i) {
     const std::size_t p = first.bias_offset + i;
-    const double saved = tc.params[p];
-    tc.params[p] = saved + 1e-6;
-    const double up = tc.loss();
-    tc.params[p] = saved - 1e-6;
-    const double down = tc.loss();
-    tc.params[p] = saved;
-    const double numeric = (up - down) / 2e-6;
+    const double numeric = tc.numeric_gradient(tc.params[p]);
     CHECK(std::abs(numeric - grads[p]) < 1e-6 + 1e-5 * std::abs(numeric));
   }
 }

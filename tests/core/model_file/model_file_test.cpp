@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <random>
@@ -15,9 +14,12 @@
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/model_file/model_file.hpp"
 #include "ss/core/train/dense_model.hpp"
+#include "support/files.hpp"
 #include "support/process.hpp"
 
 using namespace ss;
+using ss::test::read_file;
+using ss::test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
@@ -65,17 +67,13 @@ struct small_model {
     REQUIRE(h.is_ok());
     header = *h;
   }
+
+  // Saves the model at `path` (which must work) and returns the file's bytes.
+  std::string saved_bytes(const std::string& path) const {
+    REQUIRE(model::save_model(path, header, *dense, *store).is_ok());
+    return read_file(path);
+  }
 };
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -277,7 +275,7 @@ TEST_CASE("model file: written to PATH.tmp and renamed only when finished", "[mo
   small_model old_model;
   const std::string path = dir.str("m.ssm");
   REQUIRE(model::save_model(path, old_model.header, *old_model.dense, *old_model.store).is_ok());
-  const std::string old_bytes = read_bytes(path);
+  const std::string old_bytes = read_file(path);
 
   small_model m(3);
   for (std::size_t i = 0; i < m.dense->size(); ++i) m.dense->params()[i] = 1.5f;
@@ -286,11 +284,11 @@ TEST_CASE("model file: written to PATH.tmp and renamed only when finished", "[mo
     REQUIRE(w.is_ok());
     CHECK(fs::exists(path + ".tmp"));
     REQUIRE(w->write_dense(m.dense->params(), m.dense->size()).is_ok());
-    CHECK(read_bytes(path) == old_bytes);  // the old model is untouched while the new one is written
+    CHECK(read_file(path) == old_bytes);  // the old model is untouched while the new one is written
     // Dropped without finish(): the temporary file goes, the old model stays.
   }
   CHECK_FALSE(fs::exists(path + ".tmp"));
-  CHECK(read_bytes(path) == old_bytes);
+  CHECK(read_file(path) == old_bytes);
   REQUIRE(model::load_model(path).is_ok());
 
   auto w = model::model_writer::open(path, m.header);
@@ -343,12 +341,10 @@ TEST_CASE("model file: a diverged model (NaN or infinite values) is refused, nev
 
 TEST_CASE("model file: a newer format version is refused naming both versions", "[model_file]") {
   test::temp_dir dir;
-  small_model m;
   const std::string path = dir.str("m.ssm");
-  REQUIRE(model::save_model(path, m.header, *m.dense, *m.store).is_ok());
-  std::string bytes = read_bytes(path);
+  std::string bytes = small_model().saved_bytes(path);
   bytes[8] = 2;
-  write_bytes(path, bytes);
+  write_file(path, bytes);
   auto loaded = model::load_model(path);
   REQUIRE_FALSE(loaded.is_ok());
   CHECK(loaded.error().code() == errc::version_mismatch);
@@ -358,7 +354,7 @@ TEST_CASE("model file: a newer format version is refused naming both versions", 
 TEST_CASE("model file: not a model file or no file at all", "[model_file]") {
   test::temp_dir dir;
   const std::string text = dir.str("notes.txt");
-  write_bytes(text, "these are not the weights you are looking for\n");
+  write_file(text, "these are not the weights you are looking for\n");
   auto a = model::load_model(text);
   REQUIRE_FALSE(a.is_ok());
   CHECK(a.error().code() == errc::corrupt);
@@ -377,14 +373,11 @@ TEST_CASE("model file: not a model file or no file at all", "[model_file]") {
 
 TEST_CASE("model file: truncation at any offset is detected as truncation", "[model_file]") {
   test::temp_dir dir;
-  small_model m(5);
-  const std::string path = dir.str("m.ssm");
-  REQUIRE(model::save_model(path, m.header, *m.dense, *m.store).is_ok());
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = small_model(5).saved_bytes(dir.str("m.ssm"));
   const std::string cut = dir.str("cut.ssm");
   int failures = 0;
   for (std::size_t n = 0; n < bytes.size(); ++n) {
-    write_bytes(cut, bytes.substr(0, n));
+    write_file(cut, bytes.substr(0, n));
     auto loaded = model::load_model(cut);
     const std::string want = "truncated after " + std::to_string(n) + " bytes";
     if (loaded.is_ok() || !contains(loaded.error().message(), want)) {
@@ -397,12 +390,12 @@ TEST_CASE("model file: truncation at any offset is detected as truncation", "[mo
   CHECK(failures == 0);
   // A cut exactly at a block boundary: the footer is missing.
   const std::size_t footer_at = bytes.size() - (20 + 16 + 8 * 4 + 4);  // the footer's size with 4 tables
-  write_bytes(cut, bytes.substr(0, footer_at));
+  write_file(cut, bytes.substr(0, footer_at));
   auto loaded = model::load_model(cut);
   REQUIRE_FALSE(loaded.is_ok());
   CHECK(contains(loaded.error().message(), "the footer is missing: the file ends after row block 3"));
   // And bytes after the footer are not ignored.
-  write_bytes(cut, bytes + "x");
+  write_file(cut, bytes + "x");
   auto longer = model::verify_model(cut);
   REQUIRE_FALSE(longer.is_ok());
   CHECK(contains(longer.error().message(), "1 unexpected bytes after the footer"));
@@ -411,10 +404,7 @@ TEST_CASE("model file: truncation at any offset is detected as truncation", "[mo
 TEST_CASE("model file: a flipped byte anywhere is detected and the section named", "[model_file]") {
   test::temp_dir dir;
   small_model m(3);
-  const std::string path = dir.str("m.ssm");
-  auto saved = model::save_model(path, m.header, *m.dense, *m.store);
-  REQUIRE(saved.is_ok());
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = m.saved_bytes(dir.str("m.ssm"));
 
   // The layout: preamble, header, dense part, 3 blocks of 3 rows (tables 0, 1, 3), footer.
   std::uint64_t hb = 0;  // the header's payload bytes, from its section head
@@ -450,7 +440,7 @@ TEST_CASE("model file: a flipped byte anywhere is detected and the section named
     while (i >= layout[section].end) ++section;
     std::string flipped = bytes;
     flipped[i] = static_cast<char>(flipped[i] ^ 0x5a);
-    write_bytes(bad, flipped);
+    write_file(bad, flipped);
     auto loaded = model::load_model(bad);
     bool named = false;
     if (!loaded.is_ok())
@@ -468,7 +458,7 @@ TEST_CASE("model file: a flipped byte anywhere is detected and the section named
   std::string flipped = bytes;
   const std::size_t in_block_2 = layout[4].end + 30;  // inside block 2's payload (table 1)
   flipped[in_block_2] = static_cast<char>(flipped[in_block_2] ^ 1);
-  write_bytes(bad, flipped);
+  write_file(bad, flipped);
   auto loaded = model::load_model(bad);
   REQUIRE_FALSE(loaded.is_ok());
   CHECK(loaded.error().code() == errc::corrupt);
@@ -478,7 +468,7 @@ TEST_CASE("model file: a flipped byte anywhere is detected and the section named
 TEST_CASE("model file: a schema file travels inside the model", "[model_file]") {
   test::temp_dir dir;
   const std::string schema_path = dir.str("s.schema");
-  write_bytes(schema_path, "format = csv\nheader = true\nlabel = y\ncategorical = *\n");
+  write_file(schema_path, "format = csv\nheader = true\nlabel = y\ncategorical = *\n");
   small_model m;
   m.job.input.schema = schema_path;
   auto h = model::header_for_job(m.job, 0.5, 1, "test");
