@@ -135,3 +135,38 @@ TEST_CASE("coordinator history: the status every history_interval of the actor c
   CHECK(rate.back().items()[1].number() == Approx(1000).epsilon(0.15));
   CHECK(doc["series"]["job/members"].items().back().items()[1].number() == 1);
 }
+
+TEST_CASE("coordinator history: each member's charted fields, by its role's table", "[actors][dashboard]") {
+  history_job j;
+  const auto shard = j.join(wire::role::shard, "shard-0", 0, 1);
+  const auto trainer = j.join(wire::role::trainer, "trainer-0", -1, 2);
+  j.f.settle();
+  wire::member_progress tp, sp;
+  tp.sync_gap = 4;
+  tp.sync_distance = 0.5;
+  sp.rows = 77;
+  for (int second = 1; second <= 3; ++second) {
+    tp.examples = 500u * static_cast<unsigned>(second);
+    tp.sync_bytes = 3000u * static_cast<unsigned>(second);
+    sp.examples = 200u * static_cast<unsigned>(second);  // a shard's rows looked up
+    j.ask(wire::heartbeat{trainer, tp});
+    j.ask(wire::heartbeat{shard, sp});
+    for (int i = 0; i < 10; ++i) j.f.advance(std::chrono::milliseconds(100));
+  }
+  auto doc = j.history_doc();
+  const auto& series = doc["series"];
+  const auto last = [&](const char* name) {
+    INFO(name);
+    REQUIRE(series.has(name));
+    return series[name].items().back().items()[1].number();
+  };
+  CHECK(last("trainer/trainer-0/sync_gap") == 4);
+  CHECK(last("trainer/trainer-0/sync_distance") == 0.5);
+  CHECK(last("trainer/trainer-0/sync_bytes_per_sec") == Approx(3000).epsilon(0.15));
+  CHECK(last("shard/shard-0/rows") == 77);
+  CHECK(last("shard/shard-0/examples_per_sec") == Approx(200).epsilon(0.15));
+  // A trainer's fields are not a shard's: no series for what its table lacks.
+  CHECK_FALSE(series.has("shard/shard-0/sync_gap"));
+  CHECK_FALSE(series.has("trainer/trainer-0/rows"));
+  CHECK_FALSE(series.has("trainer/trainer-0/examples"));  // a rate only
+}

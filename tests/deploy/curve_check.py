@@ -30,7 +30,7 @@ import re
 import shlex
 import sys
 
-import yaml
+from manifests import compose_environment, compose_words, finish, load_compose, load_documents
 
 OPTIONS = {
     "server": ("SHADOWSYNC_CURVE_SERVER_KEY", "--curve-server-key"),
@@ -91,33 +91,22 @@ def report(errors, client_key_users, shared_error, checked, nothing_error, ok_me
     for name, users in sorted(client_key_users.items(), key=lambda x: str(x[0])):
         if len(users) > 1:
             errors.append(shared_error(name, ", ".join(sorted(users))))
-    if checked == 0:
-        errors.append(nothing_error)
-    for e in errors:
-        print(f"curve_check: {e}", file=sys.stderr)
-    if not errors:
-        print(f"curve_check: {ok_message}")
-    return 1 if errors else 0
+    return finish("curve_check", errors, checked, nothing_error, ok_message)
 
 
 def check_compose(path):
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh) or {}
+    doc = load_compose(path)
     declared = doc.get("secrets") or {}
     errors = []
     client_users = {}
     checked = 0
     for svc, c in sorted((doc.get("services") or {}).items()):
-        command = c.get("command") or []
-        if isinstance(command, str):
-            command = shlex.split(command)
+        command = compose_words(c.get("command"))
         if command and command[0] in OFFLINE_COMMANDS:
             continue
         checked += 1
         where = f"{path}: service {svc}"
-        env = c.get("environment") or {}
-        if isinstance(env, list):
-            env = dict(e.split("=", 1) if "=" in e else (e, None) for e in env)
+        env = compose_environment(c, None)
         files = {}  # path in the container -> secret name
         for sec in c.get("secrets") or []:
             if isinstance(sec, str):
@@ -162,12 +151,7 @@ def main(argv):
     if not files:
         print(__doc__, file=sys.stderr)
         return 2
-    docs = []
-    for f in files:
-        with open(f, encoding="utf-8") as fh:
-            for d in yaml.safe_load_all(fh):
-                if isinstance(d, dict):
-                    docs.append((f, d))
+    docs = load_documents(files)
     secrets = {}
     for f, d in docs:
         if d.get("kind") == "Secret":

@@ -46,7 +46,7 @@ import re
 import shlex
 import sys
 
-import yaml
+from manifests import compose_environment, compose_words, finish, load_compose, load_documents
 
 INDEXED = {"shard", "reader", "sync-server"}
 MEMBERS = INDEXED | {"trainer"}
@@ -357,17 +357,20 @@ def setting(pod, words, command, key):
     return None
 
 
+def same_or_unknown(where, what, cls, src, accepted):
+    """The error for a name or index (WHAT) that is the same in every pod (SHARED) or in a form
+    this check cannot follow."""
+    if cls == SHARED:
+        return f"{where}: the {what}, {src}, is the same in every pod; use {accepted}"
+    return f"{where}: the {what}, {src}, is a form this check cannot follow; use {accepted}"
+
+
 def pods_text(pods):
     return "an unbounded number of pods" if pods is None else f"{pods} pods"
 
 
 def check_kubernetes(files):
-    docs = []
-    for f in files:
-        with open(f, encoding="utf-8") as fh:
-            for d in yaml.safe_load_all(fh):
-                if isinstance(d, dict):
-                    docs.append((f, d))
+    docs = load_documents(files)
     configmaps = {}
     hpa_max = {}
     for f, d in docs:
@@ -410,11 +413,8 @@ def check_kubernetes(files):
                     if cls == LITERAL:
                         errors.append(f"{where}: every pod is named {lit!r} ({src}): "
                                       f"{CLASH[command == 'trainer']}; give each pod its own name: {ACCEPTED_NAMES}")
-                    elif cls == SHARED:
-                        errors.append(f"{where}: the name, {src}, is the same in every pod; use {ACCEPTED_NAMES}")
                     else:
-                        errors.append(f"{where}: the name, {src}, is a form this check cannot follow; "
-                                      f"use {ACCEPTED_NAMES}")
+                        errors.append(same_or_unknown(where, "name", cls, src, ACCEPTED_NAMES))
                 if cls == LITERAL:
                     literal_names.setdefault((ns, lit), []).append((workload, command))
 
@@ -441,11 +441,8 @@ def check_kubernetes(files):
                 elif cls == POD:
                     errors.append(f"{where}: the index, {src}, differs per pod but is not an index "
                                   f"(0, 1, ...); use {ACCEPTED_INDEXES}")
-                elif cls == SHARED:
-                    errors.append(f"{where}: the index, {src}, is the same in every pod; use {ACCEPTED_INDEXES}")
                 else:
-                    errors.append(f"{where}: the index, {src}, is a form this check cannot follow; "
-                                  f"use {ACCEPTED_INDEXES}")
+                    errors.append(same_or_unknown(where, "index", cls, src, ACCEPTED_INDEXES))
                 if held:
                     index_holders.setdefault((ns, command), []).append((workload, held))
 
@@ -460,39 +457,25 @@ def check_kubernetes(files):
                 if both:
                     errors.append(f"{command} index {', '.join(map(str, sorted(both)))} is held by both {holders[i][0]} and "
                                   f"{holders[j][0]}{' in namespace ' + ns if ns else ''}")
-    if members == 0:
-        errors.append(f"{' '.join(files)}: no shadowsync member containers to check")
-    for e in errors:
-        print(f"identity_check: {e}", file=sys.stderr)
-    if not errors:
-        print(f"identity_check: {members} member workload(s): every pod has a name and index of its own")
-    return 1 if errors else 0
+    return finish("identity_check", errors, members, f"{' '.join(files)}: no shadowsync member containers to check",
+                  f"{members} member workload(s): every pod has a name and index of its own")
 
 
 def check_compose(path):
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh) or {}
+    doc = load_compose(path)
     errors = []
     literal_names = {}
     indexes = {}
     members = 0
     for svc, c in sorted((doc.get("services") or {}).items()):
-        command = c.get("command") or []
-        if isinstance(command, str):
-            command = shlex.split(command)
-        entry = c.get("entrypoint") or []
-        if isinstance(entry, str):
-            entry = shlex.split(entry)
-        words = words_of(list(entry) + list(command))
+        words = words_of(list(compose_words(c.get("entrypoint"))) + list(compose_words(c.get("command"))))
         role = member_command(words, c.get("image"))
         if role not in MEMBERS:
             continue
         members += 1
         replicas = max(int((c.get("deploy") or {}).get("replicas") or 1), int(c.get("scale") or 1))
         where = f"{path}: service {svc} ({role}, {replicas} replica(s))"
-        env = c.get("environment") or {}
-        if isinstance(env, list):
-            env = dict(e.split("=", 1) if "=" in e else (e, "") for e in env)
+        env = compose_environment(c, "")
         spec = {"hostname": c.get("hostname")} if c.get("hostname") else {}
         pod = Pod(spec, {"env": [{"name": k, "value": "" if v is None else str(v)} for k, v in env.items()]},
                   {"kind": "compose"}, {})
@@ -524,13 +507,8 @@ def check_compose(path):
         if len(users) > 1:
             errors.append(f"{path}: {role} index {lit} is given to services {', '.join(users)}: the second live one "
                           f"to register is refused")
-    if members == 0:
-        errors.append(f"{path}: no member services to check")
-    for e in errors:
-        print(f"identity_check: {e}", file=sys.stderr)
-    if not errors:
-        print(f"identity_check: {members} compose member service(s), each with a name and index of its own")
-    return 1 if errors else 0
+    return finish("identity_check", errors, members, f"{path}: no member services to check",
+                  f"{members} compose member service(s), each with a name and index of its own")
 
 
 def main(argv):

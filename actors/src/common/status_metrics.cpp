@@ -5,7 +5,9 @@ namespace ss::actors {
 std::vector<status_table_info> status_tables() {
   return {{"gateway", "transport", gateway_field_list()},     {"coordinator", "service", coordinator_field_list()},
           {"shard", "service", shard_field_list()},           {"reader", "service", reader_field_list()},
-          {"trainer", "service", trainer_field_list()},       {"sync", "service", sync_server_field_list()}};
+          {"trainer", "service", trainer_field_list()},       {"sync", "service", sync_server_field_list()},
+          {"member", "members", member_field_list()},         {"trainer member", "members", member_field_list("trainer")},
+          {"shard member", "members", member_field_list("shard")}, {"reader member", "members", member_field_list("reader")}};
 }
 
 const metrics::field_list* role_fields(std::string_view role) {

@@ -166,8 +166,8 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
   }
   r.job_id = st.job_id;
   r.resumed_from_snapshot = st.resumed_from;
-  r.snapshots = st.snapshots_taken;
-  r.snapshots_failed = st.snapshots_failed;
+  r.snapshots = st.counters.snapshots_taken.load();
+  r.snapshots_failed = st.counters.snapshots_failed.load();
   r.last_snapshot_id = st.last_snapshot_id;
   r.snapshot_error = st.last_snapshot_error;
   r.last_snapshot_seconds = st.last_snapshot_seconds;
@@ -402,156 +402,9 @@ bool take_final_snapshot(coordinator_actor* self) {
   return true;
 }
 
-
-// One member as the coordinator's status lists it: who it is, its health (ok; late: no heartbeat
-// for three intervals; failed: it reported an error) and its role's own numbers.
-std::string member_status(const coordinator_state& st, std::uint64_t id, const member_info& m,
-                          clock_type::time_point now) {
-  const auto& p = m.progress;
-  const double silent = seconds_between(m.last_seen, now);
-  const char* health = !p.error.empty() ? "failed" : silent > 3 * st.options.job.heartbeat_interval ? "late" : "ok";
-  json_object o;
-  o.add("id", id)
-      .add("name", m.name)
-      .add("role", wire::to_string(m.role))
-      .add("index", static_cast<std::int64_t>(m.index))
-      .add("endpoint", m.endpoint)
-      .add("examples", p.examples)
-      .add("finished", p.finished)
-      .add("seconds_since_heartbeat", silent)
-      .add("health", health);
-  if (m.role == wire::role::trainer) {
-    o.add("sync_rounds", p.sync_rounds)
-        .add("sync_gap", p.sync_gap)
-        .add("sync_latency_p50_ms", p.sync_latency_p50_ms)
-        .add("sync_latency_p99_ms", p.sync_latency_p99_ms)
-        .add("sync_distance", p.sync_distance)
-        .add("sync_bytes", p.sync_bytes);
-  } else if (m.role == wire::role::shard) {
-    o.add("rows", p.rows).add("row_bytes", p.row_bytes).add("rows_looked_up", p.examples);
-  } else if (m.role == wire::role::reader) {
-    o.add("bytes_done", p.bytes_done).add("bytes_total", p.bytes_total);
-  }
-  return o.str();
+body_ptr on_status(coordinator_actor* self) {
+  return make_body(wire::status_reply{status_json(self->state, self->clock().now())});
 }
-
-// The newest validation score (between epochs or every --eval-every examples), if any.
-const metrics::summary* latest_validation(const coordinator_state& st) {
-  if (!st.evaluations.empty()) return &st.evaluations.back().validation;
-  if (!st.epoch_scores.empty()) return &st.epoch_scores.back().validation;
-  return nullptr;
-}
-
-// What the coordinator's status reads its fields from: its state and the numbers status_json
-// derives from it once.
-struct coordinator_view {
-  const coordinator_state& st;
-  const totals& t;
-  clock_type::time_point now;
-  double window_logloss, train_logloss, base, running, progress, eta;
-  const metrics::summary* validation;
-  int late;
-  const std::vector<std::string>& members;
-};
-
-// The coordinator's status (what `shadowsync status` shows, and the dashboard draws), declared
-// once: its JSON key, type and help on /metrics, and how it is read.
-const metrics::status_table<coordinator_view>& coordinator_fields() {
-  using v = const coordinator_view&;
-  using t = metrics::metric_type;
-  static const metrics::status_table<coordinator_view> table = {
-      {"role", t::status_only, "The service's role.", [](v) { return "coordinator"; }},
-      // A restart changes it: clients ask again.
-      {"incarnation", t::status_only, "This coordinator process's incarnation.",
-       [](v x) { return x.st.options.incarnation; }},
-      {"state", t::status_only, "The job's state: waiting, running, draining, done or failed.",
-       [](v x) { return wire::to_string(x.st.state); }},
-      // The state as numbers, for Prometheus rules (running: training, not draining or scoring).
-      {"job_running", t::gauge, "1 while the job trains (not waiting, draining, done or failed).",
-       [](v x) { return x.st.state == wire::job_state::running; }},
-      {"job_done", t::gauge, "1 once the job finished.", [](v x) { return x.st.state == wire::job_state::done; }},
-      {"job_failed", t::gauge, "1 once the job failed.", [](v x) { return x.st.state == wire::job_state::failed; }},
-      {"error", t::status_only, "Why the job failed, if it did.", [](v x) { return x.st.failure; }},
-      {"examples", t::counter, "Examples trained (trainers: this one; coordinator: the job).",
-       [](v x) { return x.t.examples; }},
-      {"examples_committed", t::counter, "Examples trained and acknowledged, each once.",
-       [](v x) { return x.t.committed; }},
-      {"examples_read", t::counter, "Examples handed out by the readers.", [](v x) { return x.t.sent; }},
-      // Over the last --progress-interval.
-      {"examples_per_sec", t::gauge, "Training throughput of the job.", [](v x) { return x.st.recent_eps; }},
-      {"trainers", t::gauge, "Trainers registered.", [](v x) { return x.t.trainers; }},
-      {"bad_rows", t::counter, "Malformed rows skipped.", [](v x) { return x.t.bad_rows; }},
-      {"job_id", t::status_only, "The job's id.", [](v x) { return x.st.job_id; }},
-      {"resumed_from_snapshot", t::gauge, "Snapshot the job resumed from (0: none).",
-       [](v x) { return x.st.resumed_from; }},
-      {"snapshots", t::counter, "Cluster snapshots taken.", [](v x) { return x.st.snapshots_taken; }},
-      {"snapshots_failed", t::counter, "Cluster snapshots that failed.", [](v x) { return x.st.snapshots_failed; }},
-      {"registrations_refused", t::counter,
-       "Registrations refused because a live process held the name or index they claimed.",
-       [](v x) { return x.st.claims_refused; }},
-      {"last_snapshot", t::gauge, "Id of the newest complete snapshot.", [](v x) { return x.st.last_snapshot_id; }},
-      {"last_snapshot_seconds", t::gauge, "Seconds the newest snapshot took.",
-       [](v x) { return x.st.last_snapshot_seconds; }},
-      {"last_snapshot_rows", t::gauge, "Embedding rows in the newest snapshot.",
-       [](v x) { return x.st.last_snapshot_rows; }},
-      {"last_snapshot_bytes", t::gauge, "Bytes of the newest snapshot.", [](v x) { return x.st.last_snapshot_bytes; }},
-      {"seconds_since_snapshot", t::gauge, "Age of the newest snapshot (-1: none yet).",
-       [](v x) { return x.st.last_snapshot_id > 0 ? seconds_between(x.st.last_snapshot_at, x.now) : -1.0; }},
-      {"snapshot_interval", t::gauge, "Seconds between periodic snapshots (0: none).",
-       [](v x) { return x.st.options.snapshots ? x.st.options.snapshot_interval : 0.0; }},
-      {"window_ne", t::gauge, "Normalized entropy over the recent window of training examples.",
-       [](v x) { return metrics::normalized_entropy(x.window_logloss, x.base); }},
-      {"window_logloss", t::status_only, "Log loss over the recent window of training examples.",
-       [](v x) { return x.window_logloss; }},
-      {"train_logloss", t::gauge, "Mean training log loss so far.", [](v x) { return x.train_logloss; }},
-      {"validation_ne", t::status_only, "Normalized entropy of the newest validation score.",
-       [](v x) { return x.validation != nullptr ? x.validation->ne : std::nan(""); }},
-      {"validation_logloss", t::status_only, "Log loss of the newest validation score.",
-       [](v x) { return x.validation != nullptr ? x.validation->log_loss : std::nan(""); }},
-      {"seconds_running", t::status_only, "Seconds the job has trained.", [](v x) { return x.running; }},
-      {"progress", t::status_only, "Share of the current pass over the input read, by bytes.",
-       [](v x) { return x.progress; }},
-      {"eta_seconds", t::status_only, "Seconds until the current pass ends, at the rate so far.",
-       [](v x) { return x.eta; }},
-      {"members_late", t::status_only, "Members with no heartbeat for three heartbeat intervals.",
-       [](v x) { return x.late; }},
-      {"view_epoch", t::gauge, "Version of the cluster view.", [](v x) { return x.st.view.epoch; }},
-      {"members", t::status_only, "Every member: who it is, its health and its role's numbers.",
-       [](v x) { return metrics::raw_json{json_array(x.members)}; }},
-      {"result", t::status_only, "The job's result line, once it ended.",
-       [](v x) { return x.st.result ? x.st.result->to_json() : std::string(); }},
-  };
-  return table;
-}
-
-}  // namespace
-
-std::string status_json(coordinator_actor* self) {
-  auto& st = self->state;
-  const auto now = self->clock().now();
-  const totals t = sum_up(st);
-  std::vector<std::string> members;
-  int late = 0;
-  for (const auto& [id, m] : st.members) {
-    members.push_back(member_status(st, id, m, now));
-    if (seconds_between(m.last_seen, now) > 3 * st.options.job.heartbeat_interval) ++late;
-  }
-  const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
-  const double window_logloss =
-      t.window_examples > 0 ? t.window_loss / static_cast<double>(t.window_examples) : std::nan("");
-  const double train_logloss = t.examples > 0 ? t.loss / static_cast<double>(t.examples) : std::nan("");
-  const double running = st.running_seen ? seconds_between(st.running_at, st.drained_seen ? st.drained_at : now) : 0.0;
-  const double progress = t.bytes_total > 0 ? static_cast<double>(t.bytes_done) / static_cast<double>(t.bytes_total)
-                                            : std::nan("");
-  const double eta = progress > 0 && st.running_seen ? running * (1 - progress) / progress : std::nan("");
-  const metrics::summary* validation = latest_validation(st);
-  return metrics::to_json(coordinator_fields(), coordinator_view{st, t, now, window_logloss, train_logloss, base, running,
-                                                                 progress, eta, validation, late, members});
-}
-
-namespace {
-
-body_ptr on_status(coordinator_actor* self) { return make_body(wire::status_reply{status_json(self)}); }
 
 // Every request the coordinator serves (spawn_coordinator routes these kinds to it).
 caf::result<body_ptr> serve(coordinator_actor* self, const envelope_ptr& env) {
@@ -691,8 +544,6 @@ void tick(coordinator_actor* self) {
 }  // namespace ss::actors::coordinator_detail
 
 namespace ss::actors {
-
-metrics::field_list coordinator_field_list() { return metrics::describe(coordinator_detail::coordinator_fields()); }
 
 caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options) {
   auto a = sys.spawn(coordinator_detail::coordinator, std::move(options), gateway);

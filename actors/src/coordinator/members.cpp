@@ -133,7 +133,7 @@ body_ptr claim_place(coordinator_actor* self, const std::string& place,
       st.members.erase(holder);
       return nullptr;
     case claim_verdict::refuse: {
-      ++st.claims_refused;
+      st.counters.claims_refused.add();
       std::string why = place + " is held by a live process (" + holder_process + ", heard " +
                         std::to_string(static_cast<int>(heard * 1000)) + " ms ago); this one (" + claimant +
                         ") may not take it: give each process a name of its own (or none), or stop the other";

@@ -51,7 +51,7 @@ void answer_waiters(snapshot_in_progress& snap, const body_ptr& answer) {
 void abandon(coordinator_actor* self, const std::string& why) {
   auto& st = self->state;
   auto& snap = *st.snapshot;
-  ++st.snapshots_failed;
+  st.counters.snapshots_failed.add();
   st.last_snapshot_error = "snapshot " + std::to_string(snap.id) + ": " + why;
   spdlog::warn("{}: snapshot {} abandoned: {} (the previous snapshot stays the latest)", st.options.name, snap.id,
                why);
@@ -94,7 +94,7 @@ void complete_if_done(coordinator_actor* self) {
     rows += s.rows;
     bytes += s.bytes;
   }
-  ++st.snapshots_taken;
+  st.counters.snapshots_taken.add();
   st.last_snapshot_error.clear();
   st.last_snapshot_id = snap.id;
   st.last_snapshot_at = self->clock().now();
@@ -321,7 +321,7 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   if (!ids.is_ok()) {
     // The store is unusable (gone, not a directory, unreadable): a failed snapshot, said loudly,
     // not a silent skip; tried again an interval later.
-    ++st.snapshots_failed;
+    st.counters.snapshots_failed.add();
     st.last_snapshot_error = "the snapshot store: " + ids.error().message();
     st.last_snapshot_at = self->clock().now();
     spdlog::warn("{}: no snapshot: {}", st.options.name, st.last_snapshot_error);

@@ -19,13 +19,25 @@
 #include "ss/actors/messages.hpp"
 #include "ss/core/job/job_report.hpp"
 #include "ss/core/job/snapshot.hpp"
+#include "ss/core/metrics/counter_set.hpp"
 #include "ss/core/metrics/metrics.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 
 namespace ss::actors::coordinator_detail {
 
 // The actor clock, not the wall clock: on the deterministic test scheduler time moves only when
 // the test advances it, so member timeouts are testable without sleeping.
 using clock_type = caf::actor_clock;
+
+// The coordinator's counters, each declared once: status key, help and type (see
+// ss/core/metrics/counter_set.hpp). The rest of its status is read from its state.
+struct coordinator_counters : metrics::counter_set {
+  using counter = metrics::counter;
+  counter snapshots_taken{*this, "snapshots", "Cluster snapshots taken."};
+  counter snapshots_failed{*this, "snapshots_failed", "Cluster snapshots that failed."};
+  counter claims_refused{*this, "registrations_refused",
+                         "Registrations refused because a live process held the name or index they claimed."};
+};
 
 struct member_info {
   wire::role role = wire::role::client;
@@ -96,7 +108,6 @@ struct coordinator_state {
   // view names them, and shards and sync servers refuse what they still send. Kept when another
   // process takes the name: the dropped one may still be running, cut off.
   std::vector<std::uint64_t> dropped_trainers;
-  std::uint64_t claims_refused = 0;
   std::uint64_t next_member_id = 1;
   wire::cluster_view view;
   wire::job_state state = wire::job_state::waiting;
@@ -139,7 +150,7 @@ struct coordinator_state {
   std::optional<snapshot_in_progress> snapshot;
   std::uint64_t last_snapshot_id = 0;
   clock_type::time_point last_snapshot_at;
-  std::uint64_t snapshots_taken = 0, snapshots_failed = 0;
+  coordinator_counters counters;
   // Why the newest snapshot attempt failed, "" once one completes: when set at the end, the state
   // on disk is older than the job (a full disk, say), which the result and exit status say.
   std::string last_snapshot_error;
@@ -223,8 +234,12 @@ bool score_model(coordinator_actor* self, const std::vector<float>& dense, const
 
 // The coordinator's periodic work (every 250 ms at most, and after each registration).
 void tick(coordinator_actor* self);
-// The coordinator's status: what `shadowsync status` shows, /metrics exports and the history keeps.
-std::string status_json(coordinator_actor* self);
+
+// ---- status.cpp ----
+
+// The coordinator's status at `now`: what `shadowsync status` shows, /metrics exports and the
+// history keeps.
+std::string status_json(const coordinator_state& st, clock_type::time_point now);
 
 // ---- history.cpp ----
 

@@ -338,35 +338,29 @@ struct reader_view {
 const metrics::status_table<reader_view>& reader_fields() {
   using v = const reader_view&;
   using t = metrics::metric_type;
-  static const metrics::status_table<reader_view> table = {
-      {"role", t::status_only, "The service's role.", [](v) { return "reader"; }},
-      {"name", t::status_only, "The reader's name.", [](v x) { return x.st.options.name; }},
-      {"index", t::status_only, "The reader's index.", [](v x) { return x.st.options.index; }},
-      {"batches_sent", t::counter, "Batches handed to trainers.", [](v x) { return x.c.batches_sent.load(); }},
-      {"examples_sent", t::counter, "Examples handed to trainers.", [](v x) { return x.c.examples_sent.load(); }},
-      {"batches_acked", t::counter, "Batches trainers acknowledged.", [](v x) { return x.c.batches_acked.load(); }},
-      {"examples_acked", t::counter, "Examples trainers acknowledged.", [](v x) { return x.c.examples_acked.load(); }},
-      {"batches_requeued", t::counter, "Batches handed out again (their trainer went away).",
-       [](v x) { return x.c.batches_requeued.load(); }},
-      {"examples_requeued", t::counter, "Examples handed out again.", [](v x) { return x.c.examples_requeued.load(); }},
-      {"in_flight", t::gauge, "Batches handed out and not yet acknowledged.", [](v x) { return x.st.unacked; }},
-      {"rows_read", t::counter, "Rows read from the input files.", [](v x) { return x.c.rows_read.load(); }},
-      {"bad_rows", t::counter, "Malformed rows skipped.", [](v x) { return x.c.bad_rows.load(); }},
-      {"bytes_done", t::gauge, "Input bytes read in this epoch.", [](v x) { return x.c.bytes_done.load(); }},
-      {"bytes_total", t::gauge, "Input bytes of an epoch.", [](v x) { return x.c.bytes_total.load(); }},
-      {"epoch", t::gauge, "Epoch being read (0-based).", [](v x) { return x.c.epoch.load() + 1; }},
-      {"committed_epoch", t::status_only, "Epoch of the committed position.",
-       [](v x) { return x.committed.epoch + 1; }},
-      {"committed_file", t::status_only, "Input file of the committed position.",
-       [](v x) { return x.committed.file_index; }},
-      {"committed_offset", t::status_only, "Byte offset of the committed position in its file.",
-       [](v x) { return x.committed.byte_offset; }},
-      {"committed_examples", t::gauge, "Examples committed at the reader's position.",
-       [](v x) { return x.committed_examples; }},
-      {"finished", t::gauge, "1 once this member finished its part of the job.",
-       [](v x) { return x.c.finished.load(); }},
-      {"error", t::status_only, "Why reading stopped, if it failed.", [](v x) { return x.error; }},
-  };
+  static const metrics::status_table<reader_view> table = metrics::concat<reader_view>({
+      {
+        {"role", t::status_only, "The service's role.", [](v) { return "reader"; }},
+        {"name", t::status_only, "The reader's name.", [](v x) { return x.st.options.name; }},
+        {"index", t::status_only, "The reader's index.", [](v x) { return x.st.options.index; }},
+      },
+      metrics::counter_fields<reader_counters, reader_view>([](v x) -> const reader_counters& { return x.c; }),
+      {
+        {"in_flight", t::gauge, "Batches handed out and not yet acknowledged.", [](v x) { return x.st.unacked; }},
+        {"epoch", t::gauge, "Epoch being read (0-based).", [](v x) { return x.c.epoch.load() + 1; }},
+        {"committed_epoch", t::status_only, "Epoch of the committed position.",
+         [](v x) { return x.committed.epoch + 1; }},
+        {"committed_file", t::status_only, "Input file of the committed position.",
+         [](v x) { return x.committed.file_index; }},
+        {"committed_offset", t::status_only, "Byte offset of the committed position in its file.",
+         [](v x) { return x.committed.byte_offset; }},
+        {"committed_examples", t::gauge, "Examples committed at the reader's position.",
+         [](v x) { return x.committed_examples; }},
+        {"finished", t::gauge, "1 once this member finished its part of the job.",
+         [](v x) { return x.c.finished.load(); }},
+        {"error", t::status_only, "Why reading stopped, if it failed.", [](v x) { return x.error; }},
+      },
+  });
   return table;
 }
 

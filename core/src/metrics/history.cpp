@@ -83,32 +83,20 @@ double number_of(const json_value& v) {
 
 }  // namespace
 
-void job_history::record(double t, const json_value& status) {
+void job_history::record(double t, std::string_view prefix, const json_value& section, const field_list& fields) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const char* field :
-       {"examples", "examples_committed", "window_ne", "window_logloss", "train_logloss", "validation_ne",
-        "validation_logloss", "progress", "trainers", "members_late", "snapshots"})
-    add_locked(std::string("job/") + field, t, number_of(status[field]));
-  add_locked("job/examples_per_sec", t, rate_locked("job/examples", t, number_of(status["examples"])));
-  add_locked("job/members", t, static_cast<double>(status["members"].items().size()));
-  if (const double age = number_of(status["seconds_since_snapshot"]); age >= 0)
-    add_locked("job/seconds_since_snapshot", t, age);
-  for (const auto& member : status["members"].items()) record_member(t, member);
-}
-
-void job_history::record_member(double t, const json_value& member) {
-  const std::string role = member["role"].string();
-  const std::string prefix = role + "/" + member["name"].string() + "/";
-  if (role == "trainer") {
-    add_locked(prefix + "examples_per_sec", t, rate_locked(prefix + "examples", t, number_of(member["examples"])));
-    for (const char* field : {"sync_gap", "sync_latency_p50_ms", "sync_distance"})
-      add_locked(prefix + field, t, number_of(member[field]));
-    add_locked(prefix + "sync_bytes_per_sec", t, rate_locked(prefix + "sync_bytes", t, number_of(member["sync_bytes"])));
-  } else if (role == "shard") {
-    add_locked(prefix + "rows", t, number_of(member["rows"]));
-    add_locked(prefix + "lookups_per_sec", t,
-               rate_locked(prefix + "rows_looked_up", t, number_of(member["rows_looked_up"])));
-    add_locked(prefix + "hit_rate", t, number_of(member["hit_rate"]));  // once shards report one
+  std::string name(prefix);
+  for (const auto& f : fields) {
+    if (f.history == chart::none) continue;
+    name.resize(prefix.size());
+    name += f.name;
+    const double value = number_of(section[f.name]);
+    if (f.history == chart::value || f.history == chart::value_and_rate) add_locked(name, t, value);
+    if (f.history == chart::known && value >= 0) add_locked(name, t, value);
+    if (f.history == chart::rate || f.history == chart::value_and_rate) {
+      const double rate = rate_locked(name, t, value);
+      add_locked(name + "_per_sec", t, rate);
+    }
   }
 }
 

@@ -21,7 +21,7 @@ const CHARTS = [
   { id: "sync_bytes", title: "Sync traffic per trainer (bytes/s, sent and received)", pattern: /^trainer\/(.+)\/sync_bytes_per_sec$/ },
   { id: "trainer_eps", title: "Examples/s per trainer", pattern: /^trainer\/(.+)\/examples_per_sec$/ },
   { id: "shard_rows", title: "Embedding rows per shard", pattern: /^shard\/(.+)\/rows$/ },
-  { id: "shard_lookups", title: "Rows looked up per second per shard", pattern: /^shard\/(.+)\/lookups_per_sec$/ },
+  { id: "shard_lookups", title: "Rows looked up per second per shard", pattern: /^shard\/(.+)\/examples_per_sec$/ },
   { id: "shard_hit_rate", title: "Hit rate per shard", pattern: /^shard\/(.+)\/hit_rate$/, optional: true },
   { id: "snapshot_age", title: "Age of the newest snapshot (s)", series: [["job/seconds_since_snapshot", "age"]] },
   { id: "members", title: "Members (and late ones)", series: [["job/members", "members"], ["job/members_late", "late"]] },

@@ -20,31 +20,33 @@ json_value parse(const std::string& text) {
   return *v;
 }
 
-// A coordinator status as on_status builds it (the fields the history reads).
-std::string status_at(std::uint64_t examples, std::uint64_t looked_up, double gap) {
-  const std::string trainer = ss::json_object()
-                                  .add("name", "trainer-0")
-                                  .add("role", "trainer")
-                                  .add("examples", examples)
-                                  .add("sync_gap", gap)
-                                  .add("sync_latency_p50_ms", 2.5)
-                                  .add("sync_distance", 0.01)
-                                  .add("sync_bytes", 3 * examples)
-                                  .str();
-  const std::string shard = ss::json_object()
-                                .add("name", "shard-0")
-                                .add("role", "shard")
-                                .add("rows", std::uint64_t{1000})
-                                .add("rows_looked_up", looked_up)
-                                .str();
-  return ss::json_object()
-      .add("state", "running")
-      .add("examples", examples)
-      .add("window_ne", 0.9)
-      .add("validation_ne", std::nan(""))
-      .add("seconds_since_snapshot", -1.0)
-      .add_raw("members", ss::json_array({trainer, shard}))
-      .str();
+using ss::metrics::chart;
+using ss::metrics::field_list;
+using ss::metrics::metric_type;
+
+// A status section and its table: one field of each chart kind (names of this test's own).
+const field_list fields = {
+    {"count", metric_type::counter, "A count: value and rate.", chart::value_and_rate},
+    {"bytes", metric_type::counter, "A count: rate only.", chart::rate},
+    {"level", metric_type::gauge, "A value.", chart::value},
+    {"age", metric_type::gauge, "A value while known (not negative).", chart::known},
+    {"score", metric_type::gauge, "A value that may be null.", chart::value},
+    {"label", metric_type::status_only, "Not charted.", chart::none},
+    {"hidden", metric_type::gauge, "A number not charted.", chart::none},
+};
+
+json_value section_at(std::uint64_t count, double level, double age) {
+  auto v = json_value::parse(ss::json_object()
+                                 .add("count", count)
+                                 .add("bytes", 3 * count)
+                                 .add("level", level)
+                                 .add("age", age)
+                                 .add("score", std::nan(""))
+                                 .add("label", "x")
+                                 .add("hidden", 7)
+                                 .str());
+  REQUIRE(v.is_ok());
+  return *v;
 }
 
 }  // namespace
@@ -87,36 +89,41 @@ TEST_CASE("history: non-finite values and times that go back are ignored", "[cor
   REQUIRE(s.points().size() == 1);
 }
 
-TEST_CASE("history: record() keeps the status's numbers and the rates of its counters", "[core][metrics][history]") {
+TEST_CASE("history: record() keeps the numbers its table charts, and the rates of its counters",
+          "[core][metrics][history]") {
   job_history h;
-  h.record(0, parse(status_at(0, 0, 3)));
-  h.record(2, parse(status_at(1000, 400, 4)));
+  h.record(0, "job/", section_at(0, 3, -1), fields);
+  h.record(2, "job/", section_at(1000, 4, 5), fields);
+  h.record(2, "m/a/", section_at(10, 1, 1), fields);
   auto doc = parse(h.to_json());
   const auto& series = doc["series"];
-  REQUIRE(series["job/examples"].items().size() == 2);
-  CHECK(series["job/examples"].items()[1].items()[1].number() == 1000);
-  // A rate needs two samples: 1000 examples in 2 s.
-  REQUIRE(series["job/examples_per_sec"].items().size() == 1);
-  CHECK(series["job/examples_per_sec"].items()[0].items()[1].number() == 500);
-  CHECK(series["trainer/trainer-0/examples_per_sec"].items()[0].items()[1].number() == 500);
-  CHECK(series["trainer/trainer-0/sync_gap"].items()[1].items()[1].number() == 4);
-  CHECK(series["trainer/trainer-0/sync_bytes_per_sec"].items()[0].items()[1].number() == 1500);
-  CHECK(series["shard/shard-0/lookups_per_sec"].items()[0].items()[1].number() == 200);
-  CHECK(series["shard/shard-0/rows"].items().size() == 2);
-  CHECK(series["job/members"].items()[0].items()[1].number() == 2);
-  // Absent and null numbers make no points (no validation yet, no snapshot yet).
-  CHECK_FALSE(series.has("job/validation_ne"));
-  CHECK_FALSE(series.has("job/seconds_since_snapshot"));
-  CHECK_FALSE(series.has("shard/shard-0/hit_rate"));
+  REQUIRE(series["job/count"].items().size() == 2);
+  CHECK(series["job/count"].items()[1].items()[1].number() == 1000);
+  // A rate needs two samples: 1000 in 2 s.
+  REQUIRE(series["job/count_per_sec"].items().size() == 1);
+  CHECK(series["job/count_per_sec"].items()[0].items()[1].number() == 500);
+  CHECK(series["job/bytes_per_sec"].items()[0].items()[1].number() == 1500);
+  CHECK_FALSE(series.has("job/bytes"));  // a rate only
+  CHECK(series["job/level"].items()[1].items()[1].number() == 4);
+  // "known": the negative value (none yet) makes no point.
+  REQUIRE(series["job/age"].items().size() == 1);
+  CHECK(series["job/age"].items()[0].items()[1].number() == 5);
+  // Null numbers make no points; fields not charted none.
+  CHECK_FALSE(series.has("job/score"));
+  CHECK_FALSE(series.has("job/label"));
+  CHECK_FALSE(series.has("job/hidden"));
+  // Another prefix is another series, with its own rate.
+  CHECK(series["m/a/count"].items().size() == 1);
+  CHECK_FALSE(series.has("m/a/count_per_sec"));
 }
 
 TEST_CASE("history: a counter that goes back (a restarted member) makes no rate point", "[core][metrics][history]") {
   job_history h;
-  h.record(0, parse(status_at(500, 0, 0)));
-  h.record(1, parse(status_at(100, 0, 0)));
-  h.record(2, parse(status_at(300, 0, 0)));
+  h.record(0, "m/", section_at(500, 0, 0), fields);
+  h.record(1, "m/", section_at(100, 0, 0), fields);
+  h.record(2, "m/", section_at(300, 0, 0), fields);
   auto doc = parse(h.to_json());
-  const auto& rate = doc["series"]["trainer/trainer-0/examples_per_sec"].items();
+  const auto& rate = doc["series"]["m/count_per_sec"].items();
   REQUIRE(rate.size() == 1);
   CHECK(rate[0].items()[1].number() == 200);
 }

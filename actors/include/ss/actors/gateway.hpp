@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include "ss/core/metrics/counter_set.hpp"
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,20 +50,23 @@ struct gateway_options {
   authority_policy authority;
 };
 
-// Counters the transport thread and the gateway update; read by status and metrics.
-struct gateway_counters {
-  std::atomic<std::uint64_t> frames_decoded{0};
-  std::atomic<std::uint64_t> frames_refused{0};       // garbage, truncated, oversized
-  std::atomic<std::uint64_t> version_mismatches{0};
-  std::atomic<std::uint64_t> requests_served{0};
-  std::atomic<std::uint64_t> requests_unrouted{0};    // no actor serves that message type
-  std::atomic<std::uint64_t> requests_shed{0};        // refused at max_requests_in_flight
-  std::atomic<std::uint64_t> control_served{0};       // control requests let through (authority.hpp)
-  std::atomic<std::uint64_t> control_refused{0};      // control requests refused: the sender may not
-  std::atomic<std::uint64_t> requests_in_flight{0};   // being served now
-  std::atomic<std::uint64_t> calls{0};
-  std::atomic<std::uint64_t> call_timeouts{0};
-  std::atomic<std::uint64_t> late_replies{0};         // arrived after their deadline
+// Counters the transport thread and the gateway update, each declared once: its status key ("transport"
+// section of every service's status), help and type (see ss/core/metrics/counter_set.hpp).
+struct gateway_counters : metrics::counter_set {
+  using counter = metrics::counter;
+  counter frames_decoded{*this, "frames_decoded", "Frames decoded."};
+  counter frames_refused{*this, "frames_refused", "Frames refused (garbage, oversized, undecodable)."};
+  counter version_mismatches{*this, "version_mismatches", "Frames of another protocol version."};
+  counter requests_served{*this, "requests_served", "Requests answered."};
+  counter requests_unrouted{*this, "requests_unrouted", "Requests of a kind this service does not serve."};
+  counter requests_in_flight{*this, "requests_in_flight", "Requests being served.", metrics::metric_type::gauge};
+  counter requests_shed{*this, "requests_shed", "Requests refused at the in-flight bound."};
+  counter control_served{*this, "control_served", "Control requests answered."};  // let through (authority.hpp)
+  counter control_refused{*this, "control_refused", "Control requests refused (not an admin key)."};
+  counter calls{*this, "calls", "Requests sent to peers."};
+  counter call_timeouts{*this, "call_timeouts", "Requests to peers that timed out."};
+  counter late_replies{*this, "late_replies", "Replies that came after their request timed out."};
+  // Shown added to the transport's own, as the table's send_failures.
   std::atomic<std::uint64_t> send_failures{0};
 };
 

@@ -29,6 +29,7 @@
 
 #include "ss/actors/actors.hpp"
 #include "ss/core/data/epoch_reader.hpp"
+#include "ss/core/metrics/counter_set.hpp"
 #include "ss/wire/messages.hpp"
 
 namespace ss::actors {
@@ -50,15 +51,23 @@ struct reader_options {
   bool epoch_barrier = false;
 };
 
-// Progress the membership agent reports; written by the reader actor only.
-struct reader_counters {
-  std::atomic<std::uint64_t> batches_sent{0}, examples_sent{0};
-  std::atomic<std::uint64_t> batches_acked{0}, examples_acked{0};
-  std::atomic<std::uint64_t> bytes_done{0}, bytes_total{0};
-  std::atomic<std::uint64_t> rows_read{0}, bad_rows{0};
+// Progress the membership agent reports; written by the reader actor only. The counters are each
+// declared once: status key, help and type (see ss/core/metrics/counter_set.hpp).
+struct reader_counters : metrics::counter_set {
+  using counter = metrics::counter;
+  static constexpr auto gauge = metrics::metric_type::gauge;
+  counter batches_sent{*this, "batches_sent", "Batches handed to trainers."};
+  counter examples_sent{*this, "examples_sent", "Examples handed to trainers."};
+  counter batches_acked{*this, "batches_acked", "Batches trainers acknowledged."};
+  counter examples_acked{*this, "examples_acked", "Examples trainers acknowledged."};
+  counter batches_requeued{*this, "batches_requeued", "Batches handed out again (their trainer went away)."};
+  counter examples_requeued{*this, "examples_requeued", "Examples handed out again."};
+  counter rows_read{*this, "rows_read", "Rows read from the input files."};
+  counter bad_rows{*this, "bad_rows", "Malformed rows skipped."};
+  counter bytes_done{*this, "bytes_done", "Input bytes read in this epoch.", gauge};
+  counter bytes_total{*this, "bytes_total", "Input bytes of an epoch.", gauge};
   std::atomic<bool> exhausted{false};  // no more batches to hand out
   std::atomic<bool> finished{false};   // exhausted and every batch acked
-  std::atomic<std::uint64_t> batches_requeued{0}, examples_requeued{0};
   std::atomic<std::uint64_t> examples_before{0};  // good rows before where this process started reading
   std::atomic<std::uint32_t> epoch{0};             // the pass being handed out, 0-based
   std::atomic<std::uint32_t> epochs_done{0};       // epochs handed out and trained in full

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "ss/core/embedding/durable_rows.hpp"
+#include "ss/core/metrics/counter_set.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 #include "ss/core/status.hpp"
 
@@ -39,23 +40,40 @@ struct shard_options {
   };
 };
 
-struct shard_counters {
-  std::atomic<std::uint64_t> lookups{0}, rows_looked_up{0}, pushes{0}, rows_pushed{0};
-  std::atomic<std::uint64_t> refused{0};     // misrouted keys, bad sizes, full tables
-  std::atomic<std::uint64_t> table_full{0};  // of those: a table at --max-rows-per-table
+// The shard's counters, each declared once: its status key, help and type (status JSON, /metrics
+// and the dashboard follow; see ss/core/metrics/counter_set.hpp).
+struct shard_counters : metrics::counter_set {
+  using counter = metrics::counter;
+  using type = metrics::metric_type;
+  static constexpr auto ns = metrics::counter_unit::nanoseconds;
+  counter lookups{*this, "lookups", "Lookup requests served."};
+  counter rows_looked_up{*this, "rows_looked_up", "Rows looked up."};
+  counter pushes{*this, "pushes", "Gradient pushes applied."};
+  counter rows_pushed{*this, "rows_pushed", "Rows updated by pushes."};
+  counter refused{*this, "refused", "Requests refused."};  // misrouted keys, bad sizes, full tables
   // Pushes of a trainer whose membership is over (refused), and resends of pushes applied before
   // (answered, not applied again): see job/membership_fence.hpp and embedding/push_ledger.hpp.
-  std::atomic<std::uint64_t> pushes_fenced{0}, pushes_duplicate{0};
-  std::atomic<std::uint64_t> busy_ns{0};  // time spent serving
+  counter pushes_fenced{*this, "pushes_fenced",
+                        "Pushes refused: sent under a trainer membership that is over (dropped, its batches went to others)."};
+  counter pushes_duplicate{*this, "pushes_duplicate", "Pushes applied before (resends): answered, not applied again."};
+  counter table_full{*this, "table_full_refusals",
+                     "New rows refused because a table is full and nothing could make room."};  // of refused
+  counter rows_dumped{*this, "rows_dumped", "Rows sent for model exports."};
+  counter busy_ns{*this, "busy_seconds", "Seconds the shard's workers were busy.", ns};
   // Persistence.
-  std::atomic<std::uint64_t> flushes{0}, rows_flushed{0}, flush_ns{0}, flush_errors{0};
-  std::atomic<std::uint64_t> checkpoints{0}, last_checkpoint{0}, last_checkpoint_ns{0};
-  std::atomic<std::uint64_t> rows_restored{0};
-  std::atomic<std::uint64_t> rows_dumped{0};  // rows sent for model exports
-  // Prefetch hints (warm_request) served, and those whose read from storage failed.
-  std::atomic<std::uint64_t> warm_requests{0}, warm_errors{0};
+  counter flushes{*this, "flushes", "Writes of changed rows to storage."};
+  counter rows_flushed{*this, "rows_flushed", "Rows written to storage."};
+  counter flush_ns{*this, "flush_seconds", "Seconds spent writing rows to storage.", ns};
+  counter flush_errors{*this, "flush_errors", "Writes to storage that failed."};
+  counter checkpoints{*this, "checkpoints", "Storage checkpoints taken."};
+  counter last_checkpoint{*this, "last_checkpoint", "Id of the newest storage checkpoint.", type::status_only};
+  counter last_checkpoint_ns{*this, "last_checkpoint_seconds", "Seconds the newest checkpoint took.", type::gauge, ns};
+  counter rows_restored{*this, "rows_restored", "Rows restored from storage at start.", type::gauge};
   // With a memory budget: flushes run early because RAM was past the budget (row_budget).
-  std::atomic<std::uint64_t> pressure_flushes{0};
+  counter pressure_flushes{*this, "pressure_flushes", "Flushes run early because RAM was past the memory budget."};
+  // Prefetch hints (warm_request) served, and those whose read from storage failed.
+  counter warm_requests{*this, "warm_requests", "Prefetch hints served (memory budget)."};
+  counter warm_errors{*this, "warm_errors", "Prefetch hints whose read from storage failed."};
   // Why the shard cannot go on serving the job ("" while it can: rows it could not load, or a
   // failed write-back with a memory budget): reported with its heartbeats, the coordinator then
   // fails the job with it.

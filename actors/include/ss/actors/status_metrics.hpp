@@ -21,10 +21,16 @@ metrics::field_list shard_field_list();        // ... "shard"
 metrics::field_list reader_field_list();       // ... "reader"
 metrics::field_list trainer_field_list();      // ... "trainer"
 metrics::field_list sync_server_field_list();  // ... "sync"
+// The coordinator's status lists every member ("members"): each with every member's fields, then
+// its role's ("trainer", "shard", "reader"; none for other roles). Shown by status, charted by the
+// dashboard's history, not exported (the members export their own).
+metrics::field_list member_field_list();
+metrics::field_list member_field_list(std::string_view role);
 
 struct status_table_info {
   const char* table;    // the gateway's, or the role its status names ("service": {"role": ...})
-  const char* section;  // "transport" or "service": the metric is shadowsync_<section>_<field>
+  const char* section;  // "transport" or "service": the metric is shadowsync_<section>_<field>;
+                        // "members": fields of the coordinator's list of members, not exported
   metrics::field_list fields;
 };
 

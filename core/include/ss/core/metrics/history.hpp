@@ -12,8 +12,8 @@
 // 4 MiB with the defaults (512 x 512), whatever the job's length.
 //
 // What is recorded is the status's numbers only (record() reads the JSON the coordinator serves to
-// `shadowsync status`), plus rates computed from its counters, so the history shows nothing that
-// status does not.
+// `shadowsync status`, by the fields its status tables mark for a chart), plus rates computed from
+// its counters, so the history shows nothing that status does not. It knows no field by name.
 //
 // Thread-safety: record() and to_json() may be called from different threads (a mutex).
 #pragma once
@@ -22,9 +22,11 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ss/core/json_value.hpp"
+#include "ss/core/metrics/status_metrics.hpp"
 
 namespace ss::metrics {
 
@@ -61,9 +63,11 @@ class job_history {
  public:
   explicit job_history(history_limits limits = {});
 
-  // Records the coordinator's status (the "service" object of `shadowsync status --json`, as the
-  // coordinator builds it) taken `t` seconds after the coordinator started.
-  void record(double t, const json_value& coordinator_status);
+  // Records the numbers of `section` (a status object: the coordinator's, or one member's) that
+  // its table `fields` marks for a chart (field_info::history), taken `t` seconds after the
+  // coordinator started: each field as the series <prefix><field>, its rate as
+  // <prefix><field>_per_sec. Absent and null numbers make no point.
+  void record(double t, std::string_view prefix, const json_value& section, const field_list& fields);
   // One number of series `name` at `t`.
   void add(const std::string& name, double t, double value);
 
@@ -82,7 +86,6 @@ class job_history {
   void add_locked(const std::string& name, double t, double value);
   // The rate of `counter` since its previous sample, or NaN (the first, or it went back: a restart).
   double rate_locked(const std::string& counter, double t, double value);
-  void record_member(double t, const json_value& member);
 
   history_limits limits_;
   mutable std::mutex mu_;

@@ -38,6 +38,11 @@ enum class metric_type { gauge, counter, status_only };
 // "gauge", "counter", "status".
 const char* to_string(metric_type t) noexcept;
 
+// Whether the coordinator's history (history.hpp) keeps a curve of a field, for the dashboard:
+// its value, the rate of its count per second (a series named <field>_per_sec), both, or its
+// value while it is known (not negative: a negative value says "none yet").
+enum class chart { none, value, rate, value_and_rate, known };
+
 // A JSON text written as it is (an array, an object): for the few fields that are not one value.
 struct raw_json {
   std::string text;
@@ -74,6 +79,7 @@ struct status_field {
   metric_type type;
   const char* help;  // the metric's HELP text (and the dashboard's)
   std::function<field_value(const View&)> read;
+  chart history = chart::none;
 };
 
 template <class View>
@@ -97,6 +103,7 @@ struct field_info {
   const char* name;
   metric_type type;
   const char* help;
+  chart history = chart::none;
 };
 using field_list = std::vector<field_info>;
 
@@ -104,7 +111,7 @@ template <class View>
 field_list describe(const status_table<View>& table) {
   field_list out;
   out.reserve(table.size());
-  for (const auto& f : table) out.push_back({f.name, f.type, f.help});
+  for (const auto& f : table) out.push_back({f.name, f.type, f.help, f.history});
   return out;
 }
 
