@@ -11,46 +11,29 @@
 #include <vector>
 
 #include "ss/core/job/snapshot.hpp"
-#include "support/process.hpp"
+#include "cli_support.hpp"
 
-using ss::test::json_number;
-using ss::test::last_json_line;
-using ss::test::run_command;
+using namespace ss::test;
 
 namespace {
-const std::string bin = SS_SHADOWSYNC_BIN;
 const std::string samples = SS_SAMPLE_DATA_DIR;
 }  // namespace
 
 TEST_CASE("cli: help, version and unknown commands", "[cli]") {
-  auto help = run_command(bin + " --help");
-  CHECK(help.exit_code == 0);
-  CHECK(help.out.find("train") != std::string::npos);
+  expect_exit(bin + " --help", 0, "train");
   auto none = run_command(bin);
   CHECK(none.exit_code == 2);
-  auto typo = run_command(bin + " trian");
-  CHECK(typo.exit_code == 2);
-  CHECK(typo.out.find("did you mean 'train'") != std::string::npos);
-  auto train_help = run_command(bin + " train --help");
-  CHECK(train_help.exit_code == 0);
-  CHECK(train_help.out.find("--batch-size") != std::string::npos);
+  expect_exit(bin + " trian", 2, "did you mean 'train'");
+  auto train_help = expect_exit(bin + " train --help", 0, "--batch-size");
   CHECK(train_help.out.find("SHADOWSYNC_") != std::string::npos);
 }
 
 TEST_CASE("cli: bad flags and values exit 2 with a precise message", "[cli]") {
-  auto typo = run_command(bin + " train --bach-size 64 --train x");
-  CHECK(typo.exit_code == 2);
-  CHECK(typo.out.find("did you mean '--batch-size'") != std::string::npos);
+  auto typo = expect_exit(bin + " train --bach-size 64 --train x", 2, "did you mean '--batch-size'");
   CHECK(last_json_line(typo.out).find("\"ok\":false") != std::string::npos);  // refused runs end with one too
-  auto bad_value = run_command(bin + " train --batch-size abc --train x");
-  CHECK(bad_value.exit_code == 2);
-  CHECK(bad_value.out.find("--batch-size: 'abc' is not an integer") != std::string::npos);
-  auto bad_env = run_command("SHADOWSYNC_THREADS=0 " + bin + " train --train x");
-  CHECK(bad_env.exit_code == 2);
-  CHECK(bad_env.out.find("SHADOWSYNC_THREADS") != std::string::npos);
-  auto no_input = run_command(bin + " train");
-  CHECK(no_input.exit_code == 2);
-  CHECK(no_input.out.find("--train") != std::string::npos);
+  expect_exit(bin + " train --batch-size abc --train x", 2, "--batch-size: 'abc' is not an integer");
+  expect_exit("SHADOWSYNC_THREADS=0 " + bin + " train --train x", 2, "SHADOWSYNC_THREADS");
+  expect_exit(bin + " train", 2, "--train");
   auto bad_shape = run_command(bin + " train --train x --bottom-mlp 512-256-32");
   CHECK(bad_shape.exit_code != 0);
 }
@@ -67,29 +50,21 @@ TEST_CASE("cli: what a deployment's start-up gets wrong is refused at start with
            {"trainer --coordinator tcp://coord", "--coordinator tcp://coord has no HOST:PORT after tcp://"},
            {"trainer --coordinator inproc://coordinator", "--coordinator inproc://coordinator is inproc://"},
        }) {
-    INFO(command);
-    auto r = run_command(bin + " " + command);
-    CHECK(r.exit_code == 2);
-    CHECK(r.out.find(needle) != std::string::npos);
+    expect_exit(bin + " " + command, 2, needle);
   }
   // A misspelt variable is named with the one meant; an empty one is refused; another
   // command's variable is said to be ignored.
-  auto misspelt = run_command("SHADOWSYNC_COORDINATR=tcp://c:5555 " + bin + " trainer");
-  CHECK(misspelt.exit_code == 2);
-  CHECK(misspelt.out.find("unknown variable SHADOWSYNC_COORDINATR for 'shadowsync trainer' (did you mean "
-                          "SHADOWSYNC_COORDINATOR?)") != std::string::npos);
-  auto empty = run_command("SHADOWSYNC_LISTEN= " + bin + " shard --index 0");
-  CHECK(empty.exit_code == 2);
-  CHECK(empty.out.find("SHADOWSYNC_LISTEN is set but empty") != std::string::npos);
+  expect_exit("SHADOWSYNC_COORDINATR=tcp://c:5555 " + bin + " trainer", 2,
+              "unknown variable SHADOWSYNC_COORDINATR for 'shadowsync trainer' (did you mean "
+              "SHADOWSYNC_COORDINATOR?)");
+  expect_exit("SHADOWSYNC_LISTEN= " + bin + " shard --index 0", 2, "SHADOWSYNC_LISTEN is set but empty");
   auto elsewhere = run_command("SHADOWSYNC_MIN_TRAINERS=2 " + bin + " train --train /nonexistent/x.tsv");
   CHECK(elsewhere.out.find("SHADOWSYNC_MIN_TRAINERS is not an option of this command; ignored") != std::string::npos);
   // A variable that no command reads (misspelt beyond a near miss, or left over) is refused, by
   // every command alike.
   for (const std::string command : {"train --train /nonexistent/x.tsv", "shard --index 0", "status", "local"}) {
-    INFO(command);
-    auto nowhere = run_command("SHADOWSYNC_NUM_WORKERS=64 " + bin + " " + command);
-    CHECK(nowhere.exit_code == 2);
-    CHECK(nowhere.out.find("SHADOWSYNC_NUM_WORKERS is not an option of any shadowsync command") != std::string::npos);
+    expect_exit("SHADOWSYNC_NUM_WORKERS=64 " + bin + " " + command,
+                2, "SHADOWSYNC_NUM_WORKERS is not an option of any shadowsync command");
   }
 }
 
@@ -126,24 +101,18 @@ TEST_CASE("cli: the model's shape from --embedding-dim alone, and a bottom MLP t
   ss::test::temp_dir dir;
   REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 2000 --test-rows 0 --seed 5").exit_code == 0);
   const std::string train = bin + " train --progress-interval 0 --train " + dir.str("train.tsv");
-  auto alone = run_command(train + " --embedding-dim 8");
-  CHECK(alone.exit_code == 0);
-  CHECK(alone.out.find("13-512-256-64-8 |") != std::string::npos);
-  auto mismatch = run_command(train + " --embedding-dim 8 --bottom-mlp 64-16");
-  CHECK(mismatch.exit_code == 2);
-  CHECK(mismatch.out.find("--bottom-mlp 64-16 ends in 16") != std::string::npos);
+  expect_exit(train + " --embedding-dim 8", 0, "13-512-256-64-8 |");
+  auto mismatch = expect_exit(train + " --embedding-dim 8 --bottom-mlp 64-16", 2, "--bottom-mlp 64-16 ends in 16");
   CHECK(mismatch.out.find("--embedding-dim is 8") != std::string::npos);
   CHECK(last_json_line(mismatch.out).find("\"ok\":false") != std::string::npos);
   // The cluster refuses it before anything starts, too.
-  auto local = run_command(bin + " local --rows 1000 --test-rows 0 --log-level warn --embedding-dim 8 --bottom-mlp 64-16 "
-                                 "--run-dir " + dir.str("run"));
-  CHECK(local.exit_code == 2);
-  CHECK(local.out.find("--embedding-dim is 8") != std::string::npos);
+  expect_exit(bin + " local --rows 1000 --test-rows 0 --log-level warn --embedding-dim 8 --bottom-mlp 64-16 "
+                    "--run-dir " + dir.str("run"),
+              2, "--embedding-dim is 8");
   // Categorical features only: the bottom MLP is one layer with no inputs.
-  auto avazu = run_command(bin + " train --progress-interval 0 --schema avazu --embedding-dim 4 --train " + samples +
-                           "/avazu/train-10k");
-  CHECK(avazu.exit_code == 0);
-  CHECK(avazu.out.find("0-4 |") != std::string::npos);
+  expect_exit(bin + " train --progress-interval 0 --schema avazu --embedding-dim 4 --train " + samples +
+                  "/avazu/train-10k",
+              0, "0-4 |");
 }
 
 TEST_CASE("cli: a CSV file read with the Criteo schema says why and what to do, once", "[cli]") {
@@ -161,9 +130,7 @@ TEST_CASE("cli: a CSV file read with the Criteo schema says why and what to do, 
 }
 
 TEST_CASE("cli: a missing training file is a clear error, exit 1", "[cli]") {
-  auto r = run_command(bin + " train --train /nonexistent/train.tsv");
-  CHECK(r.exit_code == 1);
-  CHECK(r.out.find("/nonexistent/train.tsv") != std::string::npos);
+  expect_exit(bin + " train --train /nonexistent/train.tsv", 1, "/nonexistent/train.tsv");
 }
 
 TEST_CASE("cli: gen-data then train learns the teacher's task end to end", "[cli]") {
@@ -225,9 +192,7 @@ TEST_CASE("cli: too many bad rows stop the run with file and line", "[cli]") {
     std::ofstream f(dir.str("bad.tsv"));
     for (int i = 0; i < 50; ++i) f << "1\tnot-a-row\n";
   }
-  auto r = run_command(bin + " train --train " + dir.str("bad.tsv") + " --progress-interval 0");
-  CHECK(r.exit_code == 1);
-  CHECK(r.out.find("bad.tsv:1:") != std::string::npos);
+  auto r = expect_exit(bin + " train --train " + dir.str("bad.tsv") + " --progress-interval 0", 1, "bad.tsv:1:");
   CHECK(r.out.find("expected 40 fields") != std::string::npos);
 }
 
@@ -256,23 +221,17 @@ TEST_CASE("cli: outputs and test files are checked before training, not after", 
   ss::test::temp_dir dir;
   REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 2000 --test-rows 200 --seed 5").exit_code == 0);
   const std::string train = " train --progress-interval 0 --train " + dir.str("train.tsv");
-  auto no_dir = run_command(bin + train + " --export " + dir.str("missing/m.ssm"));
-  CHECK(no_dir.exit_code == 2);
-  CHECK(no_dir.out.find("--export " + dir.str("missing/m.ssm") + ": the directory") != std::string::npos);
+  auto no_dir = expect_exit(bin + train + " --export " + dir.str("missing/m.ssm"),
+                            2, "--export " + dir.str("missing/m.ssm") + ": the directory");
   CHECK(no_dir.out.find("examples in") == std::string::npos);  // nothing trained
   // A typo must not overwrite data: only a model file is replaced.
-  auto over_data = run_command(bin + train + " --export " + dir.str("test.tsv"));
-  CHECK(over_data.exit_code == 2);
-  CHECK(over_data.out.find("is not a model file") != std::string::npos);
-  auto no_test = run_command(bin + train + " --test " + dir.str("nope.tsv"));
-  CHECK(no_test.exit_code == 2);
-  CHECK(no_test.out.find("--test " + dir.str("nope.tsv")) != std::string::npos);
+  expect_exit(bin + train + " --export " + dir.str("test.tsv"), 2, "is not a model file");
+  expect_exit(bin + train + " --test " + dir.str("nope.tsv"), 2, "--test " + dir.str("nope.tsv"));
   {
     std::ofstream(dir.str("garbage.tsv")) << "this is not\ta criteo row\n" << std::string(300, 'x') << "\n";
   }
-  auto garbage = run_command(bin + train + " --test " + dir.str("garbage.tsv"));
-  CHECK(garbage.exit_code == 2);
-  CHECK(garbage.out.find("none of its first 2 rows parse with the criteo schema") != std::string::npos);
+  auto garbage = expect_exit(bin + train + " --test " + dir.str("garbage.tsv"),
+                             2, "none of its first 2 rows parse with the criteo schema");
   CHECK(garbage.out.find("examples in") == std::string::npos);
 }
 
@@ -292,35 +251,28 @@ TEST_CASE("cli: a diverged model is an error with a JSON line, never an export",
 TEST_CASE("cli: bad directories and absurd model sizes exit 2 with a message, never a core dump", "[cli]") {
   ss::test::temp_dir dir;
   REQUIRE(run_command(bin + " gen-data --out " + dir.str() + " --rows 1000 --test-rows 100 --seed 7").exit_code == 0);
-  auto huge = run_command(bin + " train --progress-interval 0 --train " + dir.str("train.tsv") +
-                          " --top-mlp 65536-65536-65536-1");
-  CHECK(huge.exit_code == 2);
-  CHECK(huge.out.find("dense parameters") != std::string::npos);
+  expect_exit(bin + " train --progress-interval 0 --train " + dir.str("train.tsv") + " --top-mlp 65536-65536-65536-1",
+              2, "dense parameters");
   const std::string local = bin + " local --processes --rows 1000 --log-level warn --train " + dir.str("train.tsv");
-  auto tmp = run_command("TMPDIR=" + dir.str("nonexistent") + " " + local);
-  CHECK(tmp.exit_code == 2);
-  CHECK(tmp.out.find("set TMPDIR or give --run-dir") != std::string::npos);
+  expect_exit("TMPDIR=" + dir.str("nonexistent") + " " + local, 2, "set TMPDIR or give --run-dir");
   { std::ofstream(dir.str("afile")) << "x"; }
-  auto run_dir = run_command(local + " --run-dir " + dir.str("afile/run"));
-  CHECK(run_dir.exit_code == 2);
-  CHECK(run_dir.out.find("--run-dir " + dir.str("afile/run") + ": cannot create the directory") != std::string::npos);
+  expect_exit(local + " --run-dir " + dir.str("afile/run"),
+              2, "--run-dir " + dir.str("afile/run") + ": cannot create the directory");
   auto export_dir = run_command(bin + " coordinator --listen tcp://127.0.0.1:0 --train " + dir.str("train.tsv") +
                                 " --export-dir " + dir.str("no-exports"));
   CHECK(export_dir.exit_code == 2);
   CHECK(export_dir.out.find("--export-dir: the directory " + dir.str("no-exports") + " does not exist") !=
         std::string::npos);
-  auto state_dir = run_command(bin + " local --rows 1000 --log-level warn --train " + dir.str("train.tsv") +
-                               " --state-dir " + dir.str("afile/state"));
-  CHECK(state_dir.exit_code == 2);
-  CHECK(state_dir.out.find("--state-dir") != std::string::npos);
+  expect_exit(bin + " local --rows 1000 --log-level warn --train " + dir.str("train.tsv") +
+                  " --state-dir " + dir.str("afile/state"),
+              2, "--state-dir");
 }
 
 TEST_CASE("cli: local --curve-dir without --processes is refused before any data is generated", "[cli]") {
   ss::test::temp_dir dir;
-  auto r = run_command(bin + " local --rows 1000 --log-level warn --data-dir " + dir.str("data") + " --curve-dir " +
-                       dir.str("keys"));
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.find("--curve-dir needs --processes") != std::string::npos);
+  auto r = expect_exit(bin + " local --rows 1000 --log-level warn --data-dir " + dir.str("data") + " --curve-dir " +
+                           dir.str("keys"),
+                       2, "--curve-dir needs --processes");
   CHECK(r.out.find("\"ok\":false") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.str("data")));
   CHECK_FALSE(std::filesystem::exists(dir.str("keys")));
@@ -334,9 +286,7 @@ TEST_CASE("cli: a finished job's state answers only that job; a damaged stored r
   auto first = run_command(local + " --train " + dir.str("a/train.tsv"));
   INFO(first.out);
   REQUIRE(first.exit_code == 0);
-  auto again = run_command(local + " --train " + dir.str("a/train.tsv"));
-  CHECK(again.exit_code == 0);
-  CHECK(again.out.find("the job had finished before") != std::string::npos);
+  expect_exit(local + " --train " + dir.str("a/train.tsv"), 0, "the job had finished before");
   auto other = run_command(local + " --train " + dir.str("b/train.tsv"));
   CHECK(other.exit_code != 0);
   CHECK(other.out.find("finished already, with another configuration") != std::string::npos);
@@ -406,7 +356,5 @@ TEST_CASE("cli: libSVM and libFFM files train, in train and in the cluster", "[c
     CHECK(json_number(last_json_line(svm.out), "test_auc") > 0.75);
   }
   // A libSVM file under the default schema: the error names the fix.
-  auto wrong = run_command(bin + " train --train " + dir.str("train.svm") + quiet);
-  CHECK(wrong.exit_code == 1);
-  CHECK(wrong.out.find("name it with --schema libsvm") != std::string::npos);
+  expect_exit(bin + " train --train " + dir.str("train.svm") + quiet, 1, "name it with --schema libsvm");
 }

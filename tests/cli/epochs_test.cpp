@@ -5,15 +5,11 @@
 #include <fstream>
 #include <string>
 
-#include "support/process.hpp"
+#include "cli_support.hpp"
 
-using ss::test::json_field;
-using ss::test::json_number;
-using ss::test::last_json_line;
-using ss::test::run_command;
+using namespace ss::test;
 
 namespace {
-const std::string bin = SS_SHADOWSYNC_BIN;
 
 // Generated data split into train, validation and test files.
 struct split_data {
@@ -39,6 +35,21 @@ struct split_data {
   }
 };
 
+struct early_stop {
+  double best_epoch;
+  double epochs_run;
+};
+
+// The result line `j` of a run over the 12,000 training rows with --early-stop-patience 2 that
+// stopped early: two epochs after its best one, with every example trained once per epoch run.
+early_stop check_stopped_early(const std::string& j) {
+  const early_stop e{json_number(j, "best_epoch"), json_number(j, "epochs_run")};
+  CHECK(json_field(j, "stopped_early") == "true");
+  CHECK(e.epochs_run == e.best_epoch + 2);
+  CHECK(json_number(j, "examples") == 12000 * e.epochs_run);
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("epochs: validation after every epoch, early stop, and the best epoch's model tested and exported",
@@ -53,12 +64,8 @@ TEST_CASE("epochs: validation after every epoch, early stop, and the best epoch'
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   const std::string j = last_json_line(r.out);
-  const double best = json_number(j, "best_epoch");
-  const double run = json_number(j, "epochs_run");
-  CHECK(json_field(j, "stopped_early") == "true");
-  CHECK(best == 1);
-  CHECK(run == best + 2);  // the model tested and exported is not the last one trained
-  CHECK(json_number(j, "examples") == 12000 * run);
+  // The best epoch is not the last one trained, and it is the model tested and exported.
+  CHECK(check_stopped_early(j).best_epoch == 1);
   CHECK(j.find("\"epochs\":[{\"epoch\":1,\"examples\":12000,") != std::string::npos);
   CHECK(j.find("\"train_progressive\":true") != std::string::npos);
   CHECK(j.find("\"validation_logloss\":") != std::string::npos);
@@ -103,25 +110,14 @@ TEST_CASE("epochs: a validation file's bad rows are counted and reported once, n
 
 TEST_CASE("epochs: contradictory options exit 2 naming the flags and the fix", "[cli]") {
   split_data d;
-  auto no_validation = run_command(d.train("--epochs 3 --early-stop-patience 1"));
-  CHECK(no_validation.exit_code == 2);
-  CHECK(no_validation.out.find("--early-stop-patience 1 needs --validation") != std::string::npos);
-  auto too_patient = run_command(d.train("--epochs 2 --early-stop-patience 2 --validation " + d.dir.str("validation.tsv")));
-  CHECK(too_patient.exit_code == 2);
-  CHECK(too_patient.out.find("cannot stop a run of --epochs 2") != std::string::npos);
-  auto zero = run_command(d.train("--epochs 0"));
-  CHECK(zero.exit_code == 2);
-  CHECK(zero.out.find("--epochs") != std::string::npos);
-  auto missing = run_command(d.train("--validation " + d.dir.str("nope.tsv")));
-  CHECK(missing.exit_code == 2);
-  CHECK(missing.out.find("--validation") != std::string::npos);
+  expect_exit(d.train("--epochs 3 --early-stop-patience 1"), 2, "--early-stop-patience 1 needs --validation");
+  expect_exit(d.train("--epochs 2 --early-stop-patience 2 --validation " + d.dir.str("validation.tsv")),
+              2, "cannot stop a run of --epochs 2");
+  expect_exit(d.train("--epochs 0"), 2, "--epochs");
+  auto missing = expect_exit(d.train("--validation " + d.dir.str("nope.tsv")), 2, "--validation");
   CHECK(last_json_line(missing.out).find("\"ok\":false") != std::string::npos);
-  auto decay = run_command(d.train("--lr-decay cosine"));
-  CHECK(decay.exit_code == 2);
-  CHECK(decay.out.find("--lr-decay cosine needs --lr-decay-examples") != std::string::npos);
-  auto ratio = run_command(d.train("--lr-decay linear --lr-decay-examples 10 --lr-min-ratio 2"));
-  CHECK(ratio.exit_code == 2);
-  CHECK(ratio.out.find("--lr-min-ratio") != std::string::npos);
+  expect_exit(d.train("--lr-decay cosine"), 2, "--lr-decay cosine needs --lr-decay-examples");
+  expect_exit(d.train("--lr-decay linear --lr-decay-examples 10 --lr-min-ratio 2"), 2, "--lr-min-ratio");
 }
 
 TEST_CASE("epochs in the cluster: every example once per epoch, validation, early stop, the best epoch exported",
@@ -145,14 +141,10 @@ TEST_CASE("epochs in the cluster: every example once per epoch, validation, earl
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   const std::string j = last_json_line(r.out);
-  const double best = json_number(j, "best_epoch");
-  const double run = json_number(j, "epochs_run");
-  CHECK(json_field(j, "stopped_early") == "true");
+  const auto [best, run] = check_stopped_early(j);
   CHECK(best >= 1);
-  CHECK(run == best + 2);
   // Exactly once per epoch: the readers' committed positions cover the data once per epoch run.
   CHECK(json_number(j, "examples_committed") == 12000 * run);
-  CHECK(json_number(j, "examples") == 12000 * run);
   CHECK(j.find("\"epoch_scores\":[{\"epoch\":1,\"validation_logloss\":") != std::string::npos);
   CHECK(r.out.find("(the model of epoch " + std::to_string(static_cast<int>(best)) + ")") != std::string::npos);
   // The file holds the best epoch's model: predict reproduces the test metrics the job reported.
@@ -179,16 +171,14 @@ TEST_CASE("epochs in the cluster: a closing round folds the trainers' last progr
 
 TEST_CASE("epochs in the cluster: contradictory options exit 2 before anything starts", "[cli]") {
   split_data d;
-  auto no_validation = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --epochs 3 --early-stop-patience 1");
-  CHECK(no_validation.exit_code == 2);
-  CHECK(no_validation.out.find("--early-stop-patience 1 needs --validation") != std::string::npos);
+  auto no_validation =
+      expect_exit(bin + " local --train " + d.dir.str("train.tsv") + " --epochs 3 --early-stop-patience 1", 2,
+                  "--early-stop-patience 1 needs --validation");
   CHECK(last_json_line(no_validation.out).find("\"ok\":false") != std::string::npos);  // a JSON line, as always
-  auto missing = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --validation " + d.dir.str("nope.tsv"));
-  CHECK(missing.exit_code == 2);
-  CHECK(missing.out.find("--validation") != std::string::npos);
-  auto decay = run_command(bin + " local --train " + d.dir.str("train.tsv") + " --lr-decay step");
-  CHECK(decay.exit_code == 2);
-  CHECK(decay.out.find("--lr-decay step needs --lr-decay-examples") != std::string::npos);
+  expect_exit(bin + " local --train " + d.dir.str("train.tsv") + " --validation " + d.dir.str("nope.tsv"),
+              2, "--validation");
+  expect_exit(bin + " local --train " + d.dir.str("train.tsv") + " --lr-decay step",
+              2, "--lr-decay step needs --lr-decay-examples");
 }
 
 TEST_CASE("epochs: --eval-every scores the validation files within epochs, in train and in the cluster", "[cli]") {
@@ -223,7 +213,5 @@ TEST_CASE("epochs: --eval-every scores the validation files within epochs, in tr
   CHECK(cj.find("\"evaluations\":[{\"epoch\":1,\"examples\":") != std::string::npos);
   CHECK(c.out.find("examples: validation log loss") != std::string::npos);
 
-  auto no_validation = run_command(d.train("--eval-every 1000"));
-  CHECK(no_validation.exit_code == 2);
-  CHECK(no_validation.out.find("--eval-every 1000 needs --validation") != std::string::npos);
+  expect_exit(d.train("--eval-every 1000"), 2, "--eval-every 1000 needs --validation");
 }

@@ -4,33 +4,16 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "support/process.hpp"
+#include "cli_support.hpp"
+#include "support/files.hpp"
 
-using ss::test::json_field;
-using ss::test::json_number;
-using ss::test::last_json_line;
-using ss::test::run_command;
+using namespace ss::test;
 
 namespace {
-
-const std::string bin = SS_SHADOWSYNC_BIN;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -113,7 +96,7 @@ TEST_CASE("predict: ids the model never saw score like a fresh row in training",
 
 TEST_CASE("predict: --predictions writes one probability per good row in input order", "[predict]") {
   auto& t = shared_model();
-  const auto rows = lines_of(read_text(t.dir.str("test.tsv")));
+  const auto rows = lines_of(read_file(t.dir.str("test.tsv")));
   REQUIRE(rows.size() == 3000);
   // The first 1000 rows with two malformed rows among them.
   std::string text;
@@ -122,7 +105,7 @@ TEST_CASE("predict: --predictions writes one probability per good row in input o
     text += rows[i] + "\n";
   }
   const std::string input = t.dir.str("some.tsv");
-  write_text(input, text);
+  write_file(input, text);
   const std::string out = t.dir.str("p.txt");
   auto p = run_command(bin + " predict --model " + t.model + " --test " + input + " --predictions " + out +
                        " --threads 2");
@@ -135,7 +118,7 @@ TEST_CASE("predict: --predictions writes one probability per good row in input o
   CHECK(p.out.find("some.tsv:11:") != std::string::npos);  // the bad rows are reported with file and line
   CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
 
-  const auto probs = lines_of(read_text(out));
+  const auto probs = lines_of(read_file(out));
   REQUIRE(probs.size() == 1000);
   // In input order: the log loss of (prediction, label) pairs is the reported one.
   double loss = 0;
@@ -150,10 +133,10 @@ TEST_CASE("predict: --predictions writes one probability per good row in input o
 
   // The same rows alone give the same first predictions (to float rounding: the GEMM kernels
   // block a batch of 2 differently from one of 4096).
-  write_text(input, rows[0] + "\n" + rows[1] + "\n");
+  write_file(input, rows[0] + "\n" + rows[1] + "\n");
   auto two = run_command(bin + " predict --model " + t.model + " --test " + input + " --predictions " + out);
   REQUIRE(two.exit_code == 0);
-  const auto first = lines_of(read_text(out));
+  const auto first = lines_of(read_file(out));
   REQUIRE(first.size() == 2);
   CHECK(std::stod(first[0]) == Approx(std::stod(probs[0])).epsilon(1e-5));
   CHECK(std::stod(first[1]) == Approx(std::stod(probs[1])).epsilon(1e-5));
@@ -165,58 +148,37 @@ TEST_CASE("predict: a missing or damaged model exits 1 with a precise message", 
   ss::test::temp_dir dir;
 
   const std::string missing = dir.str("missing.ssm");
-  auto a = run_command(bin + " predict --model " + missing + test);
-  CHECK(a.exit_code == 1);
-  CHECK(a.out.find("model file " + missing + ": no such file") != std::string::npos);
+  expect_exit(bin + " predict --model " + missing + test, 1, "model file " + missing + ": no such file");
 
-  const std::string bytes = read_text(t.model);
+  const std::string bytes = read_file(t.model);
   const std::string bad = dir.str("bad.ssm");
   std::string flipped = bytes;
   flipped[bytes.size() / 2] = static_cast<char>(flipped[bytes.size() / 2] ^ 0x10);
-  write_text(bad, flipped);
-  auto b = run_command(bin + " predict --model " + bad + test);
-  CHECK(b.exit_code == 1);
-  CHECK(b.out.find("model file " + bad + ": row block") != std::string::npos);
+  write_file(bad, flipped);
+  auto b = expect_exit(bin + " predict --model " + bad + test, 1, "model file " + bad + ": row block");
   CHECK(b.out.find("fails its checksum") != std::string::npos);
 
-  write_text(bad, bytes.substr(0, bytes.size() - 100));
-  auto c = run_command(bin + " predict --model " + bad + test);
-  CHECK(c.exit_code == 1);
-  CHECK(c.out.find("truncated after " + std::to_string(bytes.size() - 100) + " bytes") != std::string::npos);
+  write_file(bad, bytes.substr(0, bytes.size() - 100));
+  expect_exit(bin + " predict --model " + bad + test,
+              1, "truncated after " + std::to_string(bytes.size() - 100) + " bytes");
 
-  write_text(bad, "label\tI1\n");
-  auto d = run_command(bin + " predict --model " + bad + test);
-  CHECK(d.exit_code == 1);
-  CHECK(d.out.find("not a shadowsync model file") != std::string::npos);
+  write_file(bad, "label\tI1\n");
+  expect_exit(bin + " predict --model " + bad + test, 1, "not a shadowsync model file");
 
   std::string newer = bytes;
   newer[8] = 3;
-  write_text(bad, newer);
-  auto e = run_command(bin + " predict --model " + bad + test);
-  CHECK(e.exit_code == 1);
-  CHECK(e.out.find("written by format version 3, this build reads 1") != std::string::npos);
+  write_file(bad, newer);
+  expect_exit(bin + " predict --model " + bad + test, 1, "written by format version 3, this build reads 1");
 
-  auto f = run_command(bin + " predict --model " + t.model + " --test " + dir.str("no-such-test.tsv"));
-  CHECK(f.exit_code == 1);
-  CHECK(f.out.find("no-such-test.tsv") != std::string::npos);
+  expect_exit(bin + " predict --model " + t.model + " --test " + dir.str("no-such-test.tsv"), 1, "no-such-test.tsv");
 }
 
 TEST_CASE("predict: bad flags exit 2", "[predict]") {
-  auto typo = run_command(bin + " predict --modle m.ssm --test x");
-  CHECK(typo.exit_code == 2);
-  CHECK(typo.out.find("did you mean '--model'") != std::string::npos);
-  auto no_model = run_command(bin + " predict --test x");
-  CHECK(no_model.exit_code == 2);
-  CHECK(no_model.out.find("--model") != std::string::npos);
-  auto no_test = run_command(bin + " predict --model m.ssm");
-  CHECK(no_test.exit_code == 2);
-  CHECK(no_test.out.find("--test") != std::string::npos);
+  expect_exit(bin + " predict --modle m.ssm --test x", 2, "did you mean '--model'");
+  expect_exit(bin + " predict --test x", 2, "--model");
+  expect_exit(bin + " predict --model m.ssm", 2, "--test");
   auto threads = run_command(bin + " predict --model m.ssm --test x --threads 0");
   CHECK(threads.exit_code == 2);
-  auto help = run_command(bin + " predict --help");
-  CHECK(help.exit_code == 0);
-  CHECK(help.out.find("--predictions") != std::string::npos);
-  auto export_dir = run_command(bin + " train --train x --export /nonexistent-dir/m.ssm");
-  CHECK(export_dir.exit_code == 2);
-  CHECK(export_dir.out.find("/nonexistent-dir") != std::string::npos);
+  expect_exit(bin + " predict --help", 0, "--predictions");
+  expect_exit(bin + " train --train x --export /nonexistent-dir/m.ssm", 2, "/nonexistent-dir");
 }
