@@ -42,16 +42,8 @@ ne_k3=$(field k3.json test_ne)
 awk -v a="$ne_k3" -v b="$ne_all" 'BEGIN { exit !(a > 0 && a < b * 1.05) }' ||
   fail "test NE $ne_k3 with K = 3, $ne_all with every id: the model did not train"
 
-"$bin" predict --model k3.ssm --test data/test.tsv --threads 1 >predict.out 2>predict.err || fail "predict failed"
-tail -1 predict.out >predict.json
-for k in test_logloss test_ne test_auc; do
-  [[ "$(field k3.json $k)" == "$(field predict.json $k)" ]] ||
-    fail "$k: the job measured $(field k3.json $k), predict with its export $(field predict.json $k)"
-done
-for k in test_logloss test_ne test_auc export_rows; do
-  [[ "$(field k3.json $k)" == "$(field k3-tiered.json $k)" ]] ||
-    fail "$k: $(field k3.json $k) with every row in RAM, $(field k3-tiered.json $k) with a 1 MB budget"
-done
+predict_reproduces k3.json k3.ssm
+same_fields k3.json "with every row in RAM" k3-tiered.json "with a 1 MB budget" test_logloss test_ne test_auc export_rows
 grep -q "evictions, [0-9]* rows read back" k3-tiered.err || fail "the tiered job reports no tiers"
 
 # Not piped into grep -q: grep leaving early would end the help with SIGPIPE (pipefail).

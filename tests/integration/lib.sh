@@ -1,19 +1,51 @@
 # What the integration scripts share; sourced by them after `set -euo pipefail`.
 #   in_work_dir BINARY NAME  $bin = the binary's absolute path; $work = a fresh directory
-#                            /tmp/ss-NAME.XXXXXX, made current, removed on exit with any child
-#                            process still running
+#                            /tmp/ss-NAME.XXXXXX, made current; on exit (leave_work_dir) every
+#                            child process still running is stopped and waited for, and $work
+#                            removed unless SS_KEEP is set (to read a failed run's logs)
 #   fail MESSAGE             one failed check, printed and counted in $failures
 #   field FILE KEY           the last value of a number or boolean JSON field in FILE
 #   text_field FILE KEY      the last value of a string JSON field in FILE, quotes included
+#   same_fields A WHAT_A B WHAT_B KEY...
+#                            each KEY of result file A equal in result file B, else a failure
+#                            "KEY: <in A> WHAT_A, <in B> WHAT_B"
+#   predict_reproduces JOB MODEL
+#                            predict with MODEL on data/test.tsv (one thread, its result line in
+#                            predict.json) scores the test log loss, NE and AUC of result file JOB
 failures=0
 
 in_work_dir() {
   bin=$(readlink -f "$1")
   work=$(mktemp -d "/tmp/ss-$2.XXXXXX")
-  trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$work"' EXIT
+  trap leave_work_dir EXIT
   cd "$work"
+}
+
+leave_work_dir() {
+  pkill -P $$ 2>/dev/null || true
+  wait 2>/dev/null || true
+  [[ -n "${SS_KEEP:-}" ]] || rm -rf "$work"
 }
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 field() { grep -o "\"$2\":[^,}]*" "$1" | tail -1 | cut -d: -f2; }
 text_field() { grep -o "\"$2\":\"[^\"]*\"" "$1" | tail -1 | cut -d: -f2- || true; }
+
+same_fields() {
+  local a=$1 what_a=$2 b=$3 what_b=$4 key
+  shift 4
+  for key in "$@"; do
+    [[ "$(field "$a" "$key")" == "$(field "$b" "$key")" ]] ||
+      fail "$key: $(field "$a" "$key") $what_a, $(field "$b" "$key") $what_b"
+  done
+}
+
+predict_reproduces() {
+  local job=$1 key
+  "$bin" predict --model "$2" --test data/test.tsv --threads 1 >predict.out 2>predict.err || fail "predict failed"
+  tail -1 predict.out >predict.json
+  for key in test_logloss test_ne test_auc; do
+    [[ "$(field "$job" "$key")" == "$(field predict.json "$key")" ]] ||
+      fail "$key: the job measured $(field "$job" "$key"), predict with its export $(field predict.json "$key")"
+  done
+}

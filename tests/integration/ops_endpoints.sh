@@ -4,12 +4,8 @@
 # service's status numbers; a bad --ops-listen is refused with exit 2.
 # usage: ops_endpoints.sh SHADOWSYNC_BINARY
 set -euo pipefail
-bin=$(readlink -f "$1")
-work=$(mktemp -d /tmp/ss-ops.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; [[ -n "${SS_KEEP:-}" ]] || rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib.sh"
+in_work_dir "$1" ops
 "$bin" gen-data --rows 20000 --test-rows 1000 --out data >/dev/null 2>&1
 
 ops_port() {  # ops_port LOG: the port the service's ops endpoint bound (it logs it)

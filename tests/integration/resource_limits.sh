@@ -6,12 +6,9 @@
 # flags exit 2.
 # usage: resource_limits.sh SHADOWSYNC_BINARY
 set -euo pipefail
-bin=$(readlink -f "$1")
-work=$(mktemp -d /tmp/ss-limits.XXXXXX)
-trap 'exec 3>&- 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; [[ -n "${SS_KEEP:-}" ]] || rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib.sh"
+in_work_dir "$1" limits
+trap 'exec 3>&- 2>/dev/null || true; leave_work_dir' EXIT  # the client connection held on fd 3 first
 wait_for() {  # wait_for SECONDS COMMAND...: until the command succeeds
   local deadline=$((SECONDS + $1))
   shift

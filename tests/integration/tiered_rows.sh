@@ -40,25 +40,15 @@ reads=$(echo "$line" | grep -o "[0-9]* storage reads" | cut -d' ' -f1)
 echo "$line" | grep -qE "p50 [0-9.]+ ms, p99 [0-9.]+ ms\), [0-9.]+ MB read, [0-9.]+ MB written" ||
   fail "the shard does not report read latency and bytes: $line"
 echo "$line" | grep -qE "p99 0\.000 ms|, 0\.0 MB read|, 0\.0 MB written" && fail "storage I/O reported as zero: $line"
-for k in test_examples test_logloss test_ne test_auc test_calibration export_rows; do
-  [[ "$(field ram.json $k)" == "$(field tiered.json $k)" ]] ||
-    fail "$k: $(field ram.json $k) with every row in RAM, $(field tiered.json $k) with a 1 MB budget"
-done
-"$bin" predict --model tiered.ssm --test data/test.tsv --threads 1 >predict.out 2>predict.err || fail "predict failed"
-tail -1 predict.out >predict.json
-for k in test_logloss test_ne test_auc; do
-  [[ "$(field tiered.json $k)" == "$(field predict.json $k)" ]] ||
-    fail "$k: the job measured $(field tiered.json $k), predict with its export $(field predict.json $k)"
-done
+metrics=(test_examples test_logloss test_ne test_auc test_calibration export_rows)
+same_fields ram.json "with every row in RAM" tiered.json "with a 1 MB budget" "${metrics[@]}"
+predict_reproduces tiered.json tiered.ssm
 
 # Prefetch hints (--prefetch): rows read ahead of their lookups, the same model to the last digit.
 "$bin" local "${common[@]}" --state-dir prefetch --memory-budget-mb 1 --prefetch --export prefetch.ssm --log-level info \
   >prefetch.out 2>prefetch.err || fail "the job with prefetch failed: $(tail -3 prefetch.err)"
 tail -1 prefetch.out >prefetch.json
-for k in test_examples test_logloss test_ne test_auc test_calibration export_rows; do
-  [[ "$(field ram.json $k)" == "$(field prefetch.json $k)" ]] ||
-    fail "$k: $(field ram.json $k) with every row in RAM, $(field prefetch.json $k) with a 1 MB budget and prefetch"
-done
+same_fields ram.json "with every row in RAM" prefetch.json "with a 1 MB budget and prefetch" "${metrics[@]}"
 prefetch_line=$(grep -o "all rows written to storage before stopping: .*" prefetch.err | tail -1 || true)
 warmed=$(echo "$prefetch_line" | grep -o "[0-9]* read ahead by hints" | cut -d' ' -f1)
 [[ "${warmed:-0}" -gt 0 ]] || fail "no row was read ahead by a hint: $prefetch_line"

@@ -46,6 +46,16 @@ void set_u16_field(std::vector<std::uint8_t>& b, std::size_t at, std::uint16_t c
   std::memcpy(b.data() + at, &stored, 2);
 }
 
+// `a` encoded with `value` in the 16-bit field (an enumeration) that holds `current` there and
+// is all that differs from `b`'s frame: a value our encoder never writes, which must be refused.
+void require_u16_refused(const body& a, const body& b, std::uint16_t current, std::uint16_t value,
+                         const std::string& error) {
+  const std::size_t at = differing_u16(encode_body(a), encode_body(b));
+  auto bytes = bytes_of(encode_body(a));
+  set_u16_field(bytes, at, current, value);
+  require_parse_error(frame_of(bytes), error);
+}
+
 // The list pointer (Cap'n Proto wire encoding) whose element size code and element count are
 // given: returns its byte offset.
 std::size_t find_list_pointer(const std::vector<std::uint8_t>& b, unsigned size_code,
@@ -407,36 +417,21 @@ TEST_CASE("codec: a role or job state or error code out of range is refused", "[
     register_request a{role::coordinator, "x", 0, "", 1};
     register_request b = a;
     b.from = role::client;
-    const std::size_t at = differing_u16(encode_body(a), encode_body(b));
-    auto bytes = bytes_of(encode_body(a));
-    set_u16_field(bytes, at, 0, 6);
-    require_parse_error(frame_of(bytes), "register_request: role 6 is out of range (0-5)");
+    require_u16_refused(a, b, 0, 6, "register_request: role 6 is out of range (0-5)");
   }
   SECTION("job state in a register_reply") {
-    register_reply a;
     register_reply b;
     b.state = job_state::failed;
-    const std::size_t at = differing_u16(encode_body(a), encode_body(b));
-    auto bytes = bytes_of(encode_body(a));
-    set_u16_field(bytes, at, 0, 9);
-    require_parse_error(frame_of(bytes), "register_reply: job state 9 is out of range (0-4)");
+    require_u16_refused(register_reply{}, b, 0, 9, "register_reply: job state 9 is out of range (0-4)");
   }
   SECTION("job state in a heartbeat_reply") {
-    heartbeat_reply a;
     heartbeat_reply b;
     b.state = job_state::running;
-    const std::size_t at = differing_u16(encode_body(a), encode_body(b));
-    auto bytes = bytes_of(encode_body(a));
-    set_u16_field(bytes, at, 0, 5);
-    require_parse_error(frame_of(bytes), "heartbeat_reply: job state 5 is out of range (0-4)");
+    require_u16_refused(heartbeat_reply{}, b, 0, 5, "heartbeat_reply: job state 5 is out of range (0-4)");
   }
   SECTION("error code") {
-    error_reply a{errc::invalid_argument, "m"};
-    error_reply b{errc::internal, "m"};
-    const std::size_t at = differing_u16(encode_body(a), encode_body(b));
-    auto bytes = bytes_of(encode_body(a));
-    set_u16_field(bytes, at, 1, 17);
-    require_parse_error(frame_of(bytes), "error_reply: error code 17 is out of range (1-16)");
+    require_u16_refused(error_reply{errc::invalid_argument, "m"}, error_reply{errc::internal, "m"}, 1, 17,
+                        "error_reply: error code 17 is out of range (1-16)");
   }
   SECTION("an error reply that says ok") {
     require_parse_error(encode_body(error_reply{errc::ok, "fine"}),
