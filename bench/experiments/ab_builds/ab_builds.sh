@@ -5,8 +5,9 @@
 # new/base. For a refactor that must not change speed or quality: build the commit before it
 # beside this one (git worktree add ../base REV; build there), then
 #
-#   bench/experiments/ab_builds/ab_builds.sh BASE_SHADOWSYNC NEW_SHADOWSYNC [ROWS] [REPEAT]
-#                                                    defaults: 1000000 rows, 3
+#   bench/experiments/ab_builds/ab_builds.sh BASE_SHADOWSYNC NEW_SHADOWSYNC [ROWS] [REPEAT] [ONLY]
+#                                                    defaults: 1000000 rows, 3, every configuration
+# ONLY, a regular expression, keeps the configurations whose name matches (e.g. "processes").
 set -euo pipefail
 # shellcheck source=bench/lib/bench.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../lib/bench.sh"
@@ -14,6 +15,7 @@ base=${1:?usage: ab_builds.sh BASE_SHADOWSYNC NEW_SHADOWSYNC [ROWS] [REPEAT]}
 new=${2:?usage: ab_builds.sh BASE_SHADOWSYNC NEW_SHADOWSYNC [ROWS] [REPEAT]}
 rows=${3:-1000000}
 repeat=${4:-3}
+only=${5:-}
 for b in "$base" "$new"; do [ -x "$b" ] || { echo "ab_builds: $b is not an executable" >&2; exit 2; }; done
 data=$(bench_data "$new" "$rows")
 out=$(mktemp -d)
@@ -24,6 +26,12 @@ configs=(
   "local, 2 trainers, 2 shards, 2 readers|local"
   "local --processes, 2 trainers, 2 shards, 2 readers|local --processes"
 )
+if [ -n "$only" ]; then
+  kept=()
+  for c in "${configs[@]}"; do [[ ${c%%|*} =~ $only ]] && kept+=("$c"); done
+  ((${#kept[@]})) || { echo "ab_builds: no configuration matches $only" >&2; exit 2; }
+  configs=("${kept[@]}")
+fi
 for r in $(seq 1 "$repeat"); do
   for i in "${!configs[@]}"; do
     for which in base new; do
