@@ -31,7 +31,7 @@ status memory_rows::erase(const std::uint32_t* tables, const std::uint64_t* ids,
   return status::ok();
 }
 
-status memory_rows::scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) {
+status memory_rows::scan(const row_visitor& fn) {
   std::shared_lock lock(mu_);
   for (const auto& [k, row] : live_.rows) fn(k.table, k.id, row.data());
   return status::ok();
@@ -48,9 +48,8 @@ status memory_rows::read(const std::uint32_t* tables, const std::uint64_t* ids, 
   return status::ok();
 }
 
-result<std::size_t> memory_rows::scan_from(
-    std::uint32_t table, std::uint64_t id, std::size_t max_rows,
-    const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) const {
+result<std::size_t> memory_rows::scan_from(std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+                                           const row_visitor& fn) const {
   std::shared_lock lock(mu_);
   // The live rows are hashed: a page is the first max_rows keys at or after (table, id).
   std::vector<std::pair<std::uint32_t, std::uint64_t>> keys;

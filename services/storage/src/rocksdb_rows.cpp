@@ -402,9 +402,8 @@ status rocksdb_rows::read(const std::uint32_t* tables, const std::uint64_t* ids,
   return status::ok();
 }
 
-result<std::size_t> rocksdb_rows::scan_from(
-    std::uint32_t table, std::uint64_t id, std::size_t max_rows,
-    const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) const {
+result<std::size_t> rocksdb_rows::scan_from(std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+                                            const embedding::row_visitor& fn) const {
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return status(errc::unavailable, "rocksdb_rows: the live database is closed");
   std::string from(format::kRowKeySize, '\0');
@@ -425,7 +424,7 @@ result<std::size_t> rocksdb_rows::scan_from(
   return called;
 }
 
-status rocksdb_rows::scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) {
+status rocksdb_rows::scan(const embedding::row_visitor& fn) {
   // Every row: a page from the first possible key, (0, 0), with no bound.
   auto scanned = scan_from(0, 0, std::numeric_limits<std::size_t>::max(), fn);
   return scanned.is_ok() ? status::ok() : scanned.error();

@@ -38,6 +38,9 @@ struct checkpoint_info {
 // One shard's persisted rows. Each row is `row_floats` floats (values followed by optimizer state),
 // fixed when the store is opened. Thread-safety: one writer thread (write/erase/checkpoint/restore/drop/
 // set_meta/clear) and any number of concurrent readers of the const members and scan.
+// What a scan calls for each stored row: its table, its id and its row_floats() values.
+using row_visitor = std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>;
+
 class durable_rows {
  public:
   virtual ~durable_rows() = default;
@@ -54,7 +57,7 @@ class durable_rows {
 
   // Calls fn for every stored row, in no particular order. A record that fails its checksum or has
   // the wrong size ends the scan with errc::corrupt naming the row.
-  virtual status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) = 0;
+  virtual status scan(const row_visitor& fn) = 0;
 
   // Rows currently stored: counted on write, exactly, unless the implementation says it was
   // opened to estimate them (storage::rocksdb_rows_options::exact_count).
@@ -69,9 +72,8 @@ class durable_rows {
 
   // Calls fn for the stored rows whose key is (table, id) or after it, in key order (by table,
   // then id), at most max_rows of them; returns how many. One page of a paged export.
-  virtual result<std::size_t> scan_from(
-      std::uint32_t table, std::uint64_t id, std::size_t max_rows,
-      const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) const = 0;
+  virtual result<std::size_t> scan_from(std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+                                        const row_visitor& fn) const = 0;
 
   // Why the live rows were found unusable when the storage was opened and set aside (a corrupt
   // database), or "" when they opened fine. The live rows are then empty: the owner restores a

@@ -19,17 +19,14 @@ class forwarding_rows : public durable_rows {
     return inner_->write(t, i, r, n);
   }
   status erase(const std::uint32_t* t, const std::uint64_t* i, std::size_t n) override { return inner_->erase(t, i, n); }
-  status scan(const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn) override {
-    return inner_->scan(fn);
-  }
+  status scan(const row_visitor& fn) override { return inner_->scan(fn); }
   std::uint64_t rows() const override { return inner_->rows(); }
   status read(const std::uint32_t* t, const std::uint64_t* i, std::size_t n, float* r,
               std::uint8_t* found) const override {
     return inner_->read(t, i, n, r, found);
   }
   result<std::size_t> scan_from(std::uint32_t t, std::uint64_t id, std::size_t max_rows,
-                                const std::function<void(std::uint32_t, std::uint64_t, const float*)>& fn)
-      const override {
+                                const row_visitor& fn) const override {
     return inner_->scan_from(t, id, max_rows, fn);
   }
   std::string live_damage() const override { return inner_->live_damage(); }

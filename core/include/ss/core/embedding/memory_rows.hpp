@@ -24,20 +24,22 @@ class memory_rows final : public durable_rows {
   std::uint32_t row_floats() const override { return row_floats_; }
   status write(const std::uint32_t* tables, const std::uint64_t* ids, const float* rows, std::size_t n) override;
   status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) override;
-  status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) override;
+  status scan(const row_visitor& fn) override;
   std::uint64_t rows() const override;
   status read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
               std::uint8_t* found) const override;
-  result<std::size_t> scan_from(
-      std::uint32_t table, std::uint64_t id, std::size_t max_rows,
-      const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) const override;
+  result<std::size_t> scan_from(std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+                                const row_visitor& fn) const override;
 
+  // A checkpoint is a copy of the live rows and meta values, held by this object, with the hash
+  // verify() checks.
   result<checkpoint_info> checkpoint(std::uint64_t id) override;
   result<std::vector<checkpoint_info>> checkpoints() const override;
   status verify(std::uint64_t id) const override;
   status restore(std::uint64_t id) override;
   status drop(std::uint64_t id) override;
 
+  // Meta values live with the rows; clear() empties both and keeps the checkpoints.
   status set_meta(const std::string& key, const std::string& value) override;
   result<std::string> get_meta(const std::string& key) const override;
   status clear() override;

@@ -149,16 +149,15 @@ class rocksdb_rows final : public embedding::durable_rows {
   // One WriteBatch of deletions (WAL on); with exact_count, the keys that exist are found with one
   // MultiGet first, so that rows() stays exact.
   status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) override;
-  status scan(const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) override;
+  status scan(const embedding::row_visitor& fn) override;
   // Exact, or with exact_count off RocksDB's estimate.
   std::uint64_t rows() const override;
   // One MultiGet, checksums verified, read into the block cache (a shard's misses are its hot
   // set's next members).
   status read(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, float* rows,
               std::uint8_t* found) const override;
-  result<std::size_t> scan_from(
-      std::uint32_t table, std::uint64_t id, std::size_t max_rows,
-      const std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>& fn) const override;
+  result<std::size_t> scan_from(std::uint32_t table, std::uint64_t id, std::size_t max_rows,
+                                const embedding::row_visitor& fn) const override;
   // Memtables (rocksdb.cur-size-all-mem-tables) plus the block cache's usage; bounded by
   // max_write_buffer_number x write_buffer_size + block_cache_bytes.
   std::uint64_t memory_bytes() const override;
