@@ -52,7 +52,7 @@ struct call_result {
   std::optional<wire::body> reply;
   std::optional<caf::error> error;
 };
-inline std::shared_ptr<call_result> call(actor_fixture& f, const caf::actor& gateway, const std::string& endpoint,
+inline std::shared_ptr<call_result> call(actor_fixture& f, const gateway_actor& gateway, const std::string& endpoint,
                                   wire::body body, std::chrono::milliseconds timeout = std::chrono::seconds(1)) {
   auto out = std::make_shared<call_result>();
   auto b = make_body(std::move(body));
@@ -68,14 +68,14 @@ inline std::shared_ptr<call_result> call(actor_fixture& f, const caf::actor& gat
 }
 
 // A service that answers status requests with a fixed text.
-inline caf::behavior echo(caf::event_based_actor*) {
+inline request_server_actor::behavior_type echo(request_server_actor::pointer) {
   return {[](serve_atom, const envelope_ptr&) -> body_ptr { return make_body(wire::status_reply{"{\"hello\":1}"}); }};
 }
 
 struct node {
   std::unique_ptr<memory_transport> transport;
   std::shared_ptr<gateway_counters> counters = std::make_shared<gateway_counters>();
-  caf::actor gateway;
+  gateway_actor gateway;
   node(actor_fixture& f, const std::string& name, const std::string& listen = "", std::uint32_t max_in_flight = 4096,
        authority_policy authority = {}) {
     transport = std::make_unique<memory_transport>(f.net, name);

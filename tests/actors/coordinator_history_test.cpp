@@ -16,7 +16,7 @@ struct history_job {
   std::shared_ptr<metrics::job_history> history = std::make_shared<metrics::job_history>();
   coordinator_options co = options(dir, history);
   node coord{f, "coordinator", "mem://coordinator"};
-  caf::actor coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  coordinator_actor coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client{f, "client"};
 
   static coordinator_options options(const ss::test::temp_dir& dir, std::shared_ptr<metrics::job_history> h) {

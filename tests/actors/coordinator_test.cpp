@@ -10,7 +10,8 @@ struct fake_coordinator {
   wire::cluster_view view;
   wire::job_state state = wire::job_state::running;
 };
-caf::behavior fake_coordinator_actor(caf::event_based_actor*, std::shared_ptr<fake_coordinator> c) {
+request_server_actor::behavior_type fake_coordinator_actor(request_server_actor::pointer,
+                                                           std::shared_ptr<fake_coordinator> c) {
   return {[c](serve_atom, const envelope_ptr& env) -> body_ptr {
     if (std::holds_alternative<wire::register_request>(env->message)) {
       wire::register_reply r;
@@ -82,7 +83,7 @@ TEST_CASE("member agent: registered again with a restarted coordinator, it repor
     std::vector<std::uint64_t> committed;
   };
   auto c = std::make_shared<counting>();
-  auto fake = f.sys.spawn([c](caf::event_based_actor*) -> caf::behavior {
+  auto fake = f.sys.spawn([c](request_server_actor::pointer) -> request_server_actor::behavior_type {
     return {[c](serve_atom, const envelope_ptr& env) -> body_ptr {
       if (std::holds_alternative<wire::register_request>(env->message)) {
         ++c->registrations;
@@ -129,7 +130,7 @@ struct one_shard_job {
   ss::test::temp_dir dir;
   coordinator_options co = options(dir);
   node coord{f, "coordinator", "mem://coordinator"};
-  caf::actor coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  coordinator_actor coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client{f, "client"};
 
   static coordinator_options options(const ss::test::temp_dir& dir) {

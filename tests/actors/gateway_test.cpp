@@ -70,7 +70,8 @@ TEST_CASE("gateway: between a service's first route and its opening, a request n
 
 // Holds every lookup it is asked until it gets release_atom, then answers them all.
 using release_atom = caf::atom_constant<caf::atom("release")>;
-caf::behavior holder(caf::stateful_actor<std::vector<caf::response_promise>>* self) {
+using holder_actor = request_server_actor::extend<caf::reacts_to<release_atom>>;
+holder_actor::behavior_type holder(holder_actor::stateful_pointer<std::vector<caf::response_promise>> self) {
   return {
       [self](serve_atom, const envelope_ptr&) -> caf::result<body_ptr> {
         self->state.push_back(self->make_response_promise<body_ptr>());
@@ -87,7 +88,7 @@ TEST_CASE("gateway: requests beyond max_requests_in_flight are shed as unavailab
   actor_fixture f;
   node server(f, "server", "mem://server", 2);
   auto slow = f.sys.spawn(holder);
-  caf::anon_send(server.gateway, route_atom::value, kind_of<wire::lookup_request>(), slow);
+  caf::anon_send(server.gateway, route_atom::value, kind_of<wire::lookup_request>(), request_server_actor{slow});
   caf::anon_send(server.gateway, route_atom::value, kind_of<wire::status_request>(), f.sys.spawn(echo));
   f.settle();
   memory_transport raw(f.net, "raw");
@@ -137,7 +138,7 @@ TEST_CASE("gateway: requests beyond max_requests_in_flight are shed as unavailab
 }
 
 // Answers every request it is routed with an ack, and counts them.
-caf::behavior acker(caf::stateful_actor<int>* self) {
+request_server_actor::behavior_type acker(request_server_actor::stateful_pointer<int> self) {
   return {[self](serve_atom, const envelope_ptr&) -> body_ptr {
     ++self->state;
     return make_body(wire::ack{});

@@ -24,7 +24,7 @@ struct gateway_state {
   transport* link_transport = nullptr;
   gateway_options options;
   std::shared_ptr<gateway_counters> counters;
-  std::unordered_map<std::size_t, caf::actor> routes;
+  std::unordered_map<std::size_t, request_server_actor> routes;
   // Until (open_atom), when its service has routed every kind it serves (several actors route
   // theirs one after another), a request nobody serves is answered "starting" (unavailable: the
   // caller retries); after, "does not serve" (invalid_argument: it never will).
@@ -37,9 +37,9 @@ struct gateway_state {
   steady_clock_source clock;
 };
 
-using gateway_actor = caf::stateful_actor<gateway_state>;
+using gateway_self = gateway_actor::stateful_pointer<gateway_state>;
 
-void send_frame(gateway_actor* self, const peer_address& to, const wire::envelope& e) {
+void send_frame(gateway_self self, const peer_address& to, const wire::envelope& e) {
   auto st = self->state.link_transport->send(to, wire::encode(e));
   if (!st.is_ok()) {
     self->state.counters->send_failures.fetch_add(1, std::memory_order_relaxed);
@@ -47,7 +47,7 @@ void send_frame(gateway_actor* self, const peer_address& to, const wire::envelop
   }
 }
 
-void reply(gateway_actor* self, const peer_address& to, std::uint64_t request_id, wire::body b) {
+void reply(gateway_self self, const peer_address& to, std::uint64_t request_id, wire::body b) {
   if (request_id == 0) return;  // a one-way message wants no answer
   wire::envelope e;
   e.request_id = request_id;
@@ -55,10 +55,10 @@ void reply(gateway_actor* self, const peer_address& to, std::uint64_t request_id
   send_frame(self, to, e);
 }
 
-std::string stats_json(gateway_actor* self);
+std::string stats_json(gateway_self self);
 
 // Control requests only from a sender allowed to control the job; each one logged with its sender.
-bool authorized(gateway_actor* self, const peer_address& from, const envelope_ptr& env) {
+bool authorized(gateway_self self, const peer_address& from, const envelope_ptr& env) {
   auto& st = self->state;
   if (class_of(env->message) != request_class::control) return true;
   const status verdict = authorize(st.options.authority, from.sender, env->message);
@@ -80,7 +80,7 @@ bool authorized(gateway_actor* self, const peer_address& from, const envelope_pt
   return false;
 }
 
-void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& env) {
+void serve(gateway_self self, const peer_address& from, const envelope_ptr& env) {
   if (!authorized(self, from, env)) return;
   auto it = self->state.routes.find(env->message.index());
   if (it == self->state.routes.end()) {
@@ -135,13 +135,13 @@ void serve(gateway_actor* self, const peer_address& from, const envelope_ptr& en
             });
 }
 
-caf::behavior gateway(gateway_actor* self, transport* t, gateway_options options,
-                      std::shared_ptr<gateway_counters> counters) {
+gateway_actor::behavior_type gateway(gateway_self self, transport* t, gateway_options options,
+                                     std::shared_ptr<gateway_counters> counters) {
   self->state.link_transport = t;
   self->state.options = std::move(options);
   self->state.counters = std::move(counters);
   return {
-      [self](route_atom, std::size_t kind, const caf::actor& handler) { self->state.routes[kind] = handler; },
+      [self](route_atom, std::size_t kind, const request_server_actor& handler) { self->state.routes[kind] = handler; },
       [self](open_atom) { self->state.opened = true; },
       [self](link_atom, const std::string& endpoint) -> caf::result<std::uint32_t> {
         auto& links = self->state.links;
@@ -246,7 +246,7 @@ const metrics::status_table<gateway_view>& gateway_fields() {
   return table;
 }
 
-std::string stats_json(gateway_actor* self) {
+std::string stats_json(gateway_self self) {
   const auto ts = self->state.link_transport->stats();
   return metrics::to_json(gateway_fields(),
                           gateway_view{*self->state.counters, ts, self->state.options, self->state.pending.size()});
@@ -256,8 +256,8 @@ std::string stats_json(gateway_actor* self) {
 
 metrics::field_list gateway_field_list() { return metrics::describe(gateway_fields()); }
 
-caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_options& options,
-                         std::shared_ptr<gateway_counters> counters) {
+gateway_actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_options& options,
+                            std::shared_ptr<gateway_counters> counters) {
   auto gw = sys.spawn(gateway, &t, options, counters);
   const auto limits = options.limits;
   const std::string name = options.name;

@@ -14,7 +14,7 @@ namespace {
 struct member_state {
   static inline const char* name = "member";
   member_options options;
-  caf::actor gateway;
+  gateway_actor gateway;
   std::uint32_t link = 0;
   bool registered = false;
   bool registering = false;
@@ -151,7 +151,7 @@ void heartbeat_once(member_self self) {
           });
 }
 
-member_agent_actor::behavior_type member_agent(member_self self, caf::actor gateway, member_options options) {
+member_agent_actor::behavior_type member_agent(member_self self, gateway_actor gateway, member_options options) {
   self->state.options = std::move(options);
   self->state.gateway = std::move(gateway);
   self->request(self->state.gateway, caf::infinite, link_atom::value, self->state.options.coordinator)
@@ -205,7 +205,7 @@ member_agent_actor::behavior_type member_agent(member_self self, caf::actor gate
 
 }  // namespace
 
-member_agent_actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options) {
+member_agent_actor spawn_member_agent(caf::actor_system& sys, gateway_actor gateway, member_options options) {
   return sys.spawn(member_agent, std::move(gateway), std::move(options));
 }
 

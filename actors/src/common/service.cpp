@@ -119,11 +119,12 @@ result<std::unique_ptr<running_service>> start_coordinator(caf::actor_system& sy
   auto sync0 = make_sync_server(sys, svc->gateway_, coordinator.job, 0, options.name + "/sync-0", false);
   if (!sync0.is_ok()) return sync0.error();
   coordinator.local_sync = *sync0;
-  svc->sync_ = caf::actor_cast<caf::actor>(*sync0);  // kept only to stop it with the service
+  svc->sync_ = *sync0;  // kept only to stop it with the service
   // Always kept (bounded, see history.hpp): a dashboard opened late still shows the whole job.
   if (!coordinator.history) coordinator.history = std::make_shared<metrics::job_history>();
   svc->history_ = coordinator.history;
-  svc->role_ = spawn_coordinator(sys, svc->gateway_, std::move(coordinator));
+  svc->coordinator_ = spawn_coordinator(sys, svc->gateway_, std::move(coordinator));
+  svc->role_ = svc->coordinator_;
   // The sync slice and the coordinator route their kinds one after another: a member registering
   // in between was told "starting" (it retries), not "does not serve register_request".
   svc->open_gateway();
@@ -285,8 +286,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   auto actors = spawn_shard(svc.sys_, svc.gateway_, svc.store_, sh, svc.shard_counters_);
   svc.role_ = actors.pool;
   // The shard fences pushes of trainers whose membership is over: it follows the view.
-  // Unchecked until the shard pool is typed: it handles view_atom and state_atom.
-  caf::anon_send(svc.member_, view_atom::value, caf::actor_cast<view_subscriber_actor>(svc.role_));
+  caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{actors.pool});
   svc.persister_ = actors.persister;
   svc.prefetcher_ = actors.prefetcher;
   svc.sweeper_ = actors.sweeper;
@@ -408,7 +408,7 @@ ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& repl
     input = std::move(*opened);
   }
   auto reader = spawn_reader(svc.sys_, svc.gateway_, std::move(input), reader_options_of(svc, job, reply), counters);
-  svc.role_ = caf::actor_cast<caf::actor>(reader);  // role_ holds whichever role this member runs
+  svc.role_ = reader;
   // The reader learns the live trainers (whose batches it may hand to others) from the view.
   caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{reader});
   return ss::status::ok();
@@ -448,9 +448,7 @@ ss::status spawn_trainer_role(service_impl& svc, const wire::register_reply&, co
   to.incarnation = svc.incarnation_;
   to.coordinator = options.coordinator;
   to.schedule = setup->schedule;
-  // role_ holds whichever role this member runs.
-  svc.role_ = caf::actor_cast<caf::actor>(
-      spawn_trainer(svc.sys_, svc.gateway_, svc.member_, job, model, setup->buckets, to, svc.trainer_progress_));
+  svc.role_ = spawn_trainer(svc.sys_, svc.gateway_, svc.member_, job, model, setup->buckets, to, svc.trainer_progress_);
   return ss::status::ok();
 }
 
@@ -475,7 +473,7 @@ ss::status spawn_sync_role(service_impl& svc, const wire::register_reply& reply,
   auto server = make_sync_server(svc.sys_, svc.gateway_, job, static_cast<std::uint32_t>(svc.options_.index),
                                  svc.options_.name, reply.restore_snapshot > 0);
   if (!server.is_ok()) return server.error();
-  svc.role_ = caf::actor_cast<caf::actor>(*server);  // role_ holds whichever role this member runs
+  svc.role_ = *server;
   // The server learns the live trainers (how many a round waits for) from the cluster view.
   caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{*server});
   caf::anon_send(svc.gateway_, route_atom::value, kind_of<wire::dense_request>(), svc.role_);

@@ -86,7 +86,7 @@ bool job_end::wait() {
   return outcome_ > 0;
 }
 
-caf::behavior not_ready(caf::event_based_actor*, std::string why) {
+request_server_actor::behavior_type not_ready(request_server_actor::pointer, std::string why) {
   return {
       [why](serve_atom, const envelope_ptr&) -> body_ptr {
         return make_body(wire::error_reply{errc::unavailable, why});
@@ -123,7 +123,7 @@ bool service_impl::wait_for_members_to_leave(std::chrono::milliseconds limit) {
   caf::scoped_actor self{sys_};
   while (std::chrono::steady_clock::now() < deadline) {
     std::uint64_t members = 1;
-    self->request(role_, std::chrono::seconds(1), members_atom::value)
+    self->request(coordinator_, std::chrono::seconds(1), members_atom::value)
         .receive([&](std::uint64_t n) { members = n; }, [](const caf::error&) {});
     if (members == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -216,10 +216,19 @@ void service_impl::stop(const std::string& reason) {
     caf::anon_send(member_, stop_atom::value, reason);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  const auto member = caf::actor_cast<caf::actor>(member_);  // stopped like the others
-  for (auto& a : {watcher_, role_, member, sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_}) {
+  // Each of its own type: one call each, in this order (role_ is also coordinator_).
+  const auto stop_actor = [](const auto& a) {
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  }
+  };
+  stop_actor(watcher_);
+  stop_actor(role_);
+  stop_actor(member_);
+  stop_actor(sync_);
+  stop_actor(persister_);
+  stop_actor(prefetcher_);
+  stop_actor(sweeper_);
+  stop_actor(not_ready_);
+  stop_actor(stopping_);
   transport_->stop();
   if (gateway_) {
     // The gateway sends through the transport this service owns: it must be gone before the
@@ -331,9 +340,8 @@ result<wire::register_reply> service_impl::join(wire::role role, std::function<w
                  });
   }
   if (out.is_ok()) {
-    auto watcher = sys_.spawn(state_watcher, end_, options_.name);
-    caf::anon_send(member_, view_atom::value, watcher);
-    watcher_ = caf::actor_cast<caf::actor>(watcher);  // kept only to stop it with the service
+    watcher_ = sys_.spawn(state_watcher, end_, options_.name);  // kept to stop it with the service
+    caf::anon_send(member_, view_atom::value, watcher_);
   }
   return out;
 }
@@ -345,7 +353,7 @@ result<job::job_options> job_of(const wire::register_reply& reply, const std::st
 }
 
 // A sync server for slice `k` of the job's dense parameters.
-result<sync_server_actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+result<sync_server_actor> make_sync_server(caf::actor_system& sys, const gateway_actor& gateway,
                                            const job::job_options& job, std::uint32_t k, const std::string& name,
                                            bool awaits_restore) {
   auto spec = sync::parse_sync(job.sync);

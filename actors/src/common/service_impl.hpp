@@ -52,7 +52,7 @@ class job_end {
 
 // Answers the requests a service will serve once it is ready (a shard loading its rows) with
 // `unavailable`, so peers retry instead of failing.
-caf::behavior not_ready(caf::event_based_actor*, std::string why);
+request_server_actor::behavior_type not_ready(request_server_actor::pointer, std::string why);
 
 // The requests a shard serves from its rows: refused while it loads them and while it stops.
 std::array<std::size_t, 5> shard_request_kinds();
@@ -98,7 +98,15 @@ class service_impl final : public running_service {
   std::shared_ptr<job_end> end_;
   std::string endpoint_;
   member_agent_actor member_;
-  caf::actor gateway_, role_, watcher_, sync_, persister_, prefetcher_, sweeper_, not_ready_, stopping_;
+  gateway_actor gateway_;
+  request_server_actor role_;     // whichever role this service runs (each serves its status)
+  coordinator_actor coordinator_;  // the same actor as role_, in the coordinator only
+  view_subscriber_actor watcher_;
+  sync_server_actor sync_;  // the coordinator's slice 0
+  shard_persister_actor persister_;
+  shard_prefetcher_actor prefetcher_;
+  shard_sweeper_actor sweeper_;
+  request_server_actor not_ready_, stopping_;  // a shard's refusers: while it loads, while it stops
   std::mutex stop_mu_;
   std::atomic<bool> stopped_{false};
   const std::uint64_t incarnation_ = random_incarnation();
@@ -117,7 +125,7 @@ result<job::job_options> job_of(const wire::register_reply& reply, const std::st
 
 // A sync server for slice `k` of the job's dense parameters; `awaits_restore`: the job resumes
 // and the coordinator sends the snapshot's state (sync_server_options::awaits_restore).
-result<sync_server_actor> make_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+result<sync_server_actor> make_sync_server(caf::actor_system& sys, const gateway_actor& gateway,
                                            const job::job_options& job, std::uint32_t k, const std::string& name,
                                            bool awaits_restore);
 

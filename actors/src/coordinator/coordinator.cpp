@@ -310,9 +310,8 @@ bool score_model(coordinator_actor* self, const std::vector<float>& dense, const
   in.shard_endpoints = st.view.shards;
   in.shard_wait = std::chrono::milliseconds(static_cast<long>(st.options.job.peer_wait * 1000));
   in.base_click_rate = click_rate_of(sum_up(st));
-  // Unchecked casts until the coordinator is typed: it handles scored/unscored and answers view_atom.
-  spawn_evaluator(self->system(), st.gateway, std::move(in), caf::actor_cast<evaluator_listener_actor>(self),
-                  caf::actor_cast<view_source_actor>(self), st.options.detached_evaluator);
+  spawn_evaluator(self->system(), st.gateway, std::move(in), evaluator_listener_actor{self}, view_source_actor{self},
+                  st.options.detached_evaluator);
   return true;
 }
 
@@ -453,7 +452,7 @@ void on_final_exported(coordinator_actor* self, const body_ptr& b) {
 
 // The state of a coordinator that starts: slots for the job's members, the snapshot it resumes
 // from, or the stored result of a job that finished before.
-void start(coordinator_actor* self, coordinator_options options, caf::actor gateway) {
+void start(coordinator_actor* self, coordinator_options options, gateway_actor gateway) {
   auto& st = self->state;
   st.options = std::move(options);
   st.next_member_id = std::max<std::uint64_t>(1, st.options.first_member_id);
@@ -481,7 +480,8 @@ void start(coordinator_actor* self, coordinator_options options, caf::actor gate
   }
 }
 
-caf::behavior coordinator(coordinator_actor* self, coordinator_options options, caf::actor gateway) {
+::ss::actors::coordinator_actor::behavior_type coordinator(coordinator_actor* self, coordinator_options options,
+                                                           gateway_actor gateway) {
   start(self, std::move(options), std::move(gateway));
   const auto interval = std::chrono::duration_cast<caf::timespan>(
       std::chrono::duration<double>(std::min(0.25, self->state.options.job.heartbeat_interval)));
@@ -545,13 +545,13 @@ void tick(coordinator_actor* self) {
 
 namespace ss::actors {
 
-caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options) {
+coordinator_actor spawn_coordinator(caf::actor_system& sys, const gateway_actor& gateway, coordinator_options options) {
   auto a = sys.spawn(coordinator_detail::coordinator, std::move(options), gateway);
   for (std::size_t kind : {kind_of<wire::register_request>(), kind_of<wire::heartbeat>(), kind_of<wire::leave>(),
                            kind_of<wire::dense_request>(), kind_of<wire::dense_report>(),
                            kind_of<wire::status_request>(), kind_of<wire::stop_request>(),
                            kind_of<wire::snapshot_now>(), kind_of<wire::export_request>()})
-    caf::anon_send(gateway, route_atom::value, kind, a);
+    caf::anon_send(gateway, route_atom::value, kind, request_server_actor{a});
   return a;
 }
 

@@ -21,7 +21,7 @@ constexpr auto retry_after = std::chrono::milliseconds(500);
 struct evaluator_state {
   static inline const char* name = "evaluator";
   evaluator_input in;
-  caf::actor gateway;
+  gateway_actor gateway;
   evaluator_listener_actor report_to;
   view_source_actor view_source;
   std::unique_ptr<data::batch_reader> reader;
@@ -153,7 +153,7 @@ evaluator_actor::behavior_type evaluator_behavior(evaluator_self self) {
   };
 }
 
-evaluator_actor::behavior_type evaluator(evaluator_self self, std::shared_ptr<evaluator_input> in, caf::actor gateway,
+evaluator_actor::behavior_type evaluator(evaluator_self self, std::shared_ptr<evaluator_input> in, gateway_actor gateway,
                                          evaluator_listener_actor report_to, view_source_actor view_source) {
   auto& st = self->state;
   st.in = *in;
@@ -193,7 +193,7 @@ evaluator_actor::behavior_type evaluator(evaluator_self self, std::shared_ptr<ev
 
 }  // namespace
 
-evaluator_actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
+evaluator_actor spawn_evaluator(caf::actor_system& sys, const gateway_actor& gateway, evaluator_input input,
                                 const evaluator_listener_actor& report_to, const view_source_actor& view_source,
                                 bool detached) {
   auto in = std::make_shared<evaluator_input>(std::move(input));

@@ -46,9 +46,8 @@ void start_export(coordinator_actor* self, const std::vector<float>& dense, doub
     return;
   }
   spdlog::info("{}: writing the model to {}", st.options.name, st.options.export_path);
-  // Unchecked casts until the coordinator is typed: it handles exported_atom and answers view_atom.
-  spawn_exporter(self->system(), st.gateway, std::move(*in), caf::actor_cast<exporter_listener_actor>(self),
-                 caf::actor_cast<view_source_actor>(self), st.options.detached_evaluator);
+  spawn_exporter(self->system(), st.gateway, std::move(*in), exporter_listener_actor{self}, view_source_actor{self},
+                 st.options.detached_evaluator);
 }
 
 caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_request& req, double click_rate,
@@ -93,8 +92,8 @@ caf::result<body_ptr> serve_export(coordinator_actor* self, const wire::export_r
         },
         p);
     spdlog::info("{}: exporting the model to {} (on request)", self->state.options.name, path);
-    auto exporter = spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay,
-                                   caf::actor_cast<view_source_actor>(self), self->state.options.detached_evaluator);
+    auto exporter = spawn_exporter(self->system(), self->state.gateway, std::move(*in), relay, view_source_actor{self},
+                                   self->state.options.detached_evaluator);
     self->send(relay, exporter);
   });
   return p;

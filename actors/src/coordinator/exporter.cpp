@@ -19,7 +19,7 @@ constexpr auto retry_after = std::chrono::milliseconds(500);
 struct exporter_state {
   static inline const char* name = "exporter";
   exporter_input in;
-  caf::actor gateway;
+  gateway_actor gateway;
   exporter_listener_actor report_to;
   view_source_actor view_source;
   std::optional<model::model_writer> writer;
@@ -220,7 +220,7 @@ exporter_actor::behavior_type exporter_behavior(exporter_self self) {
   };
 }
 
-exporter_actor::behavior_type exporter(exporter_self self, std::shared_ptr<exporter_input> input, caf::actor gateway,
+exporter_actor::behavior_type exporter(exporter_self self, std::shared_ptr<exporter_input> input, gateway_actor gateway,
                                        exporter_listener_actor report_to, view_source_actor view_source) {
   auto& st = self->state;
   st.in = std::move(*input);
@@ -256,7 +256,7 @@ exporter_actor::behavior_type exporter(exporter_self self, std::shared_ptr<expor
 
 }  // namespace
 
-exporter_actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
+exporter_actor spawn_exporter(caf::actor_system& sys, const gateway_actor& gateway, exporter_input input,
                               const exporter_listener_actor& report_to, const view_source_actor& view_source,
                               bool detached) {
   auto in = std::make_shared<exporter_input>(std::move(input));

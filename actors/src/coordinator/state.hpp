@@ -81,7 +81,7 @@ struct coordinator_state {
   static inline const char* name = "coordinator";
   coordinator_options options;
   std::string job_text;
-  caf::actor gateway;
+  gateway_actor gateway;
   std::map<std::uint64_t, member_info> members;
   std::vector<std::uint64_t> shard_slots, reader_slots;  // member id per index, 0 = vacant
   std::vector<std::uint64_t> sync_slots;                 // sync servers 1..K-1 (slot 0 is ours)
@@ -196,7 +196,9 @@ struct coordinator_state {
   std::optional<clock_type::time_point> last_history;
   bool history_final = false;
 };
-using coordinator_actor = caf::stateful_actor<coordinator_state>;
+// The coordinator as its own functions see it: its state behind its typed interface
+// (ss::actors::coordinator_actor of actors.hpp, which this name stands for in coordinator_detail).
+using coordinator_actor = ::ss::actors::coordinator_actor::stateful_base<coordinator_state>;
 
 double seconds_between(clock_type::time_point a, clock_type::time_point b);
 

@@ -441,12 +441,11 @@ reader_actor::behavior_type reader(reader_self self, std::shared_ptr<std::unique
 
 metrics::field_list reader_field_list() { return metrics::describe(reader_fields()); }
 
-reader_actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
+reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, std::unique_ptr<data::epoch_reader> reader,
                           const reader_options& options, std::shared_ptr<reader_counters> counters) {
   auto input = std::make_shared<std::unique_ptr<data::epoch_reader>>(std::move(reader));
   auto a = sys.spawn(actors::reader, input, options, counters);
-  // The gateway routes to any request_server_actor, stored untyped (it is not typed yet).
-  const auto server = caf::actor_cast<caf::actor>(request_server_actor{a});
+  const request_server_actor server{a};
   caf::anon_send(gateway, route_atom::value, kind_of<wire::pull_request>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::batch_ack>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), server);

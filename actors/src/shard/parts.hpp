@@ -1,12 +1,12 @@
 // What the shard's source files share (private to ss_actors): shard.cpp wires the actors
 // (spawn_shard), workers.cpp serves lookups, pushes, hints and dumps, status.cpp declares the
 // status, persister.cpp writes rows to storage and takes checkpoints, restore.cpp decides what a
-// starting shard serves.
+// starting shard serves. Their typed interfaces (shard_actor, shard_persister_actor, ...) are in
+// actors.hpp, since spawn_shard hands them out.
 #pragma once
 
-#include <caf/behavior.hpp>
-#include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <memory>
 #include <mutex>
@@ -42,15 +42,16 @@ constexpr const char* ttl_clock_key = "ttl_clock";
 struct shard_worker_state {
   static inline const char* name = "shard-worker";
 };
-caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
-                           std::shared_ptr<embedding::shard_store> store, shard_options options,
-                           std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard);
+shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
+                                        std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                        std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard);
 // With a memory budget: serves the trainers' prefetch hints.
 struct prefetcher_state {
   static inline const char* name = "shard-prefetcher";
 };
-caf::behavior prefetcher(caf::stateful_actor<prefetcher_state>* self, std::shared_ptr<embedding::shard_store> store,
-                         shard_options options, std::shared_ptr<shard_counters> counters);
+shard_prefetcher_actor::behavior_type prefetcher(shard_prefetcher_actor::stateful_pointer<prefetcher_state> self,
+                                                 std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                                 std::shared_ptr<shard_counters> counters);
 
 // ---- status.cpp ----
 body_ptr serve_status(embedding::shard_store& store, const shard_options& o, shard_counters& c);
@@ -63,11 +64,11 @@ struct persister_state {
   std::shared_ptr<shard_counters> counters;
   std::vector<std::uint32_t> tables;  // scratch: the table of each row of a write
 };
-using persister_actor = caf::stateful_actor<persister_state>;
-caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_store> store, shard_options options,
-                        std::shared_ptr<shard_counters> counters);
+using persister_self = shard_persister_actor::stateful_pointer<persister_state>;
+shard_persister_actor::behavior_type persister(persister_self self, std::shared_ptr<embedding::shard_store> store,
+                                               shard_options options, std::shared_ptr<shard_counters> counters);
 // A row TTL's sweeps, for a shard without storage (the persister sweeps before each flush otherwise).
-caf::behavior sweeper(caf::event_based_actor* self, std::shared_ptr<embedding::shard_store> store,
-                      shard_options options);
+shard_sweeper_actor::behavior_type sweeper(shard_sweeper_actor::pointer self, std::shared_ptr<embedding::shard_store> store,
+                                           shard_options options);
 
 }  // namespace ss::actors::shard_parts

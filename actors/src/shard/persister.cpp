@@ -16,7 +16,7 @@ namespace {
 // write_back's, called with both sinks, a stripe or a table at a
 // time) to storage; with a memory budget, then evicts down to it. Counted as a flush.
 template <class Take>
-status write_rows(persister_actor* self, Take&& take) {
+status write_rows(persister_self self, Take&& take) {
   auto& st = self->state;
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t rows = 0;
@@ -75,7 +75,7 @@ void sweep_expired(embedding::shard_store& store, const shard_options& o) {
 // Writes every row changed since the last flush, and deletes those evicted for good; expired rows
 // go first, and full tables of a tiered shard give up cold rows. The store hands them over a
 // stripe at a time.
-status flush(persister_actor* self) {
+status flush(persister_self self) {
   sweep_expired(*self->state.store, self->state.options);
   if (auto trimmed = self->state.store->trim_full_tables(); !trimmed.is_ok())
     spdlog::warn("{}: {} (the tables stay over their limit until the next flush)", self->state.options.name,
@@ -91,7 +91,7 @@ status flush(persister_actor* self) {
 }
 
 // With a memory budget and RAM past it: writes back the rows eviction takes next, and evicts them.
-status write_back(persister_actor* self) {
+status write_back(persister_self self) {
   return write_rows(self, [self](const embedding::shard_store::dirty_sink& write, const embedding::shard_store::erase_sink&) {
     auto written = self->state.store->write_back(write);
     return written.is_ok() ? status::ok() : written.error();
@@ -101,7 +101,7 @@ status write_back(persister_actor* self) {
 // A page of the exported model from a shard with a memory budget: from storage, which holds every
 // row once the changed ones are flushed (the rows in RAM are not all the rows). The position is
 // the next key, (next_table, next_position = id).
-body_ptr serve_stored_dump(persister_actor* self, const wire::dump_request& req) {
+body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   auto& st = self->state;
   if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
   const std::size_t dim = st.store->options().dim;
@@ -128,7 +128,7 @@ body_ptr serve_stored_dump(persister_actor* self, const wire::dump_request& req)
   return make_body(std::move(reply));
 }
 
-body_ptr serve_snapshot(persister_actor* self, const wire::snapshot_request& req) {
+body_ptr serve_snapshot(persister_self self, const wire::snapshot_request& req) {
   auto& st = self->state;
   const auto start = std::chrono::steady_clock::now();
   auto& storage = *st.options.storage;
@@ -172,20 +172,19 @@ caf::timespan flush_period(const shard_options& o) {
 
 // How often a persister with a memory budget looks whether RAM is past it (an atomic load).
 constexpr auto pressure_check = std::chrono::milliseconds(20);
-using pressure_atom = caf::atom_constant<caf::atom("pressure")>;
 
 
 }  // namespace
 
-caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_store> store, shard_options options,
-                        std::shared_ptr<shard_counters> counters) {
+shard_persister_actor::behavior_type persister(persister_self self, std::shared_ptr<embedding::shard_store> store,
+                                               shard_options options, std::shared_ptr<shard_counters> counters) {
   auto& st = self->state;
   st.store = std::move(store);
   st.options = std::move(options);
   st.counters = std::move(counters);
   const auto every = flush_period(st.options);
   if (st.options.flush_interval > 0) self->delayed_send(self, every, tick_atom::value);
-  if (st.store->tiered()) self->delayed_send(self, pressure_check, pressure_atom::value);
+  if (st.store->tiered()) self->delayed_send(self, pressure_check, shard_pressure_atom::value);
   return {
       [self, every](tick_atom) {
         (void)flush(self);
@@ -194,7 +193,7 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
       // With a memory budget, the rows that may not be evicted are the ones changed since the last
       // flush: when they pile up past the budget, the next ones eviction would take are written
       // back now and go, instead of RAM growing by what a whole flush interval touches.
-      [self](pressure_atom) {
+      [self](shard_pressure_atom) {
         auto& state = self->state;
         // Not after a failed flush: the shard is stopping with that error, and a full disk
         // would only fail again.
@@ -202,7 +201,7 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
           state.counters->pressure_flushes.fetch_add(1, std::memory_order_relaxed);
           (void)write_back(self);
         }
-        self->delayed_send(self, pressure_check, pressure_atom::value);
+        self->delayed_send(self, pressure_check, shard_pressure_atom::value);
       },
       [self](flush_atom) -> bool { return flush(self).is_ok(); },
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
@@ -216,8 +215,8 @@ caf::behavior persister(persister_actor* self, std::shared_ptr<embedding::shard_
 
 // A row TTL's sweeps every flush interval, for a shard without storage (the persister sweeps
 // before each flush otherwise).
-caf::behavior sweeper(caf::event_based_actor* self, std::shared_ptr<embedding::shard_store> store,
-                      shard_options options) {
+shard_sweeper_actor::behavior_type sweeper(shard_sweeper_actor::pointer self, std::shared_ptr<embedding::shard_store> store,
+                                           shard_options options) {
   const auto every = flush_period(options);
   self->delayed_send(self, every, tick_atom::value);
   return {

@@ -15,29 +15,33 @@ using shard_parts::push_guard;
 using shard_parts::shard_worker;
 using shard_parts::sweeper;
 
-shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
+shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
                          std::shared_ptr<embedding::shard_store> store, const shard_options& options,
                          std::shared_ptr<shard_counters> counters) {
   auto guard = std::make_shared<push_guard>();
+  // CAF 0.17's actor_pool is untyped: it takes its workers as caf::actor and forwards each message
+  // to one of them. Both casts are needed for that, and safe: every worker is a shard_actor.
   auto factory = [&sys, store, options, counters, guard] {
-    return sys.spawn(shard_worker, store, options, counters, guard);
+    return caf::actor_cast<caf::actor>(sys.spawn(shard_worker, store, options, counters, guard));
   };
   shard_actors out;
-  out.pool = caf::actor_pool::make(sys.dummy_execution_unit(), static_cast<std::size_t>(std::max(1, options.workers)),
-                                   factory, caf::actor_pool::round_robin());
+  out.pool = caf::actor_cast<shard_actor>(caf::actor_pool::make(sys.dummy_execution_unit(),
+                                                                 static_cast<std::size_t>(std::max(1, options.workers)),
+                                                                 factory, caf::actor_pool::round_robin()));
+  const request_server_actor pool_server{out.pool};
   // With a memory budget the export reads storage, which only the persister writes: its pages go
   // there, after a flush.
   const bool stored_dump = store->tiered() && options.storage;
   for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
                            kind_of<wire::dump_request>(), kind_of<wire::status_request>()})
-    if (!(stored_dump && kind == kind_of<wire::dump_request>())) caf::anon_send(gateway, route_atom::value, kind, out.pool);
+    if (!(stored_dump && kind == kind_of<wire::dump_request>())) caf::anon_send(gateway, route_atom::value, kind, pool_server);
   if (stored_dump) {
     // Hints read storage: a thread of their own (detached), so that a burst of them never holds
     // up a lookup in the pool; a hint that waits its turn only finds its rows there already.
     out.prefetcher = sys.spawn<caf::detached>(prefetcher, store, options, counters);
     caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.prefetcher);
   } else {
-    caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.pool);
+    caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), pool_server);
   }
   store->read_wall_clock(options.unix_seconds());  // a row TTL in seconds: before the first touch
   if (!options.storage && store->options().ttl.enabled()) {
@@ -48,8 +52,9 @@ shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
   if (options.storage) {
     // Detached: writing to storage blocks on disk, never a scheduler thread.
     out.persister = sys.spawn<caf::detached>(persister, store, options, counters);
-    caf::anon_send(gateway, route_atom::value, kind_of<wire::snapshot_request>(), out.persister);
-    if (stored_dump) caf::anon_send(gateway, route_atom::value, kind_of<wire::dump_request>(), out.persister);
+    const request_server_actor persister_server{out.persister};
+    caf::anon_send(gateway, route_atom::value, kind_of<wire::snapshot_request>(), persister_server);
+    if (stored_dump) caf::anon_send(gateway, route_atom::value, kind_of<wire::dump_request>(), persister_server);
   }
   return out;
 }

@@ -135,9 +135,9 @@ body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire
 
 }  // namespace
 
-caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
-                           std::shared_ptr<embedding::shard_store> store, shard_options options,
-                           std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard) {
+shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
+                                        std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                        std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard) {
   (void)self;
   return {
       // The trainers of the view: whose pushes are fenced (any worker of the pool takes it).
@@ -170,8 +170,9 @@ caf::behavior shard_worker(caf::stateful_actor<shard_worker_state>* self,
 }
 
 
-caf::behavior prefetcher(caf::stateful_actor<prefetcher_state>* self, std::shared_ptr<embedding::shard_store> store,
-                         shard_options options, std::shared_ptr<shard_counters> counters) {
+shard_prefetcher_actor::behavior_type prefetcher(shard_prefetcher_actor::stateful_pointer<prefetcher_state> self,
+                                                 std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                                 std::shared_ptr<shard_counters> counters) {
   (void)self;
   return {
       [store, options, counters](serve_atom, const envelope_ptr& env) -> body_ptr {

@@ -575,7 +575,7 @@ sync_server_actor::behavior_type sync_server(sync_server_self self, sync_server_
 
 metrics::field_list sync_server_field_list() { return metrics::describe(sync_server_fields()); }
 
-sync_server_actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+sync_server_actor spawn_sync_server(caf::actor_system& sys, const gateway_actor& gateway,
                                     const sync_server_options& options) {
   auto a = sys.spawn(sync_server, options);
   // A sync server only stops with its service; anything else is a bug worth a loud line.
@@ -583,8 +583,7 @@ sync_server_actor spawn_sync_server(caf::actor_system& sys, const caf::actor& ga
     if (reason && reason != caf::exit_reason::user_shutdown && reason != caf::exit_reason::kill)
       spdlog::error("{}: stopped unexpectedly: {}", name, caf::to_string(reason));
   });
-  // The gateway routes to any request_server_actor, stored untyped (it is not typed yet).
-  const auto server = caf::actor_cast<caf::actor>(request_server_actor{a});
+  const request_server_actor server{a};
   caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_request>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_restore>(), server);
   return a;

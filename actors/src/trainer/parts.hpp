@@ -144,7 +144,7 @@ class foreground_gate {
 
 // What the trainer's actors share: set up once, then read concurrently.
 struct trainer_context {
-  caf::actor gateway;
+  gateway_actor gateway;
   job::job_options job;
   std::shared_ptr<train::dense_model> model;  // the replica: the workers train it, the syncer syncs it
   std::vector<std::uint64_t> buckets;

@@ -270,7 +270,7 @@ std::string status_json(trainer_self self) {
   return metrics::to_json(trainer_fields(), trainer_view{st, p, t});
 }
 
-trainer_actor::behavior_type trainer(trainer_self self, context_ptr ctx, caf::actor gateway, member_agent_actor member) {
+trainer_actor::behavior_type trainer(trainer_self self, context_ptr ctx, gateway_actor gateway, member_agent_actor member) {
   self->state.ctx = ctx;
   self->state.member = member;
   self->state.syncer = spawn_syncer(self, ctx);
@@ -325,7 +325,7 @@ trainer_actor::behavior_type trainer(trainer_self self, context_ptr ctx, caf::ac
 
 metrics::field_list trainer_field_list() { return metrics::describe(trainer_fields()); }
 
-trainer_actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const member_agent_actor& member_agent,
+trainer_actor spawn_trainer(caf::actor_system& sys, const gateway_actor& gateway, const member_agent_actor& member_agent,
                            const job::job_options& job, std::shared_ptr<train::dense_model> model,
                            std::vector<std::uint64_t> buckets, const trainer_options& options,
                            std::shared_ptr<trainer_progress> progress) {
@@ -344,8 +344,7 @@ trainer_actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, c
   ctx->progress = std::move(progress);
   ctx->timeout = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(job.request_timeout));
   auto a = sys.spawn(trainer, ctx, gateway, member_agent);
-  // The gateway routes to any request_server_actor, stored untyped (it is not typed yet).
-  const auto server = caf::actor_cast<caf::actor>(request_server_actor{a});
+  const request_server_actor server{a};
   caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::dense_request>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::sync_close>(), server);

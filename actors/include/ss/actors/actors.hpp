@@ -10,14 +10,19 @@
 // Messages an actor sends itself (timers, retries) are listed too: a typed actor can only
 // receive what its interface declares.
 //
-// Typed so far: evaluator, exporter, sync server, member agent, reader, trainer. The gateway, the
-// coordinator and the shard actors still return caf::actor from their spawn functions; their
-// messages are listed in their own headers' comments (docs/developer-guide.md).
+// Every service actor is typed: the gateway, the member agent, the coordinator, the shard's
+// actors, the reader, the trainer, the sync server, the evaluator and the exporter. The trainer's
+// inner actors are typed in actors/src/trainer/parts.hpp, private to it (docs/developer-guide.md).
+//
+// Only actors/ headers include it (services/cli gets it through service.hpp and coordinator.hpp):
+// CAF's typed-actor templates cost compile time in every unit that includes it.
 #pragma once
 
 #include <caf/replies_to.hpp>
+#include <caf/timespan.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +45,22 @@ using request_server_actor = caf::typed_actor<caf::replies_to<serve_atom, envelo
 using view_subscriber_actor = caf::typed_actor<
     caf::reacts_to<view_atom, wire::cluster_view>,  // the cluster view changed
     caf::reacts_to<state_atom, wire::job_state>>;   // the job state changed
+
+// --- Gateway (gateway.hpp) ----------------------------------------------------------------------
+
+// The one actor of a service that turns frames into actor messages and back.
+using gateway_actor = caf::typed_actor<
+    caf::reacts_to<route_atom, std::size_t, request_server_actor>,  // serve requests of body index `kind` there
+    caf::reacts_to<open_atom>,  // every route is in: a request nobody serves is refused for good
+    caf::replies_to<link_atom, std::string>::with<std::uint32_t>,  // open or reuse a link to an endpoint
+    // A request on a link: its reply, or caf::sec::request_timeout past the timespan.
+    caf::replies_to<call_atom, std::uint32_t, body_ptr, caf::timespan>::with<envelope_ptr>,
+    caf::reacts_to<tell_atom, std::uint32_t, body_ptr>,         // a one-way message on a link
+    caf::replies_to<stats_atom>::with<std::string>,             // its counters as a JSON object
+    caf::reacts_to<inbound_atom, peer_address, envelope_ptr>,   // (the transport's thread) a decoded frame
+    caf::reacts_to<expire_atom, std::uint64_t>,                 // (self) call n is past its deadline
+    // What a route answered to a one-way message (CAF returns it even for a send): dropped.
+    caf::reacts_to<body_ptr>>;
 
 // --- Member agent (member.hpp) ------------------------------------------------------------------
 
@@ -85,6 +106,40 @@ using exporter_listener_actor = caf::typed_actor<caf::reacts_to<exported_atom, b
 using exporter_actor = caf::typed_actor<
     caf::reacts_to<tick_atom, std::uint64_t>,  // (self) retry n: where is the shard now?
     caf::reacts_to<view_atom>>;                // (self) watch the view for the shard being dumped
+
+// --- Coordinator (coordinator.hpp) --------------------------------------------------------------
+
+// serve: register_request, heartbeat, leave, dense_request, dense_report, status_request,
+// stop_request, snapshot_now, export_request. It answers the view to its evaluators and exporters
+// and hears their outcome.
+using coordinator_actor =
+    request_server_actor::extend_with<view_source_actor, evaluator_listener_actor, exporter_listener_actor>::extend<
+        caf::replies_to<members_atom>::with<std::uint64_t>,  // members still to see the job's end
+        caf::reacts_to<tick_atom, caf::timespan>,             // (self) periodic work, again after the timespan
+        // (self) send sync server slice k (at the endpoint) the snapshot's state again, attempt n
+        caf::reacts_to<renew_atom, std::uint32_t, std::string, int>>;
+
+// --- Shard (shard.hpp) ---------------------------------------------------------------------------
+
+using shard_pressure_atom = caf::atom_constant<caf::atom("pressure")>;  // is RAM past the memory budget?
+
+// A request worker; the shard's pool of them has the same interface. serve: lookup_request,
+// push_request, dump_request, warm_request, status_request. The view: the trainers whose pushes
+// are fenced (any one worker of the pool takes it; they share what it says).
+using shard_actor = request_server_actor::extend_with<view_subscriber_actor>;
+
+// With storage: writes changed rows to storage. serve: snapshot_request, and with a memory
+// budget dump_request (pages from storage).
+using shard_persister_actor = request_server_actor::extend<
+    caf::replies_to<flush_atom>::with<bool>,  // write every changed row now (the drain before exit); true when done
+    caf::reacts_to<tick_atom>,                // (self) the flush interval passed: flush
+    caf::reacts_to<shard_pressure_atom>>;     // (self) with a memory budget: write back early when RAM is past it
+
+// With a memory budget: serves the trainers' prefetch hints. serve: warm_request.
+using shard_prefetcher_actor = request_server_actor;
+
+// A row TTL's sweeps, for a shard without storage (the persister sweeps otherwise).
+using shard_sweeper_actor = caf::typed_actor<caf::reacts_to<tick_atom>>;  // (self) sweep the expired rows
 
 // --- Sync server (sync_server.hpp) --------------------------------------------------------------
 

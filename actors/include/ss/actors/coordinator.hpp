@@ -1,11 +1,8 @@
 // The sync coordinator's actors: membership (registration, heartbeats, timeouts, the cluster
 // view), the job's life cycle (waiting -> running -> draining -> done, or failed), cluster
 // progress and status, the central dense copy, cluster snapshots and resuming from them, and the
-// final evaluation on the test files.
-//   (members_atom) -> std::uint64_t members still registered (they leave when they see the end)
+// final evaluation on the test files. Its messages: coordinator_actor in actors.hpp.
 #pragma once
-
-#include <caf/actor.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -67,6 +64,7 @@ struct coordinator_options {
   double history_interval = 1;
 };
 
-caf::actor spawn_coordinator(caf::actor_system& sys, const caf::actor& gateway, coordinator_options options);
+// Spawns the coordinator and routes the requests it serves to it through `gateway`.
+coordinator_actor spawn_coordinator(caf::actor_system& sys, const gateway_actor& gateway, coordinator_options options);
 
 }  // namespace ss::actors

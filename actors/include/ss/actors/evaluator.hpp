@@ -32,7 +32,7 @@ struct evaluator_input {
   std::chrono::milliseconds shard_wait{90000};  // how long a shard may be away
 };
 
-evaluator_actor spawn_evaluator(caf::actor_system& sys, const caf::actor& gateway, evaluator_input input,
+evaluator_actor spawn_evaluator(caf::actor_system& sys, const gateway_actor& gateway, evaluator_input input,
                                 const evaluator_listener_actor& report_to, const view_source_actor& view_source,
                                 bool detached);
 

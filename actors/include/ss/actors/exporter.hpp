@@ -31,7 +31,7 @@ struct exporter_input {
   std::uint32_t page_rows = 65536;
 };
 
-exporter_actor spawn_exporter(caf::actor_system& sys, const caf::actor& gateway, exporter_input input,
+exporter_actor spawn_exporter(caf::actor_system& sys, const gateway_actor& gateway, exporter_input input,
                               const exporter_listener_actor& report_to, const view_source_actor& view_source,
                               bool detached);
 

@@ -10,17 +10,9 @@
 // The transport's thread decodes frames (hostile input is refused there, answered with an
 // error_reply, counted, and logged at most once a minute per sender) and hands envelopes to the
 // gateway, so actors only ever see decoded messages. Control requests are checked against the
-// authority policy (authority.hpp) before they are routed. Messages:
-//   (route_atom, size_t kind, actor)                    serve requests of body index `kind`
-//   (open_atom)                                         the service serves: every route is in
-//   (link_atom, std::string endpoint) -> uint32_t       open or reuse a link
-//   (call_atom, uint32_t link, body_ptr, timespan)      -> envelope_ptr (the reply), or
-//                                                          caf::sec::request_timeout
-//   (tell_atom, uint32_t link, body_ptr)                one-way message on a link
-//   (stats_atom) -> std::string                         counters as a JSON object
+// authority policy (authority.hpp) before they are routed. Its messages: gateway_actor in
+// actors.hpp.
 #pragma once
-
-#include <caf/fwd.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -29,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <variant>
+#include "ss/actors/actors.hpp"
 
 #include "ss/actors/authority.hpp"
 #include "ss/actors/transport.hpp"
@@ -78,7 +71,7 @@ constexpr std::size_t kind_of() {
 
 // Spawns the gateway and makes it the transport's frame handler. The transport must outlive
 // the gateway (stop the transport first, then the actor system).
-caf::actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_options& options,
-                         std::shared_ptr<gateway_counters> counters);
+gateway_actor spawn_gateway(caf::actor_system& sys, transport& t, const gateway_options& options,
+                            std::shared_ptr<gateway_counters> counters);
 
 }  // namespace ss::actors

@@ -31,7 +31,7 @@ struct member_options {
   std::function<wire::member_progress()> progress;
 };
 
-member_agent_actor spawn_member_agent(caf::actor_system& sys, caf::actor gateway, member_options options);
+member_agent_actor spawn_member_agent(caf::actor_system& sys, gateway_actor gateway, member_options options);
 
 // The coordinator's refusal of the registration (its code and reason) when the agent ended, or an
 // `await` failed, with `err` because of one; nullopt for any other error.

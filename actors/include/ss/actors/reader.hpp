@@ -82,7 +82,7 @@ struct reader_counters : metrics::counter_set {
 };
 
 // `reader` may be null: a reader with no files, done from the start.
-reader_actor spawn_reader(caf::actor_system& sys, const caf::actor& gateway, std::unique_ptr<data::epoch_reader> reader,
+reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, std::unique_ptr<data::epoch_reader> reader,
                           const reader_options& options, std::shared_ptr<reader_counters> counters);
 
 }  // namespace ss::actors

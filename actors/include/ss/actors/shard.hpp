@@ -5,10 +5,9 @@
 // snapshot_request. With a memory budget, a prefetcher of its own serves the trainers' hints
 // (warm_request), reading rows from storage off the lookups' path; without one, the workers
 // answer a hint at once that none are wanted. Without a budget, lookups never wait for storage:
-// rows live in memory and the persister copies a stripe of rows at a time.
+// rows live in memory and the persister copies a stripe of rows at a time. Their messages:
+// shard_actor and the shard_*_actor interfaces in actors.hpp.
 #pragma once
-
-#include <caf/actor.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include "ss/actors/actors.hpp"
 
 #include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/metrics/counter_set.hpp"
@@ -100,15 +100,14 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
                                  shard_counters& counters);
 
 // Spawns the workers and routes the shard's message types to them through `gateway`; with
-// storage, also the persister (snapshot_request goes to it), which also answers
-//   (flush_atom) -> bool   write every changed row now (the drain before exit); true when done
+// storage, also the persister (snapshot_request goes to it; flush_atom drains it before exit).
 struct shard_actors {
-  caf::actor pool;
-  caf::actor persister;   // null without storage
-  caf::actor prefetcher;  // null without a memory budget
-  caf::actor sweeper;     // a row TTL's sweeper without storage (with storage the persister sweeps); else null
+  shard_actor pool;
+  shard_persister_actor persister;    // null without storage
+  shard_prefetcher_actor prefetcher;  // null without a memory budget
+  shard_sweeper_actor sweeper;        // a row TTL's sweeper without storage (with storage the persister sweeps); else null
 };
-shard_actors spawn_shard(caf::actor_system& sys, const caf::actor& gateway,
+shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
                          std::shared_ptr<embedding::shard_store> store, const shard_options& options,
                          std::shared_ptr<shard_counters> counters);
 

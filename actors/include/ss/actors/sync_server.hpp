@@ -69,7 +69,7 @@ inline std::pair<std::uint64_t, std::uint64_t> slice_bounds(std::uint64_t total,
   return {begin, end - begin};
 }
 
-sync_server_actor spawn_sync_server(caf::actor_system& sys, const caf::actor& gateway,
+sync_server_actor spawn_sync_server(caf::actor_system& sys, const gateway_actor& gateway,
                                     const sync_server_options& options);
 
 }  // namespace ss::actors

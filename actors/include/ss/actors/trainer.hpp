@@ -103,7 +103,7 @@ class trainer_progress {
 
 // Spawns the trainer (feeder, workers) for a registered member. `subscribe_to` is the membership
 // agent: the trainer subscribes to its view and state updates.
-trainer_actor spawn_trainer(caf::actor_system& sys, const caf::actor& gateway, const member_agent_actor& member_agent,
+trainer_actor spawn_trainer(caf::actor_system& sys, const gateway_actor& gateway, const member_agent_actor& member_agent,
                            const job::job_options& job, std::shared_ptr<train::dense_model> model,
                            std::vector<std::uint64_t> buckets, const trainer_options& options,
                            std::shared_ptr<trainer_progress> progress);
