@@ -6,8 +6,8 @@
 //   - the full /api/history answer (a page opening) and an incremental one (?since=, a page
 //     polling);
 //   - parsing a 64-member status (what /metrics and the history do with it).
-// The history is fed the status JSON the coordinator builds, with time injected (no clock in
-// job_history). Prints a human summary and one JSON line. The HTTP round trip on a real 64-member
+// The history is fed the status JSON the coordinator builds, as the coordinator feeds it
+// (actors::record_status), with time injected (no clock in job_history). Prints a human summary and one JSON line. The HTTP round trip on a real 64-member
 // cluster is measured by bench/experiments/dashboard_latency/dashboard_latency.sh.
 //
 //   build/bench/dashboard_bench [--samples N]
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ss/actors/status_metrics.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/json_value.hpp"
 #include "ss/core/metrics/history.hpp"
@@ -104,7 +105,7 @@ void run(int samples, const char* what) {
     const std::string text = status_of_64_members(s);
     const auto start = clock_type::now();
     auto parsed = ss::json_value::parse(text);
-    history.record(s, *parsed);
+    ss::actors::record_status(history, s, *parsed);
     record_total_ms += std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
   }
   const std::string status = status_of_64_members(samples);

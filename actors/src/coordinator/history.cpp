@@ -7,6 +7,7 @@
 #include "state.hpp"
 #include "ss/actors/status_metrics.hpp"
 #include "ss/core/json_value.hpp"
+#include "ss/core/metrics/history.hpp"
 
 namespace ss::actors::coordinator_detail {
 
@@ -23,11 +24,17 @@ void record_history(coordinator_actor* self, clock_type::time_point now) {
     spdlog::warn("{}: the status does not parse, not recorded: {}", st.options.name, status.error().message());
     return;
   }
-  auto& history = *st.options.history;
-  const double t = seconds_between(st.started_at, now);
+  record_status(*st.options.history, seconds_between(st.started_at, now), *status);
+}
+
+}  // namespace ss::actors::coordinator_detail
+
+namespace ss::actors {
+
+void record_status(metrics::job_history& history, double t, const json_value& status) {
   static const metrics::field_list job_fields = coordinator_field_list();
-  history.record(t, "job/", *status, job_fields);
-  const auto& members = (*status)["members"].items();
+  history.record(t, "job/", status, job_fields);
+  const auto& members = status["members"].items();
   history.add("job/members", t, static_cast<double>(members.size()));
   // Each member's fields: every member's, then its role's.
   static const metrics::field_list every_member = member_field_list();
@@ -39,4 +46,4 @@ void record_history(coordinator_actor* self, clock_type::time_point now) {
   }
 }
 
-}  // namespace ss::actors::coordinator_detail
+}  // namespace ss::actors

@@ -16,15 +16,15 @@
 
 #include <atomic>
 #include <chrono>
-#include "ss/core/metrics/counter_set.hpp"
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <variant>
-#include "ss/actors/actors.hpp"
 
+#include "ss/actors/actors.hpp"
 #include "ss/actors/authority.hpp"
 #include "ss/actors/transport.hpp"
+#include "ss/core/metrics/counter_set.hpp"
 #include "ss/wire/codec.hpp"
 #include "ss/wire/messages.hpp"
 

@@ -9,18 +9,17 @@
 // shard_actor and the shard_*_actor interfaces in actors.hpp.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include "ss/actors/actors.hpp"
 
+#include "ss/actors/actors.hpp"
 #include "ss/core/embedding/durable_rows.hpp"
-#include "ss/core/metrics/counter_set.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "ss/core/metrics/counter_set.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::actors {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ss/core/json_value.hpp"
+#include "ss/core/metrics/history.hpp"
 #include "ss/core/metrics/prometheus.hpp"
 #include "ss/core/metrics/status_metrics.hpp"
 
@@ -39,6 +40,11 @@ std::vector<status_table_info> status_tables();
 
 // A role's table (the "service" section), or null for a role without one.
 const metrics::field_list* role_fields(std::string_view role);
+
+// Records the coordinator's status (its "service" object), taken `t` seconds after it started, in
+// `history`: the fields its table and its members' tables mark for a chart (series job/FIELD and
+// ROLE/NAME/FIELD), and job/members, how many members it lists.
+void record_status(metrics::job_history& history, double t, const json_value& status);
 
 // /metrics of a service's status (`running_service::status()`: {"name", "service", "transport"}):
 // its transport section by the gateway's table, its service section by its role's table. Fields
