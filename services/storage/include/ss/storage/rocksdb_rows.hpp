@@ -174,6 +174,8 @@ class rocksdb_rows final : public embedding::durable_rows {
   status restore(std::uint64_t id) override;
   status drop(std::uint64_t id) override;
 
+  // Meta values are keys of their own in the live database, written with sync (rare and small);
+  // clear() deletes them and every row in one batch.
   status set_meta(const std::string& key, const std::string& value) override;
   result<std::string> get_meta(const std::string& key) const override;
   status clear() override;
