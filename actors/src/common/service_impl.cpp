@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -12,6 +11,7 @@
 #include "ss/actors/member.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/actors/sync_server.hpp"
+#include "ss/core/job/member_name.hpp"
 #include "ss/core/json.hpp"
 
 namespace ss::actors {
@@ -60,10 +60,7 @@ std::string host_name() {
 }
 
 std::string process_name(const std::string& role, std::uint64_t incarnation) {
-  char suffix[16];
-  std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(incarnation >> 32));
-  const std::string host = host_name();
-  return role + "-" + (host.empty() ? std::string("unknown-host") : host) + "-" + suffix;
+  return job::default_member_name(role, host_name(), incarnation);
 }
 
 void job_end::settle(int outcome) {

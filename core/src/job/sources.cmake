@@ -7,4 +7,5 @@ target_sources(ss_core PRIVATE
   src/job/model_options.cpp
   src/job/snapshot.cpp
   src/job/preflight.cpp
-  src/job/membership_fence.cpp)
+  src/job/membership_fence.cpp
+  src/job/member_name.cpp)
