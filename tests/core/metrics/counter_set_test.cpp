@@ -53,7 +53,7 @@ TEST_CASE("counter_set: every counter in declaration order, with its name, type 
 TEST_CASE("counter_set: the status reads each instance's own values, nanoseconds as seconds", "[core][metrics]") {
   toy_counters a, b;
   a.requests.add(3);
-  ++a.requests;
+  a.requests.add();
   a.busy_ns.fetch_add(2'500'000'000);
   a.depth.store(7);
   a.last_id.store(42);

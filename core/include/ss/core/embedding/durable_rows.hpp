@@ -35,12 +35,12 @@ struct checkpoint_info {
   std::uint64_t checksum = 0;  // order-independent hash of its content, as its manifest promises
 };
 
-// One shard's persisted rows. Each row is `row_floats` floats (values followed by optimizer state),
-// fixed when the store is opened. Thread-safety: one writer thread (write/erase/checkpoint/restore/drop/
-// set_meta/clear) and any number of concurrent readers of the const members and scan.
 // What a scan calls for each stored row: its table, its id and its row_floats() values.
 using row_visitor = std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>;
 
+// One shard's persisted rows. Each row is `row_floats` floats (values followed by optimizer state),
+// fixed when the store is opened. Thread-safety: one writer thread (write/erase/checkpoint/restore/drop/
+// set_meta/clear) and any number of concurrent readers of the const members and scan.
 class durable_rows {
  public:
   virtual ~durable_rows() = default;

@@ -67,8 +67,6 @@ class counter {
   }
   void store(std::uint64_t v, std::memory_order order = std::memory_order_relaxed) noexcept { v_.store(v, order); }
   std::uint64_t load(std::memory_order order = std::memory_order_relaxed) const noexcept { return v_.load(order); }
-  std::uint64_t operator++() noexcept { return v_.fetch_add(1, std::memory_order_relaxed) + 1; }
-  std::uint64_t operator+=(std::uint64_t n) noexcept { return v_.fetch_add(n, std::memory_order_relaxed) + n; }
   operator std::uint64_t() const noexcept { return load(); }
 
   const char* name() const noexcept { return name_; }
