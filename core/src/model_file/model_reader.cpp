@@ -3,38 +3,18 @@
 #include "ss/core/model_file/model_file.hpp"
 
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
 
 #include "model_file_format.hpp"
-#include "ss/core/checksum.hpp"
 #include "ss/core/io/byte_order.hpp"
-#include "ss/core/io/durable_file.hpp"
 #include "ss/core/model/dlrm.hpp"
 
 namespace ss::model {
 
 namespace file_format {
-
-std::string tag_text(const unsigned char* tag) {
-  std::string s;
-  for (int i = 0; i < 4; ++i) {
-    const unsigned char c = tag[i];
-    if (c >= 0x20 && c < 0x7f) {
-      s += static_cast<char>(c);
-    } else {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", c);
-      s += b;
-    }
-  }
-  return s;
-}
 
 // Parses a HEAD payload; false when it is malformed.
 bool decode_header(const unsigned char* p, std::size_t n, model_header& h) {
@@ -72,12 +52,7 @@ bool decode_header(const unsigned char* p, std::size_t n, model_header& h) {
 
 using namespace file_format;
 
-namespace {
-
-namespace fs = std::filesystem;
 using io::get_le;
-
-}  // namespace
 
 // ============================================================================================
 // model_reader
@@ -85,110 +60,30 @@ using io::get_le;
 struct model_reader::impl {
   enum class stage { dense_next, rows_next, done };
 
-  std::string path;
-  std::FILE* f = nullptr;
-  std::vector<char> io_buffer;
-  std::uint64_t size = 0;
-  std::uint64_t pos = 0;
+  io::section_reader in;
   std::uint32_t version = 0;
   model_header header;
   stage at = stage::dense_next;
   model_file_stats totals;
-  std::vector<unsigned char> buf;
   std::vector<std::uint64_t> ids;
   std::vector<float> values;
 
-  ~impl() {
-    if (f != nullptr) std::fclose(f);
-  }
-
-  std::string prefix() const { return "model file " + path + ": "; }
-
-  status truncated(const std::string& where) const {
-    return {errc::corrupt, prefix() + "truncated after " + std::to_string(size) + " bytes (" + where + ")"};
-  }
-  status corrupt(const std::string& what) const { return {errc::corrupt, prefix() + what}; }
-
-  // Reads exactly n bytes of section `where`.
-  status read(void* p, std::size_t n, const std::string& where) {
-    if (n > size - pos) return truncated(where);
-    if (n > 0 && std::fread(p, 1, n, f) != n) {
-      if (std::ferror(f) != 0) return {errc::io_error, prefix() + "read failed: " + errno_text()};
-      return truncated(where);
-    }
-    pos += n;
-    return status::ok();
-  }
-
-  struct head {
-    unsigned char tag[4];
-    std::uint32_t a = 0;
-    std::uint64_t b = 0;
-    std::uint64_t offset = 0;
-    bool is(const char* t) const { return std::memcmp(tag, t, 4) == 0; }
-  };
-
-  // Reads and verifies a section head. `name` names the section for errors when its tag cannot.
-  result<head> read_head(const std::string& name) {
-    head h;
-    h.offset = pos;
-    unsigned char raw[head_bytes];
-    SS_RETURN_IF_ERROR(read(raw, sizeof raw, "in " + name));
-    std::memcpy(h.tag, raw, 4);
-    h.a = get_le<std::uint32_t>(raw + 4);
-    h.b = get_le<std::uint64_t>(raw + 8);
-    if (crc32c(raw, 16) != get_le<std::uint32_t>(raw + 16))
-      return corrupt(name + " fails its checksum (its section head, at offset " + std::to_string(h.offset) + ")");
-    return h;
-  }
-
-  // Reads a payload of n bytes and its CRC into buf; verifies it.
-  status read_payload(std::uint64_t n, const std::string& name, std::uint64_t offset) {
-    if (n > size - pos || size - pos - n < 4)
-      return truncated("in " + name + ", which needs " + std::to_string(n + 4) + " bytes from offset " +
-                       std::to_string(pos));
-    buf.resize(static_cast<std::size_t>(n) + 4);
-    SS_RETURN_IF_ERROR(read(buf.data(), buf.size(), "in " + name));
-    if (crc32c(buf.data(), static_cast<std::size_t>(n)) != get_le<std::uint32_t>(buf.data() + n))
-      return corrupt(name + " fails its checksum (section at offset " + std::to_string(offset) + ")");
-    return status::ok();
-  }
+  const std::string& prefix() const { return in.prefix(); }
+  status truncated(const std::string& where) const { return in.truncated(where); }
+  status corrupt(const std::string& what) const { return in.corrupt(what); }
 
   status open_file(const std::string& p) {
-    path = p;
-    std::error_code ec;
-    if (!fs::exists(p, ec)) return {errc::not_found, prefix() + "no such file"};
-    if (fs::is_directory(p, ec)) return {errc::invalid_argument, prefix() + "is a directory"};
-    f = std::fopen(p.c_str(), "rb");
-    if (f == nullptr) return {errc::io_error, prefix() + "cannot open: " + errno_text()};
-    io_buffer.resize(io_buffer_bytes);
-    std::setvbuf(f, io_buffer.data(), _IOFBF, io_buffer.size());
-    const auto n = fs::file_size(p, ec);
-    if (ec) return {errc::io_error, prefix() + "cannot stat: " + ec.message()};
-    size = n;
+    SS_RETURN_IF_ERROR(in.open_file(p, "model file " + p + ": "));
+    auto v = in.read_preamble(model_magic, "SSMODEL", "a shadowsync model file", model_format_version);
+    if (!v.is_ok()) return v.error();
+    version = *v;
 
-    unsigned char pre[preamble_bytes];
-    if (size < 8) {
-      // Too short even for the magic: a truncated model if what is there matches it.
-      std::size_t got = std::fread(pre, 1, static_cast<std::size_t>(size), f);
-      if (got == size && std::memcmp(pre, model_magic, got) == 0) return truncated("in the preamble");
-      return corrupt("not a shadowsync model file (no SSMODEL magic)");
-    }
-    SS_RETURN_IF_ERROR(read(pre, 8, "in the preamble"));
-    if (std::memcmp(pre, model_magic, 8) != 0) return corrupt("not a shadowsync model file (no SSMODEL magic)");
-    SS_RETURN_IF_ERROR(read(pre + 8, 4, "in the preamble's format version"));
-    version = get_le<std::uint32_t>(pre + 8);
-    if (version > model_format_version)
-      return {errc::version_mismatch, prefix() + "written by format version " + std::to_string(version) +
-                                          ", this build reads " + std::to_string(model_format_version)};
-    if (version == 0) return corrupt("format version 0 is not a valid version (this build reads 1)");
-
-    auto h = read_head("the header");
+    auto h = in.read_head("the header");
     if (!h.is_ok()) return h.error();
     if (!h->is(tag_head)) return corrupt("expected the header section, found '" + tag_text(h->tag) + "'");
     if (h->b > max_header_bytes) return corrupt("the header claims " + std::to_string(h->b) + " bytes");
-    SS_RETURN_IF_ERROR(read_payload(h->b, "the header", h->offset));
-    if (!decode_header(buf.data(), static_cast<std::size_t>(h->b), header))
+    SS_RETURN_IF_ERROR(in.read_payload(h->b, "the header", h->offset));
+    if (!decode_header(in.payload(), static_cast<std::size_t>(h->b), header))
       return corrupt("the header is malformed");
     if (header.tables > max_tables || header.dim == 0 || header.dim > max_dim)
       return corrupt("the header gives a bad shape (" + std::to_string(header.tables) + " tables of dim " +
@@ -202,15 +97,15 @@ struct model_reader::impl {
     if (out != nullptr && n != header.dense_params)
       return {errc::invalid_argument, prefix() + "holds " + std::to_string(header.dense_params) +
                                           " dense parameters, the caller expects " + std::to_string(n)};
-    auto h = read_head("the dense part");
+    auto h = in.read_head("the dense part");
     if (!h.is_ok()) return h.error();
     if (!h->is(tag_dense)) return corrupt("expected the dense part, found section '" + tag_text(h->tag) + "'");
     if (h->b != header.dense_params)
       return corrupt("the dense part holds " + std::to_string(h->b) + " parameters, the header says " +
                      std::to_string(header.dense_params));
-    if (h->b > (size - pos) / 4) return truncated("in the dense part");
-    SS_RETURN_IF_ERROR(read_payload(h->b * 4, "the dense part", h->offset));
-    if (out != nullptr) io::decode_floats_le(buf.data(), static_cast<std::size_t>(h->b), out);
+    if (h->b > in.left() / 4) return truncated("in the dense part");
+    SS_RETURN_IF_ERROR(in.read_payload(h->b * 4, "the dense part", h->offset));
+    if (out != nullptr) io::decode_floats_le(in.payload(), static_cast<std::size_t>(h->b), out);
     at = stage::rows_next;
     return status::ok();
   }
@@ -222,16 +117,16 @@ struct model_reader::impl {
     const std::uint64_t row_bytes = 8 + 4 * std::uint64_t{dim};
     for (;;) {
       const std::string after = totals.blocks == 0 ? "the dense part" : "row block " + std::to_string(totals.blocks);
-      if (pos == size) return truncated("the footer is missing: the file ends after " + after);
-      auto h = read_head("the section after " + after);
+      if (in.left() == 0) return truncated("the footer is missing: the file ends after " + after);
+      auto h = in.read_head("the section after " + after);
       if (!h.is_ok()) return h.error();
       if (h->is(tag_foot)) {
         const std::uint64_t want = 16 + 8 * std::uint64_t{header.tables};
         if (h->a != 0 || h->b != want)
           return corrupt("the footer has a bad size (" + std::to_string(h->b) + " bytes, expected " +
                          std::to_string(want) + ")");
-        SS_RETURN_IF_ERROR(read_payload(h->b, "the footer", h->offset));
-        const unsigned char* p = buf.data();
+        SS_RETURN_IF_ERROR(in.read_payload(h->b, "the footer", h->offset));
+        const unsigned char* p = in.payload();
         const auto blocks = get_le<std::uint64_t>(p), rows = get_le<std::uint64_t>(p + 8);
         if (blocks != totals.blocks || rows != totals.rows)
           return corrupt("the footer says " + std::to_string(blocks) + " row blocks and " + std::to_string(rows) +
@@ -243,10 +138,10 @@ struct model_reader::impl {
             return corrupt("the footer says table " + std::to_string(t) + " has " + std::to_string(r) +
                            " rows, the file holds " + std::to_string(totals.table_rows[t]));
         }
-        if (pos != size)
-          return corrupt(std::to_string(size - pos) + " unexpected bytes after the footer (at offset " +
-                         std::to_string(pos) + ")");
-        totals.bytes = size;
+        if (in.left() != 0)
+          return corrupt(std::to_string(in.left()) + " unexpected bytes after the footer (at offset " +
+                         std::to_string(in.pos()) + ")");
+        totals.bytes = in.size();
         at = stage::done;
         return status::ok();
       }
@@ -256,14 +151,14 @@ struct model_reader::impl {
       const std::string name = "row block " + std::to_string(totals.blocks + 1) + " (table " + std::to_string(h->a) + ")";
       if (h->a >= header.tables)
         return corrupt(name + " names a table the model does not have (" + std::to_string(header.tables) + " tables)");
-      if (h->b > (size - pos) / row_bytes)
+      if (h->b > in.left() / row_bytes)
         return truncated("in " + name + ", which needs " + std::to_string(h->b * row_bytes + 4) +
-                         " bytes from offset " + std::to_string(pos));
-      SS_RETURN_IF_ERROR(read_payload(h->b * row_bytes, name, h->offset));
+                         " bytes from offset " + std::to_string(in.pos()));
+      SS_RETURN_IF_ERROR(in.read_payload(h->b * row_bytes, name, h->offset));
       const std::size_t n = static_cast<std::size_t>(h->b);
       ids.resize(n);
       values.resize(n * dim);
-      const unsigned char* p = buf.data();
+      const unsigned char* p = in.payload();
       for (std::size_t i = 0; i < n; ++i, p += row_bytes) {
         ids[i] = get_le<std::uint64_t>(p);
         io::decode_floats_le(p + 8, dim, values.data() + i * dim);
@@ -290,7 +185,7 @@ result<model_reader> model_reader::open(const std::string& path) {
 
 const model_header& model_reader::header() const { return impl_->header; }
 std::uint32_t model_reader::format_version() const { return impl_->version; }
-std::uint64_t model_reader::file_bytes() const { return impl_->size; }
+std::uint64_t model_reader::file_bytes() const { return impl_->in.size(); }
 std::size_t model_reader::row_dim() const { return impl_->header.dim; }
 const model_file_stats& model_reader::totals() const { return impl_->totals; }
 

@@ -2,19 +2,13 @@
 // replaces the target durably when finish() succeeds (format: ss/core/model_file/model_file.hpp).
 #include "ss/core/model_file/model_file.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
+#include <utility>
 
 #include "model_file_format.hpp"
-#include "ss/core/checksum.hpp"
 #include "ss/core/io/byte_order.hpp"
-#include "ss/core/io/durable_file.hpp"
 
 namespace ss::model {
 
@@ -27,13 +21,6 @@ void append_str(std::string& out, const std::string& s) {
 }
 
 }  // namespace
-
-void encode_head(unsigned char* out, const char* tag, std::uint32_t a, std::uint64_t b) {
-  std::memcpy(out, tag, 4);
-  io::put_le(out + 4, a);
-  io::put_le(out + 8, b);
-  io::put_le(out + 16, crc32c(out, 16));
-}
 
 std::string encode_header(const model_header& h) {
   std::string p;
@@ -57,7 +44,6 @@ using namespace file_format;
 
 namespace {
 
-namespace fs = std::filesystem;
 using io::append_le;
 using io::put_le;
 
@@ -74,56 +60,21 @@ std::int64_t now_unix_ms() {
 struct model_writer::impl {
   enum class stage { dense_next, rows_next, finished, failed };
 
-  std::string path;
-  std::string tmp;
-  std::FILE* f = nullptr;
-  std::vector<char> io_buffer;
+  io::section_writer out;
   model_header header;
   stage at = stage::dense_next;
-  status error;
-  model_file_stats stats;
+  model_file_stats stats;  // stats.bytes is out.bytes() once finished or marked
   std::vector<unsigned char> block;
 
-  ~impl() { abort(); }
-
-  std::string prefix() const { return "model file " + path + ": "; }
-
-  void abort() {
-    if (f != nullptr) {
-      std::fclose(f);
-      f = nullptr;
-      std::error_code ec;
-      fs::remove(tmp, ec);
-    }
-  }
+  const std::string& prefix() const { return out.prefix(); }
 
   status fail(status st) {
-    abort();
     at = stage::failed;
-    error = st;
-    return st;
-  }
-
-  status write(const void* p, std::size_t n) {
-    if (n > 0 && std::fwrite(p, 1, n, f) != n)
-      return fail({errc::io_error, prefix() + "cannot write " + tmp + ": " + errno_text()});
-    stats.bytes += n;
-    return status::ok();
-  }
-
-  // A whole section: head, payload (already encoded), payload CRC.
-  status write_section(const char* tag, std::uint32_t a, std::uint64_t b, const void* payload, std::size_t n) {
-    unsigned char head[head_bytes];
-    encode_head(head, tag, a, b);
-    SS_RETURN_IF_ERROR(write(head, sizeof head));
-    SS_RETURN_IF_ERROR(write(payload, n));
-    unsigned char crc[4];
-    put_le(crc, crc32c(payload, n));
-    return write(crc, sizeof crc);
+    return out.fail(std::move(st));
   }
 
   status usable(stage wanted, const char* call) const {
-    if (at == stage::failed) return error;
+    if (at == stage::failed || out.failed()) return out.error();
     if (at == stage::finished) return {errc::invalid_argument, prefix() + call + " after finish()"};
     if (at != wanted)
       return {errc::invalid_argument,
@@ -144,22 +95,12 @@ result<model_writer> model_writer::open(const std::string& path, const model_hea
   model_writer w;
   w.impl_ = std::make_unique<impl>();
   impl& m = *w.impl_;
-  m.path = path;
-  m.tmp = path + ".tmp";
   m.header = header;
   if (m.header.created_unix_ms == 0) m.header.created_unix_ms = now_unix_ms();
   m.stats.table_rows.assign(header.tables, 0);
-  m.f = std::fopen(m.tmp.c_str(), "wb");
-  if (m.f == nullptr) return status(errc::io_error, m.prefix() + "cannot create " + m.tmp + ": " + errno_text());
-  m.io_buffer.resize(io_buffer_bytes);
-  std::setvbuf(m.f, m.io_buffer.data(), _IOFBF, m.io_buffer.size());
-
-  unsigned char pre[preamble_bytes];
-  std::memcpy(pre, model_magic, 8);
-  put_le(pre + 8, model_format_version);
-  SS_RETURN_IF_ERROR(m.write(pre, sizeof pre));
+  SS_RETURN_IF_ERROR(m.out.open(path, "model file " + path + ": ", model_magic, model_format_version));
   const std::string payload = encode_header(m.header);
-  SS_RETURN_IF_ERROR(m.write_section(tag_head, 0, payload.size(), payload.data(), payload.size()));
+  SS_RETURN_IF_ERROR(m.out.write_section(tag_head, 0, payload.size(), payload.data(), payload.size()));
   return w;
 }
 
@@ -188,7 +129,7 @@ status model_writer::write_dense(const float* params, std::size_t n) {
     io::encode_floats_le(params, n, converted.data());
     bytes = converted.data();
   }
-  SS_RETURN_IF_ERROR(m.write_section(tag_dense, 0, n, bytes, n * sizeof(float)));
+  SS_RETURN_IF_ERROR(m.out.write_section(tag_dense, 0, n, bytes, n * sizeof(float)));
   m.at = impl::stage::rows_next;
   return status::ok();
 }
@@ -218,7 +159,7 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
       put_le(out, ids[start + i]);
       io::encode_floats_le(values + (start + i) * stride, dim, out + 8);
     }
-    SS_RETURN_IF_ERROR(m.write_section(tag_rows, table, count, m.block.data(), m.block.size()));
+    SS_RETURN_IF_ERROR(m.out.write_section(tag_rows, table, count, m.block.data(), m.block.size()));
     m.stats.blocks += 1;
     m.stats.rows += count;
     m.stats.table_rows[table] += count;
@@ -226,17 +167,20 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
   return status::ok();
 }
 
-model_writer::rows_mark model_writer::mark() const { return rows_mark{impl_ ? impl_->stats : model_file_stats{}}; }
+model_writer::rows_mark model_writer::mark() const {
+  if (!impl_) return rows_mark{};
+  rows_mark m{impl_->stats};
+  m.stats.bytes = impl_->out.bytes();
+  return m;
+}
 
 status model_writer::rewind(const rows_mark& to) {
   if (!impl_) return {errc::invalid_argument, "model_writer: not open"};
   impl& m = *impl_;
   SS_RETURN_IF_ERROR(m.usable(impl::stage::rows_next, "rewind()"));
-  if (to.stats.bytes > m.stats.bytes || to.stats.table_rows.size() != m.stats.table_rows.size())
+  if (to.stats.bytes > m.out.bytes() || to.stats.table_rows.size() != m.stats.table_rows.size())
     return m.fail({errc::invalid_argument, m.prefix() + "rewind() to a mark this writer did not make"});
-  if (std::fflush(m.f) != 0 || ::ftruncate(::fileno(m.f), static_cast<off_t>(to.stats.bytes)) != 0 ||
-      std::fseek(m.f, static_cast<long>(to.stats.bytes), SEEK_SET) != 0)
-    return m.fail({errc::io_error, m.prefix() + "cannot rewind " + m.tmp + ": " + errno_text()});
+  if (auto cut = m.out.truncate_to(to.stats.bytes); !cut.is_ok()) return m.fail(cut);
   m.stats = to.stats;
   return status::ok();
 }
@@ -249,45 +193,25 @@ result<model_file_stats> model_writer::finish() {
   append_le(foot, m.stats.blocks);
   append_le(foot, m.stats.rows);
   for (const auto r : m.stats.table_rows) append_le(foot, r);
-  SS_RETURN_IF_ERROR(m.write_section(tag_foot, 0, foot.size(), foot.data(), foot.size()));
-  if (std::fflush(m.f) != 0) return m.fail({errc::io_error, m.prefix() + "cannot write " + m.tmp + ": " + errno_text()});
-  if (::fsync(::fileno(m.f)) != 0)
-    return m.fail({errc::io_error, m.prefix() + "fsync of " + m.tmp + ": " + errno_text()});
-  const int closed = std::fclose(m.f);
-  m.f = nullptr;
-  if (closed != 0) {
-    std::error_code ec;
-    fs::remove(m.tmp, ec);
-    return m.fail({errc::io_error, m.prefix() + "cannot close " + m.tmp + ": " + errno_text()});
-  }
-  std::error_code ec;
-  fs::rename(m.tmp, m.path, ec);
-  if (ec) {
-    fs::remove(m.tmp, ec);
-    return m.fail({errc::io_error, m.prefix() + "cannot rename " + m.tmp + " into place: " + ec.message()});
-  }
-  // The file's bytes are synced; its name is durable once the directory is.
-  if (auto synced = io::sync_directory(fs::path(m.path).parent_path()); !synced.is_ok())
-    return m.fail({errc::io_error, m.prefix() + synced.message()});
+  SS_RETURN_IF_ERROR(m.out.write_section(tag_foot, 0, foot.size(), foot.data(), foot.size()));
+  if (auto committed = m.out.commit(); !committed.is_ok()) return m.fail(committed);
+  m.stats.bytes = m.out.bytes();
   m.at = impl::stage::finished;
   return m.stats;
 }
 
 void model_writer::abort() {
   if (!impl_) return;
-  if (impl_->at != impl::stage::finished) {
-    impl_->abort();
-    impl_->at = impl::stage::failed;
-    impl_->error = status(errc::cancelled, impl_->prefix() + "writing was aborted");
-  }
+  if (impl_->at != impl::stage::finished && impl_->at != impl::stage::failed)
+    (void)impl_->fail(status(errc::cancelled, impl_->prefix() + "writing was aborted"));
 }
 
 const std::string& model_writer::path() const {
   static const std::string none;
-  return impl_ ? impl_->path : none;
+  return impl_ ? impl_->out.path() : none;
 }
 std::uint64_t model_writer::rows() const { return impl_ ? impl_->stats.rows : 0; }
-std::uint64_t model_writer::bytes() const { return impl_ ? impl_->stats.bytes : 0; }
+std::uint64_t model_writer::bytes() const { return impl_ ? impl_->out.bytes() : 0; }
 
 
 }  // namespace ss::model
