@@ -154,6 +154,13 @@ result<keyed_text> keyed_text::parse(const std::string& text, const std::string&
   return k;
 }
 
+std::vector<std::string> keyed_text::keys() const {
+  std::vector<std::string> out;
+  out.reserve(values_.size());
+  for (const auto& kv : values_) out.push_back(kv.first);
+  return out;
+}
+
 result<value_fields> keyed_text::fields(const std::string& key) const {
   auto it = values_.find(key);
   if (it == values_.end()) return corrupt(what_ + " has no '" + key + "'");

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "ss/core/io/hex.hpp"
 #include "ss/core/status.hpp"
@@ -65,6 +66,8 @@ class keyed_text {
   static result<keyed_text> parse(const std::string& text, const std::string& what);
 
   bool has(const std::string& key) const { return values_.count(key) > 0; }
+  // Every key, sorted (a strict reader refuses the ones it does not know).
+  std::vector<std::string> keys() const;
   // The value's fields; corrupt "<what> has no '<key>'" when the key is missing.
   result<value_fields> fields(const std::string& key) const;
   // A value of exactly one field: a number, or bare hex digits.

@@ -12,7 +12,7 @@
 //   section  := section-head (20 bytes: tag, u32 a, u64 b, u32 CRC32C of those 16)  payload
 //               u32 payload-crc
 //
-//   HEAD (a = 0, b = payload bytes = 40):
+//   HEAD (a = 0, b = payload bytes = 48):
 //       u64 sequence       this publication's
 //       u64 base           the base it builds on
 //       u64 previous       the publication it follows directly
