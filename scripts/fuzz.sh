@@ -18,7 +18,7 @@ root=$(pwd)
 seconds=${1:-60}
 build=${SS_FUZZ_BUILD_DIR:-build-fuzz}
 jobs=${SS_FUZZ_JOBS:-2}
-targets=(${SS_FUZZ_TARGETS:-fuzz_frame fuzz_messages fuzz_row_parser fuzz_config})
+targets=(${SS_FUZZ_TARGETS:-fuzz_frame fuzz_messages fuzz_row_parser fuzz_config fuzz_publish})
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ not found; run scripts/setup.sh --fuzz" >&2
@@ -34,7 +34,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" -j"$jobs" "${targets[@]}"
 
-# -max_len: frames up to 1 MiB; rows and config text up to 64 KiB.
+# -max_len: frames up to 1 MiB; rows, config text, delta files and manifests up to 64 KiB.
 max_len_of() {
   case "$1" in
     fuzz_frame|fuzz_messages) echo $((1 << 20)) ;;

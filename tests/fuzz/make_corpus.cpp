@@ -1,6 +1,7 @@
 // Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/): valid frames of
 // every message kind (the wire tests' samples), their bodies for fuzz_messages, rows of each
-// schema and config texts. Run by hand when a message or an input format changes:
+// schema, config texts, and delta files, manifests and names of a publish directory. Run by hand
+// when a message or an input format changes:
 //
 //   build-fuzz/tests/fuzz/fuzz_make_corpus tests/fuzz/corpus [../shared/data/ctr]
 #include <cstdint>
@@ -8,11 +9,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "../schema/wire_samples.hpp"
 #include "ss/core/job/job_options.hpp"
+#include "ss/core/publish/delta_file.hpp"
+#include "ss/core/publish/publication.hpp"
 #include "ss/wire/codec.hpp"
 
 namespace {
@@ -52,6 +56,66 @@ std::vector<std::uint8_t> message_input(const envelope& e) {
   const auto* first = reinterpret_cast<const std::uint8_t*>(seg + body_ptr + 1);
   out.insert(out.end(), first, first + (segment_words - body_ptr - 1) * 8);
   return out;
+}
+
+// The bytes of a small delta file in `encoding` (rows in two tables, tombstones), written by the
+// real writer through a temporary file; empty when it cannot be written.
+std::string delta_bytes(const fs::path& scratch, ss::publish::row_encoding encoding, bool with_rows) {
+  using namespace ss::publish;
+  const fs::path path = scratch / "seed.ssd";
+  const delta_head head{9, 4, 8, model_shape{3, 4, 6}, encoding};
+  auto w = delta_writer::open(path.string(), head);
+  if (!w.is_ok()) return {};
+  const float dense[6] = {0.5f, -1.0f, 2.0f, 0.0f, 1e-3f, -7.5f};
+  if (!w->write_dense(dense, 6).is_ok()) return {};
+  if (with_rows) {
+    const std::uint64_t ids[3] = {1, 77, 0xffffffffffffffffULL};
+    const float values[12] = {0.1f, -0.2f, 0.3f, -0.4f, 0, 0, 0, 0, 100.0f, -50.0f, 25.0f, 1e-4f};
+    if (!w->add_rows(0, ids, values, 3).is_ok() || !w->add_tombstones(2, ids, 2).is_ok() ||
+        !w->add_rows(2, ids + 1, values + 4, 2).is_ok())
+      return {};
+  }
+  if (!w->finish().is_ok()) return {};
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(path);
+  return bytes;
+}
+
+// Seeds of fuzz_publish: delta files, manifests and file names of a publish directory.
+void publish_seeds(const fs::path& out) {
+  using namespace ss::publish;
+  const fs::path dir = out / "fuzz_publish";
+  fs::create_directories(dir);
+  write(dir, "delta-fp32", 0, delta_bytes(dir, row_encoding::fp32, true));
+  write(dir, "delta-int8", 0, delta_bytes(dir, row_encoding::int8, true));
+  write(dir, "delta-dense-only", 0, delta_bytes(dir, row_encoding::fp32, false));
+  manifest m;
+  m.job_id = "job-1f2e";
+  m.sequence = 42;
+  m.kind = publication_kind::delta;
+  m.base = 40;
+  m.previous = 41;
+  m.examples_trained = 1000000;
+  m.wall_unix_ms = 1700000000000;
+  m.data_file = data_file_name(42, publication_kind::delta);
+  m.data_bytes = 4096;
+  m.data_crc32c = 0x8badf00d;
+  m.shape = {26, 16, 12345};
+  m.config_digest = 0x0123456789abcdefULL;
+  m.rows = 100;
+  m.tombstones = 3;
+  m.encoding = row_encoding::int8;
+  write(dir, "manifest-delta", 1, manifest_text(m));
+  m.kind = publication_kind::base;
+  m.base = 42;
+  m.previous = 0;
+  m.tombstones = 0;
+  m.encoding = row_encoding::fp32;
+  m.data_file = data_file_name(42, publication_kind::base);
+  write(dir, "manifest-base", 1, manifest_text(m));  // refused: the name says delta
+  write(dir, "name-delta", 2, data_file_name(42, publication_kind::delta));
+  write(dir, "name-manifest-tmp", 2, manifest_file_name(7, publication_kind::base) + ".tmp");
 }
 
 }  // namespace
@@ -122,6 +186,7 @@ int main(int argc, char** argv) {
                            "--train=x.tsv,y.tsv\0" "SHADOWSYNC_SHARDS=3\0" "file.tsv\0" "--\0" "--x";
   write(config, "options", 3, std::string(argv_text, sizeof argv_text - 1));
   write(config, "options-help", 3, std::string("--lr\0-h", 7));
+  publish_seeds(out);
   std::printf("corpus written under %s\n", out.c_str());
   return 0;
 }

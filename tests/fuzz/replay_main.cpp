@@ -20,6 +20,7 @@ extern "C" int ss_fuzz_frame(const std::uint8_t*, std::size_t);
 extern "C" int ss_fuzz_messages(const std::uint8_t*, std::size_t);
 extern "C" int ss_fuzz_row_parser(const std::uint8_t*, std::size_t);
 extern "C" int ss_fuzz_config(const std::uint8_t*, std::size_t);
+extern "C" int ss_fuzz_publish(const std::uint8_t*, std::size_t);
 
 namespace {
 
@@ -33,7 +34,8 @@ struct target {
 constexpr target targets[] = {{"fuzz_frame", ss_fuzz_frame},
                               {"fuzz_messages", ss_fuzz_messages},
                               {"fuzz_row_parser", ss_fuzz_row_parser},
-                              {"fuzz_config", ss_fuzz_config}};
+                              {"fuzz_config", ss_fuzz_config},
+                              {"fuzz_publish", ss_fuzz_publish}};
 
 bool replay(entry_point run, const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -1,4 +1,5 @@
 // Reads and verifies a delta file section by section (format: ss/core/publish/delta_file.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -10,6 +11,7 @@
 #include "ss/core/io/section_file.hpp"
 #include "ss/core/publish/delta_file.hpp"
 #include "ss/core/sync/quantize.hpp"
+#include "ss/core/train/dense_model.hpp"
 
 namespace ss::publish {
 namespace {
@@ -70,6 +72,10 @@ struct delta_reader::impl {
       return corrupt("the head gives sequence " + std::to_string(head.sequence) + " on base " +
                      std::to_string(head.base) + " after " + std::to_string(head.previous) +
                      " (base <= previous < sequence expected)");
+    // The footer alone takes 16 bytes a table: a file that cannot hold it is cut short (and a
+    // damaged table count allocates nothing).
+    if (in.left() < 20 + 32 + 16 * std::uint64_t{s.tables} + 4)
+      return truncated("the footer of " + std::to_string(s.tables) + " tables cannot fit in what follows the head");
     totals.table_rows.assign(s.tables, 0);
     totals.table_tombstones.assign(s.tables, 0);
     return status::ok();
@@ -89,7 +95,13 @@ struct delta_reader::impl {
                      std::to_string(head.shape.dense_params));
     if (h->b > in.left() / 4) return truncated("in the dense part");
     SS_RETURN_IF_ERROR(in.read_payload(h->b * 4, "the dense part", h->offset));
-    if (out != nullptr) io::decode_floats_le(in.payload(), static_cast<std::size_t>(h->b), out);
+    // What a writer refuses to write is refused here too: a model never scores with NaN.
+    values.resize(static_cast<std::size_t>(h->b));
+    io::decode_floats_le(in.payload(), values.size(), values.data());
+    if (const std::size_t bad = train::non_finite_count(values.data(), values.size()); bad > 0)
+      return corrupt(std::to_string(bad) + " of " + std::to_string(values.size()) +
+                     " dense parameters are NaN or infinite");
+    if (out != nullptr) std::copy(values.begin(), values.end(), out);
     at = stage::blocks_next;
     return status::ok();
   }
@@ -139,6 +151,9 @@ struct delta_reader::impl {
       float* v = values.data() + i * dim;
       if (!int8) {
         io::decode_floats_le(p + 8, dim, v);
+        if (train::non_finite_count(v, dim) > 0)
+          return corrupt(name + ": row " + std::to_string(ids[i]) + " of table " + std::to_string(table) +
+                         " has NaN or infinite values");
         continue;
       }
       float scale = 0;

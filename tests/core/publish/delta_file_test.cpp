@@ -364,7 +364,7 @@ TEST_CASE("delta file: a cut at any offset is reported as truncation", "[publish
   // Cut at each section boundary: the message says what the file ends after.
   const auto layout = sections_of(bytes);
   REQUIRE(layout.size() == 7);  // HEAD DENS ROWS TOMB ROWS TOMB FOOT
-  const std::vector<std::string> after = {"in the dense part", "the file ends after the dense part",
+  const std::vector<std::string> after = {"the footer of 4 tables cannot fit", "the file ends after the dense part",
                                           "the file ends after row block 1 (table 0)",
                                           "the file ends after tombstone block 1 (table 1)",
                                           "the file ends after row block 2 (table 2)",
@@ -460,6 +460,27 @@ TEST_CASE("delta file: other files, newer versions and values no writer writes a
   back = read_back(bad);
   REQUIRE_FALSE(back.is_ok());
   CHECK(contains(back.error().message(), "has the scale nan"));
+
+  // fp32: a NaN in a row or in the dense part (a writer refuses both).
+  const std::string fp32_path = dir.str("v32.ssd");
+  write_sample(fp32_path, row_encoding::fp32, 3);
+  const std::string fp32_bytes = read_file(fp32_path);
+  const auto fp32_layout = sections_of(fp32_bytes);
+  std::string nan_row = fp32_bytes;
+  io::put_le(reinterpret_cast<unsigned char*>(&nan_row[fp32_layout[2].payload + 8 + 4]), nan_bits);
+  reseal(nan_row, fp32_layout[2]);
+  write_file(bad, nan_row);
+  back = read_back(bad);
+  REQUIRE_FALSE(back.is_ok());
+  CHECK(contains(back.error().message(), "row block 1 (table 0): row "));
+  CHECK(contains(back.error().message(), "has NaN or infinite values"));
+  std::string nan_dense = fp32_bytes;
+  io::put_le(reinterpret_cast<unsigned char*>(&nan_dense[fp32_layout[1].payload + 4 * 5]), nan_bits);
+  reseal(nan_dense, fp32_layout[1]);
+  write_file(bad, nan_dense);
+  back = read_back(bad);
+  REQUIRE_FALSE(back.is_ok());
+  CHECK(contains(back.error().message(), "1 of 37 dense parameters are NaN or infinite"));
 
   // A footer whose counts disagree with the blocks (sealed again).
   const section_at& foot = layout.back();
