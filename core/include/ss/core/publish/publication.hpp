@@ -16,6 +16,19 @@
 // kind, the base it builds on and the publication it follows), the data file's name, size and
 // CRC32C, and the model's shape and config digest, so that a reader refuses a publication of
 // another job or another model.
+//
+// Publishing, step by step (a publisher's loop):
+//   1. at start: next = next_sequence(dir, job_id) (after a restart: one past the highest
+//      manifest; next.newest is what a next delta would follow, if the rows it has are complete);
+//   2. a delta: delta_writer::open(dir / data_file_name(seq, delta), {seq, base, previous, shape,
+//      encoding}), write_dense, add_rows / add_tombstones, finish() -> stats (bytes, crc32c, rows,
+//      tombstones); a base: model::model_writer to dir / data_file_name(seq, base), then
+//      digest_file() for its bytes and CRC;
+//   3. write_manifest(dir, m) with those and job_id, sequence, kind, base, previous,
+//      examples_trained, wall_unix_ms, shape, config_digest (model_config_digest(job)): from here
+//      the publication exists;
+//   4. prune(dir, retain) now and then.
+// A crash anywhere before 3 leaves debris that the next publish of the same sequence replaces.
 #pragma once
 
 #include <cstddef>
