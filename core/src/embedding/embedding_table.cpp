@@ -511,6 +511,25 @@ std::size_t embedding_table::take_dirty(std::size_t stripe_index, std::vector<st
   return taken;
 }
 
+std::size_t embedding_table::take_published(std::size_t stripe_index, std::vector<std::uint64_t>& ids) {
+  stripe& s = stripes_[stripe_index];
+  std::size_t taken = 0;
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (std::size_t i = 0; i < s.index.size(); ++i) {
+    if (!s.dirty.unmark_for_publisher(i)) continue;
+    ids.push_back(s.index.key(i));
+    ++taken;
+  }
+  return taken;
+}
+
+void embedding_table::clear_published() {
+  for (auto& s : stripes_) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (std::size_t i = 0; i < s.index.size(); ++i) s.dirty.unmark_for_publisher(i);
+  }
+}
+
 std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
                                          std::vector<float>& rows) const {
   // position = stripe << 40 | log2(the stripe's index size) << 32 | slot. Rows are never removed,

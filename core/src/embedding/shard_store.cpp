@@ -357,6 +357,10 @@ const embedding_table* shard_store::existing_table(std::uint32_t t) const {
   return t < options_.max_tables ? fast_[t].load(std::memory_order_acquire) : nullptr;
 }
 
+embedding_table* shard_store::existing_table(std::uint32_t t) {
+  return t < options_.max_tables ? fast_[t].load(std::memory_order_acquire) : nullptr;
+}
+
 status shard_store::take_dirty(const dirty_sink& fn, const erase_sink& erase) {
   std::vector<std::uint64_t> ids, erased;
   std::vector<float> rows;

@@ -5,6 +5,7 @@ target_sources(ss_math PRIVATE
   src/embedding/embedding_table.cpp
   src/embedding/local_embeddings.cpp
   src/embedding/memory_rows.cpp
+  src/embedding/publish_staging.cpp
   src/embedding/push_ledger.cpp
   src/embedding/row_index.cpp
   src/embedding/row_ttl.cpp

@@ -36,3 +36,22 @@ TEST_CASE("dirty marks: follow the index when rows shift and when it grows", "[c
   CHECK(d.marked(0));
   for (const std::size_t i : {1, 2, 3, 4, 5, 7}) CHECK_FALSE(d.marked(i));
 }
+
+TEST_CASE("dirty marks: the publisher's mark is set with storage's and cleared on its own", "[core][embedding]") {
+  dirty_marks d;
+  d.assign(8);
+  d.mark(2);
+  CHECK(d.marked_for_publisher(2));
+  CHECK(d.unmark(2));  // storage took it: the publisher has not
+  CHECK_FALSE(d.marked(2));
+  CHECK(d.marked_for_publisher(2));
+  CHECK(d.unmark_for_publisher(2));
+  CHECK_FALSE(d.unmark_for_publisher(2));
+  CHECK(d.mark(2));  // changed again: marked for both, one more dirty row
+  CHECK_FALSE(d.mark(2));
+  CHECK(d.unmark_for_publisher(2));
+  CHECK(d.marked(2));  // the publisher's take leaves storage's mark
+  d.move(2, 5);
+  CHECK(d.marked(5));
+  CHECK_FALSE(d.marked_for_publisher(5));
+}

@@ -1,8 +1,9 @@
-// Dirty tracking: which rows of a stripe changed (or were made) since storage last took them. A
-// byte per index slot, moved with the rows (slot_column). A mark set under the stripe's lock and
-// cleared by the take under the same lock is what makes an update and a flush exclusive: a stored
-// row never misses an update whose call returned. The table adds up the marks it sets and clears
-// (embedding_table::dirty_rows); nothing here locks or counts across stripes.
+// Dirty tracking: which rows of a stripe changed (or were made) since storage last took them, and
+// since the publisher last took them (delta publishing), one bit each in a byte per index slot,
+// moved with the rows (slot_column). A mark set under the stripe's lock and cleared by the take
+// under the same lock is what makes an update and a flush (or a publish) exclusive: a stored or
+// published row never misses an update whose call returned. The table adds up the storage marks
+// it sets and clears (embedding_table::dirty_rows); nothing here locks or counts across stripes.
 #pragma once
 
 #include <cstddef>
@@ -17,17 +18,28 @@ class dirty_marks {
  public:
   void assign(std::size_t slots) { marks_.assign(slots); }
 
-  bool marked(std::size_t i) const { return marks_[i] != 0; }
-  // Marks slot i's row changed; true when it was not marked yet (one more dirty row).
+  // Changed since storage took it.
+  bool marked(std::size_t i) const { return (marks_[i] & for_storage) != 0; }
+  // Marks slot i's row changed, for storage and for the publisher; true when storage's mark was
+  // not set yet (one more dirty row).
   bool mark(std::size_t i) {
-    if (marks_[i] != 0) return false;
-    marks_[i] = 1;
+    const bool was = marked(i);
+    marks_[i] = for_storage | for_publisher;
+    return !was;
+  }
+  // Clears slot i's storage mark (storage took the row); true when it was set (one dirty row fewer).
+  bool unmark(std::size_t i) {
+    if (!marked(i)) return false;
+    marks_[i] = static_cast<std::uint8_t>(marks_[i] & ~for_storage);
     return true;
   }
-  // Clears slot i's mark (storage took the row); true when it was marked (one dirty row fewer).
-  bool unmark(std::size_t i) {
-    if (marks_[i] == 0) return false;
-    marks_[i] = 0;
+
+  // Changed since the publisher took it.
+  bool marked_for_publisher(std::size_t i) const { return (marks_[i] & for_publisher) != 0; }
+  // Clears slot i's publisher mark; true when it was set.
+  bool unmark_for_publisher(std::size_t i) {
+    if (!marked_for_publisher(i)) return false;
+    marks_[i] = static_cast<std::uint8_t>(marks_[i] & ~for_publisher);
     return true;
   }
 
@@ -37,6 +49,7 @@ class dirty_marks {
   void follow(const std::vector<std::uint32_t>& moved_to) { marks_.follow(moved_to); }
 
  private:
+  static constexpr std::uint8_t for_storage = 1, for_publisher = 2;
   slot_column<std::uint8_t> marks_;
 };
 

@@ -158,6 +158,14 @@ class embedding_table {
   // copy of one of them read back counts as absent.
   std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows,
                          std::uint32_t flush = 0, std::vector<std::uint64_t>* erased = nullptr);
+  // Delta publishing: the rows created or changed since the publisher last took them, for stripe
+  // `stripe`: appends their ids to `ids`, clearing their publisher marks; returns how many. The
+  // publisher reads their values when it writes them (find), so a row changed meanwhile goes out
+  // as it stands then, and again in the next take. Every row is marked until the first take or
+  // clear_published(). Tables with a budget are not published: a row could leave RAM marked.
+  std::size_t take_published(std::size_t stripe, std::vector<std::uint64_t>& ids);
+  // Clears every publisher mark: a full copy (a published base) starts now.
+  void clear_published();
   // With a budget: the next rows of stripe `stripe` that eviction would take, made ready to go.
   // Runs the CLOCK hand as eviction does (a row touched since it last passed gets a second
   // chance) until `want` rows were found that are not being used: a changed one is taken for

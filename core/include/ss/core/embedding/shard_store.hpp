@@ -146,6 +146,7 @@ class shard_store {
   embedding_table* table(std::uint32_t t);
   // The table if it exists, else nullptr.
   const embedding_table* existing_table(std::uint32_t t) const;
+  embedding_table* existing_table(std::uint32_t t);
   shard_store_stats stats() const;
 
   // Persistence. Lookups that create rows and pushes mark the rows dirty; take_dirty hands them over (values and
@@ -176,6 +177,9 @@ class shard_store {
   // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not
   // all the rows; restore leaves them in storage, export reads them from there.
   bool tiered() const { return tiered_; }
+  // Whether its rows can be published as deltas (publish_staging): only while every row stays in
+  // RAM (no memory budget, no row limit or TTL), so that no row leaves with its publisher mark.
+  bool publishable() const { return budget_ == nullptr; }
 
  private:
   status check_tables(const std::uint32_t* tables, std::size_t n) const;
