@@ -59,6 +59,35 @@ struct DumpRequest {
   # At most this many rows in the reply.
 }
 
+struct PublishRowsRequest {
+# Coordinator -> shard: the rows of publication `sequence` (delta publishing), a page at a time.
+
+  sequence @0 :UInt64;
+  # The publication being written.
+  lastWritten @1 :UInt64;
+  # The last publication the publisher has in place (0: none): rows staged for a later one that
+  # was never written are staged again.
+  base @2 :Bool;
+  # A base starts: clear every row's publisher mark; no rows in the reply.
+  position @3 :UInt64;
+  # Where the page starts among the staged rows (0 first: stages them).
+  maxRows @4 :UInt32;
+}
+
+struct PublishRowsReply {
+# Shard -> coordinator: a page of the rows changed since the last publication (values only).
+
+  needsBase @0 :Bool;
+  # This shard process saw no base since it started: publish a base first.
+  tables @1 :List(UInt32);
+  ids @2 :List(UInt64);
+  values @3 :List(Float32);
+  # ids.size() x dim.
+  nextPosition @4 :UInt64;
+  staged @5 :UInt64;
+  # Rows staged for the publication in all; the page is the last when nextPosition reaches it.
+}
+
 struct DumpReply {
 # Shard -> coordinator: a page of rows (values only, no optimizer state).
 

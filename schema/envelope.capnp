@@ -99,5 +99,9 @@ struct Envelope {
     # Trainer -> shard.
     warmReply @35 :Embedding.WarmReply;
     # Shard -> trainer.
+    publishRowsRequest @36 :Control.PublishRowsRequest;
+    # Coordinator -> shard.
+    publishRowsReply @37 :Control.PublishRowsReply;
+    # Shard -> coordinator.
   }
 }

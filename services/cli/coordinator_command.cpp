@@ -26,6 +26,11 @@ actors::coordinator_options to_coordinator_options(const coordinator_flags& c) {
   co.export_path = c.export_path;
   co.export_dir = export_dir_or_cwd(c.export_dir);
   if (!c.snapshot_dir.empty()) co.protected_dirs.push_back(c.snapshot_dir);
+  co.publish_dir = c.publish_dir;
+  co.publish_interval = c.publish_interval;
+  co.publish_base_every = c.publish_base_every;
+  co.publish_retain = c.publish_retain;
+  co.publish_rows = c.publish_rows;
   return co;
 }
 
@@ -59,6 +64,22 @@ void coordinator_role::add_flags(config::option_set& opts, flag_groups groups) {
   if (groups.settings) {
     opts.add("export", &c.export_path,
              "Write the final model here when the job ends (a model file for `shadowsync predict`).");
+    opts.add("publish-dir", &c.publish_dir,
+             "Publish the model here while the job trains, for `shadowsync serve`: every --publish-interval "
+             "seconds the rows changed since the last publication and the dense parameters (a delta), a full "
+             "model (a base) first and every --publish-base-every deltas, and the final model at the end. "
+             "Empty: no publishing.");
+    opts.add("publish-interval", &c.publish_interval, "Seconds between two publications.").range(0.05, 86400.0);
+    opts.add("publish-base-every", &c.publish_base_every,
+             "Deltas between two bases (also a base once the rows of the deltas since the last add up to more bytes than its rows).")
+        .range(1, 1000000);
+    opts.add("publish-retain", &c.publish_retain,
+             "Publications kept in --publish-dir (never the newest base nor what follows it).")
+        .range(1, 1000000);
+    opts.add("publish-rows", &c.publish_rows,
+             "How deltas store rows: fp32, or int8 (one scale per row, a quarter of the bytes, error at most "
+             "1/254 of a row's largest value).")
+        .choices({"fp32", "int8"});
   }
   if (groups.placement) {
     opts.add("export-dir", &c.export_dir,
@@ -84,6 +105,14 @@ status coordinator_role::check() {
   SS_RETURN_IF_ERROR(preflight(c.job, c.export_path));
   if (!c.export_dir.empty()) SS_RETURN_IF_ERROR(job::check_writable_directory(c.export_dir, "--export-dir"));
   if (!c.snapshot_dir.empty()) SS_RETURN_IF_ERROR(make_directory(c.snapshot_dir, "--snapshot-dir"));
+  if (!c.publish_dir.empty()) {
+    // Rows that leave RAM for good would need tombstones in the deltas, which shards do not
+    // track yet (docs/online.md).
+    if (c.job.row_ttl != "0" || c.job.model.max_rows_per_table > 0)
+      return {errc::invalid_argument, "--publish-dir cannot be combined with --row-ttl or --max-rows-per-table yet: "
+                                      "rows deleted from a table are not published"};
+    SS_RETURN_IF_ERROR(make_directory(c.publish_dir, "--publish-dir"));
+  }
   return status::ok();
 }
 

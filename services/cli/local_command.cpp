@@ -87,6 +87,7 @@ status check_local(local_flags& l) {
   coordinator_flags& c = l.roles.coordinator.flags();
   // A child process may run elsewhere than here; the in-process coordinator too, in effect.
   if (!c.export_path.empty()) c.export_path = std::filesystem::absolute(c.export_path).string();
+  if (!c.publish_dir.empty()) c.publish_dir = std::filesystem::absolute(c.publish_dir).string();
   SS_RETURN_IF_ERROR(l.roles.coordinator.check());
   if (!l.state_dir.empty()) SS_RETURN_IF_ERROR(make_directory(l.state_dir, "--state-dir"));
   return status::ok();

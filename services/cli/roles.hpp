@@ -22,6 +22,12 @@ struct coordinator_flags {
   std::string export_path;
   std::string export_dir;  // where `shadowsync export` may write; "" = the working directory
   double ops_linger = 0;   // seconds the dashboard stays up after the end
+  // Delta publishing for serving (docs/online.md).
+  std::string publish_dir;
+  double publish_interval = 1;
+  int publish_base_every = 100;
+  int publish_retain = 50;
+  std::string publish_rows = "fp32";
 };
 
 class coordinator_role final : public service_role {

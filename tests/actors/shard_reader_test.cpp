@@ -411,3 +411,58 @@ TEST_CASE("shard: a row TTL's examples clock goes on from the stored one after a
   CHECK_THAT(*replaced, Catch::Contains("checkpoint 1"));
   CHECK(restarted->clock() == 123456);
 }
+
+TEST_CASE("shard: publishes the rows changed since the last publication, a base first", "[actors]") {
+  actor_fixture f;
+  embedding::shard_store_options so;
+  so.dim = 2;
+  so.optimizer.learning_rate = 1.0f;
+  auto store = std::make_shared<embedding::shard_store>(so);
+  node gw(f, "shard-0");
+  auto counters = std::make_shared<shard_counters>();
+  auto shard = spawn_shard(f.sys, gw.gateway, store, shard_options{}, counters).pool;
+  f.settle();
+  auto page = [&](std::uint64_t sequence, std::uint64_t last_written, bool base, std::uint64_t position,
+                  std::uint32_t max_rows) {
+    auto got = ask(f, shard, wire::publish_rows_request{sequence, last_written, base, position, max_rows});
+    REQUIRE(got.has_value());
+    REQUIRE(std::holds_alternative<wire::publish_rows_reply>(*got));
+    return std::get<wire::publish_rows_reply>(*got);
+  };
+  REQUIRE(std::holds_alternative<wire::push_reply>(*ask(f, shard, wire::push_request{{0, 1}, {5, 6}, {1, 1, 1, 1}})));
+  // A shard process that saw no base cannot say what changed.
+  CHECK(page(1, 0, false, 0, 10).needs_base);
+  CHECK_FALSE(page(1, 0, true, 0, 0).needs_base);
+  CHECK(page(2, 1, false, 0, 10).staged == 0);
+  REQUIRE(std::holds_alternative<wire::push_reply>(*ask(f, shard, wire::push_request{{1, 0, 0}, {6, 7, 9}, {2, 2, 2, 2, 2, 2}})));
+  // Two pages of two and one row, sorted by table then id, with their values as they stand.
+  auto first = page(3, 2, false, 0, 2);
+  CHECK(first.staged == 3);
+  CHECK(first.tables == std::vector<std::uint32_t>{0, 0});
+  CHECK(first.ids == std::vector<std::uint64_t>{7, 9});
+  auto second = page(3, 2, false, first.next_position, 2);
+  CHECK(second.tables == std::vector<std::uint32_t>{1});
+  CHECK(second.ids == std::vector<std::uint64_t>{6});
+  CHECK(second.next_position == 3);
+  auto now = std::get<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{false, {1}, {6}})).values;
+  CHECK(second.values == now);
+  CHECK(counters->rows_published.load() == 3);
+  // A page of a publication that is not the one staged is refused.
+  auto stale = ask(f, shard, wire::publish_rows_request{9, 3, false, 1, 10});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*stale));
+}
+
+TEST_CASE("shard: a shard whose rows may leave RAM refuses to publish, saying why", "[actors]") {
+  actor_fixture f;
+  embedding::shard_store_options so;
+  so.dim = 2;
+  so.max_rows_per_table = 100;
+  auto store = std::make_shared<embedding::shard_store>(so);
+  node gw(f, "shard-0");
+  auto shard = spawn_shard(f.sys, gw.gateway, store, shard_options{}, std::make_shared<shard_counters>()).pool;
+  f.settle();
+  auto got = ask(f, shard, wire::publish_rows_request{1, 0, true, 0, 0});
+  REQUIRE(std::holds_alternative<wire::error_reply>(*got));
+  CHECK(std::get<wire::error_reply>(*got).code == errc::invalid_argument);
+  CHECK(std::get<wire::error_reply>(*got).message.find("cannot be published") != std::string::npos);
+}

@@ -64,8 +64,11 @@ bool authorized(gateway_self self, const peer_address& from, const envelope_ptr&
   const status verdict = authorize(st.options.authority, from.sender, env->message);
   if (verdict.is_ok()) {
     st.counters->control_served.fetch_add(1, std::memory_order_relaxed);
-    // An export asks for every page of rows: those go to the debug log, the rest to info.
-    const auto level = std::holds_alternative<wire::dump_request>(env->message) ? spdlog::level::debug : spdlog::level::info;
+    // An export asks for every page of rows, a publisher every interval: those go to the debug
+    // log, the rest to info.
+    const bool routine = std::holds_alternative<wire::dump_request>(env->message) ||
+                         std::holds_alternative<wire::publish_rows_request>(env->message);
+    const auto level = routine ? spdlog::level::debug : spdlog::level::info;
     spdlog::log(level, "{}: serving {} from {}", st.options.name, wire::message_name(env->message), from.sender.describe());
     return true;
   }

@@ -191,6 +191,12 @@ void finish(coordinator_actor* self, const metrics::summary* test, std::uint64_t
     const totals so_far = sum_up(st);
     return start_export(self, st.central, click_rate_of(so_far), so_far.examples);
   }
+  if (publish_final(self, sum_up(st))) {
+    // The last publication of the final model; the result waits for it.
+    if (test != nullptr) st.final_test = *test;
+    st.final_test_bad_rows = test_bad_rows;
+    return;
+  }
   job::job_report r = build_report(self, test, test_bad_rows);
   if (r.ok) set_state(self, wire::job_state::done);
   if (r.ok && st.options.snapshots) {
@@ -470,6 +476,7 @@ void start(coordinator_actor* self, coordinator_options options, gateway_actor g
   st.job_id = st.options.job_id;
   if (st.options.resume) adopt_snapshot(self, *st.options.resume);
   change_view(self);
+  if (!st.options.finished_result && !start_publishing(self)) return;
   if (st.options.finished_result) {
     // This job finished before (a restarted coordinator): report the stored result.
     spdlog::info("{}: the job finished before; reporting its stored result", st.options.name);
@@ -499,6 +506,7 @@ void start(coordinator_actor* self, coordinator_options options, gateway_actor g
       [self](scored_atom, const metrics::summary& m, std::uint64_t bad_rows) { on_scored(self, m, bad_rows); },
       [self](unscored_atom, const std::string& error) { fail_job(self, error); },
       [self](exported_atom, const body_ptr& b) { on_final_exported(self, b); },
+      [self](published_atom, const publication_outcome_ptr& out) { on_published(self, *out); },
       // Members still to see the job's end, before the coordinator goes: the registered ones, and
       // those dropped for silence (cut off, they come back to learn it).
       [self](members_atom) -> std::uint64_t { return self->state.members.size() + self->state.dropped.size(); },
@@ -525,6 +533,7 @@ void tick(coordinator_actor* self) {
       set_state(self, wire::job_state::running);
   }
   if (st.state == wire::job_state::running) epochs_tick(self, t);
+  publish_tick(self, t);
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
   if (st.state == wire::job_state::draining && t.committed == 0 && t.sent == 0 && t.examples == 0 &&
       st.options.job.simulate_step_ms <= 0)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ss/actors/coordinator.hpp"
+#include "ss/actors/publisher.hpp"
 #include "ss/actors/messages.hpp"
 #include "ss/core/job/job_report.hpp"
 #include "ss/core/job/snapshot.hpp"
@@ -37,6 +38,10 @@ struct coordinator_counters : metrics::counter_set {
   counter snapshots_failed{*this, "snapshots_failed", "Cluster snapshots that failed."};
   counter claims_refused{*this, "registrations_refused",
                          "Registrations refused because a live process held the name or index they claimed."};
+  counter publications{*this, "publications", "Publications written to --publish-dir (bases and deltas)."};
+  counter publications_failed{*this, "publications_failed", "Publications that failed (tried again at the next interval)."};
+  counter published_rows{*this, "published_rows", "Embedding rows written to publications."};
+  counter published_bytes{*this, "published_bytes", "Bytes of the publications written."};
 };
 
 struct member_info {
@@ -191,6 +196,16 @@ struct coordinator_state {
   std::vector<job::evaluation> evaluations;
   std::uint64_t next_evaluation_at = 0;
   std::uint64_t evaluation_examples = 0;
+  // Delta publishing (options.publish_dir): the publisher, whether it works on a publication,
+  // when the last was asked for, the newest written, and the job's last publication: 0 not
+  // asked, 1 being written (the result waits), 2 done or given up.
+  publisher_actor publisher;
+  bool publishing = false;
+  std::optional<clock_type::time_point> last_publish_at;
+  std::uint64_t examples_at_last_publish = 0;  // trainings reported when it was asked for
+  std::optional<publication_outcome> last_publication;
+  std::string publish_error;  // why the newest publication failed, "" once one is written
+  int final_publish_stage = 0;
   // The status's history (options.history): when it was last recorded, and whether the job's
   // final state has been (after that, nothing changes).
   std::optional<clock_type::time_point> last_history;
@@ -242,6 +257,17 @@ void tick(coordinator_actor* self);
 // The coordinator's status at `now`: what `shadowsync status` shows, /metrics exports and the
 // history keeps.
 std::string status_json(const coordinator_state& st, clock_type::time_point now);
+
+// ---- publishing.cpp ----
+
+// Starts the publisher (options.publish_dir); false (the job failed) when it cannot.
+bool start_publishing(coordinator_actor* self);
+// Periodic while the job trains: asks for a publication every --publish-interval.
+void publish_tick(coordinator_actor* self, const totals& t);
+// The job's end: its last publication, of the final model (st.central). False when there is none
+// to wait for (no publishing, or it is done).
+bool publish_final(coordinator_actor* self, const totals& t);
+void on_published(coordinator_actor* self, const publication_outcome& outcome);
 
 // ---- history.cpp ----
 

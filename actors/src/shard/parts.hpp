@@ -14,6 +14,7 @@
 
 #include "ss/actors/messages.hpp"
 #include "ss/actors/shard.hpp"
+#include "ss/core/embedding/publish_staging.hpp"
 #include "ss/core/embedding/push_ledger.hpp"
 #include "ss/core/job/membership_fence.hpp"
 
@@ -44,7 +45,8 @@ struct shard_worker_state {
 };
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
-                                        std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard);
+                                        std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
+                                        std::shared_ptr<embedding::publish_staging> publishing);
 // With a memory budget: serves the trainers' prefetch hints.
 struct prefetcher_state {
   static inline const char* name = "shard-prefetcher";

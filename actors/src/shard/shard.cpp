@@ -19,10 +19,11 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
                          std::shared_ptr<embedding::shard_store> store, const shard_options& options,
                          std::shared_ptr<shard_counters> counters) {
   auto guard = std::make_shared<push_guard>();
+  auto publishing = std::make_shared<embedding::publish_staging>();
   // CAF 0.17's actor_pool is untyped: it takes its workers as caf::actor and forwards each message
   // to one of them. Both casts are needed for that, and safe: every worker is a shard_actor.
-  auto factory = [&sys, store, options, counters, guard] {
-    return caf::actor_cast<caf::actor>(sys.spawn(shard_worker, store, options, counters, guard));
+  auto factory = [&sys, store, options, counters, guard, publishing] {
+    return caf::actor_cast<caf::actor>(sys.spawn(shard_worker, store, options, counters, guard, publishing));
   };
   shard_actors out;
   out.pool = caf::actor_cast<shard_actor>(caf::actor_pool::make(sys.dummy_execution_unit(),
@@ -33,7 +34,8 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
   // there, after a flush.
   const bool stored_dump = store->tiered() && options.storage;
   for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
-                           kind_of<wire::dump_request>(), kind_of<wire::status_request>()})
+                           kind_of<wire::dump_request>(), kind_of<wire::status_request>(),
+                           kind_of<wire::publish_rows_request>()})
     if (!(stored_dump && kind == kind_of<wire::dump_request>())) caf::anon_send(gateway, route_atom::value, kind, pool_server);
   if (stored_dump) {
     // Hints read storage: a thread of their own (detached), so that a burst of them never holds

@@ -133,17 +133,63 @@ body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire
   return make_body(std::move(reply));
 }
 
+// A page of the rows of publication req.sequence (delta publishing): the first page stages them
+// (publish_staging), each page reads their values as they stand now. A base only clears the marks.
+body_ptr serve_publish_rows(embedding::shard_store& store, const shard_options& o, shard_counters& c,
+                            embedding::publish_staging& staging, const wire::publish_rows_request& req) {
+  if (!store.publishable())
+    return refuse(c, status(errc::invalid_argument,
+                            o.name + ": rows cannot be published from a shard with a memory budget, a row limit or a "
+                                     "row TTL (rows leave RAM); publish without them"));
+  wire::publish_rows_reply reply;
+  if (req.base) {
+    if (req.position == 0) staging.start_base(store, req.sequence);
+    c.publications_started.fetch_add(1, std::memory_order_relaxed);
+    return make_body(std::move(reply));
+  }
+  if (req.position == 0) {
+    auto staged = staging.stage(store, req.sequence, req.last_written);
+    if (!staged.is_ok()) return refuse(c, status(staged.error().code(), o.name + ": " + staged.error().message()));
+    if (*staged == embedding::publish_staging::stage_result::needs_base) {
+      reply.needs_base = true;
+      return make_body(std::move(reply));
+    }
+    c.publications_started.fetch_add(1, std::memory_order_relaxed);
+  } else if (staging.sequence() != req.sequence) {
+    return refuse(c, status(errc::internal, o.name + ": publication " + std::to_string(req.sequence) +
+                                                           " is not the one staged here (" +
+                                                           std::to_string(staging.sequence()) + ")"));
+  }
+  const std::size_t dim = store.options().dim;
+  const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
+  reply.next_position = staging.page(req.position, max_rows, reply.tables, reply.ids);
+  reply.staged = staging.staged();
+  reply.values.resize(reply.ids.size() * dim);
+  for (std::size_t i = 0; i < reply.ids.size(); ++i) {
+    // Rows never leave RAM here (publishable()): a staged row exists, its memory stays put.
+    const embedding::embedding_table* tab = store.existing_table(reply.tables[i]);
+    const float* row = tab != nullptr ? tab->find(reply.ids[i]) : nullptr;
+    if (row == nullptr)
+      return refuse(c, status(errc::internal, o.name + ": staged row " + std::to_string(reply.ids[i]) + " of table " +
+                                                  std::to_string(reply.tables[i]) + " is gone"));
+    std::copy(row, row + dim, reply.values.begin() + static_cast<std::ptrdiff_t>(i * dim));
+  }
+  c.rows_published.fetch_add(reply.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(reply));
+}
+
 }  // namespace
 
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
-                                        std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard) {
+                                        std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
+                                        std::shared_ptr<embedding::publish_staging> publishing) {
   (void)self;
   return {
       // The trainers of the view: whose pushes are fenced (any worker of the pool takes it).
       [guard](view_atom, const wire::cluster_view& view) { guard->follow(view); },
       [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
-      [store, options, counters, guard](serve_atom, const envelope_ptr& env) -> body_ptr {
+      [store, options, counters, guard, publishing](serve_atom, const envelope_ptr& env) -> body_ptr {
         const auto start = std::chrono::steady_clock::now();
         body_ptr out;
         if (const auto* req = std::get_if<wire::lookup_request>(&env->message)) {
@@ -154,6 +200,8 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
           out = serve_dump(*store, *counters, *dump);
         } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
           out = serve_warm(*store, options, *counters, *warm);
+        } else if (const auto* publish = std::get_if<wire::publish_rows_request>(&env->message)) {
+          out = serve_publish_rows(*store, options, *counters, *publishing, *publish);
         } else if (std::holds_alternative<wire::status_request>(env->message)) {
           out = serve_status(*store, options, *counters);
         } else {

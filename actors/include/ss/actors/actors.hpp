@@ -24,10 +24,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ss/actors/messages.hpp"
+
+namespace ss::actors {
+
+// What the coordinator asks the publisher to publish, and what came of it (publisher.hpp).
+struct publication_request;
+struct publication_outcome;
+using publication_request_ptr = std::shared_ptr<const publication_request>;
+using publication_outcome_ptr = std::shared_ptr<const publication_outcome>;
+
+}  // namespace ss::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ss::actors::publication_request_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ss::actors::publication_outcome_ptr)
 
 namespace ss::actors {
 
@@ -107,13 +121,25 @@ using exporter_actor = caf::typed_actor<
     caf::reacts_to<tick_atom, std::uint64_t>,  // (self) retry n: where is the shard now?
     caf::reacts_to<view_atom>>;                // (self) watch the view for the shard being dumped
 
+// --- Publisher (publisher.hpp) ------------------------------------------------------------------
+
+using publish_atom = caf::atom_constant<caf::atom("publish")>;      // publish this now
+using published_atom = caf::atom_constant<caf::atom("published")>;  // a publication's outcome
+
+// Whoever asks for publications: one outcome per request, in order.
+using publisher_listener_actor = caf::typed_actor<caf::reacts_to<published_atom, publication_outcome_ptr>>;
+
+using publisher_actor = exporter_listener_actor::extend<  // a base's model file written (or not)
+    caf::reacts_to<publish_atom, publication_request_ptr>>;  // publish the model as it stands
+
 // --- Coordinator (coordinator.hpp) --------------------------------------------------------------
 
 // serve: register_request, heartbeat, leave, dense_request, dense_report, status_request,
 // stop_request, snapshot_now, export_request. It answers the view to its evaluators and exporters
 // and hears their outcome.
 using coordinator_actor =
-    request_server_actor::extend_with<view_source_actor, evaluator_listener_actor, exporter_listener_actor>::extend<
+    request_server_actor::extend_with<view_source_actor, evaluator_listener_actor, exporter_listener_actor,
+                                      publisher_listener_actor>::extend<
         caf::replies_to<members_atom>::with<std::uint64_t>,  // members still to see the job's end
         caf::reacts_to<tick_atom, caf::timespan>,             // (self) periodic work, again after the timespan
         // (self) send sync server slice k (at the endpoint) the snapshot's state again, attempt n

@@ -53,6 +53,13 @@ struct coordinator_options {
   // absolute ones must lie inside it, never inside `protected_dirs` (the job's state). "" = none.
   std::string export_dir;
   std::vector<std::string> protected_dirs;
+  // Delta publishing for serving (publisher.hpp, docs/online.md): every publish_interval seconds
+  // while the job trains, and once at its end, the model goes to publish_dir; "" = none.
+  std::string publish_dir;
+  double publish_interval = 1;
+  int publish_base_every = 100;
+  int publish_retain = 50;
+  std::string publish_rows = "fp32";  // fp32 or int8 (publish::parse_row_encoding)
   // Member ids start here. A restarted coordinator must not reuse its predecessor's ids, or a
   // member still heartbeating under an old id would be taken for another (the service draws it).
   std::uint64_t first_member_id = 1;

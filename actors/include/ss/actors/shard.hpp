@@ -58,6 +58,8 @@ struct shard_counters : metrics::counter_set {
   counter table_full{*this, "table_full_refusals",
                      "New rows refused because a table is full and nothing could make room."};  // of refused
   counter rows_dumped{*this, "rows_dumped", "Rows sent for model exports."};
+  counter publications_started{*this, "publications_started", "Publications (bases and deltas) this shard began."};
+  counter rows_published{*this, "rows_published", "Changed rows sent for published deltas."};
   counter busy_ns{*this, "busy_seconds", "Seconds the shard's workers were busy.", ns};
   // Persistence.
   counter flushes{*this, "flushes", "Writes of changed rows to storage."};

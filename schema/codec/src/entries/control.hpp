@@ -68,6 +68,41 @@ struct codec<dump_request>
 };
 
 template <>
+struct codec<publish_rows_request>
+    : union_member<Body::PUBLISH_ROWS_REQUEST, &Body::Builder::initPublishRowsRequest,
+                   &Body::Reader::getPublishRowsRequest> {
+  static constexpr const char* name = "publish_rows_request";
+  using fields = field_list<Wire,
+      field<&publish_rows_request::sequence, &Wire::Builder::setSequence, &Wire::Reader::getSequence>,
+      field<&publish_rows_request::last_written, &Wire::Builder::setLastWritten, &Wire::Reader::getLastWritten>,
+      field<&publish_rows_request::base, &Wire::Builder::setBase, &Wire::Reader::getBase>,
+      field<&publish_rows_request::position, &Wire::Builder::setPosition, &Wire::Reader::getPosition>,
+      field<&publish_rows_request::max_rows, &Wire::Builder::setMaxRows, &Wire::Reader::getMaxRows>>;
+};
+
+template <>
+struct codec<publish_rows_reply>
+    : union_member<Body::PUBLISH_ROWS_REPLY, &Body::Builder::initPublishRowsReply, &Body::Reader::getPublishRowsReply> {
+  static constexpr const char* name = "publish_rows_reply";
+  using fields = field_list<Wire,
+      field<&publish_rows_reply::needs_base, &Wire::Builder::setNeedsBase, &Wire::Reader::getNeedsBase>,
+      list<&publish_rows_reply::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
+      list<&publish_rows_reply::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
+      list<&publish_rows_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>,
+      field<&publish_rows_reply::next_position, &Wire::Builder::setNextPosition, &Wire::Reader::getNextPosition>,
+      field<&publish_rows_reply::staged, &Wire::Builder::setStaged, &Wire::Reader::getStaged>>;
+
+  static status check(const publish_rows_reply& m) {
+    if (m.tables.size() != m.ids.size())
+      return parse_error("publish_rows_reply: " + num(m.tables.size()) + " tables for " + num(m.ids.size()) + " ids");
+    if (m.ids.empty() ? !m.values.empty() : m.values.size() % m.ids.size() != 0)
+      return parse_error("publish_rows_reply: " + num(m.values.size()) + " values for " + num(m.ids.size()) +
+                         " ids (not a whole number of rows)");
+    return status::ok();
+  }
+};
+
+template <>
 struct codec<dump_reply>
     : union_member<Body::DUMP_REPLY, &Body::Builder::initDumpReply, &Body::Reader::getDumpReply> {
   static constexpr const char* name = "dump_reply";

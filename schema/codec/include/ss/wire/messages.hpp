@@ -12,6 +12,7 @@
 //   trainer -> sync server  sync_request / sync_reply (one slice of the dense model per server)
 //   client -> coordinator   snapshot_now ; coordinator -> shard: snapshot_request / snapshot_reply
 //   coordinator -> shard    dump_request / dump_reply (the rows of the exported model)
+//   coordinator -> shard    publish_rows_request / publish_rows_reply (a published delta's rows)
 //   coordinator -> sync     sync_restore (a resumed job's sync state) ; dense_request / dense_reply
 //   client -> coordinator   export_request / export_reply (write the model file)
 //   anyone -> any service   status_request / status_reply ; client -> coordinator: stop_request
@@ -331,6 +332,25 @@ struct dump_reply {
   bool done = false;
 };
 
+// Coordinator -> shard: a page of the rows of publication `sequence` (delta publishing; see
+// schema/control.capnp for each field).
+struct publish_rows_request {
+  std::uint64_t sequence = 0;
+  std::uint64_t last_written = 0;
+  bool base = false;
+  std::uint64_t position = 0;
+  std::uint32_t max_rows = 65536;
+};
+
+struct publish_rows_reply {
+  bool needs_base = false;
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  std::vector<float> values;  // ids.size() x dim
+  std::uint64_t next_position = 0;
+  std::uint64_t staged = 0;
+};
+
 // Coordinator -> trainer: run closing round `generation` (a scored epoch ended); answered by an ack.
 struct sync_close {
   std::uint32_t generation = 0;
@@ -360,7 +380,8 @@ using body = std::variant<error_reply, register_request, register_reply, heartbe
                           push_request, push_reply, dense_request, dense_reply, dense_report, status_request,
                           status_reply, stop_request, ack, sync_request, sync_reply, snapshot_now,
                           snapshot_request, snapshot_reply, dump_request, dump_reply, sync_restore,
-                          export_request, export_reply, sync_close, warm_request, warm_reply>;
+                          export_request, export_reply, sync_close, warm_request, warm_reply,
+                          publish_rows_request, publish_rows_reply>;
 
 struct envelope {
   std::uint16_t version = protocol_version;
