@@ -173,6 +173,26 @@ prometheus_text& prometheus_text::summary(std::string_view name, std::string_vie
   return *this;
 }
 
+prometheus_text& prometheus_text::histogram(std::string_view name, std::string_view help,
+                                            const std::vector<std::pair<double, std::uint64_t>>& buckets,
+                                            double sum, std::uint64_t count, const prometheus_labels& labels) {
+  family* f = family_for(name, help, "histogram");
+  if (f == nullptr) {
+    ++dropped_;
+    return *this;
+  }
+  const std::string base = f->name;  // f stays valid: no family is added below
+  for (const auto& [le, n] : buckets) {
+    const std::pair<std::string, std::string> bound{"le", format_value(le)};
+    sample(*f, base + "_bucket", labels, &bound, static_cast<double>(n));
+  }
+  const std::pair<std::string, std::string> all{"le", "+Inf"};
+  sample(*f, base + "_bucket", labels, &all, static_cast<double>(count));
+  sample(*f, base + "_sum", labels, nullptr, sum);
+  sample(*f, base + "_count", labels, nullptr, static_cast<double>(count));
+  return *this;
+}
+
 std::string prometheus_text::str() const {
   std::string out;
   for (const family& f : families_) {

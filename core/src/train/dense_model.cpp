@@ -1,5 +1,6 @@
 #include "ss/core/train/dense_model.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -10,6 +11,14 @@ dense_model::dense_model(const model::dlrm_config& config, const optim::dense_op
     : config_(config), layout_(config), optimizer_(optimizer), params_(layout_.size()) {
   assert(config.validate().is_ok());
   model::init_dense_parameters(layout_, seed, params_.data());
+  if (optimizer.state_per_param() > 0) state_.resize(layout_.size() * optimizer.state_per_param());
+}
+
+dense_model::dense_model(const model::dlrm_config& config, const optim::dense_optimizer& optimizer,
+                         const float* params)
+    : config_(config), layout_(config), optimizer_(optimizer), params_(layout_.size()) {
+  assert(config.validate().is_ok());
+  std::copy(params, params + layout_.size(), params_.data());
   if (optimizer.state_per_param() > 0) state_.resize(layout_.size() * optimizer.state_per_param());
 }
 

@@ -1,5 +1,6 @@
 #include "ss/core/train/train_step.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace ss::train {
@@ -63,10 +64,23 @@ void predict_batch(const dense_model& model, const data::example_batch& batch, c
                    worker_scratch& scratch) {
   const auto& config = model.config();
   const int n = static_cast<int>(batch.size());
-  ensure_capacity(config, n, scratch);
+  const int computed = std::max(n, min_scoring_rows);
+  ensure_capacity(config, computed, scratch);
   auto& ws = scratch.ws;
-  rows.pool(batch, ws.embedding_slot(0, 0), static_cast<std::size_t>(ws.vectors) * ws.dim);
-  model::dlrm_forward(config, model.layout(), model.params(), batch.dense.data(), n, ws);
+  const std::size_t example_stride = static_cast<std::size_t>(ws.vectors) * ws.dim;
+  rows.pool(batch, ws.embedding_slot(0, 0), example_stride);
+  const float* dense_in = batch.dense.data();
+  if (computed > n) {
+    // Zero rows after the batch's: their results are not read, and zeros keep them cheap.
+    const std::size_t used = static_cast<std::size_t>(n) * example_stride;
+    std::fill(ws.inter.data() + used, ws.inter.data() + static_cast<std::size_t>(computed) * example_stride, 0.0f);
+    const std::size_t dense_floats = static_cast<std::size_t>(computed) * config.num_dense;
+    if (scratch.padded_dense.size() != dense_floats) scratch.padded_dense.resize(dense_floats);
+    std::copy(batch.dense.begin(), batch.dense.end(), scratch.padded_dense.data());
+    std::fill(scratch.padded_dense.data() + batch.dense.size(), scratch.padded_dense.data() + dense_floats, 0.0f);
+    dense_in = scratch.padded_dense.data();
+  }
+  model::dlrm_forward(config, model.layout(), model.params(), dense_in, computed, ws);
 }
 
 }  // namespace ss::train

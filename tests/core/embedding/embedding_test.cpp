@@ -82,6 +82,34 @@ TEST_CASE("embedding table: put restores a row exactly; max_rows is enforced", "
   CHECK(t.rows() == 2);
 }
 
+TEST_CASE("embedding table: erase removes a row for good, its memory reused and its id new again", "[core][embedding]") {
+  table_options o;
+  o.dim = 2;
+  o.state_floats = 1;
+  o.max_rows = 300;
+  embedding_table t(o), fresh(o);
+  const float row[3] = {1.5f, -2.0f, 0.25f};
+  for (std::uint64_t id = 0; id < 300; ++id) REQUIRE(t.put(id * 7919, row));
+  REQUIRE(t.find_or_create(1) == nullptr);  // full
+  const std::size_t bytes = t.bytes();
+  for (std::uint64_t id = 0; id < 300; id += 2) CHECK(t.erase(id * 7919));
+  CHECK_FALSE(t.erase(0));  // gone already
+  CHECK_FALSE(t.erase(12345));  // never there
+  CHECK(t.rows() == 150);
+  CHECK(t.held_rows() == 150);
+  for (std::uint64_t id = 0; id < 300; ++id) CHECK((t.find(id * 7919) == nullptr) == (id % 2 == 0));
+  // Erased ids come back with their initial values; the other rows kept theirs.
+  const float* again = t.find_or_create(0);
+  REQUIRE(again != nullptr);
+  CHECK(std::equal(again, again + 3, fresh.find_or_create(0)));
+  CHECK(std::equal(row, row + 3, t.find(7919)));
+  // New rows take the erased rows' memory (of their stripe): the same ids back, the same size.
+  for (std::uint64_t id = 2; id < 300; id += 2) REQUIRE(t.put(id * 7919, row));
+  CHECK(t.rows() == 300);
+  CHECK(t.find_or_create(2) == nullptr);
+  CHECK(t.bytes() == bytes);
+}
+
 TEST_CASE("embedding table: batch lookups match single lookups and create rows once", "[core][embedding]") {
   table_options o;
   o.dim = 3;

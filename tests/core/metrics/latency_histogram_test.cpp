@@ -44,3 +44,17 @@ TEST_CASE("latency histogram: records from many threads all count", "[core][metr
   for (auto& t : threads) t.join();
   REQUIRE(h.count() == 40000);
 }
+
+TEST_CASE("latency histogram: counts below powers of two microseconds, and the sum", "[core][metrics]") {
+  latency_histogram h;
+  h.record(50e-6);    // 50 us: below 64
+  h.record(63e-6);    // below 64
+  h.record(100e-6);   // below 128
+  h.record(0.5);      // 500 ms: below 2^19 us
+  CHECK(h.count_below_power_of_two_us(6) == 2);
+  CHECK(h.count_below_power_of_two_us(7) == 3);
+  CHECK(h.count_below_power_of_two_us(18) == 3);
+  CHECK(h.count_below_power_of_two_us(19) == 4);
+  CHECK(h.count_below_power_of_two_us(40) == 4);  // past the last bucket: every record
+  CHECK(h.sum_seconds() == Approx(0.500213).epsilon(1e-6));
+}

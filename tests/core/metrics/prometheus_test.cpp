@@ -116,6 +116,19 @@ TEST_CASE("prometheus: summary renders quantiles then sum and count", "[core][me
         "lookup_seconds_count{shard=\"1\"} 1000\n");
 }
 
+TEST_CASE("prometheus: histogram renders cumulative buckets, +Inf, then sum and count", "[core][metrics][prometheus]") {
+  prometheus_text p;
+  p.histogram("request_seconds", "Request latency.", {{0.001, 3}, {0.25, 7}}, 1.5, 9, {{"route", "predict"}});
+  CHECK(p.str() ==
+        "# HELP request_seconds Request latency.\n"
+        "# TYPE request_seconds histogram\n"
+        "request_seconds_bucket{route=\"predict\",le=\"0.001\"} 3\n"
+        "request_seconds_bucket{route=\"predict\",le=\"0.25\"} 7\n"
+        "request_seconds_bucket{route=\"predict\",le=\"+Inf\"} 9\n"
+        "request_seconds_sum{route=\"predict\"} 1.5\n"
+        "request_seconds_count{route=\"predict\"} 9\n");
+}
+
 TEST_CASE("prometheus: name validation and sanitizing", "[core][metrics][prometheus]") {
   using ss::metrics::is_valid_label_name;
   using ss::metrics::is_valid_metric_name;

@@ -202,6 +202,10 @@ class embedding_table {
   // Sets a row to exactly `row` (row_floats() values), creating it if absent: checkpoint
   // restore. Returns false only when max_rows is reached.
   bool put(std::uint64_t id, const float* row);
+  // Removes the row of `id` (a served model's update deletes it: its id reads as unseen again);
+  // false when there is none. Its memory goes to the next new row. Only for a table without a
+  // budget (whose rows leave RAM through eviction and drops instead).
+  bool erase(std::uint64_t id);
 
   // Rows in RAM (all the table's rows without a budget).
   std::size_t rows() const { return rows_.load(std::memory_order_relaxed); }

@@ -19,6 +19,18 @@ class latency_histogram {
     const double us = seconds * 1e6;
     const int b = us <= 1.0 ? 0 : std::min(buckets - 1, static_cast<int>(4.0 * std::log2(us)));
     counts_[static_cast<std::size_t>(b)].fetch_add(1, std::memory_order_relaxed);
+    sum_ns_.fetch_add(static_cast<std::uint64_t>(std::max(0.0, seconds) * 1e9), std::memory_order_relaxed);
+  }
+
+  // The seconds recorded, in total.
+  double sum_seconds() const { return static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) * 1e-9; }
+
+  // Records below 2^k microseconds (k >= 1): a Prometheus histogram's cumulative bucket (le =
+  // 2^k us; a record of exactly that much counts in the next one).
+  std::uint64_t count_below_power_of_two_us(int k) const {
+    std::uint64_t n = 0;
+    for (int b = 0; b < std::min(buckets, 4 * k); ++b) n += counts_[static_cast<std::size_t>(b)].load(std::memory_order_relaxed);
+    return n;
   }
 
   std::uint64_t count() const {
@@ -43,6 +55,7 @@ class latency_histogram {
 
  private:
   std::array<std::atomic<std::uint64_t>, buckets> counts_{};
+  std::atomic<std::uint64_t> sum_ns_{0};
 };
 
 }  // namespace ss::metrics

@@ -49,6 +49,13 @@ class prometheus_text {
                            const std::vector<std::pair<double, double>>& quantiles, double sum,
                            std::uint64_t count, const prometheus_labels& labels = {});
 
+  // A histogram family: name_bucket{le="b"} with the count of observations at most b, for each
+  // (b, count) pair of `buckets` (ascending, cumulative), then le="+Inf" (= count), name_sum and
+  // name_count. `labels` must not contain "le".
+  prometheus_text& histogram(std::string_view name, std::string_view help,
+                             const std::vector<std::pair<double, std::uint64_t>>& buckets, double sum,
+                             std::uint64_t count, const prometheus_labels& labels = {});
+
   // The exposition text: every family, each line ending in '\n'. Empty when nothing was added.
   std::string str() const;
   bool empty() const noexcept { return families_.empty(); }

@@ -17,6 +17,9 @@ class dense_model {
   // Parameters initialized from `seed` (model::init_dense_parameters). config must be valid.
   dense_model(const model::dlrm_config& config, const optim::dense_optimizer& optimizer,
               std::uint64_t seed);
+  // Parameters copied from `params` (size() floats, model::dense_layout order): a model that is
+  // only scored with (a served version), without the seed's initialization.
+  dense_model(const model::dlrm_config& config, const optim::dense_optimizer& optimizer, const float* params);
 
   const model::dlrm_config& config() const { return config_; }
   const model::dense_layout& layout() const { return layout_; }

@@ -23,6 +23,7 @@ struct worker_scratch {
   model::dlrm_workspace<float> ws;
   embedding::batch_rows rows;
   aligned_buffer<float> dense_grads;  // only for optimizers that need a materialized gradient
+  aligned_buffer<float> padded_dense;  // predict_batch: a short batch's dense inputs, padded
 };
 
 // Checks that a batch fits the model (feature counts), so a stray input never indexes out of range.
@@ -44,7 +45,14 @@ inline double train_batch(dense_model& model, const data::example_batch& batch, 
   return train_batch(model, batch, scratch.rows, scratch, lr_scale);
 }
 
-// Forward only: click probabilities in scratch.ws.probs.
+// The fewest rows a scoring forward pass computes. oneDNN's sgemm takes other kernels for fewer
+// rows (below 16 on AVX-512), whose sums round differently, so a row alone would score a few ulps
+// off the same row among many. Padding a short batch with zero rows makes a row's probability the
+// same bits whatever batch it comes in: predict, evaluate, the cluster's evaluator and serve agree.
+inline constexpr int min_scoring_rows = 32;
+
+// Forward only: click probabilities in scratch.ws.probs (the first batch.size() of them). A batch
+// of fewer than min_scoring_rows examples is computed padded to that many.
 void predict_batch(const dense_model& model, const data::example_batch& batch, const embedding::batch_rows& rows,
                    worker_scratch& scratch);
 inline void predict_batch(const dense_model& model, const data::example_batch& batch, worker_scratch& scratch) {
