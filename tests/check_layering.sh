@@ -3,8 +3,8 @@
 #  1. core/ never includes the actor, transport, wire or storage libraries (or logging).
 #  2. Inside core/, an area includes only areas of a lower rank (and the files at core's root):
 #     the math library (data, optim, sync, metrics < embedding < model < train) never reaches
-#     the job/io library (config, io < job < model_file < publish), and nothing reaches up or
-#     sideways.
+#     the job/io library (config, io < job < model_file < publish < serving), and nothing reaches
+#     up or sideways.
 #  3. Inside actors/src, a service's folder includes no other folder's private headers, and the
 #     public headers (actors/include) include nothing private.
 set -euo pipefail
@@ -20,7 +20,7 @@ bad=$(grep -rnE '#include\s*[<"](caf/|zmq|capnp/|kj/|rocksdb/|spdlog/)' "$root/c
 $bad"
 
 declare -A rank=([data]=1 [optim]=1 [sync]=1 [metrics]=1 [embedding]=2 [model]=3 [train]=4
-                 [config]=5 [io]=5 [job]=6 [model_file]=7 [publish]=8)
+                 [config]=5 [io]=5 [job]=6 [model_file]=7 [publish]=8 [serving]=9)
 for dir in "$root"/core/include/ss/core/*/ "$root"/core/src/*/; do
   area=$(basename "$dir")
   own=${rank[$area]:-}

@@ -1,0 +1,406 @@
+// served_model: scoring equal to predict's path bit for bit, updates (rows written and erased,
+// dense parameters replaced), refusals that change nothing, one version per scoring call under a
+// writer, and memory that does not grow with the number of updates.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "ss/core/embedding/local_embeddings.hpp"
+#include "ss/core/job/job_options.hpp"
+#include "ss/core/serving/served_model.hpp"
+#include "ss/core/train/dense_model.hpp"
+#include "ss/core/train/train_step.hpp"
+
+using namespace ss;
+using serving::model_update;
+using serving::model_version;
+using serving::served_model;
+using serving::table_update;
+
+namespace {
+
+constexpr std::uint32_t dense_features = 3, tables = 4, dim = 4;
+constexpr std::uint64_t known_ids = 40;  // ids 0 .. known_ids - 1 have rows in every table
+
+job::job_options small_job(std::uint64_t max_rows = 0) {
+  job::job_options j;
+  j.dense_features = dense_features;
+  j.categorical_features = tables;
+  j.model.embedding_dim = dim;
+  j.model.bottom_mlp = "5-4";
+  j.model.top_mlp = "6-1";
+  j.model.sparse_optimizer = "rowwise-adagrad";  // rows carry optimizer state after their values
+  j.model.dense_optimizer = "adagrad";
+  j.model.seed = 7;
+  j.model.embedding_init_scale = 0.05;
+  j.model.max_rows_per_table = max_rows;
+  return j;
+}
+
+// A trained-looking model, the same for the same seed: random dense parameters and rows for ids
+// 0 .. known_ids - 1 of every table.
+model::loaded_model make_model(std::uint64_t seed = 11, std::uint64_t max_rows = 0) {
+  model::loaded_model m;
+  m.job = small_job(max_rows);
+  auto s = job::resolve_model(m.job.model, dense_features, tables);
+  REQUIRE(s.is_ok());
+  m.setup = *s;
+  m.dense = std::make_unique<train::dense_model>(m.setup.dlrm, m.setup.dense, m.job.model.seed);
+  m.embeddings = std::make_unique<embedding::local_embeddings>(m.setup.embeddings);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < m.dense->size(); ++i) m.dense->params()[i] = u(rng);
+  for (std::uint32_t t = 0; t < tables; ++t) {
+    auto& table = m.embeddings->table(t);
+    for (std::uint64_t id = 0; id < known_ids; ++id) {
+      float* row = table.find_or_create(id);
+      REQUIRE(row != nullptr);
+      for (std::uint32_t k = 0; k < dim; ++k) row[k] = u(rng);
+    }
+  }
+  return m;
+}
+
+// n examples whose ids are mostly known, some never seen (ids from 1000 on), a few repeated.
+data::example_batch make_batch(std::size_t n, std::uint64_t seed) {
+  data::example_batch b;
+  b.reset(dense_features, tables);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 3.0f);
+  for (std::size_t e = 0; e < n; ++e) {
+    b.begin_example(static_cast<float>(rng() % 2));
+    for (std::uint32_t d = 0; d < dense_features; ++d) b.add_dense(u(rng));
+    for (std::uint32_t t = 0; t < tables; ++t) {
+      b.add_id(rng() % 5 == 0 ? 1000 + rng() % 50 : rng() % known_ids);
+      b.end_feature();
+    }
+  }
+  return b;
+}
+
+// What predict and train::evaluate compute, on a model of our own.
+std::vector<float> predict_path(const model::loaded_model& m, const data::example_batch& batch) {
+  train::worker_scratch scratch(m.setup.dlrm, 256);
+  REQUIRE(train::check_batch(m.setup.dlrm, batch).is_ok());
+  train::prepare_rows(m.setup.dlrm, batch, m.setup.buckets, scratch);
+  REQUIRE(m.embeddings->peek(scratch.rows).is_ok());
+  train::predict_batch(*m.dense, batch, scratch);
+  return std::vector<float>(scratch.ws.probs.data(), scratch.ws.probs.data() + batch.size());
+}
+
+std::vector<float> served_path(const served_model& s, const data::example_batch& batch, model_version* v = nullptr) {
+  serving::scoring_scratch scratch(s);
+  std::vector<float> out;
+  auto version = s.score(batch, scratch, out);
+  REQUIRE(version.is_ok());
+  if (v != nullptr) *v = *version;
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Rows of `ids` in `table` with values drawn from `seed`.
+table_update rows_for(std::uint32_t table, std::vector<std::uint64_t> ids, std::uint64_t seed) {
+  table_update t;
+  t.table = table;
+  t.ids = std::move(ids);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < t.ids.size() * dim; ++i) t.values.push_back(u(rng));
+  return t;
+}
+
+std::vector<float> dense_from(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// Applies `u` to a plain model, as a reference: rows put (values, then zero optimizer state) or
+// erased, dense parameters copied.
+void apply_to(model::loaded_model& m, const model_update& u) {
+  if (u.dense) std::copy(u.dense->begin(), u.dense->end(), m.dense->params());
+  for (const auto& t : u.tables) {
+    auto& table = m.embeddings->table(t.table);
+    for (std::uint64_t id : t.erased) table.erase(id);
+    for (std::size_t i = 0; i < t.ids.size(); ++i) {
+      std::vector<float> row(table.row_floats(), 0.0f);
+      std::copy(t.values.begin() + static_cast<std::ptrdiff_t>(i * dim),
+                t.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim), row.begin());
+      REQUIRE(table.put(t.ids[i], row.data()));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("served model: scores bit for bit as predict does, unseen ids included", "[serving]") {
+  const model::loaded_model reference = make_model();
+  served_model served(make_model(), {0, 500, 1234});
+  const auto batch = make_batch(300, 3);
+  const auto expected = predict_path(reference, batch);
+  model_version v;
+  const auto got = served_path(served, batch, &v);
+  CHECK(same_bits(got, expected));
+  CHECK(v.sequence == 0);
+  CHECK(v.examples_trained == 500);
+  CHECK(v.wall_unix_ms == 1234);
+  // Scoring creates no row: the unseen ids are still unseen.
+  CHECK(served.stats().rows == tables * known_ids);
+}
+
+TEST_CASE("served model: a row scores the same bits alone, in a short batch or among many", "[serving]") {
+  served_model served(make_model());
+  const auto batch = make_batch(300, 4);
+  const auto all = served_path(served, batch);
+  for (std::size_t size : {1, 2, 7, 15, 16, 33, 100}) {
+    for (std::size_t first : {std::size_t{0}, std::size_t{5}, std::size_t{150}}) {
+      data::example_batch part;
+      part.reset(dense_features, tables);
+      for (std::size_t e = first; e < first + size; ++e) part.append_example(batch, e);
+      const auto got = served_path(served, part);
+      INFO("rows " << first << " .. " << first + size);
+      CHECK(same_bits(got, std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(first),
+                                              all.begin() + static_cast<std::ptrdiff_t>(first + size))));
+    }
+  }
+}
+
+TEST_CASE("served model: updates write rows, erase rows and replace the dense part", "[serving]") {
+  model::loaded_model reference = make_model();
+  served_model served(make_model());
+  const auto batch = make_batch(200, 5);
+  REQUIRE(same_bits(served_path(served, batch), predict_path(reference, batch)));
+
+  // Rows written: known ids changed, unseen ids given rows.
+  model_update rows;
+  rows.version = {1, 1000, 5000};
+  rows.tables.push_back(rows_for(2, {3, 4, 1001, 1002}, 21));
+  rows.tables.push_back(rows_for(0, {7}, 22));
+  REQUIRE(served.apply(rows).is_ok());
+  apply_to(reference, rows);
+  model_version v;
+  auto got = served_path(served, batch, &v);
+  CHECK(v.sequence == 1);
+  CHECK(v.examples_trained == 1000);
+  CHECK(same_bits(got, predict_path(reference, batch)));
+  CHECK(served.stats().rows == tables * known_ids + 2);
+
+  // Rows erased: an erased id scores as one never seen (its initial values), as does the erasure
+  // of an id that was never there.
+  model_update erase;
+  erase.version = {2, 2000, 6000};
+  erase.tables.push_back({});
+  erase.tables.back().table = 2;
+  erase.tables.back().erased = {3, 1001, 9999};
+  REQUIRE(served.apply(erase).is_ok());
+  apply_to(reference, erase);
+  got = served_path(served, batch, &v);
+  CHECK(v.sequence == 2);
+  CHECK(same_bits(got, predict_path(reference, batch)));
+  CHECK(served.stats().rows == tables * known_ids);
+  CHECK(served.stats().rows_erased == 2);
+  // ... the same as a model that never had them.
+  model::loaded_model never = make_model();
+  never.embeddings->table(2).erase(3);
+  apply_to(never, rows);
+  never.embeddings->table(2).erase(3);
+  never.embeddings->table(2).erase(1001);
+  CHECK(same_bits(got, predict_path(never, batch)));
+
+  // The dense part replaced, rows kept.
+  model_update dense;
+  dense.version = {3, 3000, 7000};
+  dense.dense = dense_from(reference.dense->size(), 31);
+  REQUIRE(served.apply(dense).is_ok());
+  apply_to(reference, dense);
+  got = served_path(served, batch, &v);
+  CHECK(v.sequence == 3);
+  CHECK(same_bits(got, predict_path(reference, batch)));
+  const auto stats = served.stats();
+  CHECK(stats.updates_applied == 3);
+  CHECK(stats.rows_written == 5);
+  CHECK(stats.version.wall_unix_ms == 7000);
+}
+
+TEST_CASE("served model: an update that does not fit is refused and changes nothing", "[serving]") {
+  served_model served(make_model(11, /*max_rows=*/known_ids + 2), {5, 0, 0});
+  const auto batch = make_batch(100, 6);
+  const auto before = served_path(served, batch);
+  const std::size_t params = make_model().dense->size();
+
+  auto refused = [&](model_update u, errc code, const std::string& says) {
+    INFO(says);
+    const status st = served.apply(u);
+    REQUIRE_FALSE(st.is_ok());
+    CHECK(st.code() == code);
+    CHECK(st.message().find(says) != std::string::npos);
+    model_version v;
+    CHECK(same_bits(served_path(served, batch, &v), before));
+    CHECK(v.sequence == 5);
+  };
+  model_update u;
+  u.version = {5, 0, 0};
+  refused(u, errc::version_mismatch, "update to version 5: not newer than the served version 5");
+  u.version.sequence = 6;
+  u.dense = std::vector<float>(params - 1, 0.0f);
+  refused(u, errc::invalid_argument, std::to_string(params - 1) + " dense parameters, the model has");
+  u.dense = dense_from(params, 1);
+  (*u.dense)[3] = std::numeric_limits<float>::quiet_NaN();
+  refused(u, errc::invalid_argument, "a dense parameter is not finite");
+  u.dense.reset();
+  u.tables = {rows_for(tables, {1}, 1)};
+  refused(u, errc::invalid_argument, "table 4 is out of range");
+  u.tables = {rows_for(1, {1}, 1), rows_for(1, {2}, 2)};
+  refused(u, errc::invalid_argument, "table 1 is listed twice");
+  u.tables = {rows_for(1, {1, 2}, 1)};
+  u.tables[0].values.pop_back();
+  refused(u, errc::invalid_argument, "7 values for 2 rows of dim 4");
+  u.tables = {rows_for(1, {1, 2}, 1)};
+  u.tables[0].values[5] = std::numeric_limits<float>::infinity();
+  refused(u, errc::invalid_argument, "a row value is not finite");
+  u.tables = {rows_for(1, {1, 2, 1}, 1)};
+  refused(u, errc::invalid_argument, "table 1 lists id 1 twice");
+  u.tables = {rows_for(1, {1, 2}, 1)};
+  u.tables[0].erased = {2};
+  refused(u, errc::invalid_argument, "table 1 lists id 2 twice");
+  u.tables = {rows_for(3, {2001, 2002, 2003}, 1)};  // 3 new rows, room for 2
+  refused(u, errc::resource_exhausted, "table 3 would hold 43 rows, above its max-rows-per-table (42)");
+  u.tables[0].erased = {0};  // room made by an erasure in the same update
+  CHECK(served.apply(u).is_ok());
+  CHECK(served.version().sequence == 6);
+  CHECK(served.stats().rows == tables * known_ids + 2);
+}
+
+TEST_CASE("served model: replace serves another model of the same shape, and refuses another shape", "[serving]") {
+  served_model served(make_model(11), {1, 0, 0});
+  const auto batch = make_batch(64, 7);
+  const model::loaded_model other_reference = make_model(12);
+  REQUIRE(served.replace(make_model(12), {4, 40, 400}).is_ok());
+  model_version v;
+  CHECK(same_bits(served_path(served, batch, &v), predict_path(other_reference, batch)));
+  CHECK(v.sequence == 4);
+  CHECK(served.stats().models_replaced == 1);
+
+  auto wider = make_model(13);
+  wider.setup.dlrm.embedding_dim = 8;
+  const status st = served.replace(std::move(wider), {5, 0, 0});
+  CHECK(st.code() == errc::invalid_argument);
+  const status old = served.replace(make_model(13), {4, 0, 0});
+  CHECK(old.code() == errc::version_mismatch);
+  CHECK(served.version().sequence == 4);
+}
+
+// Versions 1, 2, ... each write every row the batch reads (state 3: erase half of them) and the
+// dense part, from one of four states: what a version scores is known in advance. Scorers on
+// several threads compare every answer with the answer of the version it reports; a call that
+// read part of one version and part of another matches neither.
+TEST_CASE("served model: every scoring call sees one whole version while updates apply", "[serving][threads]") {
+  const auto batch = make_batch(64, 8);
+  std::set<std::uint64_t> batch_ids(batch.ids.begin(), batch.ids.end());
+  const std::vector<std::uint64_t> ids(batch_ids.begin(), batch_ids.end());
+  const std::size_t params = make_model().dense->size();
+  auto state_update = [&](std::uint64_t sequence) {
+    const std::uint64_t s = sequence % 4;
+    model_update u;
+    u.version = {sequence, sequence * 10, 0};
+    u.dense = dense_from(params, 100 + s);
+    for (std::uint32_t t = 0; t < tables; ++t) {
+      if (s == 3) {
+        std::vector<std::uint64_t> kept(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(ids.size() / 2));
+        u.tables.push_back(rows_for(t, kept, 1000 + t));
+        u.tables.back().erased.assign(ids.begin() + static_cast<std::ptrdiff_t>(ids.size() / 2), ids.end());
+      } else {
+        u.tables.push_back(rows_for(t, ids, 10 * s + t));
+      }
+    }
+    return u;
+  };
+  // The answers of the base (version 0) and of each state.
+  std::vector<std::vector<float>> expected;
+  expected.push_back(served_path(served_model(make_model()), batch));
+  for (std::uint64_t s = 0; s < 4; ++s) {
+    served_model alone(make_model());
+    REQUIRE(alone.apply(state_update(s + 4)).is_ok());
+    expected.push_back(served_path(alone, batch));
+  }
+  for (std::size_t a = 0; a < expected.size(); ++a)
+    for (std::size_t b = a + 1; b < expected.size(); ++b) REQUIRE_FALSE(same_bits(expected[a], expected[b]));
+
+  served_model served(make_model());
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> calls{0}, mismatches{0}, newest_seen{0};
+  std::vector<std::thread> scorers;
+  for (int w = 0; w < 4; ++w) {
+    scorers.emplace_back([&] {
+      serving::scoring_scratch scratch(served);
+      std::vector<float> out;
+      while (!done.load()) {
+        auto v = served.score(batch, scratch, out);
+        if (!v.is_ok()) {
+          mismatches.fetch_add(1);
+          continue;
+        }
+        const auto& want = v->sequence == 0 ? expected[0] : expected[1 + v->sequence % 4];
+        if (!same_bits(out, want)) mismatches.fetch_add(1);
+        calls.fetch_add(1);
+        std::uint64_t seen = newest_seen.load();
+        while (v->sequence > seen && !newest_seen.compare_exchange_weak(seen, v->sequence)) {
+        }
+      }
+    });
+  }
+  constexpr std::uint64_t versions = 300;
+  for (std::uint64_t sequence = 1; sequence <= versions; ++sequence) REQUIRE(served.apply(state_update(sequence)).is_ok());
+  // Scoring goes on after the last update: its answers are checked too.
+  const std::uint64_t at_end = calls.load();
+  while (calls.load() < at_end + 100) std::this_thread::yield();
+  done.store(true);
+  for (auto& t : scorers) t.join();
+  INFO(calls.load() << " calls");
+  CHECK(mismatches.load() == 0);
+  CHECK(newest_seen.load() == versions);
+  CHECK(calls.load() > versions);
+  CHECK(served.stats().retired_views == 0);
+}
+
+TEST_CASE("served model: memory stays bounded over many updates", "[serving]") {
+  served_model served(make_model());
+  const auto batch = make_batch(32, 9);
+  serving::scoring_scratch scratch(served);
+  std::vector<float> out;
+  // Each update writes 20 new ids and erases the 20 of the update before: the rows held stay the
+  // same, and the tables reuse the erased rows' memory (and the dense parts of old versions go).
+  std::uint64_t rows_after_first = 0, bytes_after_second = 0;
+  for (std::uint64_t sequence = 1; sequence <= 500; ++sequence) {
+    model_update u;
+    u.version = {sequence, 0, 0};
+    std::vector<std::uint64_t> fresh;
+    for (std::uint64_t k = 0; k < 20; ++k) fresh.push_back(100000 + sequence * 20 + k);
+    u.tables.push_back(rows_for(1, fresh, sequence));
+    for (std::uint64_t k = 0; k < 20 && sequence > 1; ++k) u.tables.back().erased.push_back(100000 + (sequence - 1) * 20 + k);
+    u.dense = dense_from(make_model().dense->size(), sequence);
+    REQUIRE(served.apply(u).is_ok());
+    REQUIRE(served.score(batch, scratch, out).is_ok());
+    if (sequence == 1) rows_after_first = served.stats().rows;
+    if (sequence == 2) bytes_after_second = served.stats().bytes;
+  }
+  const auto stats = served.stats();
+  CHECK(stats.rows == rows_after_first);
+  CHECK(stats.rows == tables * known_ids + 20);
+  CHECK(stats.rows_erased == 499 * 20);
+  // Erased rows' memory goes to new rows of their stripe; a stripe grows only when more new ids
+  // fall into it than it ever held. Kept rows would be 10,000 more (over 300 KB here).
+  CHECK(stats.bytes < bytes_after_second + bytes_after_second / 2);
+  CHECK(stats.retired_views == 0);  // no older version is kept once nobody scores with it
+}
