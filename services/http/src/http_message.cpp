@@ -112,6 +112,20 @@ int parse_header_line(std::string_view line, http_request& req) {
   return 0;
 }
 
+int body_length(const http_request& req, std::size_t max_body, std::size_t& length) {
+  if (req.header("transfer-encoding") != nullptr) return 501;
+  const std::string* first = nullptr;
+  for (const auto& [name, value] : req.headers) {
+    if (name != "content-length") continue;
+    if (first != nullptr && value != *first) return 400;
+    first = &value;
+  }
+  if (first == nullptr) return 411;
+  if (first->empty() || first->size() > 19 || first->find_first_not_of("0123456789") != std::string::npos) return 400;
+  length = std::stoull(*first);
+  return length > max_body ? 413 : 0;
+}
+
 std::string render(const http_response& r, bool head_only) {
   std::string out = "HTTP/1.1 ";
   out += std::to_string(r.status);

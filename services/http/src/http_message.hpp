@@ -15,6 +15,11 @@ int parse_request_line(std::string_view line, http_request& req);
 // Appends one header (name lower-cased, value trimmed); 0 when fine, else the HTTP status to answer.
 int parse_header_line(std::string_view line, http_request& req);
 
+// A POST's body length (Content-Length) into `length`; 0 when fine, else the HTTP status to answer:
+// 501 with Transfer-Encoding, 411 without Content-Length, 400 for a malformed one or two that
+// disagree, 413 above max_body.
+int body_length(const http_request& req, std::size_t max_body, std::size_t& length);
+
 // The whole response: status line, headers ("Connection: close" always), body unless head_only
 // or the status has none.
 std::string render(const http_response& r, bool head_only);

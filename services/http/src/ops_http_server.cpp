@@ -2,7 +2,8 @@
 // wake-up), the listening socket and every connection; accepting (each new connection read at
 // once, then given a reading place, or the reserve, another connection making room at the limit:
 // place_reader()); each connection's phases, reading its head line by line (parsed by
-// http_message.cpp), writing the answer, draining after it; the bound on those past their
+// http_message.cpp) and a POST's body, handing a POST to the workers (handler_pool.cpp) and taking
+// their answers back, writing the answer, draining after it; the bound on those past their
 // request; the deadlines; the counters; and start(), which binds and starts the thread.
 // Everything in impl runs on that thread, except start(), port(), stats() and stop(), which
 // callers run (stop() wakes the thread through the pipe and joins it). The behaviour it promises
@@ -29,13 +30,18 @@
 
 #include <spdlog/spdlog.h>
 
+#include "handler_pool.hpp"
 #include "http_message.hpp"
+#include "socket_names.hpp"
 #include "ss/core/log_limiter.hpp"
 
 namespace ss::http {
 
 namespace {
 
+using detail::errno_text;
+using detail::peer_name;
+using detail::source_of;
 using steady = std::chrono::steady_clock;
 
 // How long a finished connection is drained (reading and discarding what the client still sends)
@@ -49,45 +55,6 @@ constexpr std::chrono::milliseconds min_age_to_evict{100};
 // New connections accepted per pass of the loop, after the open ones have been served.
 constexpr int accept_batch = 256;
 
-std::string errno_text(int err) { return std::system_category().message(err); }
-
-std::string peer_name(const sockaddr_storage& addr, socklen_t len) {
-  char host[NI_MAXHOST];
-  char serv[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, host, sizeof host, serv,
-                  sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return "?";
-  }
-  if (addr.ss_family == AF_INET6) return std::string("[") + host + "]:" + serv;
-  return std::string(host) + ":" + serv;
-}
-
-// The client's address without the port, as a number: connections from one address are counted
-// together. IPv4 as is (also when mapped into IPv6); other IPv6 addresses hashed (FNV-1a).
-std::uint64_t source_of(const sockaddr_storage& addr) {
-  const unsigned char* bytes = nullptr;
-  std::size_t n = 0;
-  if (addr.ss_family == AF_INET) {
-    bytes = reinterpret_cast<const unsigned char*>(&reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr);
-    n = 4;
-  } else if (addr.ss_family == AF_INET6) {
-    bytes = reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr.s6_addr;
-    n = 16;
-    static const unsigned char v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::equal(bytes, bytes + 12, v4_mapped)) {
-      bytes += 12;
-      n = 4;
-    }
-  }
-  if (n == 4) {
-    return (std::uint64_t{1} << 32) | (std::uint64_t{bytes[0]} << 24) | (std::uint64_t{bytes[1]} << 16) |
-           (std::uint64_t{bytes[2]} << 8) | bytes[3];
-  }
-  std::uint64_t h = 14695981039346656037ull;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  return h;
-}
-
 std::int64_t nanos(steady::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -97,11 +64,14 @@ long long millis(steady::duration d) {
 }
 
 struct connection {
-  enum class phase { reading, writing, draining };
-  // What it counts against: a reading place (waiting for its request head), or the bound on
-  // those past their request (answering or draining); none before it is placed and once closed.
-  enum class place { none, reader, answering };
+  // handling: a POST with the workers; the loop neither reads it nor times it out meanwhile.
+  enum class phase { reading, handling, writing, draining };
+  // What it counts against: a reading place (waiting for its request), the workers' queue
+  // (handling), or the bound on those past their request (answering or draining); none before it
+  // is placed and once closed.
+  enum class place { none, reader, handling, answering };
 
+  std::uint64_t id = 0;  // names it to the workers
   int fd = -1;
   sockaddr_storage addr{};  // the peer, named only when needed (peer_name is not free)
   socklen_t addr_len = 0;
@@ -118,6 +88,10 @@ struct connection {
   std::size_t scan_pos = 0;    // bytes of the request line already checked for bad characters
   bool have_request_line = false;
   http_request request;
+  // a POST's body: body_length bytes from in[body_start] on
+  bool reading_body = false;
+  std::size_t body_start = 0;
+  std::size_t body_length = 0;
   // writing
   std::string out;
   std::size_t out_off = 0;
@@ -145,6 +119,8 @@ struct ops_http_server::impl {
     std::atomic<std::uint64_t> bad_requests{0};
     std::atomic<std::uint64_t> read_timeouts{0};
     std::atomic<std::uint64_t> accept_failures{0};
+    std::atomic<std::uint64_t> bodies_too_large{0};
+    std::atomic<std::uint64_t> shed{0};
     std::atomic<std::uint64_t> open{0};
   };
 
@@ -164,12 +140,19 @@ struct ops_http_server::impl {
   std::size_t reserve_readers = 0;  // those of them in the reserve
   std::unordered_map<std::uint64_t, std::size_t> readers_from;  // readers by client address (none: no entry)
   std::size_t answering = 0;  // connections writing an answer or draining after it
+  // POST: the workers, the connections waiting for them (never closed by the loop meanwhile), and
+  // the answers taken back.
+  std::unique_ptr<detail::handler_pool> pool;
+  std::unordered_map<std::uint64_t, connection*> handling;
+  std::vector<detail::handler_pool::answer> answers;
+  std::uint64_t next_id = 0;
   counters count;
   steady::time_point accept_paused_until{};
   steady::time_point last_accept_warning{};
   log_limiter drop_log{60'000'000'000};  // connections dropped to make room: a line a minute at most
 
   ~impl() {
+    if (pool) pool->stop();  // its workers wake the loop through wake_write
     if (listen_fd >= 0) ::close(listen_fd);
     if (wake_read >= 0) ::close(wake_read);
     if (wake_write >= 0) ::close(wake_write);
@@ -182,7 +165,10 @@ struct ops_http_server::impl {
   void to_answering(connection& c);
   void on_readable(connection& c);
   int advance(connection& c);
+  int start_body(connection& c);
   void dispatch(connection& c);
+  void hand_over(connection& c);
+  void collect_answers();
   void respond(connection& c, const http_response& r, bool head_only);
   void on_writable(connection& c);
   void on_drain(connection& c);
@@ -204,6 +190,7 @@ void ops_http_server::impl::run() {
     steady::time_point next = steady::time_point::max();
     if (!accepting) next = accept_paused_until;
     for (auto& c : conns) {
+      if (c->state == connection::phase::handling) continue;  // the workers have it
       const short events = c->state == connection::phase::writing ? POLLOUT : POLLIN;
       pfds.push_back({c->fd, events, 0});
       polled.push_back(c.get());
@@ -238,10 +225,12 @@ void ops_http_server::impl::run() {
           case connection::phase::reading: on_readable(c); break;
           case connection::phase::writing: on_writable(c); break;
           case connection::phase::draining: on_drain(c); break;
+          case connection::phase::handling: break;
         }
       }
       if (accepting && pfds[1].revents != 0) accept_all();
     }
+    collect_answers();
     const auto end = steady::now();
     for (std::size_t i = 0; i < conns.size(); ++i) {  // on_deadline may close others, never add
       connection& c = *conns[i];
@@ -252,6 +241,7 @@ void ops_http_server::impl::run() {
     count.open.store(conns.size(), std::memory_order_relaxed);
   }
   conns.clear();  // closes every connection
+  handling.clear();
   readers = reserve_readers = answering = 0;
   readers_from.clear();
   count.open.store(0, std::memory_order_relaxed);
@@ -365,6 +355,7 @@ void ops_http_server::impl::drop_for_new(connection& victim, bool evicted, stead
 void ops_http_server::impl::to_answering(connection& c) {
   if (c.where == connection::place::answering) return;
   if (c.where == connection::place::reader) leave_reading(c);
+  if (c.where == connection::place::handling) handling.erase(c.id);
   c.where = connection::place::answering;
   c.answering_since = steady::now();
   ++answering;
@@ -396,14 +387,17 @@ void ops_http_server::impl::close_conn(connection& c) {
   c.fd = -1;
   if (c.where == connection::place::reader) leave_reading(c);
   if (c.where == connection::place::answering) --answering;
+  if (c.where == connection::place::handling) handling.erase(c.id);
   c.where = connection::place::none;
 }
 
 void ops_http_server::impl::on_readable(connection& c) {
   char buf[4096];
   while (c.state == connection::phase::reading) {
-    // Never hold more than max_request_bytes + 1: enough to see that a head is too long.
-    const std::size_t room = options.max_request_bytes + 1 - std::min(c.in.size(), options.max_request_bytes + 1);
+    // Never hold more than max_request_bytes + 1 (enough to see that a head is too long), or the
+    // head and the body it announced.
+    const std::size_t limit = c.reading_body ? c.body_start + c.body_length : options.max_request_bytes + 1;
+    const std::size_t room = limit - std::min(c.in.size(), limit);
     if (room == 0) {  // cannot happen: advance() answers before the buffer is full
       respond(c, plain(431, "request header too large\n"), false);
       return;
@@ -417,12 +411,16 @@ void ops_http_server::impl::on_readable(connection& c) {
         return;
       }
       if (result > 0) {
-        count.bad_requests.fetch_add(1, std::memory_order_relaxed);
+        (result == 413 ? count.bodies_too_large : count.bad_requests).fetch_add(1, std::memory_order_relaxed);
         const bool head = c.have_request_line && c.request.method == "HEAD";
-        const char* what = result == 414   ? "request line too long\n"
-                           : result == 431 ? "request header too large\n"
-                           : result == 505 ? "http version not supported\n"
-                                           : "bad request\n";
+        const std::string what =
+            result == 414   ? "request line too long\n"
+            : result == 431 ? "request header too large\n"
+            : result == 505 ? "http version not supported\n"
+            : result == 411 ? "length required: a POST needs Content-Length\n"
+            : result == 501 ? "Transfer-Encoding is not supported: send the body with Content-Length\n"
+            : result == 413 ? "request body too large: at most " + std::to_string(options.max_body_bytes) + " bytes\n"
+                            : "bad request\n";
         respond(c, plain(result, what), head);
         return;
       }
@@ -441,6 +439,7 @@ void ops_http_server::impl::on_readable(connection& c) {
 // Parses the complete lines received so far: 0 = need more, -1 = the head is complete, otherwise
 // the HTTP status of the error to answer.
 int ops_http_server::impl::advance(connection& c) {
+  if (c.reading_body) return c.in.size() >= c.body_start + c.body_length ? -1 : 0;
   const std::size_t max = options.max_request_bytes;
   while (true) {
     const std::size_t nl = c.in.find('\n', c.line_start);
@@ -469,19 +468,41 @@ int ops_http_server::impl::advance(connection& c) {
       c.have_request_line = true;
       continue;
     }
-    if (line.empty()) return -1;
+    if (line.empty()) return c.request.method == "POST" && options.max_body_bytes > 0 ? start_body(c) : -1;
     if (const int st = parse_header_line(line, c.request); st != 0) return st;
   }
+}
+
+// The head of a POST is complete: what its body will be. Like advance(): 0 = need more, -1 = the
+// request is complete, otherwise the HTTP status of the error to answer.
+int ops_http_server::impl::start_body(connection& c) {
+  std::size_t length = 0;
+  if (const int st = detail::body_length(c.request, options.max_body_bytes, length); st != 0) return st;
+  c.reading_body = true;
+  c.body_start = c.line_start;
+  c.body_length = length;
+  if (c.in.size() >= c.body_start + length) return -1;
+  const std::string* expect = c.request.header("expect");
+  if (expect != nullptr && (*expect == "100-continue" || *expect == "100-Continue")) {
+    static constexpr char go_on[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    (void)!::send(c.fd, go_on, sizeof go_on - 1, MSG_NOSIGNAL);  // short and first: it fits the socket
+  }
+  return 0;
 }
 
 void ops_http_server::impl::dispatch(connection& c) {
   count.requests.fetch_add(1, std::memory_order_relaxed);
   c.request.peer = c.peer();
   const bool head = c.request.method == "HEAD";
-  if (c.request.method != "GET" && !head) {
+  const bool post = c.request.method == "POST" && options.max_body_bytes > 0;
+  if (c.request.method != "GET" && !head && !post) {
     http_response r = plain(405, "method not allowed\n");
-    r.headers.emplace_back("Allow", "GET, HEAD");
+    r.headers.emplace_back("Allow", options.max_body_bytes > 0 ? "GET, HEAD, POST" : "GET, HEAD");
     respond(c, r, false);
+    return;
+  }
+  if (post) {
+    hand_over(c);
     return;
   }
   http_response r;
@@ -502,6 +523,36 @@ void ops_http_server::impl::dispatch(connection& c) {
     r = plain(500, "internal error\n");
   }
   respond(c, r, head);
+}
+
+// A complete POST goes to the workers; its connection waits, unread and untimed, for the answer.
+void ops_http_server::impl::hand_over(connection& c) {
+  c.request.body = c.in.substr(c.body_start, c.body_length);
+  c.in.clear();
+  c.in.shrink_to_fit();
+  if (c.where == connection::place::reader) leave_reading(c);
+  c.where = connection::place::none;
+  c.id = ++next_id;
+  if (!pool->submit({c.id, std::move(c.request)})) {
+    count.shed.fetch_add(1, std::memory_order_relaxed);
+    respond(c, plain(503, "busy: too many requests waiting; try again\n"), false);
+    return;
+  }
+  c.state = connection::phase::handling;
+  c.where = connection::place::handling;
+  c.deadline = steady::time_point::max();
+  handling.emplace(c.id, &c);
+}
+
+void ops_http_server::impl::collect_answers() {
+  if (!pool) return;
+  pool->take_answers(answers);
+  for (auto& a : answers) {
+    const auto it = handling.find(a.connection);
+    if (it == handling.end()) continue;  // cannot happen: the loop closes no connection being handled
+    respond(*it->second, a.response, false);
+  }
+  answers.clear();
 }
 
 void ops_http_server::impl::respond(connection& c, const http_response& r, bool head_only) {
@@ -574,6 +625,8 @@ ops_http_stats ops_http_server::stats() const noexcept {
   s.bad_requests = k.bad_requests.load(relaxed);
   s.read_timeouts = k.read_timeouts.load(relaxed);
   s.accept_failures = k.accept_failures.load(relaxed);
+  s.bodies_too_large = k.bodies_too_large.load(relaxed);
+  s.requests_shed = k.shed.load(relaxed);
   s.connections_open = k.open.load(relaxed);
   s.max_connections = impl_->max_readers;
   s.reserve = impl_->reserve;
@@ -588,6 +641,7 @@ void ops_http_server::stop() {
   if (std::this_thread::get_id() == s.thread.get_id()) return;  // from the handler: request only
   std::lock_guard<std::mutex> lock(s.join_mutex);
   if (s.thread.joinable()) s.thread.join();
+  if (s.pool) s.pool->stop();  // after the loop: no request is handed over any more
 }
 
 result<std::unique_ptr<ops_http_server>> ops_http_server::start(ops_http_options options) {
@@ -601,55 +655,15 @@ result<std::unique_ptr<ops_http_server>> ops_http_server::start(ops_http_options
   if (options.max_connections < 1) {
     return status(errc::invalid_argument, "ops http: max_connections must be at least 1");
   }
-
-  const std::string where = options.bind + ":" + std::to_string(options.port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(options.port);
-  if (const int rc = ::getaddrinfo(options.bind.empty() ? nullptr : options.bind.c_str(),
-                                   service.c_str(), &hints, &found);
-      rc != 0) {
-    return status(errc::invalid_argument,
-                  "ops http: cannot resolve bind address '" + options.bind + "': " + gai_strerror(rc));
+  if (options.max_body_bytes > 0 && (!options.body_handler || options.workers < 1)) {
+    return status(errc::invalid_argument, "ops http: a body handler and at least one worker are needed for POST");
   }
+
+  auto listener = detail::listen_on(options.bind, options.port);
+  if (!listener.is_ok()) return listener.error();
   auto state = std::make_unique<impl>();
-  std::string last_error = "no address";
-  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                            ai->ai_protocol);
-    if (fd < 0) {
-      last_error = errno_text(errno);
-      continue;
-    }
-    // The longest accept queue the system allows (net.core.somaxconn): the loop empties it quickly
-    // (a refusal costs microseconds), while a full queue drops new connections' SYNs, and a probe
-    // whose SYN is dropped waits a second for its retransmission.
-    const int one = 1;
-    if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        ::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
-      last_error = errno_text(errno);
-      ::close(fd);
-      continue;
-    }
-    state->listen_fd = fd;
-    break;
-  }
-  ::freeaddrinfo(found);
-  if (state->listen_fd < 0) {
-    return status(errc::io_error, "ops http: cannot listen on " + where + ": " + last_error);
-  }
-
-  sockaddr_storage bound{};
-  socklen_t bound_len = sizeof bound;
-  if (::getsockname(state->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_len) != 0) {
-    return status(errc::io_error, "ops http: getsockname: " + errno_text(errno));
-  }
-  state->port = bound.ss_family == AF_INET6
-                    ? ntohs(reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port)
-                    : ntohs(reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+  state->listen_fd = listener->fd;
+  state->port = listener->port;
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -663,6 +677,14 @@ result<std::unique_ptr<ops_http_server>> ops_http_server::start(ops_http_options
   state->options = std::move(options);
 
   impl* raw = state.get();
+  if (raw->options.max_body_bytes > 0) {
+    const int wake = raw->wake_write;
+    raw->pool = std::make_unique<detail::handler_pool>(raw->max_answering, [wake] {
+      const char byte = 1;
+      (void)!::write(wake, &byte, 1);  // a full pipe already wakes the loop
+    });
+    SS_RETURN_IF_ERROR(raw->pool->start(raw->options.workers, raw->options.body_handler));
+  }
   try {
     raw->thread = std::thread([raw] { raw->run(); });
   } catch (const std::system_error& e) {

@@ -43,7 +43,7 @@ void append_ops_http_metrics(metrics::prometheus_text& out, const ops_http_stats
               "were full (a burst).",
               n(s.connections_refused), labels);
   out.counter("shadowsync_ops_http_requests", "Requests the ops endpoint answered.", n(s.requests), labels);
-  out.counter("shadowsync_ops_http_bad_requests", "Malformed requests the ops endpoint refused (400, 414, 431, 505).",
+  out.counter("shadowsync_ops_http_bad_requests", "Malformed requests the ops endpoint refused (400, 411, 414, 431, 501, 505).",
               n(s.bad_requests), labels);
   out.counter("shadowsync_ops_http_read_timeouts",
               "Ops endpoint connections answered 408: no complete request within the read timeout.",
@@ -51,6 +51,11 @@ void append_ops_http_metrics(metrics::prometheus_text& out, const ops_http_stats
   out.counter("shadowsync_ops_http_accept_failures",
               "Times the ops endpoint could not accept a connection (out of descriptors...).", n(s.accept_failures),
               labels);
+  out.counter("shadowsync_ops_http_bodies_too_large",
+              "POST requests refused (413) for a Content-Length over the endpoint's body limit.",
+              n(s.bodies_too_large), labels);
+  out.counter("shadowsync_ops_http_requests_shed",
+              "POST requests refused (503) because the workers' queue was full.", n(s.requests_shed), labels);
   out.gauge("shadowsync_ops_http_connections_open", "Connections the ops endpoint holds open.",
             n(s.connections_open), labels);
   out.gauge("shadowsync_ops_http_max_connections",

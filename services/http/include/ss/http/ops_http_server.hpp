@@ -1,13 +1,20 @@
 // ops_http_server: a minimal HTTP/1.1 server for operations endpoints (health, readiness,
-// Prometheus metrics). It is not a general web server:
+// Prometheus metrics), and for `shadowsync serve`'s predictions. It is not a general web server:
 //
 //  - one background thread runs poll() over non-blocking sockets; the handler is called on that
 //    thread, one request at a time, so it must be quick (take a snapshot, render, return) and
 //    safe to call concurrently with the service's own threads;
 //  - every response carries "Connection: close" and the connection is closed after it (no
-//    keep-alive, no pipelining); request bodies are never read;
+//    keep-alive, no pipelining); the bodies of GET and HEAD requests are never read;
 //  - GET and HEAD reach the handler (for HEAD the body is computed, its length sent, the body
 //    not); any other method gets 405 with "Allow: GET, HEAD";
+//  - with max_body_bytes > 0, POST is allowed too (405 then says "Allow: GET, HEAD, POST"): its
+//    body, Content-Length bytes read whole before the request is handled, reaches body_handler,
+//    which runs on `workers` threads of its own (each makes its handler once), never on the loop.
+//    A POST without Content-Length gets 411, with Transfer-Encoding 501, with a Content-Length
+//    over max_body_bytes 413 (at once: the body is not read), and "Expect: 100-continue" its
+//    interim 100. When max_connections + reserve requests are queued or being handled, a new one
+//    gets 503 at once (shed);
 //  - a malformed request line or header gets 400, a request line longer than max_request_bytes
 //    414, a request head (line + headers) longer than max_request_bytes 431, an HTTP version
 //    other than 1.0/1.1 505, a head not complete within read_timeout of the accept 408 (bytes that
@@ -30,8 +37,11 @@
 //        most max_connections plus the reserve: beyond, the oldest is closed (one that has
 //        written its whole answer first);
 //      * each pass of the loop serves the open connections first, then accepts up to 256 new ones;
-//    so at most 2 * (max_connections + reserve) + 1 client sockets are open at once. Drops are
-//    logged at most once a minute, and counted (stats());
+//      * with body_handler, requests being handled are at most max_connections plus the reserve
+//        (the queue's bound, above);
+//    so at most 2 * (max_connections + reserve) + 1 client sockets are open at once (3 * ... with
+//    body_handler). A request's head and body must arrive within read_timeout of the accept. Drops
+//    are logged at most once a minute, and counted (stats());
 //  - stop() (or the destructor) wakes the thread through a self-pipe and returns promptly, even
 //    while clients hold connections open.
 //
@@ -61,6 +71,7 @@ struct http_request {
   // Header names lower-cased, values trimmed, in arrival order.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string peer;  // the client's address, "127.0.0.1:53422"
+  std::string body;  // POST: its body (Content-Length bytes); otherwise empty
 
   // The first header with this (case-insensitive) name, or nullptr.
   const std::string* header(std::string_view name) const;
@@ -84,6 +95,10 @@ struct ops_http_options {
   std::size_t max_request_bytes = 16384;      // request line + headers
   std::chrono::milliseconds read_timeout{5000};  // from accept to a complete request head
   int max_connections = 64;  // connections waiting for their request head (plus a reserve: above)
+  // POST requests: 0 = none (405). Otherwise the largest body read, and body_handler's workers.
+  std::size_t max_body_bytes = 0;
+  std::function<http_handler()> body_handler;  // required with max_body_bytes: made once per worker
+  int workers = 1;
 };
 
 // What a server has done since it started: counters, except the gauges at the end. Each field is
@@ -97,9 +112,11 @@ struct ops_http_stats {
   // in the reserve or new.
   std::uint64_t connections_refused = 0;
   std::uint64_t requests = 0;         // complete request heads answered (handler, or 405)
-  std::uint64_t bad_requests = 0;     // answered 400, 414, 431 or 505
+  std::uint64_t bad_requests = 0;     // answered 400, 411, 414, 431, 501 or 505
   std::uint64_t read_timeouts = 0;    // answered 408: no complete head within read_timeout
   std::uint64_t accept_failures = 0;  // accept() failed (out of descriptors...): accepting paused 100 ms
+  std::uint64_t bodies_too_large = 0;  // answered 413: a Content-Length over max_body_bytes
+  std::uint64_t requests_shed = 0;     // answered 503: body_handler's queue was full
   std::uint64_t connections_open = 0;  // gauge: reading, answering or draining now
   std::uint64_t max_connections = 0;   // gauge: the option
   std::uint64_t reserve = 0;           // gauge: the reserve's places

@@ -37,7 +37,8 @@ struct ops_probe {
 http_response ops_routes(const ops_probe& probe, const http_request& request);
 
 // shadowsync_ops_http_connections_accepted, _connections_evicted, _connections_refused,
-// _requests, _bad_requests, _read_timeouts, _accept_failures (counters), _connections_open,
+// _requests, _bad_requests, _read_timeouts, _accept_failures, _bodies_too_large, _requests_shed
+// (counters), _connections_open,
 // _max_connections and _reserve (gauges), with help text and `labels`.
 void append_ops_http_metrics(metrics::prometheus_text& out, const ops_http_stats& stats,
                              const metrics::prometheus_labels& labels = {});
