@@ -25,6 +25,8 @@ const std::vector<command_entry>& command_table() {
        export_option_names},
       {"predict", "score data files with an exported model (.ssm) and report its test metrics", run_predict,
        predict_option_names},
+      {"serve", "serve click predictions from a model over HTTP (POST /predict), with health and metrics", run_serve,
+       serve_option_names},
       {"keygen", "make CURVE key pairs (one, or a cluster's set) for authenticated, encrypted links", run_keygen,
        keygen_option_names},
   };

@@ -17,6 +17,7 @@ using args = std::vector<std::string>;
 using command = int(const args& a, const config::environment& env);
 
 command run_train, run_gen_data, run_predict;  // in this process
+command run_serve;                             // predictions over HTTP
 command run_local;                             // a whole cluster on this machine
 command run_coordinator, run_shard, run_reader, run_trainer, run_sync_server;  // one service each
 command run_status, run_snapshot, run_export;  // questions to a running job's coordinator
@@ -25,7 +26,8 @@ command run_keygen;
 // The names of each command's options (a SHADOWSYNC_* variable that names an option of no command
 // is refused; command_table.hpp).
 using option_names = std::vector<std::string>();
-option_names train_option_names, gen_data_option_names, predict_option_names, local_option_names;
+option_names train_option_names, gen_data_option_names, predict_option_names, serve_option_names,
+    local_option_names;
 option_names coordinator_option_names, shard_option_names, reader_option_names, trainer_option_names,
     sync_server_option_names;
 option_names status_option_names, snapshot_option_names, export_option_names, keygen_option_names;

@@ -20,27 +20,34 @@ bool is_loopback(const std::string& host) {
 
 }  // namespace
 
+result<std::pair<std::string, std::uint16_t>> parse_host_port(const std::string& flag, const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size())
+    return status(errc::invalid_argument, flag + " " + text + ": expected HOST:PORT, e.g. 0.0.0.0:9100");
+  std::uint64_t port = 0;
+  for (std::size_t i = colon + 1; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9' || port > 65535)
+      return status(errc::invalid_argument, flag + " " + text + ": the port is not a number from 0 to 65535");
+    port = port * 10 + static_cast<std::uint64_t>(text[i] - '0');
+  }
+  if (port > 65535)
+    return status(errc::invalid_argument, flag + " " + text + ": the port is not a number from 0 to 65535");
+  std::string host = text.substr(0, colon);
+  if (host.empty()) host = "0.0.0.0";
+  return std::make_pair(std::move(host), static_cast<std::uint16_t>(port));
+}
+
 result<std::unique_ptr<ops_endpoint>> ops_endpoint::start(const std::string& listen, const std::string& service_name,
                                                          bool dashboard) {
   std::unique_ptr<ops_endpoint> ep(new ops_endpoint());
   ep->name_ = service_name;
   ep->dashboard_ = dashboard;
   if (listen.empty()) return ep;
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon + 1 == listen.size())
-    return status(errc::invalid_argument, "--ops-listen " + listen + ": expected HOST:PORT, e.g. 0.0.0.0:9100");
-  std::uint64_t port = 0;
-  for (std::size_t i = colon + 1; i < listen.size(); ++i) {
-    if (listen[i] < '0' || listen[i] > '9' || port > 65535)
-      return status(errc::invalid_argument, "--ops-listen " + listen + ": the port is not a number from 0 to 65535");
-    port = port * 10 + static_cast<std::uint64_t>(listen[i] - '0');
-  }
-  if (port > 65535)
-    return status(errc::invalid_argument, "--ops-listen " + listen + ": the port is not a number from 0 to 65535");
+  auto where = parse_host_port("--ops-listen", listen);
+  if (!where.is_ok()) return where.error();
   http::ops_http_options o;
-  o.bind = listen.substr(0, colon);
-  if (o.bind.empty()) o.bind = "0.0.0.0";
-  o.port = static_cast<std::uint16_t>(port);
+  o.bind = where->first;
+  o.port = where->second;
   auto* self = ep.get();
   o.handler = [self](const http::http_request& r) { return self->handle(r); };
   auto server = http::ops_http_server::start(std::move(o));
@@ -49,8 +56,8 @@ result<std::unique_ptr<ops_endpoint>> ops_endpoint::start(const std::string& lis
     std::lock_guard<std::mutex> lock(ep->mu_);  // the handler reads server_ for /metrics
     ep->server_ = std::move(*server);
   }
-  const std::string host = listen.substr(0, colon);
-  ep->address_ = "http://" + (host.empty() ? std::string("0.0.0.0") : host) + ":" + std::to_string(ep->server_->port());
+  const std::string& host = where->first;
+  ep->address_ = "http://" + host + ":" + std::to_string(ep->server_->port());
   spdlog::info("{}: health and metrics at {}/metrics", service_name, ep->address_);
   if (dashboard) spdlog::info("{}: dashboard at {}/", service_name, ep->address_);
   if (!is_loopback(host)) {

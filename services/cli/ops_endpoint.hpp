@@ -11,12 +11,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ss/actors/service.hpp"
 #include "ss/core/status.hpp"
 #include "ss/http/ops_http_server.hpp"
 
 namespace ss::cli {
+
+// HOST:PORT (a --listen flag's value: "0.0.0.0:9100", ":9100" for every address) as a host and a
+// port from 0 to 65535; invalid_argument naming `flag` otherwise.
+result<std::pair<std::string, std::uint16_t>> parse_host_port(const std::string& flag, const std::string& text);
 
 class ops_endpoint {
  public:
