@@ -1,7 +1,8 @@
 // shadowsync serve as a user runs it: a model trained and exported by `shadowsync train`, served
 // by a real `shadowsync serve` process, asked over real sockets, its answers compared with
 // `shadowsync predict --predictions` on the same rows; bad rows, oversized requests, many clients
-// at once, /metrics, and SIGTERM.
+// at once, /metrics, and SIGTERM. And --publish-dir: the same model published as a base, a delta
+// written while serve runs, its answers compared with the base plus the delta scored here.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -13,7 +14,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -21,6 +24,11 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "ss/core/model_file/model_file.hpp"
+#include "ss/core/publish/delta_file.hpp"
+#include "ss/core/publish/publication.hpp"
+#include "ss/core/serving/request_rows.hpp"
+#include "ss/core/serving/served_model.hpp"
 #include "support/files.hpp"
 
 using namespace ss::test;
@@ -282,7 +290,8 @@ TEST_CASE("serve: oversized requests get 413, wrong methods and paths 405 and 40
 
 TEST_CASE("serve: bad flags exit 2, a missing or damaged model exits 1 with a message", "[serve]") {
   temp_dir dir;
-  expect_exit(bin + " serve", 2, "shadowsync serve: --model is required");
+  expect_exit(bin + " serve", 2, "shadowsync serve: give --model or --publish-dir (one of them");
+  expect_exit(bin + " serve --model a.ssm --publish-dir d", 2, "give --model or --publish-dir (one of them");
   expect_exit(bin + " serve --model x.ssm --workers 0", 2, "--workers");
   expect_exit(bin + " serve --model x.ssm --listen nowhere", 2, "--listen nowhere: expected HOST:PORT");
   expect_exit(bin + " serve --model " + dir.str("missing.ssm") + " --listen 127.0.0.1:0", 1, "cannot load the model");
@@ -290,4 +299,160 @@ TEST_CASE("serve: bad flags exit 2, a missing or damaged model exits 1 with a me
   expect_exit(bin + " serve --model " + dir.str("junk.ssm") + " --listen 127.0.0.1:0", 1, "cannot load the model");
   auto help = expect_exit(bin + " serve --help", 0, "--max-request-rows");
   CHECK(help.out.find("--max-request-bytes") != std::string::npos);
+}
+
+namespace {
+
+// Publishes `t`'s model as base 1 of `dir` (as a training job would: data file, then manifest).
+ss::publish::manifest publish_base(const trained& t, const std::filesystem::path& dir) {
+  namespace publish = ss::publish;
+  auto loaded = ss::model::load_model(t.model);
+  REQUIRE(loaded.is_ok());
+  publish::manifest m;
+  m.job_id = "job-1";
+  m.sequence = 1;
+  m.kind = publish::publication_kind::base;
+  m.base = 1;
+  m.examples_trained = loaded->header.train_examples;
+  m.wall_unix_ms = loaded->header.created_unix_ms;
+  m.data_file = publish::data_file_name(1, m.kind);
+  m.shape = {loaded->header.tables, loaded->header.dim, loaded->header.dense_params};
+  m.config_digest = publish::model_config_digest(loaded->job);
+  std::filesystem::copy_file(t.model, dir / m.data_file);
+  auto d = publish::digest_file(dir / m.data_file);
+  REQUIRE(d.is_ok());
+  m.data_bytes = d->bytes;
+  m.data_crc32c = d->crc32c;
+  m.rows = loaded->stats.rows;
+  REQUIRE(publish::write_manifest(dir, m).is_ok());
+  return m;
+}
+
+// Delta `seq` on base 1: every dense parameter halved, and rows for the ids of `rows_text`'s first
+// row in every table given new values.
+ss::serving::model_update publish_delta(const trained& t, const std::filesystem::path& dir, std::uint64_t seq,
+                                        const std::string& rows_text) {
+  namespace publish = ss::publish;
+  auto loaded = ss::model::load_model(t.model);
+  REQUIRE(loaded.is_ok());
+  ss::serving::model_update u;
+  u.version = {seq, loaded->header.train_examples + seq, 1'700'000'000'000};
+  std::vector<float> dense(loaded->dense->params(), loaded->dense->params() + loaded->dense->size());
+  for (auto& x : dense) x *= 0.5f;
+  u.dense = dense;
+  auto schema = ss::model::model_schema(loaded->header, loaded->job);
+  REQUIRE(schema.is_ok());
+  auto reader = ss::serving::request_reader::create(*schema, loaded->setup.dlrm.num_dense, loaded->setup.dlrm.num_sparse);
+  REQUIRE(reader.is_ok());
+  ss::data::example_batch batch;
+  REQUIRE_FALSE(reader->read_text(rows_text.substr(0, rows_text.find('\n') + 1), 1, batch));
+  for (std::uint32_t table = 0; table < loaded->header.tables; ++table) {
+    ss::serving::table_update tu;
+    tu.table = table;
+    tu.ids = {batch.ids[table]};  // one id per feature in Criteo rows
+    tu.values.assign(loaded->header.dim, 0.05f * static_cast<float>(table % 5));
+    u.tables.push_back(tu);
+  }
+  publish::manifest m;
+  m.job_id = "job-1";
+  m.sequence = seq;
+  m.kind = publish::publication_kind::delta;
+  m.base = 1;
+  m.previous = seq - 1;
+  m.examples_trained = u.version.examples_trained;
+  m.wall_unix_ms = u.version.wall_unix_ms;
+  m.data_file = publish::data_file_name(seq, m.kind);
+  m.shape = {loaded->header.tables, loaded->header.dim, loaded->header.dense_params};
+  m.config_digest = publish::model_config_digest(loaded->job);
+  auto w = publish::delta_writer::open((dir / m.data_file).string(), {seq, 1, seq - 1, m.shape, publish::row_encoding::fp32});
+  REQUIRE(w.is_ok());
+  REQUIRE(w->write_dense(dense.data(), dense.size()).is_ok());
+  for (const auto& tu : u.tables) REQUIRE(w->add_rows(tu.table, tu.ids.data(), tu.values.data(), 1).is_ok());
+  auto stats = w->finish();
+  REQUIRE(stats.is_ok());
+  m.data_bytes = stats->bytes;
+  m.data_crc32c = stats->crc32c;
+  m.rows = stats->rows;
+  REQUIRE(publish::write_manifest(dir, m).is_ok());
+  return u;
+}
+
+// What a model file with `u` applied answers for `rows_text`, written as serve writes it.
+std::vector<std::string> expected_with(const trained& t, const ss::serving::model_update& u, const std::string& rows_text) {
+  auto loaded = ss::model::load_model(t.model);
+  REQUIRE(loaded.is_ok());
+  auto schema = ss::model::model_schema(loaded->header, loaded->job);
+  REQUIRE(schema.is_ok());
+  auto reader = ss::serving::request_reader::create(*schema, loaded->setup.dlrm.num_dense, loaded->setup.dlrm.num_sparse);
+  REQUIRE(reader.is_ok());
+  ss::serving::served_model m(std::move(*loaded));
+  REQUIRE(m.apply(u).is_ok());
+  ss::data::example_batch batch;
+  REQUIRE_FALSE(reader->read_text(rows_text, 1000, batch));
+  ss::serving::scoring_scratch scratch(m);
+  std::vector<float> p;
+  REQUIRE(m.score(batch, scratch, p).is_ok());
+  std::vector<std::string> out;
+  for (float x : p) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(x));
+    out.push_back(buf);
+  }
+  return out;
+}
+
+bool wait_for(const std::function<bool()>& done, std::chrono::seconds limit = 30s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("serve: --publish-dir serves the newest publication and follows new deltas", "[serve]") {
+  auto& t = shared_model();
+  temp_dir pub;
+  serve_process s("--publish-dir " + pub.str() + " --poll-interval 0.05", t.dir.str("serve3.log"));
+  // No base yet: live, not ready, and it says why.
+  const auto empty = http(s.port, "GET", "/readyz");
+  CHECK(empty.status == 503);
+  CHECK(empty.body.find("not ready: no usable base in " + pub.str()) != std::string::npos);
+  CHECK(http(s.port, "POST", "/predict", t.rows[0]).status == 503);
+
+  publish_base(t, pub.path());
+  REQUIRE(wait_for([&] { return http(s.port, "GET", "/readyz").status == 200; }));
+  CHECK(http(s.port, "GET", "/readyz").body == "ready: version 1\n");
+  const std::string rows = joined(t.rows, 0, 50);
+  const auto base = http(s.port, "POST", "/predict", rows);
+  CHECK(base.body.rfind("{\"version\":1,", 0) == 0);
+  CHECK(predictions(base.body) == t.predict(rows));
+
+  // A delta while it serves: answers from version 2, equal to the base with the delta applied.
+  const auto update = publish_delta(t, pub.path(), 2, rows);
+  REQUIRE(wait_for([&] { return http(s.port, "POST", "/predict", rows).body.rfind("{\"version\":2,", 0) == 0; }));
+  const auto after = http(s.port, "POST", "/predict", rows);
+  const auto want = expected_with(t, update, rows);
+  CHECK(predictions(after.body) == want);
+  CHECK(want != predictions(base.body));
+
+  // A gap (4 without 3): version 2 stays, and /readyz and /metrics say how far behind.
+  publish_delta(t, pub.path(), 4, rows);
+  REQUIRE(wait_for([&] { return http(s.port, "GET", "/readyz").body.find("behind") != std::string::npos; }));
+  const auto ready = http(s.port, "GET", "/readyz");
+  CHECK(ready.status == 200);
+  CHECK(ready.body.rfind("ready: version 2, 2 publications behind the newest (4): ", 0) == 0);
+  const auto metrics = http(s.port, "GET", "/metrics").body;
+  CHECK(metrics.find("shadowsync_serve_publications_behind 2\n") != std::string::npos);
+  CHECK(metrics.find("shadowsync_serve_follow_stopped{reason=\"gap\"} 1\n") != std::string::npos);
+  CHECK(metrics.find("shadowsync_serve_publication_problems{reason=\"gap\"} 1\n") != std::string::npos);
+  CHECK(metrics.find("shadowsync_serve_model_version 2\n") != std::string::npos);
+  CHECK(metrics.find("shadowsync_serve_deltas_applied 1\n") != std::string::npos);
+  CHECK(predictions(http(s.port, "POST", "/predict", rows).body) == want);
+
+  REQUIRE(kill(s.pid, SIGTERM) == 0);
+  CHECK(s.wait(10s) == 0);
+  CHECK(s.output().find("serve: serving version 1 from " + pub.str()) != std::string::npos);
 }

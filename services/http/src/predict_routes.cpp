@@ -99,7 +99,15 @@ http_response predict_routes::handle(const http_request& request) {
   }
   if (request.path != "/healthz" && request.path != "/readyz" && request.path != "/metrics")
     return refuse(404, refused_.not_found, "not found: " + request.path);
-  const ops_probe probe{nullptr, [this] { return readiness(); }, [this] { return metrics_text(); }};
+  if (request.path == "/readyz") {
+    const auto [ready, why] = readiness();
+    const std::string detail = ready && options_.ready_detail ? options_.ready_detail() : std::string();
+    http_response r;
+    r.status = ready ? 200 : 503;
+    r.body = ready ? (detail.empty() ? "ready\n" : "ready: " + detail + "\n") : "not ready: " + why + "\n";
+    return r;
+  }
+  const ops_probe probe{nullptr, nullptr, [this] { return metrics_text(); }};
   return ops_routes(probe, request);
 }
 
@@ -222,6 +230,7 @@ std::string predict_routes::metrics_text() const {
     buckets.emplace_back(static_cast<double>(std::uint64_t{1} << k) * 1e-6, latency_.count_below_power_of_two_us(k));
   p.histogram("shadowsync_serve_request_seconds", "Time to answer POST /predict (read, score, write the answer).",
               buckets, latency_.sum_seconds(), latency_.count());
+  if (options_.more_metrics) options_.more_metrics(p);
   const ops_http_server* server = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -9,7 +9,8 @@
 //                  row ({"error":"row 3: ...","row":3,"reason":"dense_value"}: nothing is scored),
 //                  a bad body or header; 413 for more rows than max_rows (bodies over the server's
 //                  max_body_bytes are refused before this); 503 while no model is loaded.
-//   GET /healthz, /readyz (ready once a model is served), /metrics (Prometheus: the model's
+//   GET /healthz, /readyz (ready once a model is served: "ready\n", or "ready: <detail>\n" with
+//                  ready_detail), /metrics (Prometheus: the model's
 //                  version and age, updates applied, requests, rows scored, bad requests by
 //                  reason, the request latency histogram, the HTTP server's counters).
 //   405 for another method on these paths (with Allow), 404 elsewhere.
@@ -30,6 +31,7 @@
 #include "ss/core/log_limiter.hpp"
 #include "ss/core/metrics/counter_set.hpp"
 #include "ss/core/metrics/latency_histogram.hpp"
+#include "ss/core/metrics/prometheus.hpp"
 #include "ss/core/serving/request_rows.hpp"
 #include "ss/core/serving/served_model.hpp"
 #include "ss/http/ops_http_server.hpp"
@@ -59,6 +61,10 @@ struct predict_route_options {
   std::size_t max_rows = 1000;  // rows per request
   const clock_source* clock = nullptr;  // request latencies (required)
   std::function<std::int64_t()> wall_unix_ms;  // the model's age (required)
+  // Optional: what /readyz adds after "ready: " (how far behind the newest publication the model
+  // is), and samples /metrics adds (the publish follower's).
+  std::function<std::string()> ready_detail;
+  std::function<void(metrics::prometheus_text&)> more_metrics;
 };
 
 class predict_routes {
