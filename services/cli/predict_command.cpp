@@ -21,6 +21,7 @@
 #include "ss/core/json.hpp"
 #include "ss/core/metrics/metrics.hpp"
 #include "ss/core/model_file/model_file.hpp"
+#include "ss/core/serving/published_model.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
 #include "ss/core/train/reader_source.hpp"
 #include "ss/core/train/train_step.hpp"
@@ -31,6 +32,7 @@ namespace {
 
 struct predict_options {
   std::string model;
+  std::string publish_dir;  // instead of --model: the newest model a publish directory holds
   std::vector<std::string> test;
   std::string schema;               // empty: the model's
   double max_bad_fraction = -1;     // negative: the model's
@@ -101,6 +103,9 @@ const char* const predict_help =
 
 void add_predict_flags(config::option_set& opts, predict_options& o) {
   opts.add("model", &o.model, "The model file (.ssm) to score with.");
+  opts.add("publish-dir", &o.publish_dir,
+           "Instead of --model: score the newest model a publish directory holds (its newest usable base with "
+           "every delta after it applied, as `shadowsync serve` would serve it).");
   opts.add("test", &o.test, "Data files to score (plain or gzip), in the model's input format.");
   opts.add("schema", &o.schema,
            "Input layout of the --test files: 'criteo', 'avazu' or a schema file; empty = the model's.");
@@ -178,13 +183,22 @@ result<prediction_run> score_test_data(const predict_options& o, const model::lo
   return run;
 }
 
-void print_prediction_run(const predict_options& o, const model::loaded_model& m, const prediction_run& r) {
+// The model scored: a model file, or a publish directory's newest publication.
+struct model_source {
+  std::string name;              // the file, or the directory
+  std::uint64_t publication = 0;  // the publication scored (0: a model file)
+  std::uint64_t behind = 0;       // newer publications the chain does not reach
+};
+
+void print_prediction_run(const predict_options& o, const model_source& from, const model::loaded_model& m,
+                          const prediction_run& r) {
   const metrics::summary& test = r.test;
   std::printf("shadowsync predict: %s examples scored in %s (%.0f examples/s, %d thread%s)\n",
               service::with_commas(test.examples).c_str(), service::human_seconds(r.score_seconds).c_str(),
               r.score_seconds > 0 ? static_cast<double>(test.examples) / r.score_seconds : 0.0, o.threads,
               o.threads == 1 ? "" : "s");
-  std::printf("  model   %s: %s; %s embedding rows; trained on %s examples, click rate %.4f\n", o.model.c_str(),
+  std::printf("  model   %s%s: %s; %s embedding rows; trained on %s examples, click rate %.4f\n", from.name.c_str(),
+              from.publication > 0 ? (" (publication " + std::to_string(from.publication) + ")").c_str() : "",
               m.setup.dlrm.describe().c_str(), service::with_commas(m.stats.rows).c_str(),
               service::with_commas(m.header.train_examples).c_str(), m.header.train_click_rate);
   if (test.examples > 0)
@@ -195,7 +209,9 @@ void print_prediction_run(const predict_options& o, const model::loaded_model& m
     std::printf("  output  %s: %s predictions\n", o.predictions.c_str(), service::with_commas(r.predictions).c_str());
   json_object j;
   j.add("command", "predict")
-      .add("model", o.model)
+      .add("model", from.name)
+      .add("publication", from.publication)
+      .add("publications_behind", from.behind)
       .add("model_shape", m.setup.dlrm.describe())
       .add("model_rows", m.stats.rows)
       .add("train_examples", m.header.train_examples)
@@ -217,20 +233,37 @@ int run_predict(const args& a, const config::environment& env) {
   command_line cmd({"predict", ""}, predict_help);
   add_predict_flags(cmd.options(), o);
   if (auto done = cmd.parse(a, env, &o.log)) return *done;
-  if (o.model.empty()) return cmd.refuse("--model is required (see --help)");
+  if (o.model.empty() == o.publish_dir.empty())
+    return cmd.refuse("give one of --model and --publish-dir (see --help)");
   if (o.test.empty()) return cmd.refuse("--test needs at least one file (see --help)");
 
   steady_clock_source clock;
   const double t0 = clock.now_seconds();
-  auto loaded = model::load_model(o.model);
-  if (!loaded.is_ok()) {
-    spdlog::error("cannot load the model: {}", loaded.error().message());
-    return 1;
+  model_source from{o.model.empty() ? o.publish_dir : o.model};
+  model::loaded_model m;
+  if (!o.publish_dir.empty()) {
+    auto published = serving::load_published_model(o.publish_dir);
+    if (!published.is_ok()) {
+      spdlog::error("cannot load the published model: {}", published.error().message());
+      return 1;
+    }
+    from.publication = published->last.sequence;
+    from.behind = published->behind;
+    if (published->stopped)
+      spdlog::warn("{}: scoring publication {}, {} behind the newest: {}", o.publish_dir, from.publication,
+                   from.behind, published->stopped->message);
+    m = std::move(published->model);
+  } else {
+    auto loaded = model::load_model(o.model);
+    if (!loaded.is_ok()) {
+      spdlog::error("cannot load the model: {}", loaded.error().message());
+      return 1;
+    }
+    m = std::move(*loaded);
   }
-  const model::loaded_model& m = *loaded;
   const double load_seconds = clock.now_seconds() - t0;
   spdlog::info("model {}: {}, {} embedding rows, trained on {} examples (click rate {:.4f}), loaded in {}",
-               o.model, m.setup.dlrm.describe(), service::with_commas(m.stats.rows),
+               from.name, m.setup.dlrm.describe(), service::with_commas(m.stats.rows),
                service::with_commas(m.header.train_examples), m.header.train_click_rate,
                service::human_seconds(load_seconds));
   auto schema = o.schema.empty() ? model::model_schema(m.header, m.job) : job::load_schema(o.schema);
@@ -244,7 +277,7 @@ int run_predict(const args& a, const config::environment& env) {
     return 1;
   }
   run->load_seconds = load_seconds;
-  print_prediction_run(o, m, *run);
+  print_prediction_run(o, from, m, *run);
   return 0;
 }
 

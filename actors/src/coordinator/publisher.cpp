@@ -91,6 +91,7 @@ void complete(publisher_self self, std::uint64_t rows, std::uint64_t bytes, std:
   m.base = st.kind == publication_kind::base ? st.next_sequence : st.base;
   m.previous = st.kind == publication_kind::base ? 0 : st.last_written;
   m.examples_trained = st.current->examples_trained;
+  m.train_click_rate = st.current->click_rate;
   m.wall_unix_ms = wall_ms(st.options);
   m.data_file = publish::data_file_name(m.sequence, m.kind);
   m.data_bytes = bytes;

@@ -30,7 +30,7 @@ constexpr const char* kDeltaManifest = ".delta.manifest";
 // Every field a manifest has, in the order it is written.
 const std::set<std::string>& known_keys() {
   static const std::set<std::string> keys = {
-      "format_version", "job_id", "sequence", "kind", "base", "previous", "examples_trained", "wall_unix_ms",
+      "format_version", "job_id", "sequence", "kind", "base", "previous", "examples_trained", "train_click_rate", "wall_unix_ms",
       "data_file", "data_bytes", "data_crc32c", "tables", "dim", "dense_params", "config_digest", "rows",
       "tombstones", "row_encoding"};
   return keys;
@@ -118,6 +118,7 @@ std::string manifest_text(const manifest& m) {
       .add("base", std::to_string(m.base))
       .add("previous", std::to_string(m.previous))
       .add("examples_trained", std::to_string(m.examples_trained))
+      .add("train_click_rate", io::exact(m.train_click_rate))
       .add("wall_unix_ms", std::to_string(m.wall_unix_ms))
       .add("data_file", m.data_file)
       .add("data_bytes", std::to_string(m.data_bytes))
@@ -198,6 +199,7 @@ result<manifest> parse_manifest(const std::string& text, const std::string& file
   SS_RETURN_IF_ERROR(k->one("base", m.base));
   SS_RETURN_IF_ERROR(k->one("previous", m.previous));
   SS_RETURN_IF_ERROR(k->one("examples_trained", m.examples_trained));
+  SS_RETURN_IF_ERROR(k->one("train_click_rate", m.train_click_rate));
   SS_RETURN_IF_ERROR(k->one("wall_unix_ms", m.wall_unix_ms));
   SS_RETURN_IF_ERROR(word("data_file", m.data_file));
   SS_RETURN_IF_ERROR(k->one("data_bytes", m.data_bytes));

@@ -30,6 +30,7 @@ manifest sample_delta() {
   m.base = 40;
   m.previous = 41;
   m.examples_trained = 123456789;
+  m.train_click_rate = 0.2512345678901234;
   m.wall_unix_ms = 1'700'000'123'456;
   m.data_file = "000000000042.delta.ssd";
   m.data_bytes = 98765;
@@ -117,6 +118,7 @@ TEST_CASE("publish: a manifest round trips through its text", "[publish]") {
   CHECK(back->base == 40);
   CHECK(back->previous == 41);
   CHECK(back->examples_trained == m.examples_trained);
+  CHECK(back->train_click_rate == m.train_click_rate);
   CHECK(back->wall_unix_ms == m.wall_unix_ms);
   CHECK(back->data_bytes == m.data_bytes);
   CHECK(back->data_crc32c == m.data_crc32c);

@@ -12,6 +12,7 @@
 #include "ss/core/publish/delta_file.hpp"
 #include "ss/core/publish/publication.hpp"
 #include "ss/core/serving/publish_follower.hpp"
+#include "ss/core/serving/published_model.hpp"
 #include "support/files.hpp"
 #include "support/process.hpp"
 
@@ -256,4 +257,37 @@ TEST_CASE("publish follower: a missing directory, and a base that does not load,
   CHECK(f.status().problem->reason == "bad_base");
   CHECK(f.status().problem->message.find("model file") != std::string::npos);
   CHECK(f.model() == nullptr);
+}
+
+TEST_CASE("published model: the newest base with its deltas applied scores as serve's model, a gap says how far behind",
+          "[serving][publish]") {
+  temp_dir dir;
+  publisher pub(dir.path());
+  auto none = serving::load_published_model(dir.path());
+  REQUIRE_FALSE(none.is_ok());
+  CHECK(none.error().code() == errc::not_found);
+
+  pub.base(1);
+  std::vector<model_update> applied = {pub.delta(2, pub.changes(2)), pub.delta(3, pub.changes(3))};
+  auto loaded = serving::load_published_model(dir.path());
+  REQUIRE(loaded.is_ok());
+  CHECK(loaded->last.sequence == 3);
+  CHECK(loaded->deltas == 2);
+  CHECK(loaded->behind == 0);
+  CHECK(loaded->model.header.train_examples == 300);
+  const auto batch = make_batch(100, 23);
+  CHECK(same_bits(predict_path(loaded->model, batch), predict_path(reference(applied), batch)));
+  // An erased row is gone (it scores as unseen), a written one holds the delta's values.
+  const auto& erased = applied.back().tables[0].erased;
+  CHECK(loaded->model.embeddings->table(0).find(erased[0]) == nullptr);
+
+  // Delta 5 without 4: the model stops at 3 and says so.
+  pub.last_seq = 4;
+  pub.delta(5, pub.changes(5));
+  auto behind = serving::load_published_model(dir.path());
+  REQUIRE(behind.is_ok());
+  CHECK(behind->last.sequence == 3);
+  CHECK(behind->behind == 2);
+  REQUIRE(behind->stopped);
+  CHECK(behind->stopped->issue == publish::chain_issue::gap);
 }

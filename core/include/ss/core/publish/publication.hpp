@@ -81,6 +81,9 @@ struct manifest {
   std::uint64_t base = 0;      // the base it builds on; a base: its own sequence
   std::uint64_t previous = 0;  // the publication it follows directly; a base: 0
   std::uint64_t examples_trained = 0;
+  // The training data's click rate then: the base of NE when the model is scored (a model file's
+  // header has it; a delta's scoring needs the newest).
+  double train_click_rate = 0;
   std::int64_t wall_unix_ms = 0;  // when it was published
   std::string data_file;          // data_file_name(sequence, kind): a name in the same directory
   std::uint64_t data_bytes = 0;

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Delta publishing from a cluster of real processes (docs/online.md):
+#   - `local --processes --publish-dir P` writes a chain: a base first, deltas every interval, a
+#     base again after a shard was killed (its restarted process cannot say what changed), the
+#     numbers unbroken across a killed and restarted coordinator;
+#   - the chain's newest publication is the final model: `predict --publish-dir P` scores the test
+#     file exactly as the job and as `predict --model` on its export;
+#   - int8 rows score within 0.5% of the final model's NE;
+#   - bad settings are refused: --publish-dir with a row TTL, a directory of another job.
+# usage: publish_local.sh SHADOWSYNC_BINARY
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+in_work_dir "$1" publish
+rows=300000
+"$bin" gen-data --rows $rows --test-rows 20000 --out data >/dev/null 2>&1
+flags=(--processes --trainers 2 --shards 2 --train data/train.tsv --test data/test.tsv --sync s-easgd
+  --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2 --restart-delay 0.5 --snapshot-interval 2
+  --log-level warn)
+
+committed_now() {
+  local ep
+  ep=$(cat "$1/coordinator.endpoint" 2>/dev/null) || return 0
+  "$bin" status --coordinator "$ep" --timeout 1 2>/dev/null | grep -o '"examples_committed":[0-9]*' | head -1 |
+    cut -d: -f2 || true
+}
+wait_committed() {  # wait_committed RUN_DIR EXAMPLES
+  local deadline=$((SECONDS + 180)) c
+  while ((SECONDS < deadline)); do
+    c=$(committed_now "$1")
+    if [[ -n "$c" ]] && ((c >= $2)); then return 0; fi
+    sleep 0.2
+  done
+  fail "timed out waiting for $2 examples committed in $1"
+}
+manifest_field() { grep "^$2 " "$1" | head -1 | awk '{print $3}'; }
+
+echo "1. a job publishing every 0.3 s, a shard and the coordinator killed on the way"
+"$bin" local "${flags[@]}" --run-dir a --state-dir a/state --keep-state --export "$work/final.ssm" \
+  --publish-dir pub --publish-interval 0.3 --publish-base-every 20 --publish-retain 100000 >a.out 2>a.err &
+job=$!
+deadline=$((SECONDS + 30))
+until [[ -s a/coordinator.endpoint ]] || ((SECONDS > deadline)); do sleep 0.1; done
+wait_committed a $((rows / 4))
+kill -9 "$(cat a/shard-1.pid)"
+wait_committed a $((rows / 2))
+kill -9 "$(cat a/coordinator.pid)"
+wait $job || fail "the job failed: $(tail -3 a.err)"
+tail -1 a.out >a.json
+[[ "$(field a.json ok)" == "true" ]] || fail "the job did not end ok: $(text_field a.json error)"
+[[ "$(field a.json examples_committed)" == "$rows" ]] || fail "committed $(field a.json examples_committed) of $rows"
+
+bases=$(ls pub | grep -c 'base.manifest$' || true)
+deltas=$(ls pub | grep -c 'delta.manifest$' || true)
+echo "  $bases bases and $deltas deltas: $(ls pub | grep manifest | tail -1)"
+((bases >= 2)) || fail "expected a base at the start and one after the shard restarted, found $bases"
+((deltas >= 5)) || fail "expected deltas every 0.3 s, found $deltas"
+[[ -z "$(ls pub | grep -v '\.manifest$\|\.ssm$\|\.ssd$' || true)" ]] || fail "debris left: $(ls pub)"
+# Every number from 1 on, each delta following the one before.
+expected=1
+for m in $(ls pub | grep 'manifest$' | sort); do
+  seq=$((10#${m%%.*}))
+  ((seq == expected)) || fail "publication $seq where $expected was due"
+  expected=$((seq + 1))
+  if [[ $m == *delta* ]]; then
+    prev=$(manifest_field "pub/$m" previous)
+    ((prev == seq - 1)) || fail "delta $seq follows $prev, not $((seq - 1))"
+  fi
+done
+newest=$(ls pub | grep 'manifest$' | sort | tail -1)
+[[ "$(manifest_field "pub/$newest" examples_trained)" == "$rows" ]] ||
+  fail "the newest publication counts $(manifest_field "pub/$newest" examples_trained) examples, not $rows"
+
+echo "2. the chain is the final model"
+predict_reproduces a.json final.ssm
+"$bin" predict --publish-dir pub --test data/test.tsv --threads 1 >chain.out 2>chain.err || fail "predict --publish-dir failed: $(tail -2 chain.err)"
+tail -1 chain.out >chain.json
+same_fields a.json "the job" chain.json "predict --publish-dir" test_logloss test_ne test_auc
+[[ "$(field chain.json publication)" == "$((10#${newest%%.*}))" ]] || fail "predict scored publication $(field chain.json publication), not the newest"
+
+echo "3. int8 rows"
+"$bin" local "${flags[@]}" --run-dir b --publish-dir pub8 --publish-interval 0.5 --publish-rows int8 >b.out 2>b.err ||
+  fail "the int8 job failed: $(tail -3 b.err)"
+tail -1 b.out >b.json
+"$bin" predict --publish-dir pub8 --test data/test.tsv --threads 1 >chain8.out 2>chain8.err || fail "predict int8 failed"
+tail -1 chain8.out >chain8.json
+awk -v a="$(field chain8.json test_ne)" -v b="$(field b.json test_ne)" 'BEGIN { exit !(a > 0 && a <= b * 1.005 && a >= b * 0.995) }' ||
+  fail "int8 chain NE $(field chain8.json test_ne) vs the job's $(field b.json test_ne): more than 0.5% apart"
+
+echo "4. bad settings"
+if "$bin" local --train data/train.tsv --publish-dir pubttl --row-ttl 1000ex >ttl.out 2>ttl.err; then
+  fail "--publish-dir with --row-ttl was accepted"
+else
+  grep -q -- "--publish-dir" ttl.err || fail "the refusal does not name --publish-dir: $(cat ttl.err)"
+fi
+# pub holds job a's chain: another job may not continue it.
+if "$bin" local --train data/train.tsv --publish-dir pub --log-level warn >other.out 2>other.err; then
+  fail "a second job published into the first job's directory"
+else
+  grep -q "another job\|other job\|belongs to" other.err other.out || fail "no reason given: $(tail -2 other.err)"
+fi
+
+if ((failures > 0)); then echo "publish: $failures check(s) failed"; exit 1; fi
+echo "publish: every check passed"
