@@ -40,6 +40,9 @@ class follow_batch_reader {
   // Hands out every pending example as `out`; position() is then right after the last of them.
   void take(example_batch& out);
 
+  // The bad-row limit as at the end of an input (a followed input has none: its caller ends it).
+  status check_at_end() const { return rows_.check_at_end(); }
+
   // After the last line read, so at the end of the batch take() hands out.
   follow_position position() const { return lines_.position(); }
   // Resumes at `pos` (also in a new reader of the same input); pending examples are dropped.
