@@ -2,7 +2,8 @@
 # Following input with real processes (docs/online.md):
 #  1. `local --processes --follow` on a file this script appends generated rows to in pieces: the
 #     file rotated by rename while the writer still appends to the old one, reader-0 killed
-#     mid-follow, and killed again with the file rotated while it is down; then `shadowsync stop`.
+#     mid-follow, the coordinator and trainer-1 killed, reader-0 killed again with the file rotated
+#     while it is down; then `shadowsync stop`.
 #  2. `local --follow` in one process on a directory that gains files (one named out of order,
 #     refused), then SIGTERM to local.
 # Each must end ok (exit 0) with the job's committed examples equal to the rows appended (every
@@ -16,7 +17,7 @@ in_work_dir "$1" follow
 rows=${SS_FOLLOW_ROWS:-40000}
 deadline_s=${SS_FOLLOW_DEADLINE:-240}
 "$bin" gen-data --rows "$rows" --test-rows 5000 --out data >/dev/null 2>&1
-split -n l/8 -d -a 1 data/train.tsv piece.  # piece.0 .. piece.7, whole lines each
+split -n l/10 -d -a 1 data/train.tsv piece.  # piece.0 .. piece.9, whole lines each
 lines() { wc -l <"$1"; }
 
 # committed EP: the job's examples_committed, or nothing while the coordinator does not answer.
@@ -53,7 +54,7 @@ check_result() {
     "read $(field "$out.json" examples_read), follow_ended $(text_field "$out.json" follow_ended)"
 }
 
-echo "1. a file appended to, rotated, its reader killed (also during a rotation); shadowsync stop"
+echo "1. a file appended to, rotated, its reader killed (also during a rotation), the coordinator and a trainer killed; shadowsync stop"
 : >stream.tsv
 "$bin" local --processes --follow --train stream.tsv --trainers 2 --test data/test.tsv --run-dir run1 \
   --state-dir run1/state --snapshot-interval 1 --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2 \
@@ -70,25 +71,33 @@ append piece.0
 append piece.1
 wait_committed "$ep" "$appended" "the first pieces"
 # reader-0 killed mid-follow: the next piece comes while it is down.
+joined=$(joins run1.err)
 kill -9 "$(cat run1/reader-0.pid)"
 append piece.2
-wait_rejoin run1.err 2
+wait_rejoin run1.err $((joined + 1))
 wait_committed "$ep" "$appended" "after reader-0's restart"
 # Rotation: renamed away, the writer still appends to the old file; a new file takes the name.
 mv stream.tsv stream.tsv.1
 append piece.3 stream.tsv.1
 append piece.4
 wait_committed "$ep" "$appended" "after the rotation"
+# The coordinator and a trainer killed while the input grows: the job goes on, each row once.
+kill -9 "$(cat run1/coordinator.pid)" "$(cat run1/trainer-1.pid)"
+append piece.5
+wait_committed "$ep" "$appended" "after the coordinator and trainer-1 were killed"
 # Rotation while reader-0 is down (stopped first, so that the last rows written before the
 # rotation are not read yet): it must find its file among the rotated ones.
+joined=$(joins run1.err)
 kill -STOP "$(cat run1/reader-0.pid)"
-append piece.5
+append piece.6
 kill -9 "$(cat run1/reader-0.pid)"
 mv stream.tsv stream.tsv.2
-append piece.6 stream.tsv.2
-append piece.7
-wait_rejoin run1.err 3
+append piece.7 stream.tsv.2
+append piece.8
+wait_rejoin run1.err $((joined + 1))
 wait_committed "$ep" "$appended" "after a rotation while reader-0 was down"
+append piece.9
+wait_committed "$ep" "$appended" "the last piece"
 "$bin" stop --coordinator "$ep" --reason "the test is done" >stop.out 2>&1 || fail "shadowsync stop: $(cat stop.out)"
 rc=0
 wait $job || rc=$?
