@@ -27,6 +27,16 @@ struct ReadPosition {
   windowBatches @6 :UInt32;
   # Batches of the shuffle window starting at the position already handed out (0: the position
   # is a window's end).
+  fileName @7 :Text;
+  # A followed input (--follow): the name, in its directory, of the file the position is in (a
+  # followed file: the followed name); empty: nothing read yet, or a job over fixed files, whose
+  # positions use fileIndex.
+  device @8 :UInt64;
+  # A followed input: the identity of the file read (stat's st_dev and st_ino), by which a
+  # restarted reader finds it even after it was rotated away under another name.
+  inode @9 :UInt64;
+  # 0: no file is open at the position: the next one is read from its start (a followed file:
+  # the file its name holds then; a directory: the first name after fileName).
 }
 
 struct ExampleBatch {

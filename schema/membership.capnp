@@ -74,6 +74,9 @@ struct ClusterView {
   droppedTrainers @13 :List(UInt64);
   # Incarnations of trainers dropped for missed heartbeats that have not come back: what they
   # still send is refused.
+  inputClosed @14 :Bool;
+  # A following job (--follow) was stopped: readers hand out no new batches, and the job ends as
+  # at the end of its data once the batches handed out are trained.
 }
 
 struct RegisterReply {

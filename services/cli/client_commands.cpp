@@ -2,6 +2,7 @@
 //   shadowsync status   --coordinator EP          the job's status JSON
 //   shadowsync snapshot --coordinator EP          take a cluster snapshot now
 //   shadowsync export   --coordinator EP --out F  write the current model to F
+//   shadowsync stop     --coordinator EP          end the job (a following one as at the end of its data)
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -297,11 +298,47 @@ int run_export(const args& a, const config::environment& env) {
       });
 }
 
+// stop's own flag.
+void add_stop_flags(config::option_set& opts, std::string& reason) {
+  opts.add("reason", &reason, "Why, for the coordinator's log and the job's result.");
+}
+
+int run_stop(const args& a, const config::environment& env) {
+  std::string reason = "shadowsync stop";
+  return run_client(
+      "stop",
+      "Ends a running job. A following job (--follow) ends as at the end of its data: its readers hand out no new "
+      "batches, those handed out are trained and committed, and the job finishes as usual (last snapshot, test "
+      "scoring, --export, its result: ok). A job over fixed files is stopped as failed (\"stopped: REASON\"). "
+      "Prints one JSON line once the coordinator has taken the request.",
+      30, a, env, [&reason](config::option_set& opts) { add_stop_flags(opts, reason); },
+      [&reason](const client_flags& f) {
+        auto r = ask<wire::ack>(f, wire::stop_request{reason});
+        if (!r.is_ok()) return print_error("stop", r.error().message());
+        std::printf("shadowsync stop: the coordinator ends the job (%s)\n", reason.c_str());
+        json_object j;
+        j.add("command", "stop").add("ok", true).add("reason", reason);
+        std::printf("%s\n", j.str().c_str());
+        return 0;
+      });
+}
+
 std::vector<std::string> status_option_names() {
   return names_of_options<client_flags>([](config::option_set& opts, client_flags& f) { add_client_flags(opts, f, 0); });
 }
 
 std::vector<std::string> snapshot_option_names() { return status_option_names(); }
+
+std::vector<std::string> stop_option_names() {
+  struct stop_flags {
+    client_flags client;
+    std::string reason;
+  };
+  return names_of_options<stop_flags>([](config::option_set& opts, stop_flags& f) {
+    add_client_flags(opts, f.client, 0);
+    add_stop_flags(opts, f.reason);
+  });
+}
 
 std::vector<std::string> export_option_names() {
   struct export_flags {

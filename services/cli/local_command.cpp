@@ -114,6 +114,8 @@ int run_local(const args& a, const config::environment& env) {
     if (auto st = l.roles.shard.check(); !st.is_ok())
       return cmd.refuse(st.message() + " (in one process: give --state-dir, or use --processes)");
   }
+  if (l.job.follow.enabled && l.job.train.empty())
+    return cmd.refuse("--follow needs --train: the file or directory to follow (generated data does not grow)");
   // Every trainer of a local cluster starts together: the job waits for all of them.
   if (cmd.options().source("min-trainers") == config::value_source::default_value) l.job.min_trainers = l.trainers;
   if (auto st = use_generated_data(l); !st.is_ok()) {

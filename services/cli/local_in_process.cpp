@@ -63,6 +63,13 @@ class local_services {
     return finished;
   }
   actors::running_service* coordinator() { return services_.empty() ? nullptr : services_.front().get(); }
+  // A following job ends as at the end of its data; false when the coordinator has not started.
+  bool end_input(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (services_.empty()) return false;
+    services_.front()->end_input(why);
+    return true;
+  }
 
  private:
   std::mutex mu_;
@@ -110,7 +117,13 @@ int run_local_in_process(local_flags& l) {
   local_services services;
   coordinator_role& coordinator = l.roles.coordinator;
   std::atomic<bool> interrupted{false};
-  service::shutdown_signal signals([&](int) {
+  service::shutdown_signal signals([&](int sig) {
+    // A following job ends as at the end of its data (a second signal exits at once).
+    const std::string why = "local: signal " + std::to_string(sig);
+    if (l.job.follow.enabled && services.end_input(why)) {
+      spdlog::warn("{}: the following job ends as at the end of its data (a second signal stops it at once)", why);
+      return;
+    }
     interrupted.store(true);
     services.stop_all("interrupted");
   });
@@ -137,7 +150,8 @@ int run_local_in_process(local_flags& l) {
   }
   coordinator.report();
   if (interrupted.load()) return 130;
-  (*ops)->linger(coordinator.ops_linger(), [&interrupted] { return interrupted.load(); });
+  // A following job ended by a signal does not linger either.
+  (*ops)->linger(coordinator.ops_linger(), [&interrupted, &signals] { return interrupted.load() || signals.received(); });
   return rc;
 }
 

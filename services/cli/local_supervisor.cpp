@@ -220,8 +220,13 @@ class supervisor {
   supervisor(const local_flags& l, const run_layout& run, std::vector<supervised_child> children,
              transport::transport_security security)
       : l_(l), run_(run), children_(std::move(children)), security_(std::move(security)),
-        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), signals_([this](int) {
-          interrupted_.store(true);
+        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), signals_([this](int sig) {
+          // A following job ends as at the end of its data (a second signal exits at once).
+          if (l_.job.follow.enabled) {
+            end_signal_.store(sig);
+          } else {
+            interrupted_.store(true);
+          }
           const std::uint64_t one = 1;
           const ssize_t written = ::write(wake_fd_, &one, sizeof one);  // fails only when the counter is full
           (void)written;
@@ -242,6 +247,7 @@ class supervisor {
   // Until the job ends, a signal comes or a service is given up on; returns the exit status.
   int supervise() {
     for (;;) {
+      if (end_signal_.load() != 0) end_the_job();
       if (interrupted_.load()) {
         spdlog::warn("local: interrupted: stopping the cluster");
         for (auto& c : children_) c.process.signal(SIGTERM);
@@ -292,10 +298,27 @@ class supervisor {
     return true;
   }
 
+  // A signal to a following job: the coordinator is asked to end it as at the end of its data, and
+  // asked again every few seconds until it does (a coordinator that restarted meanwhile forgot).
+  void end_the_job() {
+    const auto now = clock_type::now();
+    if (end_asked_at_ && now - *end_asked_at_ < kEndAgain) return;
+    const std::string reason = "local: signal " + std::to_string(end_signal_.load());
+    if (!end_asked_at_)
+      spdlog::warn("local: {}: the following job ends as at the end of its data (a second signal stops it at once)",
+                   reason);
+    end_asked_at_ = now;
+    auto reply = call_once(run_.coordinator, wire::stop_request{reason}, 2.0, security_);
+    if (!reply.is_ok() || !std::holds_alternative<wire::ack>(*reply))
+      spdlog::warn("local: the coordinator did not take the stop yet ({}); asking again in {} s",
+                   reply.is_ok() ? wire::message_name(*reply) : reply.error().message(),
+                   std::chrono::duration_cast<std::chrono::seconds>(kEndAgain).count());
+  }
+
   // Blocks until a child exits, a signal comes or the next restart is due.
   void sleep_until_something_happens() {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
-    int timeout_ms = -1;
+    int timeout_ms = end_asked_at_ ? milliseconds_until(*end_asked_at_ + kEndAgain) : -1;
     for (const auto& c : children_) {
       if (c.process.running()) {
         fds.push_back({c.process.pidfd(), POLLIN, 0});
@@ -360,6 +383,10 @@ class supervisor {
   std::vector<supervised_child> children_;  // the coordinator first
   transport::transport_security security_;
   std::atomic<bool> interrupted_{false};
+  // A following job: the signal that ends it, and when the coordinator was last asked to.
+  static constexpr auto kEndAgain = std::chrono::seconds(5);
+  std::atomic<int> end_signal_{0};
+  std::optional<clock_type::time_point> end_asked_at_;
   int wake_fd_;                        // the signal thread's wake-up (an eventfd)
   service::shutdown_signal signals_;  // last: its thread uses the members above
 };

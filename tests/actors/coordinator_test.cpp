@@ -475,3 +475,38 @@ TEST_CASE("coordinator: on resume every shard restores the snapshot even the one
   CHECK(join(wire::role::shard, "shard-1", 1, 8).restore_snapshot == 0);
   (void)c;
 }
+
+TEST_CASE("coordinator: stop ends a following job's input through the view, and fails a job over fixed files",
+          "[actors]") {
+  // A following job (the fixture spawns its coordinator at construction: this one is by hand).
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  auto co = one_shard_job::options(dir);
+  co.job.follow.enabled = true;
+  node coord{f, "coordinator", "mem://coordinator"};
+  auto coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client{f, "client"};
+  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
+  auto reg = ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1});
+  REQUIRE(std::holds_alternative<wire::register_reply>(*reg->reply));
+  const auto member = std::get<wire::register_reply>(*reg->reply).member_id;
+  CHECK_FALSE(std::get<wire::register_reply>(*reg->reply).view.input_closed);
+  REQUIRE(std::holds_alternative<wire::ack>(*ask(wire::stop_request{"operator"})->reply));
+  auto hb = ask(wire::heartbeat{member, {}});
+  CHECK(std::get<wire::heartbeat_reply>(*hb->reply).view.input_closed);
+  CHECK(std::get<wire::heartbeat_reply>(*hb->reply).state == wire::job_state::waiting);  // not failed
+  const auto status = std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json;
+  CHECK(status.find("\"follow_ended\":\"stopped: operator\"") != std::string::npos);
+  // A local signal (end_input_atom) after the stop changes nothing.
+  caf::anon_send(coordinator, end_input_atom::value, std::string("local: signal 15"));
+  f.settle();
+  CHECK(std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json.find("stopped: operator") !=
+        std::string::npos);
+
+  // A job over fixed files is stopped, failed.
+  one_shard_job fixed;
+  REQUIRE(std::holds_alternative<wire::ack>(*fixed.ask(wire::stop_request{"operator"})->reply));
+  const auto failed = std::get<wire::status_reply>(*fixed.ask(wire::status_request{})->reply).json;
+  CHECK(failed.find("\"state\":\"failed\"") != std::string::npos);
+  CHECK(failed.find("stopped: operator") != std::string::npos);
+}

@@ -96,6 +96,23 @@ TEST_CASE("cli: bad sync flags exit 2 naming the flag", "[cli]") {
   }
 }
 
+TEST_CASE("cli: --follow's bad combinations exit 2 naming the flag", "[cli]") {
+  for (const auto& [flags, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"--follow --train s.tsv --epochs 2", "--follow reads its input once, as it arrives: --epochs must be 1"},
+           {"--follow --train s.tsv --shuffle-buffer 100", "--shuffle-buffer must be 0"},
+           {"--follow --train a.tsv,b.tsv", "--train names 2 while --readers is 1: give --readers 2"},
+           {"--follow-for 10 --train s.tsv", "--follow-for needs --follow"},
+           {"--follow --train s.tsv --follow-batch-wait 0", "--follow-batch-wait: '0' is below the minimum"},
+           {"--follow", "--follow needs --train"}}) {
+    auto r = run_command(bin + " local --log-level warn " + flags);
+    INFO(flags << ": " << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find(needle) != std::string::npos);
+  }
+  // stop: a coordinator that does not answer is an error, exit 1.
+  expect_exit(bin + " stop --coordinator tcp://127.0.0.1:1 --timeout 0.3", 1, "no answer from tcp://127.0.0.1:1");
+}
+
 TEST_CASE("cli: the model's shape from --embedding-dim alone, and a bottom MLP that misses it exits 2 naming both",
           "[cli]") {
   ss::test::temp_dir dir;

@@ -63,6 +63,7 @@ inline cluster_view sample_view() {
   v.coordinator = 0xc00d;
   v.trainer_memberships = {1, 2, 0xffffffffffffffffULL};
   v.dropped_trainers = {0xdead, 9};
+  v.input_closed = true;
   return v;
 }
 
@@ -119,7 +120,7 @@ inline std::vector<body> written_samples() {
     p.sync_distance = 0.0031;
     p.sync_wait_seconds = 2.5;
     p.sync_bytes = 123456789;
-    p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777, 4, 1};
+    p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777, 4, 1, "app.log", 64770, 0};
     p.has_committed = true;
     p.committed_examples = 5000;
     p.committed_bad_rows = 7;
@@ -134,7 +135,7 @@ inline std::vector<body> written_samples() {
     m.reader_index = 2;
     m.sequence = 123456789012ULL;
     m.batch = criteo_batch(5, 7);
-    m.end = read_position{3, 987654321ULL, 4242, 0xfffffffeu, 1ULL << 40, 9, 3};
+    m.end = read_position{0, 987654321ULL, 4242, 0xfffffffeu, 0, 0, 0, "part-0007 (copy).tsv", 0x803, 1ULL << 36};
     m.incarnation = 0xabcdef0123456789ULL;
     m.examples_before = 123456789012ULL;
     add(m);

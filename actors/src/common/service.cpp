@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <mutex>
 
@@ -338,7 +339,9 @@ reader_options reader_options_of(const service_impl& svc, const job::job_options
   // one was never received.
   ro.lost_after = std::chrono::milliseconds(static_cast<long>(2 * job.request_timeout * 1000));
   ro.lease = std::chrono::milliseconds(static_cast<long>(job.batch_lease * 1000));
-  ro.epoch_barrier = !job.passes.validation.empty();
+  ro.epoch_barrier = !job.passes.validation.empty() && !job.follow.enabled;
+  ro.follow_batch_wait = std::chrono::milliseconds(std::max<long>(1, std::lround(job.follow.batch_wait * 1000)));
+  ro.follow_limit = job::follow_limit_of_reader(job, svc.options_.index);
   if (reply.has_resume_position) {
     ro.resume_examples = reply.resume_examples;
     ro.resume_bad_rows = reply.resume_bad_rows;
@@ -368,6 +371,36 @@ result<std::unique_ptr<data::epoch_reader>> open_reader_input(const std::string&
   return input;
 }
 
+// The followed input of a reader of a --follow job, at the committed position when the job resumes.
+result<std::unique_ptr<data::follow_batch_reader>> open_followed_input(const std::string& name,
+                                                                       const job::job_options& job,
+                                                                       const std::string& input,
+                                                                       const wire::register_reply& reply) {
+  auto ropts = job::reader_options(job.input, {input}, static_cast<std::size_t>(job.batch_size));
+  if (!ropts.is_ok()) return ropts.error();
+  data::follow_batch_options fo;
+  fo.schema = ropts->schema;
+  fo.source = data::follow_source{input, job.follow.pattern};
+  fo.batch_size = ropts->batch_size;
+  fo.bad_rows = ropts->bad_rows;
+  fo.lines = ropts->lines;
+  auto opened = data::follow_batch_reader::open(std::move(fo));
+  if (!opened.is_ok()) return opened.error();
+  auto follow = std::make_unique<data::follow_batch_reader>(std::move(*opened));
+  if (!reply.has_resume_position) {
+    spdlog::info("{}: following {}", name, input);
+    return follow;
+  }
+  const auto& p = reply.resume_position;
+  const data::follow_position at{p.file_name, p.device, p.inode, p.byte_offset, p.line_number, p.previous_line_crc};
+  if (auto st = follow->seek(at); !st.is_ok()) return st.with_context("resuming at the committed position");
+  for (const auto& text : follow->take_notices()) spdlog::warn("{}: {}", name, text);
+  spdlog::info("{}: following {}, resumed in {} at byte {} (line {}; {} examples before it were trained)", name, input,
+               p.file_name.empty() ? std::string("its start") : p.file_name, p.byte_offset, p.line_number,
+               reply.resume_examples);
+  return follow;
+}
+
 ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& reply, const job::job_options& job) {
   const auto& options = svc.options_;
   auto counters = svc.reader_counters_;
@@ -381,8 +414,17 @@ ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& repl
     counters->committed_bad_rows = reply.resume_bad_rows;
   }
   const auto files = job::files_of_reader(job, options.index);
-  std::unique_ptr<data::epoch_reader> input;
-  if (files.empty()) {
+  reader_input input;
+  if (job.follow.enabled && files.size() == 1) {
+    auto opened = open_followed_input(options.name, job, files.front(), reply);
+    if (!opened.is_ok()) {
+      spdlog::error("{}: {}; the job cannot go on without this input", options.name, opened.error().message());
+      std::lock_guard<std::mutex> lock(counters->mu);
+      counters->error = opened.error().message();
+      return ss::status::ok();
+    }
+    input = std::move(*opened);
+  } else if (files.empty()) {
     // More readers than files: this one has nothing to read and is done at once.
     spdlog::info("{}: no training file falls to this reader (files i, i+{}, ... of {})", options.name, job.readers,
                  job.train.size());
@@ -405,7 +447,7 @@ ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& repl
       counters->error = opened.error().message();
       return ss::status::ok();
     }
-    input = std::move(*opened);
+    input.files = std::move(*opened);
   }
   auto reader = spawn_reader(svc.sys_, svc.gateway_, std::move(input), reader_options_of(svc, job, reply), counters);
   svc.role_ = reader;

@@ -79,6 +79,9 @@ class service_impl final : public running_service {
   bool wait_for_members_to_leave(std::chrono::milliseconds limit) override;
 
   void interrupt() override { end_->settle(-1); }
+  void end_input(const std::string& reason) override {
+    if (coordinator_) caf::anon_send(coordinator_, end_input_atom::value, reason);
+  }
 
   void stop(const std::string& reason) override;
 

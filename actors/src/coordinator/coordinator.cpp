@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -177,6 +178,11 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
     r.export_bytes = st.exported->bytes;
   }
   r.export_error = st.export_error;
+  if (st.options.job.follow.enabled)
+    r.follow_ended = !st.input_closed_why.empty() ? st.input_closed_why
+                                                  : "--follow-limit-examples " +
+                                                        std::to_string(st.options.job.follow.limit_examples) +
+                                                        " reached";
   return r;
 }
 
@@ -430,7 +436,12 @@ caf::result<body_ptr> serve(coordinator_actor* self, const envelope_ptr& env) {
     return serve_export(self, *ex, click_rate_of(t), t.examples);
   }
   if (const auto* stop = std::get_if<wire::stop_request>(&m)) {
-    fail_job(self, "stopped: " + stop->reason);
+    // A following job ends as at the end of its data; one over fixed files is stopped, failed.
+    if (self->state.options.job.follow.enabled) {
+      close_input(self, "stopped: " + stop->reason);
+    } else {
+      fail_job(self, "stopped: " + stop->reason);
+    }
     return make_body(wire::ack{});
   }
   return make_body(wire::error_reply{errc::invalid_argument, std::string("the coordinator does not serve ") +
@@ -502,6 +513,7 @@ void start(coordinator_actor* self, coordinator_options options, gateway_actor g
         tick(self);
         self->delayed_send(self, every, tick_atom::value, every);
       },
+      [self](end_input_atom, const std::string& why) { close_input(self, why); },
       [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> { return serve(self, env); },
       [self](scored_atom, const metrics::summary& m, std::uint64_t bad_rows) { on_scored(self, m, bad_rows); },
       [self](unscored_atom, const std::string& error) { fail_job(self, error); },
@@ -534,12 +546,16 @@ void tick(coordinator_actor* self) {
   }
   if (st.state == wire::job_state::running) epochs_tick(self, t);
   publish_tick(self, t);
+  follow_tick(self, now);
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);
   if (st.state == wire::job_state::draining && t.committed == 0 && t.sent == 0 && t.examples == 0 &&
       st.options.job.simulate_step_ms <= 0)
-    return fail_job(self, "the training files held no examples: every reader reached the end of its input with "
-                          "nothing trained (" + std::to_string(t.committed_bad_rows) +
-                          " bad rows skipped); check --train");
+    return fail_job(self, st.options.job.follow.enabled
+                              ? "the followed input gave no examples before the job ended (" +
+                                    std::to_string(t.committed_bad_rows) + " bad rows skipped); check --train"
+                              : "the training files held no examples: every reader reached the end of its input "
+                                "with nothing trained (" + std::to_string(t.committed_bad_rows) +
+                                    " bad rows skipped); check --train");
   if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating &&
       st.scoring == scoring_stage::none) {  // (a mid-epoch scoring finishes first)
     if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard

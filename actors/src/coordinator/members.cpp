@@ -169,7 +169,8 @@ void add_resume_position(const coordinator_state& st, int reader, wire::register
   if (!c.valid) return;
   reply.has_resume_position = true;
   reply.resume_position = wire::read_position{c.file_index, c.byte_offset, c.line_number, c.previous_line_crc,
-                                              c.file_size,  c.epoch,       c.window_batches};
+                                              c.file_size,  c.epoch,       c.window_batches, c.file_name,
+                                              c.device,     c.inode};
   reply.resume_examples = c.examples;
   reply.resume_bad_rows = c.bad_rows;
 }
@@ -305,12 +306,36 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
                              p.previous_line_crc,
                              p.file_size,
                              p.epoch,
-                             p.window_batches};
+                             p.window_batches,
+                             p.file_name,
+                             p.device,
+                             p.inode};
     }
   }
   reply.state = st.state;
   reply.view = st.view;
   return make_body(std::move(reply));
+}
+
+void close_input(coordinator_actor* self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.options.job.follow.enabled || st.view.input_closed) return;
+  if (st.state == wire::job_state::done || st.state == wire::job_state::failed) return;
+  spdlog::info("{}: following ends ({}): the readers hand out no new batches; the job ends once those handed out "
+               "are trained",
+               st.options.name, why);
+  st.input_closed_why = why;
+  st.view.input_closed = true;
+  change_view(self);
+}
+
+void follow_tick(coordinator_actor* self, clock_type::time_point now) {
+  auto& st = self->state;
+  const double limit = st.options.job.follow.for_seconds;
+  if (st.state != wire::job_state::running || limit <= 0 || seconds_between(st.running_at, now) < limit) return;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", limit);
+  close_input(self, std::string("--follow-for ") + seconds + " s passed");
 }
 
 void change_view(coordinator_actor* self) {

@@ -117,6 +117,8 @@ struct coordinator_state {
   wire::cluster_view view;
   wire::job_state state = wire::job_state::waiting;
   std::string failure;
+  // A following job: why its input ended (view.input_closed), "" while it is followed.
+  std::string input_closed_why;
   std::uint64_t job_id = 0;
   // Training replicas reported at the end (trainer incarnation -> params, examples), averaged
   // into the final model for MA and none.
@@ -279,6 +281,12 @@ void record_history(coordinator_actor* self, clock_type::time_point now);
 
 // Membership or the epochs' barrier changed: a new view for the members.
 void change_view(coordinator_actor* self);
+// A following job (--follow) ends as at the end of its data: the view tells the readers to hand
+// out no new batches; the job drains, takes its last snapshot, scores and exports as usual.
+// Nothing for a job over fixed files, or when the input is closed already.
+void close_input(coordinator_actor* self, const std::string& why);
+// A following job's --follow-for: its input closes that long after training started.
+void follow_tick(coordinator_actor* self, clock_type::time_point now);
 // Adds a trainer's progress to `into` (the departed trainers' totals, or a sum).
 void add_counters(job::trainer_counters& into, const wire::member_progress& p);
 body_ptr on_register(coordinator_actor* self, const wire::register_request& r);

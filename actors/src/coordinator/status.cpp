@@ -147,6 +147,8 @@ const metrics::status_table<coordinator_view>& coordinator_fields() {
         {"job_done", t::gauge, "1 once the job finished.", [](v x) { return x.st.state == wire::job_state::done; }},
         {"job_failed", t::gauge, "1 once the job failed.", [](v x) { return x.st.state == wire::job_state::failed; }},
         {"error", t::status_only, "Why the job failed, if it did.", [](v x) { return x.st.failure; }},
+        {"follow_ended", t::status_only, "A following job (--follow): why its input ended; empty while followed.",
+         [](v x) { return x.st.input_closed_why; }},
         {"examples", t::counter, "Examples trained (trainers: this one; coordinator: the job).",
          [](v x) { return x.t.examples; }, c::value_and_rate},
         {"examples_committed", t::counter, "Examples trained and acknowledged, each once.",

@@ -3,11 +3,9 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include <deque>
 #include <limits>
-#include <map>
-#include <set>
 
+#include "state.hpp"
 #include "ss/actors/actors.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
@@ -15,55 +13,13 @@
 #include "ss/core/json.hpp"
 #include "ss/core/metrics/status_metrics.hpp"
 
-namespace ss::actors {
-namespace {
-
-using clock_type = caf::actor_clock;
-
-struct reader_state {
-  static inline const char* name = "reader";
-  std::unique_ptr<data::epoch_reader> reader;
-  reader_options options;
-  std::shared_ptr<reader_counters> counters;
-  std::uint64_t next_sequence = 0;
-  // Batches handed out and not yet committed, by sequence. A batch is committed once it and
-  // every batch before it were acked: the committed position only moves over a trained prefix.
-  struct handed_out {
-    batch_ptr message;                 // kept until acked, to hand out again
-    std::uint64_t examples_through = 0;  // good rows up to the batch's end, all incarnations
-    std::uint64_t bad_through = 0;       // bad rows up to the batch's end, all incarnations
-    std::uint64_t holder = 0;          // incarnation of the trainer that has it
-    std::uint64_t pull = 0;            // the holder's pull it answered (pull_request::pull)
-    clock_type::time_point handed_at;  // when it was (last) handed out
-    bool acked = false;
-    bool queued = false;               // waiting in `requeue` for another trainer
-  };
-  std::map<std::uint64_t, handed_out> in_flight;
-  std::uint64_t unacked = 0;
-  std::deque<std::uint64_t> requeue;  // sequences to hand out again, oldest first
-  // Trainers in the latest view, and since when a holder has been missing from it.
-  std::set<std::uint64_t> live_trainers;
-  // Every trainer incarnation the views named, with its name: a name that comes back with a new
-  // incarnation means the old process died (a restart), so its batches need not wait.
-  std::map<std::uint64_t, std::string> trainer_names;
-  std::set<std::string> live_names;
-  bool have_view = false;
-  std::map<std::uint64_t, clock_type::time_point> missing_since;
-  // The coordinator behind the views (its incarnation) and since when: a coordinator that just
-  // (re)started has not heard from every trainer yet, so one missing from its first views may be
-  // alive; a settled coordinator's view has dropped it (for --member-timeout of silence).
-  std::uint64_t coordinator = 0;
-  clock_type::time_point coordinator_since;
-  // The coordinator's word on epochs (the view's epochs_open and epochs_stop).
-  std::uint32_t epochs_open = 0, epochs_stop = 0;
-  status failure;
-};
-
-using reader_self = reader_actor::stateful_pointer<reader_state>;
+namespace ss::actors::reader_detail {
 
 void update_progress(reader_state& st) {
   auto& c = *st.counters;
-  if (st.reader) {
+  if (st.follow) {
+    follow_progress(st);
+  } else if (st.reader) {
     // Bytes over all epochs; rows of the current one; bad rows of the first (later ones re-read them).
     const auto& files = st.reader->current();
     const std::uint64_t in_epoch = st.reader->epoch_over() ? st.reader->epoch_bytes() : files.bytes_consumed();
@@ -79,9 +35,7 @@ void update_progress(reader_state& st) {
   c.finished.store(c.exhausted.load() && st.unacked == 0, std::memory_order_relaxed);
 }
 
-void report_bad_rows(reader_state& st) {
-  if (st.reader->epoch() > 0) return;  // later epochs read the same rows again
-  const auto& reports = st.reader->current().bad_row_reports();
+void report_bad_rows(reader_state& st, const std::vector<std::string>& reports) {
   if (reports.empty()) return;
   std::lock_guard<std::mutex> lock(st.counters->mu);
   std::string joined;
@@ -92,6 +46,8 @@ void report_bad_rows(reader_state& st) {
     spdlog::warn("{}: bad row {}", st.options.name, reports[i]);
   st.counters->bad_row_reports = joined;
 }
+
+namespace {
 
 // Hands batch `sequence` (new or requeued) to the trainer of `pull`.
 body_ptr hand(reader_self self, std::uint64_t sequence, const wire::pull_request& pull) {
@@ -111,6 +67,8 @@ void requeue(reader_state& st, std::uint64_t sequence, reader_state::handed_out&
   st.counters->examples_requeued.fetch_add(h.message->batch.size(), std::memory_order_relaxed);
 }
 
+}  // namespace
+
 // The input failed (an unreadable or changed file, too many bad rows): every later pull gets the
 // error, and the membership agent reports it to the coordinator, which fails the job with it.
 body_ptr reading_failed(reader_state& st, status why) {
@@ -123,6 +81,8 @@ body_ptr reading_failed(reader_state& st, status why) {
   update_progress(st);
   return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
 }
+
+namespace {
 
 // The trainer gave up waiting for the answers to some of its pulls (this reader was paused, or
 // the link was down): the batches handed out for them never reached it and go to the next pull.
@@ -144,6 +104,67 @@ void requeue_abandoned(reader_self self, const wire::pull_request& pull) {
                  st.options.name, pull.trainer, lost);
 }
 
+// The next batch of the files, epoch after epoch.
+body_ptr serve_files_pull(reader_self self, const wire::pull_request& pull) {
+  auto& st = self->state;
+  auto m = std::make_shared<wire::batch_message>();
+  auto more = st.reader->next(m->batch);
+  if (st.reader->epoch() == 0) report_bad_rows(st, st.reader->current().bad_row_reports());  // later epochs re-read them
+  if (!more.is_ok()) return reading_failed(st, more.error());
+  if (!*more) {
+    const std::uint32_t done = st.reader->epoch() + 1;  // epochs handed out
+    const bool stopped = st.epochs_stop > 0 && done >= st.epochs_stop;
+    if (done < st.reader->epochs() && !stopped && st.options.epoch_barrier && done >= st.epochs_open) {
+      // Validation between epochs: the next one waits until the coordinator has scored this one.
+      update_progress(st);
+      return make_body(wire::error_reply{errc::unavailable, st.options.name + ": epoch " + std::to_string(done) +
+                                                                " is over; the next begins once it is scored"});
+    }
+    auto next_epoch = stopped ? result<bool>(false) : st.reader->next_epoch();
+    if (next_epoch.is_ok() && *next_epoch) {
+      spdlog::info("{}: epoch {} of {} handed out; epoch {} begins", st.options.name, st.reader->epoch(),
+                   st.reader->epochs(), st.reader->epoch() + 1);
+      update_progress(st);
+      return serve_files_pull(self, pull);
+    }
+    if (!next_epoch.is_ok())
+      return reading_failed(st, next_epoch.error().with_context("epoch " + std::to_string(st.reader->epoch() + 2)));
+    st.counters->exhausted.store(true);
+    update_progress(st);
+    spdlog::info("{}: all {} batches handed out", st.options.name, st.next_sequence);
+    return serve_pull(self, pull);
+  }
+  const auto pos = st.reader->position();
+  const auto& at = pos.window;
+  m->end = wire::read_position{at.file_index, at.byte_offset, at.line_number, at.previous_line_crc,
+                               at.file_size,  pos.epoch,      pos.window_batches};
+  return hand_new(self, std::move(m), st.options.resume_examples + st.reader->examples(),
+                  st.options.resume_bad_rows + st.reader->first_epoch_bad_rows(), pull);
+}
+
+}  // namespace
+
+body_ptr hand_new(reader_self self, std::shared_ptr<wire::batch_message> m, std::uint64_t examples_through,
+                  std::uint64_t bad_through, const wire::pull_request& pull) {
+  auto& st = self->state;
+  m->reader_index = st.options.index;
+  m->incarnation = st.options.incarnation;
+  m->sequence = st.next_sequence++;
+  const std::uint64_t n = m->batch.size();
+  reader_state::handed_out h;
+  h.examples_through = examples_through;
+  m->examples_before = h.examples_through - n;
+  h.bad_through = bad_through;
+  h.message = std::move(m);
+  const std::uint64_t seq = h.message->sequence;
+  st.in_flight.emplace(seq, std::move(h));
+  ++st.unacked;
+  st.counters->batches_sent.fetch_add(1, std::memory_order_relaxed);
+  st.counters->examples_sent.fetch_add(n, std::memory_order_relaxed);
+  update_progress(st);
+  return hand(self, seq, pull);
+}
+
 body_ptr serve_pull(reader_self self, const wire::pull_request& pull) {
   auto& st = self->state;
   if (!st.failure.is_ok()) return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
@@ -163,54 +184,10 @@ body_ptr serve_pull(reader_self self, const wire::pull_request& pull) {
     return make_body(wire::error_reply{errc::unavailable, st.options.name + ": every batch is handed out; " +
                                                               std::to_string(st.unacked) + " not yet trained"});
   }
-  auto m = std::make_shared<wire::batch_message>();
-  m->reader_index = st.options.index;
-  m->incarnation = st.options.incarnation;
-  auto more = st.reader->next(m->batch);
-  report_bad_rows(st);
-  if (!more.is_ok()) return reading_failed(st, more.error());
-  if (!*more) {
-    const std::uint32_t done = st.reader->epoch() + 1;  // epochs handed out
-    const bool stopped = st.epochs_stop > 0 && done >= st.epochs_stop;
-    if (done < st.reader->epochs() && !stopped && st.options.epoch_barrier && done >= st.epochs_open) {
-      // Validation between epochs: the next one waits until the coordinator has scored this one.
-      update_progress(st);
-      return make_body(wire::error_reply{errc::unavailable, st.options.name + ": epoch " + std::to_string(done) +
-                                                                " is over; the next begins once it is scored"});
-    }
-    auto next_epoch = stopped ? result<bool>(false) : st.reader->next_epoch();
-    if (next_epoch.is_ok() && *next_epoch) {
-      spdlog::info("{}: epoch {} of {} handed out; epoch {} begins", st.options.name, st.reader->epoch(),
-                   st.reader->epochs(), st.reader->epoch() + 1);
-      update_progress(st);
-      return serve_pull(self, pull);
-    }
-    if (!next_epoch.is_ok())
-      return reading_failed(st, next_epoch.error().with_context("epoch " + std::to_string(st.reader->epoch() + 2)));
-    st.counters->exhausted.store(true);
-    update_progress(st);
-    spdlog::info("{}: all {} batches handed out", st.options.name, st.next_sequence);
-    return serve_pull(self, pull);
-  }
-  const auto pos = st.reader->position();
-  const auto& at = pos.window;
-  m->end = wire::read_position{at.file_index, at.byte_offset, at.line_number, at.previous_line_crc,
-                               at.file_size,  pos.epoch,      pos.window_batches};
-  m->sequence = st.next_sequence++;
-  const std::uint64_t n = m->batch.size();
-  reader_state::handed_out h;
-  h.examples_through = st.options.resume_examples + st.reader->examples();
-  m->examples_before = h.examples_through - n;
-  h.bad_through = st.options.resume_bad_rows + st.reader->first_epoch_bad_rows();
-  h.message = std::move(m);
-  const std::uint64_t seq = h.message->sequence;
-  st.in_flight.emplace(seq, std::move(h));
-  ++st.unacked;
-  st.counters->batches_sent.fetch_add(1, std::memory_order_relaxed);
-  st.counters->examples_sent.fetch_add(n, std::memory_order_relaxed);
-  update_progress(st);
-  return hand(self, seq, pull);
+  return st.follow ? serve_follow_pull(self, pull) : serve_files_pull(self, pull);
 }
+
+namespace {
 
 // A trainer trains its batches in about the order it got them. One it was handed before a batch
 // it has acked, and still holds `lost_after` after it was handed out, never reached it: the answer
@@ -354,6 +331,10 @@ const metrics::status_table<reader_view>& reader_fields() {
          [](v x) { return x.committed.file_index; }},
         {"committed_offset", t::status_only, "Byte offset of the committed position in its file.",
          [](v x) { return x.committed.byte_offset; }},
+        {"committed_file_name", t::status_only, "A followed input: the file of the committed position.",
+         [](v x) { return x.committed.file_name; }},
+        {"following", t::gauge, "1 while the reader follows its input (--follow) and the job was not stopped.",
+         [](v x) { return x.st.follow && !x.c.exhausted.load(); }},
         {"committed_examples", t::gauge, "Examples committed at the reader's position.",
          [](v x) { return x.committed_examples; }},
         {"finished", t::gauge, "1 once this member finished its part of the job.",
@@ -380,14 +361,18 @@ body_ptr serve_status(reader_self self) {
       wire::status_reply{metrics::to_json(reader_fields(), reader_view{st, c, error, committed, committed_examples})});
 }
 
-reader_actor::behavior_type reader(reader_self self, std::shared_ptr<std::unique_ptr<data::epoch_reader>> input,
-                                   reader_options options, std::shared_ptr<reader_counters> counters) {
+reader_actor::behavior_type reader(reader_self self, std::shared_ptr<reader_input> input, reader_options options,
+                                   std::shared_ptr<reader_counters> counters) {
   auto& st = self->state;
-  st.reader = std::move(*input);
+  st.reader = std::move(input->files);
+  st.follow = std::move(input->follow);
   st.options = std::move(options);
   st.counters = std::move(counters);
   if (st.reader) {
     st.counters->bytes_total.store(st.reader->epochs() * st.reader->epoch_bytes());
+  } else if (st.follow) {
+    st.caught_up_at = self->clock().now();
+    follow_progress(st);
   } else {
     st.counters->exhausted.store(true);
     update_progress(st);
@@ -427,24 +412,31 @@ reader_actor::behavior_type reader(reader_self self, std::shared_ptr<std::unique
           it = s.live_trainers.count(it->first) > 0 ? s.missing_since.erase(it) : std::next(it);
         s.epochs_open = view.epochs_open;
         s.epochs_stop = view.epochs_stop;
+        if (s.follow && view.input_closed && !s.input_closed) {
+          s.input_closed = true;
+          end_following(s, "the job was stopped");
+        }
       },
       [](state_atom, wire::job_state) {},
       [self, every](tick_atom) {
         requeue_orphans(self);
         requeue_expired(self);
+        if (self->state.follow) follow_tick(self);
         self->delayed_send(self, every, tick_atom::value);
       },
   };
 }
 
 }  // namespace
+}  // namespace ss::actors::reader_detail
 
-metrics::field_list reader_field_list() { return metrics::describe(reader_fields()); }
+namespace ss::actors {
 
-reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, std::unique_ptr<data::epoch_reader> reader,
+metrics::field_list reader_field_list() { return metrics::describe(reader_detail::reader_fields()); }
+
+reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, reader_input input,
                           const reader_options& options, std::shared_ptr<reader_counters> counters) {
-  auto input = std::make_shared<std::unique_ptr<data::epoch_reader>>(std::move(reader));
-  auto a = sys.spawn(actors::reader, input, options, counters);
+  auto a = sys.spawn(reader_detail::reader, std::make_shared<reader_input>(std::move(input)), options, counters);
   const request_server_actor server{a};
   caf::anon_send(gateway, route_atom::value, kind_of<wire::pull_request>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::batch_ack>(), server);

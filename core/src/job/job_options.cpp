@@ -1,7 +1,10 @@
 #include "ss/core/job/job_options.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
+#include "ss/core/data/follow_reader.hpp"
 #include "ss/core/embedding/row_ttl.hpp"
 
 namespace ss::job {
@@ -99,6 +102,7 @@ void add_job_options(config::option_set& opts, job_options& o) {
       .range(0.0, 60000.0);
   opts.add("simulate-steps", &o.simulate_steps, "Simulated mode: training steps per trainer.").min(1);
   add_epoch_options(opts, o.passes);
+  add_follow_options(opts, o.follow);
   add_input_options(opts, o.input);
   add_model_options(opts, o.model);
 }
@@ -107,6 +111,44 @@ void resolve_sync(job_options& o, int trainers) {
   if (o.sync == "auto" && trainers < 2) o.sync = "none";
 }
 
+namespace {
+
+// --follow's combinations: one pass, in arrival order, one reader per input; the --follow-*
+// settings only with --follow.
+status check_follow(const job_options& o) {
+  const auto& f = o.follow;
+  if (!f.enabled) {
+    const follow_options defaults;
+    const char* given = f.limit_examples != defaults.limit_examples ? "--follow-limit-examples"
+                        : f.for_seconds != defaults.for_seconds     ? "--follow-for"
+                        : f.pattern != defaults.pattern             ? "--follow-pattern"
+                        : f.batch_wait != defaults.batch_wait       ? "--follow-batch-wait"
+                                                                    : nullptr;
+    if (given != nullptr) return {errc::invalid_argument, std::string(given) + " needs --follow"};
+    return status::ok();
+  }
+  if (o.simulate_step_ms > 0)
+    return {errc::invalid_argument, "--follow needs input to follow: it does not go with --simulate-step-ms"};
+  if (o.passes.epochs != 1)
+    return {errc::invalid_argument, "--follow reads its input once, as it arrives: --epochs must be 1, not " +
+                                        std::to_string(o.passes.epochs)};
+  if (o.passes.shuffle_window() > 0)
+    return {errc::invalid_argument, "--follow hands out rows in the order they arrive: --shuffle-buffer must be 0 "
+                                    "(or -1), not " + std::to_string(o.passes.shuffle_buffer)};
+  if (static_cast<int>(o.train.size()) != o.readers)
+    return {errc::invalid_argument, "--follow: each reader follows one input, and --train names " +
+                                        std::to_string(o.train.size()) + " while --readers is " +
+                                        std::to_string(o.readers) + ": give --readers " +
+                                        std::to_string(o.train.size())};
+  if (f.limit_examples > 0 && f.limit_examples < static_cast<std::uint64_t>(o.readers))
+    return {errc::invalid_argument, "--follow-limit-examples " + std::to_string(f.limit_examples) +
+                                        " is less than one example per reader (--readers " +
+                                        std::to_string(o.readers) + ")"};
+  return status::ok();
+}
+
+}  // namespace
+
 status check_job(const job_options& o) {
   if (o.simulate_step_ms <= 0) {
     if (o.shards < 1) return {errc::invalid_argument, "--shards must be at least 1 (0 only with --simulate-step-ms)"};
@@ -114,6 +156,7 @@ status check_job(const job_options& o) {
     if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
   }
   SS_RETURN_IF_ERROR(check_epoch_options(o.passes));
+  SS_RETURN_IF_ERROR(check_follow(o));
   if (auto ttl = embedding::parse_row_ttl(o.row_ttl); !ttl.is_ok()) return ttl.error();
   if (o.outer_momentum < 0 && o.outer_momentum != -1) {
     char value[32];
@@ -145,6 +188,31 @@ result<job_options> parse_job_config(std::string_view text) {
   return o;
 }
 
+namespace {
+
+// The file whose header names the columns: the first training file; with --follow and a directory
+// input, its first file matching --follow-pattern.
+result<std::string> first_training_file(const job_options& o) {
+  const std::string& input = o.train.front();
+  std::error_code ec;
+  if (!o.follow.enabled || !std::filesystem::is_directory(input, ec)) return input;
+  std::string first;
+  for (std::filesystem::directory_iterator it(input, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    if (data::follow_name_matches(o.follow.pattern, name) && it->is_regular_file(type_ec) &&
+        (first.empty() || name < first))
+      first = name;
+  }
+  if (first.empty())
+    return status(errc::invalid_argument, input + " holds no file matching --follow-pattern '" + o.follow.pattern +
+                                              "' yet, whose header would give the feature counts; set --dense-features "
+                                              "and --categorical-features");
+  return (std::filesystem::path(input) / first).string();
+}
+
+}  // namespace
+
 status resolve_feature_counts(job_options& o) {
   if (o.dense_features >= 0 && o.categorical_features >= 0) return status::ok();
   auto schema = load_schema(o.input.schema);
@@ -155,11 +223,13 @@ status resolve_feature_counts(job_options& o) {
     if (o.train.empty())
       return {errc::invalid_argument, "cannot tell the feature counts of schema '" + o.input.schema +
                                           "' without a training file; set --dense-features and --categorical-features"};
-    auto ropts = reader_options(o.input, {o.train.front()}, 1);
+    auto first = first_training_file(o);
+    if (!first.is_ok()) return first.error();
+    auto ropts = reader_options(o.input, {*first}, 1);
     if (!ropts.is_ok()) return ropts.error();
     auto reader = data::batch_reader::open(*ropts);
     if (!reader.is_ok())
-      return reader.error().with_context("reading the header of " + o.train.front() +
+      return reader.error().with_context("reading the header of " + *first +
                                          " (or set --dense-features and --categorical-features)");
     bound = reader->schema();
   }
@@ -194,6 +264,8 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
   differ("--shards", std::to_string(saved.shards), std::to_string(now.shards));
   differ("--epochs", std::to_string(saved.passes.epochs), std::to_string(now.passes.epochs));
   differ("--shuffle-buffer", std::to_string(saved.passes.shuffle_window()), std::to_string(now.passes.shuffle_window()));
+  differ("--follow", saved.follow.enabled ? "true" : "false", now.follow.enabled ? "true" : "false");
+  if (saved.follow.enabled && now.follow.enabled) differ("--follow-pattern", saved.follow.pattern, now.follow.pattern);
   differ("--sync", saved.sync, now.sync);
   differ("--row-ttl", saved.row_ttl, now.row_ttl);
   differ("--sync-servers", std::to_string(saved.sync_servers), std::to_string(now.sync_servers));
@@ -204,6 +276,13 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
   if (group_text(saved.model, add_model_options) != group_text(now.model, add_model_options))
     out.push_back("the model options (sizes, optimizers, seed) differ from the snapshot's");
   return out;
+}
+
+std::uint64_t follow_limit_of_reader(const job_options& o, int index) {
+  const auto readers = static_cast<std::uint64_t>(std::max(1, o.readers));
+  const std::uint64_t limit = o.follow.limit_examples;
+  if (limit == 0) return 0;
+  return limit / readers + (static_cast<std::uint64_t>(index) < limit % readers ? 1 : 0);
 }
 
 std::vector<std::string> files_of_reader(const job_options& o, int index) {

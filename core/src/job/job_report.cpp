@@ -67,6 +67,7 @@ std::string job_report::to_json() const {
       .add("epochs_run", epochs_run)
       .add("best_epoch", best_epoch)
       .add("stopped_early", stopped_early)
+      .add("follow_ended", follow_ended)
       .add_raw("epoch_scores", json_array(scores))
       .add("validation_bad_rows", validation_bad_rows)
       .add_raw("evaluations", evaluations_json(evaluations))
@@ -125,6 +126,7 @@ result<job_report> job_report::from_json(std::string_view json) {
   r.epochs_run = static_cast<int>(j["epochs_run"].int64(1));
   r.best_epoch = static_cast<int>(j["best_epoch"].int64());
   r.stopped_early = j["stopped_early"].boolean();
+  r.follow_ended = j["follow_ended"].string();
   for (const auto& e : j["epoch_scores"].items())
     r.epoch_scores.push_back({static_cast<int>(e["epoch"].int64()), validation_of(e)});
   r.validation_bad_rows = j["validation_bad_rows"].uint64();
@@ -208,6 +210,7 @@ std::string job_report::summary() const {
                   static_cast<unsigned long long>(sync_rounds), sync_gap, sync_latency_p50_ms, sync_distance,
                   sync_wait_seconds, static_cast<double>(sync_bytes) / 1e6, sync_quantize == "int8" ? "8-bit" : "FP32",
                   sync_rounds > 0 ? static_cast<double>(sync_bytes) / 1e3 / static_cast<double>(sync_rounds) : 0.0);
+  if (!follow_ended.empty()) out += "  input   followed until " + follow_ended + "\n";
   if (simulate_step_ms > 0)
     out += format("  SIMULATED compute: every step waited %.1f ms instead of training the model\n", simulate_step_ms);
   out += format("  data    %llu examples committed (trained and acknowledged, each once%s), %llu trainings reported, "

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "ss/core/checksum.hpp"
 #include "ss/core/io/byte_order.hpp"
@@ -35,6 +36,49 @@ status parse_counters(const io::keyed_text& text, const std::string& key, traine
   return status::ok();
 }
 
+// A followed file's name as one manifest field: '%' and bytes up to ' ' as %XX (a name may hold
+// spaces or line breaks; the manifest's lines must not).
+std::string escape_name(const std::string& name) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string out;
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c == '%' || c == 0x7f) {
+      out += '%';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> unescape_name(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size()) return std::nullopt;
+    unsigned value = 0;
+    for (std::size_t k = 1; k <= 2; ++k) {
+      const char d = text[i + k];
+      if (d >= '0' && d <= '9') {
+        value = value * 16 + static_cast<unsigned>(d - '0');
+      } else if (d >= 'A' && d <= 'F') {
+        value = value * 16 + static_cast<unsigned>(d - 'A' + 10);
+      } else {
+        return std::nullopt;
+      }
+    }
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
 status parse_reader(const io::keyed_text& text, const std::string& key, reader_commit& r) {
   auto f = text.fields(key);
   if (!f.is_ok()) return f.error();
@@ -46,6 +90,14 @@ status parse_reader(const io::keyed_text& text, const std::string& key, reader_c
   // manifest without them is of a one-pass job, read in order).
   if (!f->at_end() && (!f->next(r.previous_line_crc) || !f->next(r.file_size))) return corrupt(f->error());
   if (!f->at_end() && (!f->next(r.epoch) || !f->next(r.window_batches))) return corrupt(f->error());
+  // A followed input's file (a snapshot of a job over fixed files has none).
+  if (!f->at_end()) {
+    std::string name;
+    if (!f->next(r.device) || !f->next(r.inode) || !f->rest(name)) return corrupt(f->error());
+    auto decoded = unescape_name(name);
+    if (!decoded) return corrupt("MANIFEST: " + key + ": bad file name '" + name + "'");
+    r.file_name = std::move(*decoded);
+  }
   if (!f->done()) return corrupt(f->error());
   r.valid = valid != 0;
   return status::ok();
@@ -85,7 +137,11 @@ std::string format_manifest(const snapshot_manifest& m) {
                                                std::to_string(r.byte_offset) + " " + std::to_string(r.line_number) + " " +
                                                std::to_string(r.examples) + " " + std::to_string(r.bad_rows) + " " +
                                                std::to_string(r.previous_line_crc) + " " + std::to_string(r.file_size) +
-                                               " " + std::to_string(r.epoch) + " " + std::to_string(r.window_batches));
+                                               " " + std::to_string(r.epoch) + " " + std::to_string(r.window_batches) +
+                                               (r.file_name.empty() ? std::string()
+                                                                    : " " + std::to_string(r.device) + " " +
+                                                                          std::to_string(r.inode) + " " +
+                                                                          escape_name(r.file_name)));
   }
   out.add("shards", std::to_string(m.shards.size()));
   for (std::size_t i = 0; i < m.shards.size(); ++i) {

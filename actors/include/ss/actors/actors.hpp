@@ -142,6 +142,7 @@ using coordinator_actor =
                                       publisher_listener_actor>::extend<
         caf::replies_to<members_atom>::with<std::uint64_t>,  // members still to see the job's end
         caf::reacts_to<tick_atom, caf::timespan>,             // (self) periodic work, again after the timespan
+        caf::reacts_to<end_input_atom, std::string>,          // a following job ends, for this reason (a signal)
         // (self) send sync server slice k (at the endpoint) the snapshot's state again, attempt n
         caf::reacts_to<renew_atom, std::uint32_t, std::string, int>>;
 

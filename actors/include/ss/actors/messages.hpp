@@ -48,6 +48,7 @@ using members_atom = caf::atom_constant<caf::atom("members")>;    // how many me
 using central_atom = caf::atom_constant<caf::atom("central")>;    // a sync server's slice of the central model
 using renew_atom = caf::atom_constant<caf::atom("renew")>;        // a peer restarted: send again what it held
 using flush_atom = caf::atom_constant<caf::atom("flush")>;        // write changed rows to storage now
+using end_input_atom = caf::atom_constant<caf::atom("endinput")>;  // a following job: stop reading, end as at the end of data
 
 }  // namespace ss::actors
 

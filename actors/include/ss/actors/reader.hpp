@@ -12,6 +12,12 @@
 // past the lease. A restarted reader starts at the committed position the coordinator last heard
 // of, so it replays the batches after it. With validation between epochs (epoch_barrier), the
 // reader waits at the end of each epoch until the view's epochs_open lets the next one begin.
+//
+// Following (--follow: a data::follow_batch_reader instead of files): a pull takes the rows there
+// are; a full batch goes at once, a partial one once its first row has waited follow_batch_wait,
+// and with fewer rows than that the pull is answered "waiting for input" (unavailable: the trainer
+// asks again shortly). The input ends when the view says input_closed (the job was stopped) or at
+// the reader's share of --follow-limit-examples; then it is handed out as at the end of files.
 // Messages besides the wire requests (serve_atom), typed as reader_actor in actors.hpp:
 //   (view_atom, cluster_view)   the live trainers, and the epochs the coordinator opened
 //   (tick_atom)                 periodic: requeue the batches of trainers that are gone, and
@@ -29,6 +35,7 @@
 
 #include "ss/actors/actors.hpp"
 #include "ss/core/data/epoch_reader.hpp"
+#include "ss/core/data/follow_batch_reader.hpp"
 #include "ss/core/metrics/counter_set.hpp"
 #include "ss/wire/messages.hpp"
 
@@ -49,6 +56,20 @@ struct reader_options {
   std::chrono::milliseconds lease{120000};
   // Validation between epochs: at the end of an epoch, wait for the view to open the next.
   bool epoch_barrier = false;
+  // Following: how long a partial batch waits for more rows, and this reader's share of
+  // --follow-limit-examples (0: none).
+  std::chrono::milliseconds follow_batch_wait{200};
+  std::uint64_t follow_limit = 0;
+};
+
+// What a reader hands out: files, epoch after epoch; or a followed input; neither: nothing (a
+// reader with no files, done from the start).
+struct reader_input {
+  reader_input() = default;
+  reader_input(std::unique_ptr<data::epoch_reader> f) : files(std::move(f)) {}          // NOLINT: implicit
+  reader_input(std::unique_ptr<data::follow_batch_reader> f) : follow(std::move(f)) {}  // NOLINT: implicit
+  std::unique_ptr<data::epoch_reader> files;
+  std::unique_ptr<data::follow_batch_reader> follow;
 };
 
 // Progress the membership agent reports; written by the reader actor only. The counters are each
@@ -66,6 +87,28 @@ struct reader_counters : metrics::counter_set {
   counter bad_rows{*this, "bad_rows", "Malformed rows skipped."};
   counter bytes_done{*this, "bytes_done", "Input bytes read in this epoch.", gauge};
   counter bytes_total{*this, "bytes_total", "Input bytes of an epoch.", gauge};
+  // A followed input (--follow).
+  static constexpr auto ns = metrics::counter_unit::nanoseconds;
+  counter follow_lines{*this, "follow_lines", "Lines read from a followed input."};
+  counter follow_waits{*this, "follow_waits",
+                       "Pulls answered \"waiting for input\": the followed input had no new rows, or fewer than a "
+                       "batch that had not waited --follow-batch-wait."};
+  counter follow_files{*this, "follow_files", "Files of the followed input opened."};
+  counter follow_rotations{*this, "follow_rotations", "Rotations of a followed file (its name came to hold another file)."};
+  counter follow_truncations{*this, "follow_truncations",
+                             "Followed files found shorter than the position (copytruncate) or rewritten: read again "
+                             "from their start."};
+  counter follow_files_refused{*this, "follow_files_refused",
+                               "Files of a followed directory not read: they appeared with a name sorting before the "
+                               "file being read."};
+  counter follow_tails_lost{*this, "follow_tails_lost",
+                            "Followed files gone when the reader resumed in them (rotated away and removed while it "
+                            "was down): their rows after the position were not read."};
+  counter follow_bytes_behind{*this, "follow_bytes_behind", "Bytes of the followed input not read yet.", gauge};
+  counter follow_lag{*this, "follow_lag_seconds",
+                     "Seconds since the reader last had read all of its followed input (0 while it has): the oldest "
+                     "unread row is at most this old.",
+                     gauge, ns};
   std::atomic<bool> exhausted{false};  // no more batches to hand out
   std::atomic<bool> finished{false};   // exhausted and every batch acked
   std::atomic<std::uint64_t> examples_before{0};  // good rows before where this process started reading
@@ -81,8 +124,7 @@ struct reader_counters : metrics::counter_set {
   std::string bad_row_reports;         // the first bad rows, one per line
 };
 
-// `reader` may be null: a reader with no files, done from the start.
-reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, std::unique_ptr<data::epoch_reader> reader,
+reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, reader_input input,
                           const reader_options& options, std::shared_ptr<reader_counters> counters);
 
 }  // namespace ss::actors

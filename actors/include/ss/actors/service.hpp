@@ -79,6 +79,10 @@ class running_service {
   // Ends wait() at once, as if the job had failed (a signal): thread-safe and cheap, so a signal
   // thread may call it; the thread that waits then calls stop(), and only it destroys the service.
   virtual void interrupt() = 0;
+  // The coordinator of a following job (--follow): ends the job as `shadowsync stop` does (its
+  // readers hand out no new batches; the job ends as at the end of its data). Thread-safe and
+  // cheap, like interrupt(). Other services, and jobs over fixed files: nothing.
+  virtual void end_input(const std::string& reason) { (void)reason; }
   virtual void stop(const std::string& reason) = 0;
 };
 

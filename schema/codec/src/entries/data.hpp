@@ -19,7 +19,10 @@ struct codec<read_position> {
             &Wire::Reader::getPreviousLineCrc>,
       field<&read_position::file_size, &Wire::Builder::setFileSize, &Wire::Reader::getFileSize>,
       field<&read_position::epoch, &Wire::Builder::setEpoch, &Wire::Reader::getEpoch>,
-      field<&read_position::window_batches, &Wire::Builder::setWindowBatches, &Wire::Reader::getWindowBatches>>;
+      field<&read_position::window_batches, &Wire::Builder::setWindowBatches, &Wire::Reader::getWindowBatches>,
+      field<&read_position::file_name, &Wire::Builder::setFileName, &Wire::Reader::getFileName>,
+      field<&read_position::device, &Wire::Builder::setDevice, &Wire::Reader::getDevice>,
+      field<&read_position::inode, &Wire::Builder::setInode, &Wire::Reader::getInode>>;
 };
 
 inline std::string real(float v) {

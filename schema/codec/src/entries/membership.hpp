@@ -30,7 +30,8 @@ struct codec<cluster_view> {
       field<&cluster_view::coordinator, &Wire::Builder::setCoordinator, &Wire::Reader::getCoordinator>,
       list<&cluster_view::trainer_memberships, &Wire::Builder::initTrainerMemberships,
            &Wire::Reader::getTrainerMemberships>,
-      list<&cluster_view::dropped_trainers, &Wire::Builder::initDroppedTrainers, &Wire::Reader::getDroppedTrainers>>;
+      list<&cluster_view::dropped_trainers, &Wire::Builder::initDroppedTrainers, &Wire::Reader::getDroppedTrainers>,
+      field<&cluster_view::input_closed, &Wire::Builder::setInputClosed, &Wire::Reader::getInputClosed>>;
 };
 
 template <>

@@ -10,6 +10,7 @@
 
 #include "ss/core/config/option_set.hpp"
 #include "ss/core/job/epoch_options.hpp"
+#include "ss/core/job/follow_options.hpp"
 #include "ss/core/job/input_options.hpp"
 #include "ss/core/job/model_options.hpp"
 #include "ss/core/status.hpp"
@@ -59,6 +60,7 @@ struct job_options {
   double simulate_step_ms = 0;
   std::uint64_t simulate_steps = 1000;  // steps per trainer in simulated mode
   epoch_options passes;  // epochs, shuffling, validation and early stopping
+  follow_options follow;  // a stream followed as it grows (--follow)
   input_options input;
   model_options model;
 };
@@ -88,7 +90,12 @@ status resolve_feature_counts(job_options& o);
 // Empty when it can. Operational settings (timeouts, progress, test files) may change.
 std::vector<std::string> resume_conflicts(const job_options& saved, const job_options& now);
 
-// The training files reader `index` of `readers` reads: every readers-th file from index.
+// The training files reader `index` of `readers` reads: every readers-th file from index (with
+// --follow: the one input it follows).
 std::vector<std::string> files_of_reader(const job_options& o, int index);
+
+// --follow-limit-examples' share of reader `index`: the limit split over the readers, the first
+// ones taking one more where it does not divide; 0: no limit.
+std::uint64_t follow_limit_of_reader(const job_options& o, int index);
 
 }  // namespace ss::job

@@ -42,6 +42,9 @@ struct job_report {
   std::uint64_t examples = 0, examples_committed = 0, examples_read = 0;
   int epochs = 1, epochs_run = 1, best_epoch = 0;
   bool stopped_early = false;
+  // A following job (--follow): why its input ended (stopped, --follow-for, the example limit);
+  // empty for a job over fixed files.
+  std::string follow_ended;
   std::vector<epoch_score> epoch_scores;
   std::uint64_t validation_bad_rows = 0;
   std::vector<evaluation> evaluations;  // --eval-every

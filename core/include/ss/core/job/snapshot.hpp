@@ -43,6 +43,11 @@ struct reader_commit {
   // (ss::data::epoch_position); both 0 in a one-pass job read in order.
   std::uint32_t epoch = 0;
   std::uint32_t window_batches = 0;
+  // A followed input (--follow; ss::data::follow_position): the file's name and identity; empty
+  // and 0 for fixed files.
+  std::string file_name;
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
 };
 
 // What a shard checkpointed for the snapshot.

@@ -81,6 +81,9 @@ struct cluster_view {
   std::uint64_t coordinator = 0;
   std::vector<std::uint64_t> trainer_memberships;  // parallel to trainers: each one's membership
   std::vector<std::uint64_t> dropped_trainers;     // incarnations dropped for silence, not back
+  // A following job was stopped: readers hand out no new batches (the job ends once those
+  // handed out are trained).
+  bool input_closed = false;
 };
 
 enum class job_state : std::uint8_t {
@@ -101,6 +104,11 @@ struct read_position {
   std::uint64_t file_size = 0;          // on disk, when read; 0: not recorded
   std::uint32_t epoch = 0;              // the pass over the data (0-based), whose file order file_index indexes
   std::uint32_t window_batches = 0;     // of the shuffle window starting here, handed out; 0: a window's end
+  // A followed input (--follow; see data::follow_position): the file's name in its directory and
+  // its identity; inode 0: between files. Empty and 0 for fixed files (file_index says which).
+  std::string file_name;
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
 };
 
 struct register_reply {
