@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <numeric>
 
@@ -187,7 +188,7 @@ teacher::teacher(const teacher_options& options) : options_(options) {
   for (std::size_t i = 0; i < raw.size(); ++i) {
     rng r(hash_combine(calib_key, i));
     draw(r, row);
-    raw[i] = raw_logit(row);
+    raw[i] = raw_logit(row, 0);
   }
   const double target_rate = std::min(std::max(options.click_rate, 1e-6), 1 - 1e-6);
   auto solve_bias = [&](double scale) {
@@ -213,6 +214,15 @@ teacher::teacher(const teacher_options& options) : options_(options) {
   }
   scale_ = std::exp(0.5 * (lo + hi));
   bias_ = solve_bias(scale_);
+  if (options.drift) {
+    std::vector<parts> rows(raw.size());
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      rng r(hash_combine(calib_key, i));
+      draw(r, row);
+      rows[i] = drift_parts(row);
+    }
+    calibrate_drift(rows, target_rate);
+  }
 }
 
 void teacher::draw(rng& r, teacher_row& out) const {
@@ -235,7 +245,8 @@ void teacher::draw(rng& r, teacher_row& out) const {
   }
 }
 
-double teacher::raw_logit(const teacher_row& row) const {
+double teacher::raw_logit(const teacher_row& row, double angle) const {
+  if (angle != 0) return turned(drift_parts(row), angle);
   std::array<double, num_dense> d{};
   double z = 0;
   for (std::uint32_t j = 0; j < num_dense; ++j) {
@@ -265,9 +276,99 @@ double teacher::raw_logit(const teacher_row& row) const {
   return z;
 }
 
-double teacher::logit(const teacher_row& row) const { return bias_ + scale_ * raw_logit(row); }
+teacher::parts teacher::drift_parts(const teacher_row& row) const {
+  // With c = cos(angle), s = sin(angle) every per-value weight is c w_A + s w_B and every latent
+  // coordinate c e_A + s e_B, so r = k0 + c k1 + s k2 + c^2 k3 + s^2 k4 + c s k5.
+  parts k{};
+  std::array<double, num_dense> d{};
+  for (std::uint32_t j = 0; j < num_dense; ++j) {
+    d[j] = dense_value(row, j);
+    k[0] += dense_[j].weight * d[j];
+  }
+  std::array<std::uint64_t, num_categorical> hash_a{}, hash_b{};
+  for (std::uint32_t f = 0; f < num_categorical; ++f) {
+    const std::uint64_t key = row.categorical_missing[f] ? missing_key : row.token[f];
+    hash_a[f] = hash_combine(cat_[f].key ^ 0x7765696768740000ULL, key);
+    hash_b[f] = hash_combine(cat_[f].key ^ 0x6472696674000000ULL, key);  // teacher B's: other hashes
+    k[1] += cat_[f].sigma * approx_normal(hash_a[f]);
+    k[2] += cat_[f].sigma * approx_normal(hash_b[f]);
+  }
+  auto latent = [&](const std::array<std::uint64_t, num_categorical>& hash, std::uint32_t f, std::uint32_t i) {
+    return latent_sigma_ * approx_normal(mix64(hash[f] + (i + 1) * golden));
+  };
+  for (const auto& [a, b] : pairs_) {
+    for (std::uint32_t i = 0; i < latent_dim; ++i) {
+      const double xa = latent(hash_a, a, i), xb = latent(hash_b, a, i);
+      const double ya = latent(hash_a, b, i), yb = latent(hash_b, b, i);
+      k[3] += xa * ya;
+      k[4] += xb * yb;
+      k[5] += xa * yb + xb * ya;
+    }
+  }
+  for (std::uint32_t h = 0; h < num_dense_crosses; ++h) {
+    for (std::uint32_t i = 0; i < latent_dim; ++i) {
+      double ad = 0;
+      for (std::uint32_t j = 0; j < num_dense; ++j) ad += cross_matrix_[h][i * num_dense + j] * d[j];
+      k[1] += ad * latent(hash_a, cross_features_[h], i);
+      k[2] += ad * latent(hash_b, cross_features_[h], i);
+    }
+  }
+  return k;
+}
 
-double teacher::probability(const teacher_row& row) const { return sigmoid(logit(row)); }
+double teacher::turned(const parts& k, double angle) noexcept {
+  const double c = std::cos(angle), s = std::sin(angle);
+  return k[0] + c * k[1] + s * k[2] + c * c * k[3] + s * s * k[4] + c * s * k[5];
+}
+
+double teacher::bias_at(double angle) const {
+  if (angle == 0 || drift_bias_.empty()) return bias_;
+  // Linear between the table's angles, over a whole turn.
+  const double turn = 6.283185307179586;
+  const double x = std::fmod(angle, turn) / turn * static_cast<double>(drift_bias_.size());
+  const auto i = static_cast<std::size_t>(std::max(0.0, x)) % drift_bias_.size();
+  const double frac = x - std::floor(x);
+  return drift_bias_[i] + frac * (drift_bias_[(i + 1) % drift_bias_.size()] - drift_bias_[i]);
+}
+
+void teacher::calibrate_drift(const std::vector<parts>& rows, double target_rate) {
+  // The turned teacher's raw logits keep their spread (the NE holds) but not exactly their mean:
+  // the head values of a Zipf feature carry much of the mass, and teacher B weighs them anew. So
+  // the bias is solved again (Newton's method from the neighbouring angle's) at angles all round
+  // the turn, and read between them.
+  constexpr std::size_t angles = 256;
+  drift_bias_.assign(angles, bias_);
+  double b = bias_;
+  for (std::size_t a = 1; a < angles; ++a) {
+    const double angle = 6.283185307179586 * static_cast<double>(a) / angles;
+    for (int it = 0; it < 6; ++it) {
+      double mean = 0, slope = 0;
+      for (const auto& k : rows) {
+        const double p = sigmoid(b + scale_ * turned(k, angle));
+        mean += p;
+        slope += p * (1 - p);
+      }
+      const double n = static_cast<double>(rows.size());
+      if (slope <= 0) break;
+      b -= (mean / n - target_rate) / (slope / n);
+    }
+    drift_bias_[a] = b;
+  }
+}
+
+double teacher::logit(const teacher_row& row, double angle) const {
+  return bias_at(angle) + scale_ * raw_logit(row, angle);
+}
+
+double teacher::probability(const teacher_row& row, double angle) const { return sigmoid(logit(row, angle)); }
+
+double drift_angle(const generator_options& options, std::uint64_t row) noexcept {
+  if (options.drift_rows == 0) return 0;
+  if (options.drift_at_row >= 0) row = static_cast<std::uint64_t>(options.drift_at_row);
+  if (options.drift_step > 0) row -= row % options.drift_step;
+  constexpr double quarter_turn = 1.5707963267948966;
+  return quarter_turn * static_cast<double>(row) / static_cast<double>(options.drift_rows);
+}
 
 std::vector<std::string> generated_paths(const std::string& path, std::uint32_t files) {
   if (files <= 1) return {path};
@@ -291,9 +392,15 @@ namespace {
 // A plain or gzip output file.
 class sink {
  public:
-  static result<std::unique_ptr<sink>> open(const std::string& path, bool gzip, int level) {
+  // `append`: a plain file written at its end, unbuffered (every write is whole lines, so one
+  // that follows the file never waits long on half a line).
+  static result<std::unique_ptr<sink>> open(const std::string& path, bool gzip, int level, bool append = false) {
     auto s = std::unique_ptr<sink>(new sink(path));
-    if (gzip) {
+    if (append) {
+      s->file_ = std::fopen(path.c_str(), "ab");
+      if (s->file_ == nullptr) return status(errc::io_error, path + ": cannot append: " + std::strerror(errno));
+      std::setvbuf(s->file_, nullptr, _IONBF, 0);
+    } else if (gzip) {
       const char mode[4] = {'w', 'b', static_cast<char>('0' + std::min(std::max(level, 0), 9)), '\0'};
       s->gz_ = gzopen(path.c_str(), mode);
       if (s->gz_ == nullptr) return status(errc::io_error, path + ": cannot create: " + std::strerror(errno));
@@ -333,77 +440,130 @@ class sink {
   gzFile gz_ = nullptr;
 };
 
-}  // namespace
+// Writes stream rows into sinks and sums up what the report says of them.
+class row_writer {
+ public:
+  row_writer(const teacher& t, const generator_options& options)
+      : t_(t),
+        options_(options),
+        rows_key_(hash_combine(hash_combine(t.options().seed, options.rows_seed), 0x726f7773ULL)),
+        buffer_(buffer_bytes) {}
 
-result<teacher_report> generate_criteo(const teacher& t, const generator_options& options,
-                                       const std::string& path) {
-  if (options.files == 0) return status(errc::invalid_argument, "files must be at least 1");
-  teacher_report report;
-  report.paths = generated_paths(path, options.files);
-  const std::uint64_t rows_key = hash_combine(hash_combine(t.options().seed, options.rows_seed), 0x726f7773ULL);
-
-  static constexpr std::size_t buffer_bytes = std::size_t{4} << 20;
-  static constexpr std::size_t max_row_bytes = 1024;  // 40 fields, none over 21 bytes
-  static constexpr char hex[] = "0123456789abcdef";
-  std::vector<char> buffer(buffer_bytes);
-  teacher_row row;
-  double sum_entropy = 0;
-  double sum_loss = 0;
-
-  for (std::uint32_t k = 0; k < options.files; ++k) {
-    const std::uint64_t first = options.rows * k / options.files;
-    const std::uint64_t last = options.rows * (k + 1) / options.files;
-    auto out = sink::open(report.paths[k], options.gzip, options.gzip_level);
-    if (!out) return out.error();
-    char* p = buffer.data();
-    char* const flush_at = buffer.data() + buffer_bytes - max_row_bytes;
+  // Rows [first, last) of the stream (the row of `first` in options.first_row's numbering).
+  status write(sink& out, std::uint64_t first, std::uint64_t last) {
+    static constexpr char hex[] = "0123456789abcdef";
+    char* p = buffer_.data();
+    char* const flush_at = buffer_.data() + buffer_bytes - max_row_bytes;
     for (std::uint64_t i = first; i < last; ++i) {
-      rng r(hash_combine(rows_key, i));  // row i depends on nothing but i
-      t.draw(r, row);
-      const double prob = t.probability(row);
+      rng r(hash_combine(rows_key_, i));  // row i depends on nothing but i
+      t_.draw(r, row_);
+      const double prob = t_.probability(row_, drift_angle(options_, i));
       const bool click = r.uniform() < prob;
-      report.clicks += click ? 1 : 0;
-      sum_entropy += binary_entropy(prob);
-      sum_loss -= std::log(std::max(click ? prob : 1.0 - prob, 1e-300));
+      report_.clicks += click ? 1 : 0;
+      sum_entropy_ += binary_entropy(prob);
+      sum_loss_ -= std::log(std::max(click ? prob : 1.0 - prob, 1e-300));
 
       *p++ = click ? '1' : '0';
       for (std::uint32_t j = 0; j < teacher::num_dense; ++j) {
         *p++ = '\t';
-        if (!row.dense_missing[j]) p = std::to_chars(p, p + 24, row.dense[j]).ptr;
+        if (!row_.dense_missing[j]) p = std::to_chars(p, p + 24, row_.dense[j]).ptr;
       }
       for (std::uint32_t f = 0; f < teacher::num_categorical; ++f) {
         *p++ = '\t';
-        if (row.categorical_missing[f]) continue;
-        const std::uint32_t tok = row.token[f];
+        if (row_.categorical_missing[f]) continue;
+        const std::uint32_t tok = row_.token[f];
         for (int c = 0; c < 8; ++c) p[c] = hex[(tok >> (28 - 4 * c)) & 15];
         p += 8;
       }
       *p++ = '\n';
       if (p >= flush_at) {
-        const auto n = static_cast<std::size_t>(p - buffer.data());
-        SS_RETURN_IF_ERROR((*out)->write(buffer.data(), n));
-        report.bytes += n;
-        p = buffer.data();
+        SS_RETURN_IF_ERROR(flush(out, p));
+        p = buffer_.data();
       }
     }
-    const auto n = static_cast<std::size_t>(p - buffer.data());
-    SS_RETURN_IF_ERROR((*out)->write(buffer.data(), n));
-    report.bytes += n;
-    SS_RETURN_IF_ERROR((*out)->close());
+    return flush(out, p);
   }
 
-  report.rows = options.rows;
-  if (report.rows > 0) {
-    const double n = static_cast<double>(report.rows);
-    report.click_rate = static_cast<double>(report.clicks) / n;
-    report.bayes_log_loss = sum_entropy / n;
-    report.realized_log_loss = sum_loss / n;
-    const double h = binary_entropy(report.click_rate);
-    if (h > 0) {
-      report.bayes_ne = report.bayes_log_loss / h;
-      report.realized_ne = report.realized_log_loss / h;
+  // The report over rows [first, last).
+  teacher_report finish(std::uint64_t first, std::uint64_t last) {
+    teacher_report report = report_;
+    report.rows = last - first;
+    if (report.rows > 0) {
+      const double n = static_cast<double>(report.rows);
+      report.click_rate = static_cast<double>(report.clicks) / n;
+      report.bayes_log_loss = sum_entropy_ / n;
+      report.realized_log_loss = sum_loss_ / n;
+      const double h = binary_entropy(report.click_rate);
+      if (h > 0) {
+        report.bayes_ne = report.bayes_log_loss / h;
+        report.realized_ne = report.realized_log_loss / h;
+      }
+      constexpr double quarter_turn = 1.5707963267948966;
+      report.drift_start = drift_angle(options_, first) / quarter_turn;
+      report.drift_end = drift_angle(options_, last - 1) / quarter_turn;
     }
+    return report;
   }
+
+ private:
+  static constexpr std::size_t buffer_bytes = std::size_t{4} << 20;
+  static constexpr std::size_t max_row_bytes = 1024;  // 40 fields, none over 21 bytes
+
+  status flush(sink& out, const char* end) {
+    const auto n = static_cast<std::size_t>(end - buffer_.data());
+    SS_RETURN_IF_ERROR(out.write(buffer_.data(), n));
+    report_.bytes += n;
+    return status::ok();
+  }
+
+  const teacher& t_;
+  const generator_options& options_;
+  std::uint64_t rows_key_;
+  std::vector<char> buffer_;
+  teacher_row row_;
+  teacher_report report_;
+  double sum_entropy_ = 0, sum_loss_ = 0;
+};
+
+}  // namespace
+
+result<teacher_report> generate_criteo(const teacher& t, const generator_options& options,
+                                       const std::string& path) {
+  if (options.files == 0) return status(errc::invalid_argument, "files must be at least 1");
+  if (options.drift_rows > 0 && !t.options().drift)
+    return status(errc::invalid_argument, "drift needs a teacher calibrated for it (teacher_options::drift)");
+  const auto paths = generated_paths(path, options.files);
+  row_writer writer(t, options);
+  const std::uint64_t first = options.first_row, last = options.first_row + options.rows;
+  for (std::uint32_t k = 0; k < options.files; ++k) {
+    auto out = sink::open(paths[k], options.gzip, options.gzip_level);
+    if (!out) return out.error();
+    SS_RETURN_IF_ERROR(writer.write(**out, first + options.rows * k / options.files,
+                                    first + options.rows * (k + 1) / options.files));
+    SS_RETURN_IF_ERROR((*out)->close());
+  }
+  teacher_report report = writer.finish(first, last);
+  report.paths = paths;
+  return report;
+}
+
+result<teacher_report> append_criteo(const teacher& t, const generator_options& options, const std::string& path,
+                                     std::uint64_t piece_rows, const std::function<void(std::uint64_t)>& pace) {
+  if (options.gzip) return status(errc::invalid_argument, path + ": rows are appended to plain files only, not gzip");
+  if (options.drift_rows > 0 && !t.options().drift)
+    return status(errc::invalid_argument, "drift needs a teacher calibrated for it (teacher_options::drift)");
+  auto out = sink::open(path, false, 0, /*append=*/true);
+  if (!out) return out.error();
+  row_writer writer(t, options);
+  const std::uint64_t first = options.first_row, last = options.first_row + options.rows;
+  const std::uint64_t step = std::max<std::uint64_t>(piece_rows, 1);
+  for (std::uint64_t at = first; at < last; at += std::min(step, last - at)) {
+    SS_RETURN_IF_ERROR(writer.write(**out, at, at + std::min(step, last - at)));
+    if (pace) pace(std::min(at + step, last) - first);
+  }
+  SS_RETURN_IF_ERROR((*out)->close());
+  teacher_report report = writer.finish(first, last);
+  report.paths = {path};
   return report;
 }
 
@@ -413,6 +573,7 @@ teacher_options teacher_options_of(const generator_options& options) {
   t.seed = options.seed;
   t.click_rate = options.click_rate;
   t.bayes_ne = options.bayes_ne;
+  t.drift = options.drift_rows > 0;
   return t;
 }
 }  // namespace
@@ -431,6 +592,9 @@ result<train_test_report> generate_train_test(const generator_options& options, 
   test_options.rows = test_rows;
   test_options.rows_seed = hash_combine(options.rows_seed, 0x74657374ULL);
   test_options.files = 1;  // the test set is one file; only training data is split for readers
+  test_options.first_row = 0;
+  if (options.drift_rows > 0 && options.drift_at_row < 0)  // the teacher after the last training row
+    test_options.drift_at_row = static_cast<std::int64_t>(options.first_row + options.rows);
   auto test = generate_criteo(t, test_options, test_path);
   if (!test) return test.error();
   return train_test_report{std::move(*train), std::move(*test)};
