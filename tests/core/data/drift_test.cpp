@@ -190,3 +190,37 @@ TEST_CASE("drift: stepped drift holds the teacher within each step", "[core][dat
   CHECK(std::equal(stepped.begin() + 1000, stepped.begin() + 2000, at_1000.begin() + 1000));
   CHECK_FALSE(std::equal(stepped.begin() + 2000, stepped.end(), at_1000.begin() + 2000));
 }
+
+TEST_CASE("drift: rows appended in paced pieces continue the stream", "[core][data]") {
+  test::temp_dir dir;
+  auto o = drift_options(2500);
+  o.drift_rows = 1000;
+  const auto whole = generated(o, dir, "whole.tsv");
+  teacher_options to;
+  to.seed = o.seed;
+  to.drift = true;
+  const teacher t(to);
+  // Two appends, 1000 rows then 1500 from row 1000, in pieces of 300: the whole file's bytes.
+  std::vector<std::uint64_t> paced;
+  auto first = o;
+  first.rows = 1000;
+  auto a = append_criteo(t, first, dir.file("grown.tsv"), 300, [&](std::uint64_t done) { paced.push_back(done); });
+  REQUIRE(a.is_ok());
+  CHECK(paced == std::vector<std::uint64_t>{300, 600, 900, 1000});
+  auto second = o;
+  second.first_row = 1000;
+  second.rows = 1500;
+  auto b = append_criteo(t, second, dir.file("grown.tsv"), 300, nullptr);
+  REQUIRE(b.is_ok());
+  CHECK(test::read_all(dir.file("grown.tsv")) == whole);
+  CHECK(b->rows == 1500);
+  CHECK(b->drift_start == 1.0);
+  // Appending gzip is refused, and so is drift from a teacher not calibrated for it.
+  second.gzip = true;
+  CHECK(append_criteo(t, second, dir.file("x.tsv"), 300, nullptr).error().code() == ss::errc::invalid_argument);
+  second.gzip = false;
+  const teacher still(teacher_options{o.seed});
+  auto refused = append_criteo(still, second, dir.file("x.tsv"), 300, nullptr);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.error().message().find("calibrated for it") != std::string::npos);
+}
