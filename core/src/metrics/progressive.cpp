@@ -12,16 +12,22 @@ constexpr double logit_range = 16.0;  // buckets cover [-16, 16]
 // A slice's counts are 32-bit (the wire sends them so): it closes long before they could wrap.
 constexpr std::uint64_t max_slice_examples = std::uint64_t{1} << 31;
 
-}  // namespace
-
-std::uint32_t prediction_bucket(float prediction) noexcept {
-  const double p = prediction;
-  if (!(p > 0.0)) return 0;  // also NaN
-  if (p >= 1.0) return progressive_buckets - 1;
-  const double x = (std::log(p / (1.0 - p)) + logit_range) / progressive_bucket_width;
+std::uint32_t bucket_of_logit(double logit) noexcept {
+  const double x = (logit + logit_range) / progressive_bucket_width;
   if (!(x > 0.0)) return 0;
   if (x >= static_cast<double>(progressive_buckets)) return progressive_buckets - 1;
   return static_cast<std::uint32_t>(x);
+}
+
+}  // namespace
+
+// The logit of the prediction as log_loss clips it: the clipped ends lie beyond the outer
+// buckets' edges anyway, and the two logs are the ones the log loss takes (window_slice::add
+// takes them once for both).
+std::uint32_t prediction_bucket(float prediction) noexcept {
+  if (std::isnan(prediction)) return 0;
+  const double q = std::clamp<double>(prediction, log_loss_eps, 1.0 - log_loss_eps);
+  return bucket_of_logit(std::log(q) - std::log1p(-q));
 }
 
 void window_slice::add(float prediction, float label) {
@@ -33,8 +39,16 @@ void window_slice::add(float prediction, float label) {
   ++examples;
   clicks += click ? 1 : 0;
   prediction_sum += prediction;
-  log_loss_sum += log_loss(prediction, click);
-  ++(click ? click_counts : non_click_counts)[prediction_bucket(prediction)];
+  if (std::isnan(prediction)) {
+    log_loss_sum += log_loss(prediction, click);
+    ++(click ? click_counts : non_click_counts)[0];
+    return;
+  }
+  // log_loss(prediction, click) and prediction_bucket(prediction), from the same two logs.
+  const double q = std::clamp<double>(prediction, log_loss_eps, 1.0 - log_loss_eps);
+  const double log_q = std::log(q), log_not_q = std::log1p(-q);
+  log_loss_sum += click ? -log_q : -log_not_q;
+  ++(click ? click_counts : non_click_counts)[bucket_of_logit(log_q - log_not_q)];
 }
 
 void window_totals::add(const window_slice& s) {
