@@ -209,7 +209,7 @@ std::string job_report::summary() const {
                 epochs_run == 1 ? "progressive" : "over every epoch; progressive only in the first", train_click_rate);
   if (progressive.metrics.examples > 0 || progressive.enough) {
     job::progressive_options window{progressive_window, progressive_window_seconds};
-    out += "  window  " + progressive.to_string() + " over " + describe_window(window) +
+    out += "  window  " + progressive.to_string() + "; window: " + describe_window(window) +
            (epochs_run == 1 ? "" : " (not progressive after the first epoch: examples seen before)") + "\n";
   }
   for (const auto& e : epoch_scores)

@@ -84,10 +84,10 @@ TEST_CASE("job_report: progressive metrics are shown over their window, or said 
   job_report r = sample();
   r.epochs_run = 1;
   CHECK(r.summary().find("  window  progressive NE 0.83000 AUC 0.78000 (+-0.0020) calibration 1.0100 over 5100 "
-                         "examples (4s) over the last 5000 examples\n") != std::string::npos);
+                         "examples (4s); window: the last 5000 examples\n") != std::string::npos);
   r.progressive_window = 0;
   r.progressive_window_seconds = 30;
-  CHECK(r.summary().find("over the last 30 s\n") != std::string::npos);
+  CHECK(r.summary().find("; window: the last 30 s\n") != std::string::npos);
   r.progressive.enough = false;
   r.progressive.metrics.examples = 400;
   r.progressive.metrics.positives = 90;
