@@ -126,7 +126,7 @@ struct MemberProgress {
   clicks @3 :UInt64;
   # Trainer: positive labels trained.
   windowExamples @4 :UInt64;
-  # Trainer: examples in the recent window.
+  # Trainer: examples in its progressive window (the sums of `progressive`, for older peers).
   windowLossSum @5 :Float64;
   # Trainer: sum of the log loss over the recent window.
   windowClicks @6 :UInt64;
@@ -174,6 +174,35 @@ struct MemberProgress {
   # Reader: epochs whose every batch was handed out and trained.
   syncBytes @27 :UInt64;
   # Trainer: bytes its sync rounds sent and received (slices, quantized or not).
+  progressive @28 :ProgressiveWindow;
+  # Trainer: its progressive evaluation window (each example scored before it was trained on).
+}
+
+struct ProgressiveWindow {
+# A trainer's progressive evaluation window, in slices: per slice its times and sums, then the
+# nonzero buckets of each slice's two prediction histograms (clicks, non-clicks), slice after
+# slice. Buckets are 1/32 wide in logit over [-16, 16] (ss/core/metrics/progressive.hpp).
+
+  startAges @0 :List(Float64);
+  # Per slice: seconds from its first example to the heartbeat (the receiver's clock need not agree).
+  endAges @1 :List(Float64);
+  # Per slice: seconds from its newest example to the heartbeat.
+  examples @2 :List(UInt64);
+  # Per slice: examples scored.
+  clicks @3 :List(UInt64);
+  # Per slice: of those, clicks.
+  predictionSums @4 :List(Float64);
+  # Per slice: the sum of the predictions.
+  logLossSums @5 :List(Float64);
+  # Per slice: the sum of the log loss (nats, predictions clipped to [1e-7, 1 - 1e-7]).
+  bucketCounts @6 :List(UInt32);
+  # Per slice: how many entries of the three lists below are its.
+  buckets @7 :List(UInt32);
+  # The nonzero buckets, ascending within a slice.
+  bucketClicks @8 :List(UInt32);
+  # Clicks in each of those buckets.
+  bucketNonClicks @9 :List(UInt32);
+  # Non-clicks in each of those buckets.
 }
 
 struct Heartbeat {

@@ -1,7 +1,8 @@
 // Forward + backward throughput of the default DLRM at batch 128, per core: the full training
 // step of `shadowsync train` (distinct rows, embedding fetch, forward, backward with the in-place
-// dense update, embedding update) on synthetic Criteo-shaped batches, with the time split by
-// phase and set against this core's measured FP32 FMA peak.
+// dense update, embedding update, and the progressive evaluation window the step's predictions go
+// to) on synthetic Criteo-shaped batches, with the time split by phase and set against this
+// core's measured FP32 FMA peak.
 //
 //   train_step_bench [--seconds S] [--batch B] [--threads T] [--optimizer sgd|adagrad]
 //
@@ -19,6 +20,7 @@
 
 #include "peak_flops.hpp"
 #include "ss/core/embedding/local_embeddings.hpp"
+#include "ss/core/metrics/progressive.hpp"
 #include "ss/core/model/gemm.hpp"
 #include "ss/core/random.hpp"
 #include "ss/core/train/train_step.hpp"
@@ -77,7 +79,7 @@ std::string cpu_model() {
 }
 
 struct phase_times {
-  double rows = 0, fetch = 0, compute = 0, apply = 0;
+  double rows = 0, fetch = 0, compute = 0, apply = 0, progressive = 0;
 };
 
 }  // namespace
@@ -142,6 +144,7 @@ int main(int argc, char** argv) {
   for (int w = 0; w < threads; ++w) {
     workers.emplace_back([&, w] {
       train::worker_scratch scratch(config, batch_size);
+      metrics::progressive_window window;  // a trainer's is shared under its progress lock
       phase_times& pt = phases[w];
       for (long i = w; clock_type::now() < stop_at; i += threads) {
         const auto& b = batches[i % batches.size()];
@@ -154,6 +157,10 @@ int main(int argc, char** argv) {
         auto t3 = clock_type::now();
         store.apply(scratch.rows);
         auto t4 = clock_type::now();
+        window.add(std::chrono::duration<double>(t4 - start).count(), scratch.ws.probs.data(), b.labels.data(),
+                   b.size());
+        auto t5 = clock_type::now();
+        pt.progressive += std::chrono::duration<double>(t5 - t4).count();
         pt.rows += std::chrono::duration<double>(t1 - t0).count();
         pt.fetch += std::chrono::duration<double>(t2 - t1).count();
         pt.compute += std::chrono::duration<double>(t3 - t2).count();
@@ -172,8 +179,9 @@ int main(int argc, char** argv) {
     total.fetch += p.fetch;
     total.compute += p.compute;
     total.apply += p.apply;
+    total.progressive += p.progressive;
   }
-  const double busy = total.rows + total.fetch + total.compute + total.apply;
+  const double busy = total.rows + total.fetch + total.compute + total.apply + total.progressive;
 
   const auto peak = bench::measure_peak_fp32();
   const double fpe = flops_per_example(config);
@@ -187,14 +195,16 @@ int main(int argc, char** argv) {
   std::printf("  throughput %.0f examples/s with %d thread(s) = %.0f examples/s per thread\n", eps, threads, eps / threads);
   std::printf("  compute    %.2f MFLOP per example -> %.1f GFLOP/s per thread = %.0f%% of peak\n", fpe / 1e6,
               gflops_per_core, peak.gflops > 0 ? 100.0 * gflops_per_core / peak.gflops : 0.0);
-  std::printf("  time split distinct-rows %.1f%%, fetch %.1f%%, forward+backward+dense update %.1f%%, embedding update %.1f%%\n",
-              100 * total.rows / busy, 100 * total.fetch / busy, 100 * total.compute / busy, 100 * total.apply / busy);
+  std::printf("  time split distinct-rows %.1f%%, fetch %.1f%%, forward+backward+dense update %.1f%%, embedding update %.1f%%, "
+              "progressive evaluation %.2f%% (%.0f ns per example)\n",
+              100 * total.rows / busy, 100 * total.fetch / busy, 100 * total.compute / busy, 100 * total.apply / busy,
+              100 * total.progressive / busy, 1e9 * total.progressive / examples);
   std::printf("{\"bench\":\"train_step\",\"batch\":%d,\"threads\":%d,\"optimizer\":\"%s\",\"examples_per_sec\":%.1f,"
               "\"examples_per_sec_per_thread\":%.1f,\"mflop_per_example\":%.4f,\"gflops_per_thread\":%.2f,"
               "\"peak_gflops\":%.2f,\"fraction_of_peak\":%.4f,\"gemm_isa\":\"%s\",\"split\":{\"rows\":%.4f,\"fetch\":%.4f,"
-              "\"compute\":%.4f,\"apply\":%.4f}}\n",
+              "\"compute\":%.4f,\"apply\":%.4f,\"progressive\":%.5f}}\n",
               batch_size, threads, optimizer.c_str(), eps, eps / threads, fpe / 1e6, gflops_per_core, peak.gflops,
               peak.gflops > 0 ? gflops_per_core / peak.gflops : 0.0, model::gemm_isa(), total.rows / busy,
-              total.fetch / busy, total.compute / busy, total.apply / busy);
+              total.fetch / busy, total.compute / busy, total.apply / busy, total.progressive / busy);
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "ss/core/job/epoch_options.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/preflight.hpp"
+#include "ss/core/job/progressive_options.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/metrics/metrics.hpp"
 #include "ss/core/model/gemm.hpp"
@@ -38,7 +39,7 @@ struct train_options {
   int batch_size = 128;
   int threads = 1;
   double progress_interval = 5;
-  std::uint64_t window = 100000;
+  job::progressive_options progressive;
   log_flags log;
   std::string export_path;  // --export: write the trained model here (model_file.hpp)
   job::epoch_options passes;
@@ -57,7 +58,7 @@ void add_train_flags(config::option_set& opts, train_options& o) {
   opts.add("batch-size", &o.batch_size, "Examples per minibatch.").range(1, 65536);
   opts.add("threads", &o.threads, "Hogwild worker threads (1 = deterministic).").range(1, 256);
   opts.add("progress-interval", &o.progress_interval, "Seconds between progress lines; 0 = none.").min(0.0);
-  opts.add("window", &o.window, "Recent examples in the windowed metrics of progress lines.");
+  job::add_progressive_options(opts, o.progressive);
   add_log_flags(opts, o.log);
   opts.add("export", &o.export_path,
            "After training, write the model (dense part and embedding rows, see `shadowsync predict`) to "
@@ -197,7 +198,7 @@ train_run::train_run(const train_options& o, data::epoch_reader& reader, const j
     : o_(o), reader_(reader), setup_(setup), model_job_(std::move(model_job)), model_(model), store_(store),
       cancel_(cancel) {
   hogwild_.threads = o.threads;
-  hogwild_.window_examples = o.window;
+  hogwild_.window = job::window_spec_of(o.progressive);
   hogwild_.progress_interval_seconds = o.progress_interval;
   hogwild_.buckets = setup.buckets;
   hogwild_.schedule = setup.schedule;
@@ -220,10 +221,9 @@ train::progress_callback train_run::progress_printer(int epoch) const {
     std::string where = p.fraction_done >= 0 ? fmt::format(" ({:.1f}%, ETA {})", 100 * p.fraction_done,
                                                              service::human_seconds(p.eta_seconds))
                                              : std::string();
-    spdlog::info("{}{} examples{}, {:.0f} ex/s, recent {}: NE {:.5f} AUC {:.5f}",
+    spdlog::info("{}{} examples{}, {:.0f} ex/s, {}",
                  o_.passes.epochs > 1 ? fmt::format("epoch {}/{}: ", epoch, o_.passes.epochs) : std::string(),
-                 service::with_commas(p.examples), where, p.examples_per_sec, service::with_commas(p.window.examples),
-                 p.window.ne, p.window.auc);
+                 service::with_commas(p.examples), where, p.examples_per_sec, p.window.to_string());
   };
 }
 
@@ -408,6 +408,8 @@ void train_run::print_summary() const {
               cancelled_ ? " [stopped early]" : stopped_early_ ? " [early stop]" : "");
   std::printf("  train   log loss %.5f  NE %.5f (progressive, first pass)  click rate %.4f\n", first.train_log_loss,
               train_ne(), first.train_click_rate);
+  std::printf("  window  %s; window: %s%s\n", first.last_window.to_string().c_str(),
+              job::describe_window(o_.progressive).c_str(), epochs_.size() > 1 ? " of the first pass" : "");
   if (epochs_.size() > 1)
     std::printf("  train   last pass log loss %.5f (not progressive: seen before)\n",
                 epochs_.back().trained.train_log_loss);
@@ -443,6 +445,9 @@ void train_run::print_json() const {
       .add("train_logloss", first.train_log_loss)
       .add("train_ne", train_ne())
       .add("train_click_rate", first.train_click_rate)
+      .add("progressive_window", o_.progressive.window)
+      .add("progressive_window_seconds", o_.progressive.window_seconds);
+  metrics::add_progressive_fields(j, first.last_window)
       .add("epochs_run", static_cast<std::uint64_t>(epochs_.size()))
       .add("best_epoch", best_epoch_)
       .add("stopped_early", stopped_early_)

@@ -130,7 +130,7 @@ job_outcome run_job(const job_setup& js) {
     progresses.push_back(progress);
     const std::uint64_t incarnation = 0x7a1 + static_cast<std::uint64_t>(t);
     auto agent = member(
-        *nodes.back(), wire::role::trainer, -1, ep, [progress] { return progress->snapshot(1000); }, incarnation);
+        *nodes.back(), wire::role::trainer, -1, ep, [progress] { return progress->snapshot(); }, incarnation);
     // The trainer needs its member id: wait for the registration.
     auto registration = std::make_shared<std::optional<wire::register_reply>>();
     f.sys.spawn([agent, registration](caf::event_based_actor* self) {

@@ -48,7 +48,7 @@ cd "$work"
 "$bin" gen-data --rows "${SS_DASHBOARD_ROWS:-250000}" --test-rows 5000 --out data >gen.out 2>&1 ||
   { cat gen.out >&2; exit 1; }
 "$bin" local --train data/train.tsv --test data/test.tsv --validation data/test.tsv --eval-every 60000 \
-  --trainers 2 --sync s-easgd --heartbeat-interval 0.25 --window 20000 \
+  --trainers 2 --sync s-easgd --heartbeat-interval 0.25 --progressive-window 20000 \
   --ops-listen 127.0.0.1:0 --ops-linger 60 --log-level info >job.out 2>job.err &
 job=$!
 port=""

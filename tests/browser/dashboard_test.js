@@ -68,7 +68,7 @@ async function checkLive(page) {
   const first = await waitFor(page, "charts with at least 2 points while the job trains", pageView,
     (v) => v.charts.throughput && v.charts.throughput.points >= 2 && v.charts.ne && v.charts.ne.points >= 2);
   if (first.state === "done" || first.state === "failed") fail("the job ended before the page saw it train; give it more rows");
-  for (const id of ["throughput", "ne", "logloss", "committed", "sync_gap", "sync_bytes", "shard_rows", "shard_lookups", "members"])
+  for (const id of ["throughput", "ne", "progressive", "logloss", "committed", "sync_gap", "sync_bytes", "shard_rows", "shard_lookups", "members"])
     if (!first.charts[id] || first.charts[id].lines < 1) fail("chart '" + id + "' draws no line: " + JSON.stringify(first.charts));
   if (first.members < 4) fail("the members table lists " + first.members + " members");
   console.log("dashboard_test: live: state " + first.state + ", " + first.charts.throughput.points + " throughput points");

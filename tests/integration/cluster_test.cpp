@@ -185,6 +185,44 @@ TEST_CASE("cluster: in one process, one trainer matches shadowsync train", "[int
   CHECK(std::abs(ne_cluster - ne_single) / ne_single < 0.005);
 }
 
+TEST_CASE("cluster: a local job's progressive metrics track its test metrics, and too few examples say so",
+          "[integration]") {
+  // Two trainers on 40,000 rows; the window: the last 10,000 examples, each scored by the model
+  // before it trained on it, a model that has by then seen most of the data.
+  const std::string common = " --trainers 2 --shards 1 --readers 2 --train " + train_files() + " --test " + data_dir() +
+                             "/test.tsv --heartbeat-interval 0.2";
+  auto r = run_command(bin + " local" + common + " --progressive-window 10000 --progress-interval 0.5");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const auto j = last_json_line(r.out);
+  CHECK(ss::test::json_field(j, "progressive_enough") == "true");
+  CHECK(json_number(j, "progressive_window") == 10000);
+  // At least the window, and less than the window plus a slice (1/8 of it) per trainer.
+  CHECK(json_number(j, "progressive_examples") >= 10000);
+  CHECK(json_number(j, "progressive_examples") < 10000 + 2 * 1250);
+  const double test_ne = json_number(j, "test_ne"), progressive_ne = json_number(j, "progressive_ne");
+  CHECK(std::abs(progressive_ne - test_ne) / test_ne < 0.05);
+  const double test_auc = json_number(j, "test_auc"), progressive_auc = json_number(j, "progressive_auc");
+  CHECK(progressive_auc > 0.6);
+  CHECK(std::abs(progressive_auc - test_auc) < 0.03);
+  CHECK(json_number(j, "progressive_auc_error_bound") < 0.01);
+  CHECK(std::abs(json_number(j, "progressive_calibration") - 1) < 0.15);
+  // The progress lines and the summary say it too.
+  CHECK(r.out.find(" trainers, progressive NE ") != std::string::npos);
+  CHECK(r.out.find("  window  progressive NE ") != std::string::npos);
+
+  // A window of 300 examples is too few to mean anything: said, not printed as numbers.
+  auto few = run_command(bin + " local" + common + " --progressive-window 300 --progress-interval 0");
+  INFO(few.out);
+  REQUIRE(few.exit_code == 0);
+  const auto f = last_json_line(few.out);
+  CHECK(ss::test::json_field(f, "progressive_enough") == "false");
+  CHECK(ss::test::json_field(f, "progressive_ne") == "null");
+  CHECK(json_number(f, "progressive_examples") >= 300);
+  CHECK(few.out.find("  window  progressive: too few examples (") != std::string::npos);
+  CHECK(std::isfinite(json_number(f, "test_ne")));
+}
+
 TEST_CASE("cluster: the learning-rate schedule applies in the cluster as in train", "[integration]") {
   const std::string common = " --train " + train_files() + " --test " + data_dir() + "/test.tsv --progress-interval 0";
   auto ne_of = [&](const std::string& flags, bool cluster) {

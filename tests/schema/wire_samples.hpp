@@ -125,6 +125,17 @@ inline std::vector<body> written_samples() {
     p.committed_examples = 5000;
     p.committed_bad_rows = 7;
     p.epochs_done = 2;
+    // Two slices whose buckets add up to their counts (the heartbeat's check refuses others).
+    p.progressive.start_ages = {9.5, 5.0};
+    p.progressive.end_ages = {5.25, 0.125};
+    p.progressive.examples = {10, 6};
+    p.progressive.clicks = {3, 1};
+    p.progressive.prediction_sums = {2.75, 1.5};
+    p.progressive.log_loss_sums = {5.5, 3.25};
+    p.progressive.bucket_counts = {2, 1};
+    p.progressive.buckets = {400, 512, 300};
+    p.progressive.bucket_clicks = {1, 2, 1};
+    p.progressive.bucket_non_clicks = {4, 3, 5};
     add(h);
   }
   add(heartbeat_reply{job_state::failed, sample_view(), false});

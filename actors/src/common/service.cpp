@@ -469,16 +469,12 @@ namespace {
 
 std::function<wire::member_progress()> prepare_trainer(service_impl& svc) {
   svc.trainer_progress_ = std::make_shared<trainer_progress>();
-  // The job's --window, known once it has joined.
-  svc.trainer_window_ = std::make_shared<std::atomic<std::uint64_t>>(100000);
-  return [progress = svc.trainer_progress_, window = svc.trainer_window_] {
-    return progress->snapshot(window->load());
-  };
+  return [progress = svc.trainer_progress_] { return progress->snapshot(); };
 }
 
 ss::status spawn_trainer_role(service_impl& svc, const wire::register_reply&, const job::job_options& job) {
   const auto& options = svc.options_;
-  svc.trainer_window_->store(job.window);
+  svc.trainer_progress_->set_window(job::window_spec_of(job.progressive));
   auto setup = model_of(job, options.name);
   if (!setup.is_ok()) return setup.error();
   auto model = std::make_shared<train::dense_model>(setup->dlrm, setup->dense, job.model.seed);

@@ -120,7 +120,6 @@ class service_impl final : public running_service {
   std::shared_ptr<shard_counters> shard_counters_;
   std::shared_ptr<reader_counters> reader_counters_;
   std::shared_ptr<trainer_progress> trainer_progress_;
-  std::shared_ptr<std::atomic<std::uint64_t>> trainer_window_;
 };
 
 // The job a coordinator's registration reply carries.

@@ -62,9 +62,6 @@ totals sum_up(const coordinator_state& st) {
     if (m.role == wire::role::trainer) {
       ++t.trainers;
       add_counters(trained, p);
-      t.window_examples += p.window_examples;
-      t.window_clicks += p.window_clicks;
-      t.window_loss += p.window_loss_sum;
       if (p.finished && m.reported_replica) ++trainers_done;
     } else if (m.role == wire::role::reader) {
       t.bytes_done += p.bytes_done;
@@ -134,6 +131,10 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
   r.train_logloss = train_logloss;
   r.train_ne = metrics::normalized_entropy(train_logloss, base);
   r.train_click_rate = base;
+  // The window as training ended (a time window would empty while the test files are scored).
+  r.progressive_window = st.options.job.progressive.window;
+  r.progressive_window_seconds = st.options.job.progressive.window_seconds;
+  r.progressive = job_progressive(st, end, base);
   r.tested = test != nullptr;
   if (test != nullptr) r.test = *test;
   r.bad_rows = t.committed_bad_rows + test_bad_rows;
@@ -338,10 +339,7 @@ void log_progress(coordinator_actor* self) {
   st.last_progress = now;
   st.last_examples = t.examples;
   st.recent_eps = eps;
-  const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
-  const double window_ne =
-      t.window_examples > 0 ? metrics::normalized_entropy(t.window_loss / static_cast<double>(t.window_examples), base)
-                            : std::nan("");
+  const auto progressive = job_progressive(st, now, click_rate_of(t));
   std::string eta;
   if (t.bytes_total > 0 && t.bytes_done > 0) {
     const double frac = static_cast<double>(t.bytes_done) / static_cast<double>(t.bytes_total);
@@ -350,10 +348,11 @@ void log_progress(coordinator_actor* self) {
     std::snprintf(buf, sizeof buf, " (%.1f%%, ETA %.0fs)", 100 * frac, frac > 0 ? elapsed * (1 - frac) / frac : 0.0);
     eta = buf;
   }
-  char line[256];
-  std::snprintf(line, sizeof line, "%llu examples%s, %.0f ex/s, %llu trainer%s, recent NE %.5f",
+  char line[512];
+  std::snprintf(line, sizeof line, "%llu examples%s, %.0f ex/s, %llu trainer%s, %s",
                 static_cast<unsigned long long>(t.examples), eta.c_str(), eps,
-                static_cast<unsigned long long>(t.trainers), t.trainers == 1 ? "" : "s", window_ne);
+                static_cast<unsigned long long>(t.trainers), t.trainers == 1 ? "" : "s",
+                progressive.to_string().c_str());
   if (st.options.on_progress) st.options.on_progress(line);
   else spdlog::info("{}", line);
 }
@@ -544,7 +543,10 @@ void tick(coordinator_actor* self) {
     if (t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers) && every_slot_taken(st))
       set_state(self, wire::job_state::running);
   }
-  if (st.state == wire::job_state::running) epochs_tick(self, t);
+  if (st.state == wire::job_state::running) {
+    epochs_tick(self, t);
+    expire_departed_windows(st, now);
+  }
   publish_tick(self, t);
   follow_tick(self, now);
   if (st.state == wire::job_state::running && t.readers_finished) set_state(self, wire::job_state::draining);

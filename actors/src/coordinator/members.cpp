@@ -36,6 +36,7 @@ std::uint64_t& slot_of(coordinator_state& st, wire::role role, int index) {
 void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
   if (m.role == wire::role::trainer) {
     add_counters(st.departed, m.progress);
+    keep_departed_window(st, m);
     st.retired_trainers[m.incarnation] = m.progress;
     st.ghosts.erase(m.incarnation);  // its own report included what the snapshot had of it
   } else if (is_indexed(m.role) && slot_of(st, m.role, m.index) == id) {
@@ -153,6 +154,7 @@ body_ptr claim_place(coordinator_actor* self, const std::string& place,
 // dropped for missed heartbeats that comes back reports all it did again.
 void take_trainer(coordinator_state& st, const wire::register_request& r) {
   st.ghosts.erase(r.incarnation);
+  forget_departed_window(st, r.incarnation);
   auto back = st.retired_trainers.find(r.incarnation);
   if (back != st.retired_trainers.end()) {
     st.departed.examples -= std::min(st.departed.examples, back->second.examples);
@@ -292,6 +294,7 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
   } else {
     it->second.last_seen = self->clock().now();
     it->second.progress = hb.progress;
+    take_window(self, it->second, it->second.progress);
     const auto& m = it->second;
     if (m.role == wire::role::reader && hb.progress.has_committed &&
         st.reader_slots[static_cast<std::size_t>(m.index)] == hb.member_id) {

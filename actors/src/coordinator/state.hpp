@@ -20,8 +20,10 @@
 #include "ss/actors/messages.hpp"
 #include "ss/core/job/job_report.hpp"
 #include "ss/core/job/snapshot.hpp"
+#include "ss/core/log_limiter.hpp"
 #include "ss/core/metrics/counter_set.hpp"
 #include "ss/core/metrics/metrics.hpp"
+#include "ss/core/metrics/progressive.hpp"
 #include "ss/core/metrics/status_metrics.hpp"
 
 namespace ss::actors::coordinator_detail {
@@ -42,6 +44,8 @@ struct coordinator_counters : metrics::counter_set {
   counter publications_failed{*this, "publications_failed", "Publications that failed (tried again at the next interval)."};
   counter published_rows{*this, "published_rows", "Embedding rows written to publications."};
   counter published_bytes{*this, "published_bytes", "Bytes of the publications written."};
+  counter windows_refused{*this, "progressive_windows_refused",
+                          "Trainer heartbeats whose progressive window did not add up (the window was left out)."};
 };
 
 struct member_info {
@@ -146,6 +150,10 @@ struct coordinator_state {
   std::map<std::uint64_t, job::trainer_counters> ghosts;
   // Trainers dropped for missed heartbeats (by incarnation), in case they come back.
   std::map<std::uint64_t, wire::member_progress> retired_trainers;
+  // Progressive evaluation: the window slices of trainers that left (by incarnation, on this
+  // coordinator's clock), in the job's window until newer examples or time push them out.
+  std::map<std::uint64_t, std::vector<metrics::window_slice>> departed_windows;
+  log_limiter window_refusals{60'000'000'000};  // a line a minute per trainer whose window is refused
   // Each reader's committed position, as last reported (or as the snapshot recorded it): where a
   // restarted reader starts, and the job's exact count of examples trained.
   std::vector<job::reader_commit> reader_commits;
@@ -229,8 +237,8 @@ struct totals {
   // Example-trainings the trainers report (a replayed batch counts again), and the examples
   // behind the readers' committed positions (each once per epoch).
   std::uint64_t examples = 0, committed = 0, committed_bad_rows = 0;
-  std::uint64_t clicks = 0, window_examples = 0, window_clicks = 0;
-  double loss = 0, window_loss = 0;
+  std::uint64_t clicks = 0;
+  double loss = 0;
   std::uint64_t bytes_done = 0, bytes_total = 0, bad_rows = 0, sent = 0, trainers = 0;
   double active_seconds = 0;  // the longest a trainer was training
   bool readers_finished = false, trainers_finished = false;
@@ -253,6 +261,22 @@ bool score_model(coordinator_actor* self, const std::vector<float>& dense, const
 
 // The coordinator's periodic work (every 250 ms at most, and after each registration).
 void tick(coordinator_actor* self);
+
+// ---- progressive.cpp ----
+
+// The job's progressive window at `now`: the live trainers' slices and the departed ones, merged;
+// NE against `base_click_rate` (the job's training click rate).
+metrics::progressive_summary job_progressive(const coordinator_state& st, clock_type::time_point now,
+                                             double base_click_rate);
+// A heartbeat's progressive window, checked before it is kept: one that does not add up is left
+// out (the rest of the heartbeat is taken), counted and logged.
+void take_window(coordinator_actor* self, const member_info& m, wire::member_progress& p);
+// A trainer leaves (or is dropped): its slices stay in the job's window until they fall out.
+void keep_departed_window(coordinator_state& st, const member_info& m);
+// It registers again: its heartbeats carry its window from now on.
+void forget_departed_window(coordinator_state& st, std::uint64_t incarnation);
+// Periodic while the job trains: drops the departed slices the window no longer holds.
+void expire_departed_windows(coordinator_state& st, clock_type::time_point now);
 
 // ---- status.cpp ----
 

@@ -121,10 +121,13 @@ struct coordinator_view {
   const coordinator_state& st;
   const totals& t;
   clock_type::time_point now;
-  double window_logloss, train_logloss, base, running, progress, eta;
+  double train_logloss, base, running, progress, eta;
+  const metrics::progressive_summary& progressive;  // the job's window (progressive.cpp)
   const metrics::summary* validation;
   int late;
   const std::vector<std::string>& members;  // each member's status, by its table
+
+  double shown(double progressive_metric) const { return progressive.enough ? progressive_metric : std::nan(""); }
 };
 
 // The coordinator's status (what `shadowsync status` shows, and the dashboard draws), declared
@@ -183,10 +186,26 @@ const metrics::status_table<coordinator_view>& coordinator_fields() {
          [](v x) { return x.st.last_publication ? x.st.last_publication->seconds : 0.0; }, c::value},
         {"publish_error", t::status_only, "Why the newest publication failed (empty once one is written).",
          [](v x) { return x.st.publish_error; }},
-        {"window_ne", t::gauge, "Normalized entropy over the recent window of training examples.",
-         [](v x) { return metrics::normalized_entropy(x.window_logloss, x.base); }, c::value},
-        {"window_logloss", t::status_only, "Log loss over the recent window of training examples.",
-         [](v x) { return x.window_logloss; }, c::value},
+        // Progressive evaluation: each example scored before it was trained on, over the job's
+        // window; null (NaN) while the window holds too few examples to mean anything.
+        {"progressive_ne", t::gauge, "Normalized entropy over the progressive window (each example scored before "
+                                     "training on it).",
+         [](v x) { return x.shown(x.progressive.metrics.ne); }, c::value},
+        {"progressive_auc", t::gauge, "AUC over the progressive window (from prediction histograms, within "
+                                      "progressive_auc_error_bound).",
+         [](v x) { return x.shown(x.progressive.metrics.auc); }, c::value},
+        {"progressive_calibration", t::gauge, "Mean prediction over click rate in the progressive window.",
+         [](v x) { return x.shown(x.progressive.metrics.calibration); }, c::value},
+        {"progressive_logloss", t::status_only, "Log loss over the progressive window.",
+         [](v x) { return x.shown(x.progressive.metrics.log_loss); }, c::value},
+        {"progressive_auc_error_bound", t::status_only, "Bound on the progressive AUC's distance from the exact AUC.",
+         [](v x) { return x.shown(x.progressive.auc_error_bound); }},
+        {"progressive_examples", t::gauge, "Examples in the progressive window.",
+         [](v x) { return x.progressive.metrics.examples; }},
+        {"progressive_seconds", t::status_only, "Seconds from the oldest example in the progressive window to the newest.",
+         [](v x) { return x.progressive.seconds; }},
+        {"progressive_enough", t::gauge, "1 once the progressive window holds enough examples of each class to report.",
+         [](v x) { return x.progressive.enough; }},
         {"train_logloss", t::gauge, "Mean training log loss so far.", [](v x) { return x.train_logloss; }, c::value},
         {"validation_ne", t::status_only, "Normalized entropy of the newest validation score.",
          [](v x) { return x.validation != nullptr ? x.validation->ne : std::nan(""); }, c::value},
@@ -220,16 +239,15 @@ std::string status_json(const coordinator_state& st, clock_type::time_point now)
     if (seconds_between(m.last_seen, now) > 3 * st.options.job.heartbeat_interval) ++late;
   }
   const double base = t.examples > 0 ? static_cast<double>(t.clicks) / static_cast<double>(t.examples) : 0.0;
-  const double window_logloss =
-      t.window_examples > 0 ? t.window_loss / static_cast<double>(t.window_examples) : std::nan("");
   const double train_logloss = t.examples > 0 ? t.loss / static_cast<double>(t.examples) : std::nan("");
   const double running = st.running_seen ? seconds_between(st.running_at, st.drained_seen ? st.drained_at : now) : 0.0;
   const double progress = t.bytes_total > 0 ? static_cast<double>(t.bytes_done) / static_cast<double>(t.bytes_total)
                                             : std::nan("");
   const double eta = progress > 0 && st.running_seen ? running * (1 - progress) / progress : std::nan("");
   const metrics::summary* validation = latest_validation(st);
-  return metrics::to_json(coordinator_fields(), coordinator_view{st, t, now, window_logloss, train_logloss, base, running,
-                                                                 progress, eta, validation, late, members});
+  const auto progressive = job_progressive(st, now, base);
+  return metrics::to_json(coordinator_fields(), coordinator_view{st, t, now, train_logloss, base, running, progress, eta,
+                                                                 progressive, validation, late, members});
 }
 
 

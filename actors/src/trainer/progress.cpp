@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ss/actors/trainer.hpp"
+#include "ss/wire/progressive.hpp"
 
 namespace ss::actors {
 
@@ -27,7 +28,16 @@ double quantile_ms(const std::uint64_t* hist, double q) {
 }  // namespace
 
 
-void trainer_progress::add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks) {
+// Seconds on the steady clock: the progressive window's times (sent as ages, so the coordinator
+// needs no common clock).
+namespace {
+double steady_seconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+}  // namespace
+
+void trainer_progress::add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks,
+                                 const float* predictions, const float* labels) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   if (batches_ == 0) first_batch_ = now;
@@ -36,21 +46,28 @@ void trainer_progress::add_batch(std::uint64_t examples, double loss_sum, std::u
   loss_sum_ += loss_sum;
   clicks_ += clicks;
   ++batches_;
-  recent_.push_back({examples, loss_sum, clicks});
-  if (recent_.size() > 4096) recent_.pop_front();
+  if (predictions != nullptr && labels != nullptr) window_.add(steady_seconds(now), predictions, labels, examples);
 }
 
-wire::member_progress trainer_progress::snapshot(std::uint64_t window_examples) const {
+void trainer_progress::set_window(const metrics::window_spec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  window_.reset(spec);
+}
+
+wire::member_progress trainer_progress::snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   wire::member_progress p;
   p.examples = examples_;
   p.batches = batches_;
   p.loss_sum = loss_sum_;
   p.clicks = clicks_;
-  for (auto it = recent_.rbegin(); it != recent_.rend() && p.window_examples < window_examples; ++it) {
-    p.window_examples += it->examples;
-    p.window_loss_sum += it->loss_sum;
-    p.window_clicks += it->clicks;
+  const double now = steady_seconds(std::chrono::steady_clock::now());
+  const auto& slices = window_.slices(now);
+  p.progressive = wire::to_wire(slices, now);
+  for (const auto& s : slices) {
+    p.window_examples += s.examples;
+    p.window_loss_sum += s.log_loss_sum;
+    p.window_clicks += s.clicks;
   }
   p.finished = finished_.load();
   p.error = error_;

@@ -52,7 +52,7 @@ void report_replica(trainer_self self) {
   self->send(st.syncer, stop_atom::value);
   auto report = std::make_shared<wire::dense_report>();
   report->trainer = st.ctx->options.incarnation;
-  report->examples = st.ctx->progress->snapshot(0).examples;
+  report->examples = st.ctx->progress->snapshot().examples;
   report->params.assign(st.ctx->model->params(), st.ctx->model->params() + st.ctx->model->size());
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.coordinator_link,
                 std::make_shared<const wire::body>(*report), st.ctx->timeout)
@@ -69,7 +69,7 @@ void report_replica(trainer_self self) {
                          busy > 0 ? 100 * t.wait_seconds / busy : 0.0, t.lookup_p50_ms, t.lookup_p99_ms, t.lookups,
                          t.push_p50_ms, t.push_p99_ms);
             if (ctx.sync.algo != sync::algorithm::none) {
-              const auto p = ctx.progress->snapshot(0);
+              const auto p = ctx.progress->snapshot();
               spdlog::info("{}: {} sync rounds ({}; per slice {}), sync gap {:.1f} batches, round p50 {:.2f} ms "
                            "p99 {:.2f} ms, replica distance {:.4f}, workers stopped {:.1f} worker-seconds for syncs",
                            ctx.options.name, p.sync_rounds, sync::to_string(ctx.sync),
@@ -265,7 +265,7 @@ const metrics::status_table<trainer_view>& trainer_fields() {
 // What `shadowsync status` shows of this trainer.
 std::string status_json(trainer_self self) {
   auto& st = self->state;
-  const auto p = st.ctx->progress->snapshot(st.ctx->job.window);
+  const auto p = st.ctx->progress->snapshot();
   const auto t = st.ctx->progress->timings();
   return metrics::to_json(trainer_fields(), trainer_view{st, p, t});
 }

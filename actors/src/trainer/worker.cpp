@@ -259,7 +259,10 @@ void compute(self_ptr self, const slot_ptr& slot) {
   ctx.progress->add_compute(std::chrono::steady_clock::now() - start);
   std::uint64_t clicks = 0;
   for (float l : b.labels) clicks += metrics::is_click(l) ? 1 : 0;
-  ctx.progress->add_batch(b.size(), loss * static_cast<double>(b.size()), clicks);
+  // train_batch left the predictions it trained from (before its update) in the scratch: they
+  // are the batch's progressive evaluation, at no second forward pass.
+  ctx.progress->add_batch(b.size(), loss * static_cast<double>(b.size()), clicks, st.scratch->ws.probs.data(),
+                          b.labels.data());
   count_batch_for_sync(self);
   slot->pending = 0;
   for (std::uint32_t s = 0; s < slot->split.shards(); ++s)

@@ -1,14 +1,8 @@
 #include "ss/core/data/generator.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <memory>
 #include <numeric>
 
 #include "ss/core/hash.hpp"
@@ -187,7 +181,7 @@ teacher::teacher(const teacher_options& options) : options_(options) {
   for (std::size_t i = 0; i < raw.size(); ++i) {
     rng r(hash_combine(calib_key, i));
     draw(r, row);
-    raw[i] = raw_logit(row);
+    raw[i] = raw_logit(row, 0);
   }
   const double target_rate = std::min(std::max(options.click_rate, 1e-6), 1 - 1e-6);
   auto solve_bias = [&](double scale) {
@@ -213,6 +207,15 @@ teacher::teacher(const teacher_options& options) : options_(options) {
   }
   scale_ = std::exp(0.5 * (lo + hi));
   bias_ = solve_bias(scale_);
+  if (options.drift) {
+    std::vector<parts> rows(raw.size());
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      rng r(hash_combine(calib_key, i));
+      draw(r, row);
+      rows[i] = drift_parts(row);
+    }
+    calibrate_drift(rows, target_rate);
+  }
 }
 
 void teacher::draw(rng& r, teacher_row& out) const {
@@ -235,7 +238,8 @@ void teacher::draw(rng& r, teacher_row& out) const {
   }
 }
 
-double teacher::raw_logit(const teacher_row& row) const {
+double teacher::raw_logit(const teacher_row& row, double angle) const {
+  if (angle != 0) return turned(drift_parts(row), angle);
   std::array<double, num_dense> d{};
   double z = 0;
   for (std::uint32_t j = 0; j < num_dense; ++j) {
@@ -265,175 +269,98 @@ double teacher::raw_logit(const teacher_row& row) const {
   return z;
 }
 
-double teacher::logit(const teacher_row& row) const { return bias_ + scale_ * raw_logit(row); }
-
-double teacher::probability(const teacher_row& row) const { return sigmoid(logit(row)); }
-
-std::vector<std::string> generated_paths(const std::string& path, std::uint32_t files) {
-  if (files <= 1) return {path};
-  const auto slash = path.find_last_of('/');
-  const std::size_t name_start = slash == std::string::npos ? 0 : slash + 1;
-  auto dot = path.find('.', name_start + 1);  // a leading dot is part of the name
-  if (dot == std::string::npos) dot = path.size();
-  const std::string stem = path.substr(0, dot);
-  const std::string ext = path.substr(dot);
-  std::vector<std::string> out;
-  char part[40];
-  for (std::uint32_t k = 0; k < files; ++k) {
-    std::snprintf(part, sizeof part, "-%05u-of-%05u", k, files);
-    out.push_back(stem + part + ext);
+teacher::parts teacher::drift_parts(const teacher_row& row) const {
+  // With c = cos(angle), s = sin(angle) every per-value weight is c w_A + s w_B and every latent
+  // coordinate c e_A + s e_B, so r = k0 + c k1 + s k2 + c^2 k3 + s^2 k4 + c s k5.
+  parts k{};
+  std::array<double, num_dense> d{};
+  for (std::uint32_t j = 0; j < num_dense; ++j) {
+    d[j] = dense_value(row, j);
+    k[0] += dense_[j].weight * d[j];
   }
-  return out;
-}
-
-namespace {
-
-// A plain or gzip output file.
-class sink {
- public:
-  static result<std::unique_ptr<sink>> open(const std::string& path, bool gzip, int level) {
-    auto s = std::unique_ptr<sink>(new sink(path));
-    if (gzip) {
-      const char mode[4] = {'w', 'b', static_cast<char>('0' + std::min(std::max(level, 0), 9)), '\0'};
-      s->gz_ = gzopen(path.c_str(), mode);
-      if (s->gz_ == nullptr) return status(errc::io_error, path + ": cannot create: " + std::strerror(errno));
-      gzbuffer(s->gz_, 1 << 20);
-    } else {
-      s->file_ = std::fopen(path.c_str(), "wb");
-      if (s->file_ == nullptr) return status(errc::io_error, path + ": cannot create: " + std::strerror(errno));
-    }
-    return s;
+  std::array<std::uint64_t, num_categorical> hash_a{}, hash_b{};
+  for (std::uint32_t f = 0; f < num_categorical; ++f) {
+    const std::uint64_t key = row.categorical_missing[f] ? missing_key : row.token[f];
+    hash_a[f] = hash_combine(cat_[f].key ^ 0x7765696768740000ULL, key);
+    hash_b[f] = hash_combine(cat_[f].key ^ 0x6472696674000000ULL, key);  // teacher B's: other hashes
+    k[1] += cat_[f].sigma * approx_normal(hash_a[f]);
+    k[2] += cat_[f].sigma * approx_normal(hash_b[f]);
   }
-  sink(const sink&) = delete;
-  sink& operator=(const sink&) = delete;
-  ~sink() { static_cast<void>(close()); }
-
-  status write(const char* data, std::size_t n) {
-    if (n == 0) return status::ok();
-    const bool ok = file_ != nullptr ? std::fwrite(data, 1, n, file_) == n
-                                     : gzwrite(gz_, data, static_cast<unsigned>(n)) == static_cast<int>(n);
-    if (!ok) return status(errc::io_error, path_ + ": write failed: " + std::strerror(errno));
-    return status::ok();
-  }
-
-  status close() {
-    bool ok = true;
-    if (file_ != nullptr) ok = std::fclose(file_) == 0;
-    if (gz_ != nullptr) ok = gzclose_w(gz_) == Z_OK;
-    file_ = nullptr;
-    gz_ = nullptr;
-    if (!ok) return status(errc::io_error, path_ + ": close failed: " + std::strerror(errno));
-    return status::ok();
-  }
-
- private:
-  explicit sink(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-  std::FILE* file_ = nullptr;
-  gzFile gz_ = nullptr;
-};
-
-}  // namespace
-
-result<teacher_report> generate_criteo(const teacher& t, const generator_options& options,
-                                       const std::string& path) {
-  if (options.files == 0) return status(errc::invalid_argument, "files must be at least 1");
-  teacher_report report;
-  report.paths = generated_paths(path, options.files);
-  const std::uint64_t rows_key = hash_combine(hash_combine(t.options().seed, options.rows_seed), 0x726f7773ULL);
-
-  static constexpr std::size_t buffer_bytes = std::size_t{4} << 20;
-  static constexpr std::size_t max_row_bytes = 1024;  // 40 fields, none over 21 bytes
-  static constexpr char hex[] = "0123456789abcdef";
-  std::vector<char> buffer(buffer_bytes);
-  teacher_row row;
-  double sum_entropy = 0;
-  double sum_loss = 0;
-
-  for (std::uint32_t k = 0; k < options.files; ++k) {
-    const std::uint64_t first = options.rows * k / options.files;
-    const std::uint64_t last = options.rows * (k + 1) / options.files;
-    auto out = sink::open(report.paths[k], options.gzip, options.gzip_level);
-    if (!out) return out.error();
-    char* p = buffer.data();
-    char* const flush_at = buffer.data() + buffer_bytes - max_row_bytes;
-    for (std::uint64_t i = first; i < last; ++i) {
-      rng r(hash_combine(rows_key, i));  // row i depends on nothing but i
-      t.draw(r, row);
-      const double prob = t.probability(row);
-      const bool click = r.uniform() < prob;
-      report.clicks += click ? 1 : 0;
-      sum_entropy += binary_entropy(prob);
-      sum_loss -= std::log(std::max(click ? prob : 1.0 - prob, 1e-300));
-
-      *p++ = click ? '1' : '0';
-      for (std::uint32_t j = 0; j < teacher::num_dense; ++j) {
-        *p++ = '\t';
-        if (!row.dense_missing[j]) p = std::to_chars(p, p + 24, row.dense[j]).ptr;
-      }
-      for (std::uint32_t f = 0; f < teacher::num_categorical; ++f) {
-        *p++ = '\t';
-        if (row.categorical_missing[f]) continue;
-        const std::uint32_t tok = row.token[f];
-        for (int c = 0; c < 8; ++c) p[c] = hex[(tok >> (28 - 4 * c)) & 15];
-        p += 8;
-      }
-      *p++ = '\n';
-      if (p >= flush_at) {
-        const auto n = static_cast<std::size_t>(p - buffer.data());
-        SS_RETURN_IF_ERROR((*out)->write(buffer.data(), n));
-        report.bytes += n;
-        p = buffer.data();
-      }
-    }
-    const auto n = static_cast<std::size_t>(p - buffer.data());
-    SS_RETURN_IF_ERROR((*out)->write(buffer.data(), n));
-    report.bytes += n;
-    SS_RETURN_IF_ERROR((*out)->close());
-  }
-
-  report.rows = options.rows;
-  if (report.rows > 0) {
-    const double n = static_cast<double>(report.rows);
-    report.click_rate = static_cast<double>(report.clicks) / n;
-    report.bayes_log_loss = sum_entropy / n;
-    report.realized_log_loss = sum_loss / n;
-    const double h = binary_entropy(report.click_rate);
-    if (h > 0) {
-      report.bayes_ne = report.bayes_log_loss / h;
-      report.realized_ne = report.realized_log_loss / h;
+  auto latent = [&](const std::array<std::uint64_t, num_categorical>& hash, std::uint32_t f, std::uint32_t i) {
+    return latent_sigma_ * approx_normal(mix64(hash[f] + (i + 1) * golden));
+  };
+  for (const auto& [a, b] : pairs_) {
+    for (std::uint32_t i = 0; i < latent_dim; ++i) {
+      const double xa = latent(hash_a, a, i), xb = latent(hash_b, a, i);
+      const double ya = latent(hash_a, b, i), yb = latent(hash_b, b, i);
+      k[3] += xa * ya;
+      k[4] += xb * yb;
+      k[5] += xa * yb + xb * ya;
     }
   }
-  return report;
+  for (std::uint32_t h = 0; h < num_dense_crosses; ++h) {
+    for (std::uint32_t i = 0; i < latent_dim; ++i) {
+      double ad = 0;
+      for (std::uint32_t j = 0; j < num_dense; ++j) ad += cross_matrix_[h][i * num_dense + j] * d[j];
+      k[1] += ad * latent(hash_a, cross_features_[h], i);
+      k[2] += ad * latent(hash_b, cross_features_[h], i);
+    }
+  }
+  return k;
 }
 
-namespace {
-teacher_options teacher_options_of(const generator_options& options) {
-  teacher_options t;
-  t.seed = options.seed;
-  t.click_rate = options.click_rate;
-  t.bayes_ne = options.bayes_ne;
-  return t;
-}
-}  // namespace
-
-result<teacher_report> generate_criteo(const generator_options& options, const std::string& path) {
-  const teacher t(teacher_options_of(options));
-  return generate_criteo(t, options, path);
+double teacher::turned(const parts& k, double angle) noexcept {
+  const double c = std::cos(angle), s = std::sin(angle);
+  return k[0] + c * k[1] + s * k[2] + c * c * k[3] + s * s * k[4] + c * s * k[5];
 }
 
-result<train_test_report> generate_train_test(const generator_options& options, std::uint64_t test_rows,
-                                              const std::string& train_path, const std::string& test_path) {
-  const teacher t(teacher_options_of(options));
-  auto train = generate_criteo(t, options, train_path);
-  if (!train) return train.error();
-  generator_options test_options = options;
-  test_options.rows = test_rows;
-  test_options.rows_seed = hash_combine(options.rows_seed, 0x74657374ULL);
-  test_options.files = 1;  // the test set is one file; only training data is split for readers
-  auto test = generate_criteo(t, test_options, test_path);
-  if (!test) return test.error();
-  return train_test_report{std::move(*train), std::move(*test)};
+double teacher::bias_at(double angle) const {
+  if (angle == 0 || drift_bias_.empty()) return bias_;
+  // Linear between the table's angles, over a whole turn.
+  const double turn = 6.283185307179586;
+  const double x = std::fmod(angle, turn) / turn * static_cast<double>(drift_bias_.size());
+  const auto i = static_cast<std::size_t>(std::max(0.0, x)) % drift_bias_.size();
+  const double frac = x - std::floor(x);
+  return drift_bias_[i] + frac * (drift_bias_[(i + 1) % drift_bias_.size()] - drift_bias_[i]);
+}
+
+void teacher::calibrate_drift(const std::vector<parts>& rows, double target_rate) {
+  // The turned teacher's raw logits keep their spread (the NE holds) but not exactly their mean:
+  // the head values of a Zipf feature carry much of the mass, and teacher B weighs them anew. So
+  // the bias is solved again (Newton's method from the neighbouring angle's) at angles all round
+  // the turn, and read between them.
+  constexpr std::size_t angles = 256;
+  drift_bias_.assign(angles, bias_);
+  double b = bias_;
+  for (std::size_t a = 1; a < angles; ++a) {
+    const double angle = 6.283185307179586 * static_cast<double>(a) / angles;
+    for (int it = 0; it < 6; ++it) {
+      double mean = 0, slope = 0;
+      for (const auto& k : rows) {
+        const double p = sigmoid(b + scale_ * turned(k, angle));
+        mean += p;
+        slope += p * (1 - p);
+      }
+      const double n = static_cast<double>(rows.size());
+      if (slope <= 0) break;
+      b -= (mean / n - target_rate) / (slope / n);
+    }
+    drift_bias_[a] = b;
+  }
+}
+
+double teacher::logit(const teacher_row& row, double angle) const {
+  return bias_at(angle) + scale_ * raw_logit(row, angle);
+}
+
+double teacher::probability(const teacher_row& row, double angle) const { return sigmoid(logit(row, angle)); }
+
+double drift_angle(const generator_options& options, std::uint64_t row) noexcept {
+  if (options.drift_rows == 0) return 0;
+  if (options.drift_at_row >= 0) row = static_cast<std::uint64_t>(options.drift_at_row);
+  if (options.drift_step > 0) row -= row % options.drift_step;
+  constexpr double quarter_turn = 1.5707963267948966;
+  return quarter_turn * static_cast<double>(row) / static_cast<double>(options.drift_rows);
 }
 
 }  // namespace ss::data

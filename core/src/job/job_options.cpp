@@ -59,7 +59,6 @@ void add_job_options(config::option_set& opts, job_options& o) {
            "Seconds a trainer may hold a batch without acking it before the reader hands it to another trainer "
            "(a replay if the first one was only slow).")
       .range(1.0, 86400.0);
-  opts.add("window", &o.window, "Recent examples in the windowed metrics.");
   opts.add("dense-features", &o.dense_features,
            "Dense features per example; -1 = from the schema (and the first training file's header).")
       .range(-1, 100000);
@@ -103,6 +102,7 @@ void add_job_options(config::option_set& opts, job_options& o) {
   opts.add("simulate-steps", &o.simulate_steps, "Simulated mode: training steps per trainer.").min(1);
   add_epoch_options(opts, o.passes);
   add_follow_options(opts, o.follow);
+  add_progressive_options(opts, o.progressive);
   add_input_options(opts, o.input);
   add_model_options(opts, o.model);
 }
@@ -180,11 +180,39 @@ std::string job_config_text(const job_options& o) {
   return opts.effective_config();
 }
 
+namespace {
+
+// Job configs written before progressive evaluation had its own window (a snapshot's, a model
+// file's) name it `window`: it is read as progressive-window.
+std::string with_current_keys(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    const std::size_t key = line.find_first_not_of(" \t");
+    constexpr std::string_view old_key = "window";
+    if (key != std::string_view::npos && line.substr(key, old_key.size()) == old_key &&
+        line.find_first_not_of(" \t", key + old_key.size()) == line.find('=', key)) {
+      out.append(line.substr(0, key)).append("progressive-window").append(line.substr(key + old_key.size()));
+    } else {
+      out.append(line);
+    }
+    if (end < text.size()) out += '\n';
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 result<job_options> parse_job_config(std::string_view text) {
   job_options o;
   config::option_set opts("job", description);
   add_job_options(opts, o);
-  if (auto st = opts.parse_config_text(text, "job config"); !st.is_ok()) return st;
+  if (auto st = opts.parse_config_text(with_current_keys(text), "job config"); !st.is_ok()) return st;
   return o;
 }
 

@@ -5,6 +5,7 @@
 
 #include "ss/core/json.hpp"
 #include "ss/core/json_value.hpp"
+#include "ss/core/job/progressive_options.hpp"
 
 namespace ss::job {
 namespace {
@@ -80,7 +81,9 @@ std::string job_report::to_json() const {
       .add("train_logloss", train_logloss)
       .add("train_ne", train_ne)
       .add("train_click_rate", train_click_rate)
-      .add("tested", tested);
+      .add("progressive_window", progressive_window)
+      .add("progressive_window_seconds", progressive_window_seconds);
+  metrics::add_progressive_fields(j, progressive).add("tested", tested);
   return metrics::add_test_fields(j, test)
       .add("bad_rows", bad_rows)
       .add("sync", sync)
@@ -139,6 +142,17 @@ result<job_report> job_report::from_json(std::string_view json) {
   r.train_logloss = j["train_logloss"].number(metrics::summary::nan);
   r.train_ne = j["train_ne"].number(metrics::summary::nan);
   r.train_click_rate = j["train_click_rate"].number(metrics::summary::nan);
+  r.progressive_window = j["progressive_window"].uint64();
+  r.progressive_window_seconds = j["progressive_window_seconds"].number();
+  auto& p = r.progressive;
+  p.metrics.examples = j["progressive_examples"].uint64();
+  p.metrics.log_loss = j["progressive_logloss"].number(metrics::summary::nan);
+  p.metrics.ne = j["progressive_ne"].number(metrics::summary::nan);
+  p.metrics.auc = j["progressive_auc"].number(metrics::summary::nan);
+  p.metrics.calibration = j["progressive_calibration"].number(metrics::summary::nan);
+  p.auc_error_bound = j["progressive_auc_error_bound"].number(metrics::summary::nan);
+  p.seconds = j["progressive_seconds"].number();
+  p.enough = j["progressive_enough"].boolean();
   r.test.examples = j["test_examples"].uint64();
   r.tested = j["tested"].boolean(r.test.examples > 0);
   r.test.log_loss = j["test_logloss"].number(metrics::summary::nan);
@@ -195,6 +209,11 @@ std::string job_report::summary() const {
   if (!ok) out += "  error   " + error + "\n";
   out += format("  train   log loss %.5f  NE %.5f (%s)  click rate %.4f\n", train_logloss, train_ne,
                 epochs_run == 1 ? "progressive" : "over every epoch; progressive only in the first", train_click_rate);
+  if (progressive.metrics.examples > 0 || progressive.enough) {
+    job::progressive_options window{progressive_window, progressive_window_seconds};
+    out += "  window  " + progressive.to_string() + "; window: " + describe_window(window) +
+           (epochs_run == 1 ? "" : " (not progressive after the first epoch: examples seen before)") + "\n";
+  }
   for (const auto& e : epoch_scores)
     if (e.epoch == best_epoch)
       out += format("  valid   best epoch %d of %d%s: log loss %.5f  NE %.5f  AUC %.5f\n", best_epoch, epochs_run,

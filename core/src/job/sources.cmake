@@ -9,4 +9,5 @@ target_sources(ss_core PRIVATE
   src/job/snapshot.cpp
   src/job/preflight.cpp
   src/job/membership_fence.cpp
-  src/job/member_name.cpp)
+  src/job/member_name.cpp
+  src/job/progressive_options.cpp)

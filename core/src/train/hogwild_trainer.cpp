@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "ss/core/metrics/accumulator.hpp"
-#include "ss/core/metrics/window.hpp"
 #include "ss/core/train/train_step.hpp"
 
 namespace ss::train {
@@ -143,7 +142,7 @@ result<train_result> train_hogwild(dense_model& model, embedding::local_embeddin
   // per batch (128 examples), far below the cost of a training step.
   std::mutex stats_mu;
   std::condition_variable stats_cv;
-  metrics::window window(options.window_examples);
+  metrics::progressive_window window(options.window);
   std::uint64_t examples = 0, batches = 0, clicks = 0;
   double loss_sum = 0;
   int workers_running = threads;
@@ -167,8 +166,10 @@ result<train_result> train_hogwild(dense_model& model, embedding::local_embeddin
             store.apply(scratch.rows, lr_scale);
             std::uint64_t batch_clicks = 0;
             for (float l : batch->labels) batch_clicks += metrics::is_click(l) ? 1 : 0;
+            const double scored_at = clock.now_seconds();
             std::lock_guard<std::mutex> lock(stats_mu);
-            window.add(scratch.ws.probs.data(), batch->labels.data(), batch->size());
+            // The predictions train_batch made before it updated the model: progressive evaluation.
+            window.add(scored_at, scratch.ws.probs.data(), batch->labels.data(), batch->size());
             examples += batch->size();
             clicks += batch_clicks;
             loss_sum += loss * static_cast<double>(batch->size());
@@ -210,7 +211,7 @@ result<train_result> train_hogwild(dense_model& model, embedding::local_embeddin
       p.seconds = clock.now_seconds() - start;
       p.examples_per_sec = p.seconds > 0 ? static_cast<double>(examples) / p.seconds : 0;
       p.train_click_rate = examples > 0 ? static_cast<double>(clicks) / static_cast<double>(examples) : 0;
-      p.window = window.compute(p.train_click_rate);
+      p.window = window.summary(clock.now_seconds(), p.train_click_rate);
       p.fraction_done = source.fraction_done();
       if (p.fraction_done > 0 && p.fraction_done <= 1)
         p.eta_seconds = p.seconds * (1 - p.fraction_done) / p.fraction_done;
@@ -231,7 +232,7 @@ result<train_result> train_hogwild(dense_model& model, embedding::local_embeddin
   r.train_log_loss = examples > 0 ? loss_sum / static_cast<double>(examples) : 0;
   r.train_click_rate = examples > 0 ? static_cast<double>(clicks) / static_cast<double>(examples) : 0;
   r.cancelled = options.cancel != nullptr && options.cancel->load();
-  r.last_window = window.compute(r.train_click_rate);
+  r.last_window = window.summary(clock.now_seconds(), r.train_click_rate);
   return r;
 }
 

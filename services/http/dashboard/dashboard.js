@@ -11,8 +11,10 @@ const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"
 // Each chart: the series it draws, by name or by a pattern over the members' series.
 const CHARTS = [
   { id: "throughput", title: "Throughput (examples/s)", series: [["job/examples_per_sec", "job"]] },
-  { id: "ne", title: "Normalized entropy", series: [["job/window_ne", "train (window)"], ["job/validation_ne", "validation"]] },
-  { id: "logloss", title: "Log loss", series: [["job/window_logloss", "train (window)"], ["job/train_logloss", "train (all)"],
+  { id: "ne", title: "Normalized entropy", series: [["job/progressive_ne", "progressive (window)"], ["job/validation_ne", "validation"]] },
+  { id: "progressive", title: "Progressive AUC and calibration (window)",
+    series: [["job/progressive_auc", "AUC"], ["job/progressive_calibration", "calibration"]] },
+  { id: "logloss", title: "Log loss", series: [["job/progressive_logloss", "progressive (window)"], ["job/train_logloss", "train (all)"],
                                                ["job/validation_logloss", "validation"]] },
   { id: "committed", title: "Examples committed", series: [["job/examples_committed", "committed"]] },
   { id: "sync_gap", title: "Sync gap per trainer (batches between syncs)", pattern: /^trainer\/(.+)\/sync_gap$/ },
@@ -30,7 +32,7 @@ const CHARTS = [
 // The coordinator's status field each summary card shows. Its help, from /api/fields (the
 // coordinator's status table, where every field is declared), is the card's tooltip.
 const CARD_FIELDS = {
-  "sum-examples": "examples", "sum-eps": "examples_per_sec", "sum-progress": "progress", "sum-ne": "window_ne",
+  "sum-examples": "examples", "sum-eps": "examples_per_sec", "sum-progress": "progress", "sum-ne": "progressive_ne",
   "sum-members": "members", "sum-snapshots": "snapshots",
 };
 
@@ -182,7 +184,7 @@ function renderSummary(s) {
   setText("sum-trainers", s.trainers + " trainer" + (s.trainers === 1 ? "" : "s"));
   setText("sum-progress", s.progress === null || s.progress === undefined ? "–" : (100 * s.progress).toFixed(1) + "%");
   setText("sum-eta", isEnded(s) ? "ended" : s.eta_seconds ? "ETA " + fmtSeconds(s.eta_seconds) : "");
-  setText("sum-ne", fmt(s.window_ne, 5));
+  setText("sum-ne", s.progressive_enough === false ? "too few" : fmt(s.progressive_ne, 5));
   setText("sum-validation", s.validation_ne === null || s.validation_ne === undefined ? "" : "validation " + fmt(s.validation_ne, 5));
   const members = s.members || [];
   setText("sum-members", String(members.length));
@@ -195,6 +197,7 @@ function renderSummary(s) {
 const RESULT_FIELDS = [
   ["ok", "ok"], ["error", "error"], ["examples", "examples"], ["examples_committed", "committed"],
   ["seconds", "seconds"], ["examples_per_sec", "examples/s"], ["train_ne", "train NE"], ["train_logloss", "train log loss"],
+  ["progressive_ne", "progressive NE"], ["progressive_auc", "progressive AUC"], ["progressive_calibration", "progressive calibration"],
   ["test_ne", "test NE"], ["test_logloss", "test log loss"], ["test_auc", "test AUC"], ["test_calibration", "test calibration"],
   ["validation_ne", "validation NE"], ["sync", "sync"], ["sync_gap", "sync gap (mean)"],
   ["sync_latency_p50_ms", "sync p50 ms (mean)"], ["sync_distance", "sync distance (mean)"],

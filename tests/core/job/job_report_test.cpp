@@ -32,6 +32,15 @@ job_report sample() {
   r.train_logloss = 0.45;
   r.train_ne = 0.8;
   r.train_click_rate = 0.25;
+  r.progressive_window = 5000;
+  r.progressive.metrics.examples = 5100;
+  r.progressive.metrics.log_loss = 0.47;
+  r.progressive.metrics.ne = 0.83;
+  r.progressive.metrics.auc = 0.78;
+  r.progressive.metrics.calibration = 1.01;
+  r.progressive.auc_error_bound = 0.002;
+  r.progressive.seconds = 3.5;
+  r.progressive.enough = true;
   r.tested = true;
   r.test.examples = 300;
   r.test.log_loss = 0.46;
@@ -66,6 +75,27 @@ TEST_CASE("job_report: the JSON line reads back field for field", "[core][job]")
   CHECK(back->per_trainer[1].name == "trainer-1");
   CHECK(back->epoch_scores[1].validation.auc == Approx(0.7));
   CHECK(back->examples_per_sec() == Approx(500));
+  CHECK(back->progressive.metrics.ne == 0.83);
+  CHECK(back->progressive.enough);
+  CHECK(back->progressive_window == 5000);
+}
+
+TEST_CASE("job_report: progressive metrics are shown over their window, or said to be too few", "[core][job]") {
+  job_report r = sample();
+  r.epochs_run = 1;
+  CHECK(r.summary().find("  window  progressive NE 0.83000 AUC 0.78000 (+-0.0020) calibration 1.0100 over 5100 "
+                         "examples (4s); window: the last 5000 examples\n") != std::string::npos);
+  r.progressive_window = 0;
+  r.progressive_window_seconds = 30;
+  CHECK(r.summary().find("; window: the last 30 s\n") != std::string::npos);
+  r.progressive.enough = false;
+  r.progressive.metrics.examples = 400;
+  r.progressive.metrics.positives = 90;
+  CHECK(r.summary().find("  window  progressive: too few examples (400 with 90 clicks; at least 1000") !=
+        std::string::npos);
+  const std::string line = r.to_json();
+  CHECK(line.find("\"progressive_ne\":null") != std::string::npos);  // no number rather than noise
+  CHECK(line.find("\"progressive_enough\":false") != std::string::npos);
 }
 
 TEST_CASE("job_report: exit status and summary follow the fields", "[core][job]") {

@@ -98,3 +98,23 @@ TEST_CASE("resume conflicts: the epochs and the shuffle define the job", "[job]"
   now.passes.eval_every = 1000;
   CHECK(ss::job::resume_conflicts(saved, now).empty());
 }
+
+TEST_CASE("job config: the progressive window round-trips, and an older config's `window` is read as it", "[job]") {
+  job::job_options o;
+  o.progressive.window = 20000;
+  o.progressive.window_seconds = 45;
+  const std::string text = job::job_config_text(o);
+  CHECK(text.find("progressive-window = 20000\n") != std::string::npos);
+  auto back = job::parse_job_config(text);
+  REQUIRE(back.is_ok());
+  CHECK(back->progressive.window == 20000);
+  CHECK(back->progressive.window_seconds == 45);
+  // A snapshot's or a model file's config written before the rename.
+  auto old = job::parse_job_config("[job]\nbatch-size = 64\n  window = 7000\nwindow-size = 3\n");
+  REQUIRE_FALSE(old.is_ok());  // window-size is no key: only `window` itself is renamed
+  CHECK(old.error().message().find("window-size") != std::string::npos);
+  old = job::parse_job_config("[job]\nbatch-size = 64\n  window = 7000\n");
+  REQUIRE(old.is_ok());
+  CHECK(old->progressive.window == 7000);
+  CHECK(old->batch_size == 64);
+}

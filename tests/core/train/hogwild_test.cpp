@@ -190,8 +190,37 @@ TEST_CASE("hogwild: progress reports examples, rate and window metrics", "[core]
   CHECK(p.examples <= r->examples);
   CHECK(p.examples_per_sec > 0);
   CHECK(p.fraction_done > 0);
-  CHECK(p.window.examples > 0);
-  CHECK(p.window.ne == p.window.ne);  // not NaN
+  CHECK(p.window.metrics.examples > 0);
+  CHECK(p.window.metrics.ne == p.window.metrics.ne);  // not NaN
+}
+
+TEST_CASE("hogwild: the progressive window scores each batch as the training step did", "[core][train]") {
+  // Over a window that holds every example, the progressive log loss is the training loss the
+  // steps returned (each computed on the predictions before the update), and the window's
+  // click rate is the data's.
+  dense_model model(tiny_config(), {}, 1);
+  embedding::local_embeddings store(tiny_embeddings());
+  vector_source source(make_batches(300, 32, 8));
+  hogwild_options ho;
+  ho.window.examples = 0;  // no limit: every example
+  steady_clock_source clock;
+  auto r = train_hogwild(model, store, source, ho, clock, nullptr);
+  REQUIRE(r.is_ok());
+  const auto& w = r->last_window.metrics;
+  CHECK(w.examples == r->examples);
+  CHECK(w.click_rate == Approx(r->train_click_rate).epsilon(1e-12));
+  CHECK(w.log_loss == Approx(r->train_log_loss).epsilon(1e-4));
+  CHECK(r->last_window.enough);
+
+  // A window of 1000 examples holds the newest thousand (and less than a slice more).
+  dense_model again(tiny_config(), {}, 1);
+  embedding::local_embeddings store2(tiny_embeddings());
+  vector_source source2(make_batches(300, 32, 8));
+  ho.window.examples = 1000;
+  auto windowed = train_hogwild(again, store2, source2, ho, clock, nullptr);
+  REQUIRE(windowed.is_ok());
+  CHECK(windowed->last_window.metrics.examples >= 1000);
+  CHECK(windowed->last_window.metrics.examples < 1000 + 1000 / 8 + 32);
 }
 
 TEST_CASE("evaluate: scoring never creates embedding rows", "[core][train]") {

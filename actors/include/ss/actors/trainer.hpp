@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +19,7 @@
 
 #include "ss/actors/actors.hpp"
 #include "ss/core/job/job_options.hpp"
+#include "ss/core/metrics/progressive.hpp"
 #include "ss/core/optim/lr_schedule.hpp"
 #include "ss/core/train/dense_model.hpp"
 #include "ss/wire/messages.hpp"
@@ -45,8 +45,14 @@ struct trainer_options {
 // Progress counters shared by the workers and read by the membership agent.
 class trainer_progress {
  public:
-  void add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks);
-  wire::member_progress snapshot(std::uint64_t window_examples) const;
+  // A trained batch: its loss and clicks, and (unless simulated: null) the predictions the
+  // training step scored it with before it updated the model, for progressive evaluation.
+  void add_batch(std::uint64_t examples, double loss_sum, std::uint64_t clicks, const float* predictions = nullptr,
+                 const float* labels = nullptr);
+  // The job's progressive window (--progressive-window...); starts it afresh.
+  void set_window(const metrics::window_spec& spec);
+  // Everything a heartbeat reports, the progressive window included.
+  wire::member_progress snapshot() const;
   void set_finished() { finished_.store(true); }
   bool finished() const { return finished_.load(); }
   void set_error(std::string e);
@@ -76,16 +82,11 @@ class trainer_progress {
   timing timings() const;
 
  private:
-  struct batch_stat {
-    std::uint64_t examples;
-    double loss_sum;
-    std::uint64_t clicks;
-  };
   mutable std::mutex mu_;
   std::uint64_t examples_ = 0, batches_ = 0, clicks_ = 0;
   std::chrono::steady_clock::time_point first_batch_, last_batch_;
   double loss_sum_ = 0;
-  std::deque<batch_stat> recent_;  // newest last
+  mutable metrics::progressive_window window_;  // slices expire as it is read
   std::atomic<bool> finished_{false};
   std::string error_;
   // Latency histograms: bucket b counts latencies in [2^b, 2^(b+1)) microseconds.

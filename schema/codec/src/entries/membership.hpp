@@ -35,6 +35,23 @@ struct codec<cluster_view> {
 };
 
 template <>
+struct codec<progressive_window> {
+  using Wire = schema::ProgressiveWindow;
+  using W = progressive_window;
+  using fields = field_list<Wire,
+      list<&W::start_ages, &Wire::Builder::initStartAges, &Wire::Reader::getStartAges>,
+      list<&W::end_ages, &Wire::Builder::initEndAges, &Wire::Reader::getEndAges>,
+      list<&W::examples, &Wire::Builder::initExamples, &Wire::Reader::getExamples>,
+      list<&W::clicks, &Wire::Builder::initClicks, &Wire::Reader::getClicks>,
+      list<&W::prediction_sums, &Wire::Builder::initPredictionSums, &Wire::Reader::getPredictionSums>,
+      list<&W::log_loss_sums, &Wire::Builder::initLogLossSums, &Wire::Reader::getLogLossSums>,
+      list<&W::bucket_counts, &Wire::Builder::initBucketCounts, &Wire::Reader::getBucketCounts>,
+      list<&W::buckets, &Wire::Builder::initBuckets, &Wire::Reader::getBuckets>,
+      list<&W::bucket_clicks, &Wire::Builder::initBucketClicks, &Wire::Reader::getBucketClicks>,
+      list<&W::bucket_non_clicks, &Wire::Builder::initBucketNonClicks, &Wire::Reader::getBucketNonClicks>>;
+};
+
+template <>
 struct codec<member_progress> {
   using Wire = schema::MemberProgress;
   using P = member_progress;
@@ -66,7 +83,8 @@ struct codec<member_progress> {
       field<&P::committed_examples, &Wire::Builder::setCommittedExamples, &Wire::Reader::getCommittedExamples>,
       field<&P::committed_bad_rows, &Wire::Builder::setCommittedBadRows, &Wire::Reader::getCommittedBadRows>,
       field<&P::epochs_done, &Wire::Builder::setEpochsDone, &Wire::Reader::getEpochsDone>,
-      field<&P::sync_bytes, &Wire::Builder::setSyncBytes, &Wire::Reader::getSyncBytes>>;
+      field<&P::sync_bytes, &Wire::Builder::setSyncBytes, &Wire::Reader::getSyncBytes>,
+      nested<&P::progressive, &Wire::Builder::initProgressive, &Wire::Reader::getProgressive>>;
 };
 
 // ---- messages -----------------------------------------------------------------------------------

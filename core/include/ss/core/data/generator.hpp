@@ -24,10 +24,28 @@
 //  - `scale` and `bias` are calibrated on 8192 rows drawn from a stream of the teacher seed (not
 //    the row seed): bias by bisection so the mean click probability is click_rate (0.25), scale by
 //    bisection so the Bayes-optimal normalized entropy is bayes_ne (0.7).
+//
+// Drift (generator_options::drift_rows > 0): the label function changes over the rows; the
+// features do not. Next to the teacher above (teacher A) the seed defines teacher B, alike but
+// with independent per-value weights w'_f(v) and latent vectors e'_f(v) (other hashes of the
+// same values). Row i is labelled by the teacher at angle theta(i) = (pi / 2) * i / drift_rows:
+//      w_f(v, theta) = cos(theta) w_f(v) + sin(theta) w'_f(v), likewise every e_f(v, theta),
+// so the teacher turns from A (row 0) to B (row drift_rows), on to -A (2 drift_rows), and so on,
+// as long as the stream goes. With drift_step = K it holds still within each step of K rows
+// (theta of the step's first row) and jumps between steps. Turning keeps every weight's and
+// latent coordinate's variance, so the calibrated scale stays right and the Bayes NE near its
+// target at any angle; the mean logit does move (a Zipf feature's head values carry much of the
+// mass, and B weighs them anew), so the bias is calibrated again at 256 angles round the turn and
+// read between them: the click rate stays near its target too (tests/core/data/drift_test.cpp). The dense
+// weights and the dense x categorical matrices do not drift. theta is a pure function of the row's
+// index in the stream (first_row + its place in the file), so any range of rows can be written
+// alone and equals the same rows of the whole; drift_rows = 0 is the stationary teacher, byte
+// for byte.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +59,8 @@ struct teacher_options {
   double click_rate = 0.25;  // target mean click probability
   double bayes_ne = 0.7;     // target Bayes-optimal normalized entropy
   std::uint32_t calibration_rows = 8192;
+  // Calibrate the bias for every angle of drift too (a table round the turn; about 0.1 s).
+  bool drift = false;
 };
 
 // One drawn row, in raw form.
@@ -63,8 +83,9 @@ class teacher {
 
   // Draws one row's features (not its label) from `r`.
   void draw(rng& r, teacher_row& out) const;
-  double logit(const teacher_row& row) const;
-  double probability(const teacher_row& row) const;
+  // The label's logit and probability; `angle` turns the teacher from A (0) towards B (pi / 2).
+  double logit(const teacher_row& row, double angle = 0) const;
+  double probability(const teacher_row& row, double angle = 0) const;
 
   std::uint64_t vocabulary(std::uint32_t f) const { return cat_[f].vocabulary; }
   double zipf_exponent(std::uint32_t f) const { return cat_[f].exponent; }
@@ -93,7 +114,13 @@ class teacher {
     double h_integral_inverse(double x) const;
   };
 
-  double raw_logit(const teacher_row& row) const;  // r, before scale and bias
+  // Drift: r of a row as six numbers, r(angle) = k0 + c k1 + s k2 + c^2 k3 + s^2 k4 + c s k5.
+  using parts = std::array<double, 6>;
+  double raw_logit(const teacher_row& row, double angle) const;  // r, before scale and bias
+  parts drift_parts(const teacher_row& row) const;
+  static double turned(const parts& k, double angle) noexcept;
+  double bias_at(double angle) const;
+  void calibrate_drift(const std::vector<parts>& rows, double target_rate);
 
   teacher_options options_;
   std::array<dense_feature, num_dense> dense_{};
@@ -104,6 +131,7 @@ class teacher {
   double latent_sigma_ = 0.5;
   double bias_ = 0;
   double scale_ = 1;
+  std::vector<double> drift_bias_;  // the bias at 256 angles round the turn (with drift only)
 };
 
 struct generator_options {
@@ -115,7 +143,19 @@ struct generator_options {
   int gzip_level = 1;           // fast; the hex tokens barely compress anyway
   double click_rate = 0.25;
   double bayes_ne = 0.7;
+  // Drift (see the top of this file): a quarter turn of the teacher every drift_rows rows (0: no
+  // drift), in steps of drift_step rows (0: every row).
+  std::uint64_t drift_rows = 0;
+  std::uint64_t drift_step = 0;
+  // Row 0 of the output is row first_row of the stream: its features and its teacher.
+  std::uint64_t first_row = 0;
+  // >= 0: every row is labelled by the teacher of that stream row (a test set of the teacher as
+  // it stands at the end of the training rows, say).
+  std::int64_t drift_at_row = -1;
 };
+
+// The teacher's angle at stream row `row` (0 without drift; see the top of this file).
+double drift_angle(const generator_options& options, std::uint64_t row) noexcept;
 
 struct teacher_report {
   std::uint64_t rows = 0;
@@ -127,6 +167,8 @@ struct teacher_report {
   double realized_ne = 0;        // realized_log_loss / H(click_rate)
   std::uint64_t bytes = 0;       // uncompressed bytes written
   std::vector<std::string> paths;
+  // The teacher at the first and last row, in quarter turns (0: teacher A, 1: teacher B).
+  double drift_start = 0, drift_end = 0;
 };
 
 // The files written for `path`: path itself for one file, else "stem-00000-of-00004.ext", ....
@@ -139,13 +181,21 @@ result<teacher_report> generate_criteo(const generator_options& options, const s
 result<teacher_report> generate_criteo(const teacher& t, const generator_options& options,
                                        const std::string& path);
 
+// Appends stream rows [options.first_row, options.first_row + options.rows) to `path` (a plain
+// file, created if missing), piece_rows rows at a time: each piece is written as whole lines,
+// then pace(rows appended so far) runs (where a caller waits to hold a rate). options.files and
+// gzip do not apply.
+result<teacher_report> append_criteo(const teacher& t, const generator_options& options, const std::string& path,
+                                     std::uint64_t piece_rows, const std::function<void(std::uint64_t)>& pace);
+
 struct train_test_report {
   teacher_report train;
   teacher_report test;
 };
 
 // A train and a test set of one teacher: the train rows use options.rows_seed, the test rows a
-// seed derived from it, so the two sets are disjoint draws of the same task. Training rows are
+// seed derived from it, so the two sets are disjoint draws of the same task. With drift, the test
+// rows are labelled by the teacher as it stands at the end of the training rows. Training rows are
 // split over options.files files; the test set is always one file.
 result<train_test_report> generate_train_test(const generator_options& options, std::uint64_t test_rows,
                                               const std::string& train_path, const std::string& test_path);

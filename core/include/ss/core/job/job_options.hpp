@@ -13,6 +13,7 @@
 #include "ss/core/job/follow_options.hpp"
 #include "ss/core/job/input_options.hpp"
 #include "ss/core/job/model_options.hpp"
+#include "ss/core/job/progressive_options.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::job {
@@ -35,7 +36,6 @@ struct job_options {
   std::string row_ttl = "0";        // shards: rows untouched this long are deleted (embedding::parse_row_ttl)
   double peer_wait = 90.0;          // seconds the job waits for a shard, reader or sync server that went away
   double batch_lease = 120.0;       // seconds a trainer may hold a batch before it goes to another
-  std::uint64_t window = 100000;    // examples in the windowed metrics
   // Feature counts of the input; -1 = derive them from the schema (Criteo: 13 and 26; a CSV
   // schema: from the first training file's header, read by the coordinator).
   int dense_features = -1;
@@ -61,6 +61,7 @@ struct job_options {
   std::uint64_t simulate_steps = 1000;  // steps per trainer in simulated mode
   epoch_options passes;  // epochs, shuffling, validation and early stopping
   follow_options follow;  // a stream followed as it grows (--follow)
+  progressive_options progressive;  // the window of progressive evaluation
   input_options input;
   model_options model;
 };

@@ -11,6 +11,7 @@
 
 #include "ss/core/job/epoch_options.hpp"
 #include "ss/core/metrics/metrics.hpp"
+#include "ss/core/metrics/progressive.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::job {
@@ -52,6 +53,11 @@ struct job_report {
   std::uint64_t trainers = 0;
   int shards = 0, readers = 0, batch_size = 0;
   double train_logloss = 0, train_ne = 0, train_click_rate = 0;
+  // Progressive evaluation (each example scored before it was trained on) over the job's window
+  // (--progressive-window, --progressive-window-seconds) as training ended.
+  std::uint64_t progressive_window = 0;
+  double progressive_window_seconds = 0;
+  metrics::progressive_summary progressive;
   bool tested = false;     // the test files were scored (test_* below)
   metrics::summary test;   // of the best epoch's model with --validation, else the final one
   std::uint64_t bad_rows = 0;

@@ -12,6 +12,7 @@
 #include "ss/core/data/example_batch.hpp"
 #include "ss/core/embedding/local_embeddings.hpp"
 #include "ss/core/metrics/metrics.hpp"
+#include "ss/core/metrics/progressive.hpp"
 #include "ss/core/optim/lr_schedule.hpp"
 #include "ss/core/status.hpp"
 #include "ss/core/train/dense_model.hpp"
@@ -31,7 +32,7 @@ class batch_source {
 struct hogwild_options {
   int threads = 1;                       // Hogwild workers
   std::size_t queue_batches = 0;         // parsed batches waiting; 0 = 2 * threads + 2
-  std::size_t window_examples = 100000;  // examples in the windowed metrics of progress lines
+  metrics::window_spec window;           // progressive evaluation: the window of progress lines and the result
   double progress_interval_seconds = 5;  // how often on_progress runs; <= 0: never
   std::vector<std::uint64_t> buckets;    // per-table bucket counts; empty = unbounded tables
   const std::atomic<bool>* cancel = nullptr;  // set from outside to stop early (e.g. SIGINT)
@@ -53,7 +54,7 @@ struct train_progress {
   double fraction_done = -1;  // negative when the input size is unknown
   double eta_seconds = -1;    // negative when unknown
   double train_click_rate = 0;
-  metrics::summary window;    // the most recent window_examples, NE against train_click_rate
+  metrics::progressive_summary window;  // progressive, over options.window; NE against train_click_rate
 };
 
 struct train_result {
@@ -64,7 +65,7 @@ struct train_result {
   double train_log_loss = 0;    // progressive: each example scored just before training on it
   double train_click_rate = 0;  // the base rate for NE
   bool cancelled = false;
-  metrics::summary last_window;
+  metrics::progressive_summary last_window;  // the progressive window as training ended
 };
 
 using progress_callback = std::function<void(const train_progress&)>;

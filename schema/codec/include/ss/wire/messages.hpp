@@ -128,13 +128,25 @@ struct register_reply {
   std::uint64_t membership = 0;        // trainer: its membership from now on (see the schema)
 };
 
+// A trainer's progressive evaluation window (ss/core/metrics/progressive.hpp) as its heartbeat
+// carries it: per slice, its times (as ages before the heartbeat, so clocks need not agree) and
+// sums; then the nonzero buckets of each slice's two histograms, slice after slice
+// (ss/wire/progressive.hpp converts and checks).
+struct progressive_window {
+  std::vector<double> start_ages, end_ages;  // seconds before the heartbeat: first and newest example
+  std::vector<std::uint64_t> examples, clicks;
+  std::vector<double> prediction_sums, log_loss_sums;
+  std::vector<std::uint32_t> bucket_counts;  // per slice: its entries in the three lists below
+  std::vector<std::uint32_t> buckets, bucket_clicks, bucket_non_clicks;
+};
+
 // What a member reports with each heartbeat (cumulative counters since it started).
 struct member_progress {
   std::uint64_t examples = 0;       // trainer: trained; reader: sent; shard: rows served
   std::uint64_t batches = 0;
   double loss_sum = 0;              // trainer: sum of per-example log loss (progressive)
   std::uint64_t clicks = 0;         // trainer: positive labels trained
-  std::uint64_t window_examples = 0;  // trainer: the recent window
+  std::uint64_t window_examples = 0;  // trainer: its progressive window's examples (sums of `progressive`)
   double window_loss_sum = 0;
   std::uint64_t window_clicks = 0;
   std::uint64_t bytes_done = 0;     // reader: input bytes consumed
@@ -158,6 +170,7 @@ struct member_progress {
   std::uint64_t committed_examples = 0;  // reader: examples before it, all incarnations
   std::uint64_t committed_bad_rows = 0;  // reader: bad rows before it, all incarnations
   std::uint32_t epochs_done = 0;         // reader: epochs whose every batch was handed out and trained
+  progressive_window progressive;        // trainer: its progressive evaluation window
 };
 
 struct heartbeat {
