@@ -456,3 +456,38 @@ TEST_CASE("serve: --publish-dir serves the newest publication and follows new de
   CHECK(s.wait(10s) == 0);
   CHECK(s.output().find("serve: serving version 1 from " + pub.str()) != std::string::npos);
 }
+
+TEST_CASE("serve: following a local job's publications ends at the job's final model, as predict scores it",
+          "[serve]") {
+  auto& t = shared_model();
+  temp_dir run;
+  const std::string pub = run.str("pub"), final_model = run.str("final.ssm");
+  // serve first, on a directory that does not exist yet; the job publishes into it as it trains.
+  serve_process s("--publish-dir " + pub + " --poll-interval 0.05", run.str("serve.log"));
+  CHECK(http(s.port, "GET", "/readyz").status == 503);
+  auto job = run_command(bin + " local --train " + t.dir.str("train.tsv") +
+                         " --shards 2 --trainers 2 --threads 1 --progress-interval 0 --publish-dir " + pub +
+                         " --publish-interval 0.2 --export " + final_model);
+  INFO(job.out);
+  REQUIRE(job.exit_code == 0);
+  const std::string rows = joined(t.rows, 0, 200);
+  std::vector<std::string> want;
+  {
+    const std::string in = run.str("rows.tsv"), out = run.str("p.txt");
+    write_file(in, rows);
+    REQUIRE(run_command(bin + " predict --model " + final_model + " --test " + in + " --predictions " + out).exit_code ==
+            0);
+    want = lines_of(read_file(out));
+  }
+  // The last publication is the final model: once serve has it, it answers what predict does.
+  REQUIRE(wait_for([&] { return http(s.port, "GET", "/readyz").body.find("ready: version") == 0 &&
+                                http(s.port, "GET", "/metrics").body.find("publications_behind 0\n") != std::string::npos; }));
+  const auto a = http(s.port, "POST", "/predict", rows);
+  INFO(a.body.substr(0, 200));
+  CHECK(predictions(a.body) == want);
+  CHECK(want.size() == 200);
+  const auto metrics = http(s.port, "GET", "/metrics").body;
+  CHECK(metrics.find("shadowsync_serve_bases_loaded") != std::string::npos);
+  REQUIRE(kill(s.pid, SIGTERM) == 0);
+  CHECK(s.wait(10s) == 0);
+}
