@@ -114,6 +114,7 @@ TEST_CASE("chain: each reason a chain stops is typed, named and located", "[publ
   }
   SECTION("a manifest that does not parse") {
     write_file(dir.path() / "000000000003.delta.manifest", "sequence = 3\n");
+    REQUIRE(fs::file_size(dir.path() / "000000000003.delta.manifest") == 13);
     want = chain_issue::bad_manifest;
     message = "manifest 000000000003.delta.manifest has no crc32c line";
   }
