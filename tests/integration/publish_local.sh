@@ -11,7 +11,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 in_work_dir "$1" publish
-rows=300000
+rows=${SS_PUBLISH_ROWS:-300000}  # the sanitizer run uses fewer (scripts/sanitize.sh)
 "$bin" gen-data --rows $rows --test-rows 20000 --out data >/dev/null 2>&1
 flags=(--processes --trainers 2 --shards 2 --train data/train.tsv --test data/test.tsv --sync s-easgd
   --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2 --restart-delay 0.5 --snapshot-interval 2
