@@ -68,8 +68,10 @@ run_asan() {
   # run three runs at 400,000 rows spanned 2.9% of NE), so its NE bound is 5% there, which still
   # catches a shard that came back without its rows.
   export SS_FAULT_ROWS=${SS_FAULT_ROWS:-200000} SS_MATRIX_ROWS=${SS_MATRIX_ROWS:-100000}
-  # publish_local's two jobs likewise (its chain checks hold at any size).
+  # publish_local's two jobs and follow_input's stream likewise (their checks hold at any size;
+  # follow_input's deadline grows with ASan's slower compute).
   export SS_PUBLISH_ROWS=${SS_PUBLISH_ROWS:-60000}
+  export SS_FOLLOW_ROWS=${SS_FOLLOW_ROWS:-20000} SS_FOLLOW_DEADLINE=${SS_FOLLOW_DEADLINE:-600}
   export SS_FAULT_NE_TOLERANCE=${SS_FAULT_NE_TOLERANCE:-0.05}
   export SS_MATRIX_CASES=${SS_MATRIX_CASES:-"shard-0:KILL:export sync-1:TERM:training"}
   # deploy_validation and prometheus_rules check YAML and JSON with node, python and promtool:
