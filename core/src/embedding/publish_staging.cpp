@@ -25,7 +25,6 @@ result<publish_staging::stage_result> publish_staging::stage(shard_store& store,
                                                  std::to_string(sequence_) + ", the last one staged here");
   // What the last delta staged stays when it was never written; a written one is done.
   if (last_written >= sequence_) rows_.clear();
-  const std::size_t carried = rows_.size();
   std::vector<std::uint64_t> ids;
   for (std::uint32_t t = 0; t < store.options().max_tables; ++t) {
     embedding_table* tab = store.existing_table(t);
@@ -36,12 +35,9 @@ result<publish_staging::stage_result> publish_staging::stage(shard_store& store,
       for (std::uint64_t id : ids) rows_.emplace_back(t, id);
     }
   }
-  if (carried > 0) {
-    std::sort(rows_.begin(), rows_.end());
-    rows_.erase(std::unique(rows_.begin(), rows_.end()), rows_.end());
-  } else {
-    std::sort(rows_.begin(), rows_.end());
-  }
+  // A row carried over from an unwritten publication may have changed again: once each.
+  std::sort(rows_.begin(), rows_.end());
+  rows_.erase(std::unique(rows_.begin(), rows_.end()), rows_.end());
   sequence_ = sequence;
   return stage_result::staged;
 }
