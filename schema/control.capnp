@@ -86,6 +86,10 @@ struct PublishRowsReply {
   nextPosition @4 :UInt64;
   staged @5 :UInt64;
   # Rows staged for the publication in all; the page is the last when nextPosition reaches it.
+  goneTables @6 :List(UInt32);
+  goneIds @7 :List(UInt64);
+  # Staged rows of this page the shard no longer holds (dropped for a row limit, expired): the
+  # publication's tombstones.
 }
 
 struct DumpReply {

@@ -105,14 +105,7 @@ status coordinator_role::check() {
   SS_RETURN_IF_ERROR(preflight(c.job, c.export_path));
   if (!c.export_dir.empty()) SS_RETURN_IF_ERROR(job::check_writable_directory(c.export_dir, "--export-dir"));
   if (!c.snapshot_dir.empty()) SS_RETURN_IF_ERROR(make_directory(c.snapshot_dir, "--snapshot-dir"));
-  if (!c.publish_dir.empty()) {
-    // Rows that leave RAM for good would need tombstones in the deltas, which shards do not
-    // track yet (docs/online.md).
-    if (c.job.row_ttl != "0" || c.job.model.max_rows_per_table > 0)
-      return {errc::invalid_argument, "--publish-dir cannot be combined with --row-ttl or --max-rows-per-table yet: "
-                                      "rows deleted from a table are not published"};
-    SS_RETURN_IF_ERROR(make_directory(c.publish_dir, "--publish-dir"));
-  }
+  if (!c.publish_dir.empty()) SS_RETURN_IF_ERROR(make_directory(c.publish_dir, "--publish-dir"));
   return status::ok();
 }
 

@@ -6,7 +6,9 @@
 #   - the chain's newest publication is the final model: `predict --publish-dir P` scores the test
 #     file exactly as the job and as `predict --model` on its export;
 #   - int8 rows score within 0.5% of the final model's NE;
-#   - bad settings are refused: --publish-dir with a row TTL, a directory of another job.
+#   - a shard whose rows leave RAM (a memory budget, a row limit, a TTL) publishes rows read back
+#     from storage and tombstones, and the chain still ends at the job's final model;
+#   - a directory of another job is refused.
 # usage: publish_local.sh SHADOWSYNC_BINARY
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -86,12 +88,26 @@ tail -1 chain8.out >chain8.json
 awk -v a="$(field chain8.json test_ne)" -v b="$(field b.json test_ne)" 'BEGIN { exit !(a > 0 && a <= b * 1.005 && a >= b * 0.995) }' ||
   fail "int8 chain NE $(field chain8.json test_ne) vs the job's $(field b.json test_ne): more than 0.5% apart"
 
-echo "4. bad settings"
-if "$bin" local --train data/train.tsv --publish-dir pubttl --row-ttl 1000ex >ttl.out 2>ttl.err; then
-  fail "--publish-dir with --row-ttl was accepted"
-else
-  grep -q -- "--publish-dir" ttl.err || fail "the refusal does not name --publish-dir: $(cat ttl.err)"
-fi
+echo "4. rows that leave RAM: a memory budget, a row limit, a row TTL"
+# One shard keeps 1 MB of rows in RAM (the rest in storage), at most 1,500 rows a table (those
+# beyond go for good), and forgets rows untouched for 20,000 examples: deltas carry rows read back
+# from storage and tombstones, and the chain still ends at the job's final model.
+gone_rows=$((rows / 5))
+"$bin" gen-data --rows $gone_rows --test-rows 10000 --out gone >/dev/null 2>&1
+"$bin" local --trainers 1 --threads 1 --shards 1 --readers 1 --sync none --train gone/train.tsv --test gone/test.tsv \
+  --state-dir c --memory-budget-mb 1 --max-rows-per-table 1500 --row-ttl 20000ex --flush-interval 0.05 \
+  --publish-dir pubgone --publish-interval 0.2 --publish-retain 100000 --progress-interval 0 >c.out 2>c.err ||
+  fail "the job whose rows leave RAM failed: $(tail -3 c.err)"
+tail -1 c.out >c.json
+tombstones=$(cat pubgone/*delta.manifest 2>/dev/null | awk '$1 == "tombstones" {n += $3} END {print n + 0}')
+echo "  $(ls pubgone | grep -c 'delta.manifest$') deltas, $tombstones tombstones"
+((tombstones > 0)) || fail "no delta has a tombstone: the job dropped no row, or its drops were not published"
+"$bin" predict --publish-dir pubgone --test gone/test.tsv --threads 1 >chaingone.out 2>chaingone.err ||
+  fail "predict --publish-dir pubgone failed: $(tail -2 chaingone.err)"
+tail -1 chaingone.out >chaingone.json
+same_fields c.json "the job" chaingone.json "predict --publish-dir" test_logloss test_ne test_auc
+
+echo "5. bad settings"
 # pub holds job a's chain: another job may not continue it.
 if "$bin" local --train data/train.tsv --publish-dir pub --log-level warn >other.out 2>other.err; then
   fail "a second job published into the first job's directory"

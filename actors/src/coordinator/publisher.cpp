@@ -82,7 +82,8 @@ void fail(publisher_self self, const status& why) {
 }
 
 // The data file is in place: its manifest makes it a publication; older ones are pruned.
-void complete(publisher_self self, std::uint64_t rows, std::uint64_t bytes, std::uint32_t crc) {
+void complete(publisher_self self, std::uint64_t rows, std::uint64_t tombstones, std::uint64_t bytes,
+              std::uint32_t crc) {
   auto& st = self->state;
   publish::manifest m;
   m.job_id = st.options.job_id;
@@ -99,6 +100,7 @@ void complete(publisher_self self, std::uint64_t rows, std::uint64_t bytes, std:
   m.shape = st.shape;
   m.config_digest = st.config_digest;
   m.rows = rows;
+  m.tombstones = tombstones;
   m.encoding = st.kind == publication_kind::base ? publish::row_encoding::fp32 : st.options.encoding;
   if (auto w = publish::write_manifest(st.options.dir, m); !w.is_ok()) return fail(self, w);
   // What applying the chain costs grows with its rows; each delta's dense part replaces the last.
@@ -119,6 +121,7 @@ void complete(publisher_self self, std::uint64_t rows, std::uint64_t bytes, std:
   publication_outcome out;
   out.sequence = m.sequence;
   out.rows = rows;
+  out.tombstones = tombstones;
   out.bytes = bytes;
   auto pruned = publish::prune(st.options.dir, st.options.retain);
   if (pruned.is_ok()) out.pruned = pruned->publications_removed;
@@ -169,17 +172,24 @@ wire::publish_rows_request rows_request(const publisher_state& st, bool base) {
   return r;
 }
 
-// Adds a page's rows to the delta: one block per run of rows of the same table (pages are sorted
-// by table, then id).
+// Adds a page's rows and tombstones to the delta: one block per run of the same table (pages are
+// sorted by table, then id).
 status add_page(publisher_state& st, const wire::publish_rows_reply& page) {
   const std::size_t n = page.ids.size(), dim = st.shape.dim;
-  if (page.tables.size() != n || page.values.size() != n * dim)
+  if (page.tables.size() != n || page.values.size() != n * dim || page.gone_tables.size() != page.gone_ids.size())
     return status(errc::parse_error, "shard " + std::to_string(st.shard) + " sent a malformed page");
   for (std::size_t begin = 0; begin < n;) {
     std::size_t end = begin;
     while (end < n && page.tables[end] == page.tables[begin]) ++end;
     SS_RETURN_IF_ERROR(st.writer->add_rows(page.tables[begin], page.ids.data() + begin,
                                            page.values.data() + begin * dim, end - begin));
+    begin = end;
+  }
+  const std::size_t gone = page.gone_ids.size();
+  for (std::size_t begin = 0; begin < gone;) {
+    std::size_t end = begin;
+    while (end < gone && page.gone_tables[end] == page.gone_tables[begin]) ++end;
+    SS_RETURN_IF_ERROR(st.writer->add_tombstones(page.gone_tables[begin], page.gone_ids.data() + begin, end - begin));
     begin = end;
   }
   st.rows += n;
@@ -201,7 +211,7 @@ void delta_page(publisher_self self) {
     }
     if (auto added = add_page(st, page); !added.is_ok()) return fail(self, added);
     st.position = page.next_position;
-    if (page.next_position < page.staged && !page.ids.empty()) return delta_page(self);
+    if (page.next_position < page.staged && (!page.ids.empty() || !page.gone_ids.empty())) return delta_page(self);
     ++st.shard;
     st.position = 0;
     next_shard(self);
@@ -225,7 +235,7 @@ void next_shard(publisher_self self) {
   auto done = st.writer->finish();
   st.writer.reset();
   if (!done.is_ok()) return fail(self, done.error());
-  complete(self, done->rows, done->bytes, done->crc32c);
+  complete(self, done->rows, done->tombstones, done->bytes, done->crc32c);
 }
 
 // Every shard's publisher marks are cleared: the rows are copied from now on, so whatever changes
@@ -317,7 +327,7 @@ publisher_actor::behavior_type publisher(publisher_self self, std::shared_ptr<pu
         if (r == nullptr) return fail(self, status(errc::internal, std::string("the exporter answered ") + wire::message_name(*b)));
         auto digest = publish::digest_file(r->path);
         if (!digest.is_ok()) return fail(self, digest.error());
-        complete(self, r->rows, digest->bytes, digest->crc32c);
+        complete(self, r->rows, 0, digest->bytes, digest->crc32c);
       },
   };
 }

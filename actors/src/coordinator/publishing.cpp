@@ -94,16 +94,12 @@ void on_published(coordinator_actor* self, const publication_outcome& out) {
   if (out.result.is_ok()) {
     st.counters.publications.add(1);
     st.counters.published_rows.add(out.rows);
+    st.counters.published_tombstones.add(out.tombstones);
     st.counters.published_bytes.add(out.bytes);
     st.publish_error.clear();
     st.last_publication = out;
-    spdlog::debug("{}: published {} {}: {} rows, {} bytes in {:.3f} s", st.options.name, publish::to_string(out.kind),
-                  out.sequence, out.rows, out.bytes, out.seconds);
-  } else if (out.result.code() == errc::invalid_argument) {
-    // A shard that cannot publish (a memory budget): no later attempt will do better.
-    st.counters.publications_failed.add(1);
-    st.publish_error = out.result.message();
-    return fail_job(self, "cannot publish: " + out.result.message());
+    spdlog::debug("{}: published {} {}: {} rows, {} tombstones, {} bytes in {:.3f} s", st.options.name,
+                  publish::to_string(out.kind), out.sequence, out.rows, out.tombstones, out.bytes, out.seconds);
   } else {
     st.counters.publications_failed.add(1);
     if (st.publish_error != out.result.message())

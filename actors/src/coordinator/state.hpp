@@ -43,6 +43,8 @@ struct coordinator_counters : metrics::counter_set {
   counter publications{*this, "publications", "Publications written to --publish-dir (bases and deltas)."};
   counter publications_failed{*this, "publications_failed", "Publications that failed (tried again at the next interval)."};
   counter published_rows{*this, "published_rows", "Embedding rows written to publications."};
+  counter published_tombstones{*this, "published_tombstones",
+                               "Rows deltas said are gone (dropped for a row limit, expired)."};
   counter published_bytes{*this, "published_bytes", "Bytes of the publications written."};
   counter windows_refused{*this, "progressive_windows_refused",
                           "Trainer heartbeats whose progressive window did not add up (the window was left out)."};

@@ -134,13 +134,10 @@ body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire
 }
 
 // A page of the rows of publication req.sequence (delta publishing): the first page stages them
-// (publish_staging), each page reads their values as they stand now. A base only clears the marks.
+// (publish_staging), each page reads their values as they stand now, in RAM or storage; a staged
+// row the shard no longer holds goes out as a tombstone. A base only clears the marks.
 body_ptr serve_publish_rows(embedding::shard_store& store, const shard_options& o, shard_counters& c,
                             embedding::publish_staging& staging, const wire::publish_rows_request& req) {
-  if (!store.publishable())
-    return refuse(c, status(errc::invalid_argument,
-                            o.name + ": rows cannot be published from a shard with a memory budget, a row limit or a "
-                                     "row TTL (rows leave RAM); publish without them"));
   wire::publish_rows_reply reply;
   if (req.base) {
     if (req.position == 0) staging.start_base(store, req.sequence);
@@ -162,19 +159,35 @@ body_ptr serve_publish_rows(embedding::shard_store& store, const shard_options& 
   }
   const std::size_t dim = store.options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
-  reply.next_position = staging.page(req.position, max_rows, reply.tables, reply.ids);
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  reply.next_position = staging.page(req.position, max_rows, tables, ids);
   reply.staged = staging.staged();
-  reply.values.resize(reply.ids.size() * dim);
-  for (std::size_t i = 0; i < reply.ids.size(); ++i) {
-    // Rows never leave RAM here (publishable()): a staged row exists, its memory stays put.
-    const embedding::embedding_table* tab = store.existing_table(reply.tables[i]);
-    const float* row = tab != nullptr ? tab->find(reply.ids[i]) : nullptr;
-    if (row == nullptr)
-      return refuse(c, status(errc::internal, o.name + ": staged row " + std::to_string(reply.ids[i]) + " of table " +
-                                                  std::to_string(reply.tables[i]) + " is gone"));
-    std::copy(row, row + dim, reply.values.begin() + static_cast<std::ptrdiff_t>(i * dim));
+  // Staged rows are sorted by table: one read per run of a table.
+  std::vector<float> values(ids.size() * dim);
+  std::vector<std::uint8_t> present(ids.size());
+  for (std::size_t begin = 0; begin < ids.size();) {
+    std::size_t end = begin;
+    while (end < ids.size() && tables[end] == tables[begin]) ++end;
+    if (auto st = store.read_published(tables[begin], ids.data() + begin, end - begin, values.data() + begin * dim,
+                                       present.data() + begin);
+        !st.is_ok())
+      return refuse(c, status(st.code(), o.name + ": " + st.message()));
+    begin = end;
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (present[i] == 0) {
+      reply.gone_tables.push_back(tables[i]);
+      reply.gone_ids.push_back(ids[i]);
+      continue;
+    }
+    reply.tables.push_back(tables[i]);
+    reply.ids.push_back(ids[i]);
+    reply.values.insert(reply.values.end(), values.begin() + static_cast<std::ptrdiff_t>(i * dim),
+                        values.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
   }
   c.rows_published.fetch_add(reply.ids.size(), std::memory_order_relaxed);
+  c.tombstones_published.fetch_add(reply.gone_ids.size(), std::memory_order_relaxed);
   return make_body(std::move(reply));
 }
 

@@ -40,6 +40,8 @@ void embedding_table::grow_locked(stripe& s) {
 
 void embedding_table::remove_locked(stripe& s, std::size_t i) {
   // Only rows of a table with a budget leave RAM: its columns are all kept.
+  if (s.dirty.marked_for_publisher(i) && options_.budget->publishing.load(std::memory_order_relaxed))
+    s.gone_unpublished.push_back(s.index.key(i));
   s.arena.release(s.index.row(i));
   s.evicted.remember(s.index.key(i));
   rows_.fetch_sub(1, std::memory_order_relaxed);
@@ -85,6 +87,8 @@ void embedding_table::forget_row_locked(stripe& s, std::size_t i, bool expiring)
 void embedding_table::forget_locked(stripe& s, std::uint64_t id, bool expiring) {
   if (options_.persisted && s.dropped.drop(id))  // storage may hold it: deleted by the next flush
     untaken_drops_.fetch_add(1, std::memory_order_relaxed);
+  // A published row may be among them: the next publication says it is gone.
+  if (options_.budget->publishing.load(std::memory_order_relaxed)) s.gone_unpublished.push_back(id);
   held_.fetch_sub(1, std::memory_order_relaxed);
   (expiring ? options_.budget->expired : options_.budget->table_evictions).fetch_add(1, std::memory_order_relaxed);
 }
@@ -520,6 +524,10 @@ std::size_t embedding_table::take_published(std::size_t stripe_index, std::vecto
     ids.push_back(s.index.key(i));
     ++taken;
   }
+  ids.insert(ids.end(), s.gone_unpublished.begin(), s.gone_unpublished.end());
+  taken += s.gone_unpublished.size();
+  s.gone_unpublished.clear();
+  s.gone_unpublished.shrink_to_fit();  // a burst of evictions leaves no lasting allocation
   return taken;
 }
 
@@ -527,7 +535,67 @@ void embedding_table::clear_published() {
   for (auto& s : stripes_) {
     std::lock_guard<std::mutex> lock(s.mu);
     for (std::size_t i = 0; i < s.index.size(); ++i) s.dirty.unmark_for_publisher(i);
+    s.gone_unpublished.clear();
+    s.gone_unpublished.shrink_to_fit();
   }
+}
+
+status embedding_table::read_published(const std::uint64_t* ids, std::size_t n, const row_loader& load, float* values,
+                                       std::uint8_t* present) const {
+  const std::size_t dim = options_.dim, floats = row_floats();
+  // Copies id's row into out[0, dim) if it is in RAM. Lock held.
+  auto from_ram = [&](const stripe& s, std::uint64_t id, std::uint64_t hash, float* out) {
+    const std::size_t at = s.index.probe(id, hash);
+    if (!s.index.occupied(at)) return false;
+    std::memcpy(out, s.index.row(at), sizeof(float) * dim);
+    return true;
+  };
+  // The positions not in RAM, with their stripe's evictions when they were seen there.
+  std::vector<std::size_t> pending;
+  std::vector<std::uint64_t> evictions_then;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t h = mix64(ids[i]);
+    const stripe& s = stripes_[stripe_index(h)];
+    std::lock_guard<std::mutex> lock(s.mu);
+    present[i] = from_ram(s, ids[i], h, values + i * dim) ? 1 : 0;
+    if (present[i] == 0) {
+      pending.push_back(i);
+      evictions_then.push_back(s.evicted.count());
+    }
+  }
+  if (!load || !options_.budget) return status::ok();  // RAM holds every row there is
+  // Read from storage outside the locks; a row evicted meanwhile (written since) is read again,
+  // as visit_tiered does.
+  std::vector<std::uint64_t> load_ids;
+  std::vector<float> loaded;
+  std::vector<std::uint8_t> found;
+  while (!pending.empty()) {
+    load_ids.clear();
+    for (std::size_t i : pending) load_ids.push_back(ids[i]);
+    loaded.resize(load_ids.size() * floats);
+    found.assign(load_ids.size(), 0);
+    SS_RETURN_IF_ERROR(load(load_ids.data(), load_ids.size(), loaded.data(), found.data()));
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < pending.size(); ++j) {
+      const std::size_t i = pending[j];
+      const std::uint64_t h = mix64(ids[i]);
+      const stripe& s = stripes_[stripe_index(h)];
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (from_ram(s, ids[i], h, values + i * dim)) {
+        present[i] = 1;
+      } else if (s.evicted.evicted_since(ids[i], evictions_then[j])) {
+        pending[kept] = i;
+        evictions_then[kept] = s.evicted.count();
+        ++kept;
+      } else if (found[j] != 0 && !dropped_locked(s, ids[i])) {
+        present[i] = 1;
+        std::memcpy(values + i * dim, loaded.data() + j * floats, sizeof(float) * dim);
+      }
+    }
+    pending.resize(kept);
+    evictions_then.resize(kept);
+  }
+  return status::ok();
 }
 
 std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,

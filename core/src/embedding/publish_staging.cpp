@@ -7,8 +7,7 @@ namespace ss::embedding {
 
 void publish_staging::start_base(shard_store& store, std::uint64_t sequence) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (std::uint32_t t = 0; t < store.options().max_tables; ++t)
-    if (embedding_table* tab = store.existing_table(t)) tab->clear_published();
+  store.clear_published();
   has_base_ = true;
   base_ = sequence;
   sequence_ = sequence;

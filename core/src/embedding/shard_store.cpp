@@ -73,6 +73,23 @@ row_loader shard_store::loader(std::uint32_t t) const {
   };
 }
 
+void shard_store::clear_published() {
+  // Remembering first: a row that leaves between the two is forgotten by the clear, and gone
+  // before the base reads the rows.
+  if (budget_) budget_->publishing.store(true, std::memory_order_relaxed);
+  for (const auto& [t, tab] : live_tables()) tab->clear_published();
+}
+
+status shard_store::read_published(std::uint32_t t, const std::uint64_t* ids, std::size_t n, float* values,
+                                   std::uint8_t* present) const {
+  const embedding_table* tab = existing_table(t);
+  if (tab == nullptr) {
+    std::fill(present, present + n, std::uint8_t{0});
+    return status::ok();
+  }
+  return tab->read_published(ids, n, loader(t), values, present);
+}
+
 embedding_table* shard_store::table(std::uint32_t t) {
   if (t >= options_.max_tables) return nullptr;
   if (auto* p = fast_[t].load(std::memory_order_acquire)) return p;

@@ -294,6 +294,10 @@ result<loaded_model> load_model(const std::string& path) {
                                   static_cast<std::uint32_t>(m.job.categorical_features));
   if (!setup.is_ok()) return setup.error().with_context(prefix + "its configuration");
   m.setup = std::move(*setup);
+  // A model is scored, never trained further: its tables hold what the file holds. The row limit
+  // is how training keeps tables bounded, and a table with a memory budget goes over it until its
+  // next flush trims it: a copy taken meanwhile (a published base) has more rows than the limit.
+  m.setup.embeddings.max_rows_per_table = 0;
   const std::size_t params = dense_layout(m.setup.dlrm).size();
   if (m.setup.dlrm.num_sparse != m.header.tables || m.setup.dlrm.embedding_dim != m.header.dim ||
       params != m.header.dense_params)
@@ -314,10 +318,7 @@ result<loaded_model> load_model(const std::string& path) {
     row.assign(table.row_floats(), 0.0f);  // optimizer state (after the values) starts at zero
     for (std::size_t i = 0; i < n; ++i) {
       std::copy(values + i * dim, values + (i + 1) * dim, row.begin());
-      if (!table.put(ids[i], row.data()))
-        return {errc::resource_exhausted, prefix + "table " + std::to_string(t) +
-                                              " holds more rows than its max-rows-per-table (" +
-                                              std::to_string(table.options().max_rows) + ")"};
+      table.put(ids[i], row.data());  // a table without a row limit takes every row
     }
     return status::ok();
   }));

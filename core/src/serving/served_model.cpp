@@ -188,15 +188,6 @@ status served_model::check_update(const view& now, const model_update& update) c
                                           std::to_string(t.ids.size()) + " rows of dim " + std::to_string(dim)};
     if (!all_finite(t.values.data(), t.values.size()))
       return {errc::invalid_argument, where + ": a row value is not finite"};
-    const auto& table = now.store->table(t.table);
-    const std::uint64_t max_rows = table.options().max_rows;
-    if (max_rows == 0) continue;
-    std::uint64_t rows = table.rows();
-    for (const std::uint64_t id : t.erased) rows -= table.find(id) != nullptr ? 1 : 0;
-    for (const std::uint64_t id : t.ids) rows += table.find(id) == nullptr ? 1 : 0;
-    if (rows > max_rows)
-      return {errc::resource_exhausted, where + " would hold " + std::to_string(rows) +
-                                            " rows, above its max-rows-per-table (" + std::to_string(max_rows) + ")"};
   }
   return status::ok();
 }

@@ -140,6 +140,24 @@ TEST_CASE("model file: round trip keeps the dense part and every row bit for bit
   }
 }
 
+TEST_CASE("model file: a table past the job's row limit loads whole, without the limit", "[model_file]") {
+  // A memory budget lets a table go over --max-rows-per-table until its next flush: a copy taken
+  // then holds more rows than the limit, and scoring it must see them all.
+  test::temp_dir dir;
+  small_model m;  // 20 rows in tables 0, 1 and 3
+  m.job.model.max_rows_per_table = 15;
+  auto h = model::header_for_job(m.job, 0.25, 12345, "model_file_test");
+  REQUIRE(h.is_ok());
+  m.header = *h;
+  const std::string path = dir.str("m.ssm");
+  REQUIRE(model::save_model(path, m.header, *m.dense, *m.store).is_ok());
+  auto loaded = model::load_model(path);
+  REQUIRE(loaded.is_ok());
+  CHECK(loaded->job.model.max_rows_per_table == 15);  // the job's setting, as it was
+  CHECK(loaded->embeddings->table(0).rows() == 20);
+  CHECK(loaded->embeddings->table(0).options().max_rows == 0);
+}
+
 TEST_CASE("model file: an empty model round trips", "[model_file]") {
   test::temp_dir dir;
   small_model m(0);

@@ -24,7 +24,7 @@ using serving::table_update;
 inline constexpr std::uint32_t dense_features = 3, tables = 4, dim = 4;
 inline constexpr std::uint64_t known_ids = 40;  // ids 0 .. known_ids - 1 have rows in every table
 
-inline job::job_options small_job(std::uint64_t max_rows = 0) {
+inline job::job_options small_job() {
   job::job_options j;
   j.dense_features = dense_features;
   j.categorical_features = tables;
@@ -35,15 +35,14 @@ inline job::job_options small_job(std::uint64_t max_rows = 0) {
   j.model.dense_optimizer = "adagrad";
   j.model.seed = 7;
   j.model.embedding_init_scale = 0.05;
-  j.model.max_rows_per_table = max_rows;
   return j;
 }
 
 // A trained-looking model, the same for the same seed: random dense parameters and rows for ids
 // 0 .. known_ids - 1 of every table.
-inline model::loaded_model make_model(std::uint64_t seed = 11, std::uint64_t max_rows = 0) {
+inline model::loaded_model make_model(std::uint64_t seed = 11) {
   model::loaded_model m;
-  m.job = small_job(max_rows);
+  m.job = small_job();
   auto s = job::resolve_model(m.job.model, dense_features, tables);
   REQUIRE(s.is_ok());
   m.setup = *s;

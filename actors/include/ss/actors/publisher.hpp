@@ -55,6 +55,7 @@ struct publication_outcome {
   std::uint64_t sequence = 0;
   publish::publication_kind kind = publish::publication_kind::delta;
   std::uint64_t rows = 0;
+  std::uint64_t tombstones = 0;  // rows a delta says are gone
   std::uint64_t bytes = 0;
   std::uint64_t examples_trained = 0;
   double seconds = 0;

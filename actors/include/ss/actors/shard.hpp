@@ -60,6 +60,8 @@ struct shard_counters : metrics::counter_set {
   counter rows_dumped{*this, "rows_dumped", "Rows sent for model exports."};
   counter publications_started{*this, "publications_started", "Publications (bases and deltas) this shard began."};
   counter rows_published{*this, "rows_published", "Changed rows sent for published deltas."};
+  counter tombstones_published{*this, "tombstones_published",
+                               "Rows sent as gone for published deltas (dropped for a row limit, expired)."};
   counter busy_ns{*this, "busy_seconds", "Seconds the shard's workers were busy.", ns};
   // Persistence.
   counter flushes{*this, "flushes", "Writes of changed rows to storage."};

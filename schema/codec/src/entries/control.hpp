@@ -90,11 +90,16 @@ struct codec<publish_rows_reply>
       list<&publish_rows_reply::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
       list<&publish_rows_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>,
       field<&publish_rows_reply::next_position, &Wire::Builder::setNextPosition, &Wire::Reader::getNextPosition>,
-      field<&publish_rows_reply::staged, &Wire::Builder::setStaged, &Wire::Reader::getStaged>>;
+      field<&publish_rows_reply::staged, &Wire::Builder::setStaged, &Wire::Reader::getStaged>,
+      list<&publish_rows_reply::gone_tables, &Wire::Builder::initGoneTables, &Wire::Reader::getGoneTables>,
+      list<&publish_rows_reply::gone_ids, &Wire::Builder::initGoneIds, &Wire::Reader::getGoneIds>>;
 
   static status check(const publish_rows_reply& m) {
     if (m.tables.size() != m.ids.size())
       return parse_error("publish_rows_reply: " + num(m.tables.size()) + " tables for " + num(m.ids.size()) + " ids");
+    if (m.gone_tables.size() != m.gone_ids.size())
+      return parse_error("publish_rows_reply: " + num(m.gone_tables.size()) + " tables for " + num(m.gone_ids.size()) +
+                         " tombstones");
     if (m.ids.empty() ? !m.values.empty() : m.values.size() % m.ids.size() != 0)
       return parse_error("publish_rows_reply: " + num(m.values.size()) + " values for " + num(m.ids.size()) +
                          " ids (not a whole number of rows)");

@@ -159,13 +159,22 @@ class embedding_table {
   std::size_t take_dirty(std::size_t stripe, std::vector<std::uint64_t>& ids, std::vector<float>& rows,
                          std::uint32_t flush = 0, std::vector<std::uint64_t>* erased = nullptr);
   // Delta publishing: the rows created or changed since the publisher last took them, for stripe
-  // `stripe`: appends their ids to `ids`, clearing their publisher marks; returns how many. The
-  // publisher reads their values when it writes them (find), so a row changed meanwhile goes out
-  // as it stands then, and again in the next take. Every row is marked until the first take or
-  // clear_published(). Tables with a budget are not published: a row could leave RAM marked.
+  // `stripe`: appends their ids to `ids`, clearing their publisher marks; returns how many. With a
+  // budget, once publishing started (row_budget::publishing), also the rows that left RAM since
+  // the last take marked (evicted: storage holds them) or for good (dropped, expired: the
+  // publication gives a tombstone), each maybe more than once. The publisher reads their values
+  // when it writes them (read_published), so a row changed meanwhile goes out as it stands then,
+  // and again in the next take. Every row is marked until the first take or clear_published().
   std::size_t take_published(std::size_t stripe, std::vector<std::uint64_t>& ids);
-  // Clears every publisher mark: a full copy (a published base) starts now.
+  // Clears every publisher mark and the rows remembered as gone: a full copy (a published base)
+  // starts now.
   void clear_published();
+  // Delta publishing: the values (dim floats each, no optimizer state) of rows `ids` as they stand
+  // now: in RAM, else (with a budget over a cold tier) as storage holds them. present[i] = 0 for
+  // an id the table holds no row of (dropped for good, expired, never made): a tombstone. Changes,
+  // touches and counts nothing. Returns load's error.
+  status read_published(const std::uint64_t* ids, std::size_t n, const row_loader& load, float* values,
+                        std::uint8_t* present) const;
   // With a budget: the next rows of stripe `stripe` that eviction would take, made ready to go.
   // Runs the CLOCK hand as eviction does (a row touched since it last passed gets a second
   // chance) until `want` rows were found that are not being used: a changed one is taken for
@@ -252,6 +261,9 @@ class embedding_table {
     flush_marks flushes;
     eviction_memory evicted;
     dropped_rows dropped;     // given up for good, their stored copies not deleted yet
+    // Delta publishing (with a budget): ids that left RAM marked for the publisher, or for good,
+    // since its last take (take_published).
+    std::vector<std::uint64_t> gone_unpublished;
   };
 
   static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }

@@ -56,6 +56,11 @@ struct row_budget {
   // a failed flush its rows may be missing from storage: nothing is evicted any more.
   std::atomic<std::uint32_t> taking{0}, flushed{0};
   std::atomic<bool> flush_failed{false};
+  // Delta publishing started (a base cleared the publisher marks): from then on a row that leaves
+  // RAM marked, or is given up for good, is remembered for the publisher's next take, so that the
+  // delta names it (its values from storage, or a tombstone). Before the first base nothing is
+  // remembered: a job that does not publish keeps no such list.
+  std::atomic<bool> publishing{false};
 
   // RAM holds more rows than the budget plus a sixteenth: the changed rows that may not go are
   // piling up, and a flush now would let them go.

@@ -177,9 +177,15 @@ class shard_store {
   // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not
   // all the rows; restore leaves them in storage, export reads them from there.
   bool tiered() const { return tiered_; }
-  // Whether its rows can be published as deltas (publish_staging): only while every row stays in
-  // RAM (no memory budget, no row limit or TTL), so that no row leaves with its publisher mark.
-  bool publishable() const { return budget_ == nullptr; }
+  // Delta publishing (publish_staging): a base starts. Clears every publisher mark; from now on,
+  // where rows leave RAM (a memory budget, a row limit, a TTL), the ones that leave marked or for
+  // good are remembered for the next take (embedding_table::take_published).
+  void clear_published();
+  // The values of table t's rows `ids` as a publication sends them, wherever they are now
+  // (embedding_table::read_published): present[i] = 0 for a row the shard no longer holds. A table
+  // that does not exist holds none.
+  status read_published(std::uint32_t t, const std::uint64_t* ids, std::size_t n, float* values,
+                        std::uint8_t* present) const;
 
  private:
   status check_tables(const std::uint32_t* tables, std::size_t n) const;

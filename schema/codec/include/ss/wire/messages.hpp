@@ -370,6 +370,8 @@ struct publish_rows_reply {
   std::vector<float> values;  // ids.size() x dim
   std::uint64_t next_position = 0;
   std::uint64_t staged = 0;
+  std::vector<std::uint32_t> gone_tables;  // tombstones: gone_ids.size() of them
+  std::vector<std::uint64_t> gone_ids;
 };
 
 // Coordinator -> trainer: run closing round `generation` (a scored epoch ended); answered by an ack.
