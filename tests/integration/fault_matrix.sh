@@ -24,6 +24,7 @@
 #   SS_MATRIX_CASES=pairs (the default, what CI runs): every pair of service, signal and phase
 #   (pairwise_product), the special cases and the regressions; about 75 cases.
 #   SS_MATRIX_CASES=full: the whole cross product (full_product) and the special cases.
+#   SS_MATRIX_CASES=online: only the cases of a following, publishing job (variant online).
 #   SS_MATRIX_ROWS (default 150000): rows of the training file.
 set -euo pipefail
 
@@ -54,7 +55,8 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 # waits for the job under a deadline; leaves the JSON line in NAME.json and the log in NAME.err.
 # SERVICE may name two services, a+b: both get the signal at once. VARIANT changes the job: nosync
 # (--sync none; the default is s-easgd), shards2 (2 shards; the default is 1), epochs (2 epochs,
-# shuffled in windows of 20,000 rows, the test file scored for validation after each).
+# shuffled in windows of 20,000 rows, the test file scored for validation after each), online
+# (the input followed, up to --follow-limit-examples, and the model published: check_chain).
 # KILL5 kills the service five times in a row, each time once its successor has registered.
 #   startup  - 0.5 s after the service registered with the coordinator (its first seconds); the
 #              coordinator: as soon as it is up, while the others register
@@ -80,7 +82,11 @@ run_case() {
   [[ $variant == nosync ]] && extra=(--sync none --shards 1)
   [[ $variant == shards2 ]] && extra=(--sync s-easgd --shards 2)
   [[ $variant == epochs ]] && extra=(--sync s-easgd --shards 1 --epochs 2 --shuffle-buffer 20000 --validation data/test.tsv)
-  rm -rf "$name" "$name.ssm"
+  # online: the input followed as it grows (here a file that does not), ended by its limit, and the
+  # model published every 0.3 s (beside the run directory: a resume keeps only the state).
+  [[ $variant == online ]] && extra=(--sync s-easgd --shards 1 --follow --follow-limit-examples "$rows"
+    --publish-dir "$work/$name.pub" --publish-interval 0.3 --publish-retain 100000)
+  rm -rf "$name" "$name.ssm" "$name.pub"
   [[ $phase == export ]] && extra+=(--export "$work/$name.ssm" --export-page-rows 100)
   [[ $phase == exportreq ]] && extra+=(--export-page-rows 300)
   [[ $phase == scoring ]] && extra+=(--test "$(printf 'data/test.tsv,%.0s' $(seq 9))data/test.tsv")
@@ -391,6 +397,28 @@ check_snapshot_abandoned() {
     fail "$1: no snapshot was abandoned for shard $2's restart (it completed before the signal?)"
 }
 
+# check_chain NAME: an online case's publications are numbered 1, 2, ... without a gap, each delta
+# following the one before, and the newest is the job's final model: predict --publish-dir scores
+# the test file exactly as the job did (serve answers as predict does: serve_tests).
+check_chain() {
+  local dir="$1.pub" expected=1 m seq prev
+  [[ -d $dir ]] || { fail "$1: no publish directory"; return; }
+  for m in $(ls "$dir" | grep 'manifest$' | sort); do
+    seq=$((10#${m%%.*}))
+    ((seq == expected)) || fail "$1: publication $seq where $expected was due"
+    expected=$((seq + 1))
+    if [[ $m == *delta* ]]; then
+      prev=$(grep "^previous " "$dir/$m" | awk '{print $3}')
+      ((prev == seq - 1)) || fail "$1: delta $seq follows $prev, not $((seq - 1))"
+    fi
+  done
+  ((expected > 2)) || fail "$1: $((expected - 1)) publications, expected several"
+  "$bin" predict --publish-dir "$dir" --test data/test.tsv --threads 1 >"$1.chain" 2>&1 ||
+    fail "$1: predict --publish-dir failed: $(tail -1 "$1.chain")"
+  [[ "$(tail -1 "$1.chain" | grep -o '"test_ne":[^,}]*' | cut -d: -f2)" == "$(field "$1.json" test_ne)" ]] ||
+    fail "$1: the chain's newest model scores NE $(tail -1 "$1.chain" | grep -o '"test_ne":[^,}]*'), the job $(field "$1.json" test_ne)"
+}
+
 # check_epochs NAME: both epochs ran and were scored (by a restarted coordinator too), and a reader
 # killed in the second epoch resumed in it.
 check_epochs() {
@@ -456,6 +484,11 @@ special_cases="all:KILL:resume shard-0:NOCKPT:resume shard-0:WIPE:resume all:FOR
   shard-0+coordinator:KILL:training shard-0+shard-1:KILL:training:shards2 shard-0:KILL5:training
   trainer-1:KILL:draining:nosync trainer-0:KILL:training:nosync
   reader-0:KILL:epoch2:epochs coordinator:KILL:validating:epochs shard-0:KILL:validating:epochs"
+# A following, publishing job (online): every service kind, each phase of training once, and a
+# power cut; the chain must be unbroken and end at the job's final model.
+online_cases="coordinator:KILL:training:online shard-0:KILL:training:online reader-0:KILL:training:online
+  trainer-0:TERM:training:online sync-1:STOP:training:online shard-0:TERM:snapshot:online
+  coordinator:TERM:draining:online all:KILL:resume:online"
 # Cases that once failed, kept whatever the pairs choose.
 regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring shard-0:TERM:scoring
@@ -463,8 +496,9 @@ regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard
   shard-0:KILL:snapshot shard-0:TERM:exportreq coordinator:TERM:export coordinator:STOP:exportreq coordinator:KILL:exportreq
   coordinator:STOP:resume"
 case ${SS_MATRIX_CASES:-pairs} in
-  full) cases="$(full_product) $special_cases" ;;
-  pairs) cases="$(pairwise_product) $special_cases $regressions" ;;
+  full) cases="$(full_product) $special_cases $online_cases" ;;
+  pairs) cases="$(pairwise_product) $special_cases $online_cases $regressions" ;;
+  online) cases=$online_cases ;;
   *) cases=$SS_MATRIX_CASES ;;
 esac
 # Each case once, in the order given.
@@ -576,6 +610,7 @@ for c in $cases; do
   # A stopped shard may finish its checkpoint before it leaves; a killed one cannot.
   if [[ $phase == snapshot && -n $shard_index && $signal == KILL* ]]; then check_snapshot_abandoned "$name" "$shard_index"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
+  if [[ $variant == online ]]; then check_chain "$name"; fi
 done
 
 if ((failures > 0)); then
