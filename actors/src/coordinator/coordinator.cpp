@@ -179,6 +179,13 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
     r.export_bytes = st.exported->bytes;
   }
   r.export_error = st.export_error;
+  if (!st.options.publish_dir.empty()) {
+    r.publish_dir = st.options.publish_dir;
+    r.publications = st.counters.publications.load();
+    r.publications_failed = st.counters.publications_failed.load();
+    if (st.last_publication) r.last_publication = st.last_publication->sequence;
+    r.publish_error = st.publish_error;  // cleared by every publication written: the final one failed
+  }
   if (st.options.job.follow.enabled)
     r.follow_ended = !st.input_closed_why.empty() ? st.input_closed_why
                                                   : "--follow-limit-examples " +

@@ -34,7 +34,7 @@ const char* plural(std::uint64_t n) { return n == 1 ? "" : "s"; }
 
 int job_report::exit_status() const {
   if (!ok) return 1;
-  return snapshot_error.empty() ? 0 : 3;
+  return snapshot_error.empty() && publish_error.empty() ? 0 : 3;
 }
 
 std::string job_report::to_json() const {
@@ -108,6 +108,11 @@ std::string job_report::to_json() const {
       .add("export_rows", export_rows)
       .add("export_bytes", export_bytes)
       .add("export_error", export_error)
+      .add("publish_dir", publish_dir)
+      .add("publications", publications)
+      .add("publications_failed", publications_failed)
+      .add("last_publication", last_publication)
+      .add("publish_error", publish_error)
       .add_raw("trainer_stats", json_array(trainer_lines))
       .str();
 }
@@ -181,6 +186,11 @@ result<job_report> job_report::from_json(std::string_view json) {
   r.export_rows = j["export_rows"].uint64();
   r.export_bytes = j["export_bytes"].uint64();
   r.export_error = j["export_error"].string();
+  r.publish_dir = j["publish_dir"].string();
+  r.publications = j["publications"].uint64();
+  r.publications_failed = j["publications_failed"].uint64();
+  r.last_publication = j["last_publication"].uint64();
+  r.publish_error = j["publish_error"].string();
   for (const auto& t : j["trainer_stats"].items()) {
     trainer_stats s;
     s.name = t["name"].string();
@@ -252,6 +262,13 @@ std::string job_report::summary() const {
                   static_cast<unsigned long long>(export_rows), static_cast<double>(export_bytes) / 1e6);
   else if (!export_error.empty())
     out += "  model   NOT written: " + export_error + "\n";
+  if (!publish_dir.empty())
+    out += format("  publish %llu publication%s to %s (%llu failed), the newest %llu\n",
+                  static_cast<unsigned long long>(publications), plural(publications), publish_dir.c_str(),
+                  static_cast<unsigned long long>(publications_failed),
+                  static_cast<unsigned long long>(last_publication));
+  if (!publish_error.empty())
+    out += "  publish the final publication FAILED (" + publish_error + "): serving has an older model; exit status 3\n";
   return out;
 }
 

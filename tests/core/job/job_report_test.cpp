@@ -111,6 +111,23 @@ TEST_CASE("job_report: exit status and summary follow the fields", "[core][job]"
   CHECK(r.exit_status() == 3);
   CHECK(r.summary().find("the last snapshot FAILED (disk full): the newest complete one is snapshot 9") !=
         std::string::npos);
+  r.snapshot_error.clear();
+  r.publish_dir = "/srv/pub";
+  r.publications = 12;
+  r.publications_failed = 2;
+  r.last_publication = 14;
+  CHECK(r.exit_status() == 0);
+  CHECK(r.summary().find("publish 12 publications to /srv/pub (2 failed), the newest 14") != std::string::npos);
+  r.publish_error = "delta 15: no space left on the device";
+  CHECK(r.exit_status() == 3);
+  CHECK(r.summary().find("the final publication FAILED (delta 15: no space left on the device)") != std::string::npos);
+  auto published = job_report::from_json(r.to_json());
+  REQUIRE(published.is_ok());
+  CHECK(published->publish_dir == "/srv/pub");
+  CHECK(published->publications == 12);
+  CHECK(published->publications_failed == 2);
+  CHECK(published->last_publication == 14);
+  CHECK(published->publish_error == r.publish_error);
   r.ok = false;
   r.error = "shard 0 has been away";
   r.tested = false;

@@ -75,11 +75,17 @@ struct job_report {
   std::string export_path;  // empty: nothing written
   std::uint64_t export_rows = 0, export_bytes = 0;
   std::string export_error;
+  // Delta publishing (--publish-dir): publications written and failed, the newest written, and
+  // why the last attempt failed (kept only when the final publication failed: serving then has
+  // an older model than the job's).
+  std::string publish_dir;  // empty: the job did not publish
+  std::uint64_t publications = 0, publications_failed = 0, last_publication = 0;
+  std::string publish_error;
   std::vector<trainer_stats> per_trainer;  // "trainer_stats" in the JSON line
 
   double examples_per_sec() const { return seconds > 0 ? static_cast<double>(examples) / seconds : 0.0; }
-  // 0: finished and its last snapshot holds it; 3: finished, but the last snapshot failed (the
-  // state on disk is older than the job: a full disk); 1: failed.
+  // 0: finished and its last snapshot holds it; 3: finished, but the last snapshot or the final
+  // publication failed (what is on disk is older than the job: a full disk); 1: failed.
   int exit_status() const;
 
   // The JSON result line (one line, no newline); from_json reads it back (missing members keep
