@@ -871,8 +871,22 @@ sc_cut_one() {
 }
 sc_move() {
   # Its final export, undisturbed, measures how long one lasts here (the bound of a cut during one).
-  run_job move "shard-0, trainer-0 killed, restarted on other hosts" "$(ne_bound_for killed)" --sync-server --shard-data \
-    --export "$job_dir_placeholder" -- "c20:move:shard-0:shard-0-b" "next:move:trainer-0:trainer-0-b"
+  # The coordinator also publishes (docs/online.md): the moved shard's successor needs a base, and
+  # the chain, written on the coordinator's host, ends at the job's final model.
+  job_post_hook() {
+    local rc=0 manifests
+    manifests=$(ls "$job/pub" 2>/dev/null | grep -c 'manifest$' || true)
+    ((manifests >= 3)) || fail "$job: $manifests publications in $job/pub, expected a base, deltas and the final model"
+    shadowsync predict --publish-dir "$job/pub" --test "$test_file" --threads 1 >"$job/chain.out" 2>&1 || rc=$?
+    ((rc == 0)) || { fail "$job: predict --publish-dir failed: $(tail -1 "$job/chain.out")"; return; }
+    [[ "$(tail -1 "$job/chain.out" | grep -o '"test_ne":[^,}]*' | cut -d: -f2)" == "$(field "$job/result.json" test_ne)" ]] ||
+      fail "$job: the published chain scores $(tail -1 "$job/chain.out" | grep -o '"test_ne":[^,}]*'), the job $(field "$job/result.json" test_ne)"
+    echo "  $job: $manifests publications; predict --publish-dir scores as the job ($(field "$job/result.json" test_ne))"
+  }
+  run_job move "shard-0, trainer-0 killed, restarted on other hosts; the model published" "$(ne_bound_for killed)" \
+    --sync-server --shard-data --export "$job_dir_placeholder" --publish-dir "$work/move/pub" --publish-interval 0.5 -- \
+    "c20:move:shard-0:shard-0-b" "next:move:trainer-0:trainer-0-b"
+  job_post_hook() { :; }
   local l
   l=$(phase_length move export)
   [[ -n $l ]] && base_len[export]=$l
