@@ -101,8 +101,10 @@ void served_model::wait_for_retired_views() {
     // Scorers hold a view for one call; a poll keeps scoring free of any signalling.
     while (!w.expired()) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  // The scorers' last reads (before they released their views) happen before the writes to come.
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // Scorers drop their views under released_mu_: taking it now, after every view expired, puts
+  // their last reads before the writes to come (a fence would too, but ThreadSanitizer, which
+  // checks this code, models mutexes and not fences).
+  { std::lock_guard<std::mutex> released(released_mu_); }
   std::lock_guard<std::mutex> lock(retired_mu_);
   retired_.erase(std::remove_if(retired_.begin(), retired_.end(), [](const auto& w) { return w.expired(); }),
                  retired_.end());
@@ -110,7 +112,16 @@ void served_model::wait_for_retired_views() {
 
 result<model_version> served_model::score(const data::example_batch& batch, scoring_scratch& scratch,
                                           std::vector<float>& probabilities) const {
-  const std::shared_ptr<const view> v = current();
+  std::shared_ptr<const view> v = current();
+  // Dropped under released_mu_ on every way out (wait_for_retired_views).
+  struct drop_under {
+    std::shared_ptr<const view>& held;
+    std::mutex& mu;
+    ~drop_under() {
+      std::lock_guard<std::mutex> lock(mu);
+      held.reset();
+    }
+  } drop{v, released_mu_};
   const auto& config = setup_.dlrm;
   SS_RETURN_IF_ERROR(train::check_batch(config, batch));
   train::prepare_rows(config, batch, setup_.buckets, scratch.worker);

@@ -143,6 +143,9 @@ class served_model {
   job::model_setup setup_;
 
   mutable std::mutex view_mu_;  // guards current_ (held only to copy or swap it)
+  // Scorers drop their views under it: a writer that saw them expire takes it once, which puts
+  // their last reads before its writes (wait_for_retired_views).
+  mutable std::mutex released_mu_;
   std::shared_ptr<const view> current_;
   std::mutex writer_mu_;  // one apply() or replace() at a time
   mutable std::mutex retired_mu_;  // guards retired_ (held briefly: stats() reads it while a writer waits)
