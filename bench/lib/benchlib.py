@@ -5,7 +5,7 @@ another script (what two scripts need goes here).
            a script's own folder, where its results are written (results lie beside their experiment)
   data     experiment_data(rows), generated_data(name, rows, ...), ctr_sets(work, rows): the data sets
            of the defaults sweep (generated, generated read as categorical only, the Criteo and Avazu samples)
-  jobs     run_job (one job to its JSON result line, kept in a runs file as it ends, so that a crash late
+  jobs     following_job (argv of a following, publishing job), run_job (one job to its JSON result line, kept in a runs file as it ends, so that a crash late
            in a long experiment keeps the runs before it), local_result, run_train, run_pinned,
            result_line, last_json, load_runs
   results  report (a table and its JSON line into DIR/NAME.{md,json}), write_report (a text and JSON
@@ -159,6 +159,15 @@ def run_train(job):
     if p.returncode != 0 or not r.get("ok"):
         return {"auc": 0.5, "ne": float("nan"), "logloss": float("nan"), "failed": r.get("error") or p.stderr[-300:]}
     return {"auc": r["test_auc"], "ne": r["test_ne"], "logloss": r["test_logloss"], "failed": ""}
+
+
+def following_job(train, limit, publish_dir, interval):
+    """argv of a following job that publishes (bench/online): `local --follow` on TRAIN up to LIMIT
+    examples, one reader and one trainer (rows train in file order), a publication every INTERVAL s."""
+    return [BIN, "local", "--follow", "--train", train, "--follow-limit-examples", str(limit),
+            "--trainers", "1", "--readers", "1", "--shards", "1", "--sync", "none",
+            "--publish-dir", publish_dir, "--publish-interval", str(interval), "--publish-retain", "100000",
+            "--progress-interval", "0", "--log-level", "warn"]
 
 
 def run_pinned(cmd, run_dir, base_cpu, moved):

@@ -76,11 +76,7 @@ def main():
         pub = os.path.join(work, "pub")
         print(f"training a following job on {a.rows:,} drifting rows, publishing every {a.interval} s",
               file=sys.stderr)
-        job = subprocess.run(
-            [benchlib.BIN, "local", "--follow", "--train", stream, "--follow-limit-examples", str(a.rows),
-             "--trainers", "1", "--readers", "1", "--shards", "1", "--sync", "none",
-             "--publish-dir", pub, "--publish-interval", str(a.interval), "--publish-retain", "100000",
-             "--progress-interval", "0", "--log-level", "warn"], capture_output=True, text=True)
+        job = subprocess.run(benchlib.following_job(stream, a.rows, pub, a.interval), capture_output=True, text=True)
         result = benchlib.last_json(job.stdout)
         if job.returncode != 0 or not result or not result.get("ok"):
             sys.exit("the job failed: " + job.stderr[-600:])

@@ -70,10 +70,7 @@ def main():
         open(inp, "wb").close()
         pub = os.path.join(work, "pub")
         job = subprocess.Popen(
-            [benchlib.BIN, "local", "--follow", "--train", inp, "--follow-limit-examples", str(a.rows),
-             "--trainers", "1", "--readers", "1", "--shards", "1", "--sync", "none",
-             "--publish-dir", pub, "--publish-interval", str(a.interval), "--progress-interval", "0",
-             "--log-level", "warn"],
+            benchlib.following_job(inp, a.rows, pub, a.interval),
             stdout=open(os.path.join(work, "job.out"), "w"), stderr=open(os.path.join(work, "job.err"), "w"))
         procs.append(job)
 

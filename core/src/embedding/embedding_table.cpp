@@ -563,7 +563,7 @@ status embedding_table::read_published(const std::uint64_t* ids, std::size_t n, 
       evictions_then.push_back(s.evicted.count());
     }
   }
-  if (!load || !options_.budget) return status::ok();  // RAM holds every row there is
+  if (!load) return status::ok();  // no cold tier: RAM holds every row there is
   // Read from storage outside the locks; a row evicted meanwhile (written since) is read again,
   // as visit_tiered does.
   std::vector<std::uint64_t> load_ids;
