@@ -4,7 +4,9 @@
 #   SS_JOBS=1 scripts/build.sh                           fewer parallel compile jobs
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/steps.sh"
+trap steps_summary EXIT
 build_dir=${SS_BUILD_DIR:-$root/build}
 # shellcheck disable=SC2086
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${SS_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j "${SS_JOBS:-$(nproc)}"
+thin_build cmake --build "$build_dir" -j "${SS_JOBS:-$(nproc)}"

@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. "$root/scripts/lib/steps.sh"
+trap steps_summary EXIT
 seconds=${1:-60}
 build=${SS_FUZZ_BUILD_DIR:-build-fuzz}
 jobs=${SS_FUZZ_JOBS:-2}
@@ -32,7 +34,7 @@ if [ ! -f "$build/build.ninja" ]; then
     -DSS_FUZZ=ON -DSS_BUILD_BENCH=OFF \
     -DCMAKE_CXX_FLAGS="$san -fsanitize=fuzzer-no-link" -DCMAKE_C_FLAGS="$san"
 fi
-ninja -C "$build" -j"$jobs" "${targets[@]}"
+step "fuzz build" thin_build ninja -C "$build" -j"$jobs" "${targets[@]}"
 
 # -max_len: frames up to 1 MiB; rows, config text, delta files and manifests up to 64 KiB.
 max_len_of() {

@@ -10,20 +10,22 @@
 #                                        scripts/sanitize.sh); CI does this
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/steps.sh"
+trap steps_summary EXIT
 # --dashboard: Chromium and promtool, which the dashboard_browser and prometheus_rules tests need;
 # --docker: the Docker engine and debootstrap, which compose_e2e needs (docker/e2e.sh, as root);
 # installed here, so those tests fail rather than skip when they cannot run.
-"$root/scripts/setup.sh" --dashboard --docker
+step "packages" "$root/scripts/setup.sh" --dashboard --docker
 export SS_BROWSER_REQUIRE=1 SS_PROMTOOL_REQUIRE=1 SS_DOCKER_REQUIRE=1
 export SS_CMAKE_ARGS="-DSS_WERROR=ON ${SS_CMAKE_ARGS:-}"
-"$root/scripts/build.sh"
+step "build" "$root/scripts/build.sh"
 build_dir=${SS_BUILD_DIR:-$root/build}
 cd "$build_dir"
-ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" "$@"
+step "tests" thin_tests ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" "$@"
 for kind in ${SS_SANITIZERS:-}; do
   "$root/scripts/sanitize.sh" "$kind" "$@"
 done
 if [ "${SS_FUZZ_SECONDS:-0}" != 0 ]; then
-  "$root/scripts/setup.sh" --fuzz
-  "$root/scripts/fuzz.sh" "$SS_FUZZ_SECONDS"
+  step "fuzz packages" "$root/scripts/setup.sh" --fuzz
+  step "fuzz" "$root/scripts/fuzz.sh" "$SS_FUZZ_SECONDS"
 fi

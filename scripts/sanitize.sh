@@ -36,6 +36,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. "$root/scripts/lib/steps.sh"
+trap steps_summary EXIT
 jobs=${SS_SANITIZE_JOBS:-$(nproc)}
 kind=${1:-asan}
 shift || true
@@ -57,7 +59,7 @@ asan_env() {
 
 run_asan() {
   configure build-asan address,undefined
-  cmake --build build-asan -j "$jobs"
+  step "asan build" thin_build cmake --build build-asan -j "$jobs"
   asan_env
   # The fault tests run on smaller jobs: ASan trains about 10x slower (fault_injection at full
   # size took 34 minutes of CI, a fault_matrix case about 2). Here they look for memory errors on
@@ -86,7 +88,7 @@ run_asan() {
   # fault matrix's export case and publish_local, a shard with a memory budget over RocksDB,
   # a row limit and a row TTL in publish_local's fourth job and full_disk, admission in the
   # embedding and shard suites.
-  (cd build-asan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" \
+  (cd build-asan && step "asan tests" thin_tests ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" \
      -E '^(deploy_validation|prometheus_rules|dashboard_browser|netns_cluster|compose_e2e|export_predict|tiered_rows|row_ttl|admission)$' "$@")
 }
 
@@ -95,9 +97,9 @@ adapter_tests='^(transport_tests|wire_tests|storage_tests|http_tests|embedding_t
 
 run_asan_adapters() {
   configure build-asan address,undefined
-  cmake --build build-asan -j "$jobs" --target "${adapter_targets[@]}"
+  step "asan build (adapters)" thin_build cmake --build build-asan -j "$jobs" --target "${adapter_targets[@]}"
   asan_env
-  (cd build-asan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -R "$adapter_tests" "$@")
+  (cd build-asan && step "asan tests (adapters)" thin_tests ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -R "$adapter_tests" "$@")
 }
 
 tsan_targets=(transport_tests storage_tests http_tests wire_tests actor_tests embedding_tests sync_tests shadowsync)
@@ -105,9 +107,9 @@ tsan_tests='^(transport_tests|storage_tests|http_tests|wire_tests|actor_tests|em
 
 run_tsan() {
   configure build-tsan thread
-  cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"
+  step "tsan build" thin_build cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"
   export TSAN_OPTIONS="exitcode=66:halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp:${TSAN_OPTIONS:-}"
-  (cd build-tsan && ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -R "$tsan_tests" "$@")
+  (cd build-tsan && step "tsan tests" thin_tests ctest --output-on-failure -j "${SS_TEST_JOBS:-2}" -R "$tsan_tests" "$@")
 }
 
 case "$kind" in

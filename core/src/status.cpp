@@ -1,5 +1,8 @@
 #include "ss/core/status.hpp"
 
+#include <cerrno>
+#include <cstring>
+
 namespace ss {
 
 const char* to_string(errc code) noexcept {
@@ -33,6 +36,10 @@ std::string status::to_string() const {
 status status::with_context(const std::string& context) const {
   if (is_ok()) return *this;
   return status(code_, context + ": " + message_);
+}
+
+status errno_status(const std::string& path, const char* what, int err) {
+  return status(err == ENOENT ? errc::not_found : errc::io_error, path + ": " + what + ": " + std::strerror(err));
 }
 
 }  // namespace ss

@@ -62,9 +62,9 @@ std::vector<std::string> environment_without(const std::string& prefix) {
 result<child_process> child_process::start(const std::vector<std::string>& argv, const std::string& stdout_path,
                                            const std::vector<std::string>* environment) {
   if (argv.empty()) return status(errc::invalid_argument, "no program to start");
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::vector<char*> arg_ptrs;
+  for (const auto& a : argv) arg_ptrs.push_back(const_cast<char*>(a.c_str()));
+  arg_ptrs.push_back(nullptr);
   std::vector<char*> envp;
   if (environment != nullptr) {
     for (const auto& e : *environment) envp.push_back(const_cast<char*>(e.c_str()));
@@ -72,7 +72,7 @@ result<child_process> child_process::start(const std::vector<std::string>& argv,
   }
   const spawn_setup setup(stdout_path);
   pid_t pid = -1;
-  if (int err = posix_spawn(&pid, argv[0].c_str(), setup.actions(), setup.attributes(), args.data(),
+  if (int err = posix_spawn(&pid, argv[0].c_str(), setup.actions(), setup.attributes(), arg_ptrs.data(),
                             environment != nullptr ? envp.data() : environ);
       err != 0)
     return status(errc::io_error, "cannot start " + argv[0] + ": " + std::strerror(err));

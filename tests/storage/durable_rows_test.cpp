@@ -12,7 +12,7 @@ using ss::errc;
 
 namespace {
 
-constexpr std::uint32_t kRowFloats = 17;  // 16 values + 1 optimizer state float
+constexpr std::uint32_t kDurableRowFloats = 17;  // 16 values + 1 optimizer state float
 
 // 100k rows over 4 tables (the same ids in several tables), in pages of 10k.
 void write_100k(ss::embedding::durable_rows& store, row_map* expect) {
@@ -33,8 +33,8 @@ void write_100k(ss::embedding::durable_rows& store, row_map* expect) {
 
 TEMPLATE_TEST_CASE("durable rows write and scan round trip with overwrites", "[storage]", memory_impl, rocks_impl) {
   TestType impl;
-  auto store = impl.open(kRowFloats);
-  REQUIRE(store->row_floats() == kRowFloats);
+  auto store = impl.open(kDurableRowFloats);
+  REQUIRE(store->row_floats() == kDurableRowFloats);
   REQUIRE(store->rows() == 0);
   REQUIRE(scan_all(*store).empty());
 
@@ -62,14 +62,14 @@ TEMPLATE_TEST_CASE("durable rows write and scan round trip with overwrites", "[s
     // (9, 77) written twice in one call: the second row (version 3) wins.
     std::vector<float> flat;
     for (int v : {2, 3}) {
-      auto r = make_row(9, 77, v, kRowFloats);
+      auto r = make_row(9, 77, v, kDurableRowFloats);
       flat.insert(flat.end(), r.begin(), r.end());
     }
     const std::uint32_t t[2] = {9, 9};
     const std::uint64_t d[2] = {77, 77};
     REQUIRE(store->write(t, d, flat.data(), 2).is_ok());
-    expect[{9, 77}] = make_row(9, 77, 3, kRowFloats);
-    expect[{2, 7919}] = make_row(2, 7919, 2, kRowFloats);
+    expect[{9, 77}] = make_row(9, 77, 3, kDurableRowFloats);
+    expect[{2, 7919}] = make_row(2, 7919, 2, kDurableRowFloats);
   }
   REQUIRE(store->rows() == 105000);
   REQUIRE(store->write(nullptr, nullptr, nullptr, 0).is_ok());
@@ -83,7 +83,7 @@ TEMPLATE_TEST_CASE("durable rows write and scan round trip with overwrites", "[s
 TEMPLATE_TEST_CASE("durable rows checkpoint then writes then restore gives the checkpointed rows", "[storage]",
                    memory_impl, rocks_impl) {
   TestType impl;
-  auto store = impl.open(kRowFloats);
+  auto store = impl.open(kDurableRowFloats);
   row_map at_checkpoint;
   write_rows(*store, {1, 1, 2, 3}, {10, 11, 10, 12345}, 0, &at_checkpoint);
   REQUIRE(store->set_meta("job", "job-a").is_ok());
@@ -204,7 +204,7 @@ TEMPLATE_TEST_CASE("durable rows meta set get and clear", "[storage]", memory_im
 TEMPLATE_TEST_CASE("durable rows restore of a corrupt checkpoint leaves the live rows untouched", "[storage]",
                    memory_impl, rocks_impl) {
   TestType impl;
-  auto store = impl.open(kRowFloats);
+  auto store = impl.open(kDurableRowFloats);
   row_map expect;
   write_rows(*store, {3, 3, 1}, {12345, 12346, 1}, 0, &expect);
   REQUIRE(store->checkpoint(8).is_ok());
@@ -255,23 +255,23 @@ TEMPLATE_TEST_CASE("durable rows scans run while the writer writes", "[storage]"
 TEMPLATE_TEST_CASE("durable rows read a batch: stored rows found, absent ones not, their slots untouched", "[storage]",
                    memory_impl, rocks_impl) {
   TestType impl;
-  auto store = impl.open(kRowFloats);
+  auto store = impl.open(kDurableRowFloats);
   row_map expect;
   write_100k(*store, &expect);
   // Stored keys, absent ids and an absent table, one key twice.
   const std::vector<std::uint32_t> tables = {0, 1, 3, 2, 5, 0, 0};
   const std::vector<std::uint64_t> ids = {0, 7919, std::uint64_t{1} << 40, 7918, 0, 7919 * 100, 0};
-  std::vector<float> rows(tables.size() * kRowFloats, -7.0f);
+  std::vector<float> rows(tables.size() * kDurableRowFloats, -7.0f);
   std::vector<std::uint8_t> found(tables.size(), 9);
   REQUIRE(store->read(tables.data(), ids.data(), tables.size(), rows.data(), found.data()).is_ok());
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const auto it = expect.find({tables[i], ids[i]});
     INFO("row " << i << " = (" << tables[i] << ", " << ids[i] << ")");
     REQUIRE(found[i] == (it != expect.end() ? 1 : 0));
-    const std::vector<float> got(rows.begin() + static_cast<std::ptrdiff_t>(i * kRowFloats),
-                                 rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * kRowFloats));
+    const std::vector<float> got(rows.begin() + static_cast<std::ptrdiff_t>(i * kDurableRowFloats),
+                                 rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * kDurableRowFloats));
     if (it != expect.end()) CHECK(got == it->second);
-    else CHECK(got == std::vector<float>(kRowFloats, -7.0f));
+    else CHECK(got == std::vector<float>(kDurableRowFloats, -7.0f));
   }
   CHECK(found[0] == 1);
   CHECK(found[3] == 0);
@@ -282,7 +282,7 @@ TEMPLATE_TEST_CASE("durable rows read a batch: stored rows found, absent ones no
 TEMPLATE_TEST_CASE("durable rows erase deletes the stored rows named, ignores absent ones, and counts exactly",
                    "[storage]", memory_impl, rocks_impl) {
   TestType impl;
-  auto store = impl.open(kRowFloats);
+  auto store = impl.open(kDurableRowFloats);
   // Nothing stored yet: erasing is a no-op.
   const std::uint32_t t0[1] = {0};
   const std::uint64_t i0[1] = {0};
@@ -300,7 +300,7 @@ TEMPLATE_TEST_CASE("durable rows erase deletes the stored rows named, ignores ab
     REQUIRE(expect.erase(key) == 1);
   CHECK(store->rows() == 100000 - 3);
   CHECK(scan_all(*store) == expect);
-  std::vector<float> row(kRowFloats);
+  std::vector<float> row(kDurableRowFloats);
   std::uint8_t found = 9;
   const std::uint32_t t1[1] = {1};
   const std::uint64_t i1[1] = {7919};
@@ -316,7 +316,7 @@ TEMPLATE_TEST_CASE("durable rows erase deletes the stored rows named, ignores ab
 TEMPLATE_TEST_CASE("durable rows scan_from pages through every row once, in key order", "[storage]", memory_impl,
                    rocks_impl) {
   TestType impl;
-  auto store = impl.open(kRowFloats);
+  auto store = impl.open(kDurableRowFloats);
   row_map expect;
   write_100k(*store, &expect);
   row_map got;
@@ -331,7 +331,7 @@ TEMPLATE_TEST_CASE("durable rows scan_from pages through every row once, in key 
       if (!first && !(last < key)) ordered = false;
       first = false;
       last = key;
-      got[key] = std::vector<float>(row, row + kRowFloats);
+      got[key] = std::vector<float>(row, row + kDurableRowFloats);
       ++in_page;
     });
     REQUIRE(n.is_ok());
@@ -350,23 +350,23 @@ TEMPLATE_TEST_CASE("durable rows scan_from pages through every row once, in key 
 
 TEST_CASE("rocksdb rows count their reads and writes: rows, bytes, read latency", "[storage]") {
   rocks_impl impl;
-  auto store = impl.open(kRowFloats);
+  auto store = impl.open(kDurableRowFloats);
   REQUIRE(store->io().reads == 0);
   row_map expect;
   write_100k(*store, &expect);
   auto io = store->io();
   CHECK(io.rows_written == 100000);
-  CHECK(io.bytes_written >= 100000 * kRowFloats * 4);
+  CHECK(io.bytes_written >= 100000 * kDurableRowFloats * 4);
   CHECK(io.reads == 0);
   const std::vector<std::uint32_t> tables = {0, 1, 3, 2, 5};
   const std::vector<std::uint64_t> ids = {0, 7919, std::uint64_t{1} << 40, 7918, 0};  // 3 stored, 2 absent
-  std::vector<float> rows(tables.size() * kRowFloats);
+  std::vector<float> rows(tables.size() * kDurableRowFloats);
   std::vector<std::uint8_t> found(tables.size());
   REQUIRE(store->read(tables.data(), ids.data(), tables.size(), rows.data(), found.data()).is_ok());
   io = store->io();
   CHECK(io.reads == 1);
   CHECK(io.rows_read == 3);
-  CHECK(io.bytes_read >= 3 * kRowFloats * 4);
+  CHECK(io.bytes_read >= 3 * kDurableRowFloats * 4);
   CHECK(io.read_p50_ms > 0);
   CHECK(io.read_p99_ms >= io.read_p50_ms);
 }

@@ -16,7 +16,7 @@
 namespace ss::actors {
 namespace {
 
-constexpr auto retry_after = std::chrono::milliseconds(500);
+constexpr auto renew_after = std::chrono::milliseconds(500);
 
 struct evaluator_state {
   static inline const char* name = "evaluator";
@@ -67,7 +67,7 @@ void retry(evaluator_self self, std::uint32_t shard, const std::string& why) {
   if (now - *since > st.in.shard_wait)
     return fail(self, "shard " + std::to_string(shard) + " did not answer lookups for " +
                           std::to_string(st.in.shard_wait.count() / 1000) + " s (--peer-wait): " + why);
-  self->delayed_send(self, retry_after, renew_atom::value, shard);
+  self->delayed_send(self, renew_after, renew_atom::value, shard);
 }
 
 // Links to shard `shard` at the address the cluster view has for it now, then goes on.

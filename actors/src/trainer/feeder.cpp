@@ -61,7 +61,7 @@ struct feeder_state {
   // and then: a reader that restarts replays from its last committed position.
   bool draining = false;
 };
-using self_ptr = feeder_actor::stateful_pointer<feeder_state>;
+using feeder_self = feeder_actor::stateful_pointer<feeder_state>;
 
 bool all_readers_ended(const feeder_state& st) {
   if (!st.draining || static_cast<int>(st.readers.size()) < st.ctx->job.readers) return false;
@@ -70,7 +70,7 @@ bool all_readers_ended(const feeder_state& st) {
   return true;
 }
 
-void hand_out(self_ptr self) {
+void hand_out(feeder_self self) {
   auto& st = self->state;
   while (!st.waiting.empty() && !st.ready.empty()) {
     st.waiting.front().deliver(st.ready.front());
@@ -83,14 +83,14 @@ void hand_out(self_ptr self) {
   }
 }
 
-void schedule_repoll(self_ptr self, std::uint32_t r) {
+void schedule_repoll(feeder_self self, std::uint32_t r) {
   auto& slot = self->state.readers[r];
   if (slot.retry_scheduled) return;
   slot.retry_scheduled = true;
   self->delayed_send(self, retry_delay, repoll_atom::value, r);
 }
 
-void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env, std::uint64_t number, std::uint64_t membership);
+void on_pulled(feeder_self self, std::uint32_t r, const envelope_ptr& env, std::uint64_t number, std::uint64_t membership);
 
 // Pull `number` to reader r is given up: the reader is told so in the next pulls, and hands its
 // batch on at once instead of after the lease.
@@ -99,7 +99,7 @@ void abandon(reader_slot& slot, std::uint64_t number) {
   if (slot.abandoned.size() > kAbandonedKept) slot.abandoned.erase(slot.abandoned.begin());
 }
 
-void pull(self_ptr self, std::uint32_t r) {
+void pull(feeder_self self, std::uint32_t r) {
   auto& st = self->state;
   auto& slot = st.readers[r];
   if (slot.link == 0) return;
@@ -155,7 +155,7 @@ void pull(self_ptr self, std::uint32_t r) {
 
 // Tells each shard that wants hints which of its rows `batch` will look up. Best effort: an answer
 // other than warm_reply changes nothing, and the lookup is right without it.
-void send_hints(self_ptr self, const wire::batch_message& batch) {
+void send_hints(feeder_self self, const wire::batch_message& batch) {
   auto& st = self->state;
   auto& h = st.hints;
   if (!st.ctx->options.prefetch || st.ctx->job.simulate_step_ms > 0) return;
@@ -180,7 +180,7 @@ void send_hints(self_ptr self, const wire::batch_message& batch) {
   }
 }
 
-void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env, std::uint64_t number,
+void on_pulled(feeder_self self, std::uint32_t r, const envelope_ptr& env, std::uint64_t number,
                std::uint64_t membership) {
   auto& st = self->state;
   auto& slot = st.readers[r];
@@ -212,7 +212,7 @@ void on_pulled(self_ptr self, std::uint32_t r, const envelope_ptr& env, std::uin
   }
 }
 
-void send_ack(self_ptr self, std::uint32_t r, std::uint64_t sequence, std::uint64_t incarnation, int attempt) {
+void send_ack(feeder_self self, std::uint32_t r, std::uint64_t sequence, std::uint64_t incarnation, int attempt) {
   auto& st = self->state;
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.readers[r].link,
                 make_body(wire::batch_ack{r, sequence, incarnation, st.ctx->options.incarnation}), st.ctx->timeout)
@@ -227,7 +227,7 @@ void send_ack(self_ptr self, std::uint32_t r, std::uint64_t sequence, std::uint6
 
 // The trainer's membership in `view`: when it changed (the job went on without this trainer), every
 // batch held under the old one goes back to its reader, whose next pull names it as abandoned.
-void follow_membership(self_ptr self, const wire::cluster_view& view) {
+void follow_membership(feeder_self self, const wire::cluster_view& view) {
   auto& st = self->state;
   const std::uint64_t membership = membership_in(view, st.ctx->options.incarnation);
   if (membership == 0 || membership == st.membership) return;
@@ -244,7 +244,7 @@ void follow_membership(self_ptr self, const wire::cluster_view& view) {
 }
 
 // A reader the view names anew (first seen, restarted, or moved): link to it and pull.
-void follow_readers(self_ptr self, const wire::cluster_view& view) {
+void follow_readers(feeder_self self, const wire::cluster_view& view) {
   auto& st = self->state;
   if (st.readers.size() < view.readers.size()) st.readers.resize(view.readers.size());
   for (std::uint32_t r = 0; r < view.readers.size(); ++r) {
@@ -269,7 +269,7 @@ void follow_readers(self_ptr self, const wire::cluster_view& view) {
   }
 }
 
-feeder_actor::behavior_type feeder(self_ptr self, context_ptr ctx) {
+feeder_actor::behavior_type feeder(feeder_self self, context_ptr ctx) {
   self->state.credits = std::max(1, ctx->job.pull_credits * std::max(1, ctx->options.workers));
   self->state.ctx = std::move(ctx);
   return {

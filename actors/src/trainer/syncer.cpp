@@ -59,17 +59,17 @@ struct syncer_state {
   caf::typed_response_promise<bool> closing_promise;
   std::uint64_t closing_id = 0;
 };
-using self_ptr = syncer_actor::stateful_pointer<syncer_state>;
+using syncer_self = syncer_actor::stateful_pointer<syncer_state>;
 
 bool any_waiting(const syncer_state& st) {
   return std::any_of(st.slices.begin(), st.slices.end(), [](const slice_round& s) { return s.waiting; });
 }
 
-void slice_done(self_ptr self, std::uint32_t k);
-void send_slice(self_ptr self, std::uint32_t k, int attempt);
+void slice_done(syncer_self self, std::uint32_t k);
+void send_slice(syncer_self self, std::uint32_t k, int attempt);
 
 // Applies slice k's answer to the live replica; false if the answer is not one (retry).
-bool apply_answer(self_ptr self, std::uint32_t k, const wire::sync_reply* reply) {
+bool apply_answer(syncer_self self, std::uint32_t k, const wire::sync_reply* reply) {
   auto& st = self->state;
   auto& s = st.slices[k];
   if (reply == nullptr) return false;
@@ -95,7 +95,7 @@ bool apply_answer(self_ptr self, std::uint32_t k, const wire::sync_reply* reply)
   return true;
 }
 
-void on_answer(self_ptr self, std::uint32_t k, std::uint64_t call, int attempt, const envelope_ptr& env) {
+void on_answer(syncer_self self, std::uint32_t k, std::uint64_t call, int attempt, const envelope_ptr& env) {
   auto& st = self->state;
   const auto* err = std::get_if<wire::error_reply>(&env->message);
   if (err != nullptr && err->code == errc::not_found && st.slices[k].mirror) {
@@ -127,7 +127,7 @@ void on_answer(self_ptr self, std::uint32_t k, std::uint64_t call, int attempt, 
   slice_done(self, k);
 }
 
-void send_slice(self_ptr self, std::uint32_t k, int attempt) {
+void send_slice(syncer_self self, std::uint32_t k, int attempt) {
   auto& st = self->state;
   auto& s = st.slices[k];
   const std::uint64_t call = ++st.calls;
@@ -174,7 +174,7 @@ void send_slice(self_ptr self, std::uint32_t k, int attempt) {
 }
 
 // A round of slice k: its part of the replica as it is now, sent to its server.
-void start_slice(self_ptr self, std::uint32_t k) {
+void start_slice(syncer_self self, std::uint32_t k) {
   auto& st = self->state;
   auto& s = st.slices[k];
   if (s.waiting) return;
@@ -186,14 +186,14 @@ void start_slice(self_ptr self, std::uint32_t k) {
   send_slice(self, k, 0);
 }
 
-void start_all_slices(self_ptr self) {
+void start_all_slices(syncer_self self) {
   auto& st = self->state;
   st.all_slices = true;
   for (std::uint32_t k = 0; k < st.slices.size(); ++k) start_slice(self, k);
 }
 
 // Slice k's next shadow round, at least the interval after its last one began.
-void schedule_slice(self_ptr self, std::uint32_t k, caf::timespan delay) {
+void schedule_slice(syncer_self self, std::uint32_t k, caf::timespan delay) {
   auto& s = self->state.slices[k];
   if (delay <= caf::timespan{0}) return start_slice(self, k);
   self->delayed_send(self, delay, round_atom::value, k, ++s.timer);
@@ -205,7 +205,7 @@ caf::timespan interval_of(const syncer_state& st) {
 
 // The shadow loops begin, slice k a k/n share of the interval after slice 0, so that the
 // servers' rounds (and the replica copies) spread over the interval instead of coming at once.
-void start_loops(self_ptr self) {
+void start_loops(syncer_self self) {
   auto& st = self->state;
   st.running = true;
   const auto n = static_cast<std::int64_t>(st.slices.size());
@@ -213,10 +213,10 @@ void start_loops(self_ptr self) {
     if (!st.slices[k].waiting) schedule_slice(self, k, interval_of(st) * static_cast<std::int64_t>(k) / n);
 }
 
-void start_closing(self_ptr self);
-void end_closing(self_ptr self, bool folded);
+void start_closing(syncer_self self);
+void end_closing(syncer_self self, bool folded);
 
-void record_round(self_ptr self, std::uint32_t k) {
+void record_round(syncer_self self, std::uint32_t k) {
   auto& st = self->state;
   auto& s = st.slices[k];
   const std::uint64_t batches = st.ctx->progress->batches();
@@ -226,7 +226,7 @@ void record_round(self_ptr self, std::uint32_t k) {
 }
 
 // Every slice of a foreground round answered.
-void all_slices_done(self_ptr self) {
+void all_slices_done(syncer_self self) {
   auto& st = self->state;
   st.all_slices = false;
   const auto now = std::chrono::steady_clock::now();
@@ -241,7 +241,7 @@ void all_slices_done(self_ptr self) {
   if (st.closing != 0) start_closing(self);  // asked for while this round was in flight
 }
 
-void slice_done(self_ptr self, std::uint32_t k) {
+void slice_done(syncer_self self, std::uint32_t k) {
   auto& st = self->state;
   auto& s = st.slices[k];
   if (st.closing_in_flight) {
@@ -269,7 +269,7 @@ void slice_done(self_ptr self, std::uint32_t k) {
 
 // The closing round: one more round of every slice of the idle replica, with `closing` set; a
 // slice whose shadow round is in flight sends it once that one is over.
-void start_closing(self_ptr self) {
+void start_closing(syncer_self self) {
   auto& st = self->state;
   if (st.ctx->gate) {  // a foreground round was in flight: its workers go on (they are idle)
     st.ctx->gate->open();
@@ -284,7 +284,7 @@ void start_closing(self_ptr self) {
   }
 }
 
-void end_closing(self_ptr self, bool folded) {
+void end_closing(syncer_self self, bool folded) {
   auto& st = self->state;
   for (auto& s : st.slices) {
     if (!folded && s.waiting) ++s.round;  // answers still on their way are void
@@ -302,7 +302,7 @@ void end_closing(self_ptr self, bool folded) {
 // The trainer asks for closing round g: after a foreground round in flight, if any. Its deadline is two
 // round trips with the round timeout each: a closing round waits at most one round timeout for
 // the other trainers, and a restarted sync server gets the request again.
-caf::typed_response_promise<bool> ask_closing(self_ptr self, std::uint32_t generation) {
+caf::typed_response_promise<bool> ask_closing(syncer_self self, std::uint32_t generation) {
   auto& st = self->state;
   auto promise = self->make_response_promise<bool>();
   if (st.ctx->sync.algo == sync::algorithm::none || st.stopping || st.closing != 0) {
@@ -321,7 +321,7 @@ caf::typed_response_promise<bool> ask_closing(self_ptr self, std::uint32_t gener
 }
 
 // Foreground: park every worker, then sync.
-void park_workers(self_ptr self) {
+void park_workers(syncer_self self) {
   auto& st = self->state;
   st.paused_at = std::chrono::steady_clock::now();
   auto remaining = std::make_shared<std::size_t>(st.workers.size());
@@ -332,7 +332,7 @@ void park_workers(self_ptr self) {
     });
 }
 
-syncer_actor::behavior_type syncer(self_ptr self, context_ptr ctx) {
+syncer_actor::behavior_type syncer(syncer_self self, context_ptr ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   const std::uint32_t n = st.ctx->slices;

@@ -53,13 +53,13 @@ struct worker_state {
   bool parked = false;  // stopped for a foreground sync
   std::uint64_t fenced_logged = 0;  // the membership whose refused pushes were last logged
 };
-using self_ptr = worker_actor::stateful_pointer<worker_state>;
+using worker_self = worker_actor::stateful_pointer<worker_state>;
 
 bool held_for_sync(const worker_state& st) { return st.parked || (st.ctx->gate && st.ctx->gate->closed()); }
 
-void advance(self_ptr self);
+void advance(worker_self self);
 
-void send_lookup(self_ptr self, const slot_ptr& slot, std::uint32_t shard) {
+void send_lookup(worker_self self, const slot_ptr& slot, std::uint32_t shard) {
   auto& st = self->state;
   const auto link = shard < st.shard_links.size() ? st.shard_links[shard] : 0;
   const auto generation = slot->generation;
@@ -117,7 +117,7 @@ void recycle(worker_state& st, const slot_ptr& slot) {
 // another trainer; its pushes would be refused.
 bool stale(const worker_state& st, const job_slot& slot) { return slot.membership != st.ctx->membership.load(); }
 
-void push_done(self_ptr self, const slot_ptr& slot) {
+void push_done(worker_self self, const slot_ptr& slot) {
   auto& st = self->state;
   if (--slot->pending > 0) return;
   // Every shard applied this batch's gradients: the batch is trained, its reader may forget it.
@@ -130,7 +130,7 @@ void push_done(self_ptr self, const slot_ptr& slot) {
   advance(self);
 }
 
-void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
+void send_push(worker_self self, const slot_ptr& slot, std::uint32_t shard, push_ptr req) {
   auto& st = self->state;
   const auto link = st.shard_links[shard];
   const auto sent = std::chrono::steady_clock::now();
@@ -182,7 +182,7 @@ void send_push(self_ptr self, const slot_ptr& slot, std::uint32_t shard, push_pt
 // Sends every lookup and push awaiting shard `shard` again, over its link as it is now: the
 // process they went to is gone. A push may have been applied before it died; resent, as a
 // timed-out one would be (docs/durability.md: delivery guarantees).
-void resend_calls(self_ptr self, std::uint32_t shard) {
+void resend_calls(worker_self self, std::uint32_t shard) {
   auto& st = self->state;
   std::vector<worker_state::shard_call> again;
   for (auto it = st.calls.begin(); it != st.calls.end();) {
@@ -199,7 +199,7 @@ void resend_calls(self_ptr self, std::uint32_t shard) {
   }
 }
 
-void start_fetch(self_ptr self, fed_batch fed) {
+void start_fetch(worker_self self, fed_batch fed) {
   auto& st = self->state;
   batch_ptr batch = std::move(fed.batch);
   if (auto check = train::check_batch(st.ctx->model->config(), batch->batch); !check.is_ok()) {
@@ -236,12 +236,12 @@ void start_fetch(self_ptr self, fed_batch fed) {
 }
 
 // Foreground sync: the worker whose batch reaches the next multiple of k asks the syncer for it.
-void count_batch_for_sync(self_ptr self) {
+void count_batch_for_sync(worker_self self) {
   auto& ctx = *self->state.ctx;
   if (ctx.gate && ctx.gate->claim(ctx.progress->batches())) self->send(self->state.syncer, sync_atom::value);
 }
 
-void compute(self_ptr self, const slot_ptr& slot) {
+void compute(worker_self self, const slot_ptr& slot) {
   auto& st = self->state;
   const auto& ctx = *st.ctx;
   const auto& b = slot->batch->batch;
@@ -288,7 +288,7 @@ void compute(self_ptr self, const slot_ptr& slot) {
   }
 }
 
-void maybe_finish(self_ptr self) {
+void maybe_finish(worker_self self) {
   auto& st = self->state;
   if (st.reported || !st.input_done || !st.incoming.empty() || !st.fetching.empty() || st.pushing > 0 ||
       st.requested > 0)
@@ -297,7 +297,7 @@ void maybe_finish(self_ptr self) {
   caf::anon_send(st.trainer, finished_atom::value);  // held untyped: spawn_worker gets a local_actor*
 }
 
-void request_batches(self_ptr self) {
+void request_batches(worker_self self) {
   auto& st = self->state;
   const int depth = 1 + st.ctx->job.lookahead;
   while (!st.input_done && static_cast<int>(st.fetching.size() + st.incoming.size()) + st.requested < depth) {
@@ -312,7 +312,7 @@ void request_batches(self_ptr self) {
   }
 }
 
-void advance(self_ptr self) {
+void advance(worker_self self) {
   auto& st = self->state;
   const int depth = 1 + st.ctx->job.lookahead;
   const int max_pushing = 2;  // batches whose gradients are still on the way to the shards
@@ -340,7 +340,7 @@ void advance(self_ptr self) {
 
 // Simulated compute: a step is a wait of --simulate-step-ms (a delayed message, so the worker
 // still answers sync pauses meanwhile); no data, no lookups, no model update.
-void simulated_step(self_ptr self) {
+void simulated_step(worker_self self) {
   auto& st = self->state;
   auto& ctx = *st.ctx;
   if (held_for_sync(st)) return;
@@ -354,12 +354,12 @@ void simulated_step(self_ptr self) {
   self->delayed_send(self, step, sim_atom::value);
 }
 
-void run(self_ptr self) {
+void run(worker_self self) {
   if (self->state.ctx->job.simulate_step_ms > 0) simulated_step(self);
   else advance(self);
 }
 
-worker_actor::behavior_type worker(self_ptr self, context_ptr ctx, feeder_actor feeder, syncer_actor syncer,
+worker_actor::behavior_type worker(worker_self self, context_ptr ctx, feeder_actor feeder, syncer_actor syncer,
                                    caf::actor trainer) {
   auto& st = self->state;
   st.scratch = std::make_unique<train::worker_scratch>(ctx->model->config(), ctx->job.batch_size);

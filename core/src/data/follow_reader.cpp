@@ -20,10 +20,6 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxNotices = 100;
 
-status errno_status(const std::string& path, const char* what, int err) {
-  return status(err == ENOENT ? errc::not_found : errc::io_error, path + ": " + what + ": " + std::strerror(err));
-}
-
 struct file_stat {
   bool exists = false;
   bool regular = false;

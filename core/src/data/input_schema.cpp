@@ -18,7 +18,7 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, last - first + 1);
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
 
@@ -33,7 +33,7 @@ result<std::vector<std::string>> split_list(std::string_view value, std::string_
     const auto item = trim(value.substr(start, comma == std::string_view::npos ? comma : comma - start));
     if (item.empty()) {
       return status(errc::parse_error,
-                    line_prefix(line) + std::string(key) + ": empty column name in " + quoted(trim(value)));
+                    line_prefix(line) + std::string(key) + ": empty column name in " + in_quotes(trim(value)));
     }
     items.emplace_back(item);
     if (comma == std::string_view::npos) break;
@@ -48,14 +48,14 @@ result<char> parse_delimiter(std::string_view value, std::size_t line) {
   if (value == ";" || value == "semicolon") return ';';
   if (value == "|" || value == "pipe") return '|';
   return status(errc::parse_error, line_prefix(line) + "delimiter: expected one of ',', 'tab', ';', '|', found " +
-                                       quoted(value));
+                                       in_quotes(value));
 }
 
 result<bool> parse_bool(std::string_view value, std::string_view key, std::size_t line) {
   if (value == "true" || value == "yes" || value == "1") return true;
   if (value == "false" || value == "no" || value == "0") return false;
   return status(errc::parse_error,
-                line_prefix(line) + std::string(key) + ": expected true or false, found " + quoted(value));
+                line_prefix(line) + std::string(key) + ": expected true or false, found " + in_quotes(value));
 }
 
 const char* role_name(column_role role) {
@@ -140,15 +140,15 @@ result<input_schema> parse_schema(std::string_view text) {
     if (line.empty()) continue;
     const auto eq = line.find('=');
     if (eq == std::string_view::npos) {
-      return status(errc::parse_error, line_prefix(line_no) + "expected 'key = value', found " + quoted(line));
+      return status(errc::parse_error, line_prefix(line_no) + "expected 'key = value', found " + in_quotes(line));
     }
     const auto key = trim(line.substr(0, eq));
     const auto value = trim(line.substr(eq + 1));
     const auto it = std::find(keys.begin(), keys.end(), key);
-    if (it == keys.end()) return status(errc::parse_error, line_prefix(line_no) + "unknown key " + quoted(key));
+    if (it == keys.end()) return status(errc::parse_error, line_prefix(line_no) + "unknown key " + in_quotes(key));
     auto& e = entries[static_cast<std::size_t>(it - keys.begin())];
     if (e.line != 0) {
-      return status(errc::parse_error, line_prefix(line_no) + "key " + quoted(key) +
+      return status(errc::parse_error, line_prefix(line_no) + "key " + in_quotes(key) +
                                            " given twice (first on line " + std::to_string(e.line) + ")");
     }
     e = {value, line_no};
@@ -168,7 +168,7 @@ result<input_schema> parse_schema(std::string_view text) {
       schema.format = text_format::libffm;
     } else if (e.value != "csv") {
       return status(errc::parse_error, line_prefix(e.line) + "format: expected criteo, csv, libsvm or libffm, found " +
-                                           quoted(e.value));
+                                           in_quotes(e.value));
     }
   }
   if (const auto& e = get("fields"); e.line != 0) {
@@ -176,7 +176,7 @@ result<input_schema> parse_schema(std::string_view text) {
     const auto r = std::from_chars(e.value.data(), e.value.data() + e.value.size(), n);
     if (r.ec != std::errc() || r.ptr != e.value.data() + e.value.size() || n == 0 || n > 127)
       return status(errc::parse_error, line_prefix(e.line) + "fields: expected a number of fields from 1 to 127, found " +
-                                           quoted(e.value));
+                                           in_quotes(e.value));
     if (schema.format == text_format::delimited)
       return status(errc::parse_error, line_prefix(e.line) +
                                            "fields: only for format = libsvm or libffm (a delimited file's fields "
@@ -235,7 +235,7 @@ result<input_schema> parse_schema(std::string_view text) {
     } else {
       return status(errc::parse_error, line_prefix(e.line) +
                                            "multi_value_separator: expected one character, found " +
-                                           quoted(e.value));
+                                           in_quotes(e.value));
     }
   }
   if (const auto& e = get("multi_value"); e.line != 0) {
@@ -248,7 +248,7 @@ result<input_schema> parse_schema(std::string_view text) {
       const char c = sep == "tab" ? '\t' : sep == "comma" ? ',' : sep.size() == 1 ? sep[0] : '\0';
       if (column.empty() || c == '\0')
         return status(errc::parse_error, line_prefix(e.line) + "multi_value: expected COLUMN:SEPARATOR (one character, "
-                                                               "tab or comma), found " + quoted(item));
+                                                               "tab or comma), found " + in_quotes(item));
       schema.multi_value_columns.emplace_back(column, c);
     }
   }
@@ -281,11 +281,11 @@ status validate_schema(const input_schema& schema) {
   }
   for (const auto& [column, sep] : schema.multi_value_columns) {
     if (sep == schema.delimiter || sep == '\n' || sep == '\r')
-      return status(errc::invalid_argument, "multi_value: the separator of column " + quoted(column) +
+      return status(errc::invalid_argument, "multi_value: the separator of column " + in_quotes(column) +
                                                 " must differ from the delimiter and from line breaks");
     const auto named = std::count_if(schema.multi_value_columns.begin(), schema.multi_value_columns.end(),
                                      [&column = column](const auto& other) { return other.first == column; });
-    if (named > 1) return status(errc::invalid_argument, "multi_value: column " + quoted(column) + " named twice");
+    if (named > 1) return status(errc::invalid_argument, "multi_value: column " + in_quotes(column) + " named twice");
   }
   if (!schema.header && schema.columns.empty()) {
     return status(errc::invalid_argument, "schema has header = false but names no columns");
@@ -296,9 +296,9 @@ status validate_schema(const input_schema& schema) {
     const auto [it, inserted] = seen.emplace(name, role);
     if (inserted) return status::ok();
     if (it->second == role) {
-      return status(errc::invalid_argument, "column " + quoted(name) + " listed twice in " + role_name(role));
+      return status(errc::invalid_argument, "column " + in_quotes(name) + " listed twice in " + role_name(role));
     }
-    return status(errc::invalid_argument, "column " + quoted(name) + " listed twice (" +
+    return status(errc::invalid_argument, "column " + in_quotes(name) + " listed twice (" +
                                               role_name(it->second) + " and " + role_name(role) + ")");
   };
   SS_RETURN_IF_ERROR(claim(schema.label, column_role::label));
@@ -314,7 +314,7 @@ result<bound_schema> bind_schema(const input_schema& schema, const std::vector<s
   for (std::uint32_t i = 0; i < names.size(); ++i) {
     const auto [it, inserted] = index.emplace(names[i], i);
     if (!inserted) {
-      return status(errc::invalid_argument, "header names column " + quoted(names[i]) + " twice (fields " +
+      return status(errc::invalid_argument, "header names column " + in_quotes(names[i]) + " twice (fields " +
                                                 std::to_string(it->second + 1) + " and " +
                                                 std::to_string(i + 1) + ")");
     }
@@ -329,7 +329,7 @@ result<bound_schema> bind_schema(const input_schema& schema, const std::vector<s
   auto find = [&](const std::string& name, const char* what) -> result<std::uint32_t> {
     const auto it = index.find(name);
     if (it == index.end()) {
-      return status(errc::invalid_argument, std::string(what) + " column " + quoted(name) + " not in header");
+      return status(errc::invalid_argument, std::string(what) + " column " + in_quotes(name) + " not in header");
     }
     return it->second;
   };
@@ -360,7 +360,7 @@ result<bound_schema> bind_schema(const input_schema& schema, const std::vector<s
   for (std::uint32_t i = 0; i < names.size(); ++i) {
     if (assigned[i]) continue;
     if (!schema.categorical_rest) {
-      return status(errc::invalid_argument, "column " + quoted(names[i]) +
+      return status(errc::invalid_argument, "column " + in_quotes(names[i]) +
                                                 " in header has no role (list it under dense, categorical or ignore)");
     }
     b.columns[i] = {column_role::categorical, static_cast<std::uint32_t>(b.categorical_columns.size())};
@@ -372,7 +372,7 @@ result<bound_schema> bind_schema(const input_schema& schema, const std::vector<s
     auto col = find(name, "multi_value");
     if (!col) return col.error();
     if (b.columns[*col].role != column_role::categorical)
-      return status(errc::invalid_argument, "multi_value: column " + quoted(name) +
+      return status(errc::invalid_argument, "multi_value: column " + in_quotes(name) +
                                                 " is not categorical (only categorical values are split)");
     b.categorical_separators[b.columns[*col].feature] = sep;
   }

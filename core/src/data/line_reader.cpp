@@ -18,11 +18,6 @@ namespace {
 static_assert(sizeof(z_off_t) >= 8, "gzseek/gzoffset must take 64-bit offsets");
 static_assert(sizeof(long) >= 8, "std::fseek must take 64-bit offsets");
 
-status errno_status(const std::string& path, const char* what, int err) {
-  return status(err == ENOENT ? errc::not_found : errc::io_error,
-                path + ": " + what + ": " + std::strerror(err));
-}
-
 }  // namespace
 
 // One open input file. Plain files are read with stdio; gzip files with zlib's gz* API, which

@@ -22,16 +22,16 @@ struct toy_counters : ss::metrics::counter_set {
   counter last_id{*this, "last_id", "Newest id.", metric_type::status_only};
 };
 
-struct toy_view {
+struct counter_toy_view {
   const toy_counters& c;
   int other;
 };
 
-const ss::metrics::status_table<toy_view>& toy_fields() {
-  using v = const toy_view&;
-  static const ss::metrics::status_table<toy_view> table = ss::metrics::concat<toy_view>({
+const ss::metrics::status_table<counter_toy_view>& counter_toy_fields() {
+  using v = const counter_toy_view&;
+  static const ss::metrics::status_table<counter_toy_view> table = ss::metrics::concat<counter_toy_view>({
       {{"role", metric_type::status_only, "The role.", [](v) { return "toy"; }}},
-      ss::metrics::counter_fields<toy_counters, toy_view>([](v x) -> const toy_counters& { return x.c; }),
+      ss::metrics::counter_fields<toy_counters, counter_toy_view>([](v x) -> const toy_counters& { return x.c; }),
       {{"other", metric_type::gauge, "Not a counter.", [](v x) { return x.other; }}},
   });
   return table;
@@ -40,7 +40,7 @@ const ss::metrics::status_table<toy_view>& toy_fields() {
 }  // namespace
 
 TEST_CASE("counter_set: every counter in declaration order, with its name, type and help", "[core][metrics]") {
-  const auto fields = ss::metrics::describe(toy_fields());
+  const auto fields = ss::metrics::describe(counter_toy_fields());
   REQUIRE(fields.size() == 6);
   const std::vector<std::string> names = {"role", "requests", "busy_seconds", "depth", "last_id", "other"};
   for (std::size_t i = 0; i < names.size(); ++i) CHECK(fields[i].name == names[i]);
@@ -58,14 +58,14 @@ TEST_CASE("counter_set: the status reads each instance's own values, nanoseconds
   a.depth.store(7);
   a.last_id.store(42);
   b.requests.add();
-  auto doc = ss::json_value::parse(ss::metrics::to_json(toy_fields(), toy_view{a, 9}));
+  auto doc = ss::json_value::parse(ss::metrics::to_json(counter_toy_fields(), counter_toy_view{a, 9}));
   REQUIRE(doc.is_ok());
   CHECK((*doc)["requests"].number() == 4);
   CHECK((*doc)["busy_seconds"].number() == Approx(2.5));
   CHECK((*doc)["depth"].number() == 7);
   CHECK((*doc)["last_id"].number() == 42);
   CHECK((*doc)["other"].number() == 9);
-  auto other = ss::json_value::parse(ss::metrics::to_json(toy_fields(), toy_view{b, 0}));
+  auto other = ss::json_value::parse(ss::metrics::to_json(counter_toy_fields(), counter_toy_view{b, 0}));
   REQUIRE(other.is_ok());
   CHECK((*other)["requests"].number() == 1);
   CHECK((*other)["busy_seconds"].number() == 0);

@@ -56,6 +56,10 @@ class [[nodiscard]] status {
   std::string message_;
 };
 
+// A failed system call on a file: "PATH: WHAT: <strerror(err)>", not_found for ENOENT, else
+// io_error.
+status errno_status(const std::string& path, const char* what, int err);
+
 // Either a value or a non-ok status.
 template <class T>
 class [[nodiscard]] result {
