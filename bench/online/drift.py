@@ -15,6 +15,7 @@ any publication is a valid chain). Prints AUC and NE per window, the gap, a JSON
 (bench/online/results/drift.{md,json,png}; the PNG needs matplotlib: scripts/setup.sh --bench).
 
 usage: bench/online/drift.py [--rows N] [--windows W] [--freeze F] [--interval S]
+       bench/online/drift.py --replot bench/online/results/drift.json   (the plot alone, from a record)
 """
 import argparse
 import json
@@ -57,6 +58,42 @@ def score_at(pub, pubs, sequence, test, work):
     return r
 
 
+def plot(rows, freeze, out):
+    """drift.png from the windows' AUCs; False where matplotlib is missing."""
+    plt = benchlib.pyplot("drift plot")
+    if plt is None or not rows:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = [(r["rows"][0] + r["rows"][1]) / 2 / 1000 for r in rows]
+    ax.plot(x, [r["served_auc"] for r in rows], marker="o", label="served (newest publication)")
+    ax.plot(x, [r["frozen_auc"] for r in rows], marker="s", label=f"frozen after {freeze:.0%}")
+    ax.set_xlabel("stream position (thousand rows)")
+    ax.set_ylabel("AUC of the window")
+    ax.set_title("A drifting stream: served vs frozen model")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    os.makedirs(out, exist_ok=True)
+    fig.savefig(os.path.join(out, "drift.png"), dpi=110, bbox_inches="tight")
+    return True
+
+
+def replot(path, out):
+    """Draws drift.png from a recorded drift.json (its measurement, not a new one)."""
+    with open(path) as f:
+        summary = json.load(f)
+    if not plot(summary["per_window"], summary["freeze"], out):
+        sys.exit("no plot: matplotlib is missing (scripts/setup.sh --bench)")
+    md = os.path.join(out, "drift.md")
+    if os.path.exists(md):
+        with open(md) as f:
+            text = f.read()
+        if "drift.png" not in text:
+            with open(md, "a") as f:
+                f.write("\n![served vs frozen AUC](drift.png)\n")
+    print(os.path.join(out, "drift.png"))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=600000, help="rows streamed (default 600,000)")
@@ -64,7 +101,10 @@ def main():
     ap.add_argument("--freeze", type=float, default=0.25, help="the frozen model's share of the stream (default 0.25)")
     ap.add_argument("--interval", type=float, default=1.0, help="--publish-interval (default 1 s)")
     ap.add_argument("--out", default=os.path.join(benchlib.here(__file__), "results"))
+    ap.add_argument("--replot", metavar="DRIFT_JSON", help="only draw drift.png from a recorded drift.json")
     a = ap.parse_args()
+    if a.replot:
+        return replot(a.replot, a.out)
 
     work = tempfile.mkdtemp(prefix="ss-drift.")
     try:
@@ -127,19 +167,7 @@ def main():
             "",
             *table,
         ])
-        plt = benchlib.pyplot("drift plot")
-        if plt is not None and rows:
-            fig, ax = plt.subplots(figsize=(7, 4))
-            x = [(r["rows"][0] + r["rows"][1]) / 2 / 1000 for r in rows]
-            ax.plot(x, [r["served_auc"] for r in rows], marker="o", label="served (newest publication)")
-            ax.plot(x, [r["frozen_auc"] for r in rows], marker="s", label=f"frozen after {a.freeze:.0%}")
-            ax.set_xlabel("stream position (thousand rows)")
-            ax.set_ylabel("AUC of the window")
-            ax.set_title("A drifting stream: served vs frozen model")
-            ax.grid(alpha=0.3)
-            ax.legend()
-            os.makedirs(a.out, exist_ok=True)
-            fig.savefig(os.path.join(a.out, "drift.png"), dpi=110, bbox_inches="tight")
+        if plot(rows, a.freeze, a.out):
             text += "\n\n![served vs frozen AUC](drift.png)"
         summary_line = {k: v for k, v in summary.items() if k != "per_window"}
         benchlib.report(a.out, "drift", text, summary_line | {"per_window": rows})
