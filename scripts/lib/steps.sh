@@ -51,19 +51,20 @@ steps_summary() {
   rm -f "$SS_STEPS_LOG"
 }
 
+# (Line by line in bash: Debian's awk, mawk, reads a pipe in blocks, which held a log's lines back
+# for many minutes.)
 thin_build() {
   if [ -t 1 ]; then
     "$@"
     return
   fi
-  NINJA_STATUS='[%f/%t %es] ' "$@" 2>&1 | awk '
-    /^\[[0-9]+\/[0-9]+ [0-9.]+s\] / {
-      split(substr($1, 2), a, "/")
-      if (a[1] == a[2] || a[1] % 25 == 0) print
-      fflush()
-      next
-    }
-    { print; fflush() }'
+  local line re='^\[([0-9]+)/([0-9]+) [0-9.]+s\] '
+  NINJA_STATUS='[%f/%t %es] ' "$@" 2>&1 | while IFS= read -r line; do
+    if [[ $line =~ $re ]]; then
+      ((BASH_REMATCH[1] == BASH_REMATCH[2] || BASH_REMATCH[1] % 25 == 0)) || continue
+    fi
+    printf '%s\n' "$line"
+  done
 }
 
 # thin_tests CMD...: runs ctest; on a terminal as it is, otherwise without its "Start" lines and
@@ -74,17 +75,20 @@ thin_tests() {
     "$@"
     return
   fi
-  local begin
+  local line begin passed=0 start_re='^ +Start +[0-9]+: ' \
+    pass_re='^ *([0-9]+/[0-9]+) +Test +#[0-9]+: .* Passed +([0-9]+)\.[0-9]+ sec$'
   begin=$(date +%s)
-  "$@" 2>&1 | awk -v begin="$begin" '
-    /^ +Start +[0-9]+: / { next }
-    / Test +#[0-9]+: .* Passed +[0-9.]+ sec$/ {
-      secs = $(NF - 1) + 0
-      n++
-      if (secs >= 20) print
-      else if (n % 50 == 0) { "date +%s" | getline now; close("date +%s"); print "   ... " $1 " (+" now - begin " s)" }
-      fflush()
-      next
-    }
-    { print; fflush() }'
+  "$@" 2>&1 | while IFS= read -r line; do
+    [[ $line =~ $start_re ]] && continue
+    if [[ $line =~ $pass_re ]]; then
+      passed=$((passed + 1))
+      if ((BASH_REMATCH[2] >= 20)); then
+        printf '%s\n' "$line"
+      elif ((passed % 50 == 0)); then
+        printf '   ... %s (+%d s)\n' "${BASH_REMATCH[1]}" $(($(date +%s) - begin))
+      fi
+      continue
+    fi
+    printf '%s\n' "$line"
+  done
 }

@@ -47,6 +47,9 @@ cd "$work"
 # would add seconds and nothing the page does not show already.)
 "$bin" gen-data --rows "${SS_DASHBOARD_ROWS:-250000}" --test-rows 5000 --out data >gen.out 2>&1 ||
   { cat gen.out >&2; exit 1; }
+# The log exists before the job starts: the background job opens it in its own time, and a first
+# look before that would fail the script (it did, once, on a loaded machine).
+: >job.err
 "$bin" local --train data/train.tsv --test data/test.tsv --validation data/test.tsv --eval-every 60000 \
   --trainers 2 --sync s-easgd --heartbeat-interval 0.25 --progressive-window 20000 \
   --ops-listen 127.0.0.1:0 --ops-linger 60 --log-level info >job.out 2>job.err &

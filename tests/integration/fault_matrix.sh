@@ -30,6 +30,8 @@
 #   SS_MATRIX_CASES=online: only the cases of a following, publishing job (variant online).
 #   SS_MATRIX_ROWS (default 150000): rows of the training file.
 set -euo pipefail
+# fail and check_publications (its field is the matrix's own below: the first value, not the last).
+source "$(dirname "$0")/lib.sh"
 
 bin=$(readlink -f "$1")
 work=${2:-$(mktemp -d /tmp/ss-matrix.XXXXXX)}
@@ -39,8 +41,6 @@ trap 'pkill -P $$ 2>/dev/null || true' EXIT
 rows=${SS_MATRIX_ROWS:-150000}
 "$bin" gen-data --rows "$rows" --test-rows 30000 --out data >/dev/null 2>&1
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2 || true; }
 
 job_flags=(--processes --trainers 2 --readers 1 --sync-servers 2 --test data/test.tsv --member-timeout 3 --heartbeat-interval 0.5 --request-timeout 2
@@ -404,18 +404,10 @@ check_snapshot_abandoned() {
 # following the one before, and the newest is the job's final model: predict --publish-dir scores
 # the test file exactly as the job did (serve answers as predict does: serve_tests).
 check_chain() {
-  local dir="$1.pub" expected=1 m seq prev
+  local dir="$1.pub"
   [[ -d $dir ]] || { fail "$1: no publish directory"; return; }
-  for m in $(ls "$dir" | grep 'manifest$' | sort); do
-    seq=$((10#${m%%.*}))
-    ((seq == expected)) || fail "$1: publication $seq where $expected was due"
-    expected=$((seq + 1))
-    if [[ $m == *delta* ]]; then
-      prev=$(grep "^previous " "$dir/$m" | awk '{print $3}')
-      ((prev == seq - 1)) || fail "$1: delta $seq follows $prev, not $((seq - 1))"
-    fi
-  done
-  ((expected > 2)) || fail "$1: $((expected - 1)) publications, expected several"
+  check_publications "$dir" "$1: "
+  ((publications > 1)) || fail "$1: $publications publications, expected several"
   "$bin" predict --publish-dir "$dir" --test data/test.tsv --threads 1 >"$1.chain" 2>&1 ||
     fail "$1: predict --publish-dir failed: $(tail -1 "$1.chain")"
   [[ "$(tail -1 "$1.chain" | grep -o '"test_ne":[^,}]*' | cut -d: -f2)" == "$(field "$1.json" test_ne)" ]] ||

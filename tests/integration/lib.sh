@@ -9,10 +9,15 @@
 #   same_fields A WHAT_A B WHAT_B KEY...
 #                            each KEY of result file A equal in result file B, else a failure
 #                            "KEY: <in A> WHAT_A, <in B> WHAT_B"
+#   check_publications DIR PREFIX
+#                            the publications in DIR are numbered 1, 2, ... without a gap, each
+#                            delta following the one before (failures begin with PREFIX); sets
+#                            $publications to their count
 #   predict_reproduces JOB MODEL
 #                            predict with MODEL on data/test.tsv (one thread, its result line in
 #                            predict.json) scores the test log loss, NE and AUC of result file JOB
 failures=0
+publications=0
 
 in_work_dir() {
   bin=$(readlink -f "$1")
@@ -48,4 +53,18 @@ predict_reproduces() {
     [[ "$(field "$job" "$key")" == "$(field predict.json "$key")" ]] ||
       fail "$key: the job measured $(field "$job" "$key"), predict with its export $(field predict.json "$key")"
   done
+}
+
+check_publications() {
+  local dir=$1 prefix=$2 expected=1 m seq prev
+  for m in $(ls "$dir" | grep 'manifest$' | sort); do
+    seq=$((10#${m%%.*}))
+    ((seq == expected)) || fail "${prefix}publication $seq where $expected was due"
+    expected=$((seq + 1))
+    if [[ $m == *delta* ]]; then
+      prev=$(grep "^previous " "$dir/$m" | head -1 | awk '{print $3}')
+      ((prev == seq - 1)) || fail "${prefix}delta $seq follows $prev, not $((seq - 1))"
+    fi
+  done
+  publications=$((expected - 1))
 }

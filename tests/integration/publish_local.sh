@@ -58,16 +58,7 @@ echo "  $bases bases and $deltas deltas: $(ls pub | grep manifest | tail -1)"
 ((deltas >= 5)) || fail "expected deltas every 0.3 s, found $deltas"
 [[ -z "$(ls pub | grep -v '\.manifest$\|\.ssm$\|\.ssd$' || true)" ]] || fail "debris left: $(ls pub)"
 # Every number from 1 on, each delta following the one before.
-expected=1
-for m in $(ls pub | grep 'manifest$' | sort); do
-  seq=$((10#${m%%.*}))
-  ((seq == expected)) || fail "publication $seq where $expected was due"
-  expected=$((seq + 1))
-  if [[ $m == *delta* ]]; then
-    prev=$(manifest_field "pub/$m" previous)
-    ((prev == seq - 1)) || fail "delta $seq follows $prev, not $((seq - 1))"
-  fi
-done
+check_publications pub ""
 newest=$(ls pub | grep 'manifest$' | sort | tail -1)
 [[ "$(manifest_field "pub/$newest" examples_trained)" == "$rows" ]] ||
   fail "the newest publication counts $(manifest_field "pub/$newest" examples_trained) examples, not $rows"

@@ -481,6 +481,35 @@ TEST_CASE("codec: push_request grads must be a positive multiple of its ids", "[
   require_parse_error(encode_body(push_request{{1}, {3}, {1}, -0.5f}), "push_request: learning-rate scale -0.5");
 }
 
+TEST_CASE("codec: publish_rows_reply rows and tombstones must pair tables with ids", "[wire]") {
+  publish_rows_reply ok;
+  ok.tables = {0, 1};
+  ok.ids = {5, 6};
+  ok.values = {1, 2, 3, 4};
+  ok.gone_tables = {1};
+  ok.gone_ids = {9};
+  CHECK(decode(*encode_body(ok)).is_ok());
+
+  publish_rows_reply r = ok;
+  r.gone_tables = {1, 0};
+  require_parse_error(encode_body(r), "publish_rows_reply: 2 tables for 1 tombstones");
+  r = ok;
+  r.gone_ids = {9, 10, 11};
+  require_parse_error(encode_body(r), "publish_rows_reply: 1 tables for 3 tombstones");
+  r = ok;
+  r.tables = {0};
+  require_parse_error(encode_body(r), "publish_rows_reply: 1 tables for 2 ids");
+  r = ok;
+  r.values.pop_back();
+  require_parse_error(encode_body(r), "publish_rows_reply: 3 values for 2 ids (not a whole number of rows)");
+  r = ok;
+  r.ids.clear();
+  r.tables.clear();
+  require_parse_error(encode_body(r), "publish_rows_reply: 4 values for 0 ids");
+  r.values.clear();
+  CHECK(decode(*encode_body(r)).is_ok());  // tombstones alone
+}
+
 TEST_CASE("codec: batch_message lists must follow from the batch's counts", "[wire]") {
   batch_message m;
   m.batch = criteo_batch(4, 11);

@@ -11,6 +11,7 @@
 
 #include "ss/actors/exporter.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/core/embedding/table_runs.hpp"
 #include "ss/core/job/preflight.hpp"
 #include "ss/core/model_file/model_file.hpp"
 #include "ss/core/publish/delta_file.hpp"
@@ -172,29 +173,17 @@ wire::publish_rows_request rows_request(const publisher_state& st, bool base) {
   return r;
 }
 
-// Calls add(begin, end) for each run of one table in `tables`, until one fails.
-template <class Add>
-status for_each_table_run(const std::vector<std::uint32_t>& tables, Add&& add) {
-  for (std::size_t begin = 0; begin < tables.size();) {
-    std::size_t end = begin;
-    while (end < tables.size() && tables[end] == tables[begin]) ++end;
-    SS_RETURN_IF_ERROR(add(begin, end));
-    begin = end;
-  }
-  return status::ok();
-}
-
 // Adds a page's rows and tombstones to the delta: one block per run of the same table (pages are
 // sorted by table, then id).
 status add_page(publisher_state& st, const wire::publish_rows_reply& page) {
   const std::size_t n = page.ids.size(), dim = st.shape.dim;
   if (page.tables.size() != n || page.values.size() != n * dim || page.gone_tables.size() != page.gone_ids.size())
     return status(errc::parse_error, "shard " + std::to_string(st.shard) + " sent a malformed page");
-  SS_RETURN_IF_ERROR(for_each_table_run(page.tables, [&](std::size_t begin, std::size_t end) {
+  SS_RETURN_IF_ERROR(embedding::for_each_table_run(page.tables, [&](std::size_t begin, std::size_t end) {
     return st.writer->add_rows(page.tables[begin], page.ids.data() + begin, page.values.data() + begin * dim,
                                end - begin);
   }));
-  SS_RETURN_IF_ERROR(for_each_table_run(page.gone_tables, [&](std::size_t begin, std::size_t end) {
+  SS_RETURN_IF_ERROR(embedding::for_each_table_run(page.gone_tables, [&](std::size_t begin, std::size_t end) {
     return st.writer->add_tombstones(page.gone_tables[begin], page.gone_ids.data() + begin, end - begin);
   }));
   st.rows += n;

@@ -5,6 +5,7 @@
 
 #include "parts.hpp"
 #include "ss/core/embedding/sharding.hpp"
+#include "ss/core/embedding/table_runs.hpp"
 #include "ss/core/io/hex.hpp"
 
 namespace ss::actors::shard_parts {
@@ -166,15 +167,14 @@ body_ptr serve_publish_rows(embedding::shard_store& store, const shard_options& 
   // Staged rows are sorted by table: one read per run of a table.
   std::vector<float> values(ids.size() * dim);
   std::vector<std::uint8_t> present(ids.size());
-  for (std::size_t begin = 0; begin < ids.size();) {
-    std::size_t end = begin;
-    while (end < ids.size() && tables[end] == tables[begin]) ++end;
-    if (auto st = store.read_published(tables[begin], ids.data() + begin, end - begin, values.data() + begin * dim,
-                                       present.data() + begin);
-        !st.is_ok())
-      return refuse(c, status(st.code(), o.name + ": " + st.message()));
-    begin = end;
-  }
+  if (auto st = embedding::for_each_table_run(tables,
+                                              [&](std::size_t begin, std::size_t end) {
+                                                return store.read_published(tables[begin], ids.data() + begin,
+                                                                            end - begin, values.data() + begin * dim,
+                                                                            present.data() + begin);
+                                              });
+      !st.is_ok())
+    return refuse(c, status(st.code(), o.name + ": " + st.message()));
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (present[i] == 0) {
       reply.gone_tables.push_back(tables[i]);
