@@ -17,7 +17,7 @@ BUILD_PACKAGES=(
   python3 curl
   docker-compose kubernetes-client python3-kubernetes python3-yaml nodejs npm
 )
-BENCH_PACKAGES=(python3-torch libopenblas0-pthread python3-numpy python3-matplotlib libopenblas-dev libblis-dev libeigen3-dev libxsmm-dev)
+BENCH_PACKAGES=(time python3-torch libopenblas0-pthread python3-numpy python3-matplotlib libopenblas-dev libblis-dev libeigen3-dev libxsmm-dev)
 DOCKER_PACKAGES=(docker.io debootstrap docker-compose)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 DASHBOARD_PACKAGES=(chromium prometheus)
