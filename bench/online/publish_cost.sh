@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Publishing's cost (docs/online.md): the same job with and without --publish-dir at a 1 s
 # interval, in pairs whose order alternates (A B, B A, A B, ...: this machine is shared and noisy),
-# examples/s and CPU time per example of each; and what the deltas hold: rows and bytes per delta against the rows of the table, which shows a
-# delta's size follows the rows changed, not the table.
+# examples/s and CPU time per example of each; and what the deltas hold: rows and bytes per delta
+# against the rows of the table, which shows a delta's size follows the rows changed, not the table.
 #
 # usage: bench/online/publish_cost.sh [--rows N] [--pairs K] [--interval S] [-- LOCAL FLAGS...]
 #   --rows N      training rows (default 400,000; generated once into data/bench-N)
@@ -48,7 +48,11 @@ for k in $(seq "$pairs"); do
     eps=$(bench_field "$work/$mode-$k.json" examples_per_sec)
     cpu_us=$(awk -v r="$rows" '{ printf "%.2f", ($1 + $2) / r * 1e6 }' "$work/$mode-$k.time")
     echo "  pair $k $mode: $eps examples/s, $cpu_us us of CPU per example" >&2
-    if [[ $mode == plain ]]; then plain+=("$eps") plain_cpu+=("$cpu_us"); else published+=("$eps") published_cpu+=("$cpu_us"); fi
+    if [[ $mode == plain ]]; then
+      plain+=("$eps") plain_cpu+=("$cpu_us")
+    else
+      published+=("$eps") published_cpu+=("$cpu_us")
+    fi
   done
   pair_ratios+=("$(awk -v a="${published[-1]}" -v b="${plain[-1]}" 'BEGIN { printf "%.3f", a / b }')")
 done

@@ -7,6 +7,9 @@
 #   thin_build CMD...      runs a build; on a terminal as it is, otherwise keeping every line but
 #                          ninja's own progress lines, of which every 25th and the last stay, with
 #                          the build's elapsed seconds in them
+#   thin_tests CMD...      runs ctest; on a terminal as it is, otherwise without its "Start" lines
+#                          and the lines of tests that passed in under 20 s, of which every 50th
+#                          stays as a count (with the step's elapsed seconds) to show progress
 #
 # Why: CI keeps only the tail of a run's output, and a run stopped at its time limit must still
 # say which step it was in and what each earlier step took.
@@ -67,9 +70,6 @@ thin_build() {
   done
 }
 
-# thin_tests CMD...: runs ctest; on a terminal as it is, otherwise without its "Start" lines and
-# the lines of tests that passed in under 20 s, of which every 50th stays as a count (with the
-# step's elapsed seconds) to show progress.
 thin_tests() {
   if [ -t 1 ]; then
     "$@"
