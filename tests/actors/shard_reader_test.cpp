@@ -22,7 +22,7 @@ TEST_CASE("shard: serves lookups and pushes of its own rows and refuses others",
   std::vector<std::uint64_t> mine;
   std::uint64_t foreign = 0;
   for (std::uint64_t id = 1; mine.size() < 3 || foreign == 0; ++id) {
-    if (embedding::shard_of(0, id, 2) == 1) {
+    if (embedding::placement(2).shard_of(0, id) == 1) {
       if (mine.size() < 3) mine.push_back(id);
     } else {
       foreign = id;
@@ -383,6 +383,40 @@ TEST_CASE("shard: storage that holds another shard's rows of the job is refused,
     REQUIRE(restore_rows(*own, storage, job, snapshot, snapshot == 0, zero, c).is_ok());
     CHECK(own->stats().rows == 1);
   }
+}
+
+TEST_CASE("shard: storage of this job claimed by a build that placed rows by modulo is refused", "[actors]") {
+  embedding::shard_store_options so;
+  so.dim = 2;
+  auto store = [&so] { return std::make_shared<embedding::shard_store>(so); };
+  embedding::memory_rows storage(store()->row_floats());
+  shard_options zero;
+  zero.name = "shard-0";
+  zero.shards = 2;
+  shard_counters c;
+  const std::uint64_t job = 7;
+  // What a build before the placement was recorded left: the job and the shard, no scheme.
+  REQUIRE(storage.set_meta("job_id", "0000000000000007").is_ok());
+  REQUIRE(storage.set_meta("shard", "0 of 2").is_ok());
+  const std::uint32_t table = 0;
+  const std::uint64_t id = 3;
+  const std::vector<float> row(storage.row_floats(), 0.5f);
+  REQUIRE(storage.write(&table, &id, row.data(), 1).is_ok());
+  REQUIRE(storage.checkpoint(1).is_ok());
+  // A restart into the running job, and a resume from the checkpoint: both refused, naming both schemes.
+  auto restart = restore_rows(*store(), storage, job, 0, true, zero, c);
+  REQUIRE_FALSE(restart.is_ok());
+  CHECK(restart.error().code() == errc::version_mismatch);
+  CHECK_THAT(restart.error().message(), Catch::Contains("placed on the shards by \"modulo\"") &&
+                                            Catch::Contains(embedding::placement_scheme));
+  auto resume = restore_rows(*store(), storage, job, 1, false, zero, c);
+  REQUIRE_FALSE(resume.is_ok());
+  CHECK(resume.error().code() == errc::version_mismatch);
+  CHECK_THAT(resume.error().message(), Catch::Contains("placed on the shards by \"modulo\""));
+  // A new job on the same storage clears it and claims it with this build's scheme.
+  auto fresh = restore_rows(*store(), storage, 8, 0, false, zero, c);
+  REQUIRE(fresh.is_ok());
+  CHECK(*storage.get_meta("placement") == embedding::placement_scheme);
 }
 
 TEST_CASE("shard: a row TTL's examples clock goes on from the stored one after a restart or a resume", "[actors]") {

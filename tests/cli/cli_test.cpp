@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ss/core/io/keyed_text.hpp"
 #include "ss/core/job/snapshot.hpp"
 #include "cli_support.hpp"
 
@@ -293,6 +294,39 @@ TEST_CASE("cli: local --curve-dir without --processes is refused before any data
   CHECK(r.out.find("\"ok\":false") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.str("data")));
   CHECK_FALSE(std::filesystem::exists(dir.str("keys")));
+}
+
+TEST_CASE("cli: a snapshot whose rows an earlier build placed by modulo is refused on resume, naming both schemes",
+          "[cli]") {
+  ss::test::temp_dir dir;
+  REQUIRE(run_command(bin + " gen-data --out " + dir.str("d") + " --rows 3000 --test-rows 300 --seed 3").exit_code == 0);
+  // A following job runs until stopped: killed once it has taken snapshots, it leaves a job to resume.
+  const std::string local = bin + " local --log-level warn --progress-interval 0 --snapshot-interval 1 --follow "
+                                  "--state-dir " + dir.str("state") + " --train " + dir.str("d/train.tsv");
+  run_command("timeout -s KILL 8 " + local);
+  std::vector<std::filesystem::path> manifests;
+  for (const auto& e : std::filesystem::directory_iterator(dir.str("state/snapshots")))
+    if (std::filesystem::exists(e.path() / "MANIFEST")) manifests.push_back(e.path() / "MANIFEST");
+  REQUIRE_FALSE(manifests.empty());
+  // Each manifest as a build before the placement was recorded wrote it: no placement line.
+  for (const auto& m : manifests) {
+    std::string text;
+    {
+      std::ifstream in(m);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    auto body = ss::io::without_crc_line(text, "MANIFEST");
+    REQUIRE(body.is_ok());
+    const auto at = body->find("placement = ranges-16384-even\n");
+    REQUIRE(at != std::string::npos);
+    body->erase(at, std::string("placement = ranges-16384-even\n").size());
+    std::ofstream(m, std::ios::trunc) << ss::io::with_crc_line(*body);
+  }
+  auto resumed = run_command("timeout 60 " + local + " --follow-for 2");
+  CHECK(resumed.exit_code != 0);
+  CHECK(resumed.exit_code != 124);  // refused, not left running
+  CHECK(resumed.out.find("its rows were placed on the shards by \"modulo\" (an earlier build), this build places "
+                         "them by \"ranges-16384-even\"") != std::string::npos);
 }
 
 TEST_CASE("cli: a finished job's state answers only that job; a damaged stored result is an error", "[cli]") {

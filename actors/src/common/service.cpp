@@ -19,6 +19,7 @@
 #include "ss/actors/sync_server.hpp"
 #include "ss/actors/trainer.hpp"
 #include "ss/core/embedding/shard_store.hpp"
+#include "ss/core/embedding/sharding.hpp"
 #include "ss/core/hash.hpp"
 
 namespace ss::actors {
@@ -80,6 +81,14 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
     return {errc::invalid_argument, "cannot resume the job in " + store.location() + " (snapshot " +
                                         std::to_string(latest->manifest.snapshot_id) + ") with this configuration:" + why +
                                         "\n(a new job needs another --snapshot-dir)"};
+  }
+  if (latest->manifest.placement != embedding::placement_scheme) {
+    // Its shards' checkpoints hold rows placed by another scheme: this build's shards refuse them.
+    return {errc::version_mismatch, "cannot resume the job in " + store.location() + " (snapshot " +
+                                        std::to_string(latest->manifest.snapshot_id) + "): its rows were placed on the "
+                                        "shards by \"" + latest->manifest.placement + "\" (an earlier build), this "
+                                        "build places them by \"" + embedding::placement_scheme + "\"; resume it "
+                                        "with the build that started it"};
   }
   co.resume = std::move(*latest);
   return ss::status::ok();

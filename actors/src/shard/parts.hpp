@@ -16,6 +16,7 @@
 #include "ss/actors/shard.hpp"
 #include "ss/core/embedding/publish_staging.hpp"
 #include "ss/core/embedding/push_ledger.hpp"
+#include "ss/core/embedding/sharding.hpp"
 #include "ss/core/job/membership_fence.hpp"
 
 namespace ss::actors::shard_parts {
@@ -45,6 +46,7 @@ struct shard_worker_state {
 };
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                        std::shared_ptr<const embedding::placement> placement,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing);
 // With a memory budget: serves the trainers' prefetch hints.
@@ -53,6 +55,7 @@ struct prefetcher_state {
 };
 shard_prefetcher_actor::behavior_type prefetcher(shard_prefetcher_actor::stateful_pointer<prefetcher_state> self,
                                                  std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                                 std::shared_ptr<const embedding::placement> placement,
                                                  std::shared_ptr<shard_counters> counters);
 
 // ---- status.cpp ----

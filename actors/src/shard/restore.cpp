@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "parts.hpp"
+#include "ss/core/embedding/sharding.hpp"
 #include "ss/core/io/hex.hpp"
 
 namespace ss::actors::shard_parts {
@@ -43,13 +44,36 @@ std::string shard_claim(const shard_options& o) {
 
 status claim(embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
   SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  SS_RETURN_IF_ERROR(storage.set_meta("placement", embedding::placement_scheme));
   return storage.set_meta("shard", shard_claim(o));
+}
+
+// Rows this job placed by another scheme are on the wrong shards under this build's: refused, not
+// served (lookups would find none of them). Storage claimed before the scheme was recorded placed
+// rows by hash modulo the shard count.
+status check_same_placement(const embedding::durable_rows& storage, const std::string& job_hex) {
+  auto scheme = storage.get_meta("placement");
+  std::string stored;
+  if (scheme.is_ok()) {
+    stored = *scheme;
+  } else if (storage.get_meta("shard").is_ok()) {
+    stored = embedding::legacy_placement_scheme;
+  } else {
+    return status::ok();  // never claimed
+  }
+  if (stored == embedding::placement_scheme) return status::ok();
+  return status(errc::version_mismatch,
+                "its storage holds rows of this job " + job_hex + " placed on the shards by \"" + stored +
+                    "\" (an earlier build's placement), and this build places rows by \"" +
+                    embedding::placement_scheme + "\": they would be served by the wrong shards; finish or resume "
+                    "the job with the build that started it");
 }
 
 // Another shard's rows of this job (a data directory given to the wrong --index) would serve none
 // of this shard's keys and lose that shard's: refused. Storage written before the claim existed
 // passes.
 status check_same_shard(const embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
+  SS_RETURN_IF_ERROR(check_same_placement(storage, job_hex));
   auto owner = storage.get_meta("shard");
   if (!owner.is_ok() || *owner == shard_claim(o)) return status::ok();
   return status(errc::not_found, "its storage holds the rows of shard " + *owner + " of this job " + job_hex +

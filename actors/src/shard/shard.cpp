@@ -20,10 +20,12 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
                          std::shared_ptr<shard_counters> counters) {
   auto guard = std::make_shared<push_guard>();
   auto publishing = std::make_shared<embedding::publish_staging>();
+  auto placement = std::make_shared<const embedding::placement>(options.shards);
   // CAF 0.17's actor_pool is untyped: it takes its workers as caf::actor and forwards each message
   // to one of them. Both casts are needed for that, and safe: every worker is a shard_actor.
-  auto factory = [&sys, store, options, counters, guard, publishing] {
-    return caf::actor_cast<caf::actor>(sys.spawn(shard_worker, store, options, counters, guard, publishing));
+  auto factory = [&sys, store, options, placement, counters, guard, publishing] {
+    return caf::actor_cast<caf::actor>(
+        sys.spawn(shard_worker, store, options, placement, counters, guard, publishing));
   };
   shard_actors out;
   out.pool = caf::actor_cast<shard_actor>(caf::actor_pool::make(sys.dummy_execution_unit(),
@@ -40,7 +42,7 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
   if (stored_dump) {
     // Hints read storage: a thread of their own (detached), so that a burst of them never holds
     // up a lookup in the pool; a hint that waits its turn only finds its rows there already.
-    out.prefetcher = sys.spawn<caf::detached>(prefetcher, store, options, counters);
+    out.prefetcher = sys.spawn<caf::detached>(prefetcher, store, options, placement, counters);
     caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), out.prefetcher);
   } else {
     caf::anon_send(gateway, route_atom::value, kind_of<wire::warm_request>(), pool_server);

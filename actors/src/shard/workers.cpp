@@ -11,10 +11,10 @@
 namespace ss::actors::shard_parts {
 namespace {
 
-status check_ownership(const shard_options& o, const std::vector<std::uint32_t>& tables,
-                       const std::vector<std::uint64_t>& ids) {
+status check_ownership(const shard_options& o, const embedding::placement& placement,
+                       const std::vector<std::uint32_t>& tables, const std::vector<std::uint64_t>& ids) {
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    const auto owner = embedding::shard_of(tables[i], ids[i], o.shards);
+    const auto owner = placement.shard_of(tables[i], ids[i]);
     if (owner != o.index)
       return {errc::invalid_argument, o.name + " owns no row (" + std::to_string(tables[i]) + ", " +
                                           std::to_string(ids[i]) + "): it belongs to shard " + std::to_string(owner) +
@@ -29,9 +29,9 @@ body_ptr refuse(shard_counters& c, const status& st) {
   return make_body(wire::error_reply{st.code(), st.message()});
 }
 
-body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, shard_counters& c,
-                      const wire::lookup_request& req) {
-  if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, const embedding::placement& placement,
+                      shard_counters& c, const wire::lookup_request& req) {
+  if (auto st = check_ownership(o, placement, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
   // A training lookup's batch moves the clock of a row TTL in examples.
   if (req.create) store.count_examples(req.examples);
   wire::lookup_reply reply;
@@ -48,9 +48,9 @@ body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, sha
 // A push of a trainer whose membership is over is refused (fenced); one applied before (a resend)
 // is answered as applied, without applying it again. Checked after the request's own checks, so
 // that a malformed push is refused for what it is.
-body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard_counters& c, push_guard& guard,
-                    const wire::push_request& req) {
-  if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+body_ptr serve_push(embedding::shard_store& store, const shard_options& o, const embedding::placement& placement,
+                    shard_counters& c, push_guard& guard, const wire::push_request& req) {
+  if (auto st = check_ownership(o, placement, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
   const std::size_t dim = store.options().dim;
   if (req.grads.size() != req.ids.size() * dim)
     return refuse(c, status(errc::invalid_argument, "push of " + std::to_string(req.ids.size()) + " rows carries " +
@@ -90,10 +90,10 @@ body_ptr serve_push(embedding::shard_store& store, const shard_options& o, shard
 
 // A prefetch hint. Without a memory budget every row is in RAM: the answer says so, and the
 // trainer sends no more.
-body_ptr serve_warm(embedding::shard_store& store, const shard_options& o, shard_counters& c,
-                    const wire::warm_request& req) {
+body_ptr serve_warm(embedding::shard_store& store, const shard_options& o, const embedding::placement& placement,
+                    shard_counters& c, const wire::warm_request& req) {
   if (!store.tiered()) return make_body(wire::warm_reply{0, false});
-  if (auto st = check_ownership(o, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
+  if (auto st = check_ownership(o, placement, req.tables, req.ids); !st.is_ok()) return refuse(c, st);
   c.warm_requests.fetch_add(1, std::memory_order_relaxed);
   auto warmed = store.warm(req.tables.data(), req.ids.data(), req.ids.size());
   if (!warmed.is_ok()) {
@@ -195,6 +195,7 @@ body_ptr serve_publish_rows(embedding::shard_store& store, const shard_options& 
 
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                        std::shared_ptr<const embedding::placement> placement,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing) {
   (void)self;
@@ -202,17 +203,17 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
       // The trainers of the view: whose pushes are fenced (any worker of the pool takes it).
       [guard](view_atom, const wire::cluster_view& view) { guard->follow(view); },
       [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
-      [store, options, counters, guard, publishing](serve_atom, const envelope_ptr& env) -> body_ptr {
+      [store, options, placement, counters, guard, publishing](serve_atom, const envelope_ptr& env) -> body_ptr {
         const auto start = std::chrono::steady_clock::now();
         body_ptr out;
         if (const auto* req = std::get_if<wire::lookup_request>(&env->message)) {
-          out = serve_lookup(*store, options, *counters, *req);
+          out = serve_lookup(*store, options, *placement, *counters, *req);
         } else if (const auto* push = std::get_if<wire::push_request>(&env->message)) {
-          out = serve_push(*store, options, *counters, *guard, *push);
+          out = serve_push(*store, options, *placement, *counters, *guard, *push);
         } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
           out = serve_dump(*store, *counters, *dump);
         } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
-          out = serve_warm(*store, options, *counters, *warm);
+          out = serve_warm(*store, options, *placement, *counters, *warm);
         } else if (const auto* publish = std::get_if<wire::publish_rows_request>(&env->message)) {
           out = serve_publish_rows(*store, options, *counters, *publishing, *publish);
         } else if (std::holds_alternative<wire::status_request>(env->message)) {
@@ -233,12 +234,13 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
 
 shard_prefetcher_actor::behavior_type prefetcher(shard_prefetcher_actor::stateful_pointer<prefetcher_state> self,
                                                  std::shared_ptr<embedding::shard_store> store, shard_options options,
+                                                 std::shared_ptr<const embedding::placement> placement,
                                                  std::shared_ptr<shard_counters> counters) {
   (void)self;
   return {
-      [store, options, counters](serve_atom, const envelope_ptr& env) -> body_ptr {
+      [store, options, placement, counters](serve_atom, const envelope_ptr& env) -> body_ptr {
         if (const auto* req = std::get_if<wire::warm_request>(&env->message))
-          return serve_warm(*store, options, *counters, *req);
+          return serve_warm(*store, options, *placement, *counters, *req);
         return make_body(wire::error_reply{errc::invalid_argument, std::string("the prefetcher does not serve ") +
                                                                        wire::message_name(env->message)});
       },

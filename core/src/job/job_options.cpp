@@ -6,6 +6,7 @@
 
 #include "ss/core/data/follow_reader.hpp"
 #include "ss/core/embedding/row_ttl.hpp"
+#include "ss/core/embedding/sharding.hpp"
 
 namespace ss::job {
 namespace {
@@ -152,6 +153,9 @@ status check_follow(const job_options& o) {
 status check_job(const job_options& o) {
   if (o.simulate_step_ms <= 0) {
     if (o.shards < 1) return {errc::invalid_argument, "--shards must be at least 1 (0 only with --simulate-step-ms)"};
+    if (static_cast<std::uint32_t>(o.shards) > embedding::max_shards)
+      return {errc::invalid_argument, "--shards " + std::to_string(o.shards) + " is more than the " +
+                                          std::to_string(embedding::max_shards) + " shards rows can be placed on"};
     if (o.readers < 1) return {errc::invalid_argument, "--readers must be at least 1 (0 only with --simulate-step-ms)"};
     if (o.train.empty()) return {errc::invalid_argument, "--train needs at least one file"};
   }

@@ -143,6 +143,7 @@ std::string format_manifest(const snapshot_manifest& m) {
                                                                           std::to_string(r.inode) + " " +
                                                                           escape_name(r.file_name)));
   }
+  out.add("placement", m.placement);
   out.add("shards", std::to_string(m.shards.size()));
   for (std::size_t i = 0; i < m.shards.size(); ++i) {
     const auto& s = m.shards[i];
@@ -187,6 +188,8 @@ result<snapshot_manifest> parse_manifest(const std::string& text) {
   SS_RETURN_IF_ERROR(kv->one("trainers", trainers));
   SS_RETURN_IF_ERROR(kv->one("readers", readers));
   SS_RETURN_IF_ERROR(kv->one("shards", shards));
+  m.placement = embedding::legacy_placement_scheme;  // manifests of builds before it was recorded
+  if (kv->has("placement")) SS_RETURN_IF_ERROR(kv->one("placement", m.placement));
   if (trainers > 1000000 || readers > 1000000 || shards > 1000000) return corrupt("MANIFEST: implausible counts");
   m.trainers.resize(trainers);
   for (std::uint64_t i = 0; i < trainers; ++i)

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "ss/core/embedding/batch_rows.hpp"
@@ -10,17 +13,78 @@
 using namespace ss::embedding;
 
 TEST_CASE("sharding: a fixed, balanced mapping of rows to shards", "[core][embedding]") {
+  const placement four(4), again(4);
   std::vector<int> count(4, 0);
   for (std::uint64_t id = 0; id < 40000; ++id) {
-    const auto s = shard_of(static_cast<std::uint32_t>(id % 26), id * 0x9e3779b97f4a7c15ULL, 4);
+    const auto s = four.shard_of(static_cast<std::uint32_t>(id % 26), id * 0x9e3779b97f4a7c15ULL);
     REQUIRE(s < 4);
     ++count[s];
-    CHECK(shard_of(static_cast<std::uint32_t>(id % 26), id * 0x9e3779b97f4a7c15ULL, 4) == s);  // stable
+    CHECK(again.shard_of(static_cast<std::uint32_t>(id % 26), id * 0x9e3779b97f4a7c15ULL) == s);  // stable
   }
   for (int c : count) CHECK(c > 9000);  // within 10% of even
-  // Pinned so a change of the mapping (which would orphan checkpointed rows) is caught.
-  CHECK(shard_of(3, 0x68fd1e64ULL, 8) == shard_of(3, 0x68fd1e64ULL, 8));
-  CHECK(shard_of(0, 1, 1) == 0);
+  CHECK(placement(1).shard_of(0, 1) == 0);
+  // Pinned: a change of the placement would put stored and checkpointed rows on the wrong shards,
+  // so it must come with a new placement_scheme (which storage and snapshots record).
+  CHECK(std::string(placement_scheme) == "ranges-16384-even");
+  CHECK(range_of(0, 1) == 9390U);
+  CHECK(range_of(3, 0x68fd1e64ULL) == 2935U);
+  CHECK(placement(8).owner_of_range(2935) == 2U);
+  CHECK(placement(8).shard_of(3, 0x68fd1e64ULL) == 2U);
+  CHECK(placement(3).owner_of_range(0) == 2U);
+  CHECK(placement(3).owner_of_range(16383) == 1U);
+  // Counts outside 1..max_shards are refused by the job's checks; the table clamps them.
+  CHECK(placement(0).shards() == 1);
+  CHECK(placement(max_shards + 1).shards() == max_shards);
+}
+
+TEST_CASE("placement: each shard owns an even share of the ranges, within one", "[core][embedding]") {
+  for (std::uint32_t shards = 1; shards <= 130; shards += (shards < 24 ? 1 : 13)) {
+    const auto n = placement(shards).ranges_per_shard();
+    const auto [lo, hi] = std::minmax_element(n.begin(), n.end());
+    INFO(shards << " shards: " << *lo << " to " << *hi << " ranges");
+    CHECK(*hi - *lo <= 1);
+    CHECK(*lo == placement_ranges / shards);
+  }
+}
+
+TEST_CASE("placement: a change of shard count moves only the ranges of the shards that come or go",
+          "[core][embedding]") {
+  std::vector<placement> by_count;
+  for (std::uint32_t s = 1; s <= 20; ++s) by_count.emplace_back(s);
+  for (std::uint32_t from = 1; from <= 20; ++from) {
+    for (std::uint32_t to = 1; to <= 20; ++to) {
+      const auto& a = by_count[from - 1];
+      const auto& b = by_count[to - 1];
+      std::uint32_t moved = 0;
+      bool only_needed = true;
+      for (std::uint32_t r = 0; r < placement_ranges; ++r) {
+        const auto x = a.owner_of_range(r), y = b.owner_of_range(r);
+        if (x == y) continue;
+        ++moved;
+        // Growing: a range moves only to a new shard. Shrinking: only a removed shard's move.
+        only_needed &= from < to ? y >= from : x >= to;
+      }
+      INFO(from << " -> " << to << " shards: " << moved << " of " << placement_ranges << " ranges moved");
+      CHECK(only_needed);
+      // Exactly what the new shards hold (growing) or the removed ones held (shrinking).
+      std::uint32_t least = 0;
+      const auto& bigger = from < to ? b : a;
+      const auto counts = bigger.ranges_per_shard();
+      for (std::uint32_t s = std::min(from, to); s < std::max(from, to); ++s) least += counts[s];
+      CHECK(moved == least);
+    }
+  }
+}
+
+TEST_CASE("placement: rows spread over the ranges evenly", "[core][embedding]") {
+  std::vector<std::uint32_t> per_range(placement_ranges, 0);
+  const std::uint64_t rows = 1 << 20;
+  for (std::uint64_t i = 0; i < rows; ++i) ++per_range[range_of(static_cast<std::uint32_t>(i % 26), ss::mix64(i))];
+  // 64 rows a range on average: a Poisson spread, none empty, none over twice the mean.
+  for (auto n : per_range) {
+    CHECK(n > 0);
+    CHECK(n < 128);
+  }
 }
 
 TEST_CASE("shard split: one request per shard and replies land on the right rows", "[core][embedding]") {
@@ -43,7 +107,7 @@ TEST_CASE("shard split: one request per shard and replies land on the right rows
     total += p.ids.size();
     std::vector<float> reply;
     for (std::size_t i = 0; i < p.ids.size(); ++i) {
-      CHECK(shard_of(p.tables[i], p.ids[i], 3) == s);
+      CHECK(placement(3).shard_of(p.tables[i], p.ids[i]) == s);
       reply.push_back(static_cast<float>(p.ids[i]));
       reply.push_back(static_cast<float>(p.tables[i]));
     }

@@ -82,6 +82,17 @@ TEST_CASE("model options: check_job refuses a shape that cannot be built once th
   CHECK(job::check_job(j).is_ok());
 }
 
+TEST_CASE("job options: more shards than rows can be placed on are refused", "[core][job]") {
+  job::job_options j;
+  j.train = {"train.tsv"};
+  j.shards = 1024;
+  CHECK(job::check_job(j).is_ok());
+  j.shards = 1025;
+  auto st = job::check_job(j);
+  REQUIRE_FALSE(st.is_ok());
+  CHECK(st.message() == "--shards 1025 is more than the 1024 shards rows can be placed on");
+}
+
 TEST_CASE("resume conflicts: the epochs and the shuffle define the job", "[job]") {
   ss::job::job_options saved;
   saved.train = {"a.tsv"};

@@ -70,6 +70,7 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   m.dense_params = 3;
   m.dense_crc = 0xdeadbeef;
   m.job_crc = 0x01020304;
+  m.placement = "ranges-16384-jump";
   const std::string text = format_manifest(m);
   auto back = parse_manifest(text);
   REQUIRE(back.is_ok());
@@ -93,6 +94,16 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(back->shards[0].path == "/state/shard-0/checkpoints/7");
   CHECK(back->dense_crc == 0xdeadbeef);
   CHECK(back->job_crc == 0x01020304);
+  CHECK(back->placement == "ranges-16384-jump");
+
+  // A manifest of the version before the placement was recorded: its rows were placed by modulo.
+  std::string unplaced = *io::without_crc_line(text, "MANIFEST");
+  const auto line = unplaced.find("placement = ");
+  REQUIRE(line != std::string::npos);
+  unplaced.erase(line, unplaced.find('\n', line) + 1 - line);
+  auto unplaced_back = parse_manifest(io::with_crc_line(unplaced));
+  REQUIRE(unplaced_back.is_ok());
+  CHECK(unplaced_back->placement == "modulo");
 
   // A manifest of the version before the file check: its reader lines end at the bad rows.
   auto old_back = parse_manifest(with_reader_line_cut(text, "reader.0 = 1 2 4096 101 100 1"));

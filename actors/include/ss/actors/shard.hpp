@@ -27,7 +27,7 @@ namespace ss::actors {
 struct shard_options {
   std::string name = "shard";
   std::uint32_t index = 0;   // this shard's index
-  std::uint32_t shards = 1;  // shards in the job: keys are checked against shard_of()
+  std::uint32_t shards = 1;  // shards in the job: keys are checked against embedding::placement
   int workers = 1;           // actors serving requests concurrently
   // Where rows persist (null: memory only) and how often changed rows are written there.
   std::shared_ptr<embedding::durable_rows> storage;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "ss/core/embedding/sharding.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::job {
@@ -79,6 +80,8 @@ struct snapshot_manifest {
   std::vector<trainer_counters> trainers;  // trainers live at snapshot time
   std::vector<reader_commit> readers;      // by reader index
   std::vector<shard_checkpoint> shards;    // by shard index
+  // How the rows were placed on the shards; "modulo" in manifests of builds before it was recorded.
+  std::string placement = embedding::placement_scheme;
   std::uint64_t dense_params = 0;          // floats in dense.bin
   std::uint64_t dense_momentum = 0;
   std::uint32_t dense_crc = 0;             // dense.bin's trailing CRC32C
