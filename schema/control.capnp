@@ -49,7 +49,8 @@ struct SnapshotReply {
 }
 
 struct DumpRequest {
-# Coordinator -> shard: a page of rows for the exported model (after training).
+# Coordinator -> shard: a page of rows for the exported model (after training). Also the read side
+# of moving rows to another shard count: only the rows a placement gives to one shard, whole.
 
   table @0 :UInt32;
   # Where to continue: the table ...
@@ -57,6 +58,12 @@ struct DumpRequest {
   # ... and the position within it (0 to start a table).
   maxRows @2 :UInt32;
   # At most this many rows in the reply.
+  placementShards @3 :UInt32;
+  # 0: every row. Else only the rows that the placement over this many shards gives to ...
+  placementIndex @4 :UInt32;
+  # ... this shard.
+  wholeRows @5 :Bool;
+  # Each row whole (values, optimizer state, TTL stamp: rowFloats floats) instead of its values.
 }
 
 struct PublishRowsRequest {
@@ -93,16 +100,20 @@ struct PublishRowsReply {
 }
 
 struct DumpReply {
-# Shard -> coordinator: a page of rows (values only, no optimizer state).
+# Shard -> coordinator: a page of rows (values only, no optimizer state, unless wholeRows).
 
   tables @0 :List(UInt32);
   ids @1 :List(UInt64);
   values @2 :List(Float32);
-  # ids.size() x dim.
+  # ids.size() x dim, or x rowFloats with wholeRows.
   nextTable @3 :UInt32;
   nextPosition @4 :UInt64;
   done @5 :Bool;
   # True when every row was sent.
+  rowFloats @6 :UInt32;
+  # Floats per row in values.
+  crc32c @7 :UInt32;
+  # CRC32C of the page's tables, ids and values (little-endian), so that a moved row arrives as sent.
 }
 
 struct ExportRequest {

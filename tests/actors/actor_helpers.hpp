@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "actor_fixture.hpp"
 #include "ss/actors/coordinator.hpp"
@@ -43,6 +45,29 @@ std::optional<wire::body> ask(actor_fixture& f, const Handle& target, wire::body
   f.sys.spawn([target, env, out](caf::event_based_actor* self) {
     self->request(target, caf::infinite, serve_atom::value, env).then([out](const body_ptr& b) { *out = *b; });
   });
+  f.settle();
+  return *out;
+}
+
+// ask() of a detached actor (its own thread, outside the test scheduler): settles until the answer
+// is in, for at most `limit` of real time.
+template <class Handle>
+std::optional<wire::body> ask_detached(actor_fixture& f, const Handle& target, wire::body body,
+                                       std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  auto out = std::make_shared<std::optional<wire::body>>();
+  auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 7, std::move(body)});
+  auto got = std::make_shared<std::atomic<bool>>(false);
+  f.sys.spawn([target, env, out, got](caf::event_based_actor* self) {
+    self->request(target, caf::infinite, serve_atom::value, env).then([out, got](const body_ptr& b) {
+      *out = *b;
+      got->store(true);
+    });
+  });
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!got->load() && std::chrono::steady_clock::now() < until) {
+    f.settle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   f.settle();
   return *out;
 }

@@ -486,6 +486,81 @@ TEST_CASE("shard: publishes the rows changed since the last publication, a base 
   REQUIRE(std::holds_alternative<wire::error_reply>(*stale));
 }
 
+TEST_CASE("shard: pages of the rows a placement gives to each shard hold every row once, whole, from RAM or storage",
+          "[actors]") {
+  for (const bool tiered : {false, true}) {
+    INFO((tiered ? "a memory budget: pages from storage" : "every row in RAM"));
+    actor_fixture f;
+    embedding::shard_store_options so;
+    so.dim = 2;
+    so.optimizer.kind = optim::sparse_kind::rowwise_adagrad;  // a row carries optimizer state
+    if (tiered) so.max_rows_in_memory = 50;
+    auto store = std::make_shared<embedding::shard_store>(so);
+    shard_options o;
+    o.name = "shard-0";
+    if (tiered) o.storage = std::make_shared<embedding::memory_rows>(store->row_floats());
+    node gw(f, "shard-0");
+    const auto actors = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
+    auto shard = actors.pool;
+    if (tiered) f.own(caf::actor_cast<caf::actor>(actors.persister));
+    f.settle();
+    // With a budget, pages come from storage: the persister's (detached), which flushes first.
+    auto page_of = [&](const wire::dump_request& r) {
+      return tiered ? ask_detached(f, actors.persister, r) : ask(f, shard, r);
+    };
+    // 600 rows in 3 tables, each pushed so that its values and state differ from a new row's.
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> rows;
+    for (std::uint64_t id = 0; id < 200; ++id) {
+      const std::vector<std::uint32_t> tables = {0, 1, 2};
+      const std::vector<std::uint64_t> ids = {id, id * 7 + 1, id * 13 + 5};
+      REQUIRE(std::holds_alternative<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{true, tables, ids})));
+      const std::vector<float> grads = {0.5f, -1.0f, 0.25f, 0.125f, -2.0f, 1.0f};
+      REQUIRE(std::holds_alternative<wire::push_reply>(*ask(f, shard, wire::push_request{tables, ids, grads})));
+    }
+    // What the shard holds, whole, by the export's own page (every row, no placement).
+    const std::uint32_t floats = store->row_floats();
+    const embedding::placement three(3);
+    std::map<std::pair<std::uint32_t, std::uint64_t>, int> seen;
+    for (std::uint32_t to = 0; to < 3; ++to) {
+      wire::dump_request next{0, 0, 64, 3, to, true};
+      int pages = 0;
+      for (bool done = false; !done; ++pages) {
+        REQUIRE(pages < 100);
+        auto got = page_of(next);
+        REQUIRE(got.has_value());
+        REQUIRE(std::holds_alternative<wire::dump_reply>(*got));
+        const auto& page = std::get<wire::dump_reply>(*got);
+        CHECK(page.row_floats == floats);
+        CHECK(page.crc32c == wire::dump_page_crc(page));
+        CHECK(page.ids.size() <= 64);
+        for (std::size_t i = 0; i < page.ids.size(); ++i) {
+          CHECK(three.shard_of(page.tables[i], page.ids[i]) == to);
+          ++seen[{page.tables[i], page.ids[i]}];
+          rows[{page.tables[i], page.ids[i]}].assign(page.values.begin() + static_cast<std::ptrdiff_t>(i * floats),
+                                                     page.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * floats));
+        }
+        done = page.done;
+        next.table = page.next_table;
+        next.position = page.next_position;
+      }
+    }
+    CHECK(seen.size() == 600);
+    for (const auto& [key, n] : seen) CHECK(n == 1);
+    // Each row whole: its values as a lookup reads them, then its Adagrad accumulator, positive.
+    for (const auto& [key, row] : rows) {
+      auto now = ask(f, shard, wire::lookup_request{false, {key.first}, {key.second}});
+      REQUIRE(std::holds_alternative<wire::lookup_reply>(*now));
+      CHECK(std::vector<float>(row.begin(), row.begin() + 2) == std::get<wire::lookup_reply>(*now).values);
+      CHECK(row[2] > 0.0f);
+    }
+    // A placement no job can have is refused, naming it.
+    auto bad = page_of(wire::dump_request{0, 0, 64, embedding::max_shards + 1, 0, true});
+    REQUIRE(bad.has_value());
+    REQUIRE(std::holds_alternative<wire::error_reply>(*bad));
+    CHECK_THAT(std::get<wire::error_reply>(*bad).message, Catch::Contains("placement over 1025 shards"));
+  }
+}
+
 TEST_CASE("shard: a row a full table dropped since the last publication goes out as a tombstone", "[actors]") {
   actor_fixture f;
   embedding::shard_store_options so;

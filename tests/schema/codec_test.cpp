@@ -481,6 +481,37 @@ TEST_CASE("codec: push_request grads must be a positive multiple of its ids", "[
   require_parse_error(encode_body(push_request{{1}, {3}, {1}, -0.5f}), "push_request: learning-rate scale -0.5");
 }
 
+TEST_CASE("codec: a dump page must hold whole rows and match its checksum; a placement names one of its shards",
+          "[wire]") {
+  dump_reply ok{{0, 1}, {5, 6}, {1, 2, 3, 4, 5, 6}, 1, 7, false, 3, 0};
+  ok.crc32c = dump_page_crc(ok);
+  CHECK(decode(*encode_body(ok)).is_ok());
+  dump_reply r = ok;
+  r.values[4] = 5.5f;  // a value changed after the checksum was taken
+  require_parse_error(encode_body(r), "dump_reply: the page fails its checksum");
+  r = ok;
+  r.row_floats = 2;
+  require_parse_error(encode_body(r), "dump_reply: 6 values for 2 rows of 2 floats");
+  r = ok;
+  r.tables = {0};
+  require_parse_error(encode_body(r), "dump_reply: 1 tables for 2 ids");
+  // The checksum covers the ids and tables too, not only the values.
+  r = ok;
+  r.ids = {6, 5};
+  CHECK(dump_page_crc(r) != ok.crc32c);
+  r = ok;
+  r.tables = {1, 0};
+  CHECK(dump_page_crc(r) != ok.crc32c);
+  // An empty page: no rows, any width.
+  dump_reply empty{{}, {}, {}, 0, 0, true, 0, 0};
+  empty.crc32c = dump_page_crc(empty);
+  CHECK(decode(*encode_body(empty)).is_ok());
+
+  CHECK(decode(*encode_body(dump_request{0, 0, 100, 3, 2, true})).is_ok());
+  require_parse_error(encode_body(dump_request{0, 0, 100, 3, 3, true}),
+                      "dump_request: shard 3 of a placement over 3 shards");
+}
+
 TEST_CASE("codec: publish_rows_reply rows and tombstones must pair tables with ids", "[wire]") {
   publish_rows_reply ok;
   ok.tables = {0, 1};

@@ -1,6 +1,6 @@
 // The wire format, byte for byte: every sample message (one_of_each) and every default-constructed
 // one encodes to exactly the frame pinned for it in golden_frames.txt, each frame's size and
-// FNV-1a hash, as when protocol 2 was laid down. Round trips cannot see a change of layout (a
+// FNV-1a hash, as protocol 3 lays them down. Round trips cannot see a change of layout (a
 // codec entry whose fields are reordered allocates its lists in another order and still reads
 // back), but peers of other builds would.
 //
@@ -160,10 +160,10 @@ void check_frames(const std::string& kind, const std::vector<envelope>& samples)
 
 }  // namespace
 
-TEST_CASE("codec: every sample message encodes to its protocol 2 bytes", "[wire][golden]") {
+TEST_CASE("codec: every sample message encodes to its protocol 3 bytes", "[wire][golden]") {
   check_frames("sample", one_of_each());
 }
 
-TEST_CASE("codec: every default-constructed message encodes to its protocol 2 bytes", "[wire][golden]") {
+TEST_CASE("codec: every default-constructed message encodes to its protocol 3 bytes", "[wire][golden]") {
   check_frames("default", default_samples());
 }

@@ -180,8 +180,12 @@ inline std::vector<body> written_samples() {
   add(snapshot_now{});
   add(snapshot_request{12, {9, 10, 11}});
   add(snapshot_reply{12, "/data/shard-0/checkpoints/12", 1000000, 68000000, 0xdeadbeefcafeULL, 1.25});
-  add(dump_request{3, 4096, 65536});
-  add(dump_reply{{3, 3}, {7, 8}, {1.0f, 2.0f, 3.0f, 4.0f}, 3, 6000, false});
+  add(dump_request{3, 4096, 65536, 4, 2, true});  // the whole rows placement 4 gives to shard 2
+  {
+    dump_reply page{{3, 3}, {7, 8}, {1.0f, 2.0f, 3.0f, 4.0f}, 3, 6000, false, 2, 0};
+    page.crc32c = dump_page_crc(page);
+    add(page);
+  }
   add(sync_restore{2, {1.0f, 2.0f, -3.0f}, {0.25f, -0.125f, 0.0f}});
   add(export_request{"/models/job-7.ssm"});
   add(export_reply{"/models/job-7.ssm", 1234567, 89000000, 3.5});

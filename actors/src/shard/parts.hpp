@@ -49,6 +49,10 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
                                         std::shared_ptr<const embedding::placement> placement,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing);
+// The placement a page of rows is filtered by (dump_request's placement_shards): null for every
+// row; refused for a shard count no job can have.
+result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
+                                                                      const wire::dump_request& req);
 // With a memory budget: serves the trainers' prefetch hints.
 struct prefetcher_state {
   static inline const char* name = "shard-prefetcher";

@@ -98,32 +98,42 @@ status write_back(persister_self self) {
   });
 }
 
-// A page of the exported model from a shard with a memory budget: from storage, which holds every
-// row once the changed ones are flushed (the rows in RAM are not all the rows). The position is
-// the next key, (next_table, next_position = id).
+// A page of rows from a shard with a memory budget (dump_request: the exported model's values, or
+// the whole rows a placement gives to one shard): from storage, which holds every row once the
+// changed ones are flushed (the rows in RAM are not all the rows). The position is the next key,
+// (next_table, next_position = id), after the last row read, kept or not.
 body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   auto& st = self->state;
+  auto to = placement_of_dump(st.options, req);
+  if (!to.is_ok()) return make_body(wire::error_reply{to.error().code(), to.error().message()});
   if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
-  const std::size_t dim = st.store->options().dim;
+  const std::size_t keep = req.whole_rows ? st.store->row_floats() : st.store->options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
   wire::dump_reply reply;
+  std::uint32_t last_table = 0;
+  std::uint64_t last_id = 0;
   auto paged = st.options.storage->scan_from(req.table, req.position, max_rows,
                                              [&](std::uint32_t t, std::uint64_t id, const float* row) {
+                                               last_table = t;
+                                               last_id = id;
+                                               if (*to && (*to)->shard_of(t, id) != req.placement_index) return;
                                                reply.tables.push_back(t);
                                                reply.ids.push_back(id);
-                                               reply.values.insert(reply.values.end(), row, row + dim);
+                                               reply.values.insert(reply.values.end(), row, row + keep);
                                              });
   if (!paged.is_ok())
     return make_body(wire::error_reply{paged.error().code(), st.options.name + ": " + paged.error().message()});
-  // The key after the page's last: the next id, or the next table's first past the last id.
+  // The key after the last one read: the next id, or the next table's first past the last id.
   const std::uint32_t max_tables = st.store->options().max_tables;
   reply.next_table = max_tables;
   if (*paged == max_rows) {
-    const bool last_id = reply.ids.back() == ~0ULL;
-    reply.next_table = reply.tables.back() + (last_id ? 1 : 0);
-    reply.next_position = last_id ? 0 : reply.ids.back() + 1;
+    const bool max_id = last_id == ~0ULL;
+    reply.next_table = last_table + (max_id ? 1 : 0);
+    reply.next_position = max_id ? 0 : last_id + 1;
   }
   reply.done = reply.next_table >= max_tables;
+  reply.row_floats = static_cast<std::uint32_t>(keep);
+  reply.crc32c = wire::dump_page_crc(reply);
   st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
   return make_body(std::move(reply));
 }

@@ -104,10 +104,28 @@ body_ptr serve_warm(embedding::shard_store& store, const shard_options& o, const
   return make_body(wire::warm_reply{*warmed, true});
 }
 
-// A page of rows for the exported model: values only (no optimizer state), table by table.
-body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire::dump_request& req) {
+}  // namespace
+
+result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
+                                                                      const wire::dump_request& req) {
+  if (req.placement_shards == 0) return std::shared_ptr<const embedding::placement>();
+  if (req.placement_shards > embedding::max_shards)
+    return status(errc::invalid_argument, o.name + ": a page of rows for a placement over " +
+                                              std::to_string(req.placement_shards) + " shards, more than the " +
+                                              std::to_string(embedding::max_shards) + " rows can be placed on");
+  return std::shared_ptr<const embedding::placement>(std::make_shared<embedding::placement>(req.placement_shards));
+}
+
+namespace {
+
+// A page of rows: for the exported model, values only; for moving rows to another shard count,
+// only those a placement gives to one shard, whole (values, optimizer state, TTL stamp).
+body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, shard_counters& c,
+                    const wire::dump_request& req) {
+  auto to = placement_of_dump(o, req);
+  if (!to.is_ok()) return refuse(c, to.error());
   wire::dump_reply reply;
-  const std::size_t dim = store.options().dim, floats = store.row_floats();
+  const std::size_t floats = store.row_floats(), keep = req.whole_rows ? floats : store.options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
   std::vector<std::uint64_t> ids;
   std::vector<float> rows;
@@ -116,20 +134,25 @@ body_ptr serve_dump(embedding::shard_store& store, shard_counters& c, const wire
   for (; t < store.options().max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
     const embedding::embedding_table* tab = store.existing_table(t);
     if (tab == nullptr) continue;
-    ids.clear();
-    rows.clear();
-    position = tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      reply.tables.push_back(t);
-      reply.ids.push_back(ids[i]);
-      reply.values.insert(reply.values.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * floats),
-                          rows.begin() + static_cast<std::ptrdiff_t>(i * floats + dim));
-    }
+    do {  // with a placement, copies on until the page is full or the table ends
+      ids.clear();
+      rows.clear();
+      position = tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (*to && (*to)->shard_of(t, ids[i]) != req.placement_index) continue;
+        reply.tables.push_back(t);
+        reply.ids.push_back(ids[i]);
+        reply.values.insert(reply.values.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * floats),
+                            rows.begin() + static_cast<std::ptrdiff_t>(i * floats + keep));
+      }
+    } while (*to && position != 0 && reply.ids.size() < max_rows);
     if (position != 0) break;  // the page is full inside this table
   }
   reply.done = t >= store.options().max_tables;
   reply.next_table = t;
   reply.next_position = position;
+  reply.row_floats = static_cast<std::uint32_t>(keep);
+  reply.crc32c = wire::dump_page_crc(reply);
   c.rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
   return make_body(std::move(reply));
 }
@@ -211,7 +234,7 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
         } else if (const auto* push = std::get_if<wire::push_request>(&env->message)) {
           out = serve_push(*store, options, *placement, *counters, *guard, *push);
         } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
-          out = serve_dump(*store, *counters, *dump);
+          out = serve_dump(*store, options, *counters, *dump);
         } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
           out = serve_warm(*store, options, *placement, *counters, *warm);
         } else if (const auto* publish = std::get_if<wire::publish_rows_request>(&env->message)) {

@@ -57,7 +57,7 @@ struct shard_counters : metrics::counter_set {
   counter pushes_duplicate{*this, "pushes_duplicate", "Pushes applied before (resends): answered, not applied again."};
   counter table_full{*this, "table_full_refusals",
                      "New rows refused because a table is full and nothing could make room."};  // of refused
-  counter rows_dumped{*this, "rows_dumped", "Rows sent for model exports."};
+  counter rows_dumped{*this, "rows_dumped", "Rows sent in pages: for model exports, and to shards that take them over."};
   counter publications_started{*this, "publications_started", "Publications (bases and deltas) this shard began."};
   counter rows_published{*this, "rows_published", "Changed rows sent for published deltas."};
   counter tombstones_published{*this, "tombstones_published",

@@ -64,7 +64,17 @@ struct codec<dump_request>
   using fields = field_list<Wire,
       field<&dump_request::table, &Wire::Builder::setTable, &Wire::Reader::getTable>,
       field<&dump_request::position, &Wire::Builder::setPosition, &Wire::Reader::getPosition>,
-      field<&dump_request::max_rows, &Wire::Builder::setMaxRows, &Wire::Reader::getMaxRows>>;
+      field<&dump_request::max_rows, &Wire::Builder::setMaxRows, &Wire::Reader::getMaxRows>,
+      field<&dump_request::placement_shards, &Wire::Builder::setPlacementShards, &Wire::Reader::getPlacementShards>,
+      field<&dump_request::placement_index, &Wire::Builder::setPlacementIndex, &Wire::Reader::getPlacementIndex>,
+      field<&dump_request::whole_rows, &Wire::Builder::setWholeRows, &Wire::Reader::getWholeRows>>;
+
+  static status check(const dump_request& m) {
+    if (m.placement_shards > 0 && m.placement_index >= m.placement_shards)
+      return parse_error("dump_request: shard " + num(m.placement_index) + " of a placement over " +
+                         num(m.placement_shards) + " shards");
+    return status::ok();
+  }
 };
 
 template <>
@@ -117,14 +127,19 @@ struct codec<dump_reply>
       list<&dump_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>,
       field<&dump_reply::next_table, &Wire::Builder::setNextTable, &Wire::Reader::getNextTable>,
       field<&dump_reply::next_position, &Wire::Builder::setNextPosition, &Wire::Reader::getNextPosition>,
-      field<&dump_reply::done, &Wire::Builder::setDone, &Wire::Reader::getDone>>;
+      field<&dump_reply::done, &Wire::Builder::setDone, &Wire::Reader::getDone>,
+      field<&dump_reply::row_floats, &Wire::Builder::setRowFloats, &Wire::Reader::getRowFloats>,
+      field<&dump_reply::crc32c, &Wire::Builder::setCrc32c, &Wire::Reader::getCrc32c>>;
 
   static status check(const dump_reply& m) {
     if (m.tables.size() != m.ids.size())
       return parse_error("dump_reply: " + num(m.tables.size()) + " tables for " + num(m.ids.size()) + " ids");
-    if (m.ids.empty() ? !m.values.empty() : m.values.size() % m.ids.size() != 0)
-      return parse_error("dump_reply: " + num(m.values.size()) + " values for " + num(m.ids.size()) +
-                         " ids (not a whole number of rows)");
+    if (m.values.size() != m.ids.size() * std::size_t{m.row_floats})
+      return parse_error("dump_reply: " + num(m.values.size()) + " values for " + num(m.ids.size()) + " rows of " +
+                         num(m.row_floats) + " floats");
+    if (dump_page_crc(m) != m.crc32c)
+      return parse_error("dump_reply: the page fails its checksum (CRC32C " + num(dump_page_crc(m)) + ", sent " +
+                         num(m.crc32c) + ")");
     return status::ok();
   }
 };

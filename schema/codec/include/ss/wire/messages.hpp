@@ -32,7 +32,10 @@ namespace ss::wire {
 
 // Bumped on any incompatible change. Peers with another version are refused with a clear error.
 // 2: sync rounds carry closing rounds and quantized deltas.
-inline constexpr std::uint16_t protocol_version = 2;
+// 3: rows are placed on shards by key ranges (embedding::placement), not by hash modulo the shard
+//    count, so a member of an earlier build would send rows to the wrong shards; dump pages carry
+//    the whole rows a placement gives to one shard, with their width and a checksum.
+inline constexpr std::uint16_t protocol_version = 3;
 
 enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
@@ -342,16 +345,26 @@ struct dump_request {
   std::uint32_t table = 0;
   std::uint64_t position = 0;
   std::uint32_t max_rows = 65536;
+  // Only the rows the placement over placement_shards shards gives to shard placement_index (0
+  // shards: every row), each whole (values, optimizer state, TTL stamp) with whole_rows: the read
+  // side of moving rows to another shard count.
+  std::uint32_t placement_shards = 0;
+  std::uint32_t placement_index = 0;
+  bool whole_rows = false;
 };
 
 struct dump_reply {
   std::vector<std::uint32_t> tables;
   std::vector<std::uint64_t> ids;
-  std::vector<float> values;  // ids.size() x dim
+  std::vector<float> values;  // ids.size() x row_floats
   std::uint32_t next_table = 0;
   std::uint64_t next_position = 0;
   bool done = false;
+  std::uint32_t row_floats = 0;  // dim, or the whole row's floats
+  std::uint32_t crc32c = 0;      // of tables, ids and values (dump_page_crc)
 };
+// The checksum a dump page carries: CRC32C of its tables, ids and values, little-endian.
+std::uint32_t dump_page_crc(const dump_reply& page);
 
 // Coordinator -> shard: a page of the rows of publication `sequence` (delta publishing; see
 // schema/control.capnp for each field).
