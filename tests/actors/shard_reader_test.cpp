@@ -349,14 +349,31 @@ TEST_CASE("reader: a batch held past the lease goes to the next trainer, and a l
 
 // A coordinator stand-in: answers registrations and heartbeats with whatever view the test set.
 
+namespace {
+// What the restore tests share: stores of 2-float rows (a new one each call), storage for them, and
+// the options of shard 0 of 2.
+struct restore_setup {
+  embedding::shard_store_options so = [] {
+    embedding::shard_store_options o;
+    o.dim = 2;
+    return o;
+  }();
+  std::shared_ptr<embedding::shard_store> store() const { return std::make_shared<embedding::shard_store>(so); }
+  embedding::memory_rows storage{store()->row_floats()};
+  shard_options zero = [] {
+    shard_options o;
+    o.name = "shard-0";
+    o.shards = 2;
+    return o;
+  }();
+};
+}  // namespace
+
 TEST_CASE("shard: storage that holds another shard's rows of the job is refused, with both named", "[actors]") {
-  embedding::shard_store_options so;
-  so.dim = 2;
-  auto store = [&so] { return std::make_shared<embedding::shard_store>(so); };
-  embedding::memory_rows storage(store()->row_floats());
-  shard_options zero;
-  zero.name = "shard-0";
-  zero.shards = 2;
+  restore_setup setup;
+  auto store = [&setup] { return setup.store(); };
+  auto& storage = setup.storage;
+  const shard_options& zero = setup.zero;
   shard_options one = zero;
   one.name = "shard-1";
   one.index = 1;
@@ -386,13 +403,10 @@ TEST_CASE("shard: storage that holds another shard's rows of the job is refused,
 }
 
 TEST_CASE("shard: storage of this job claimed by a build that placed rows by modulo is refused", "[actors]") {
-  embedding::shard_store_options so;
-  so.dim = 2;
-  auto store = [&so] { return std::make_shared<embedding::shard_store>(so); };
-  embedding::memory_rows storage(store()->row_floats());
-  shard_options zero;
-  zero.name = "shard-0";
-  zero.shards = 2;
+  restore_setup setup;
+  auto store = [&setup] { return setup.store(); };
+  auto& storage = setup.storage;
+  const shard_options& zero = setup.zero;
   shard_counters c;
   const std::uint64_t job = 7;
   // What a build before the placement was recorded left: the job and the shard, no scheme.

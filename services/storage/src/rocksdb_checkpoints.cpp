@@ -293,6 +293,9 @@ status rocksdb_rows::verify(std::uint64_t id) const {
 
 status rocksdb_rows::restore(std::uint64_t id) {
   SS_RETURN_IF_ERROR(verify(id));  // the live rows stay untouched if this fails
+  // Verified: its manifest's row count is the rows it holds, so opening it need not count them.
+  auto verified = read_manifest(id);
+  if (!verified) return verified.error().with_context("checkpoint " + std::to_string(id));
   const fs::path root(dir_);
   const fs::path live = root / "live", staging = root / "live.restore", old = root / "live.old";
   std::error_code ec;
@@ -317,7 +320,7 @@ status rocksdb_rows::restore(std::uint64_t id) {
     return {errc::io_error, "rename " + staging.string() + ": " + ec.message()};
   }
   SS_RETURN_IF_ERROR(io::sync_directory(root));
-  status s = open_live();
+  status s = open_live(verified->rows);
   if (!s) {  // put the old live DB back
     std::error_code ec2;
     fs::remove_all(live, ec2);

@@ -153,7 +153,7 @@ result<std::unique_ptr<rocksdb_rows>> rocksdb_rows::open(const std::string& dir,
   return store;
 }
 
-status rocksdb_rows::open_live() {
+status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
   const std::string path = (fs::path(dir_) / "live").string();
   rocksdb::DB* raw = nullptr;
   SS_RETURN_IF_ERROR(from_rocks(rocksdb::DB::Open(state_->options, path, &raw), "opening " + path));
@@ -184,8 +184,8 @@ status rocksdb_rows::open_live() {
                                         std::to_string(row_floats_) + " floats (another model or optimizer?)"};
   }
   // Count the rows (keys only; scan() and verify() check the records).
-  std::uint64_t count = 0;
-  {
+  std::uint64_t count = known_rows.value_or(0);
+  if (!known_rows) {
     row_scan rows(db.get());
     for (; rows.it->Valid(); rows.it->Next()) ++count;
     SS_RETURN_IF_ERROR(from_rocks(rows.it->status(), "counting the rows of " + path));

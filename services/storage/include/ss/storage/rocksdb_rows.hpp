@@ -47,6 +47,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -192,7 +193,9 @@ class rocksdb_rows final : public embedding::durable_rows {
  private:
   rocksdb_rows(std::string dir, std::uint32_t row_floats, rocksdb_rows_options options);
 
-  status open_live();  // opens dir/live, checks/writes the format settings, counts the rows
+  // Opens dir/live, checks/writes the format settings, and counts the rows, unless they are known
+  // (a restored checkpoint's, counted as it was verified).
+  status open_live(std::optional<std::uint64_t> known_rows = std::nullopt);
   void close_live();
   result<embedding::checkpoint_info> read_manifest(std::uint64_t id) const;
 
