@@ -300,10 +300,13 @@ TEST_CASE("cli: a snapshot whose rows an earlier build placed by modulo is refus
           "[cli]") {
   ss::test::temp_dir dir;
   REQUIRE(run_command(bin + " gen-data --out " + dir.str("d") + " --rows 3000 --test-rows 300 --seed 3").exit_code == 0);
-  // A following job runs until stopped: killed once it has taken snapshots, it leaves a job to resume.
+  // A following job runs until stopped: killed once it has taken a snapshot (waited for, up to two
+  // minutes: a sanitizer build starts slowly), it leaves a job to resume.
   const std::string local = bin + " local --log-level warn --progress-interval 0 --snapshot-interval 1 --follow "
                                   "--state-dir " + dir.str("state") + " --train " + dir.str("d/train.tsv");
-  run_command("timeout -s KILL 8 " + local);
+  run_command("sh -c '" + local + " & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls " + dir.str("state") +
+              "/snapshots/snapshot-*/MANIFEST >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done; kill -9 $pid; "
+              "wait $pid'");
   std::vector<std::filesystem::path> manifests;
   for (const auto& e : std::filesystem::directory_iterator(dir.str("state/snapshots")))
     if (std::filesystem::exists(e.path() / "MANIFEST")) manifests.push_back(e.path() / "MANIFEST");
