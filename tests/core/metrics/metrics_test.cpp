@@ -6,14 +6,12 @@
 
 #include "ss/core/metrics/accumulator.hpp"
 #include "ss/core/metrics/metrics.hpp"
-#include "ss/core/metrics/window.hpp"
 #include "ss/core/random.hpp"
 
 namespace {
 
 using ss::metrics::accumulator;
 using ss::metrics::summary;
-using ss::metrics::window;
 
 // O(n^2) reference AUC: the definition, pair by pair.
 double brute_force_auc(const std::vector<float>& preds, const std::vector<float>& labels) {
@@ -208,54 +206,6 @@ TEST_CASE("accumulator: merge equals a single accumulator", "[core][metrics]") {
 
   twice.clear();
   CHECK(twice.examples() == 0);
-}
-
-TEST_CASE("window: holds only the most recent examples", "[core][metrics]") {
-  window w(3);
-  CHECK(w.capacity() == 3);
-  w.add(0.9f, 0);  // forgotten below: a badly wrong, confident prediction
-  w.add(0.1f, 1);
-  CHECK(w.size() == 2);
-  w.add(0.25f, 0);
-  w.add(0.5f, 1);
-  w.add(0.125f, 0);
-  CHECK(w.size() == 3);
-  CHECK(w.total_added() == 5);
-  summary s = w.compute(0.5);
-  summary expected = summarize({0.25f, 0.5f, 0.125f}, {0, 1, 0}, 0.5);
-  CHECK(s.examples == 3);
-  CHECK(s.positives == 1);
-  CHECK(s.auc == 1.0);
-  CHECK(s.log_loss == Approx(expected.log_loss).epsilon(1e-14));
-  CHECK(s.ne == Approx(expected.ne).epsilon(1e-14));
-  CHECK(s.calibration == Approx(expected.calibration).epsilon(1e-14));
-}
-
-TEST_CASE("window: bulk add longer than the window and clear", "[core][metrics]") {
-  window w(100);
-  std::vector<float> preds;
-  std::vector<float> labels;
-  ss::rng rng(3);
-  for (int i = 0; i < 1000; ++i) {
-    preds.push_back(rng.uniform_float());
-    labels.push_back(rng.bernoulli(0.3) ? 1.0f : 0.0f);
-  }
-  REQUIRE(w.add(preds, labels).is_ok());
-  CHECK(w.size() == 100);
-  CHECK(w.total_added() == 1000);
-  std::vector<float> tail_p(preds.end() - 100, preds.end());
-  std::vector<float> tail_l(labels.end() - 100, labels.end());
-  summary expected = summarize(tail_p, tail_l, 0.3);
-  summary s = w.compute(0.3);
-  CHECK(s.positives == expected.positives);
-  CHECK(s.auc == expected.auc);
-  CHECK(s.log_loss == Approx(expected.log_loss).epsilon(1e-13));
-
-  CHECK(w.add(preds, std::vector<float>{1}).code() == ss::errc::invalid_argument);
-  w.clear();
-  CHECK(w.size() == 0);
-  CHECK(std::isnan(w.compute(0.3).auc));
-  CHECK(window(0).capacity() == 1);
 }
 
 TEST_CASE("accumulator: ten million examples", "[core][metrics]") {
