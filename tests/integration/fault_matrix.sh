@@ -602,6 +602,12 @@ for c in $cases; do
     grep -q "the final model counts $service's replica as last gathered" "$name.err" ||
       fail "$name: the final model left out the replica of the killed $service"
   fi
+  # A trainer killed while training is replaced by its restart: the result's trainer_stats lists
+  # the process that left (with what it reported) beside the one that finished the job.
+  if [[ $service == trainer-* && $signal == KILL && $phase == training && -z $variant ]]; then
+    grep -q "\"name\":\"$service\",[^{}]*\"left\":true" "$name.json" ||
+      fail "$name: the result's trainer_stats has no entry for the killed $service that left the job"
+  fi
   # Sync rounds go on after a sync server's restart where training does.
   if [[ $service == sync-* && $signal != STOP && $phase =~ ^(startup|training|snapshot|exportreq|resume)$ ]]; then
     check_syncing "$name"

@@ -144,13 +144,19 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
   r.sync_servers = st.options.job.sync_servers;
   r.sync_quantize = st.options.job.sync_quantize;
   r.simulate_step_ms = st.options.job.simulate_step_ms;
-  // Per-trainer sync figures, and their means over the trainers that synced.
+  // Per-trainer sync figures, and their means over the trainers that synced: the trainers in the
+  // job at its end, then those that left it (as their last heartbeat reported them).
   int with_rounds = 0;
-  for (const auto& [id, mi] : st.members) {
-    if (mi.role != wire::role::trainer) continue;
-    const auto& p = mi.progress;
-    r.per_trainer.push_back({mi.name, p.examples, p.active_seconds, p.sync_rounds, p.sync_gap, p.sync_latency_p50_ms,
-                             p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds, p.sync_bytes});
+  std::vector<std::pair<std::string, const wire::member_progress*>> trainers;
+  for (const auto& [id, mi] : st.members)
+    if (mi.role == wire::role::trainer) trainers.emplace_back(mi.name, &mi.progress);
+  const std::size_t live = trainers.size();
+  for (const auto& [incarnation, gone] : st.retired_trainers) trainers.emplace_back(gone.name, &gone.progress);
+  for (std::size_t i = 0; i < trainers.size(); ++i) {
+    const auto& p = *trainers[i].second;
+    r.per_trainer.push_back({trainers[i].first, p.examples, p.active_seconds, p.sync_rounds, p.sync_gap,
+                             p.sync_latency_p50_ms, p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds,
+                             p.sync_bytes, i >= live});
     r.sync_rounds += p.sync_rounds;
     r.sync_bytes += p.sync_bytes;
     r.sync_wait_seconds += p.sync_wait_seconds;

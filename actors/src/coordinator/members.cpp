@@ -37,7 +37,7 @@ void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
   if (m.role == wire::role::trainer) {
     add_counters(st.departed, m.progress);
     keep_departed_window(st, m);
-    st.retired_trainers[m.incarnation] = m.progress;
+    st.retired_trainers[m.incarnation] = {m.name, m.progress};
     st.ghosts.erase(m.incarnation);  // its own report included what the snapshot had of it
   } else if (is_indexed(m.role) && slot_of(st, m.role, m.index) == id) {
     slot_of(st, m.role, m.index) = 0;
@@ -157,9 +157,10 @@ void take_trainer(coordinator_state& st, const wire::register_request& r) {
   forget_departed_window(st, r.incarnation);
   auto back = st.retired_trainers.find(r.incarnation);
   if (back != st.retired_trainers.end()) {
-    st.departed.examples -= std::min(st.departed.examples, back->second.examples);
-    st.departed.clicks -= std::min(st.departed.clicks, back->second.clicks);
-    st.departed.loss_sum -= back->second.loss_sum;
+    const auto& p = back->second.progress;
+    st.departed.examples -= std::min(st.departed.examples, p.examples);
+    st.departed.clicks -= std::min(st.departed.clicks, p.clicks);
+    st.departed.loss_sum -= p.loss_sum;
     st.retired_trainers.erase(back);
   }
 }

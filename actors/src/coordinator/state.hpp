@@ -150,8 +150,13 @@ struct coordinator_state {
   // the snapshot that have not come back (`ghosts`, by incarnation).
   job::trainer_counters departed;
   std::map<std::uint64_t, job::trainer_counters> ghosts;
-  // Trainers dropped for missed heartbeats (by incarnation), in case they come back.
-  std::map<std::uint64_t, wire::member_progress> retired_trainers;
+  // Trainers that left (stopped, dropped for missed heartbeats, replaced), by incarnation: in
+  // case they come back, and for the result's trainer_stats.
+  struct retired_trainer {
+    std::string name;
+    wire::member_progress progress;
+  };
+  std::map<std::uint64_t, retired_trainer> retired_trainers;
   // Progressive evaluation: the window slices of trainers that left (by incarnation, on this
   // coordinator's clock), in the job's window until newer examples or time push them out.
   std::map<std::uint64_t, std::vector<metrics::window_slice>> departed_windows;

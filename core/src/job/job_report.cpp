@@ -56,6 +56,7 @@ std::string job_report::to_json() const {
                            .add("sync_distance", t.sync_distance)
                            .add("sync_wait_seconds", t.sync_wait_seconds)
                            .add("sync_bytes", t.sync_bytes)
+                           .add("left", t.left)
                            .str());
   json_object j;
   j.add("command", "cluster")
@@ -203,6 +204,7 @@ result<job_report> job_report::from_json(std::string_view json) {
     s.sync_distance = t["sync_distance"].number();
     s.sync_wait_seconds = t["sync_wait_seconds"].number();
     s.sync_bytes = t["sync_bytes"].uint64();
+    s.left = t["left"].boolean();
     r.per_trainer.push_back(std::move(s));
   }
   r.trainers = j["trainers"].uint64(r.per_trainer.size());

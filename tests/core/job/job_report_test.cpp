@@ -57,7 +57,8 @@ job_report sample() {
   r.export_path = "/tmp/m.ssm";
   r.export_rows = 77;
   r.export_bytes = 12345;
-  r.per_trainer = {{"trainer-0", 1000, 2.0, 9, 3.5, 1.0, 2.0, 0.01, 0}, {"trainer-1", 1000, 2.1, 8, 3.5, 1.1, 2.2, 0.02, 0}};
+  r.per_trainer = {{"trainer-0", 1000, 2.0, 9, 3.5, 1.0, 2.0, 0.01, 0},
+                   {"trainer-1", 1000, 2.1, 8, 3.5, 1.1, 2.2, 0.02, 0, 0, true}};  // trainer-1 left the job
   return r;
 }
 }  // namespace
@@ -73,6 +74,8 @@ TEST_CASE("job_report: the JSON line reads back field for field", "[core][job]")
   CHECK(back->job_id == 0xfedcba9876543210ULL);
   CHECK(back->per_trainer.size() == 2);
   CHECK(back->per_trainer[1].name == "trainer-1");
+  CHECK_FALSE(back->per_trainer[0].left);
+  CHECK(back->per_trainer[1].left);
   CHECK(back->epoch_scores[1].validation.auc == Approx(0.7));
   CHECK(back->examples_per_sec() == Approx(500));
   CHECK(back->progressive.metrics.ne == 0.83);

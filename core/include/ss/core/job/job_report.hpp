@@ -27,6 +27,7 @@ struct trainer_stats {
   double sync_distance = 0;      // relative distance of the replica to the central model, last round
   double sync_wait_seconds = 0;  // worker-seconds stopped for foreground syncs
   std::uint64_t sync_bytes = 0;  // sent and received by its sync rounds
+  bool left = false;             // it left the job (stopped, dropped or replaced) before the end
 };
 
 // The validation metrics of one epoch (--validation).
