@@ -347,8 +347,9 @@ def analyse(sdir):
             "sync_p50_median": median([t["sync_latency_p50_ms"] for t in sync]),
             "sync_p99_median": median([t["sync_latency_p99_ms"] for t in sync]),
             "sync_p99_max": max(t["sync_latency_p99_ms"] for t in sync)})
-    if ts:
-        per = [t["examples"] for t in ts]
+    finishers = [t for t in ts if not t.get("left")]  # those that left the job trained less by design
+    if finishers:
+        per = [t["examples"] for t in finishers]
         r["trainer_examples_min_max"] = [min(per), max(per)]
 
     # Services' own counters over time: shard table size, shard busy fraction, readers' batches in flight.
