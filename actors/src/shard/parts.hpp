@@ -47,11 +47,13 @@ struct shard_worker_state {
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
                                         std::shared_ptr<const embedding::placement> placement,
+                                        std::shared_ptr<embedding::placement_cache> paged,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing);
-// The placement a page of rows is filtered by (dump_request's placement_shards): null for every
-// row; refused for a shard count no job can have.
+// The placement a page of rows is filtered by (dump_request's placement_shards), from `paged`:
+// null for every row; refused for a shard count no job can have.
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
+                                                                      embedding::placement_cache& paged,
                                                                       const wire::dump_request& req);
 // With a memory budget: serves the trainers' prefetch hints.
 struct prefetcher_state {
@@ -71,11 +73,13 @@ struct persister_state {
   std::shared_ptr<embedding::shard_store> store;
   shard_options options;
   std::shared_ptr<shard_counters> counters;
-  std::vector<std::uint32_t> tables;  // scratch: the table of each row of a write
+  std::shared_ptr<embedding::placement_cache> paged;  // placements its pages of rows were asked for
+  std::vector<std::uint32_t> tables;                  // scratch: the table of each row of a write
 };
 using persister_self = shard_persister_actor::stateful_pointer<persister_state>;
 shard_persister_actor::behavior_type persister(persister_self self, std::shared_ptr<embedding::shard_store> store,
-                                               shard_options options, std::shared_ptr<shard_counters> counters);
+                                               shard_options options, std::shared_ptr<shard_counters> counters,
+                                               std::shared_ptr<embedding::placement_cache> paged);
 // A row TTL's sweeps, for a shard without storage (the persister sweeps before each flush otherwise).
 shard_sweeper_actor::behavior_type sweeper(shard_sweeper_actor::pointer self, std::shared_ptr<embedding::shard_store> store,
                                            shard_options options);

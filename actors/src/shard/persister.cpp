@@ -104,7 +104,7 @@ status write_back(persister_self self) {
 // (next_table, next_position = id), after the last row read, kept or not.
 body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   auto& st = self->state;
-  auto to = placement_of_dump(st.options, req);
+  auto to = placement_of_dump(st.options, *st.paged, req);
   if (!to.is_ok()) return make_body(wire::error_reply{to.error().code(), to.error().message()});
   if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
   const std::size_t keep = req.whole_rows ? st.store->row_floats() : st.store->options().dim;
@@ -187,11 +187,13 @@ constexpr auto pressure_check = std::chrono::milliseconds(20);
 }  // namespace
 
 shard_persister_actor::behavior_type persister(persister_self self, std::shared_ptr<embedding::shard_store> store,
-                                               shard_options options, std::shared_ptr<shard_counters> counters) {
+                                               shard_options options, std::shared_ptr<shard_counters> counters,
+                                               std::shared_ptr<embedding::placement_cache> paged) {
   auto& st = self->state;
   st.store = std::move(store);
   st.options = std::move(options);
   st.counters = std::move(counters);
+  st.paged = std::move(paged);
   const auto every = flush_period(st.options);
   if (st.options.flush_interval > 0) self->delayed_send(self, every, tick_atom::value);
   if (st.store->tiered()) self->delayed_send(self, pressure_check, shard_pressure_atom::value);

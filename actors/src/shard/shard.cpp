@@ -21,11 +21,12 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
   auto guard = std::make_shared<push_guard>();
   auto publishing = std::make_shared<embedding::publish_staging>();
   auto placement = std::make_shared<const embedding::placement>(options.shards);
+  auto paged = std::make_shared<embedding::placement_cache>();
   // CAF 0.17's actor_pool is untyped: it takes its workers as caf::actor and forwards each message
   // to one of them. Both casts are needed for that, and safe: every worker is a shard_actor.
-  auto factory = [&sys, store, options, placement, counters, guard, publishing] {
+  auto factory = [&sys, store, options, placement, paged, counters, guard, publishing] {
     return caf::actor_cast<caf::actor>(
-        sys.spawn(shard_worker, store, options, placement, counters, guard, publishing));
+        sys.spawn(shard_worker, store, options, placement, paged, counters, guard, publishing));
   };
   shard_actors out;
   out.pool = caf::actor_cast<shard_actor>(caf::actor_pool::make(sys.dummy_execution_unit(),
@@ -55,7 +56,7 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
   }
   if (options.storage) {
     // Detached: writing to storage blocks on disk, never a scheduler thread.
-    out.persister = sys.spawn<caf::detached>(persister, store, options, counters);
+    out.persister = sys.spawn<caf::detached>(persister, store, options, counters, paged);
     const request_server_actor persister_server{out.persister};
     caf::anon_send(gateway, route_atom::value, kind_of<wire::snapshot_request>(), persister_server);
     if (stored_dump) caf::anon_send(gateway, route_atom::value, kind_of<wire::dump_request>(), persister_server);

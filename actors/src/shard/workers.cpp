@@ -107,22 +107,23 @@ body_ptr serve_warm(embedding::shard_store& store, const shard_options& o, const
 }  // namespace
 
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
+                                                                      embedding::placement_cache& paged,
                                                                       const wire::dump_request& req) {
   if (req.placement_shards == 0) return std::shared_ptr<const embedding::placement>();
   if (req.placement_shards > embedding::max_shards)
     return status(errc::invalid_argument, o.name + ": a page of rows for a placement over " +
                                               std::to_string(req.placement_shards) + " shards, more than the " +
                                               std::to_string(embedding::max_shards) + " rows can be placed on");
-  return std::shared_ptr<const embedding::placement>(std::make_shared<embedding::placement>(req.placement_shards));
+  return paged.of(req.placement_shards);
 }
 
 namespace {
 
 // A page of rows: for the exported model, values only; for moving rows to another shard count,
 // only those a placement gives to one shard, whole (values, optimizer state, TTL stamp).
-body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, shard_counters& c,
-                    const wire::dump_request& req) {
-  auto to = placement_of_dump(o, req);
+body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embedding::placement_cache& paged,
+                    shard_counters& c, const wire::dump_request& req) {
+  auto to = placement_of_dump(o, paged, req);
   if (!to.is_ok()) return refuse(c, to.error());
   wire::dump_reply reply;
   const std::size_t floats = store.row_floats(), keep = req.whole_rows ? floats : store.options().dim;
@@ -219,6 +220,7 @@ body_ptr serve_publish_rows(embedding::shard_store& store, const shard_options& 
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
                                         std::shared_ptr<const embedding::placement> placement,
+                                        std::shared_ptr<embedding::placement_cache> paged,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing) {
   (void)self;
@@ -226,7 +228,8 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
       // The trainers of the view: whose pushes are fenced (any worker of the pool takes it).
       [guard](view_atom, const wire::cluster_view& view) { guard->follow(view); },
       [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
-      [store, options, placement, counters, guard, publishing](serve_atom, const envelope_ptr& env) -> body_ptr {
+      [store, options, placement, paged, counters, guard, publishing](serve_atom,
+                                                                      const envelope_ptr& env) -> body_ptr {
         const auto start = std::chrono::steady_clock::now();
         body_ptr out;
         if (const auto* req = std::get_if<wire::lookup_request>(&env->message)) {
@@ -234,7 +237,7 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
         } else if (const auto* push = std::get_if<wire::push_request>(&env->message)) {
           out = serve_push(*store, options, *placement, *counters, *guard, *push);
         } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
-          out = serve_dump(*store, options, *counters, *dump);
+          out = serve_dump(*store, options, *paged, *counters, *dump);
         } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
           out = serve_warm(*store, options, *placement, *counters, *warm);
         } else if (const auto* publish = std::get_if<wire::publish_rows_request>(&env->message)) {

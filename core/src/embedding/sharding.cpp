@@ -36,6 +36,12 @@ std::vector<std::uint32_t> placement::ranges_per_shard() const {
   return n;
 }
 
+std::shared_ptr<const placement> placement_cache::of(std::uint32_t shards) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_ || last_->shards() != shards) last_ = std::make_shared<const placement>(shards);
+  return last_;
+}
+
 void shard_split::build(const batch_rows& rows, std::uint32_t shards) {
   if (placement_.shards() != shards) placement_ = embedding::placement(shards);
   parts_.resize(shards);

@@ -76,6 +76,18 @@ TEST_CASE("placement: a change of shard count moves only the ranges of the shard
   }
 }
 
+TEST_CASE("placement cache: the last placement asked for is kept, another count builds its own", "[core][embedding]") {
+  placement_cache cache;
+  const auto three = cache.of(3);
+  CHECK(three->shards() == 3);
+  CHECK(cache.of(3) == three);  // page after page under one placement: built once
+  const auto five = cache.of(5);
+  CHECK(five->shards() == 5);
+  CHECK(five->shard_of(3, 0x68fd1e64ULL) == placement(5).shard_of(3, 0x68fd1e64ULL));
+  CHECK(cache.of(3) != three);  // only the last one is kept
+  CHECK(cache.of(3)->owner_of_range(2935) == three->owner_of_range(2935));
+}
+
 TEST_CASE("placement: rows spread over the ranges evenly", "[core][embedding]") {
   std::vector<std::uint32_t> per_range(placement_ranges, 0);
   const std::uint64_t rows = 1 << 20;

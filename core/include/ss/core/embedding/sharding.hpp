@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ss/core/embedding/batch_rows.hpp"
@@ -36,8 +38,9 @@ constexpr std::uint32_t range_of(std::uint32_t table, std::uint64_t id) noexcept
   return static_cast<std::uint32_t>(hash_combine(id, 0x7ab1eULL + table) >> (64 - placement_range_bits));
 }
 
-// The owner of every range for one shard count. Built once per shard count (microseconds per
-// shard); placing a row is then a hash and a table read.
+// The owner of every range for one shard count. Built once per shard count (about 0.25 ms per
+// shard on this project's VM: 4 ms for 16, 95 ms for 1,024); placing a row is then a hash and a
+// table read.
 class placement {
  public:
   // `shards` from 1 to max_shards (the job's checks refuse others; this clamps).
@@ -52,6 +55,17 @@ class placement {
  private:
   std::uint32_t shards_;
   std::vector<std::uint16_t> owner_;
+};
+
+// The placement a shard was last asked to page its rows out by, kept: a mover asks for page after
+// page under one placement, and building it each time would cost up to 0.1 s a page. Thread-safe.
+class placement_cache {
+ public:
+  std::shared_ptr<const placement> of(std::uint32_t shards);
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<const placement> last_;
 };
 
 // The rows of a batch grouped by owning shard.
