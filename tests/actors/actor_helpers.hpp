@@ -5,7 +5,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -37,38 +36,23 @@ namespace ss::test {
 using namespace ss::actors;
 
 // Sends `body` to `target` as a served request and returns what the actor answered. `target`: a
-// caf::actor, or a typed handle that accepts serve_atom (checked when the test compiles).
+// caf::actor, or a typed handle that accepts serve_atom (checked when the test compiles). A
+// detached target (its own thread, outside the test scheduler) answers in real time: give it
+// `wait`, within which the scheduler is settled until the answer is in.
 template <class Handle>
-std::optional<wire::body> ask(actor_fixture& f, const Handle& target, wire::body body) {
+std::optional<wire::body> ask(actor_fixture& f, const Handle& target, wire::body body,
+                              std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
   auto out = std::make_shared<std::optional<wire::body>>();
   auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 7, std::move(body)});
   f.sys.spawn([target, env, out](caf::event_based_actor* self) {
     self->request(target, caf::infinite, serve_atom::value, env).then([out](const body_ptr& b) { *out = *b; });
   });
   f.settle();
-  return *out;
-}
-
-// ask() of a detached actor (its own thread, outside the test scheduler): settles until the answer
-// is in, for at most `limit` of real time.
-template <class Handle>
-std::optional<wire::body> ask_detached(actor_fixture& f, const Handle& target, wire::body body,
-                                       std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  auto out = std::make_shared<std::optional<wire::body>>();
-  auto env = std::make_shared<const wire::envelope>(wire::envelope{wire::protocol_version, 7, std::move(body)});
-  auto got = std::make_shared<std::atomic<bool>>(false);
-  f.sys.spawn([target, env, out, got](caf::event_based_actor* self) {
-    self->request(target, caf::infinite, serve_atom::value, env).then([out, got](const body_ptr& b) {
-      *out = *b;
-      got->store(true);
-    });
-  });
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!got->load() && std::chrono::steady_clock::now() < until) {
-    f.settle();
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (!out->has_value() && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    f.settle();
   }
-  f.settle();
   return *out;
 }
 

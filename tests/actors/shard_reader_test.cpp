@@ -520,7 +520,7 @@ TEST_CASE("shard: pages of the rows a placement gives to each shard hold every r
     f.settle();
     // With a budget, pages come from storage: the persister's (detached), which flushes first.
     auto page_of = [&](const wire::dump_request& r) {
-      return tiered ? ask_detached(f, actors.persister, r) : ask(f, shard, r);
+      return tiered ? ask(f, actors.persister, r, std::chrono::seconds(20)) : ask(f, shard, r);
     };
     // 600 rows in 3 tables, each pushed so that its values and state differ from a new row's.
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> rows;

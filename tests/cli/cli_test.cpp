@@ -13,6 +13,7 @@
 #include "ss/core/io/keyed_text.hpp"
 #include "ss/core/job/snapshot.hpp"
 #include "cli_support.hpp"
+#include "support/files.hpp"
 
 using namespace ss::test;
 
@@ -312,18 +313,14 @@ TEST_CASE("cli: a snapshot whose rows an earlier build placed by modulo is refus
     if (std::filesystem::exists(e.path() / "MANIFEST")) manifests.push_back(e.path() / "MANIFEST");
   REQUIRE_FALSE(manifests.empty());
   // Each manifest as a build before the placement was recorded wrote it: no placement line.
+  const std::string placement_line = "placement = ranges-16384-even\n";
   for (const auto& m : manifests) {
-    std::string text;
-    {
-      std::ifstream in(m);
-      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    auto body = ss::io::without_crc_line(text, "MANIFEST");
+    auto body = ss::io::without_crc_line(ss::test::read_file(m), "MANIFEST");
     REQUIRE(body.is_ok());
-    const auto at = body->find("placement = ranges-16384-even\n");
+    const auto at = body->find(placement_line);
     REQUIRE(at != std::string::npos);
-    body->erase(at, std::string("placement = ranges-16384-even\n").size());
-    std::ofstream(m, std::ios::trunc) << ss::io::with_crc_line(*body);
+    body->erase(at, placement_line.size());
+    ss::test::write_file(m, ss::io::with_crc_line(*body));
   }
   auto resumed = run_command("timeout 60 " + local + " --follow-for 2");
   CHECK(resumed.exit_code != 0);

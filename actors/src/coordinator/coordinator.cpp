@@ -147,16 +147,9 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
   // Per-trainer sync figures, and their means over the trainers that synced: the trainers in the
   // job at its end, then those that left it (as their last heartbeat reported them).
   int with_rounds = 0;
-  std::vector<std::pair<std::string, const wire::member_progress*>> trainers;
-  for (const auto& [id, mi] : st.members)
-    if (mi.role == wire::role::trainer) trainers.emplace_back(mi.name, &mi.progress);
-  const std::size_t live = trainers.size();
-  for (const auto& [incarnation, gone] : st.retired_trainers) trainers.emplace_back(gone.name, &gone.progress);
-  for (std::size_t i = 0; i < trainers.size(); ++i) {
-    const auto& p = *trainers[i].second;
-    r.per_trainer.push_back({trainers[i].first, p.examples, p.active_seconds, p.sync_rounds, p.sync_gap,
-                             p.sync_latency_p50_ms, p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds,
-                             p.sync_bytes, i >= live});
+  auto add_trainer = [&r, &with_rounds](const std::string& name, const wire::member_progress& p, bool left) {
+    r.per_trainer.push_back({name, p.examples, p.active_seconds, p.sync_rounds, p.sync_gap, p.sync_latency_p50_ms,
+                             p.sync_latency_p99_ms, p.sync_distance, p.sync_wait_seconds, p.sync_bytes, left});
     r.sync_rounds += p.sync_rounds;
     r.sync_bytes += p.sync_bytes;
     r.sync_wait_seconds += p.sync_wait_seconds;
@@ -166,7 +159,10 @@ job::job_report build_report(coordinator_actor* self, const metrics::summary* te
       r.sync_latency_p50_ms += p.sync_latency_p50_ms;
       r.sync_distance += p.sync_distance;
     }
-  }
+  };
+  for (const auto& [id, mi] : st.members)
+    if (mi.role == wire::role::trainer) add_trainer(mi.name, mi.progress, false);
+  for (const auto& [incarnation, gone] : st.retired_trainers) add_trainer(gone.name, gone.progress, true);
   if (with_rounds > 0) {
     r.sync_gap /= with_rounds;
     r.sync_latency_p50_ms /= with_rounds;

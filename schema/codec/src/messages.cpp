@@ -33,9 +33,6 @@ const char* to_string(job_state s) {
   return "unknown";
 }
 
-}  // namespace ss::wire
-
-namespace ss::wire {
 namespace {
 // CRC32C of n values as little-endian bytes: the host's own bytes where it is little-endian.
 template <class T>
