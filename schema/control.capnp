@@ -138,3 +138,38 @@ struct StopRequest {
   reason @0 :Text;
   # Why, for logs and status.
 }
+
+struct TakeRowsRequest {
+# Coordinator -> shard, while a job resumes on another shard count: pull from every source shard
+# the whole rows the placement over placementShards shards gives to this shard (DumpRequest pages),
+# store them, and answer once all are stored (TakeRowsReply). Pulling again stores the same rows.
+
+  sources @0 :List(Text);
+  # The endpoints of the shards of the snapshot's shape to pull from.
+  placementShards @1 :UInt32;
+  # The job's new shard count.
+}
+
+struct TakeRowsReply {
+# Shard -> coordinator: every row that moves to this shard is stored.
+
+  rows @0 :UInt64;
+  bytes @1 :UInt64;
+  # Rows taken and their size.
+  seconds @2 :Float64;
+}
+
+struct DropRowsRequest {
+# Coordinator -> shard, once the job's snapshot of its new shape is written: drop every row the
+# placement over placementShards shards gives to another shard (in RAM and storage), and record
+# the new shape. A shard whose index is placementShards or above drops all and leaves the job.
+
+  placementShards @0 :UInt32;
+}
+
+struct DropRowsReply {
+# Shard -> coordinator: what it dropped and what it holds now.
+
+  dropped @0 :UInt64;
+  kept @1 :UInt64;
+}

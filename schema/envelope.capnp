@@ -103,5 +103,13 @@ struct Envelope {
     # Coordinator -> shard.
     publishRowsReply @37 :Control.PublishRowsReply;
     # Shard -> coordinator.
+    takeRowsRequest @38 :Control.TakeRowsRequest;
+    # Coordinator -> shard.
+    takeRowsReply @39 :Control.TakeRowsReply;
+    # Shard -> coordinator.
+    dropRowsRequest @40 :Control.DropRowsRequest;
+    # Coordinator -> shard.
+    dropRowsReply @41 :Control.DropRowsReply;
+    # Shard -> coordinator.
   }
 }

@@ -112,6 +112,10 @@ struct RegisterReply {
   # A trainer: its membership from now on. The one it asked for, unless the job went on without it
   # (it was dropped, or this coordinator settled without it): then the next one, and whatever it
   # trained or sent under the old one is not its to finish.
+  restoreShards @12 :UInt32;
+  # A shard restoring restoreSnapshot: the shard count that snapshot was taken with, when the job
+  # resumes on another (0: the job's own). Shards below it restore their checkpoint of that shape;
+  # the others start empty. Rows then move to their owners (TakeRowsRequest, DropRowsRequest).
 }
 
 struct MemberProgress {

@@ -43,6 +43,9 @@ struct local_flags {
   int max_restarts = 10;
   std::string curve_dir;  // --processes: CURVE keys of every child (made here when absent); "" = plain
   std::string ops_listen;  // the coordinator's ops endpoint and dashboard, HOST:PORT; "" = none
+  // Shard processes to start: the job's, and while a resumed job goes to fewer, those of the
+  // snapshot too (they hand their rows over, then leave). Set from the state directory.
+  int shards_to_start = 0;
 };
 
 // Both return the exit status of `shadowsync local` (commands.hpp; 130 when interrupted).

@@ -93,6 +93,22 @@ status check_local(local_flags& l) {
   return status::ok();
 }
 
+// The shards to start: the job's, and when it resumes from a snapshot of more shards (or the first
+// snapshot after it went from more), those too, which hand their rows to the others and leave.
+int shards_to_start(const local_flags& l) {
+  std::string dir = l.roles.coordinator.flags().snapshot_dir;
+  if (dir.empty() && !l.state_dir.empty()) dir = (std::filesystem::path(l.state_dir) / "snapshots").string();
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return l.job.shards;
+  auto store = job::directory_snapshot_store(dir);
+  if (store->read_result().is_ok()) return l.job.shards;  // finished: it reports its result
+  std::vector<std::string> skipped;
+  auto latest = job::latest_valid_snapshot(*store, &skipped);
+  if (!latest.is_ok()) return l.job.shards;
+  const auto& m = latest->manifest;
+  return std::max({l.job.shards, static_cast<int>(m.shards.size()), static_cast<int>(m.reshaped_from)});
+}
+
 }  // namespace
 
 int run_local(const args& a, const config::environment& env) {
@@ -123,6 +139,10 @@ int run_local(const args& a, const config::environment& env) {
     return 1;
   }
   if (auto st = check_local(l); !st.is_ok()) return cmd.refuse(st.message());
+  l.shards_to_start = shards_to_start(l);
+  if (l.shards_to_start > l.job.shards)
+    spdlog::info("local: the job resumes from a snapshot of {} shards on {}: {} more start to hand their rows over, "
+                 "then leave", l.shards_to_start, l.job.shards, l.shards_to_start - l.job.shards);
   spdlog::info("local: {} trainer(s) x {} thread(s), {} shard(s), {} reader(s), {}", l.trainers, l.workers,
                l.job.shards, l.job.readers, l.processes ? "separate processes on loopback" : "in this process");
   if (l.processes) return run_local_processes(l);

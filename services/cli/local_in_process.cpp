@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -100,7 +101,8 @@ bool start_cluster(local_flags& l, caf::actor_system& sys, const std::shared_ptr
     o.threads = threads;
     return start_one(l, role, o, sys, ctx, services);
   };
-  for (int i = 0; ok && i < l.job.shards; ++i) ok = indexed(roles.shard, "shard-", i, l.shard_threads);
+  const int shards = std::max(l.job.shards, l.shards_to_start);
+  for (int i = 0; ok && i < shards; ++i) ok = indexed(roles.shard, "shard-", i, l.shard_threads);
   for (int i = 1; ok && i < l.job.sync_servers; ++i) ok = indexed(roles.sync_server, "sync-", i, 1);
   for (int i = 0; ok && i < l.job.readers; ++i) ok = indexed(roles.reader, "reader-", i, 1);
   for (int i = 0; ok && i < l.trainers; ++i) {

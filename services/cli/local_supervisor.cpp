@@ -122,6 +122,7 @@ struct supervised_child {
   std::string name;
   std::vector<std::string> argv;
   bool coordinator = false;
+  int shard = -1;  // a shard's index
   child_process process;
   int restarts = 0;
   std::optional<clock_type::time_point> restart_at;  // died before the job ended; started again then
@@ -152,10 +153,11 @@ std::vector<supervised_child> plan_children(const local_flags& l, const run_layo
   if (!l.ops_listen.empty()) coordinator.insert(coordinator.end(), {"--ops-listen", l.ops_listen});
   add("coordinator", l.roles.coordinator, coordinator);
   auto indexed = [](int i) { return std::vector<std::string>{"--index", std::to_string(i)}; };
-  for (int i = 0; i < l.job.shards; ++i) {
+  for (int i = 0; i < std::max(l.job.shards, l.shards_to_start); ++i) {
     auto flags = indexed(i);
     flags.insert(flags.end(), {"--threads", std::to_string(l.shard_threads)});
     add("shard-" + std::to_string(i), l.roles.shard, flags);
+    children.back().shard = i;
   }
   for (int i = 1; i < l.job.sync_servers; ++i) add("sync-" + std::to_string(i), l.roles.sync_server, indexed(i));
   for (int i = 0; i < l.job.readers; ++i) add("reader-" + std::to_string(i), l.roles.reader, indexed(i));
@@ -350,6 +352,10 @@ class supervisor {
       return 1;
     }
     if (!c.coordinator && left_because_the_job_ended(exited && code == 0)) return std::nullopt;  // not restarted
+    if (c.shard >= 0 && left_the_job(c.shard)) {  // whatever its exit: it has no place to come back to
+      spdlog::info("local: {} left the job: its rows moved to the job's other shards", c.name);
+      return std::nullopt;
+    }
     if (c.restarts >= l_.max_restarts) {
       spdlog::error("local: {} {} and was restarted {} times already: giving up", c.name, describe_exit(wait_status),
                     c.restarts);
@@ -361,6 +367,15 @@ class supervisor {
     c.restart_at = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
                                            std::chrono::duration<double>(l_.restart_delay));
     return std::nullopt;
+  }
+
+  // Whether shard `index` is beyond the job's shard count, which the coordinator reports: its rows
+  // moved to the others when the job resumed on fewer (then it is not started again).
+  bool left_the_job(int index) const {
+    const auto status = json_value::parse(query_status(run_.coordinator, 2.0, security_));
+    if (!status.is_ok()) return false;
+    const auto& shards = (*status)["service"]["shards"];
+    return shards.type() == json_value::kind::number && index >= shards.int64();
   }
 
   // Whether a member that exited left because the job ended (then it is not started again).

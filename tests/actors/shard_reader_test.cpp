@@ -380,7 +380,7 @@ TEST_CASE("shard: storage that holds another shard's rows of the job is refused,
   shard_counters c;
   const std::uint64_t job = 7;
   // The job starts: shard 0 claims the storage, writes a row and checkpoints it (snapshot 1).
-  REQUIRE(restore_rows(*store(), storage, job, 0, false, zero, c).is_ok());
+  REQUIRE(restore_rows(*store(), storage, job, 0, 0, false, zero, c).is_ok());
   const std::uint32_t table = 0;
   const std::uint64_t id = 3;
   const std::vector<float> row(storage.row_floats(), 0.5f);
@@ -388,7 +388,7 @@ TEST_CASE("shard: storage that holds another shard's rows of the job is refused,
   REQUIRE(storage.checkpoint(1).is_ok());
   // Shard 1 started on shard 0's data directory, restarting into the running job, or resuming.
   for (const std::uint64_t snapshot : {0ULL, 1ULL}) {
-    auto wrong = restore_rows(*store(), storage, job, snapshot, snapshot == 0, one, c);
+    auto wrong = restore_rows(*store(), storage, job, snapshot, 0, snapshot == 0, one, c);
     REQUIRE_FALSE(wrong.is_ok());
     CHECK(wrong.error().code() == errc::not_found);
     CHECK_THAT(wrong.error().message(), Catch::Contains("holds the rows of shard 0 of 2 of this job") &&
@@ -397,7 +397,7 @@ TEST_CASE("shard: storage that holds another shard's rows of the job is refused,
   // Its own shard restarts on it, or resumes from it, and gets the row.
   for (const std::uint64_t snapshot : {0ULL, 1ULL}) {
     auto own = store();
-    REQUIRE(restore_rows(*own, storage, job, snapshot, snapshot == 0, zero, c).is_ok());
+    REQUIRE(restore_rows(*own, storage, job, snapshot, 0, snapshot == 0, zero, c).is_ok());
     CHECK(own->stats().rows == 1);
   }
 }
@@ -418,17 +418,17 @@ TEST_CASE("shard: storage of this job claimed by a build that placed rows by mod
   REQUIRE(storage.write(&table, &id, row.data(), 1).is_ok());
   REQUIRE(storage.checkpoint(1).is_ok());
   // A restart into the running job, and a resume from the checkpoint: both refused, naming both schemes.
-  auto restart = restore_rows(*store(), storage, job, 0, true, zero, c);
+  auto restart = restore_rows(*store(), storage, job, 0, 0, true, zero, c);
   REQUIRE_FALSE(restart.is_ok());
   CHECK(restart.error().code() == errc::version_mismatch);
   CHECK_THAT(restart.error().message(), Catch::Contains("placed on the shards by \"modulo\"") &&
                                             Catch::Contains(embedding::placement_scheme));
-  auto resume = restore_rows(*store(), storage, job, 1, false, zero, c);
+  auto resume = restore_rows(*store(), storage, job, 1, 0, false, zero, c);
   REQUIRE_FALSE(resume.is_ok());
   CHECK(resume.error().code() == errc::version_mismatch);
   CHECK_THAT(resume.error().message(), Catch::Contains("placed on the shards by \"modulo\""));
   // A new job on the same storage clears it and claims it with this build's scheme.
-  auto fresh = restore_rows(*store(), storage, 8, 0, false, zero, c);
+  auto fresh = restore_rows(*store(), storage, 8, 0, 0, false, zero, c);
   REQUIRE(fresh.is_ok());
   CHECK(*storage.get_meta("placement") == embedding::placement_scheme);
 }
@@ -443,18 +443,18 @@ TEST_CASE("shard: a row TTL's examples clock goes on from the stored one after a
   o.name = "shard-0";
   shard_counters c;
   const std::uint64_t job = 7;
-  REQUIRE(restore_rows(*store(), storage, job, 0, false, o, c).is_ok());
+  REQUIRE(restore_rows(*store(), storage, job, 0, 0, false, o, c).is_ok());
   REQUIRE(storage.set_meta("ttl_clock", "123456").is_ok());
   REQUIRE(storage.checkpoint(1).is_ok());
   for (const std::uint64_t snapshot : {0ULL, 1ULL}) {
     auto restarted = store();
-    REQUIRE(restore_rows(*restarted, storage, job, snapshot, snapshot == 0, o, c).is_ok());
+    REQUIRE(restore_rows(*restarted, storage, job, snapshot, 0, snapshot == 0, o, c).is_ok());
     CHECK(restarted->clock() == 123456);
   }
   // Live rows whose clock is not a number are unusable: the newest checkpoint replaces them.
   REQUIRE(storage.set_meta("ttl_clock", "12x").is_ok());
   auto restarted = store();
-  auto replaced = restore_rows(*restarted, storage, job, 0, true, o, c);
+  auto replaced = restore_rows(*restarted, storage, job, 0, 0, true, o, c);
   REQUIRE(replaced.is_ok());
   CHECK_THAT(*replaced, Catch::Contains("checkpoint 1"));
   CHECK(restarted->clock() == 123456);

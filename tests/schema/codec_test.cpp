@@ -399,7 +399,7 @@ TEST_CASE("codec: an unknown message type from a newer peer is refused", "[wire]
   frame b = encode_body(ack{}, 77);
   const std::size_t tag = differing_u16(a, b);
   for (std::uint16_t t :
-       {std::uint16_t{36}, std::uint16_t{37}, std::uint16_t{999}, std::uint16_t{65535}}) {
+       {std::uint16_t{42}, std::uint16_t{43}, std::uint16_t{999}, std::uint16_t{65535}}) {
     auto bytes = bytes_of(b);
     std::memcpy(bytes.data() + tag, &t, 2);
     frame f = frame_of(bytes);

@@ -91,6 +91,7 @@ inline std::vector<body> written_samples() {
     r.resume_bad_rows = 12;
     r.job_was_running = true;
     r.membership = 7;
+    r.restore_shards = 2;
     add(r);
   }
   {
@@ -192,6 +193,8 @@ inline std::vector<body> written_samples() {
   add(sync_close{4});
   add(warm_request{{0, 25}, {17, 0xfeedfacecafebeefULL}});
   add(warm_reply{1234, true});
+  add(take_rows_request{{"tcp://10.0.0.7:7001", "tcp://10.0.0.8:7001"}, 3});  // 2 -> 3 shards
+  add(drop_rows_reply{500000, 1000000});
   return out;
 }
 

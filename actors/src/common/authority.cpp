@@ -4,10 +4,15 @@ namespace ss::actors {
 
 request_class class_of(const wire::body& message) {
   if (std::holds_alternative<wire::status_request>(message)) return request_class::open;
+  // A page of the whole rows that move to one shard: what a shard asks the others for while the
+  // job takes another shard count (a member; lookups read the same rows).
+  if (const auto* dump = std::get_if<wire::dump_request>(&message); dump != nullptr && dump->placement_shards > 0)
+    return request_class::member;
   if (std::holds_alternative<wire::stop_request>(message) || std::holds_alternative<wire::snapshot_now>(message) ||
       std::holds_alternative<wire::export_request>(message) || std::holds_alternative<wire::snapshot_request>(message) ||
       std::holds_alternative<wire::dump_request>(message) || std::holds_alternative<wire::sync_restore>(message) ||
-      std::holds_alternative<wire::sync_close>(message) || std::holds_alternative<wire::publish_rows_request>(message))
+      std::holds_alternative<wire::sync_close>(message) || std::holds_alternative<wire::publish_rows_request>(message) ||
+      std::holds_alternative<wire::take_rows_request>(message) || std::holds_alternative<wire::drop_rows_request>(message))
     return request_class::control;
   return request_class::member;
 }

@@ -90,6 +90,17 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
                                         "build places them by \"" + embedding::placement_scheme + "\"; resume it "
                                         "with the build that started it"};
   }
+  const auto& m = latest->manifest;
+  if (m.reshaped_from != 0 && m.shards.size() != static_cast<std::size_t>(co.job.shards)) {
+    // Its shards' checkpoints still hold the rows that moved away: they are dropped on a resume
+    // with its own count, after which another count can be taken.
+    return {errc::invalid_argument, "cannot resume the job in " + store.location() + " (snapshot " +
+                                        std::to_string(m.snapshot_id) + ") on " + std::to_string(co.job.shards) +
+                                        " shards: it is the first snapshot after the job went from " +
+                                        std::to_string(m.reshaped_from) + " to " + std::to_string(m.shards.size()) +
+                                        " shards; resume it with --shards " + std::to_string(m.shards.size()) +
+                                        " until its next snapshot, then with another count"};
+  }
   co.resume = std::move(*latest);
   return ss::status::ok();
 }
@@ -210,8 +221,8 @@ std::function<wire::member_progress()> prepare_shard(service_impl& svc) {
 result<bool> load_shard_rows(service_impl& svc, const wire::register_reply& reply, shard_options& sh) {
   const auto& name = svc.options_.name;
   const auto start = std::chrono::steady_clock::now();
-  auto loaded = restore_rows(*svc.store_, *sh.storage, reply.job_id, reply.restore_snapshot, reply.job_was_running,
-                             sh, *svc.shard_counters_);
+  auto loaded = restore_rows(*svc.store_, *sh.storage, reply.job_id, reply.restore_snapshot, reply.restore_shards,
+                             reply.job_was_running, sh, *svc.shard_counters_);
   if (!loaded.is_ok() && (reply.job_was_running || reply.restore_snapshot > 0)) {
     // Rows a restarted or resuming shard cannot bring back end the job, through the coordinator
     // (a result line with the reason); exiting would only restart the shard into the same loss,
@@ -286,6 +297,8 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   sh.shards = static_cast<std::uint32_t>(job.shards);
   sh.workers = options.threads;
   sh.flush_interval = options.flush_interval;
+  // Its rows all moved to the other shards (the job took fewer): the service ends, exit 0.
+  sh.on_left_job = [end = svc.end_] { end->settle(1); };
   if (storage) {
     auto serving = load_shard_rows(svc, reply, sh);
     if (!serving.is_ok()) return serving.error();
@@ -300,6 +313,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   svc.persister_ = actors.persister;
   svc.prefetcher_ = actors.prefetcher;
   svc.sweeper_ = actors.sweeper;
+  svc.mover_ = actors.mover;
   return ss::status::ok();
 }
 

@@ -223,6 +223,7 @@ void service_impl::stop(const std::string& reason) {
   stop_actor(sync_);
   stop_actor(persister_);
   stop_actor(prefetcher_);
+  stop_actor(mover_);
   stop_actor(sweeper_);
   stop_actor(not_ready_);
   stop_actor(stopping_);

@@ -108,6 +108,7 @@ class service_impl final : public running_service {
   sync_server_actor sync_;  // the coordinator's slice 0
   shard_persister_actor persister_;
   shard_prefetcher_actor prefetcher_;
+  shard_mover_actor mover_;
   shard_sweeper_actor sweeper_;
   request_server_actor not_ready_, stopping_;  // a shard's refusers: while it loads, while it stops
   std::mutex stop_mu_;

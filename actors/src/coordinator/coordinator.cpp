@@ -548,7 +548,8 @@ void tick(coordinator_actor* self) {
   const totals t = sum_up(st);
   if (!t.error.empty()) return fail_job(self, t.error);
   if (auto gone = vacant_too_long(st, now); !gone.empty()) return fail_job(self, gone);
-  if (st.state == wire::job_state::waiting) {
+  // A job resumed on another shard count trains once its rows have moved.
+  if (st.state == wire::job_state::waiting && !reshape_tick(self)) {
     if (t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers) && every_slot_taken(st))
       set_state(self, wire::job_state::running);
   }

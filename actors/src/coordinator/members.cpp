@@ -48,10 +48,17 @@ void retire(coordinator_state& st, std::uint64_t id, const member_info& m) {
 // the job's; nullptr when it is.
 body_ptr check_index(const coordinator_state& st, const wire::register_request& r) {
   const auto& job = st.options.job;
-  const int count = r.from == wire::role::shard ? job.shards : r.from == wire::role::reader ? job.readers : job.sync_servers;
+  // Shards: while a resumed job moves its rows to another count, those of both counts.
+  const int count = r.from == wire::role::shard    ? static_cast<int>(st.shard_slots.size())
+                    : r.from == wire::role::reader ? job.readers
+                                                   : job.sync_servers;
   if (r.from == wire::role::sync && r.index == 0)
     return make_body(wire::error_reply{errc::invalid_argument, "sync server 0 is the coordinator itself; extra sync "
                                                                "servers take indexes 1.." + std::to_string(count - 1)});
+  if (r.from == wire::role::shard && r.index >= count && r.index < static_cast<int>(st.reshaped_from))
+    return make_body(wire::error_reply{errc::out_of_range, "shard " + std::to_string(r.index) + " is no longer in the "
+                                                           "job: its rows moved to the job's " + std::to_string(count) +
+                                                           " shards; it has nothing to serve (its data directory may go)"});
   if (r.index < 0 || r.index >= count)
     return make_body(wire::error_reply{errc::out_of_range, std::string(wire::to_string(r.from)) + " index " +
                                                                std::to_string(r.index) + " is outside the job's 0.." +
@@ -190,6 +197,7 @@ body_ptr registration_reply(const coordinator_state& st, std::uint64_t id, const
   reply.job_was_running = m.joined_running;
   reply.restore_snapshot = m.restore_snapshot;
   reply.membership = m.membership;
+  if (m.role == wire::role::shard && m.restore_snapshot > 0) reply.restore_shards = restore_shards_of(st);
   if (m.role == wire::role::reader) add_resume_position(st, m.index, reply);
   return make_body(std::move(reply));
 }
@@ -380,6 +388,9 @@ void change_view(coordinator_actor* self) {
     }
   }
   if (st.options.local_sync) self->send(st.options.local_sync, view_atom::value, st.view);
+  // The reshape first: a shard restarted during the snapshot of a new shard count lost the rows it
+  // took, so the move starts over (the snapshot is then abandoned, which the reshape ignores).
+  check_reshape_members(self);
   check_snapshot_members(self);
 }
 

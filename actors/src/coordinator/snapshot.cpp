@@ -59,6 +59,7 @@ void abandon(coordinator_actor* self, const std::string& why) {
                                                                           " abandoned: " + why}));
   st.last_snapshot_at = self->clock().now();  // try again a full interval later
   st.snapshot.reset();
+  reshape_snapshot_done(self, false, why);
 }
 
 // Snapshot ids to keep besides the one being taken: the newest retain - 1 complete ones.
@@ -89,7 +90,7 @@ void complete_if_done(coordinator_actor* self) {
     }
   }
   const double seconds = seconds_between(snap.started, self->clock().now());
-  std::uint64_t rows = 0, bytes = 0;
+  std::uint64_t rows = 0, bytes = 0;  // a reshape's counts hold the rows that moved away twice
   for (const auto& s : snap.manifest.shards) {
     rows += s.rows;
     bytes += s.bytes;
@@ -107,6 +108,7 @@ void complete_if_done(coordinator_actor* self) {
                store.path_of(snap.id));
   answer_waiters(snap, make_body(wire::snapshot_reply{snap.id, store.path_of(snap.id), rows, bytes, 0, seconds}));
   st.snapshot.reset();
+  reshape_snapshot_done(self, true, "");
 }
 
 // What the manifest records of the trainers: the departed total, and each live trainer and
@@ -134,6 +136,7 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
   for (const auto& t : m.trainers) st.ghosts[t.incarnation] = t;
   for (std::size_t i = 0; i < m.readers.size() && i < st.reader_commits.size(); ++i) st.reader_commits[i] = m.readers[i];
   st.resumed_dense = snapshot.dense;
+  plan_reshape(self, m);
   std::uint64_t committed = 0;
   for (const auto& r : m.readers) committed += r.examples;
   spdlog::info("{}: resuming job {:016x} from snapshot {}: {} examples committed, {} dense parameters, {} shard "
@@ -309,13 +312,17 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
     if (waiter) waiter->deliver(make_body(wire::error_reply{code, why}));
   };
   if (!st.options.snapshots) return refuse(errc::invalid_argument, "the coordinator has no --snapshot-dir");
-  if (st.state != wire::job_state::running && st.state != wire::job_state::draining)
+  // Before the job runs, only the snapshot of a new shard count (the commit of its rows' move).
+  const bool reshaping = st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
+  if (st.state != wire::job_state::running && st.state != wire::job_state::draining && !reshaping)
     return refuse(errc::unavailable, std::string("the job is ") + wire::to_string(st.state) + ", not running");
   if (st.snapshot) {  // one at a time: join the one under way
     if (waiter) st.snapshot->waiters.push_back(*waiter);
     return;
   }
-  for (std::size_t i = 0; i < st.shard_slots.size(); ++i)
+  // The shards of the job's count (a reshape's leaving shards are not in it).
+  const std::size_t shards = reshaping ? st.reshape->to : st.shard_slots.size();
+  for (std::size_t i = 0; i < shards; ++i)
     if (st.shard_slots[i] == 0) return refuse(errc::unavailable, "shard " + std::to_string(i) + " is absent");
   auto ids = st.options.snapshots->list();
   if (!ids.is_ok()) {
@@ -342,15 +349,16 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   // in the checkpoints too: they are replayed on resume).
   m.readers = st.reader_commits;
   record_trainers(st, m);
-  m.shards.resize(st.shard_slots.size());
+  m.shards.resize(shards);
+  if (reshaping) m.reshaped_from = st.reshape->from;
   const auto timeout = seconds_span(st.options.snapshot_timeout);
   wire::snapshot_request req;
   req.snapshot_id = id;
   req.keep = ids_to_keep(st);
-  snap.shards_pending = st.shard_slots.size();
-  snap.shard_members = st.shard_slots;
+  snap.shards_pending = shards;
+  snap.shard_members.assign(st.shard_slots.begin(), st.shard_slots.begin() + static_cast<std::ptrdiff_t>(shards));
   const std::uint64_t snapshot_id = id;
-  for (std::size_t i = 0; i < st.shard_slots.size(); ++i) {
+  for (std::size_t i = 0; i < shards; ++i) {
     const std::string endpoint = st.members.at(st.shard_slots[i]).endpoint;
     call_endpoint(
         self, endpoint, make_body(req), timeout,
@@ -387,9 +395,10 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
 
 void check_snapshot_members(coordinator_actor* self) {
   auto& st = self->state;
-  if (!st.snapshot || st.snapshot->shard_members == st.shard_slots) return;
-  for (std::size_t i = 0; i < st.shard_slots.size(); ++i)
-    if (st.shard_slots[i] != st.snapshot->shard_members[i])
+  if (!st.snapshot) return;
+  const auto& members = st.snapshot->shard_members;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (i >= st.shard_slots.size() || st.shard_slots[i] != members[i])
       return abandon(self, "shard " + std::to_string(i) + " restarted or left while it was under way");
 }
 

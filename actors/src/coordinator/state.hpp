@@ -46,6 +46,8 @@ struct coordinator_counters : metrics::counter_set {
   counter published_tombstones{*this, "published_tombstones",
                                "Rows deltas said are gone (dropped for a row limit, expired)."};
   counter published_bytes{*this, "published_bytes", "Bytes of the publications written."};
+  counter reshapes{*this, "reshapes", "Changes of the shard count completed (a job resumed on another)."};
+  counter rows_moved{*this, "rows_moved", "Rows moved to other shards by changes of the shard count."};
   counter windows_refused{*this, "progressive_windows_refused",
                           "Trainer heartbeats whose progressive window did not add up (the window was left out)."};
 };
@@ -82,6 +84,26 @@ struct snapshot_in_progress {
   std::vector<std::uint64_t> shard_members;  // who holds each shard slot: a restart voids the snapshot
   std::string failure;  // the first thing that went wrong; the snapshot is then abandoned
   std::vector<caf::response_promise> waiters;  // snapshot_now requests
+};
+
+// A job resuming on another shard count: its rows move before it trains (reshape.cpp).
+struct reshape_in_progress {
+  enum class stage_kind { moving, snapshot, dropping };
+  std::uint32_t from = 0, to = 0;  // shard counts: the snapshot's, the job's
+  stage_kind stage = stage_kind::moving;
+  std::uint64_t old_snapshot = 0;  // the snapshot resumed from
+  std::uint64_t expected_rows = 0;  // its rows: what the shards must hold, once each, after the move (0: unknown)
+  bool asked = false;  // the stage's requests are out
+  std::uint64_t attempt = 0;  // answers to an earlier attempt do not count
+  int failures = 0;           // of the current stage, in a row
+  std::string last_error;
+  std::size_t pending = 0;
+  std::string stage_failure;  // the first shard's failure in the stage under way
+  errc stage_failure_code = errc::ok;
+  std::vector<std::uint64_t> stage_members;  // the shard slots when the stage was asked: a restart redoes it
+  clock_type::time_point started, stage_started, retry_at;
+  std::uint64_t rows_moved = 0, bytes_moved = 0, rows_kept = 0, rows_dropped = 0;
+  double move_seconds = 0;
 };
 
 // A model being scored: the validation files after an epoch, then (when it is the best so far)
@@ -168,6 +190,9 @@ struct coordinator_state {
   // trainers start from until a live central copy exists.
   std::uint64_t resumed_from = 0;
   std::optional<job::dense_state> resumed_dense;
+  // Resuming on another shard count, until the rows have moved (then reset).
+  std::optional<reshape_in_progress> reshape;
+  std::uint32_t reshaped_from = 0;  // the shard count a completed reshape moved the rows from (0: none)
   // Snapshots.
   std::optional<snapshot_in_progress> snapshot;
   std::uint64_t last_snapshot_id = 0;
@@ -307,6 +332,22 @@ void on_published(coordinator_actor* self, const publication_outcome& outcome);
 // Records the status in options.history every options.history_interval, and once more when the
 // job has ended (its final state); nothing without a history.
 void record_history(coordinator_actor* self, clock_type::time_point now);
+
+// ---- reshape.cpp ----
+
+// The job resumes from snapshot `m`: when it has another shard count than the job (or is the
+// first of a new count), the rows move before training, and the shard slots cover both counts.
+void plan_reshape(coordinator_actor* self, const job::snapshot_manifest& m);
+// Periodic: moves the reshape along. True while it holds the job's start.
+bool reshape_tick(coordinator_actor* self);
+// The shard count a registering shard restores its snapshot under (0: the job's).
+std::uint32_t restore_shards_of(const coordinator_state& st);
+// The snapshot of the new shape was written (or not: why).
+void reshape_snapshot_done(coordinator_actor* self, bool written, const std::string& why);
+// Membership changed: a stage a shard restarted during starts over.
+void check_reshape_members(coordinator_actor* self);
+// For the status: "2 -> 3 shards: moving rows", or "".
+std::string reshape_status(const coordinator_state& st);
 
 // ---- members.cpp ----
 

@@ -164,6 +164,12 @@ const metrics::status_table<coordinator_view>& coordinator_fields() {
         {"job_id", t::status_only, "The job's id.", [](v x) { return x.st.job_id; }},
         {"resumed_from_snapshot", t::gauge, "Snapshot the job resumed from (0: none).",
          [](v x) { return x.st.resumed_from; }},
+        // While a resumed job moves its rows to another shard count, both counts' shards take part.
+        {"shards", t::gauge, "Shards in the job (while it takes another shard count: those of both).",
+         [](v x) { return x.st.shard_slots.size(); }},
+        {"reshaping", t::status_only, "A job resumed on another shard count, before it trains: what it does "
+                                      "(\"2 -> 3 shards: moving rows\"); empty otherwise.",
+         [](v x) { return reshape_status(x.st); }},
       },
       metrics::counter_fields<coordinator_counters, coordinator_view>(
           [](v x) -> const coordinator_counters& { return x.st.counters; }),

@@ -40,6 +40,11 @@ struct push_guard {
 // The clock of a row TTL in examples, kept with the rows so that a restarted shard goes on from it.
 constexpr const char* ttl_clock_key = "ttl_clock";
 
+// ---- restore.cpp ----
+// Which shard of the job a storage holds, "<index> of <shards>" (its `shard` meta): recorded with
+// the job id whenever a shard loads or claims it.
+std::string shard_claim(std::uint32_t index, std::uint32_t shards);
+
 // ---- workers.cpp ----
 struct shard_worker_state {
   static inline const char* name = "shard-worker";
@@ -80,6 +85,10 @@ using persister_self = shard_persister_actor::stateful_pointer<persister_state>;
 shard_persister_actor::behavior_type persister(persister_self self, std::shared_ptr<embedding::shard_store> store,
                                                shard_options options, std::shared_ptr<shard_counters> counters,
                                                std::shared_ptr<embedding::placement_cache> paged);
+// ---- mover.cpp ----
+shard_mover_actor spawn_mover(caf::actor_system& sys, shard_options options, gateway_actor gateway,
+                              shard_persister_actor persister, std::shared_ptr<embedding::placement_cache> paged);
+
 // A row TTL's sweeps, for a shard without storage (the persister sweeps before each flush otherwise).
 shard_sweeper_actor::behavior_type sweeper(shard_sweeper_actor::pointer self, std::shared_ptr<embedding::shard_store> store,
                                            shard_options options);

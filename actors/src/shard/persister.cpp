@@ -173,6 +173,106 @@ body_ptr serve_snapshot(persister_self self, const wire::snapshot_request& req) 
   return make_body(wire::snapshot_reply{cp->id, cp->path, cp->rows, cp->bytes, cp->checksum, seconds});
 }
 
+// ---- rows that move (a job that takes another shard count) ----------------------------------
+
+body_ptr refusal(errc code, const std::string& why) { return make_body(wire::error_reply{code, why}); }
+
+// Stores a page of rows that moved here (whole rows, pulled by the mover from the shard that held
+// them): in storage, and without a memory budget in RAM too, where every row lives then. With one,
+// the rows stay in storage until looked up. The same page stored again (the move redone) stores
+// the same rows.
+body_ptr store_moved_rows(persister_self self, const wire::dump_reply& page) {
+  auto& st = self->state;
+  const std::size_t floats = st.store->row_floats(), n = page.ids.size();
+  if (page.row_floats != floats || page.tables.size() != n || page.values.size() != n * floats)
+    return refusal(errc::invalid_argument,
+                   st.options.name + ": a page of moved rows " + std::to_string(page.row_floats) +
+                       " floats wide, where this shard's rows are " + std::to_string(floats) +
+                       " (do all shards run one build, and one model?)");
+  if (n == 0) return make_body(wire::ack{});
+  if (auto w = st.options.storage->write(page.tables.data(), page.ids.data(), page.values.data(), n); !w.is_ok())
+    return refusal(w.code(), st.options.name + ": storing moved rows: " + w.message());
+  if (!st.store->tiered()) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (auto put = st.store->put(page.tables[i], page.ids[i], page.values.data() + i * floats); !put.is_ok())
+        return refusal(put.code(), st.options.name + ": a moved row: " + put.message());
+  }
+  st.counters->rows_taken.fetch_add(n, std::memory_order_relaxed);
+  return make_body(wire::ack{});
+}
+
+// Every row that moves here is stored: the storage is this shard's of `shards` from now on, so
+// that the snapshot of the new shape restores here, and a restart claims it so.
+body_ptr claim_shape(persister_self self, std::uint32_t shards) {
+  auto& st = self->state;
+  if (auto c = st.options.storage->set_meta("shard", shard_claim(st.options.index, shards)); !c.is_ok())
+    return refusal(c.code(), st.options.name + ": " + c.message());
+  return make_body(wire::ack{});
+}
+
+// The snapshot of the job's new shape is written: every row the placement over placement_shards
+// gives to another shard goes, from storage (a page at a time) and from RAM. Storage holds every
+// row after the flush, so what it keeps is what the shard holds (a memory budget's counts are set
+// from it). A shard left without a place under the new count drops all, and leaves the job.
+body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req) {
+  auto& st = self->state;
+  auto& storage = *st.options.storage;
+  const auto start = std::chrono::steady_clock::now();
+  if (req.placement_shards == 0 || req.placement_shards > embedding::max_shards)
+    return refusal(errc::invalid_argument, st.options.name + ": dropping the rows of a placement over " +
+                                               std::to_string(req.placement_shards) + " shards (1 to " +
+                                               std::to_string(embedding::max_shards) + " there can be)");
+  if (auto f = flush(self); !f.is_ok()) return refusal(f.code(), st.options.name + ": " + f.message());
+  const auto to = st.paged->of(req.placement_shards);
+  const std::uint32_t me = st.options.index, max_tables = st.store->options().max_tables;
+  constexpr std::size_t page_rows = 65536;
+  std::vector<std::uint64_t> held(max_tables, 0);
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  wire::drop_rows_reply reply;
+  std::uint32_t table = 0, last_table = 0;
+  std::uint64_t position = 0, last_id = 0;
+  while (table < max_tables) {
+    tables.clear();
+    ids.clear();
+    auto read = storage.scan_from(table, position, page_rows, [&](std::uint32_t t, std::uint64_t id, const float*) {
+      last_table = t;
+      last_id = id;
+      if (to->shard_of(t, id) == me) {
+        if (t < max_tables) ++held[t];
+        ++reply.kept;
+        return;
+      }
+      tables.push_back(t);
+      ids.push_back(id);
+    });
+    if (!read.is_ok()) return refusal(read.error().code(), st.options.name + ": " + read.error().message());
+    if (!ids.empty()) {
+      if (auto e = storage.erase(tables.data(), ids.data(), ids.size()); !e.is_ok())
+        return refusal(e.code(), st.options.name + ": dropping rows that moved: " + e.message());
+      for (std::size_t i = 0; i < ids.size(); ++i) st.store->forget_moved(tables[i], ids[i]);
+      reply.dropped += ids.size();
+    }
+    if (*read < page_rows) break;
+    // Past the last key read: the next id, or the next table.
+    table = last_id == ~0ULL ? last_table + 1 : last_table;
+    position = last_id == ~0ULL ? 0 : last_id + 1;
+  }
+  st.store->set_held(held);
+  const bool leaving = me >= req.placement_shards;
+  if (!leaving) {
+    if (auto c = claim_shape(self, req.placement_shards); std::holds_alternative<wire::error_reply>(*c)) return c;
+  }
+  st.counters->rows_given_away.fetch_add(reply.dropped, std::memory_order_relaxed);
+  spdlog::info("{}: the job has {} shards now: dropped the {} rows that moved to others in {:.2f}s; {}", st.options.name,
+               req.placement_shards, reply.dropped,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+               leaving ? "this shard has no place among them and leaves the job (its data directory may go)"
+                       : "it holds " + std::to_string(reply.kept) + " rows");
+  if (leaving && st.options.on_left_job) st.options.on_left_job();
+  return make_body(std::move(reply));
+}
+
 // The flush interval as a timer's period (at least 10 ms; a shard that never flushes, flush
 // interval 0, still sweeps every 5 s).
 caf::timespan flush_period(const shard_options& o) {
@@ -216,8 +316,14 @@ shard_persister_actor::behavior_type persister(persister_self self, std::shared_
         self->delayed_send(self, pressure_check, shard_pressure_atom::value);
       },
       [self](flush_atom) -> bool { return flush(self).is_ok(); },
+      [self](moved_rows_atom, const body_ptr& page) -> body_ptr {
+        if (const auto* rows = std::get_if<wire::dump_reply>(page.get())) return store_moved_rows(self, *rows);
+        return refusal(errc::internal, "moved rows that are not a page of rows");
+      },
+      [self](claim_atom, std::uint32_t shards) -> body_ptr { return claim_shape(self, shards); },
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
         if (const auto* req = std::get_if<wire::snapshot_request>(&env->message)) return serve_snapshot(self, *req);
+        if (const auto* req = std::get_if<wire::drop_rows_request>(&env->message)) return serve_drop_rows(self, *req);
         if (const auto* req = std::get_if<wire::dump_request>(&env->message)) return serve_stored_dump(self, *req);
         return make_body(wire::error_reply{errc::invalid_argument, std::string("the persister does not serve ") +
                                                                        wire::message_name(env->message)});

@@ -36,16 +36,15 @@ status load(embedding::shard_store& store, embedding::durable_rows& storage, sha
   return status::ok();
 }
 
-// Which shard of the job the storage holds, "<index> of <shards>": recorded with the job id whenever
-// a shard loads or claims the storage.
-std::string shard_claim(const shard_options& o) {
-  return std::to_string(o.index) + " of " + std::to_string(o.shards);
+status claim(embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o,
+             std::uint32_t shards) {
+  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
+  SS_RETURN_IF_ERROR(storage.set_meta("placement", embedding::placement_scheme));
+  return storage.set_meta("shard", shard_claim(o.index, shards));
 }
 
 status claim(embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
-  SS_RETURN_IF_ERROR(storage.set_meta("job_id", job_hex));
-  SS_RETURN_IF_ERROR(storage.set_meta("placement", embedding::placement_scheme));
-  return storage.set_meta("shard", shard_claim(o));
+  return claim(storage, job_hex, o, o.shards);
 }
 
 // Rows this job placed by another scheme are on the wrong shards under this build's: refused, not
@@ -71,13 +70,15 @@ status check_same_placement(const embedding::durable_rows& storage, const std::s
 
 // Another shard's rows of this job (a data directory given to the wrong --index) would serve none
 // of this shard's keys and lose that shard's: refused. Storage written before the claim existed
-// passes.
-status check_same_shard(const embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o) {
+// passes. `shards`: the shard count the rows were placed under (the snapshot's, while the job
+// resumes on another).
+status check_same_shard(const embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o,
+                        std::uint32_t shards) {
   SS_RETURN_IF_ERROR(check_same_placement(storage, job_hex));
   auto owner = storage.get_meta("shard");
-  if (!owner.is_ok() || *owner == shard_claim(o)) return status::ok();
+  if (!owner.is_ok() || *owner == shard_claim(o.index, shards)) return status::ok();
   return status(errc::not_found, "its storage holds the rows of shard " + *owner + " of this job " + job_hex +
-                                     ", not of shard " + shard_claim(o) +
+                                     ", not of shard " + shard_claim(o.index, shards) +
                                      " (is its data directory another shard's, or its --index wrong?); the shard "
                                      "does not serve them: give it its own data directory");
 }
@@ -86,7 +87,7 @@ status check_same_shard(const embedding::durable_rows& storage, const std::strin
 // one skipped.
 result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embedding::durable_rows& storage,
                                          std::uint64_t at_most, const std::string& job_hex, const shard_options& o,
-                                         shard_counters& c) {
+                                         std::uint32_t shards, shard_counters& c) {
   auto list = storage.checkpoints();
   if (!list.is_ok()) return list.error();
   if (at_most != ~0ULL && std::none_of(list->begin(), list->end(), [at_most](const auto& cp) { return cp.id == at_most; }))
@@ -98,7 +99,7 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
       // Checked before its rows are loaded: another job's checkpoint is not this job's rows.
       auto owner = storage.get_meta("job_id");
       if (owner.is_ok() && *owner != job_hex) restored = status(errc::not_found, "it holds rows of job " + *owner);
-      if (restored.is_ok()) restored = check_same_shard(storage, job_hex, o);
+      if (restored.is_ok()) restored = check_same_shard(storage, job_hex, o, shards);
     }
     if (restored.is_ok()) restored = load(store, storage, c);
     if (restored.is_ok()) return it->id;
@@ -116,14 +117,41 @@ result<std::string> newest_checkpoint_instead(embedding::shard_store& store, emb
                                               const std::function<status(const status&)>& none_left,
                                               const shard_options& o, shard_counters& c) {
   spdlog::error("{}: {}; falling back to the newest checkpoint", o.name, why);
-  auto id = restore_checkpoint(store, storage, ~0ULL, job_hex, o, c);
+  auto id = restore_checkpoint(store, storage, ~0ULL, job_hex, o, o.shards, c);
   if (!id.is_ok()) return none_left(id.error());
   SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
   return "rows of checkpoint " + std::to_string(*id) + " (" + note + "): " + std::to_string(c.rows_restored.load()) +
          " rows";
 }
 
+// A shard the snapshot did not have (the job resumes on more shards): it starts empty, and the
+// rows it owns move in before training. Rows of this job its storage holds (an earlier attempt at
+// the move, or an earlier shape of the job) are cleared; another job's are refused, as ever.
+result<std::string> start_new_shard(embedding::durable_rows& storage, const std::string& job_hex,
+                                    std::uint64_t restore_snapshot, std::uint32_t shape, const shard_options& o) {
+  auto stored_job = storage.get_meta("job_id");
+  if (stored_job.is_ok() && *stored_job != job_hex)
+    return status(errc::not_found, "its storage holds rows of job " + *stored_job + ", not of this job " + job_hex +
+                                       ", which resumes from snapshot " + std::to_string(restore_snapshot) +
+                                       " on more shards (is its data directory another job's?); the shard neither "
+                                       "clears them nor serves them: give it a data directory of its own");
+  if (stored_job.is_ok() || storage.rows() > 0) {
+    spdlog::warn("{}: clearing rows of this job left in its storage: it is a new shard of the job's new shape, and "
+                 "takes its rows from the others", o.name);
+    SS_RETURN_IF_ERROR(storage.clear());
+    if (auto list = storage.checkpoints(); list.is_ok())
+      for (const auto& cp : *list) (void)storage.drop(cp.id);
+  }
+  SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
+  return "nothing yet: snapshot " + std::to_string(restore_snapshot) + " has " + std::to_string(shape) +
+         " shards, the job " + std::to_string(o.shards) + "; its rows move in from them before training";
+}
+
 }  // namespace
+
+std::string shard_claim(std::uint32_t index, std::uint32_t shards) {
+  return std::to_string(index) + " of " + std::to_string(shards);
+}
 
 }  // namespace ss::actors::shard_parts
 
@@ -131,11 +159,14 @@ namespace ss::actors {
 using namespace shard_parts;
 
 result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
-                                 std::uint64_t restore_snapshot, bool job_was_running, const shard_options& o,
-                                 shard_counters& c) {
+                                 std::uint64_t restore_snapshot, std::uint32_t snapshot_shards, bool job_was_running,
+                                 const shard_options& o, shard_counters& c) {
   const std::string job_hex = ss::io::hex(job_id, 16);
+  // The shard count the snapshot's rows are placed under: the job's, unless it resumes on another.
+  const std::uint32_t shape = restore_snapshot > 0 && snapshot_shards > 0 ? snapshot_shards : o.shards;
   auto stored_job = storage.get_meta("job_id");
-  if (stored_job.is_ok() && *stored_job == job_hex) SS_RETURN_IF_ERROR(check_same_shard(storage, job_hex, o));
+  if (restore_snapshot > 0 && o.index >= shape) return start_new_shard(storage, job_hex, restore_snapshot, shape, o);
+  if (stored_job.is_ok() && *stored_job == job_hex) SS_RETURN_IF_ERROR(check_same_shard(storage, job_hex, o, shape));
   if (!stored_job.is_ok() && job_was_running && restore_snapshot == 0 && storage.live_damage().empty()) {
     // A restart into the running job with storage that never saw it: the rows are gone.
     const std::string why = "its storage holds nothing of this job, which is running (was its data directory "
@@ -164,9 +195,9 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
     if (auto list = storage.checkpoints(); list.is_ok())
       for (const auto& cp : *list) (void)storage.drop(cp.id);
   }
-  SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
+  SS_RETURN_IF_ERROR(claim(storage, job_hex, o, shape));
   if (restore_snapshot > 0) {
-    auto id = restore_checkpoint(store, storage, restore_snapshot, job_hex, o, c);
+    auto id = restore_checkpoint(store, storage, restore_snapshot, job_hex, o, shape, c);
     if (!id.is_ok() && stored_job.is_ok() && *stored_job == job_hex && storage.live_damage().empty()) {
       // No checkpoint of the snapshot is left, but the live rows are this job's, flushed after
       // the snapshot: newer, not lost. The examples since the snapshot are trained again.
@@ -180,7 +211,7 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
                                ", and the live rows are unusable");
     }
     if (!id.is_ok()) return id.error().with_context("resuming from snapshot " + std::to_string(restore_snapshot));
-    SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
+    SS_RETURN_IF_ERROR(claim(storage, job_hex, o, shape));
     if (*id != restore_snapshot)
       return "rows of checkpoint " + std::to_string(*id) + " (checkpoint " + std::to_string(restore_snapshot) +
              " was missing or corrupt): " + std::to_string(c.rows_restored.load()) + " rows";

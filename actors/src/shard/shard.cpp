@@ -60,7 +60,14 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
     const request_server_actor persister_server{out.persister};
     caf::anon_send(gateway, route_atom::value, kind_of<wire::snapshot_request>(), persister_server);
     if (stored_dump) caf::anon_send(gateway, route_atom::value, kind_of<wire::dump_request>(), persister_server);
+    caf::anon_send(gateway, route_atom::value, kind_of<wire::drop_rows_request>(), persister_server);
   }
+  // A job that takes another shard count: rows move in through the mover (which refuses, saying
+  // why, on a shard without storage: then it is asked to drop rows too).
+  out.mover = shard_parts::spawn_mover(sys, options, gateway, out.persister, paged);
+  const request_server_actor mover_server{out.mover};
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::take_rows_request>(), mover_server);
+  if (!options.storage) caf::anon_send(gateway, route_atom::value, kind_of<wire::drop_rows_request>(), mover_server);
   return out;
 }
 

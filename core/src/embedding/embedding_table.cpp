@@ -703,6 +703,19 @@ bool embedding_table::erase(std::uint64_t id) {
   return true;
 }
 
+bool embedding_table::forget_moved(std::uint64_t id) {
+  if (!options_.budget) return erase(id);
+  const std::uint64_t h = mix64(id);
+  stripe& s = stripes_[stripe_index(h)];
+  std::lock_guard<std::mutex> lock(s.mu);
+  const std::size_t i = s.index.probe(id, h);
+  if (!s.index.occupied(i)) return false;
+  if (s.dirty.marked(i)) dirty_.fetch_sub(1, std::memory_order_relaxed);
+  remove_locked(s, i);
+  options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
 std::size_t embedding_table::bytes() const {
   std::size_t total = 0;
   for (const auto& s : stripes_) {

@@ -423,6 +423,16 @@ status shard_store::count_stored(std::uint32_t t) {
   return status::ok();
 }
 
+void shard_store::forget_moved(std::uint32_t t, std::uint64_t id) {
+  if (embedding_table* tab = existing_table(t)) tab->forget_moved(id);
+}
+
+void shard_store::set_held(const std::vector<std::uint64_t>& held) {
+  if (!budget_) return;  // without one, RAM holds every row and counts them itself
+  for (std::uint32_t t = 0; t < held.size(); ++t)
+    if (embedding_table* tab = existing_table(t)) tab->set_held(held[t]);
+}
+
 shard_store_stats shard_store::stats() const {
   shard_store_stats s;
   for (const auto& f : fast_) {

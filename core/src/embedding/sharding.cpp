@@ -36,6 +36,19 @@ std::vector<std::uint32_t> placement::ranges_per_shard() const {
   return n;
 }
 
+std::vector<std::vector<std::uint32_t>> move_sources(const placement& from, const placement& to) {
+  std::vector<std::vector<bool>> moves(to.shards(), std::vector<bool>(from.shards(), false));
+  for (std::uint32_t r = 0; r < placement_ranges; ++r) {
+    const std::uint32_t was = from.owner_of_range(r), now = to.owner_of_range(r);
+    if (was != now) moves[now][was] = true;
+  }
+  std::vector<std::vector<std::uint32_t>> sources(to.shards());
+  for (std::uint32_t j = 0; j < to.shards(); ++j)
+    for (std::uint32_t i = 0; i < from.shards(); ++i)
+      if (moves[j][i]) sources[j].push_back(i);
+  return sources;
+}
+
 std::shared_ptr<const placement> placement_cache::of(std::uint32_t shards) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!last_ || last_->shards() != shards) last_ = std::make_shared<const placement>(shards);

@@ -144,6 +144,7 @@ std::string format_manifest(const snapshot_manifest& m) {
                                                                           escape_name(r.file_name)));
   }
   out.add("placement", m.placement);
+  if (m.reshaped_from != 0) out.add("reshaped_from", std::to_string(m.reshaped_from));
   out.add("shards", std::to_string(m.shards.size()));
   for (std::size_t i = 0; i < m.shards.size(); ++i) {
     const auto& s = m.shards[i];
@@ -190,6 +191,7 @@ result<snapshot_manifest> parse_manifest(const std::string& text) {
   SS_RETURN_IF_ERROR(kv->one("shards", shards));
   m.placement = embedding::legacy_placement_scheme;  // manifests of builds before it was recorded
   if (kv->has("placement")) SS_RETURN_IF_ERROR(kv->one("placement", m.placement));
+  if (kv->has("reshaped_from")) SS_RETURN_IF_ERROR(kv->one("reshaped_from", m.reshaped_from));
   if (trainers > 1000000 || readers > 1000000 || shards > 1000000) return corrupt("MANIFEST: implausible counts");
   m.trainers.resize(trainers);
   for (std::uint64_t i = 0; i < trainers; ++i)

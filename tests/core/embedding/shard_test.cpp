@@ -88,6 +88,32 @@ TEST_CASE("placement cache: the last placement asked for is kept, another count 
   CHECK(cache.of(3)->owner_of_range(2935) == three->owner_of_range(2935));
 }
 
+TEST_CASE("placement: the rows a shard gains come from the shards that held them, and only those",
+          "[core][embedding]") {
+  using sources = std::vector<std::vector<std::uint32_t>>;
+  // Growing, only the new shards gain rows, from every shard there was; shrinking, the shards that
+  // stay gain the leaving shards' rows; the same count moves nothing.
+  CHECK(move_sources(placement(2), placement(3)) == sources{{}, {}, {0, 1}});
+  CHECK(move_sources(placement(2), placement(4)) == sources{{}, {}, {0, 1}, {0, 1}});
+  CHECK(move_sources(placement(4), placement(2)) == sources{{2, 3}, {2, 3}});
+  CHECK(move_sources(placement(3), placement(1)) == sources{{1, 2}});
+  CHECK(move_sources(placement(5), placement(5)) == sources(5));
+  // Every range whose owner changes is covered: for any pair of counts, each moving range's old
+  // owner is among its new owner's sources.
+  for (std::uint32_t a = 1; a <= 9; ++a) {
+    for (std::uint32_t b = 1; b <= 9; ++b) {
+      const placement from(a), to(b);
+      const auto src = move_sources(from, to);
+      for (std::uint32_t r = 0; r < placement_ranges; ++r) {
+        const auto was = from.owner_of_range(r), now = to.owner_of_range(r);
+        if (was == now) continue;
+        const auto& s = src[now];
+        REQUIRE(std::find(s.begin(), s.end(), was) != s.end());
+      }
+    }
+  }
+}
+
 TEST_CASE("placement: rows spread over the ranges evenly", "[core][embedding]") {
   std::vector<std::uint32_t> per_range(placement_ranges, 0);
   const std::uint64_t rows = 1 << 20;

@@ -108,6 +108,10 @@ TEST_CASE("resume conflicts: the epochs and the shuffle define the job", "[job]"
   now.passes.validation = {"v.tsv"};
   now.passes.eval_every = 1000;
   CHECK(ss::job::resume_conflicts(saved, now).empty());
+  // Nor does the shard count: the rows move to their owners under the new one.
+  now = saved;
+  now.shards = 5;
+  CHECK(ss::job::resume_conflicts(saved, now).empty());
 }
 
 TEST_CASE("job config: the progressive window round-trips, and an older config's `window` is read as it", "[job]") {

@@ -71,6 +71,7 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   m.dense_crc = 0xdeadbeef;
   m.job_crc = 0x01020304;
   m.placement = "ranges-16384-jump";
+  m.reshaped_from = 2;
   const std::string text = format_manifest(m);
   auto back = parse_manifest(text);
   REQUIRE(back.is_ok());
@@ -95,6 +96,10 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(back->dense_crc == 0xdeadbeef);
   CHECK(back->job_crc == 0x01020304);
   CHECK(back->placement == "ranges-16384-jump");
+  CHECK(back->reshaped_from == 2);
+  // Only the first snapshot after a change of shard count says so.
+  CHECK(parse_manifest(format_manifest(snapshot_manifest{}))->reshaped_from == 0);
+  CHECK(format_manifest(snapshot_manifest{}).find("reshaped_from") == std::string::npos);
 
   // A manifest of the version before the placement was recorded: its rows were placed by modulo.
   std::string unplaced = *io::without_crc_line(text, "MANIFEST");

@@ -149,18 +149,28 @@ using coordinator_actor =
 // --- Shard (shard.hpp) ---------------------------------------------------------------------------
 
 using shard_pressure_atom = caf::atom_constant<caf::atom("pressure")>;  // is RAM past the memory budget?
+using moved_rows_atom = caf::atom_constant<caf::atom("moved")>;         // store rows that moved to this shard
+using claim_atom = caf::atom_constant<caf::atom("claim")>;              // claim the storage for a shard count
 
 // A request worker; the shard's pool of them has the same interface. serve: lookup_request,
 // push_request, dump_request, warm_request, status_request. The view: the trainers whose pushes
 // are fenced (any one worker of the pool takes it; they share what it says).
 using shard_actor = request_server_actor::extend_with<view_subscriber_actor>;
 
-// With storage: writes changed rows to storage. serve: snapshot_request, and with a memory
-// budget dump_request (pages from storage).
+// With storage: writes changed rows to storage. serve: snapshot_request, drop_rows_request, and
+// with a memory budget dump_request (pages from storage).
 using shard_persister_actor = request_server_actor::extend<
     caf::replies_to<flush_atom>::with<bool>,  // write every changed row now (the drain before exit); true when done
+    // (the mover) store a page of rows that moved here (a dump_reply of whole rows): ack or error_reply
+    caf::replies_to<moved_rows_atom, body_ptr>::with<body_ptr>,
+    // (the mover) every row that moves here is stored: claim the storage as this shard of that many
+    caf::replies_to<claim_atom, std::uint32_t>::with<body_ptr>,
     caf::reacts_to<tick_atom>,                // (self) the flush interval passed: flush
     caf::reacts_to<shard_pressure_atom>>;     // (self) with a memory budget: write back early when RAM is past it
+
+// While a job takes another shard count: pulls the rows that move to this shard from the others and
+// has the persister store them. serve: take_rows_request.
+using shard_mover_actor = request_server_actor;
 
 // With a memory budget: serves the trainers' prefetch hints. serve: warm_request.
 using shard_prefetcher_actor = request_server_actor;

@@ -1,10 +1,12 @@
 // Who may ask what. Every request a service receives falls in one class:
 //   open     status_request: anyone who can connect (an operator must see an overloaded or
 //            misconfigured service)
-//   member   membership, data, lookups, pushes, sync, reports: any peer the transport admitted
+//   member   membership, data, lookups, pushes, sync, reports, and the pages of rows one shard
+//            pulls from another (a dump_request by placement): any peer the transport admitted
 //            (under CURVE: a key listed in authorized_keys)
 //   control  operator -> coordinator: stop_request, snapshot_now, export_request;
-//            coordinator -> shard or sync server: snapshot_request, dump_request, sync_restore
+//            coordinator -> shard or sync server: snapshot_request, dump_request of every row,
+//            sync_restore, publish_rows_request, take_rows_request, drop_rows_request
 // A control request is served only from a peer allowed to control the job: under CURVE a key
 // listed with role=coordinator or role=admin; in plain mode (nobody is authenticated) a peer on
 // this host (inproc, ipc or loopback tcp), or anyone when the service was started with

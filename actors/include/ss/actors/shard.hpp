@@ -37,6 +37,9 @@ struct shard_options {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   };
+  // The job took fewer shards and this one's rows all went to the others (drop_rows_request): the
+  // shard has nothing left to serve, and its service ends (exit 0). Called once, after the reply.
+  std::function<void()> on_left_job;
 };
 
 // The shard's counters, each declared once: its status key, help and type (status JSON, /metrics
@@ -58,6 +61,9 @@ struct shard_counters : metrics::counter_set {
   counter table_full{*this, "table_full_refusals",
                      "New rows refused because a table is full and nothing could make room."};  // of refused
   counter rows_dumped{*this, "rows_dumped", "Rows sent in pages: for model exports, and to shards that take them over."};
+  counter rows_taken{*this, "rows_taken", "Rows taken from other shards when the job took another shard count."};
+  counter rows_given_away{*this, "rows_given_away",
+                          "Rows dropped once the shards they moved to held them (the job took another shard count)."};
   counter publications_started{*this, "publications_started", "Publications (bases and deltas) this shard began."};
   counter rows_published{*this, "rows_published", "Changed rows sent for published deltas."};
   counter tombstones_published{*this, "tombstones_published",
@@ -97,10 +103,13 @@ struct shard_counters : metrics::counter_set {
 // this is a restart) and finds storage holding nothing of the job (no job id: the state directory
 // was deleted or replaced) restores the newest checkpoint that verifies; with none, it is an
 // error (errc::not_found): an empty table is not the job's rows.
+// A job resuming on another shard count (`snapshot_shards`: the snapshot's, when it differs from
+// options.shards) restores each checkpoint under the snapshot's shape; a shard the snapshot did not
+// have starts empty (its storage's rows of this job cleared), and rows move in before training.
 // Returns a one-line description of what was loaded, or an error when nothing usable is left.
 result<std::string> restore_rows(embedding::shard_store& store, embedding::durable_rows& storage, std::uint64_t job_id,
-                                 std::uint64_t restore_snapshot, bool job_was_running, const shard_options& options,
-                                 shard_counters& counters);
+                                 std::uint64_t restore_snapshot, std::uint32_t snapshot_shards, bool job_was_running,
+                                 const shard_options& options, shard_counters& counters);
 
 // Spawns the workers and routes the shard's message types to them through `gateway`; with
 // storage, also the persister (snapshot_request goes to it; flush_atom drains it before exit).
@@ -109,6 +118,7 @@ struct shard_actors {
   shard_persister_actor persister;    // null without storage
   shard_prefetcher_actor prefetcher;  // null without a memory budget
   shard_sweeper_actor sweeper;        // a row TTL's sweeper without storage (with storage the persister sweeps); else null
+  shard_mover_actor mover;            // pulls rows that move here (a job taking another shard count)
 };
 shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
                          std::shared_ptr<embedding::shard_store> store, const shard_options& options,

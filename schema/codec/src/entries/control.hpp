@@ -163,4 +163,41 @@ struct codec<export_reply>
       field<&export_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
 };
 
+template <>
+struct codec<take_rows_request>
+    : union_member<Body::TAKE_ROWS_REQUEST, &Body::Builder::initTakeRowsRequest, &Body::Reader::getTakeRowsRequest> {
+  static constexpr const char* name = "take_rows_request";
+  using fields = field_list<Wire,
+      list<&take_rows_request::sources, &Wire::Builder::initSources, &Wire::Reader::getSources>,
+      field<&take_rows_request::placement_shards, &Wire::Builder::setPlacementShards,
+            &Wire::Reader::getPlacementShards>>;
+};
+
+template <>
+struct codec<take_rows_reply>
+    : union_member<Body::TAKE_ROWS_REPLY, &Body::Builder::initTakeRowsReply, &Body::Reader::getTakeRowsReply> {
+  static constexpr const char* name = "take_rows_reply";
+  using fields = field_list<Wire,
+      field<&take_rows_reply::rows, &Wire::Builder::setRows, &Wire::Reader::getRows>,
+      field<&take_rows_reply::bytes, &Wire::Builder::setBytes, &Wire::Reader::getBytes>,
+      field<&take_rows_reply::seconds, &Wire::Builder::setSeconds, &Wire::Reader::getSeconds>>;
+};
+
+template <>
+struct codec<drop_rows_request>
+    : union_member<Body::DROP_ROWS_REQUEST, &Body::Builder::initDropRowsRequest, &Body::Reader::getDropRowsRequest> {
+  static constexpr const char* name = "drop_rows_request";
+  using fields = field_list<Wire, field<&drop_rows_request::placement_shards, &Wire::Builder::setPlacementShards,
+                                        &Wire::Reader::getPlacementShards>>;
+};
+
+template <>
+struct codec<drop_rows_reply>
+    : union_member<Body::DROP_ROWS_REPLY, &Body::Builder::initDropRowsReply, &Body::Reader::getDropRowsReply> {
+  static constexpr const char* name = "drop_rows_reply";
+  using fields = field_list<Wire,
+      field<&drop_rows_reply::dropped, &Wire::Builder::setDropped, &Wire::Reader::getDropped>,
+      field<&drop_rows_reply::kept, &Wire::Builder::setKept, &Wire::Reader::getKept>>;
+};
+
 }  // namespace ss::wire::detail

@@ -125,7 +125,8 @@ struct codec<register_reply>
       field<&R::job_id, &Wire::Builder::setJobId, &Wire::Reader::getJobId>,
       field<&R::resume_bad_rows, &Wire::Builder::setResumeBadRows, &Wire::Reader::getResumeBadRows>,
       field<&R::job_was_running, &Wire::Builder::setJobWasRunning, &Wire::Reader::getJobWasRunning>,
-      field<&R::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>>;
+      field<&R::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>,
+      field<&R::restore_shards, &Wire::Builder::setRestoreShards, &Wire::Reader::getRestoreShards>>;
 };
 
 template <>

@@ -215,6 +215,13 @@ class embedding_table {
   // false when there is none. Its memory goes to the next new row. Only for a table without a
   // budget (whose rows leave RAM through eviction and drops instead).
   bool erase(std::uint64_t id);
+  // A row that moved to another shard (the job took another shard count): gone from RAM if it is
+  // there, not counted as an eviction or a drop, and not remembered for storage (the caller deletes
+  // it there). Without a budget held_rows() drops with it; with one, the caller sets the count of
+  // the rows left in both tiers afterwards (set_held). False when RAM did not hold it.
+  bool forget_moved(std::uint64_t id);
+  // With a budget: the rows the table holds in both tiers, counted by the caller (after rows moved).
+  void set_held(std::uint64_t rows) { held_.store(rows, std::memory_order_relaxed); }
 
   // Rows in RAM (all the table's rows without a budget).
   std::size_t rows() const { return rows_.load(std::memory_order_relaxed); }

@@ -173,6 +173,11 @@ class shard_store {
   // A row that storage holds and that restoring leaves there (a tiered shard keeps only what fits
   // its budget in RAM): counted among its table's rows, for max_rows_per_table.
   status count_stored(std::uint32_t table);
+  // Rows moved to another shard (the job took another shard count; embedding_table::forget_moved):
+  // gone from RAM where they are; storage is the caller's. Then, with a memory budget, `held` gives
+  // each table's rows left in both tiers (what storage holds once flushed), by table.
+  void forget_moved(std::uint32_t table, std::uint64_t id);
+  void set_held(const std::vector<std::uint64_t>& held);
   std::uint32_t row_floats() const { return shard_row_floats(options_); }
   // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not
   // all the rows; restore leaves them in storage, export reads them from there.

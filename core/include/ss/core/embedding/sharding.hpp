@@ -57,6 +57,11 @@ class placement {
   std::vector<std::uint16_t> owner_;
 };
 
+// Where rows come from when a job goes from placement `from` to placement `to`: for each shard j of
+// `to`, the shards of `from` other than j that own a range `to` gives to j, in increasing order.
+// Empty for a shard that keeps its own rows and gains none.
+std::vector<std::vector<std::uint32_t>> move_sources(const placement& from, const placement& to);
+
 // The placement a shard was last asked to page its rows out by, kept: a mover asks for page after
 // page under one placement, and building it each time would cost up to 0.1 s a page. Thread-safe.
 class placement_cache {

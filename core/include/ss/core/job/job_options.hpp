@@ -87,8 +87,9 @@ void resolve_sync(job_options& o, int trainers);
 status resolve_feature_counts(job_options& o);
 
 // Why a job resumed from a snapshot taken under `saved` cannot go on under `now`: one line per
-// setting that defines the job (training files, readers, shards, input, model, sync) and differs.
-// Empty when it can. Operational settings (timeouts, progress, test files) may change.
+// setting that defines the job (training files, readers, input, model, sync) and differs. Empty
+// when it can. Operational settings (timeouts, progress, test files) may change, and so may the
+// shard count: the rows move to the shards that own them under the new one.
 std::vector<std::string> resume_conflicts(const job_options& saved, const job_options& now);
 
 // The training files reader `index` of `readers` reads: every readers-th file from index (with

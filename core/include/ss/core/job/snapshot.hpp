@@ -82,6 +82,10 @@ struct snapshot_manifest {
   std::vector<shard_checkpoint> shards;    // by shard index
   // How the rows were placed on the shards; "modulo" in manifests of builds before it was recorded.
   std::string placement = embedding::placement_scheme;
+  // The first snapshot after the job resumed on another shard count: the count the rows came from
+  // (0: none). Its checkpoints may still hold rows that moved to other shards: a job resuming
+  // from it has every shard drop what it no longer owns before training.
+  std::uint32_t reshaped_from = 0;
   std::uint64_t dense_params = 0;          // floats in dense.bin
   std::uint64_t dense_momentum = 0;
   std::uint32_t dense_crc = 0;             // dense.bin's trailing CRC32C

@@ -13,6 +13,9 @@
 //   client -> coordinator   snapshot_now ; coordinator -> shard: snapshot_request / snapshot_reply
 //   coordinator -> shard    dump_request / dump_reply (the rows of the exported model)
 //   coordinator -> shard    publish_rows_request / publish_rows_reply (a published delta's rows)
+//   coordinator -> shard    take_rows_request / take_rows_reply, drop_rows_request / drop_rows_reply
+//                           (a job resumed on another shard count; the taker pulls dump pages from
+//                           the other shards)
 //   coordinator -> sync     sync_restore (a resumed job's sync state) ; dense_request / dense_reply
 //   client -> coordinator   export_request / export_reply (write the model file)
 //   anyone -> any service   status_request / status_reply ; client -> coordinator: stop_request
@@ -35,7 +38,9 @@ namespace ss::wire {
 // 3: rows are placed on shards by key ranges (embedding::placement), not by hash modulo the shard
 //    count, so a member of an earlier build would send rows to the wrong shards; dump pages carry
 //    the whole rows a placement gives to one shard, with their width and a checksum.
-inline constexpr std::uint16_t protocol_version = 3;
+// 4: a job resumes on another shard count: a shard restores under the snapshot's shape
+//    (register_reply restore_shards) and rows move (take_rows_request, drop_rows_request).
+inline constexpr std::uint16_t protocol_version = 4;
 
 enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
@@ -129,6 +134,7 @@ struct register_reply {
   std::uint64_t resume_bad_rows = 0;   // reader: bad rows before resume_position
   bool job_was_running = false;        // the job had started before this registration (a restart)
   std::uint64_t membership = 0;        // trainer: its membership from now on (see the schema)
+  std::uint32_t restore_shards = 0;    // shard: the shard count of restore_snapshot (0: the job's)
 };
 
 // A trainer's progressive evaluation window (ss/core/metrics/progressive.hpp) as its heartbeat
@@ -387,6 +393,30 @@ struct publish_rows_reply {
   std::vector<std::uint64_t> gone_ids;
 };
 
+// Coordinator -> shard, while a job resumes on another shard count: pull the rows that move to it
+// from `sources` and store them (see schema/control.capnp).
+struct take_rows_request {
+  std::vector<std::string> sources;
+  std::uint32_t placement_shards = 0;
+};
+
+struct take_rows_reply {
+  std::uint64_t rows = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+};
+
+// Coordinator -> shard, once the snapshot of the new shape is written: drop the rows it no longer
+// owns (all of them, and leave the job, when its index is placement_shards or above).
+struct drop_rows_request {
+  std::uint32_t placement_shards = 0;
+};
+
+struct drop_rows_reply {
+  std::uint64_t dropped = 0;
+  std::uint64_t kept = 0;
+};
+
 // Coordinator -> trainer: run closing round `generation` (a scored epoch ended); answered by an ack.
 struct sync_close {
   std::uint32_t generation = 0;
@@ -417,7 +447,8 @@ using body = std::variant<error_reply, register_request, register_reply, heartbe
                           status_reply, stop_request, ack, sync_request, sync_reply, snapshot_now,
                           snapshot_request, snapshot_reply, dump_request, dump_reply, sync_restore,
                           export_request, export_reply, sync_close, warm_request, warm_reply,
-                          publish_rows_request, publish_rows_reply>;
+                          publish_rows_request, publish_rows_reply, take_rows_request, take_rows_reply,
+                          drop_rows_request, drop_rows_reply>;
 
 struct envelope {
   std::uint16_t version = protocol_version;

@@ -1,0 +1,217 @@
+// The shard's mover: while a job resumes on another shard count, it pulls from the shards that held
+// them the whole rows the new placement gives to this shard (dump_request pages, a page in flight
+// at a time, so memory holds one page), checks that each is this shard's, and has the persister
+// store them. Any failure ends the take with the reason; the coordinator asks again, and a page
+// stored twice stores the same rows.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <optional>
+
+#include "parts.hpp"
+
+namespace ss::actors::shard_parts {
+
+// One take_rows_request on its way: the source being paged, where its next page starts, totals.
+struct take_in_progress {
+  wire::take_rows_request request;
+  caf::response_promise answer;
+  std::shared_ptr<const embedding::placement> to;
+  std::size_t source = 0;  // index into request.sources
+  std::uint32_t link = 0;
+  wire::dump_request next;
+  std::uint64_t rows = 0, bytes = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+struct mover_state {
+  static inline const char* name = "shard-mover";
+  shard_options options;
+  gateway_actor gateway;
+  shard_persister_actor persister;
+  std::shared_ptr<embedding::placement_cache> paged;
+  std::optional<take_in_progress> take;  // one at a time
+};
+
+namespace {
+
+// Rows per page: about 0.6 MB of 16-float rows with their optimizer state, 2.2 MB of 64-float ones.
+constexpr std::uint32_t page_rows = 8192;
+// A page from a shard that reads it from storage (a memory budget) may take a while; one that
+// takes longer than this is a shard that is gone.
+constexpr auto page_timeout = std::chrono::seconds(120);
+
+using mover_self = shard_mover_actor::stateful_pointer<mover_state>;
+
+void finish(mover_self self, body_ptr answer) {
+  auto& st = self->state;
+  if (!st.take) return;
+  if (const auto* err = std::get_if<wire::error_reply>(answer.get()))
+    spdlog::error("{}: taking the rows that move here failed: {}", st.options.name, err->message);
+  st.take->answer.deliver(std::move(answer));
+  st.take.reset();
+}
+
+void fail(mover_self self, errc code, const std::string& why) {
+  finish(self, make_body(wire::error_reply{code, self->state.options.name + ": " + why}));
+}
+
+void next_source(mover_self self);
+
+std::string source_name(const take_in_progress& t) { return "the shard at " + t.request.sources[t.source]; }
+
+// Every row of a page must be this shard's under the new placement: a source that sends another
+// shard's rows (another build's placement, a bug) would have them served by the wrong shard.
+std::string foreign_row(const take_in_progress& t, const wire::dump_reply& page, std::uint32_t me) {
+  for (std::size_t i = 0; i < page.ids.size(); ++i) {
+    const std::uint32_t owner = t.to->shard_of(page.tables[i], page.ids[i]);
+    if (owner != me)
+      return source_name(t) + " sent row " + std::to_string(page.ids[i]) + " of table " +
+             std::to_string(page.tables[i]) + ", which the placement over " + std::to_string(t.to->shards()) +
+             " shards gives to shard " + std::to_string(owner);
+  }
+  return {};
+}
+
+void next_page(mover_self self) {
+  auto& st = self->state;
+  auto& t = *st.take;
+  self->request(st.gateway, caf::infinite, call_atom::value, t.link, make_body(t.next),
+                std::chrono::duration_cast<caf::timespan>(page_timeout))
+      .then(
+          [self](const envelope_ptr& env) {
+            auto& s = self->state;
+            if (!s.take) return;
+            auto& tk = *s.take;
+            const auto* page = std::get_if<wire::dump_reply>(&env->message);
+            if (page == nullptr) {
+              const auto* err = std::get_if<wire::error_reply>(&env->message);
+              return fail(self, err != nullptr ? err->code : errc::internal,
+                          source_name(tk) + " answered a page of rows with " +
+                              (err != nullptr ? err->message : std::string(wire::message_name(env->message))));
+            }
+            if (auto foreign = foreign_row(tk, *page, s.options.index); !foreign.empty())
+              return fail(self, errc::invalid_argument, foreign);
+            const bool done = page->done;
+            const std::uint32_t next_table = page->next_table;
+            const std::uint64_t next_position = page->next_position;
+            const std::uint64_t rows = page->ids.size(), bytes = page->values.size() * sizeof(float);
+            self->request(s.persister, caf::infinite, moved_rows_atom::value, body_ptr(env, &env->message))
+                .then(
+                    [self, done, next_table, next_position, rows, bytes](const body_ptr& stored) {
+                      auto& s2 = self->state;
+                      if (!s2.take) return;
+                      if (std::holds_alternative<wire::error_reply>(*stored)) return finish(self, stored);
+                      auto& t2 = *s2.take;
+                      t2.rows += rows;
+                      t2.bytes += bytes;
+                      if (done) {
+                        ++t2.source;
+                        return next_source(self);
+                      }
+                      t2.next.table = next_table;
+                      t2.next.position = next_position;
+                      next_page(self);
+                    },
+                    [self](const caf::error& err) {
+                      fail(self, errc::internal, "storing moved rows: " + self->system().render(err));
+                    });
+          },
+          [self](const caf::error& err) {
+            auto& s = self->state;
+            if (!s.take) return;
+            fail(self, errc::unavailable, source_name(*s.take) + " did not answer a page of rows: " +
+                                              self->system().render(err));
+          });
+}
+
+void next_source(mover_self self) {
+  auto& st = self->state;
+  auto& t = *st.take;
+  if (t.source == t.request.sources.size()) {
+    // Every row that moves here is stored: the storage is this shard's under the new count.
+    self->request(st.persister, caf::infinite, claim_atom::value, t.request.placement_shards)
+        .then(
+            [self](const body_ptr& claimed) {
+              auto& s = self->state;
+              if (!s.take) return;
+              if (std::holds_alternative<wire::error_reply>(*claimed)) return finish(self, claimed);
+              const auto& tk = *s.take;
+              const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tk.started).count();
+              spdlog::info("{}: took {} rows ({:.1f} MB) from {} shard(s) in {:.2f}s", s.options.name, tk.rows,
+                           static_cast<double>(tk.bytes) / 1e6, tk.request.sources.size(), seconds);
+              finish(self, make_body(wire::take_rows_reply{tk.rows, tk.bytes, seconds}));
+            },
+            [self](const caf::error& err) { fail(self, errc::internal, "claiming its storage: " + self->system().render(err)); });
+    return;
+  }
+  t.next = wire::dump_request{0, 0, page_rows, t.request.placement_shards, st.options.index, true};
+  self->request(st.gateway, caf::infinite, link_atom::value, t.request.sources[t.source])
+      .then(
+          [self](std::uint32_t link) {
+            if (!self->state.take) return;
+            self->state.take->link = link;
+            next_page(self);
+          },
+          [self](const caf::error& err) {
+            if (!self->state.take) return;
+            fail(self, errc::unavailable, "cannot reach " + source_name(*self->state.take) + ": " +
+                                              self->system().render(err));
+          });
+}
+
+caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request& req) {
+  auto& st = self->state;
+  auto refuse = [&st](errc code, const std::string& why) {
+    return make_body(wire::error_reply{code, st.options.name + ": " + why});
+  };
+  if (!st.persister)
+    return refuse(errc::invalid_argument, "it has no storage (--data-dir): a job can take another shard count only "
+                                          "with shards that keep their rows in checkpoints");
+  if (req.placement_shards == 0 || req.placement_shards > embedding::max_shards)
+    return refuse(errc::invalid_argument, "taking rows for a placement over " + std::to_string(req.placement_shards) +
+                                              " shards (1 to " + std::to_string(embedding::max_shards) + " there can be)");
+  if (st.options.index >= req.placement_shards)
+    return refuse(errc::invalid_argument, "asked to take rows for a placement over " +
+                                              std::to_string(req.placement_shards) + " shards, which has no shard " +
+                                              std::to_string(st.options.index));
+  if (st.take) return refuse(errc::unavailable, "it is taking rows already");
+  auto promise = self->make_response_promise<body_ptr>();
+  st.take.emplace();
+  st.take->request = req;
+  st.take->answer = promise;
+  st.take->to = st.paged->of(req.placement_shards);
+  spdlog::info("{}: taking the rows the placement over {} shards gives it from {} shard(s)", st.options.name,
+               req.placement_shards, req.sources.size());
+  next_source(self);
+  return promise;
+}
+
+shard_mover_actor::behavior_type mover(mover_self self, shard_options options, gateway_actor gateway,
+                                       shard_persister_actor persister,
+                                       std::shared_ptr<embedding::placement_cache> paged) {
+  auto& st = self->state;
+  st.options = std::move(options);
+  st.gateway = std::move(gateway);
+  st.persister = std::move(persister);
+  st.paged = std::move(paged);
+  return {
+      [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> {
+        if (const auto* req = std::get_if<wire::take_rows_request>(&env->message)) return serve_take(self, *req);
+        // Without storage the persister is absent and drop_rows_request comes here.
+        return make_body(wire::error_reply{errc::invalid_argument,
+                                           self->state.options.name + ": it has no storage (--data-dir): it cannot "
+                                                                      "take part in a change of the shard count"});
+      },
+  };
+}
+
+}  // namespace
+
+shard_mover_actor spawn_mover(caf::actor_system& sys, shard_options options, gateway_actor gateway,
+                              shard_persister_actor persister, std::shared_ptr<embedding::placement_cache> paged) {
+  return sys.spawn(mover, std::move(options), std::move(gateway), std::move(persister), std::move(paged));
+}
+
+}  // namespace ss::actors::shard_parts
