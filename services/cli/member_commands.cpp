@@ -14,6 +14,7 @@ struct shard_role::flags {
   double flush_interval = 5;
   int storage_memory_mb = 64;
   int memory_budget_mb = 0;
+  int move_page_rows = 8192;
 };
 
 shard_role::~shard_role() = default;
@@ -49,6 +50,10 @@ void shard_role::add_flags(config::option_set& opts, flag_groups groups) {
            "touched most recently stay in RAM, the others in the shard's storage, read back on a miss "
            "(docs/embeddings.md). 0: every row in RAM.")
       .range(0, 1 << 24);
+  opts.add("move-page-rows", &f.move_page_rows,
+           "Rows per page the shard pulls from another while a job resumes on another shard count (its memory "
+           "holds one page at a time: a page of 8,192 rows of dimension 64 is 2.2 MB).")
+      .range(1, 1 << 20);
 }
 
 // A cluster's shard keeps its rows in STATE_DIR/<name>.
@@ -68,6 +73,7 @@ void shard_role::configure(actors::service_options& o) {
   const flags& f = *flags_;
   o.flush_interval = f.flush_interval;
   o.memory_budget_bytes = static_cast<std::uint64_t>(f.memory_budget_mb) << 20;
+  o.move_page_rows = static_cast<std::uint32_t>(f.move_page_rows);
   if (!f.data_dir.empty()) o.open_storage = rocksdb_storage(f.data_dir, f.storage_memory_mb, f.memory_budget_mb > 0);
 }
 

@@ -297,6 +297,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   sh.shards = static_cast<std::uint32_t>(job.shards);
   sh.workers = options.threads;
   sh.flush_interval = options.flush_interval;
+  sh.move_page_rows = options.move_page_rows;
   // Its rows all moved to the other shards (the job took fewer): the service ends, exit 0.
   sh.on_left_job = [end = svc.end_] { end->settle(1); };
   if (storage) {

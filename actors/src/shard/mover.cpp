@@ -6,6 +6,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -36,11 +37,9 @@ struct mover_state {
 
 namespace {
 
-// Rows per page: about 0.6 MB of 16-float rows with their optimizer state, 2.2 MB of 64-float ones.
-constexpr std::uint32_t page_rows = 8192;
-// A page from a shard that reads it from storage (a memory budget) may take a while; one that
-// takes longer than this is a shard that is gone.
-constexpr auto page_timeout = std::chrono::seconds(120);
+// A page from a shard that reads it from storage (a memory budget) takes milliseconds; one that
+// takes longer than this is a shard that is gone or paused (the coordinator asks again).
+constexpr auto page_timeout = std::chrono::seconds(30);
 
 using mover_self = shard_mover_actor::stateful_pointer<mover_state>;
 
@@ -146,7 +145,8 @@ void next_source(mover_self self) {
             [self](const caf::error& err) { fail(self, errc::internal, "claiming its storage: " + self->system().render(err)); });
     return;
   }
-  t.next = wire::dump_request{0, 0, page_rows, t.request.placement_shards, st.options.index, true};
+  t.next = wire::dump_request{0, 0, std::max<std::uint32_t>(1, st.options.move_page_rows), t.request.placement_shards,
+                              st.options.index, true};
   self->request(st.gateway, caf::infinite, link_atom::value, t.request.sources[t.source])
       .then(
           [self](std::uint32_t link) {

@@ -44,6 +44,8 @@ struct service_options {
   // Shards: the RAM their rows may take (embedding::shard_store_options::max_rows_in_memory); the
   // rest stay in storage, which it needs. 0: every row in RAM.
   std::uint64_t memory_budget_bytes = 0;
+  // Shards: rows per page pulled from another shard while the job takes another shard count.
+  std::uint32_t move_page_rows = 8192;
   // Trainers: hint each waiting batch's rows to the shards (trainer_options::prefetch).
   bool prefetch = false;
   // Inbound bounds (gateway_options): the largest frame decoded, requests served at once.

@@ -32,6 +32,9 @@ struct shard_options {
   // Where rows persist (null: memory only) and how often changed rows are written there.
   std::shared_ptr<embedding::durable_rows> storage;
   double flush_interval = 5;  // seconds; a kill -9 loses at most this much of the shard's updates
+  // Rows per page pulled from another shard while the job takes another shard count: the memory
+  // that moving rows in takes is one page.
+  std::uint32_t move_page_rows = 8192;
   // The wall clock, in unix seconds: a row TTL in seconds touches rows at it. Injected for tests.
   std::function<std::uint64_t()> unix_seconds = [] {
     return static_cast<std::uint64_t>(
