@@ -600,3 +600,57 @@ TEST_CASE("shard: a row a full table dropped since the last publication goes out
   CHECK(store->existing_table(0)->held_rows() == 2);
   CHECK(counters->tombstones_published.load() == 1);
 }
+
+TEST_CASE("shard: a job resumed on another shard count restores under the snapshot's; a shard it lacked starts empty",
+          "[actors]") {
+  restore_setup setup;
+  auto store = [&setup] { return setup.store(); };
+  auto& storage = setup.storage;
+  shard_options one = setup.zero;  // shard 1 of 2 when the snapshot was taken
+  one.name = "shard-1";
+  one.index = 1;
+  shard_counters c;
+  const std::uint64_t job = 7;
+  REQUIRE(restore_rows(*store(), storage, job, 0, 0, false, one, c).is_ok());
+  const std::uint32_t table = 0;
+  const std::uint64_t id = 3;
+  const std::vector<float> row(storage.row_floats(), 0.5f);
+  REQUIRE(storage.write(&table, &id, row.data(), 1).is_ok());
+  REQUIRE(storage.checkpoint(1).is_ok());
+  // Resumed on 3 shards: it restores "1 of 2", and keeps that claim until its rows have moved.
+  shard_options grown = one;
+  grown.shards = 3;
+  auto resumed = store();
+  REQUIRE(restore_rows(*resumed, storage, job, 1, 2, false, grown, c).is_ok());
+  CHECK(resumed->stats().rows == 1);
+  CHECK(*storage.get_meta("shard") == "1 of 2");
+  // Restarted after it took rows and claimed "1 of 3" (the move not committed): the checkpoint again.
+  REQUIRE(storage.set_meta("shard", "1 of 3").is_ok());
+  auto again = store();
+  REQUIRE(restore_rows(*again, storage, job, 1, 2, false, grown, c).is_ok());
+  CHECK(again->stats().rows == 1);
+  // Without the change of count, a claim for another count is another shard's storage.
+  REQUIRE(storage.set_meta("shard", "1 of 3").is_ok());
+  auto refused = restore_rows(*store(), storage, job, 1, 0, false, one, c);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK_THAT(refused.error().message(), Catch::Contains("holds the rows of shard 1 of 3"));
+  // Shard 2, which the snapshot of 2 shards lacks: this job's rows in its storage (an earlier
+  // attempt) are cleared and it starts empty; another job's are refused.
+  embedding::memory_rows fresh(storage.row_floats());
+  REQUIRE(fresh.set_meta("job_id", "0000000000000007").is_ok());
+  REQUIRE(fresh.write(&table, &id, row.data(), 1).is_ok());
+  shard_options two = grown;
+  two.name = "shard-2";
+  two.index = 2;
+  auto started = store();
+  auto empty = restore_rows(*started, fresh, job, 1, 2, false, two, c);
+  REQUIRE(empty.is_ok());
+  CHECK_THAT(*empty, Catch::Contains("its rows move in from them before training"));
+  CHECK(started->stats().rows == 0);
+  CHECK(fresh.rows() == 0);
+  CHECK(*fresh.get_meta("shard") == "2 of 3");
+  REQUIRE(fresh.set_meta("job_id", "0000000000000009").is_ok());
+  auto foreign = restore_rows(*store(), fresh, job, 1, 2, false, two, c);
+  REQUIRE_FALSE(foreign.is_ok());
+  CHECK_THAT(foreign.error().message(), Catch::Contains("holds rows of job 0000000000000009"));
+}

@@ -197,6 +197,10 @@ body_ptr store_moved_rows(persister_self self, const wire::dump_reply& page) {
       if (auto put = st.store->put(page.tables[i], page.ids[i], page.values.data() + i * floats); !put.is_ok())
         return refusal(put.code(), st.options.name + ": a moved row: " + put.message());
   }
+  st.store->catch_up_clock(page.values.data(), n);
+  if (st.store->options().ttl.enabled())
+    if (auto c = st.options.storage->set_meta(ttl_clock_key, std::to_string(st.store->clock())); !c.is_ok())
+      return refusal(c.code(), st.options.name + ": " + c.message());
   st.counters->rows_taken.fetch_add(n, std::memory_order_relaxed);
   return make_body(wire::ack{});
 }

@@ -306,6 +306,19 @@ void shard_store::read_wall_clock(std::uint64_t unix_seconds) {
   if (options_.ttl.enabled() && options_.ttl.clock == ttl_clock::seconds) set_clock(static_cast<std::uint32_t>(unix_seconds));
 }
 
+void shard_store::catch_up_clock(const float* rows, std::size_t n) {
+  if (!options_.ttl.enabled() || options_.ttl.clock != ttl_clock::examples || !budget_) return;
+  const std::size_t floats = row_floats();
+  std::uint32_t now = clock();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t touched = touch_of(rows + i * floats + floats - 1);  // the touch slot is last
+    // Ahead of the clock: within half the tick space above it (ages are taken modulo 2^32).
+    const std::uint32_t ahead = touched - now;
+    if (ahead != 0 && ahead < (std::uint32_t{1} << 31)) now = touched;
+  }
+  set_clock(now);
+}
+
 std::uint32_t shard_store::clock() const { return budget_ ? budget_->now.load(std::memory_order_relaxed) : 0; }
 
 result<std::uint64_t> shard_store::sweep_expired(std::size_t max_stored) {

@@ -214,3 +214,34 @@ TEST_CASE("row touch: the slot after values and state, read modulo 2^32, nothing
   CHECK_FALSE(none.expired_at(plain.data(), 1000, 1));
   for (float v : plain) CHECK(v == 2.0f);
 }
+
+TEST_CASE("row ttl: rows moved in from a shard whose examples clock ran ahead move this shard's clock up to them",
+          "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(kDim + 1);
+  shard_store store(ttl_options(1000, 0, cold));
+  train(store, {1, 2}, 500);
+  REQUIRE(store.clock() == 500);
+  const std::uint32_t floats = store.row_floats();
+  std::vector<float> rows(3 * floats, 0.0f);
+  set_touch(&rows[1 * floats - 1], 400);    // behind the clock: it stays
+  set_touch(&rows[2 * floats - 1], 90000);  // ahead: the clock follows
+  set_touch(&rows[3 * floats - 1], 89500);
+  store.catch_up_clock(rows.data(), 3);
+  CHECK(store.clock() == 90000);
+  // Put and swept: the moved rows are young on the new clock, not aged by 2^32.
+  const std::vector<std::uint32_t> tables(2, 0);
+  const std::vector<std::uint64_t> ids = {7, 8};
+  REQUIRE(store.put(0, 7, &rows[1 * floats]).is_ok());
+  REQUIRE(store.put(0, 8, &rows[2 * floats]).is_ok());
+  train(store, {9}, 1);
+  REQUIRE(store.sweep_expired(1 << 20).is_ok());
+  std::vector<float> values(2 * kDim);
+  REQUIRE(store.lookup(tables.data(), ids.data(), 2, false, values.data()).is_ok());
+  CHECK(values[0] == 0.0f);  // the moved values, not initial ones
+  CHECK(values[kDim] == 0.0f);
+  // Across the wrap of 2^32 ticks, "ahead" is modulo 2^32.
+  store.set_clock(0xfffffff0u);
+  set_touch(&rows[floats - 1], 0x10u);
+  store.catch_up_clock(rows.data(), 1);
+  CHECK(store.clock() == 0x10u);
+}

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ss/core/embedding/batch_rows.hpp"
+#include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 #include "ss/core/embedding/sharding.hpp"
 
@@ -198,4 +199,32 @@ TEST_CASE("shard store: lookups create rows, peeks do not, pushes apply the opti
   const std::uint32_t bad_tables[] = {5000};
   auto st = store.lookup(bad_tables, ids, 1, true, values.data());
   CHECK(st.code() == ss::errc::out_of_range);
+}
+
+TEST_CASE("shard store: rows that moved to another shard leave RAM; a budget's row count is set from storage",
+          "[core][embedding]") {
+  shard_store_options o;
+  o.dim = 4;
+  shard_store ram(o);
+  const std::vector<std::uint32_t> tables(3, 0);
+  const std::vector<std::uint64_t> ids = {11, 12, 13};
+  std::vector<float> values(3 * 4);
+  REQUIRE(ram.lookup(tables.data(), ids.data(), 3, true, values.data()).is_ok());
+  REQUIRE(ram.stats().rows == 3);
+  ram.forget_moved(0, 12);
+  ram.forget_moved(0, 99);  // never held: nothing
+  ram.forget_moved(5, 11);  // a table that does not exist: nothing
+  CHECK(ram.stats().rows == 2);
+  CHECK(ram.stats().rows_held == 2);
+  ram.set_held({7});  // without a budget RAM counts its own rows
+  CHECK(ram.stats().rows_held == 2);
+  // With a budget the rows in RAM go, and the count of both tiers is what storage says is left.
+  o.max_rows_in_memory = 1000;
+  o.cold = std::make_shared<memory_rows>(o.dim + o.optimizer.state_floats());
+  shard_store tiered(o);
+  REQUIRE(tiered.lookup(tables.data(), ids.data(), 3, true, values.data()).is_ok());
+  tiered.forget_moved(0, 13);
+  CHECK(tiered.stats().rows == 2);
+  tiered.set_held({5});
+  CHECK(tiered.stats().rows_held == 5);
 }

@@ -177,6 +177,11 @@ class shard_store {
   // gone from RAM where they are; storage is the caller's. Then, with a memory budget, `held` gives
   // each table's rows left in both tiers (what storage holds once flushed), by table.
   void forget_moved(std::uint32_t table, std::uint64_t id);
+  // Rows that moved here from another shard (n whole rows): with a row TTL in examples, each shard
+  // counts its own examples, so a row stamped by a shard whose clock ran ahead of this one's would
+  // look aged by 2^32 and expire at once. The clock moves up to the newest stamp ahead of it
+  // (this shard's own rows then age by that much sooner: by the spread of the shards' clocks).
+  void catch_up_clock(const float* rows, std::size_t n);
   void set_held(const std::vector<std::uint64_t>& held);
   std::uint32_t row_floats() const { return shard_row_floats(options_); }
   // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not
