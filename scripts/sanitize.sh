@@ -75,6 +75,9 @@ run_asan() {
   # follow_input's deadline grows with ASan's slower compute).
   export SS_PUBLISH_ROWS=${SS_PUBLISH_ROWS:-60000}
   export SS_FOLLOW_ROWS=${SS_FOLLOW_ROWS:-20000} SS_FOLLOW_DEADLINE=${SS_FOLLOW_DEADLINE:-600}
+  # reshape_resume's seven resumes compare models exactly (deterministic at any size): a smaller
+  # job, the same paths (rows moved, a shard and the coordinator killed while they move).
+  export SS_RESHAPE_ROWS=${SS_RESHAPE_ROWS:-40000}
   export SS_FAULT_NE_TOLERANCE=${SS_FAULT_NE_TOLERANCE:-0.05}
   export SS_MATRIX_CASES=${SS_MATRIX_CASES:-"shard-0:KILL:export sync-1:TERM:training"}
   # deploy_validation and prometheus_rules check YAML and JSON with node, python and promtool:

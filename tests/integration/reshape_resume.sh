@@ -9,11 +9,11 @@
 #   - a shard killed -9 while rows move, and the coordinator killed -9 while rows move: the move
 #     starts over, and the model is the same;
 #   - the first snapshot after a change of count resumes only on its own count, with the reason.
-# usage: reshape_resume.sh SHADOWSYNC_BINARY
+# usage: reshape_resume.sh SHADOWSYNC_BINARY   (SS_RESHAPE_ROWS: the data's rows, 150,000; fewer under ASan)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 in_work_dir "$1" reshape
-"$bin" gen-data --rows 150000 --test-rows 10000 --out data >/dev/null 2>&1
+"$bin" gen-data --rows "${SS_RESHAPE_ROWS:-150000}" --test-rows 10000 --out data >/dev/null 2>&1
 common=(--trainers 1 --threads 1 --lookahead 0 --readers 1 --sync none --train data/train.tsv --test data/test.tsv
         --progress-interval 0 --snapshot-interval 1 --restart-delay 0.2)
 metrics=(test_examples test_logloss test_ne test_auc test_calibration examples_committed export_rows)
