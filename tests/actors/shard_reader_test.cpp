@@ -654,3 +654,113 @@ TEST_CASE("shard: a job resumed on another shard count restores under the snapsh
   REQUIRE_FALSE(foreign.is_ok());
   CHECK_THAT(foreign.error().message(), Catch::Contains("holds rows of job 0000000000000009"));
 }
+
+TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and the shards then drop what they gave away",
+          "[actors]") {
+  actor_fixture f;
+  embedding::shard_store_options so;
+  so.dim = 2;
+  so.optimizer.kind = optim::sparse_kind::rowwise_adagrad;  // a row carries optimizer state
+  // A shard as the job runs it: its endpoint on the memory network, storage, every actor.
+  struct shard_under_test {
+    std::unique_ptr<node> n;
+    std::shared_ptr<embedding::shard_store> store;
+    std::shared_ptr<embedding::memory_rows> storage;
+    std::shared_ptr<shard_counters> counters = std::make_shared<shard_counters>();
+    shard_actors actors;
+  };
+  auto start = [&](std::uint32_t index, bool with_storage) {
+    auto s = std::make_unique<shard_under_test>();
+    const std::string ep = "mem://shard-" + std::to_string(index);
+    s->n = std::make_unique<node>(f, ep, ep);
+    s->store = std::make_shared<embedding::shard_store>(so);
+    shard_options o;
+    o.name = "shard-" + std::to_string(index);
+    o.index = index;
+    o.shards = 2;
+    o.move_page_rows = 50;  // several pages
+    if (with_storage) o.storage = s->storage = std::make_shared<embedding::memory_rows>(s->store->row_floats());
+    s->actors = spawn_shard(f.sys, s->n->gateway, s->store, o, s->counters);
+    f.own(s->actors.pool);
+    f.own(s->actors.mover);
+    if (with_storage) f.own(caf::actor_cast<caf::actor>(s->actors.persister));
+    caf::anon_send(s->n->gateway, open_atom::value);
+    return s;
+  };
+  // The job had one shard: shard 0 restored 600 rows of 3 tables (RAM and storage), each with
+  // values and state of its own. On 2 shards, shard 1 starts empty.
+  auto zero = start(0, true);
+  auto one = start(1, true);
+  f.settle();
+  const std::uint32_t floats = zero->store->row_floats();
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> rows;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    for (std::uint32_t t = 0; t < 3; ++t) {
+      const std::uint64_t id = i * 31 + t;
+      std::vector<float> row(floats);
+      for (std::uint32_t k = 0; k < floats; ++k) row[k] = static_cast<float>(id % 97) * 0.01f + static_cast<float>(k);
+      REQUIRE(zero->store->put(t, id, row.data()).is_ok());
+      REQUIRE(zero->storage->write(&t, &id, row.data(), 1).is_ok());
+      rows[{t, id}] = row;
+    }
+  }
+  const embedding::placement two(2);
+  std::size_t owned_by_one = 0;
+  for (const auto& [key, row] : rows) owned_by_one += two.shard_of(key.first, key.second) == 1 ? 1 : 0;
+  REQUIRE(owned_by_one > 200);
+  REQUIRE(owned_by_one < 400);
+
+  const auto wait = std::chrono::seconds(20);
+  auto took = ask(f, one->actors.mover, wire::take_rows_request{{"mem://shard-0"}, 2}, wait);
+  REQUIRE(took.has_value());
+  REQUIRE(std::holds_alternative<wire::take_rows_reply>(*took));
+  CHECK(std::get<wire::take_rows_reply>(*took).rows == owned_by_one);
+  CHECK(one->counters->rows_taken.load() == owned_by_one);
+  CHECK(one->storage->rows() == owned_by_one);
+  CHECK(*one->storage->get_meta("shard") == "1 of 2");
+  // Taken again (the move asked again): the same rows, nothing doubled.
+  auto again = ask(f, one->actors.mover, wire::take_rows_request{{"mem://shard-0"}, 2}, wait);
+  REQUIRE(again.has_value());
+  REQUIRE(std::holds_alternative<wire::take_rows_reply>(*again));
+  CHECK(one->storage->rows() == owned_by_one);
+  CHECK(one->store->stats().rows == owned_by_one);
+
+  auto dropped_zero = ask(f, zero->actors.persister, wire::drop_rows_request{2}, wait);
+  auto dropped_one = ask(f, one->actors.persister, wire::drop_rows_request{2}, wait);
+  REQUIRE(dropped_zero.has_value());
+  REQUIRE(dropped_one.has_value());
+  REQUIRE(std::holds_alternative<wire::drop_rows_reply>(*dropped_zero));
+  REQUIRE(std::holds_alternative<wire::drop_rows_reply>(*dropped_one));
+  CHECK(std::get<wire::drop_rows_reply>(*dropped_zero).dropped == owned_by_one);
+  CHECK(std::get<wire::drop_rows_reply>(*dropped_zero).kept == rows.size() - owned_by_one);
+  CHECK(std::get<wire::drop_rows_reply>(*dropped_one).dropped == 0);
+  CHECK(std::get<wire::drop_rows_reply>(*dropped_one).kept == owned_by_one);
+  CHECK(zero->counters->rows_given_away.load() == owned_by_one);
+  CHECK(zero->storage->rows() == rows.size() - owned_by_one);
+  CHECK(zero->store->stats().rows == rows.size() - owned_by_one);
+  CHECK(*zero->storage->get_meta("shard") == "0 of 2");
+  // Every row once, on its owner, whole: its values and optimizer state as they were.
+  for (const auto& [key, row] : rows) {
+    auto& owner = two.shard_of(key.first, key.second) == 0 ? *zero : *one;
+    auto& other = two.shard_of(key.first, key.second) == 0 ? *one : *zero;
+    std::vector<float> stored(floats);
+    std::uint8_t present = 0;
+    REQUIRE(owner.storage->read(&key.first, &key.second, 1, stored.data(), &present).is_ok());
+    CHECK(present == 1);
+    CHECK(stored == row);
+    REQUIRE(other.storage->read(&key.first, &key.second, 1, stored.data(), &present).is_ok());
+    CHECK(present == 0);
+  }
+
+  // Refused, with the reason: a placement without this shard, a shard without storage.
+  auto beyond = ask(f, one->actors.mover, wire::take_rows_request{{"mem://shard-0"}, 1}, wait);
+  REQUIRE(beyond.has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(*beyond));
+  CHECK_THAT(std::get<wire::error_reply>(*beyond).message, Catch::Contains("which has no shard 1"));
+  auto memory_only = start(2, false);
+  f.settle();
+  auto refused = ask(f, memory_only->actors.mover, wire::take_rows_request{{"mem://shard-0"}, 3}, wait);
+  REQUIRE(refused.has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(*refused));
+  CHECK_THAT(std::get<wire::error_reply>(*refused).message, Catch::Contains("it has no storage"));
+}

@@ -132,11 +132,20 @@ void ask_to_take(coordinator_actor* self) {
 void complete(coordinator_actor* self) {
   auto& st = self->state;
   auto& r = *st.reshape;
-  if (r.expected_rows > 0 && r.rows_kept != r.expected_rows)
-    return fail_job(self, "resuming on " + shape(r) + ": the shards hold " + std::to_string(r.rows_kept) +
+  const std::uint64_t kept = std::accumulate(r.kept_by.begin(), r.kept_by.end(), std::uint64_t{0});
+  const std::uint64_t dropped = std::accumulate(r.dropped_by.begin(), r.dropped_by.end(), std::uint64_t{0});
+  // Every row that moved was dropped where it was, once; and the shards hold the snapshot's rows.
+  if (r.expected_rows > 0 && dropped != r.rows_moved)
+    return fail_job(self, "resuming on " + shape(r) + ": " + std::to_string(r.rows_moved) + " rows moved, but the " +
+                              "shards they left dropped " + std::to_string(dropped) + "; the snapshot of the new shape "
+                              "must not be trained on: move it away and resume from the one before");
+  if (r.expected_rows > 0 && kept != r.expected_rows)
+    return fail_job(self, "resuming on " + shape(r) + ": the shards hold " + std::to_string(kept) +
                               " rows after the move, where snapshot " + std::to_string(r.old_snapshot) + " held " +
-                              std::to_string(r.expected_rows) + ": rows were lost or doubled; the snapshot of the new "
-                              "shape must not be trained on (move it away and resume from the one before)");
+                              std::to_string(r.expected_rows) + ": rows were lost or doubled, or the shards did not "
+                              "start from the snapshot (a change of shard count needs every shard started afresh: "
+                              "stop the whole job, then resume it with the new count). The snapshot of the new shape "
+                              "must not be trained on: move it away and resume from the one before");
   for (auto it = st.members.begin(); it != st.members.end();) {
     if (it->second.role == wire::role::shard && it->second.index >= static_cast<std::int32_t>(r.to)) {
       spdlog::info("{}: {} left the job: its rows moved to the other shards", st.options.name, it->second.name);
@@ -153,8 +162,7 @@ void complete(coordinator_actor* self) {
   spdlog::info("{}: resumed on {} in {:.2f}s: {} rows moved ({:.2f} s per million), {} dropped where they were; the "
                "shards hold {} rows",
                st.options.name, shape(r), seconds, r.rows_moved,
-               r.rows_moved > 0 ? r.move_seconds * 1e6 / static_cast<double>(r.rows_moved) : 0.0, r.rows_dropped,
-               r.rows_kept);
+               r.rows_moved > 0 ? r.move_seconds * 1e6 / static_cast<double>(r.rows_moved) : 0.0, dropped, kept);
   st.reshape.reset();
   change_view(self);
 }
@@ -165,7 +173,8 @@ void ask_to_drop(coordinator_actor* self) {
   r.asked = true;
   r.pending = 0;
   r.stage_members = st.shard_slots;
-  r.rows_kept = r.rows_dropped = 0;
+  r.kept_by.assign(st.shard_slots.size(), 0);
+  r.dropped_by.resize(st.shard_slots.size(), 0);
   r.stage_failure.clear();
   const std::uint64_t attempt = r.attempt;
   // Every shard registered is asked, those leaving too (they drop all, then leave); the stage ends
@@ -198,8 +207,8 @@ void ask_to_drop(coordinator_actor* self) {
           if (!s.reshape || s.reshape->attempt != attempt) return;
           auto& rs = *s.reshape;
           if (const auto* dropped = std::get_if<wire::drop_rows_reply>(&env->message)) {
-            rs.rows_dropped += dropped->dropped;
-            if (!leaving) rs.rows_kept += dropped->kept;
+            rs.dropped_by[i] = std::max(rs.dropped_by[i], dropped->dropped);
+            rs.kept_by[i] = dropped->kept;
             return answered(i, leaving, "", errc::ok);
           }
           const auto* err = std::get_if<wire::error_reply>(&env->message);

@@ -102,7 +102,11 @@ struct reshape_in_progress {
   errc stage_failure_code = errc::ok;
   std::vector<std::uint64_t> stage_members;  // the shard slots when the stage was asked: a restart redoes it
   clock_type::time_point started, stage_started, retry_at;
-  std::uint64_t rows_moved = 0, bytes_moved = 0, rows_kept = 0, rows_dropped = 0;
+  std::uint64_t rows_moved = 0, bytes_moved = 0;  // by this coordinator's moving stage (else 0)
+  // Per shard, from the dropping stage: the rows it holds, and the most it said it dropped in any
+  // attempt (a shard that dropped before a retry says 0 the second time; one that restarted
+  // restored the snapshot and drops them again).
+  std::vector<std::uint64_t> kept_by, dropped_by;
   double move_seconds = 0;
 };
 
