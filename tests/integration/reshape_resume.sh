@@ -8,7 +8,8 @@
 #     and `local` does not start it again), 2 -> 3 with a memory budget (rows beyond it in storage);
 #   - a shard killed -9 while rows move, and the coordinator killed -9 while rows move: the move
 #     starts over, and the model is the same;
-#   - the first snapshot after a change of count resumes only on its own count, with the reason.
+#   - the first snapshot after a change of count resumes only on its own count, with the reason;
+#     a resume whose shards do not all come fails after --peer-wait, naming them.
 # usage: reshape_resume.sh SHADOWSYNC_BINARY   (SS_RESHAPE_ROWS: the data's rows, 150,000; fewer under ASan)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -32,6 +33,18 @@ wait $pid 2>/dev/null || true
 ls base/snapshots/snapshot-*/MANIFEST >/dev/null 2>&1 || { fail "no snapshot was written"; exit 1; }
 committed=$(grep -h "^reader.0 = " base/snapshots/snapshot-*/MANIFEST | tail -1 | awk '{print $7}')
 ((${committed:-0} > 0)) || fail "the snapshot resumed from holds no trained examples: the test would move untrained rows"
+
+# Moving the rows needs the shards of both counts: a coordinator resuming on 3 whose shards never
+# come fails after --peer-wait, naming them, its snapshot untouched.
+cp -a base alone.state
+if timeout 120 "$bin" coordinator --listen tcp://127.0.0.1:0 --snapshot-dir alone.state/snapshots --shards 3 \
+    --readers 1 --sync none --lookahead 0 --train data/train.tsv --test data/test.tsv --peer-wait 2 \
+    >alone.out 2>alone.err; then
+  fail "a coordinator resuming on 3 shards without any ended ok"
+fi
+grep -q "resuming on 2 -> 3 shards: shard(s) 0, 1, 2 did not register within --peer-wait 2 s" alone.out alone.err ||
+  fail "the coordinator without shards does not say which it waited for: $(tail -2 alone.err)"
+diff -r base/snapshots alone.state/snapshots >/dev/null || fail "the coordinator without shards changed the snapshots"
 
 # resume NAME SHARDS [FLAGS...]: resumes a copy of the snapshot with SHARDS shards; its result in
 # NAME.json, its log in NAME.err.

@@ -260,7 +260,25 @@ bool reshape_tick(coordinator_actor* self) {
   auto& st = self->state;
   if (!st.reshape) return false;
   auto& r = *st.reshape;
-  if (r.asked || self->clock().now() < r.retry_at || !stage_members_present(st, r)) return true;
+  if (r.asked || self->clock().now() < r.retry_at) return true;
+  if (!stage_members_present(st, r)) {
+    // The shards of both counts are needed to move the rows: the job waits for them as long as for
+    // a shard that went away (--peer-wait), then fails, its snapshot untouched.
+    if (seconds_between(r.started, self->clock().now()) > st.options.job.peer_wait) {
+      std::string missing;
+      const std::size_t needed = r.stage == reshape_in_progress::stage_kind::dropping ? r.to : st.shard_slots.size();
+      for (std::size_t i = 0; i < needed; ++i)
+        if (st.shard_slots[i] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+      fail_job(self, "resuming on " + shape(r) + ": shard(s) " + missing + " did not register within --peer-wait " +
+                         std::to_string(static_cast<long>(st.options.job.peer_wait)) + " s; moving the rows needs the "
+                         "shards of both counts (0 to " + std::to_string(st.shard_slots.size() - 1) + ")" +
+                         (r.stage == reshape_in_progress::stage_kind::moving
+                              ? ": start them, or resume with --shards " + std::to_string(r.from) + " (snapshot " +
+                                    std::to_string(r.old_snapshot) + " is untouched)"
+                              : ": start them and resume again"));
+    }
+    return true;
+  }
   switch (r.stage) {
     case reshape_in_progress::stage_kind::moving:
       ask_to_take(self);

@@ -37,7 +37,7 @@ for to in "${targets[@]}"; do
   moved=$(echo "$moving" | awk '{print $1}')
   mb=$(echo "$moving" | grep -o "([0-9.]* MB)" | tr -d '(MB )')
   seconds=$(echo "$moving" | grep -o "[0-9.]*s$" | tr -d s)
-  per_million=$(awk -v s="$seconds" -v n="$moved" 'BEGIN { printf "%.2f", n > 0 ? s * 1e6 / n : 0 }')
+  per_million=$(awk -v s="$seconds" -v n="$moved" 'BEGIN { printf "%.2f", (n > 0 ? s * 1e6 / n : 0) }')
   printf "  %d -> %d shards: %d rows (%s MB) moved in %s s (%s s per million rows); the whole reshape %s s\n" \
     "$from" "$to" "$moved" "$mb" "$seconds" "$per_million" "$whole"
   ((first)) || json+=","
