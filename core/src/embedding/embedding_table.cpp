@@ -688,31 +688,29 @@ bool embedding_table::put(std::uint64_t id, const float* row) {
 
 bool embedding_table::erase(std::uint64_t id) {
   assert(!options_.budget);
+  return remove(id);
+}
+
+bool embedding_table::forget_moved(std::uint64_t id) { return remove(id); }
+
+bool embedding_table::remove(std::uint64_t id) {
   const std::uint64_t h = mix64(id);
   stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
   const std::size_t i = s.index.probe(id, h);
   if (!s.index.occupied(i)) return false;
   if (s.dirty.marked(i)) dirty_.fetch_sub(1, std::memory_order_relaxed);
+  if (options_.budget) {
+    remove_locked(s, i);
+    options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
   // remove_locked() less the columns only a budget keeps (CLOCK, flushes).
   s.arena.release(s.index.row(i));
   const std::size_t hole = s.index.erase(i, [&s](std::size_t from, std::size_t to) { s.dirty.move(from, to); });
   s.dirty.vacate(hole);
   rows_.fetch_sub(1, std::memory_order_relaxed);
   held_.fetch_sub(1, std::memory_order_relaxed);
-  return true;
-}
-
-bool embedding_table::forget_moved(std::uint64_t id) {
-  if (!options_.budget) return erase(id);
-  const std::uint64_t h = mix64(id);
-  stripe& s = stripes_[stripe_index(h)];
-  std::lock_guard<std::mutex> lock(s.mu);
-  const std::size_t i = s.index.probe(id, h);
-  if (!s.index.occupied(i)) return false;
-  if (s.dirty.marked(i)) dirty_.fetch_sub(1, std::memory_order_relaxed);
-  remove_locked(s, i);
-  options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
   return true;
 }
 

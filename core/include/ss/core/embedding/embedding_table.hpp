@@ -292,6 +292,9 @@ class embedding_table {
   void forget_locked(stripe& s, std::uint64_t id, bool expiring = false);
   // Removes slot i's row from RAM for good and forgets it (forget_locked). Lock held.
   void forget_row_locked(stripe& s, std::size_t i, bool expiring);
+  // Removes the row of `id` from RAM (erase, forget_moved): without a budget it is gone from the
+  // counts too; with one, remove_locked() and out of the resident count (held_ is the caller's).
+  bool remove(std::uint64_t id);
   // Whether a stored copy of `id` was dropped for good and its deletion not stored yet. Lock held.
   bool dropped_locked(const stripe& s, std::uint64_t id) const {
     return !s.dropped.empty() && s.dropped.hides(id, options_.budget->flushed.load(std::memory_order_acquire));
