@@ -298,8 +298,12 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   sh.workers = options.threads;
   sh.flush_interval = options.flush_interval;
   sh.move_page_rows = options.move_page_rows;
-  // Its rows all moved to the other shards (the job took fewer): the service ends, exit 0.
-  sh.on_left_job = [end = svc.end_] { end->settle(1); };
+  // Its rows all moved to the other shards (the job took fewer): it leaves the job (no more
+  // heartbeats, nor registrations the coordinator would refuse) and the service ends, exit 0.
+  sh.on_left_job = [end = svc.end_, member = svc.member_] {
+    caf::anon_send(member, stop_atom::value, std::string("its rows moved to the job's other shards"));
+    end->settle(1);
+  };
   if (storage) {
     auto serving = load_shard_rows(svc, reply, sh);
     if (!serving.is_ok()) return serving.error();
