@@ -60,8 +60,9 @@ void stage_failed(coordinator_actor* self, const std::string& why, errc code = e
   ++r.attempt;  // answers to this attempt no longer count
   r.asked = false;
   r.last_error = why;
+  if (code == errc::unavailable && !r.unavailable_since) r.unavailable_since = self->clock().now();
   const bool waiting = code == errc::unavailable &&
-                       seconds_between(r.started, self->clock().now()) < st.options.job.peer_wait;
+                       seconds_between(*r.unavailable_since, self->clock().now()) < st.options.job.peer_wait;
   if (waiting) {
     spdlog::info("{}: resuming on {}: {}; asking again shortly", st.options.name, shape(r), why);
     r.retry_at = self->clock().now() + std::chrono::milliseconds(200);
@@ -118,6 +119,7 @@ void ask_to_take(coordinator_actor* self) {
           rs.stage = reshape_in_progress::stage_kind::snapshot;
           rs.asked = false;
           rs.failures = 0;
+          rs.unavailable_since.reset();
           tick(self);
         },
         [self, j, attempt](const std::string& why) {
@@ -264,7 +266,8 @@ bool reshape_tick(coordinator_actor* self) {
   if (!stage_members_present(st, r)) {
     // The shards of both counts are needed to move the rows: the job waits for them as long as for
     // a shard that went away (--peer-wait), then fails, its snapshot untouched.
-    if (seconds_between(r.started, self->clock().now()) > st.options.job.peer_wait) {
+    if (!r.missing_since) r.missing_since = self->clock().now();
+    if (seconds_between(*r.missing_since, self->clock().now()) > st.options.job.peer_wait) {
       std::string missing;
       const std::size_t needed = r.stage == reshape_in_progress::stage_kind::dropping ? r.to : st.shard_slots.size();
       for (std::size_t i = 0; i < needed; ++i)
@@ -279,6 +282,7 @@ bool reshape_tick(coordinator_actor* self) {
     }
     return true;
   }
+  r.missing_since.reset();
   switch (r.stage) {
     case reshape_in_progress::stage_kind::moving:
       ask_to_take(self);
@@ -306,6 +310,7 @@ void reshape_snapshot_done(coordinator_actor* self, bool written, const std::str
   r.stage = reshape_in_progress::stage_kind::dropping;
   r.asked = false;
   r.failures = 0;
+  r.unavailable_since.reset();
   spdlog::info("{}: resuming on {}: snapshot {} holds the new shape; the shards drop the rows they gave away",
                st.options.name, shape(r), st.last_snapshot_id);
   tick(self);

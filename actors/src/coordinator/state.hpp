@@ -102,6 +102,9 @@ struct reshape_in_progress {
   errc stage_failure_code = errc::ok;
   std::vector<std::uint64_t> stage_members;  // the shard slots when the stage was asked: a restart redoes it
   clock_type::time_point started, stage_started, retry_at;
+  // Since when a shard the stage needs has been absent, and since when the stage's shards have
+  // answered that they are not serving yet: each waited for at most --peer-wait.
+  std::optional<clock_type::time_point> missing_since, unavailable_since;
   std::uint64_t rows_moved = 0, bytes_moved = 0;  // by this coordinator's moving stage (else 0)
   // Per shard, from the dropping stage: the rows it holds, and the most it said it dropped in any
   // attempt (a shard that dropped before a retry says 0 the second time; one that restarted
