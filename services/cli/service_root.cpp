@@ -55,11 +55,14 @@ int serve_until_done(const service_role& role, actors::running_service& service,
   // have left.
   if (!signals.received() && !service.wait_for_members_to_leave(role.linger()))
     spdlog::warn("{}: some members did not leave after the job ended", service.name());
-  ops.stopping(finished ? "the job is done" : "stopping");
+  // A shard whose rows all moved to the others ends before the job, with its own reason.
+  const std::string left = finished ? service.end_reason() : std::string();
+  ops.stopping(finished ? (left.empty() ? "the job is done" : left) : "stopping");
   running.set(nullptr);
   const int sig = running.signal();
-  service.stop(finished ? "job done" : sig != 0 ? "signal " + std::to_string(sig) : "stopping");
-  spdlog::info("{}: {}", service.name(), finished ? "the job is done; exiting" : "stopped");
+  service.stop(finished ? (left.empty() ? "job done" : left) : sig != 0 ? "signal " + std::to_string(sig) : "stopping");
+  spdlog::info("{}: {}", service.name(),
+               finished ? (left.empty() ? "the job is done" : "it left the job: " + left) + "; exiting" : "stopped");
   const int rc = signals.received() && !finished ? 0 : role.exit_status(finished);
   role.report();
   if (!signals.received()) ops.linger(role.ops_linger(), [&signals] { return signals.received(); });

@@ -301,8 +301,9 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   // Its rows all moved to the other shards (the job took fewer): it leaves the job (no more
   // heartbeats, nor registrations the coordinator would refuse) and the service ends, exit 0.
   sh.on_left_job = [end = svc.end_, member = svc.member_] {
-    caf::anon_send(member, stop_atom::value, std::string("its rows moved to the job's other shards"));
-    end->settle(1);
+    const std::string why = "its rows moved to the job's other shards";
+    caf::anon_send(member, stop_atom::value, why);
+    end->settle(1, why);
   };
   if (storage) {
     auto serving = load_shard_rows(svc, reply, sh);

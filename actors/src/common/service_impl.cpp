@@ -63,12 +63,18 @@ std::string process_name(const std::string& role, std::uint64_t incarnation) {
   return job::default_member_name(role, host_name(), incarnation);
 }
 
-void job_end::settle(int outcome) {
+void job_end::settle(int outcome, std::string why) {
   std::lock_guard<std::mutex> lock(mu_);
   if (settled_) return;
   settled_ = true;
   outcome_ = outcome;
+  why_ = std::move(why);
   cv_.notify_all();
+}
+
+std::string job_end::why() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return why_;
 }
 
 int job_end::wait_for(std::chrono::milliseconds d) {

@@ -39,15 +39,18 @@ std::string process_name(const std::string& role, std::uint64_t incarnation);
 // The end of a service's job, settled once: 1 finished, -1 failed or stopped.
 class job_end {
  public:
-  void settle(int outcome);
+  // `why`: for a service whose part ends before the job does (a shard whose rows moved away).
+  void settle(int outcome, std::string why = {});
   int wait_for(std::chrono::milliseconds d);
   bool wait();
+  std::string why() const;
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   bool settled_ = false;
   int outcome_ = 0;
+  std::string why_;
 };
 
 // Answers the requests a service will serve once it is ready (a shard loading its rows) with
@@ -69,6 +72,7 @@ class service_impl final : public running_service {
   std::string endpoint() const override { return endpoint_; }
   bool wait() override { return end_->wait(); }
   int wait_for(std::chrono::milliseconds d) override { return end_->wait_for(d); }
+  std::string end_reason() const override { return end_->why(); }
 
   std::string status() override;
   std::optional<std::string> history_json(double since) override {

@@ -67,6 +67,9 @@ class running_service {
   virtual bool wait() = 0;
   // Waits at most `d`; nullopt-like: returns 0 still running, 1 finished, -1 failed/stopped.
   virtual int wait_for(std::chrono::milliseconds d) = 0;
+  // Why this service's part ended before the job did, when it did (a shard whose rows all moved to
+  // the others: "its rows moved to the job's other shards"); "" when it ended with the job.
+  virtual std::string end_reason() const { return {}; }
   // The service's status JSON (served to status_request too).
   virtual std::string status() = 0;
   // Coordinator: its status's history since `since` seconds after it started (metrics::job_history's
