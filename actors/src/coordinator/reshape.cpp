@@ -41,13 +41,27 @@ std::string shape(const reshape_in_progress& r) {
   return std::to_string(r.from) + " -> " + std::to_string(r.to) + " shards";
 }
 
-// The stage's shards are all registered (moving: every shard of both counts; dropping: those of
-// the new one).
+// The shard slots the stage needs, 0 to this: every shard of both counts, while dropping only
+// those of the new one (a leaving shard may be gone already).
+std::size_t stage_shards(const coordinator_state& st, const reshape_in_progress& r) {
+  return r.stage == reshape_in_progress::stage_kind::dropping ? r.to : st.shard_slots.size();
+}
+
+// The stage's shards are all registered.
 bool stage_members_present(const coordinator_state& st, const reshape_in_progress& r) {
-  const std::size_t needed = r.stage == reshape_in_progress::stage_kind::dropping ? r.to : st.shard_slots.size();
-  for (std::size_t i = 0; i < needed; ++i)
+  for (std::size_t i = 0; i < stage_shards(st, r); ++i)
     if (st.shard_slots[i] == 0) return false;
   return true;
+}
+
+// The stage before `next` is done: `next` is asked at the next tick, with its own failures and waits.
+void enter_stage(coordinator_actor* self, reshape_in_progress::stage_kind next) {
+  auto& r = *self->state.reshape;
+  r.stage = next;
+  r.asked = false;
+  r.failures = 0;
+  r.unavailable_since.reset();
+  tick(self);
 }
 
 // The stage went wrong: asked again a second later, or, after max_attempts in a row, the job fails
@@ -116,11 +130,7 @@ void ask_to_take(coordinator_actor* self) {
           spdlog::info("{}: resuming on {}: {} rows ({:.1f} MB) moved in {:.2f}s; now the snapshot of the new shape",
                        s.options.name, shape(rs), rs.rows_moved, static_cast<double>(rs.bytes_moved) / 1e6,
                        rs.move_seconds);
-          rs.stage = reshape_in_progress::stage_kind::snapshot;
-          rs.asked = false;
-          rs.failures = 0;
-          rs.unavailable_since.reset();
-          tick(self);
+          enter_stage(self, reshape_in_progress::stage_kind::snapshot);
         },
         [self, j, attempt](const std::string& why) {
           auto& s = self->state;
@@ -269,8 +279,7 @@ bool reshape_tick(coordinator_actor* self) {
     if (!r.missing_since) r.missing_since = self->clock().now();
     if (seconds_between(*r.missing_since, self->clock().now()) > st.options.job.peer_wait) {
       std::string missing;
-      const std::size_t needed = r.stage == reshape_in_progress::stage_kind::dropping ? r.to : st.shard_slots.size();
-      for (std::size_t i = 0; i < needed; ++i)
+      for (std::size_t i = 0; i < stage_shards(st, r); ++i)
         if (st.shard_slots[i] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
       fail_job(self, "resuming on " + shape(r) + ": shard(s) " + missing + " did not register within --peer-wait " +
                          std::to_string(static_cast<long>(st.options.job.peer_wait)) + " s; moving the rows needs the "
@@ -307,13 +316,9 @@ void reshape_snapshot_done(coordinator_actor* self, bool written, const std::str
   if (!written) return stage_failed(self, why);
   // The commit: a restart resumes the new shape from here on.
   st.resumed_from = st.last_snapshot_id;
-  r.stage = reshape_in_progress::stage_kind::dropping;
-  r.asked = false;
-  r.failures = 0;
-  r.unavailable_since.reset();
   spdlog::info("{}: resuming on {}: snapshot {} holds the new shape; the shards drop the rows they gave away",
                st.options.name, shape(r), st.last_snapshot_id);
-  tick(self);
+  enter_stage(self, reshape_in_progress::stage_kind::dropping);
 }
 
 std::string reshape_status(const coordinator_state& st) {
@@ -325,8 +330,7 @@ void check_reshape_members(coordinator_actor* self) {
   auto& st = self->state;
   if (!st.reshape || !st.reshape->asked) return;
   auto& r = *st.reshape;
-  const std::size_t watched = r.stage == reshape_in_progress::stage_kind::dropping ? r.to : st.shard_slots.size();
-  for (std::size_t i = 0; i < watched; ++i) {
+  for (std::size_t i = 0; i < stage_shards(st, r); ++i) {
     if (st.shard_slots[i] == r.stage_members[i]) continue;
     // A restarted shard restored the snapshot again: what it took, or dropped, is to be done again.
     spdlog::warn("{}: resuming on {}: shard {} restarted or left during {}: that stage starts over", st.options.name,

@@ -161,17 +161,24 @@ void next_source(mover_self self) {
           });
 }
 
+// A shard without storage keeps no checkpoint: the snapshot that commits a change of shard count
+// could not hold its rows. It takes no part in one (without storage the persister is absent and
+// drop_rows_request comes here too).
+body_ptr no_storage(const mover_state& st) {
+  return make_body(wire::error_reply{errc::invalid_argument,
+                                     st.options.name + ": it has no storage (--data-dir): a job can take another "
+                                                       "shard count only with shards that keep their rows in "
+                                                       "checkpoints"});
+}
+
 caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request& req) {
   auto& st = self->state;
   auto refuse = [&st](errc code, const std::string& why) {
     return make_body(wire::error_reply{code, st.options.name + ": " + why});
   };
-  if (!st.persister)
-    return refuse(errc::invalid_argument, "it has no storage (--data-dir): a job can take another shard count only "
-                                          "with shards that keep their rows in checkpoints");
-  if (req.placement_shards == 0 || req.placement_shards > embedding::max_shards)
-    return refuse(errc::invalid_argument, "taking rows for a placement over " + std::to_string(req.placement_shards) +
-                                              " shards (1 to " + std::to_string(embedding::max_shards) + " there can be)");
+  if (!st.persister) return no_storage(st);
+  auto placed = placement_for(st.options, *st.paged, req.placement_shards, "taking rows");
+  if (!placed.is_ok()) return make_body(wire::error_reply{placed.error().code(), placed.error().message()});
   if (st.options.index >= req.placement_shards)
     return refuse(errc::invalid_argument, "asked to take rows for a placement over " +
                                               std::to_string(req.placement_shards) + " shards, which has no shard " +
@@ -181,7 +188,7 @@ caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request&
   st.take.emplace();
   st.take->request = req;
   st.take->answer = promise;
-  st.take->to = st.paged->of(req.placement_shards);
+  st.take->to = *placed;
   spdlog::info("{}: taking the rows the placement over {} shards gives it from {} shard(s)", st.options.name,
                req.placement_shards, req.sources.size());
   next_source(self);
@@ -199,10 +206,7 @@ shard_mover_actor::behavior_type mover(mover_self self, shard_options options, g
   return {
       [self](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> {
         if (const auto* req = std::get_if<wire::take_rows_request>(&env->message)) return serve_take(self, *req);
-        // Without storage the persister is absent and drop_rows_request comes here.
-        return make_body(wire::error_reply{errc::invalid_argument,
-                                           self->state.options.name + ": it has no storage (--data-dir): it cannot "
-                                                                      "take part in a change of the shard count"});
+        return no_storage(self->state);
       },
   };
 }

@@ -55,8 +55,13 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
                                         std::shared_ptr<embedding::placement_cache> paged,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing);
-// The placement a page of rows is filtered by (dump_request's placement_shards), from `paged`:
-// null for every row; refused for a shard count no job can have.
+// The placement over `shards` shards, from `paged`; refused, naming `what` was asked ("a page of
+// rows"), for a shard count no job can have.
+result<std::shared_ptr<const embedding::placement>> placement_for(const shard_options& o,
+                                                                   embedding::placement_cache& paged,
+                                                                   std::uint32_t shards, const std::string& what);
+// The placement a page of rows is filtered by (dump_request's placement_shards): null for every
+// row (0 shards); else placement_for.
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
                                                                       embedding::placement_cache& paged,
                                                                       const wire::dump_request& req);

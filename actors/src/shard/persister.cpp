@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
+#include <utility>
 
 #include "parts.hpp"
 
@@ -59,6 +61,18 @@ status write_rows(persister_self self, Take&& take) {
   return written;
 }
 
+// The key after (table, id) in storage's order: the next id, or the next table's first past the
+// last id. Where a page of stored rows read up to (table, id) goes on.
+std::pair<std::uint32_t, std::uint64_t> key_after(std::uint32_t table, std::uint64_t id) {
+  return id == ~0ULL ? std::make_pair(table + 1, std::uint64_t{0}) : std::make_pair(table, id + 1);
+}
+
+// A row TTL's clock, stored with the rows so that a restarted shard goes on from it.
+status store_clock(persister_state& st) {
+  if (!st.store->options().ttl.enabled()) return status::ok();
+  return st.options.storage->set_meta(ttl_clock_key, std::to_string(st.store->clock()));
+}
+
 // With a row TTL: the clock (set from the wall clock when it counts seconds), then the rows that
 // expired go (for the next flush to delete from storage). Stored rows: at most this many looked at
 // per sweep, the next sweep going on from there.
@@ -85,9 +99,7 @@ status flush(persister_self self) {
                                              const embedding::shard_store::erase_sink& erase) {
     return self->state.store->take_dirty(write, erase);
   }));
-  if (st.store->options().ttl.enabled())
-    return st.options.storage->set_meta(ttl_clock_key, std::to_string(st.store->clock()));
-  return status::ok();
+  return store_clock(st);
 }
 
 // With a memory budget and RAM past it: writes back the rows eviction takes next, and evicts them.
@@ -126,11 +138,7 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   // The key after the last one read: the next id, or the next table's first past the last id.
   const std::uint32_t max_tables = st.store->options().max_tables;
   reply.next_table = max_tables;
-  if (*paged == max_rows) {
-    const bool max_id = last_id == ~0ULL;
-    reply.next_table = last_table + (max_id ? 1 : 0);
-    reply.next_position = max_id ? 0 : last_id + 1;
-  }
+  if (*paged == max_rows) std::tie(reply.next_table, reply.next_position) = key_after(last_table, last_id);
   reply.done = reply.next_table >= max_tables;
   reply.row_floats = static_cast<std::uint32_t>(keep);
   reply.crc32c = wire::dump_page_crc(reply);
@@ -198,9 +206,7 @@ body_ptr store_moved_rows(persister_self self, const wire::dump_reply& page) {
         return refusal(put.code(), st.options.name + ": a moved row: " + put.message());
   }
   st.store->catch_up_clock(page.values.data(), n);
-  if (st.store->options().ttl.enabled())
-    if (auto c = st.options.storage->set_meta(ttl_clock_key, std::to_string(st.store->clock())); !c.is_ok())
-      return refusal(c.code(), st.options.name + ": " + c.message());
+  if (auto c = store_clock(st); !c.is_ok()) return refusal(c.code(), st.options.name + ": " + c.message());
   st.counters->rows_taken.fetch_add(n, std::memory_order_relaxed);
   return make_body(wire::ack{});
 }
@@ -222,12 +228,10 @@ body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req
   auto& st = self->state;
   auto& storage = *st.options.storage;
   const auto start = std::chrono::steady_clock::now();
-  if (req.placement_shards == 0 || req.placement_shards > embedding::max_shards)
-    return refusal(errc::invalid_argument, st.options.name + ": dropping the rows of a placement over " +
-                                               std::to_string(req.placement_shards) + " shards (1 to " +
-                                               std::to_string(embedding::max_shards) + " there can be)");
+  auto placed = placement_for(st.options, *st.paged, req.placement_shards, "dropping rows");
+  if (!placed.is_ok()) return refusal(placed.error().code(), placed.error().message());
+  const auto& to = *placed;
   if (auto f = flush(self); !f.is_ok()) return refusal(f.code(), st.options.name + ": " + f.message());
-  const auto to = st.paged->of(req.placement_shards);
   const std::uint32_t me = st.options.index, max_tables = st.store->options().max_tables;
   constexpr std::size_t page_rows = 65536;
   std::vector<std::uint64_t> held(max_tables, 0);
@@ -258,9 +262,7 @@ body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req
       reply.dropped += ids.size();
     }
     if (*read < page_rows) break;
-    // Past the last key read: the next id, or the next table.
-    table = last_id == ~0ULL ? last_table + 1 : last_table;
-    position = last_id == ~0ULL ? 0 : last_id + 1;
+    std::tie(table, position) = key_after(last_table, last_id);
   }
   st.store->set_held(held);
   const bool leaving = me >= req.placement_shards;

@@ -124,6 +124,15 @@ result<std::string> newest_checkpoint_instead(embedding::shard_store& store, emb
          " rows";
 }
 
+// Every row and every checkpoint of the storage goes (rows another job, or an earlier shape of this
+// one, left there).
+status clear_all(embedding::durable_rows& storage) {
+  SS_RETURN_IF_ERROR(storage.clear());
+  if (auto list = storage.checkpoints(); list.is_ok())
+    for (const auto& cp : *list) (void)storage.drop(cp.id);
+  return status::ok();
+}
+
 // A shard the snapshot did not have (the job resumes on more shards): it starts empty, and the
 // rows it owns move in before training. Rows of this job its storage holds (an earlier attempt at
 // the move, or an earlier shape of the job) are cleared; another job's are refused, as ever.
@@ -138,9 +147,7 @@ result<std::string> start_new_shard(embedding::durable_rows& storage, const std:
   if (stored_job.is_ok() || storage.rows() > 0) {
     spdlog::warn("{}: clearing rows of this job left in its storage: it is a new shard of the job's new shape, and "
                  "takes its rows from the others", o.name);
-    SS_RETURN_IF_ERROR(storage.clear());
-    if (auto list = storage.checkpoints(); list.is_ok())
-      for (const auto& cp : *list) (void)storage.drop(cp.id);
+    SS_RETURN_IF_ERROR(clear_all(storage));
   }
   SS_RETURN_IF_ERROR(claim(storage, job_hex, o));
   return "nothing yet: snapshot " + std::to_string(restore_snapshot) + " has " + std::to_string(shape) +
@@ -197,9 +204,7 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
   }
   if (stored_job.is_ok() && *stored_job != job_hex) {
     spdlog::warn("{}: the storage holds rows of job {}, not of this job {}: clearing it", o.name, *stored_job, job_hex);
-    SS_RETURN_IF_ERROR(storage.clear());
-    if (auto list = storage.checkpoints(); list.is_ok())
-      for (const auto& cp : *list) (void)storage.drop(cp.id);
+    SS_RETURN_IF_ERROR(clear_all(storage));
   }
   SS_RETURN_IF_ERROR(claim(storage, job_hex, o, shape));
   if (restore_snapshot > 0) {

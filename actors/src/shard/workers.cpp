@@ -106,15 +106,21 @@ body_ptr serve_warm(embedding::shard_store& store, const shard_options& o, const
 
 }  // namespace
 
+result<std::shared_ptr<const embedding::placement>> placement_for(const shard_options& o,
+                                                                   embedding::placement_cache& paged,
+                                                                   std::uint32_t shards, const std::string& what) {
+  if (shards == 0 || shards > embedding::max_shards)
+    return status(errc::invalid_argument, o.name + ": " + what + " for a placement over " + std::to_string(shards) +
+                                              " shards (rows can be placed on 1 to " +
+                                              std::to_string(embedding::max_shards) + ")");
+  return paged.of(shards);
+}
+
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
                                                                       embedding::placement_cache& paged,
                                                                       const wire::dump_request& req) {
   if (req.placement_shards == 0) return std::shared_ptr<const embedding::placement>();
-  if (req.placement_shards > embedding::max_shards)
-    return status(errc::invalid_argument, o.name + ": a page of rows for a placement over " +
-                                              std::to_string(req.placement_shards) + " shards, more than the " +
-                                              std::to_string(embedding::max_shards) + " rows can be placed on");
-  return paged.of(req.placement_shards);
+  return placement_for(o, paged, req.placement_shards, "a page of rows");
 }
 
 namespace {
