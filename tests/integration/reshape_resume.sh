@@ -5,7 +5,8 @@
 # unchanged resume of the same snapshot ends with, to the last printed digit. That holds only when
 # every row is on its new owner once, with its values and optimizer state:
 #   - 2 -> 3 shards in one process, 2 -> 1 as processes (shard-1 hands its rows over and leaves,
-#     and `local` does not start it again), 2 -> 3 with a memory budget (rows beyond it in storage);
+#     and `local` does not start it again), 2 -> 3 with a memory budget (rows beyond it in storage)
+#     and CURVE keys with roles (a shard pulls its rows from the others with a member's key);
 #   - a shard killed -9 while rows move, and the coordinator killed -9 while rows move: the move
 #     starts over, and the model is the same;
 #   - the first snapshot after a change of count resumes only on its own count, with the reason;
@@ -77,9 +78,9 @@ grep -q "shard-1: the job has 1 shards now: .*leaves the job" shrink.err || fail
 grep -q "local: shard-1 left the job" shrink.err || fail "local did not see shard-1 leave"
 grep -q "local: shard-1 .* starting it again" shrink.err && fail "local started shard-1 again after it left"
 
-resume tiered 3 --processes --memory-budget-mb 1
+resume tiered 3 --processes --memory-budget-mb 1 --curve-dir tiered.keys
 moved tiered 2 3
-same_fields same.json "resumed on 2 shards" tiered.json "resumed on 3 with a 1 MB budget" "${metrics[@]}"
+same_fields same.json "resumed on 2 shards" tiered.json "resumed on 3 with a 1 MB budget and CURVE" "${metrics[@]}"
 
 # kill_mid_move NAME WHO: resumes on 3 shards as processes, pages of 16 rows (a move of seconds),
 # and kills WHO (a service's name) -9 once rows move; `local` starts it again.
@@ -135,5 +136,5 @@ if ((failures > 0)); then
   echo "reshape_resume: $failures failure(s); work dir $work"
   exit 1
 fi
-echo "reshape_resume: ok (2 -> 3, 2 -> 1 as processes, 2 -> 3 with a memory budget, a shard and the coordinator" \
+echo "reshape_resume: ok (2 -> 3, 2 -> 1 as processes, 2 -> 3 with a memory budget and CURVE, a shard and the coordinator" \
      "killed while rows moved: the same model as an unchanged resume, test NE $(field same.json test_ne))"
