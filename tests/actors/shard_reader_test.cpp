@@ -350,6 +350,11 @@ TEST_CASE("reader: a batch held past the lease goes to the next trainer, and a l
 // A coordinator stand-in: answers registrations and heartbeats with whatever view the test set.
 
 namespace {
+
+// A peer that answers every request with the page in `page` (a shard that sends what it should not).
+request_server_actor::behavior_type fixed_page(request_server_actor::pointer, std::shared_ptr<wire::dump_reply> page) {
+  return {[page](serve_atom, const envelope_ptr&) -> body_ptr { return make_body(*page); }};
+}
 // What the restore tests share: stores of 2-float rows (a new one each call), storage for them, and
 // the options of shard 0 of 2.
 struct restore_setup {
@@ -763,4 +768,27 @@ TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and
   REQUIRE(refused.has_value());
   REQUIRE(std::holds_alternative<wire::error_reply>(*refused));
   CHECK_THAT(std::get<wire::error_reply>(*refused).message, Catch::Contains("it has no storage"));
+
+  // A source that sends what it should not: a row the new count gives to another shard, rows of
+  // another width (another model). The take fails, naming it, and stores none of it.
+  node fake(f, "mem://fake", "mem://fake");
+  auto sent = std::make_shared<wire::dump_reply>();
+  auto source = f.own(caf::actor_cast<caf::actor>(f.sys.spawn(fixed_page, sent)));
+  caf::anon_send(fake.gateway, route_atom::value, kind_of<wire::dump_request>(),
+                 caf::actor_cast<request_server_actor>(source));
+  caf::anon_send(fake.gateway, open_atom::value);
+  f.settle();
+  auto send_row = [&](std::uint32_t owner, std::uint32_t width) {
+    std::uint64_t id = 1000;
+    while (two.shard_of(0, id) != owner) ++id;
+    *sent = wire::dump_reply{{0}, {id}, std::vector<float>(width, 0.5f), 0, 0, true, width, 0};
+    sent->crc32c = wire::dump_page_crc(*sent);
+    auto got = ask(f, one->actors.mover, wire::take_rows_request{{"mem://fake"}, 2}, wait);
+    REQUIRE(got.has_value());
+    REQUIRE(std::holds_alternative<wire::error_reply>(*got));
+    return std::get<wire::error_reply>(*got).message;
+  };
+  CHECK_THAT(send_row(0, floats), Catch::Contains("which the placement over 2 shards gives to shard 0"));
+  CHECK_THAT(send_row(1, floats + 1), Catch::Contains(std::to_string(floats + 1) + " floats wide"));
+  CHECK(one->storage->rows() == owned_by_one);
 }
