@@ -317,6 +317,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   // The shard fences pushes of trainers whose membership is over: it follows the view.
   caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{actors.pool});
   svc.persister_ = actors.persister;
+  svc.bulk_ = actors.bulk;
   svc.prefetcher_ = actors.prefetcher;
   svc.sweeper_ = actors.sweeper;
   svc.mover_ = actors.mover;

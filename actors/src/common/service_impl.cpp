@@ -228,6 +228,7 @@ void service_impl::stop(const std::string& reason) {
   stop_actor(member_);
   stop_actor(sync_);
   stop_actor(persister_);
+  stop_actor(bulk_);
   stop_actor(prefetcher_);
   stop_actor(mover_);
   stop_actor(sweeper_);

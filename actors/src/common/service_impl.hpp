@@ -111,6 +111,7 @@ class service_impl final : public running_service {
   view_subscriber_actor watcher_;
   sync_server_actor sync_;  // the coordinator's slice 0
   shard_persister_actor persister_;
+  shard_actor bulk_;
   shard_prefetcher_actor prefetcher_;
   shard_mover_actor mover_;
   shard_sweeper_actor sweeper_;

@@ -33,13 +33,18 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
                                                                  static_cast<std::size_t>(std::max(1, options.workers)),
                                                                  factory, caf::actor_pool::round_robin()));
   const request_server_actor pool_server{out.pool};
+  for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(), kind_of<wire::status_request>()})
+    caf::anon_send(gateway, route_atom::value, kind, pool_server);
+  // Pages of many rows (a publication's, an export's) on a thread of their own: a page reads and
+  // encodes up to --export-page-rows rows, and lookups and pushes queued behind it in the pool
+  // would stall training for that long (a publishing job lost a tenth of its examples/s so).
+  out.bulk = sys.spawn<caf::detached>(shard_worker, store, options, placement, paged, counters, guard, publishing);
+  const request_server_actor bulk_server{out.bulk};
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::publish_rows_request>(), bulk_server);
   // With a memory budget the export reads storage, which only the persister writes: its pages go
   // there, after a flush.
   const bool stored_dump = store->tiered() && options.storage;
-  for (std::size_t kind : {kind_of<wire::lookup_request>(), kind_of<wire::push_request>(),
-                           kind_of<wire::dump_request>(), kind_of<wire::status_request>(),
-                           kind_of<wire::publish_rows_request>()})
-    if (!(stored_dump && kind == kind_of<wire::dump_request>())) caf::anon_send(gateway, route_atom::value, kind, pool_server);
+  if (!stored_dump) caf::anon_send(gateway, route_atom::value, kind_of<wire::dump_request>(), bulk_server);
   if (stored_dump) {
     // Hints read storage: a thread of their own (detached), so that a burst of them never holds
     // up a lookup in the pool; a hint that waits its turn only finds its rows there already.

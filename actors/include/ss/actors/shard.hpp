@@ -117,7 +117,8 @@ result<std::string> restore_rows(embedding::shard_store& store, embedding::durab
 // Spawns the workers and routes the shard's message types to them through `gateway`; with
 // storage, also the persister (snapshot_request goes to it; flush_atom drains it before exit).
 struct shard_actors {
-  shard_actor pool;
+  shard_actor pool;                   // lookups, pushes, status
+  shard_actor bulk;                   // pages of many rows: publications, and exports held in RAM
   shard_persister_actor persister;    // null without storage
   shard_prefetcher_actor prefetcher;  // null without a memory budget
   shard_sweeper_actor sweeper;        // a row TTL's sweeper without storage (with storage the persister sweeps); else null
