@@ -7,7 +7,11 @@
 // checkpoint's files straight from the disk (O_DIRECT, 1 MiB reads): MB/s of checkpoint each.
 //
 //   snapshot_bench [--rows N] [--dim D] [--state S] [--page P] [--tables T] [--dir DIR]
-//                  [--compression none|lz4|zstd] [--bloom-bits B] [--sync]
+//                  [--compression none|lz4|zstd] [--bloom-bits B] [--sync] [--threads N]
+//
+// --threads: the store's read_threads (checks and loads by ranges of keys; 0, the default: one
+// per CPU). The resume loads the rows into a shard_store on those threads, as a shard does.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +22,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "ss/core/embedding/shard_store.hpp"
 #include "ss/core/hash.hpp"
 #include "ss/storage/rocksdb_rows.hpp"
 
@@ -115,9 +120,11 @@ int main(int argc, char** argv) {
       options.bloom_bits_per_key = std::atoi(next().c_str());
     } else if (a == "--sync") {
       options.sync_writes = true;
+    } else if (a == "--threads") {
+      options.read_threads = std::strtoull(next().c_str(), nullptr, 10);
     } else {
       std::fprintf(stderr, "usage: snapshot_bench [--rows N] [--dim D] [--state S] [--page P] [--tables T] "
-                           "[--dir DIR] [--compression none|lz4|zstd] [--bloom-bits B] [--sync]\n");
+                           "[--dir DIR] [--compression none|lz4|zstd] [--bloom-bits B] [--sync] [--threads N]\n");
       return 2;
     }
   }
@@ -202,16 +209,30 @@ int main(int argc, char** argv) {
   const double restore_s = seconds_since(t0);
   if (store->rows() != rows) die("rows after restore", ss::status(ss::errc::internal, std::to_string(store->rows())));
 
-  // A resume: the restore and the load (a scan into RAM, as the shard's), then the disk's own rate.
-  write_all(3.0f);
-  t0 = clock_type::now();
-  s = store->restore(1);
-  if (!s) die("restore (resume)", s);
-  std::vector<float> loaded;
-  loaded.reserve(static_cast<std::size_t>(rows) * rf);
-  s = store->scan([&](std::uint32_t, std::uint64_t, const float* row) { loaded.insert(loaded.end(), row, row + rf); });
-  if (!s) die("scan (resume)", s);
-  const double resume_s = seconds_since(t0);
+  // A resume as a shard does it: the checkpoint's rows into a shard_store, checked as they load
+  // (restore_loading, one pass); then as it did before, the check and then the load (two passes);
+  // then the disk's own rate.
+  ss::embedding::shard_store_options so;
+  so.dim = rf - so.optimizer.state_floats();
+  auto timed_resume = [&](bool one_pass) {
+    write_all(one_pass ? 3.0f : 4.0f);
+    ss::embedding::shard_store shard(so);
+    std::atomic<bool> put_failed{false};
+    const ss::embedding::row_visitor load = [&](std::uint32_t t, std::uint64_t id, const float* row) {
+      if (!shard.put(t, id, row).is_ok()) put_failed = true;
+    };
+    const auto start = clock_type::now();
+    ss::status r = one_pass ? store->restore_loading(1, load, [](std::uint32_t, std::uint64_t, const float*) {})
+                            : store->restore(1);
+    if (r && !one_pass) r = store->scan_concurrently(load);
+    if (!r) die("resume", r);
+    if (put_failed || shard.stats().rows != rows)
+      die("resume", ss::status(ss::errc::internal, std::to_string(shard.stats().rows) + " rows loaded"));
+    return seconds_since(start);
+  };
+  const std::size_t threads = store->read_threads();
+  const double resume_s = timed_resume(true);
+  const double two_pass_s = timed_resume(false);
   const double resume_mb_s = static_cast<double>(checkpoint_bytes) / resume_s / 1e6;
   const double disk_mb_s = direct_read_bytes_per_s(fs::path(dir) / "checkpoints") / 1e6;
 
@@ -230,20 +251,21 @@ int main(int argc, char** argv) {
   std::printf("  scan (load)         %7.3f s  %6.3f s per million rows (%.0f rows/s)\n", scan_s, scan_s / m, rows / scan_s);
   std::printf("  reopen (count)      %7.3f s  %6.3f s per million rows\n", reopen_s, reopen_s / m);
   std::printf("  restore             %7.3f s  %6.3f s per million rows\n", restore_s, restore_s / m);
-  std::printf("  resume (restore + load) %7.3f s  %6.3f s per million rows, %.0f MB/s of checkpoint; the disk reads it "
-              "at %.0f MB/s (O_DIRECT): %.0f%%\n",
-              resume_s, resume_s / m, resume_mb_s, disk_mb_s, disk_mb_s > 0 ? 100 * resume_mb_s / disk_mb_s : 0.0);
+  std::printf("  resume (restore + load, %zu threads) %7.3f s  %6.3f s per million rows, %.0f MB/s of checkpoint; the "
+              "disk reads it at %.0f MB/s (O_DIRECT): %.0f%%; in two passes (check, then load) %.3f s: %.2fx\n",
+              threads, resume_s, resume_s / m, resume_mb_s, disk_mb_s, disk_mb_s > 0 ? 100 * resume_mb_s / disk_mb_s : 0.0,
+              two_pass_s, two_pass_s / resume_s);
   std::printf("{\"bench\":\"snapshot\",\"rows\":%llu,\"row_floats\":%u,\"page\":%zu,\"compression\":\"%s\","
               "\"bloom_bits\":%d,\"sync\":%s,\"write_rows_per_sec\":%.0f,\"overwrite_rows_per_sec\":%.0f,"
               "\"write_s_per_m\":%.4f,\"overwrite_s_per_m\":%.4f,\"checkpoint_s_per_m\":%.4f,\"checkpoint_bytes\":%llu,"
               "\"checkpoint_bytes_per_row\":%.2f,\"verify_s_per_m\":%.4f,\"scan_s_per_m\":%.4f,\"reopen_s_per_m\":%.4f,"
-              "\"restore_s_per_m\":%.4f,\"resume_s_per_m\":%.4f,\"resume_mb_per_s\":%.1f,\"disk_direct_mb_per_s\":%.1f,"
+              "\"restore_s_per_m\":%.4f,\"resume_threads\":%zu,\"resume_s_per_m\":%.4f,\"resume_two_pass_s_per_m\":%.4f,\"resume_mb_per_s\":%.1f,\"disk_direct_mb_per_s\":%.1f,"
               "\"scan_checksum\":%.1f}\n",
               static_cast<unsigned long long>(rows), rf, page, compression.c_str(), options.bloom_bits_per_key,
               options.sync_writes ? "true" : "false", rows / write_s, rows / overwrite_s, write_s / m, overwrite_s / m,
               checkpoint_s / m, static_cast<unsigned long long>(checkpoint_bytes),
               static_cast<double>(checkpoint_bytes) / rows, verify_s / m, scan_s / m, reopen_s / m, restore_s / m,
-              resume_s / m, resume_mb_s, disk_mb_s, checksum);
+              threads, resume_s / m, two_pass_s / m, resume_mb_s, disk_mb_s, checksum);
   store.reset();
   if (own_dir) fs::remove_all(dir);
   return 0;

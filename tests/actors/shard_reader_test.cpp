@@ -1,6 +1,7 @@
 // A shard's ownership of its rows, and a reader's batches: numbering, commits, epochs, and the
 // batches of trainers that left, restarted, or held them too long.
 #include "actor_helpers.hpp"
+#include "ss/core/embedding/forwarding_rows.hpp"
 
 using namespace ss;
 using namespace ss::actors;
@@ -436,6 +437,74 @@ TEST_CASE("shard: storage of this job claimed by a build that placed rows by mod
   auto fresh = restore_rows(*store(), storage, 8, 0, 0, false, zero, c);
   REQUIRE(fresh.is_ok());
   CHECK(*storage.get_meta("placement") == embedding::placement_scheme);
+}
+
+namespace {
+
+// Storage whose checkpoint `bad` fails its check as RocksDB's does while it loads (restore_loading
+// checks and loads in one pass): `handed` goes to load, then the same rows to unload, and the
+// check fails.
+class failing_check_rows final : public embedding::forwarding_rows {
+ public:
+  failing_check_rows(std::uint32_t row_floats, std::uint64_t bad, std::vector<std::uint64_t> handed)
+      : forwarding_rows(std::make_unique<embedding::memory_rows>(row_floats)), bad_(bad), handed_(std::move(handed)) {}
+  status restore_loading(std::uint64_t id, const embedding::row_visitor& load,
+                         const embedding::row_visitor& unload) override {
+    if (id != bad_) return forwarding_rows::restore_loading(id, load, unload);
+    const std::vector<float> row(row_floats(), 0.25f);
+    for (std::uint64_t r : handed_) load(0, r, row.data());
+    for (std::uint64_t r : handed_) unload(0, r, row.data());
+    return status(errc::corrupt, "checkpoint " + std::to_string(id) + " is corrupt: its content hash differs");
+  }
+
+ private:
+  std::uint64_t bad_;
+  std::vector<std::uint64_t> handed_;
+};
+
+}  // namespace
+
+TEST_CASE("shard: a checkpoint that fails its check while it loads leaves none of its rows; the older one serves",
+          "[actors]") {
+  const bool tiered = GENERATE(false, true);
+  CAPTURE(tiered);
+  embedding::shard_store_options so;
+  so.dim = 2;
+  const std::uint32_t rf = embedding::shard_row_floats(so);
+  // Checkpoint 2 holds rows 1-6, of which 4-6 are not in checkpoint 1.
+  auto storage = std::make_shared<failing_check_rows>(rf, 2, std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6});
+  if (tiered) {
+    so.max_rows_in_memory = 2;
+    so.cold = storage;
+  }
+  auto store = [&so] { return std::make_shared<embedding::shard_store>(so); };
+  shard_options o;
+  o.name = "shard-0";
+  shard_counters c;
+  const std::uint64_t job = 7;
+  REQUIRE(restore_rows(*store(), *storage, job, 0, 0, false, o, c).is_ok());
+  const std::vector<std::uint32_t> tables(3, 0);
+  const std::vector<float> rows(3 * rf, 0.5f);
+  const std::vector<std::uint64_t> first{1, 2, 3}, second{4, 5, 6};
+  REQUIRE(storage->write(tables.data(), first.data(), rows.data(), 3).is_ok());
+  REQUIRE(storage->checkpoint(1).is_ok());
+  REQUIRE(storage->write(tables.data(), second.data(), rows.data(), 3).is_ok());
+  REQUIRE(storage->checkpoint(2).is_ok());
+
+  auto resumed = store();
+  auto loaded = restore_rows(*resumed, *storage, job, 2, 0, false, o, c);
+  REQUIRE(loaded.is_ok());
+  CHECK(*loaded == "rows of checkpoint 1 (checkpoint 2 was missing or corrupt): 3 rows");
+  CHECK(c.rows_restored.load() == 3);
+  const auto stats = resumed->stats();
+  CHECK(stats.rows_held == 3);  // both tiers: checkpoint 1's rows, none of checkpoint 2's
+  CHECK(stats.rows == (tiered ? 2u : 3u));
+  std::vector<float> values(2, 0.0f);
+  std::uint8_t present = 0;
+  for (std::uint64_t id : second) {
+    REQUIRE(resumed->read_published(0, &id, 1, values.data(), &present).is_ok());
+    CHECK(present == 0);
+  }
 }
 
 TEST_CASE("shard: a row TTL's examples clock goes on from the stored one after a restart or a resume", "[actors]") {

@@ -4,6 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
+#include <mutex>
+#include <set>
+
 #include <catch2/catch.hpp>
 
 #include "ss/core/io/keyed_text.hpp"
@@ -387,6 +391,98 @@ TEST_CASE("rocksdb rows restore replaces live rows and survives reopen", "[stora
   CHECK(store->verify(1).is_ok());  // writing to the restored copy leaves the checkpoint intact
   fill(*store, 100, 5);
   CHECK(store->verify(1).is_ok());
+}
+
+namespace {
+
+// What restore_loading handed to load and to unload, from whichever threads.
+struct handed_rows {
+  std::mutex mu;
+  std::multiset<std::pair<std::uint32_t, std::uint64_t>> loaded, unloaded;
+  row_map values;
+  ss::embedding::row_visitor load(std::uint32_t rf) {
+    return [this, rf](std::uint32_t t, std::uint64_t id, const float* row) {
+      std::lock_guard<std::mutex> lock(mu);
+      loaded.insert({t, id});
+      values[{t, id}] = std::vector<float>(row, row + rf);
+    };
+  }
+  ss::embedding::row_visitor unload() {
+    return [this](std::uint32_t t, std::uint64_t id, const float*) {
+      std::lock_guard<std::mutex> lock(mu);
+      unloaded.insert({t, id});
+    };
+  }
+};
+
+std::unique_ptr<rocksdb_rows> open_store_reading_with(const temp_dir& dir, std::size_t threads) {
+  rocksdb_rows_options o;
+  o.read_threads = threads;
+  o.write_buffer_size = 256 << 10;  // several files
+  auto r = rocksdb_rows::open(dir.path.string(), kRowFloats, o);
+  REQUIRE(r.is_ok());
+  return std::move(r).value();
+}
+
+}  // namespace
+
+TEST_CASE("rocksdb rows restore_loading hands every row of the checkpoint once as it checks it, on several threads",
+          "[storage]") {
+  temp_dir dir;
+  auto store = open_store_reading_with(dir, 4);
+  row_map at_checkpoint;
+  for (int part = 0; part < 4; ++part) {  // several writes: several memtables, several files
+    std::vector<std::uint32_t> tables;
+    std::vector<std::uint64_t> ids;
+    for (std::uint64_t i = 0; i < 10000; ++i) {
+      tables.push_back(static_cast<std::uint32_t>(i % 5));
+      ids.push_back(static_cast<std::uint64_t>(part) * 1000003 + i * 7919);
+    }
+    write_rows(*store, tables, ids, part, &at_checkpoint);
+  }
+  REQUIRE(store->checkpoint(1).is_ok());
+  fill(*store, 5000, 9);  // live rows that differ
+  handed_rows handed;
+  const ss::status s = store->restore_loading(1, handed.load(kRowFloats), handed.unload());
+  INFO(s.to_string());
+  REQUIRE(s.is_ok());
+  CHECK(handed.loaded.size() == at_checkpoint.size());  // once each
+  CHECK(handed.values == at_checkpoint);
+  CHECK(handed.unloaded.empty());
+  CHECK(scan_all(*store) == at_checkpoint);
+  CHECK(store->rows() == at_checkpoint.size());
+}
+
+TEST_CASE("rocksdb rows restore_loading of a checkpoint that fails its check takes back every row it handed out",
+          "[storage]") {
+  temp_dir dir;
+  auto store = open_store_reading_with(dir, 3);
+  fill(*store, 20000);
+  REQUIRE(store->checkpoint(7).is_ok());
+  std::string expected;
+  SECTION("a record fails its checksum") {
+    flip_byte_in_checkpoint_row(store->checkpoint_path(7), 3, 12345);
+    expected = "checkpoint 7 is corrupt: row (3, 12345) fails its checksum";
+  }
+  SECTION("a row is missing (every record passes; the count does not)") {
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), store->checkpoint_path(7), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    char key[ss::storage::format::kRowKeySize];
+    ss::storage::format::encode_row_key(3, 12345, key);
+    REQUIRE(db->Delete(rocksdb::WriteOptions(), rocksdb::Slice(key, sizeof key)).ok());
+    REQUIRE(db->Close().ok());
+    expected = "checkpoint 7 is corrupt: its manifest promises 20001 rows, found 20000";
+  }
+  fill(*store, 3000, 4);
+  const row_map live_before = scan_all(*store);
+  handed_rows handed;
+  const ss::status s = store->restore_loading(7, handed.load(kRowFloats), handed.unload());
+  CHECK(s.code() == errc::corrupt);
+  CHECK(s.message() == expected);
+  CHECK(s.message() == store->verify(7).message());
+  CHECK(handed.unloaded == handed.loaded);  // each row handed out, taken back
+  CHECK(scan_all(*store) == live_before);   // the live rows as they were
 }
 
 TEST_CASE("rocksdb rows open puts back the live DB a crashed restore had moved aside", "[storage]") {

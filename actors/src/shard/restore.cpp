@@ -2,7 +2,9 @@
 // from, or a refusal, when its storage is another job's, another shard's or damaged.
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 
 #include "parts.hpp"
 #include "ss/core/embedding/sharding.hpp"
@@ -11,21 +13,57 @@
 namespace ss::actors::shard_parts {
 namespace {
 
-// Reads every stored row (which verifies each record) into the store. With a memory budget,
-// only the first rows that fit are kept in RAM: the others stay in storage until looked up.
-status load(embedding::shard_store& store, embedding::durable_rows& storage, shard_counters& c) {
-  std::uint64_t rows = 0;
-  const std::uint64_t keep = store.tiered() ? store.options().max_rows_in_memory : ~0ULL;
-  status bad = status::ok();
-  auto scanned = storage.scan([&](std::uint32_t t, std::uint64_t id, const float* row) {
-    if (!bad.is_ok()) return;
-    bad = rows < keep ? store.put(t, id, row) : store.count_stored(t);
-    ++rows;
-  });
-  SS_RETURN_IF_ERROR(scanned);
-  SS_RETURN_IF_ERROR(bad);
-  c.rows_restored.store(rows, std::memory_order_relaxed);
-  // The clock the rows were touched at goes on from where it was (a row TTL in examples).
+// Stored rows into the store, from the storage's reading threads at once. With a memory budget,
+// only as many rows as fit are kept in RAM: the others stay in storage until looked up.
+class store_loader {
+ public:
+  explicit store_loader(embedding::shard_store& store)
+      : store_(store), keep_(store.tiered() ? store.options().max_rows_in_memory : ~0ULL) {}
+
+  const embedding::row_visitor& load() const { return load_; }
+  const embedding::row_visitor& unload() const { return unload_; }
+  // What load() met.
+  status error() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bad_;
+  }
+  std::uint64_t rows() const { return rows_.load(); }
+
+  // Once unload() was handed every row load() took: the store holds and counts none of them, and
+  // loading may start over.
+  void forget() {
+    if (store_.tiered()) store_.set_held(std::vector<std::uint64_t>(store_.options().max_tables, 0));
+    rows_ = 0;
+    failed_ = false;
+    std::lock_guard<std::mutex> lock(mu_);
+    bad_ = status::ok();
+  }
+
+ private:
+  embedding::shard_store& store_;
+  const std::uint64_t keep_;
+  std::atomic<std::uint64_t> rows_{0};
+  std::atomic<bool> failed_{false};
+  mutable std::mutex mu_;
+  status bad_ = status::ok();
+  const embedding::row_visitor load_ = [this](std::uint32_t t, std::uint64_t id, const float* row) {
+    if (failed_.load(std::memory_order_relaxed)) return;
+    status s = rows_.fetch_add(1, std::memory_order_relaxed) < keep_ ? store_.put(t, id, row) : store_.count_stored(t);
+    if (s.is_ok()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failed_.exchange(true)) bad_ = std::move(s);
+  };
+  const embedding::row_visitor unload_ = [this](std::uint32_t t, std::uint64_t id, const float*) {
+    store_.forget_moved(t, id);
+  };
+};
+
+// After the rows are in the store: the count restored, and the clock they were touched at goes on
+// from where it was (a row TTL in examples).
+status finish_load(embedding::shard_store& store, const embedding::durable_rows& storage, const store_loader& loader,
+                   shard_counters& c) {
+  SS_RETURN_IF_ERROR(loader.error());
+  c.rows_restored.store(loader.rows(), std::memory_order_relaxed);
   if (auto clock = storage.get_meta(ttl_clock_key); clock.is_ok()) {
     char* end = nullptr;
     const unsigned long long now = std::strtoull(clock->c_str(), &end, 10);
@@ -34,6 +72,23 @@ status load(embedding::shard_store& store, embedding::durable_rows& storage, sha
     store.set_clock(static_cast<std::uint32_t>(now));
   }
   return status::ok();
+}
+
+// Takes back what a load that failed put into the store: every row storage holds now (the rows it
+// loaded, and any it did not, which the store never had).
+void unload_live(embedding::durable_rows& storage, store_loader& loader) {
+  (void)storage.scan_concurrently(loader.unload());
+  loader.forget();
+}
+
+// Reads every stored row (which verifies each record) into the store; a failure leaves the store
+// without them.
+status load(embedding::shard_store& store, embedding::durable_rows& storage, shard_counters& c) {
+  store_loader loader(store);
+  status loaded = storage.scan_concurrently(loader.load());
+  if (loaded.is_ok()) loaded = finish_load(store, storage, loader, c);
+  if (!loaded.is_ok()) unload_live(storage, loader);
+  return loaded;
 }
 
 status claim(embedding::durable_rows& storage, const std::string& job_hex, const shard_options& o,
@@ -92,16 +147,21 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
   if (!list.is_ok()) return list.error();
   if (at_most != ~0ULL && std::none_of(list->begin(), list->end(), [at_most](const auto& cp) { return cp.id == at_most; }))
     spdlog::error("{}: checkpoint {} is missing; trying an older one", o.name, at_most);
+  store_loader loader(store);
   for (auto it = list->rbegin(); it != list->rend(); ++it) {
     if (it->id > at_most) continue;
-    auto restored = storage.restore(it->id);
+    // One pass: the rows are loaded as the checkpoint is verified (a failed check takes them back).
+    auto restored = storage.restore_loading(it->id, loader.load(), loader.unload());
     if (restored.is_ok()) {
-      // Checked before its rows are loaded: another job's checkpoint is not this job's rows.
+      // Another job's checkpoint is not this job's rows, nor another shard's this shard's.
       auto owner = storage.get_meta("job_id");
       if (owner.is_ok() && *owner != job_hex) restored = status(errc::not_found, "it holds rows of job " + *owner);
       if (restored.is_ok()) restored = check_same_shard(storage, job_hex, o, shards);
+      if (restored.is_ok()) restored = finish_load(store, storage, loader, c);
+      if (!restored.is_ok()) unload_live(storage, loader);
+    } else {
+      loader.forget();
     }
-    if (restored.is_ok()) restored = load(store, storage, c);
     if (restored.is_ok()) return it->id;
     spdlog::error("{}: checkpoint {} is unusable: {}; trying an older one", o.name, it->id, restored.message());
   }

@@ -4,6 +4,7 @@
 #include "ss/storage/rocksdb_rows.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/checkpoint.h>
 
+#include "key_ranges.hpp"
 #include "rocks_status.hpp"
 #include "ss/core/io/durable_file.hpp"
 #include "ss/core/io/keyed_text.hpp"
@@ -59,32 +61,85 @@ struct scan_totals {
   std::uint64_t hash = 0;  // sum of format::record_hash over every record
 };
 
-// Reads every record of `db`, checking each one's CRC and shape; counts rows and sums hashes.
-status scan_all_records(rocksdb::DB* db, std::uint32_t row_floats, scan_totals* totals) {
-  rocksdb::ReadOptions ro;
-  ro.verify_checksums = true;
-  ro.fill_cache = false;
-  ro.readahead_size = std::size_t{2} << 20;
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
-  std::uint32_t table = 0;
-  std::uint64_t id = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key();
-    const rocksdb::Slice v = it->value();
-    const char kind = k.size() > 0 ? k[0] : '\0';
-    if (kind == format::kRowPrefix) {
-      SS_RETURN_IF_ERROR(format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats, &table, &id, nullptr));
-      ++totals->rows;
-    } else if (kind == format::kMetaPrefix || kind == format::kFormatPrefix) {
-      const std::string key = k.ToString();
-      auto d = format::decode_small_value(key, v.data(), v.size(), format::describe_key(k.data(), k.size()));
-      if (!d) return d.error();
-    } else {
-      return {errc::corrupt, format::describe_key(k.data(), k.size())};
+// Reads every record of `db`, checking each one's CRC and shape; counts rows and sums hashes (a
+// sum, so ranges of keys are read on threads of their own and added up). With `each_row`, hands it
+// every row as it is checked, from those threads at once; `handed` then gets how many rows each
+// range of `splits` handed out (all of them, or those before its error), for unload_rows.
+status scan_all_records(rocksdb::DB* db, std::uint32_t row_floats, scan_totals* totals, std::size_t threads,
+                        const embedding::row_visitor* each_row = nullptr, std::vector<std::string>* splits_out = nullptr,
+                        std::vector<std::uint64_t>* handed = nullptr) {
+  // More ranges than threads, so that a thread done early takes another.
+  const auto splits = split_keys(db, 4 * threads);
+  std::vector<scan_totals> parts(splits.size() + 1);
+  status read = read_ranges(splits, threads, [&](std::size_t range, const rocksdb::Slice* lower,
+                                                 const rocksdb::Slice* upper) -> status {
+    scan_totals& part = parts[range];
+    rocksdb::ReadOptions ro;
+    ro.verify_checksums = true;
+    ro.fill_cache = false;
+    ro.readahead_size = std::size_t{2} << 20;
+    ro.iterate_upper_bound = upper;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+    std::vector<float> row(each_row != nullptr ? row_floats : 0);
+    std::uint32_t table = 0;
+    std::uint64_t id = 0;
+    for (lower != nullptr ? it->Seek(*lower) : it->SeekToFirst(); it->Valid(); it->Next()) {
+      const rocksdb::Slice k = it->key();
+      const rocksdb::Slice v = it->value();
+      const char kind = k.size() > 0 ? k[0] : '\0';
+      if (kind == format::kRowPrefix) {
+        SS_RETURN_IF_ERROR(format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats, &table, &id,
+                                             each_row != nullptr ? row.data() : nullptr));
+        if (each_row != nullptr) (*each_row)(table, id, row.data());
+        ++part.rows;
+      } else if (kind == format::kMetaPrefix || kind == format::kFormatPrefix) {
+        const std::string key = k.ToString();
+        auto d = format::decode_small_value(key, v.data(), v.size(), format::describe_key(k.data(), k.size()));
+        if (!d) return d.error();
+      } else {
+        return {errc::corrupt, format::describe_key(k.data(), k.size())};
+      }
+      part.hash += format::record_hash(k.data(), k.size(), v.data(), v.size());
     }
-    totals->hash += format::record_hash(k.data(), k.size(), v.data(), v.size());
+    return from_rocks(it->status(), "reading its database");
+  });
+  for (const auto& part : parts) {
+    totals->rows += part.rows;
+    totals->hash += part.hash;
   }
-  return from_rocks(it->status(), "reading its database");
+  if (splits_out != nullptr) *splits_out = splits;
+  if (handed != nullptr) {
+    handed->clear();
+    for (const auto& part : parts) handed->push_back(part.rows);
+  }
+  return read;
+}
+
+// Hands `unload` the rows scan_all_records handed out: the first handed[i] rows of each range i
+// (they passed their checks then, and read the same now).
+void unload_rows(rocksdb::DB* db, std::uint32_t row_floats, const std::vector<std::string>& splits,
+                 const std::vector<std::uint64_t>& handed, std::size_t threads, const embedding::row_visitor& unload) {
+  const std::string rows_lo(1, format::kRowPrefix);
+  (void)read_ranges(splits, threads, [&](std::size_t range, const rocksdb::Slice* lower,
+                                         const rocksdb::Slice* upper) -> status {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    ro.iterate_upper_bound = upper;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+    std::vector<float> row(row_floats);
+    std::uint64_t left = handed[range];
+    for (it->Seek(lower != nullptr && lower->compare(rows_lo) > 0 ? *lower : rocksdb::Slice(rows_lo));
+         left > 0 && it->Valid(); it->Next()) {
+      const rocksdb::Slice k = it->key(), v = it->value();
+      if (k.size() == 0 || k[0] != format::kRowPrefix) break;
+      std::uint32_t table = 0;
+      std::uint64_t id = 0;
+      if (!format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats, &table, &id, row.data())) break;
+      unload(table, id, row.data());
+      --left;
+    }
+    return status::ok();
+  });
 }
 
 rocksdb::Options reader_options() {
@@ -191,7 +246,7 @@ result<embedding::checkpoint_info> rocksdb_rows::checkpoint(std::uint64_t id) {
   scan_totals totals;
   {
     auto db = open_read_only(tmp.string());
-    status s = db ? scan_all_records(db->get(), row_floats_, &totals) : db.error();
+    status s = db ? scan_all_records(db->get(), row_floats_, &totals, read_threads()) : db.error();
     if (!s) {
       db = result<std::unique_ptr<rocksdb::DB>>(status(errc::internal, "closed"));
       fs::remove_all(tmp, ec);
@@ -265,7 +320,10 @@ result<std::vector<embedding::checkpoint_info>> rocksdb_rows::checkpoints() cons
   return out;
 }
 
-status rocksdb_rows::verify(std::uint64_t id) const {
+status rocksdb_rows::verify(std::uint64_t id) const { return check(id, nullptr, nullptr); }
+
+status rocksdb_rows::check(std::uint64_t id, const embedding::row_visitor* load,
+                           const embedding::row_visitor* unload) const {
   const std::string name = "checkpoint " + std::to_string(id);
   const fs::path path = checkpoint_path(id);
   std::error_code ec;
@@ -278,21 +336,42 @@ status rocksdb_rows::verify(std::uint64_t id) const {
   auto db = open_read_only(path.string());
   if (!db) return {errc::corrupt, name + " is corrupt: " + db.error().message()};
   scan_totals totals;
-  status s = scan_all_records(db->get(), row_floats_, &totals);
-  if (!s) return {errc::corrupt, name + " is corrupt: " + s.message()};
-  if (totals.rows != m->rows) {
-    return {errc::corrupt, name + " is corrupt: its manifest promises " + std::to_string(m->rows) + " rows, found " +
-                               std::to_string(totals.rows)};
+  std::vector<std::string> splits;
+  std::vector<std::uint64_t> handed;
+  status s = scan_all_records(db->get(), row_floats_, &totals, read_threads(), load, &splits, &handed);
+  if (s && totals.rows != m->rows) {
+    s = {errc::corrupt, "its manifest promises " + std::to_string(m->rows) + " rows, found " + std::to_string(totals.rows)};
+  } else if (s && totals.hash != m->checksum) {
+    s = {errc::corrupt, "its content hash " + io::hex(totals.hash, 16) + " differs from its manifest's " +
+                            io::hex(m->checksum, 16)};
   }
-  if (totals.hash != m->checksum) {
-    return {errc::corrupt, name + " is corrupt: its content hash " + io::hex(totals.hash, 16) +
-                               " differs from its manifest's " + io::hex(m->checksum, 16)};
-  }
-  return status::ok();
+  if (s) return status::ok();
+  // The rows handed out are not the checkpoint's: taken back.
+  if (unload != nullptr) unload_rows(db->get(), row_floats_, splits, handed, read_threads(), *unload);
+  return {errc::corrupt, name + " is corrupt: " + s.message()};
 }
 
-status rocksdb_rows::restore(std::uint64_t id) {
-  SS_RETURN_IF_ERROR(verify(id));  // the live rows stay untouched if this fails
+status rocksdb_rows::restore(std::uint64_t id) { return restore_with(id, nullptr, nullptr); }
+
+status rocksdb_rows::restore_loading(std::uint64_t id, const embedding::row_visitor& load, const embedding::row_visitor& unload) {
+  return restore_with(id, &load, &unload);
+}
+
+status rocksdb_rows::restore_with(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload) {
+  SS_RETURN_IF_ERROR(check(id, load, unload));  // the live rows stay untouched if this fails
+  status s = swap_in(id);
+  if (!s && unload != nullptr) {
+    // Verified and loaded, but not made the live rows: the rows handed out are taken back.
+    auto db = open_read_only(checkpoint_path(id));
+    if (db) {
+      const std::vector<std::string> whole;
+      unload_rows(db->get(), row_floats_, whole, {~std::uint64_t{0}}, 1, *unload);
+    }
+  }
+  return s;
+}
+
+status rocksdb_rows::swap_in(std::uint64_t id) {
   // Verified: its manifest's row count is the rows it holds, so opening it need not count them.
   auto verified = read_manifest(id);
   if (!verified) return verified.error().with_context("checkpoint " + std::to_string(id));

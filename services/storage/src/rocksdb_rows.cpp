@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <thread>
+
+#include <sched.h>
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
@@ -17,6 +20,7 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include "key_ranges.hpp"
 #include "rocks_status.hpp"
 #include "ss/storage/record_format.hpp"
 
@@ -428,6 +432,45 @@ status rocksdb_rows::scan(const embedding::row_visitor& fn) {
   // Every row: a page from the first possible key, (0, 0), with no bound.
   auto scanned = scan_from(0, 0, std::numeric_limits<std::size_t>::max(), fn);
   return scanned.is_ok() ? status::ok() : scanned.error();
+}
+
+status rocksdb_rows::scan_concurrently(const embedding::row_visitor& fn) {
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return status(errc::unavailable, "rocksdb_rows: the live database is closed");
+  const std::string rows_lo(1, format::kRowPrefix), rows_hi(1, static_cast<char>(format::kRowPrefix + 1));
+  return read_ranges(split_keys(db_, 4 * read_threads()), read_threads(),
+                     [&](std::size_t, const rocksdb::Slice* lower, const rocksdb::Slice* upper) {
+    // The range's rows: its bounds within the rows' keys.
+    const rocksdb::Slice from = lower != nullptr && lower->compare(rows_lo) > 0 ? *lower : rocksdb::Slice(rows_lo);
+    const rocksdb::Slice to = upper != nullptr && upper->compare(rows_hi) < 0 ? *upper : rocksdb::Slice(rows_hi);
+    if (from.compare(to) >= 0) return status::ok();
+    rocksdb::ReadOptions ro;
+    ro.verify_checksums = true;
+    ro.fill_cache = false;
+    ro.readahead_size = std::size_t{2} << 20;
+    ro.iterate_upper_bound = &to;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    std::vector<float> row(row_floats_);
+    for (it->Seek(from); it->Valid(); it->Next()) {
+      const rocksdb::Slice k = it->key(), v = it->value();
+      std::uint32_t t = 0;
+      std::uint64_t i = 0;
+      status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats_, &t, &i, row.data());
+      if (!s) return s.with_context(dir_ + "/live");
+      fn(t, i, row.data());
+    }
+    return from_rocks(it->status(), "scanning " + dir_ + "/live");
+  });
+}
+
+std::size_t rocksdb_rows::read_threads() const {
+  if (options_.read_threads > 0) return options_.read_threads;
+  // The CPUs this process may run on (a container's cpuset), not the machine's.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const std::size_t cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<std::size_t>(CPU_COUNT(&set))
+                                                                      : std::thread::hardware_concurrency();
+  return std::clamp<std::size_t>(cpus, 1, 16);
 }
 
 status rocksdb_rows::set_meta(const std::string& key, const std::string& value) {

@@ -58,6 +58,9 @@ class durable_rows {
   // Calls fn for every stored row, in no particular order. A record that fails its checksum or has
   // the wrong size ends the scan with errc::corrupt naming the row.
   virtual status scan(const row_visitor& fn) = 0;
+  // scan(), with fn called from several threads at once where the implementation reads ranges of
+  // rows in parallel (a restart's load): fn must be safe to call concurrently.
+  virtual status scan_concurrently(const row_visitor& fn) { return scan(fn); }
 
   // Rows currently stored: counted on write, exactly, unless the implementation says it was
   // opened to estimate them (storage::rocksdb_rows_options::exact_count).
@@ -102,6 +105,15 @@ class durable_rows {
   // Replaces the live rows (and metadata) with checkpoint `id`, verified first; if verification
   // fails the live rows are left exactly as they were.
   virtual status restore(std::uint64_t id) = 0;
+  // restore(id), with every row of the checkpoint handed to `load` (possibly from several threads
+  // at once, and possibly while it is verified: a resume that reads it once). When it fails, every
+  // row `load` was given is handed to `unload`, and the live rows are left as they were.
+  virtual status restore_loading(std::uint64_t id, const row_visitor& load, const row_visitor& unload) {
+    SS_RETURN_IF_ERROR(restore(id));
+    status loaded = scan_concurrently(load);
+    if (!loaded.is_ok()) (void)scan(unload);
+    return loaded;
+  }
 
   // Deletes checkpoint `id`; errc::not_found if absent.
   virtual status drop(std::uint64_t id) = 0;

@@ -20,6 +20,7 @@ class forwarding_rows : public durable_rows {
   }
   status erase(const std::uint32_t* t, const std::uint64_t* i, std::size_t n) override { return inner_->erase(t, i, n); }
   status scan(const row_visitor& fn) override { return inner_->scan(fn); }
+  status scan_concurrently(const row_visitor& fn) override { return inner_->scan_concurrently(fn); }
   std::uint64_t rows() const override { return inner_->rows(); }
   status read(const std::uint32_t* t, const std::uint64_t* i, std::size_t n, float* r,
               std::uint8_t* found) const override {
@@ -37,6 +38,9 @@ class forwarding_rows : public durable_rows {
   result<std::vector<checkpoint_info>> checkpoints() const override { return inner_->checkpoints(); }
   status verify(std::uint64_t id) const override { return inner_->verify(id); }
   status restore(std::uint64_t id) override { return inner_->restore(id); }
+  status restore_loading(std::uint64_t id, const row_visitor& load, const row_visitor& unload) override {
+    return inner_->restore_loading(id, load, unload);
+  }
   status drop(std::uint64_t id) override { return inner_->drop(id); }
   status set_meta(const std::string& k, const std::string& v) override { return inner_->set_meta(k, v); }
   result<std::string> get_meta(const std::string& k) const override { return inner_->get_meta(k); }

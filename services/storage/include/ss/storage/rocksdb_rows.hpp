@@ -42,6 +42,8 @@
 // concurrent readers (rows, row_floats, scan, get_meta, checkpoints, verify). A write never blocks
 // the shard's in-memory rows (it only touches RocksDB); scan reads a consistent RocksDB snapshot.
 // restore and clear wait for running scans and make new ones wait (they swap the database).
+// Reads of a whole database (a checkpoint's check, scan_concurrently, restore_loading) run on
+// read_threads threads of their own, each over a range of keys (key_ranges.hpp).
 #pragma once
 
 #include <atomic>
@@ -112,6 +114,12 @@ struct rocksdb_rows_options {
   // Default: 10
   int bloom_bits_per_key = 10;
 
+  // Threads that read a whole database at once (a checkpoint's check, a restart's load): each
+  // reads a range of keys of about equal size on disk. 0: one per CPU the process may use, at
+  // most 16.
+  // Default: 0
+  std::size_t read_threads = 0;
+
   // RocksDB background flush + compaction threads.
   // Default: 2
   int background_jobs = 2;
@@ -151,6 +159,8 @@ class rocksdb_rows final : public embedding::durable_rows {
   // MultiGet first, so that rows() stays exact.
   status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) override;
   status scan(const embedding::row_visitor& fn) override;
+  // scan() by ranges of keys on read_threads threads at once.
+  status scan_concurrently(const embedding::row_visitor& fn) override;
   // Exact, or with exact_count off RocksDB's estimate.
   std::uint64_t rows() const override;
   // One MultiGet, checksums verified, read into the block cache (a shard's misses are its hot
@@ -173,6 +183,9 @@ class rocksdb_rows final : public embedding::durable_rows {
   // checksum"), errc::invalid_argument (a checkpoint of another row size).
   status verify(std::uint64_t id) const override;
   status restore(std::uint64_t id) override;
+  // One pass: the check of every record hands each row to `load` (from read_threads threads at
+  // once), so a resume reads the checkpoint once, not once to check it and again to load it.
+  status restore_loading(std::uint64_t id, const embedding::row_visitor& load, const embedding::row_visitor& unload) override;
   status drop(std::uint64_t id) override;
 
   // Meta values are keys of their own in the live database, written with sync (rare and small);
@@ -188,6 +201,8 @@ class rocksdb_rows final : public embedding::durable_rows {
   result<embedding::checkpoint_info> latest_valid_checkpoint(std::vector<std::string>* skipped) const;
 
   const std::string& dir() const { return dir_; }
+  // The threads that read a whole database at once (options.read_threads, or one per CPU).
+  std::size_t read_threads() const;
   std::string checkpoint_path(std::uint64_t id) const;
 
  private:
@@ -197,6 +212,13 @@ class rocksdb_rows final : public embedding::durable_rows {
   // (a restored checkpoint's, counted as it was verified).
   status open_live(std::optional<std::uint64_t> known_rows = std::nullopt);
   void close_live();
+  // verify(), handing each row to *load as it is checked and, when the check fails, the rows
+  // handed out to *unload (both may be null).
+  status check(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload) const;
+  // restore() and restore_loading(): check(), then swap_in().
+  status restore_with(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload);
+  // Checkpoint id, verified, becomes the live database.
+  status swap_in(std::uint64_t id);
   result<embedding::checkpoint_info> read_manifest(std::uint64_t id) const;
 
   const std::string dir_;
