@@ -107,7 +107,9 @@ class durable_rows {
   virtual status restore(std::uint64_t id) = 0;
   // restore(id), with every row of the checkpoint handed to `load` (possibly from several threads
   // at once, and possibly while it is verified: a resume that reads it once). When it fails, every
-  // row `load` was given is handed to `unload`, and the live rows are left as they were.
+  // row `load` was given is handed to `unload`, and the live rows are left as they were. (This
+  // default restores, then scans: a scan failing after the restore leaves the checkpoint's rows
+  // live. rocksdb_rows checks and loads in one pass.)
   virtual status restore_loading(std::uint64_t id, const row_visitor& load, const row_visitor& unload) {
     SS_RETURN_IF_ERROR(restore(id));
     status loaded = scan_concurrently(load);
