@@ -35,7 +35,10 @@ std::string format_key(const std::string& name) { return std::string(1, format::
 // The row records only (keys from kRowPrefix, or from `from`), checksums verified, read ahead and
 // not cached: a full scan or a page of one. Not movable: the iterator holds a pointer to `upper`.
 struct row_scan {
-  explicit row_scan(rocksdb::DB* db, const std::string& from = std::string(1, format::kRowPrefix)) {
+  // The rows from key `from` up to key `to` (by default all of them), checksums verified.
+  explicit row_scan(rocksdb::DB* db, const std::string& from = std::string(1, format::kRowPrefix),
+                    std::string to = std::string(1, static_cast<char>(format::kRowPrefix + 1)))
+      : hi(std::move(to)) {
     rocksdb::ReadOptions ro;
     ro.verify_checksums = true;
     ro.fill_cache = false;
@@ -47,7 +50,26 @@ struct row_scan {
   row_scan(const row_scan&) = delete;
   row_scan& operator=(const row_scan&) = delete;
 
-  const std::string hi = std::string(1, static_cast<char>(format::kRowPrefix + 1));
+  // Hands fn each row from here on, at most max_rows: how many, or the first record that fails
+  // its check (`where` names the database).
+  result<std::size_t> visit(std::size_t max_rows, std::uint32_t row_floats, const std::string& where,
+                            const embedding::row_visitor& fn) {
+    std::vector<float> row(row_floats);
+    std::size_t called = 0;
+    for (; called < max_rows && it->Valid(); it->Next()) {
+      const rocksdb::Slice k = it->key(), v = it->value();
+      std::uint32_t t = 0;
+      std::uint64_t i = 0;
+      status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats, &t, &i, row.data());
+      if (!s) return s.with_context(where);
+      fn(t, i, row.data());
+      ++called;
+    }
+    SS_RETURN_IF_ERROR(from_rocks(it->status(), "scanning " + where));
+    return called;
+  }
+
+  const std::string hi;
   const rocksdb::Slice upper{hi};
   std::unique_ptr<rocksdb::Iterator> it;
 };
@@ -413,19 +435,7 @@ result<std::size_t> rocksdb_rows::scan_from(std::uint32_t table, std::uint64_t i
   std::string from(format::kRowKeySize, '\0');
   format::encode_row_key(table, id, from.data());
   row_scan rows(db_, from);
-  std::vector<float> row(row_floats_);
-  std::size_t called = 0;
-  for (auto& it = rows.it; called < max_rows && it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key(), v = it->value();
-    std::uint32_t t = 0;
-    std::uint64_t i = 0;
-    status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats_, &t, &i, row.data());
-    if (!s) return s.with_context(dir_ + "/live");
-    fn(t, i, row.data());
-    ++called;
-  }
-  SS_RETURN_IF_ERROR(from_rocks(rows.it->status(), "scanning " + dir_ + "/live"));
-  return called;
+  return rows.visit(max_rows, row_floats_, dir_ + "/live", fn);
 }
 
 status rocksdb_rows::scan(const embedding::row_visitor& fn) {
@@ -439,28 +449,15 @@ status rocksdb_rows::scan_concurrently(const embedding::row_visitor& fn) {
   if (db_ == nullptr) return status(errc::unavailable, "rocksdb_rows: the live database is closed");
   const std::string rows_lo(1, format::kRowPrefix), rows_hi(1, static_cast<char>(format::kRowPrefix + 1));
   return read_ranges(split_keys(db_, 4 * read_threads()), read_threads(),
-                     [&](std::size_t, const rocksdb::Slice* lower, const rocksdb::Slice* upper) {
-    // The range's rows: its bounds within the rows' keys.
-    const rocksdb::Slice from = lower != nullptr && lower->compare(rows_lo) > 0 ? *lower : rocksdb::Slice(rows_lo);
-    const rocksdb::Slice to = upper != nullptr && upper->compare(rows_hi) < 0 ? *upper : rocksdb::Slice(rows_hi);
-    if (from.compare(to) >= 0) return status::ok();
-    rocksdb::ReadOptions ro;
-    ro.verify_checksums = true;
-    ro.fill_cache = false;
-    ro.readahead_size = std::size_t{2} << 20;
-    ro.iterate_upper_bound = &to;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-    std::vector<float> row(row_floats_);
-    for (it->Seek(from); it->Valid(); it->Next()) {
-      const rocksdb::Slice k = it->key(), v = it->value();
-      std::uint32_t t = 0;
-      std::uint64_t i = 0;
-      status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats_, &t, &i, row.data());
-      if (!s) return s.with_context(dir_ + "/live");
-      fn(t, i, row.data());
-    }
-    return from_rocks(it->status(), "scanning " + dir_ + "/live");
-  });
+                     [&](std::size_t, const rocksdb::Slice* lower, const rocksdb::Slice* upper) -> status {
+                       // The range's rows: its bounds within the rows' keys.
+                       const std::string from = lower != nullptr && lower->compare(rows_lo) > 0 ? lower->ToString() : rows_lo;
+                       const std::string to = upper != nullptr && upper->compare(rows_hi) < 0 ? upper->ToString() : rows_hi;
+                       if (from >= to) return status::ok();
+                       row_scan rows(db_, from, to);
+                       auto visited = rows.visit(std::numeric_limits<std::size_t>::max(), row_floats_, dir_ + "/live", fn);
+                       return visited.is_ok() ? status::ok() : visited.error();
+                     });
 }
 
 std::size_t rocksdb_rows::read_threads() const {
