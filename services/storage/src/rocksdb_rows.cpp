@@ -3,10 +3,12 @@
 #include "ss/storage/rocksdb_rows.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -73,6 +75,21 @@ struct row_scan {
   const rocksdb::Slice upper{hi};
   std::unique_ptr<rocksdb::Iterator> it;
 };
+
+// Reads db's rows by ranges of keys (key_ranges.hpp) on `threads` threads: fn gets each range's
+// rows, positioned at its first.
+status for_each_row_range(rocksdb::DB* db, std::size_t threads, const std::function<status(row_scan&)>& fn) {
+  const std::string rows_lo(1, format::kRowPrefix), rows_hi(1, static_cast<char>(format::kRowPrefix + 1));
+  return read_ranges(split_keys(db, 4 * threads), threads,
+                     [&](std::size_t, const rocksdb::Slice* lower, const rocksdb::Slice* upper) -> status {
+                       // The range's bounds within the rows' keys.
+                       const std::string from = lower != nullptr && lower->compare(rows_lo) > 0 ? lower->ToString() : rows_lo;
+                       const std::string to = upper != nullptr && upper->compare(rows_hi) < 0 ? upper->ToString() : rows_hi;
+                       if (from >= to) return status::ok();
+                       row_scan rows(db, from, to);
+                       return fn(rows);
+                     });
+}
 
 }  // namespace
 
@@ -212,9 +229,14 @@ status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
   // Count the rows (keys only; scan() and verify() check the records).
   std::uint64_t count = known_rows.value_or(0);
   if (!known_rows) {
-    row_scan rows(db.get());
-    for (; rows.it->Valid(); rows.it->Next()) ++count;
-    SS_RETURN_IF_ERROR(from_rocks(rows.it->status(), "counting the rows of " + path));
+    std::atomic<std::uint64_t> counted{0};
+    SS_RETURN_IF_ERROR(for_each_row_range(db.get(), read_threads(), [&](row_scan& rows) -> status {
+      std::uint64_t n = 0;
+      for (; rows.it->Valid(); rows.it->Next()) ++n;
+      counted += n;
+      return from_rocks(rows.it->status(), "counting the rows of " + path);
+    }));
+    count = counted.load();
   }
   if (!has_version || !has_floats) {
     if (count != 0) return {errc::corrupt, path + " holds rows but no format settings"};
@@ -447,17 +469,10 @@ status rocksdb_rows::scan(const embedding::row_visitor& fn) {
 status rocksdb_rows::scan_concurrently(const embedding::row_visitor& fn) {
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return status(errc::unavailable, "rocksdb_rows: the live database is closed");
-  const std::string rows_lo(1, format::kRowPrefix), rows_hi(1, static_cast<char>(format::kRowPrefix + 1));
-  return read_ranges(split_keys(db_, 4 * read_threads()), read_threads(),
-                     [&](std::size_t, const rocksdb::Slice* lower, const rocksdb::Slice* upper) -> status {
-                       // The range's rows: its bounds within the rows' keys.
-                       const std::string from = lower != nullptr && lower->compare(rows_lo) > 0 ? lower->ToString() : rows_lo;
-                       const std::string to = upper != nullptr && upper->compare(rows_hi) < 0 ? upper->ToString() : rows_hi;
-                       if (from >= to) return status::ok();
-                       row_scan rows(db_, from, to);
-                       auto visited = rows.visit(std::numeric_limits<std::size_t>::max(), row_floats_, dir_ + "/live", fn);
-                       return visited.is_ok() ? status::ok() : visited.error();
-                     });
+  return for_each_row_range(db_, read_threads(), [&](row_scan& rows) -> status {
+    auto visited = rows.visit(std::numeric_limits<std::size_t>::max(), row_floats_, dir_ + "/live", fn);
+    return visited.is_ok() ? status::ok() : visited.error();
+  });
 }
 
 std::size_t rocksdb_rows::read_threads() const {

@@ -138,7 +138,7 @@ class rocksdb_rows final : public embedding::durable_rows {
   // Opens (creating if needed) the store in `dir`: the live DB in dir/live, checkpoints in
   // dir/checkpoints. Cleans up what a crash left: checkpoints/<id>.tmp, live.restore, live.old (and
   // if a crash hit a restore between its two renames, puts the old live DB back). Counts the rows
-  // (one scan). errc::invalid_argument if the live DB holds rows of another size, or row_floats is 0.
+  // (one scan of the keys, by ranges on read_threads threads). errc::invalid_argument if the live DB holds rows of another size, or row_floats is 0.
   // A live DB that RocksDB cannot open as corrupt (a damaged CURRENT or MANIFEST) is moved to
   // dir/live.damaged-<unix seconds> and an empty one opened; live_damage() says why.
   static result<std::unique_ptr<rocksdb_rows>> open(const std::string& dir, std::uint32_t row_floats,
