@@ -10,9 +10,10 @@
 
 namespace ss::storage {
 
-std::vector<std::string> split_keys(rocksdb::DB* db, std::size_t parts) {
+std::vector<std::string> split_keys(rocksdb::DB* db, std::size_t readers) {
   std::vector<std::string> splits;
-  if (parts < 2) return splits;
+  if (readers < 2) return splits;
+  const std::size_t parts = 4 * readers;
   std::vector<rocksdb::LiveFileMetaData> files;
   db->GetLiveFilesMetaData(&files);
   // The files of one level past the first do not overlap: the level that holds the most bytes

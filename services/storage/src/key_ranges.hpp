@@ -1,6 +1,6 @@
 // A database read by several threads at once: its key space cut into ranges of about equal size
-// on disk, each read by a thread of its own (a resume reads every record twice, the check of a
-// checkpoint and the load into RAM, and one core reads far below what the disk gives).
+// on disk, each read by a thread of its own (one core reads a checkpoint far below what the disk
+// gives).
 #pragma once
 
 #include <cstddef>
@@ -18,11 +18,12 @@ class DB;
 
 namespace ss::storage {
 
-// Up to parts - 1 keys, ascending, that cut db's key space into parts of about equal bytes on
-// disk, at the boundaries of the files of the level that holds the most (a database of few files
-// gives fewer parts). Memtables and the other levels' files are not weighed: their keys fall in
-// whichever range holds them.
-std::vector<std::string> split_keys(rocksdb::DB* db, std::size_t parts);
+// Keys, ascending, that cut db's key space for `readers` threads: about four ranges each (so that
+// one done early takes another; none for one reader), of about equal bytes on disk, at the
+// boundaries of the files of the level that holds the most (a database of few files gives fewer
+// ranges). Memtables and the other levels' files are not weighed: their keys fall in whichever
+// range holds them.
+std::vector<std::string> split_keys(rocksdb::DB* db, std::size_t readers);
 
 // Calls fn(i, lower, upper) for each range i between consecutive `splits` (the first from the start
 // of the key space, lower null; the last to its end, upper null) on up to `threads` threads (one:

@@ -4,7 +4,6 @@
 #include "ss/storage/rocksdb_rows.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
@@ -16,8 +15,8 @@
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/checkpoint.h>
 
-#include "key_ranges.hpp"
 #include "rocks_status.hpp"
+#include "row_scan.hpp"
 #include "ss/core/io/durable_file.hpp"
 #include "ss/core/io/keyed_text.hpp"
 #include "ss/storage/record_format.hpp"
@@ -62,14 +61,12 @@ struct scan_totals {
 };
 
 // Reads every record of `db`, checking each one's CRC and shape; counts rows and sums hashes (a
-// sum, so ranges of keys are read on threads of their own and added up). With `each_row`, hands it
-// every row as it is checked, from those threads at once; `handed` then gets how many rows each
-// range of `splits` handed out (all of them, or those before its error), for unload_rows.
-status scan_all_records(rocksdb::DB* db, std::uint32_t row_floats, scan_totals* totals, std::size_t threads,
-                        const embedding::row_visitor* each_row = nullptr, std::vector<std::string>* splits_out = nullptr,
+// sum, so the ranges of keys between `splits` are read on threads of their own and added up).
+// With `each_row`, hands it every row as it is checked, from those threads at once; `handed` then
+// gets how many rows each range handed out (all of them, or those before its error).
+status scan_all_records(rocksdb::DB* db, std::uint32_t row_floats, const std::vector<std::string>& splits,
+                        std::size_t threads, scan_totals* totals, const embedding::row_visitor* each_row = nullptr,
                         std::vector<std::uint64_t>* handed = nullptr) {
-  // More ranges than threads, so that a thread done early takes another.
-  const auto splits = split_keys(db, 4 * threads);
   std::vector<scan_totals> parts(splits.size() + 1);
   status read = read_ranges(splits, threads, [&](std::size_t range, const rocksdb::Slice* lower,
                                                  const rocksdb::Slice* upper) -> status {
@@ -107,7 +104,6 @@ status scan_all_records(rocksdb::DB* db, std::uint32_t row_floats, scan_totals* 
     totals->rows += part.rows;
     totals->hash += part.hash;
   }
-  if (splits_out != nullptr) *splits_out = splits;
   if (handed != nullptr) {
     handed->clear();
     for (const auto& part : parts) handed->push_back(part.rows);
@@ -116,29 +112,12 @@ status scan_all_records(rocksdb::DB* db, std::uint32_t row_floats, scan_totals* 
 }
 
 // Hands `unload` the rows scan_all_records handed out: the first handed[i] rows of each range i
-// (they passed their checks then, and read the same now).
+// between `splits` (they passed their checks then, and read the same now).
 void unload_rows(rocksdb::DB* db, std::uint32_t row_floats, const std::vector<std::string>& splits,
                  const std::vector<std::uint64_t>& handed, std::size_t threads, const embedding::row_visitor& unload) {
-  const std::string rows_lo(1, format::kRowPrefix);
-  (void)read_ranges(splits, threads, [&](std::size_t range, const rocksdb::Slice* lower,
-                                         const rocksdb::Slice* upper) -> status {
-    rocksdb::ReadOptions ro;
-    ro.fill_cache = false;
-    ro.iterate_upper_bound = upper;
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
-    std::vector<float> row(row_floats);
-    std::uint64_t left = handed[range];
-    for (it->Seek(lower != nullptr && lower->compare(rows_lo) > 0 ? *lower : rocksdb::Slice(rows_lo));
-         left > 0 && it->Valid(); it->Next()) {
-      const rocksdb::Slice k = it->key(), v = it->value();
-      if (k.size() == 0 || k[0] != format::kRowPrefix) break;
-      std::uint32_t table = 0;
-      std::uint64_t id = 0;
-      if (!format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats, &table, &id, row.data())) break;
-      unload(table, id, row.data());
-      --left;
-    }
-    return status::ok();
+  (void)for_each_row_range(db, splits, threads, [&](std::size_t range, row_scan& rows) -> status {
+    auto visited = rows.visit(handed[range], row_floats, "a checkpoint", unload);
+    return visited.is_ok() ? status::ok() : visited.error();
   });
 }
 
@@ -246,7 +225,8 @@ result<embedding::checkpoint_info> rocksdb_rows::checkpoint(std::uint64_t id) {
   scan_totals totals;
   {
     auto db = open_read_only(tmp.string());
-    status s = db ? scan_all_records(db->get(), row_floats_, &totals, read_threads()) : db.error();
+    status s = db ? scan_all_records(db->get(), row_floats_, split_keys(db->get(), read_threads()), read_threads(), &totals)
+                   : db.error();
     if (!s) {
       db = result<std::unique_ptr<rocksdb::DB>>(status(errc::internal, "closed"));
       fs::remove_all(tmp, ec);
@@ -336,9 +316,9 @@ status rocksdb_rows::check(std::uint64_t id, const embedding::row_visitor* load,
   auto db = open_read_only(path.string());
   if (!db) return {errc::corrupt, name + " is corrupt: " + db.error().message()};
   scan_totals totals;
-  std::vector<std::string> splits;
+  const std::vector<std::string> splits = split_keys(db->get(), read_threads());
   std::vector<std::uint64_t> handed;
-  status s = scan_all_records(db->get(), row_floats_, &totals, read_threads(), load, &splits, &handed);
+  status s = scan_all_records(db->get(), row_floats_, splits, read_threads(), &totals, load, &handed);
   if (s && totals.rows != m->rows) {
     s = {errc::corrupt, "its manifest promises " + std::to_string(m->rows) + " rows, found " + std::to_string(totals.rows)};
   } else if (s && totals.hash != m->checksum) {
@@ -364,8 +344,7 @@ status rocksdb_rows::restore_with(std::uint64_t id, const embedding::row_visitor
     // Verified and loaded, but not made the live rows: the rows handed out are taken back.
     auto db = open_read_only(checkpoint_path(id));
     if (db) {
-      const std::vector<std::string> whole;
-      unload_rows(db->get(), row_floats_, whole, {~std::uint64_t{0}}, 1, *unload);
+      unload_rows(db->get(), row_floats_, {}, {~std::uint64_t{0}}, 1, *unload);  // one range: every row
     }
   }
   return s;

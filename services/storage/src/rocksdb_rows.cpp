@@ -22,8 +22,8 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
-#include "key_ranges.hpp"
 #include "rocks_status.hpp"
+#include "row_scan.hpp"
 #include "ss/storage/record_format.hpp"
 
 namespace ss::storage {
@@ -33,63 +33,6 @@ namespace {
 
 std::string meta_key(const std::string& key) { return std::string(1, format::kMetaPrefix) + key; }
 std::string format_key(const std::string& name) { return std::string(1, format::kFormatPrefix) + name; }
-
-// The row records only (keys from kRowPrefix, or from `from`), checksums verified, read ahead and
-// not cached: a full scan or a page of one. Not movable: the iterator holds a pointer to `upper`.
-struct row_scan {
-  // The rows from key `from` up to key `to` (by default all of them), checksums verified.
-  explicit row_scan(rocksdb::DB* db, const std::string& from = std::string(1, format::kRowPrefix),
-                    std::string to = std::string(1, static_cast<char>(format::kRowPrefix + 1)))
-      : hi(std::move(to)) {
-    rocksdb::ReadOptions ro;
-    ro.verify_checksums = true;
-    ro.fill_cache = false;
-    ro.readahead_size = std::size_t{2} << 20;
-    ro.iterate_upper_bound = &upper;
-    it.reset(db->NewIterator(ro));
-    it->Seek(from);
-  }
-  row_scan(const row_scan&) = delete;
-  row_scan& operator=(const row_scan&) = delete;
-
-  // Hands fn each row from here on, at most max_rows: how many, or the first record that fails
-  // its check (`where` names the database).
-  result<std::size_t> visit(std::size_t max_rows, std::uint32_t row_floats, const std::string& where,
-                            const embedding::row_visitor& fn) {
-    std::vector<float> row(row_floats);
-    std::size_t called = 0;
-    for (; called < max_rows && it->Valid(); it->Next()) {
-      const rocksdb::Slice k = it->key(), v = it->value();
-      std::uint32_t t = 0;
-      std::uint64_t i = 0;
-      status s = format::check_row(k.data(), k.size(), v.data(), v.size(), row_floats, &t, &i, row.data());
-      if (!s) return s.with_context(where);
-      fn(t, i, row.data());
-      ++called;
-    }
-    SS_RETURN_IF_ERROR(from_rocks(it->status(), "scanning " + where));
-    return called;
-  }
-
-  const std::string hi;
-  const rocksdb::Slice upper{hi};
-  std::unique_ptr<rocksdb::Iterator> it;
-};
-
-// Reads db's rows by ranges of keys (key_ranges.hpp) on `threads` threads: fn gets each range's
-// rows, positioned at its first.
-status for_each_row_range(rocksdb::DB* db, std::size_t threads, const std::function<status(row_scan&)>& fn) {
-  const std::string rows_lo(1, format::kRowPrefix), rows_hi(1, static_cast<char>(format::kRowPrefix + 1));
-  return read_ranges(split_keys(db, 4 * threads), threads,
-                     [&](std::size_t, const rocksdb::Slice* lower, const rocksdb::Slice* upper) -> status {
-                       // The range's bounds within the rows' keys.
-                       const std::string from = lower != nullptr && lower->compare(rows_lo) > 0 ? lower->ToString() : rows_lo;
-                       const std::string to = upper != nullptr && upper->compare(rows_hi) < 0 ? upper->ToString() : rows_hi;
-                       if (from >= to) return status::ok();
-                       row_scan rows(db, from, to);
-                       return fn(rows);
-                     });
-}
 
 }  // namespace
 
@@ -230,7 +173,8 @@ status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
   std::uint64_t count = known_rows.value_or(0);
   if (!known_rows) {
     std::atomic<std::uint64_t> counted{0};
-    SS_RETURN_IF_ERROR(for_each_row_range(db.get(), read_threads(), [&](row_scan& rows) -> status {
+    SS_RETURN_IF_ERROR(for_each_row_range(db.get(), split_keys(db.get(), read_threads()), read_threads(),
+                                          [&](std::size_t, row_scan& rows) -> status {
       std::uint64_t n = 0;
       for (; rows.it->Valid(); rows.it->Next()) ++n;
       counted += n;
@@ -469,8 +413,8 @@ status rocksdb_rows::scan(const embedding::row_visitor& fn) {
 status rocksdb_rows::scan_concurrently(const embedding::row_visitor& fn) {
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return status(errc::unavailable, "rocksdb_rows: the live database is closed");
-  return for_each_row_range(db_, read_threads(), [&](row_scan& rows) -> status {
-    auto visited = rows.visit(std::numeric_limits<std::size_t>::max(), row_floats_, dir_ + "/live", fn);
+  return for_each_row_range(db_, split_keys(db_, read_threads()), read_threads(), [&](std::size_t, row_scan& rows) -> status {
+    auto visited = rows.visit(std::numeric_limits<std::uint64_t>::max(), row_floats_, dir_ + "/live", fn);
     return visited.is_ok() ? status::ok() : visited.error();
   });
 }
