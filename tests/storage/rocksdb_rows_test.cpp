@@ -219,15 +219,7 @@ TEST_CASE("rocksdb rows verify catches a row missing versus the manifest", "[sto
   auto store = open_store(dir);
   fill(*store, 5000);
   REQUIRE(store->checkpoint(3).is_ok());
-  {
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), store->checkpoint_path(3), &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    char key[ss::storage::format::kRowKeySize];
-    ss::storage::format::encode_row_key(3, 12345, key);
-    REQUIRE(db->Delete(rocksdb::WriteOptions(), rocksdb::Slice(key, sizeof key)).ok());
-    REQUIRE(db->Close().ok());
-  }
+  delete_checkpoint_row(store->checkpoint_path(3), 3, 12345);
   const ss::status s = store->verify(3);
   CHECK(s.code() == errc::corrupt);
   CHECK(s.message() == "checkpoint 3 is corrupt: its manifest promises 5001 rows, found 5000");
@@ -465,13 +457,7 @@ TEST_CASE("rocksdb rows restore_loading of a checkpoint that fails its check tak
     expected = "checkpoint 7 is corrupt: row (3, 12345) fails its checksum";
   }
   SECTION("a row is missing (every record passes; the count does not)") {
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), store->checkpoint_path(7), &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    char key[ss::storage::format::kRowKeySize];
-    ss::storage::format::encode_row_key(3, 12345, key);
-    REQUIRE(db->Delete(rocksdb::WriteOptions(), rocksdb::Slice(key, sizeof key)).ok());
-    REQUIRE(db->Close().ok());
+    delete_checkpoint_row(store->checkpoint_path(7), 3, 12345);
     expected = "checkpoint 7 is corrupt: its manifest promises 20001 rows, found 20000";
   }
   fill(*store, 3000, 4);
