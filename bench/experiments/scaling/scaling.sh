@@ -58,8 +58,8 @@ done
 median_of() { # median_of N SYNC FIELD
   for r in $(seq "$repeat"); do bench_field "$work/n$1-$2-$r.json" "$3"; done | bench_median
 }
-base=$(median_of "$(awk '{print $1}' <<<"$trainers")" none examples_per_sec)
 first_n=$(awk '{print $1}' <<<"$trainers")
+base=$(median_of "$first_n" none examples_per_sec)
 {
   echo "# Scaling by trainers: $rows rows, $repeat run(s) each, $(nproc) CPUs, every service a process"
   echo
