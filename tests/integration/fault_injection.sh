@@ -142,11 +142,15 @@ start_job full
 wait_fraction full "$(random_fraction 0.4 0.7)" || true
 # Let at least three snapshots complete, then kill everything at once (a power cut).
 deadline=$((SECONDS + 60))
-while (($(ls -d full/state/snapshots/snapshot-* 2>/dev/null | wc -l) < 3)) && ((SECONDS < deadline)); do sleep 0.2; done
+while (($(ls full/state/snapshots/snapshot-*/MANIFEST 2>/dev/null | wc -l) < 3)) && ((SECONDS < deadline)); do sleep 0.2; done
 kill -9 "$(cat full.local.pid)" $(cat full/*.pid) 2>/dev/null || true
 wait "$(cat full.local.pid)" 2>/dev/null || true
 sleep 0.5
-mapfile -t snaps < <(ls -d full/state/snapshots/snapshot-* | sort)
+# The cut may fall while a snapshot is being written: one without its MANIFEST is half-made, and
+# the resume removes it (checked below); the damage goes to the newest complete ones.
+half_made=$(comm -23 <(ls -d full/state/snapshots/snapshot-* | sort) \
+  <(ls full/state/snapshots/snapshot-*/MANIFEST | xargs -n1 dirname | sort) | wc -l)
+mapfile -t snaps < <(ls full/state/snapshots/snapshot-*/MANIFEST | xargs -n1 dirname | sort)
 newest=${snaps[-1]}
 previous=${snaps[-2]}
 newest_id=$((10#${newest##*-}))
@@ -162,6 +166,10 @@ echo $! >full.local.pid
 finish_job full || true
 grep -q "snapshot $newest_id .*corrupt.*using snapshot $previous_id\|snapshot $newest_id.*; using snapshot $previous_id" full.err ||
   fail "full: no message that snapshot $newest_id is corrupt and $previous_id is used"
+if ((half_made > 0)); then
+  echo "  the cut fell while a snapshot was being written ($half_made without a MANIFEST)"
+  grep -q "removed $half_made half-made snapshot" full.err || fail "full: no message that the half-made snapshot was removed"
+fi
 grep -q "shard-1: checkpoint $previous_id is unusable" full.err ||
   fail "full: no message that shard-1's checkpoint $previous_id is damaged"
 [[ "$(json_field full.json resumed_from_snapshot)" == "$previous_id" ]] ||

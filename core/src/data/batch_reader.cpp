@@ -1,5 +1,6 @@
 #include "ss/core/data/batch_reader.hpp"
 
+#include <optional>
 #include <utility>
 
 namespace ss::data {
@@ -9,7 +10,7 @@ result<batch_reader> batch_reader::open(batch_reader_options options) {
   if (!(options.bad_rows.max_bad_fraction >= 0.0)) {
     return status(errc::invalid_argument, "max_bad_fraction must be >= 0");
   }
-  auto lines = line_reader::open(options.paths, options.lines);
+  auto lines = line_reader::open(options.paths, options.lines, options.entries);
   if (!lines) return lines.error();
 
   if (!options.schema.header) {
@@ -19,8 +20,19 @@ result<batch_reader> batch_reader::open(batch_reader_options options) {
   }
 
   // The first file's header binds the schema now: a job whose files hold none fails at once.
+  // When reading does not begin at that file's start, the header is read on the side, and each
+  // file read from its start checks its own.
+  const bool header_aside =
+      !options.entries.empty() && (options.entries[0].skip || options.entries[0].at.byte_offset > 0);
+  std::optional<line_reader> aside;
+  if (header_aside) {
+    auto first = line_reader::open({options.paths[0]}, options.lines);
+    if (!first) return first.error();
+    aside.emplace(std::move(*first));
+  }
+  line_reader& header_lines = header_aside ? *aside : *lines;
   text_line line;
-  auto more = lines->next(line);
+  auto more = header_lines.next(line);
   if (!more) return more.error();
   if (!*more) return status(errc::parse_error, "no header line: every input file is empty");
   if (line.too_long) {
@@ -32,6 +44,7 @@ result<batch_reader> batch_reader::open(batch_reader_options options) {
   if (!bound) return bound.error().with_context(where(line));
   row_assembler rows(options.schema, row_parser(std::move(*bound)), options.bad_rows, options.lines.max_line_bytes,
                      header, std::string(line.path), line.file_index);
+  if (header_aside) rows.set_headed_file(std::nullopt);
   return batch_reader(std::move(options), std::move(*lines), std::move(rows));
 }
 

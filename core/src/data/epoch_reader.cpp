@@ -15,11 +15,24 @@ constexpr std::uint64_t kWindowOrderStream = 0x77696e64;  // "wind"
 
 // The files in the order epoch `epoch` reads them: permuted per epoch when examples are shuffled
 // (so examples meet other files' examples from epoch to epoch), as given otherwise.
+// Files read before this reader began are skipped, or entered where they were left, in the pass
+// that reaches them.
 batch_reader_options options_of_epoch(const epoch_reader_options& o, std::uint32_t epoch) {
   auto input = o.input;
+  std::vector<std::size_t> files(input.paths.size());
+  std::iota(files.begin(), files.end(), std::size_t{0});
   if (o.shuffle_window > 0) {
     rng order(hash_combine(hash_combine(o.seed, kFileOrderStream), epoch));
-    ss::shuffle(input.paths.begin(), input.paths.end(), order);
+    ss::shuffle(files.begin(), files.end(), order);
+  }
+  for (std::size_t k = 0; k < files.size(); ++k) input.paths[k] = o.input.paths[files[k]];
+  if (!o.progress.empty()) {
+    input.entries.assign(files.size(), file_entry{});
+    for (std::size_t k = 0; k < files.size(); ++k) {
+      const file_progress& p = o.progress[files[k]];
+      input.entries[k].skip = p.passes > epoch;
+      if (p.passes == epoch) input.entries[k].at = p.at;
+    }
   }
   return input;
 }
@@ -29,6 +42,10 @@ batch_reader_options options_of_epoch(const epoch_reader_options& o, std::uint32
 result<epoch_reader> epoch_reader::open(epoch_reader_options options) {
   if (options.epochs == 0) return status(errc::invalid_argument, "a reader needs at least one epoch");
   if (options.input.batch_size == 0) return status(errc::invalid_argument, "the batch size must be positive");
+  if (!options.progress.empty() && options.progress.size() != options.input.paths.size()) {
+    return status(errc::invalid_argument, "progress of " + std::to_string(options.progress.size()) + " files for " +
+                                              std::to_string(options.input.paths.size()) + " input files");
+  }
   auto first = batch_reader::open(options_of_epoch(options, 0));
   if (!first.is_ok()) return first.error();
   return epoch_reader(std::move(options), std::move(*first));

@@ -121,8 +121,13 @@ result<bool> is_gzip_file(const std::string& path) {
   return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-result<line_reader> line_reader::open(std::vector<std::string> paths, line_reader_options options) {
+result<line_reader> line_reader::open(std::vector<std::string> paths, line_reader_options options,
+                                      std::vector<file_entry> entries) {
   if (paths.empty()) return status(errc::invalid_argument, "no input files");
+  if (!entries.empty() && entries.size() != paths.size()) {
+    return status(errc::invalid_argument, std::to_string(entries.size()) + " entry points for " +
+                                              std::to_string(paths.size()) + " input files");
+  }
   if (options.max_line_bytes == 0 || options.buffer_bytes == 0) {
     return status(errc::invalid_argument, "line reader buffer sizes must be positive");
   }
@@ -139,12 +144,12 @@ result<line_reader> line_reader::open(std::vector<std::string> paths, line_reade
     const auto size = std::filesystem::is_regular_file(st) ? std::filesystem::file_size(path, ec) : 0;
     sizes.push_back(ec ? 0 : static_cast<std::uint64_t>(size));
   }
-  return line_reader(std::move(paths), std::move(sizes), options);
+  return line_reader(std::move(paths), std::move(sizes), options, std::move(entries));
 }
 
 line_reader::line_reader(std::vector<std::string> paths, std::vector<std::uint64_t> sizes,
-                         line_reader_options options)
-    : paths_(std::move(paths)), sizes_(std::move(sizes)), options_(options) {
+                         line_reader_options options, std::vector<file_entry> entries)
+    : paths_(std::move(paths)), sizes_(std::move(sizes)), options_(options), entries_(std::move(entries)) {
   for (const auto s : sizes_) total_bytes_ += s;
 }
 
@@ -163,7 +168,23 @@ status line_reader::open_current() {
   skipped_ = 0;
   last_line_buffered_ = false;
   last_line_crc_ = 0;
+  entered_inside_ = false;
   return status::ok();
+}
+
+result<bool> line_reader::enter_current() {
+  if (file_ < entries_.size()) {
+    const file_entry& e = entries_[file_];
+    if (e.skip) return false;
+    if (e.at.byte_offset > 0) {
+      line_position at = e.at;
+      at.file_index = file_;
+      SS_RETURN_IF_ERROR(seek(at));
+      return true;
+    }
+  }
+  SS_RETURN_IF_ERROR(open_current());
+  return true;
 }
 
 void line_reader::keep_last_line_crc() {
@@ -196,9 +217,14 @@ result<bool> line_reader::next(text_line& out) {
     if (!error_.is_ok()) return error_;
     if (!source_) {
       if (file_ >= paths_.size()) return false;
-      if (status s = open_current(); !s.is_ok()) {
-        error_ = s;
-        return s;
+      auto entered = enter_current();
+      if (!entered) {
+        error_ = entered.error();
+        return error_;
+      }
+      if (!*entered) {
+        ++file_;
+        continue;
       }
     }
     const char* buf = buffer_.data();
@@ -213,6 +239,7 @@ result<bool> line_reader::next(text_line& out) {
       out.byte_offset = offset_ - skipped_;
       out.length = skipped_ + length;
       out.too_long = skipping_ || length > options_.max_line_bytes;
+      out.past_header = entered_inside_;
       out.text = {};
       if (!out.too_long) {
         out.text = std::string_view(buf + begin_, length);
@@ -328,6 +355,15 @@ status line_reader::seek(const line_position& pos) {
   offset_ = 0;
   line_number_ = 1;
   if (file_ == paths_.size()) return status::ok();
+  // The start of a file with an entry point is where that entry says (next() skips a skipped one).
+  if (pos.byte_offset == 0 && file_ < entries_.size()) {
+    if (entries_[file_].skip) return status::ok();
+    if (entries_[file_].at.byte_offset > 0) {
+      line_position at = entries_[file_].at;
+      at.file_index = file_;
+      return seek(at);
+    }
+  }
   if (pos.byte_offset > 0) {
     // Resuming in a file that is no longer the one read would train on a meaningless remainder.
     const std::string& path = paths_[file_];
@@ -394,6 +430,7 @@ status line_reader::seek(const line_position& pos) {
   offset_ = pos.byte_offset;
   line_number_ = pos.line_number;
   last_line_crc_ = pos.byte_offset > 0 ? pos.previous_line_crc : 0;
+  entered_inside_ = pos.byte_offset > 0;
   return status::ok();
 }
 

@@ -92,7 +92,7 @@ status row_assembler::check_bad_fraction(bool at_end) const {
 }
 
 status row_assembler::add(const text_line& line, example_batch& out) {
-  if (schema_.header && headed_file_ != line.file_index) {
+  if (schema_.header && headed_file_ != line.file_index && !line.past_header) {
     headed_file_ = line.file_index;
     ++counters_.header_lines;
     if (!parser_) {

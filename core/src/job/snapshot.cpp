@@ -103,6 +103,30 @@ status parse_reader(const io::keyed_text& text, const std::string& key, reader_c
   return status::ok();
 }
 
+std::string progress_line(const data::file_progress& p) {
+  return std::to_string(p.passes) + " " + std::to_string(p.at.byte_offset) + " " + std::to_string(p.at.line_number) +
+         " " + std::to_string(p.at.previous_line_crc) + " " + std::to_string(p.at.file_size);
+}
+
+status parse_reader_plan(const io::keyed_text& text, reader_plan& plan) {
+  if (!text.has("reader_plan")) return status::ok();  // the job kept its reader count
+  auto f = text.fields("reader_plan");
+  if (!f.is_ok()) return f.error();
+  std::uint64_t files = 0;
+  if (!f->next(plan.examples) || !f->next(plan.bad_rows) || !f->next(files) || !f->done()) return corrupt(f->error());
+  if (files == 0 || files > 100000000) return corrupt("MANIFEST: reader_plan: implausible file count " + std::to_string(files));
+  plan.files.resize(files);
+  for (std::uint64_t i = 0; i < files; ++i) {
+    auto line = text.fields("reader_plan." + std::to_string(i));
+    if (!line.is_ok()) return line.error();
+    auto& p = plan.files[i];
+    if (!line->next(p.passes) || !line->next(p.at.byte_offset) || !line->next(p.at.line_number) ||
+        !line->next(p.at.previous_line_crc) || !line->next(p.at.file_size) || !line->done())
+      return corrupt(line->error());
+  }
+  return status::ok();
+}
+
 status parse_shard(const io::keyed_text& text, const std::string& key, shard_checkpoint& s) {
   auto f = text.fields(key);
   if (!f.is_ok()) return f.error();
@@ -142,6 +166,13 @@ std::string format_manifest(const snapshot_manifest& m) {
                                                                     : " " + std::to_string(r.device) + " " +
                                                                           std::to_string(r.inode) + " " +
                                                                           escape_name(r.file_name)));
+  }
+  if (!m.read_plan.empty()) {
+    const auto& plan = m.read_plan;
+    out.add("reader_plan", std::to_string(plan.examples) + " " + std::to_string(plan.bad_rows) + " " +
+                               std::to_string(plan.files.size()));
+    for (std::size_t i = 0; i < plan.files.size(); ++i)
+      out.add("reader_plan." + std::to_string(i), progress_line(plan.files[i]));
   }
   out.add("placement", m.placement);
   if (m.reshaped_from != 0) out.add("reshaped_from", std::to_string(m.reshaped_from));
@@ -198,6 +229,7 @@ result<snapshot_manifest> parse_manifest(const std::string& text) {
     SS_RETURN_IF_ERROR(parse_counters(*kv, "trainer." + std::to_string(i), m.trainers[i]));
   m.readers.resize(readers);
   for (std::uint64_t i = 0; i < readers; ++i) SS_RETURN_IF_ERROR(parse_reader(*kv, "reader." + std::to_string(i), m.readers[i]));
+  SS_RETURN_IF_ERROR(parse_reader_plan(*kv, m.read_plan));
   m.shards.resize(shards);
   for (std::uint64_t i = 0; i < shards; ++i) SS_RETURN_IF_ERROR(parse_shard(*kv, "shard." + std::to_string(i), m.shards[i]));
   SS_RETURN_IF_ERROR(parse_dense(*kv, m));

@@ -6,6 +6,7 @@ target_sources(ss_core PRIVATE
   src/job/job_report.cpp
   src/job/job_options.cpp
   src/job/model_options.cpp
+  src/job/reader_plan.cpp
   src/job/snapshot.cpp
   src/job/preflight.cpp
   src/job/membership_fence.cpp

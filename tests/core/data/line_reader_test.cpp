@@ -356,3 +356,53 @@ TEST_CASE("line reader: seek refuses a file that changed since the position was 
     CHECK(resumed.seek(unsized).code() == ss::errc::corrupt);
   }
 }
+
+TEST_CASE("line reader: entry points skip a file or enter it at a line, by next and by seek", "[core][data]") {
+  test::temp_dir dir;
+  const std::string a = dir.file("a.txt"), b = dir.file("b.txt.gz"), c = dir.file("c.txt");
+  test::write_all(a, "a1\na2\na3\n");
+  test::write_gzip(b, "b1\nb2\nb3\nb4\n");
+  test::write_all(c, "c1\nc2\n");
+  // Where b3 and c2 begin, as a reader over the whole files reports them.
+  line_position at_b3, at_c2;
+  {
+    auto whole = open_reader({a, b, c});
+    for (const auto& l : read_everything(whole)) {
+      if (l.text == "b2") at_b3 = l.after;
+      if (l.text == "c1") at_c2 = l.after;
+    }
+  }
+  REQUIRE(at_b3.byte_offset == 6);
+  REQUIRE(at_c2.previous_line_crc != 0);
+  std::vector<file_entry> entries(3);
+  entries[0].skip = true;
+  entries[1].at = at_b3;
+  entries[2].at = at_c2;
+  auto r = line_reader::open({a, b, c}, {}, entries);
+  REQUIRE(r.is_ok());
+  text_line line;
+  std::vector<std::string> seen;
+  while (*r->next(line)) {
+    CHECK(line.past_header);
+    seen.push_back(std::string(line.text));
+    if (seen.size() == 1) CHECK(line.line_number == 3);
+  }
+  CHECK(seen == std::vector<std::string>{"b3", "b4", "c2"});
+  // A seek to a file's start goes where its entry says.
+  REQUIRE(r->seek({2, 0, 1}).is_ok());
+  REQUIRE(*r->next(line));
+  CHECK(line.text == "c2");
+  REQUIRE(r->seek({0, 0, 1}).is_ok());
+  REQUIRE(*r->next(line));
+  CHECK(line.text == "b3");
+  // Without entries, a file read from its start has its header line in front.
+  auto plain = open_reader({a});
+  REQUIRE(*plain.next(line));
+  CHECK_FALSE(line.past_header);
+  // An entry inside a file that changed since is refused as a seek would be.
+  entries[2].at.previous_line_crc ^= 1;
+  auto changed = line_reader::open({a, b, c}, {}, entries);
+  REQUIRE(changed.is_ok());
+  REQUIRE(changed->seek({2, 0, 1}).code() == ss::errc::corrupt);
+  CHECK(line_reader::open({a, b}, {}, entries).error().code() == ss::errc::invalid_argument);
+}

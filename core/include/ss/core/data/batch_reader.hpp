@@ -20,6 +20,7 @@ namespace ss::data {
 struct batch_reader_options {
   input_schema schema;
   std::vector<std::string> paths;  // read in order
+  std::vector<file_entry> entries;  // where each path's reading begins (line_reader::open); empty: at its start
   std::size_t batch_size = 4096;
   bad_row_policy bad_rows;
   line_reader_options lines;

@@ -28,8 +28,21 @@ struct epoch_position {
   std::uint32_t window_batches = 0;
 };
 
+// How far a file was read before this reader began (a job resumed on another reader count, whose
+// earlier readers had read parts of the files): the passes over it done, and where the next pass
+// goes on. A pass skips the files whose passes are ahead of it.
+struct file_progress {
+  std::uint32_t passes = 0;
+  line_position at;  // its file_index is not used; byte_offset 0: the next pass reads the whole file
+
+  friend bool operator==(const file_progress& a, const file_progress& b) noexcept {
+    return a.passes == b.passes && a.at.byte_offset == b.at.byte_offset && a.at.line_number == b.at.line_number;
+  }
+};
+
 struct epoch_reader_options {
   batch_reader_options input;  // the files in their given order, the batch size, the bad-row policy
+  std::vector<file_progress> progress;  // by input.paths index; empty: nothing read before
   std::uint32_t epochs = 1;
   std::size_t shuffle_window = 0;  // examples; 0 = the files and their rows in order
   std::uint64_t seed = 0;

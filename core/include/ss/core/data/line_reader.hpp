@@ -33,6 +33,14 @@ struct line_position {
   friend bool operator!=(const line_position& a, const line_position& b) noexcept { return !(a == b); }
 };
 
+// Where the reading of a file begins when the reader reaches it: at its start; inside it, at a
+// line (a job resumed on another reader count, whose earlier readers had read the lines before);
+// or nowhere, when the file was read through already in this pass.
+struct file_entry {
+  bool skip = false;
+  line_position at;  // its file_index is not used; byte_offset 0: the file's start
+};
+
 struct line_reader_options {
   std::size_t buffer_bytes = std::size_t{1} << 20;      // initial buffer; grows for long lines
   std::size_t max_line_bytes = std::size_t{16} << 20;  // longer lines are skipped and flagged
@@ -49,13 +57,19 @@ struct text_line {
   // reader skipped it without buffering it.
   bool too_long = false;
   std::uint64_t length = 0;  // bytes, without the line break
+  // The file was entered past its first line (a seek or an entry point inside it): its header,
+  // if it has one, is behind.
+  bool past_header = false;
 };
 
 class line_reader {
  public:
   // Checks that every file exists and is not a directory (errc::not_found / errc::io_error, with
   // the path); files are opened one at a time as reading reaches them.
-  static result<line_reader> open(std::vector<std::string> paths, line_reader_options options = {});
+  // `entries`: none (every file from its start) or one per path, applied whenever reading
+  // reaches the file, by next() or by a seek() to the file's start.
+  static result<line_reader> open(std::vector<std::string> paths, line_reader_options options = {},
+                                  std::vector<file_entry> entries = {});
 
   line_reader(line_reader&&) noexcept;
   line_reader& operator=(line_reader&&) noexcept;
@@ -85,8 +99,11 @@ class line_reader {
  private:
   class source;  // one open file, plain or gzip
 
-  line_reader(std::vector<std::string> paths, std::vector<std::uint64_t> sizes, line_reader_options options);
+  line_reader(std::vector<std::string> paths, std::vector<std::uint64_t> sizes, line_reader_options options,
+              std::vector<file_entry> entries);
   status open_current();
+  // Opens file_ where its entry says (false: its entry skips it).
+  result<bool> enter_current();
   status fill();  // reads more bytes after end_, compacting or growing the buffer first
   // Takes the CRC of the last consumed line while its bytes are still in the buffer.
   void keep_last_line_crc();
@@ -98,6 +115,8 @@ class line_reader {
   std::vector<std::string> paths_;
   std::vector<std::uint64_t> sizes_;
   line_reader_options options_;
+  std::vector<file_entry> entries_;
+  bool entered_inside_ = false;  // file_ was entered past its first line
   std::uint64_t total_bytes_ = 0;
 
   std::unique_ptr<source> source_;  // null between files

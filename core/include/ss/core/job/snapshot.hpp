@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ss/core/embedding/sharding.hpp"
+#include "ss/core/job/reader_plan.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::job {
@@ -79,6 +80,9 @@ struct snapshot_manifest {
   trainer_counters departed;               // trainers that had left (incarnation 0)
   std::vector<trainer_counters> trainers;  // trainers live at snapshot time
   std::vector<reader_commit> readers;      // by reader index
+  // Since the job last resumed on another reader count: where each file stood then (the readers'
+  // commits start from it); empty otherwise.
+  reader_plan read_plan;
   std::vector<shard_checkpoint> shards;    // by shard index
   // How the rows were placed on the shards; "modulo" in manifests of builds before it was recorded.
   std::string placement = embedding::placement_scheme;
