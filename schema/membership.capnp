@@ -116,6 +116,19 @@ struct RegisterReply {
   # A shard restoring restoreSnapshot: the shard count that snapshot was taken with, when the job
   # resumes on another (0: the job's own). Shards below it restore their checkpoint of that shape;
   # the others start empty. Rows then move to their owners (TakeRowsRequest, DropRowsRequest).
+  filePasses @13 :List(UInt32);
+  # Reader, when the job resumed on another reader count: how far each of its files had been
+  # read (by its place in the reader's files): the passes over it done, and where the next one
+  # goes on (byte offset 0: the file's start), with the line number, the CRC32C of the line
+  # before and the file's size there. Five lists of one length; empty otherwise.
+  fileOffsets @14 :List(UInt64);
+  fileLines @15 :List(UInt64);
+  fileCrcs @16 :List(UInt32);
+  fileSizes @17 :List(UInt64);
+  scheduleExamples @18 :UInt64;
+  # Reader, when the job resumed on another reader count: its share of the examples the readers
+  # before the change committed, which the learning-rate schedule counts as done before its
+  # batches (a batch's examplesBefore); 0 otherwise.
 }
 
 struct MemberProgress {

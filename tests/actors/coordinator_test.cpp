@@ -476,6 +476,58 @@ TEST_CASE("coordinator: on resume every shard restores the snapshot even the one
   (void)c;
 }
 
+TEST_CASE("coordinator: resumed on another reader count, each reader gets its files' part of the plan", "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co;
+  co.job.train = {dir.str("a.tsv"), dir.str("b.tsv"), dir.str("c.tsv"), dir.str("d.tsv")};
+  co.job.shards = 1;
+  co.job.readers = 2;
+  co.job.dense_features = 13;
+  co.job.categorical_features = 26;
+  co.detached_evaluator = false;
+  co.snapshots = std::shared_ptr<job::snapshot_store>(job::memory_snapshot_store());
+  co.snapshot_interval = 0;
+  // As find_snapshot_to_resume leaves a snapshot of 3 readers: the plan, and 2 readers without commits.
+  job::loaded_snapshot snap;
+  snap.manifest.job_id = 0x42;
+  snap.manifest.snapshot_id = 5;
+  snap.manifest.readers.resize(2);
+  snap.manifest.read_plan.examples = 1001;
+  snap.manifest.read_plan.bad_rows = 3;
+  snap.manifest.read_plan.files = {data::file_progress{1, {}}, data::file_progress{0, {0, 4096, 101, 0xabcu, 9000}},
+                                   data::file_progress{0, {}}, data::file_progress{1, {}}};
+  snap.manifest.shards.resize(1);
+  co.resume = snap;
+  co.job_id = 0x42;
+  node coord(f, "coordinator", "mem://coordinator");
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto join = [&](wire::role role, const std::string& name, int index) {
+    auto r = call(f, client.gateway, "mem://coordinator", wire::register_request{role, name, index, "mem://" + name, 7});
+    REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
+    return std::get<wire::register_reply>(*r->reply);
+  };
+  const auto r0 = join(wire::role::reader, "reader-0", 0);  // files a and c
+  const auto r1 = join(wire::role::reader, "reader-1", 1);  // files b and d
+  CHECK_FALSE(r0.has_resume_position);
+  CHECK(r0.file_passes == std::vector<std::uint32_t>{1, 0});
+  CHECK(r0.file_offsets == std::vector<std::uint64_t>{0, 0});
+  CHECK(r1.file_passes == std::vector<std::uint32_t>{0, 1});
+  CHECK(r1.file_offsets == std::vector<std::uint64_t>{4096, 0});
+  CHECK(r1.file_lines == std::vector<std::uint64_t>{101, 1});
+  CHECK(r1.file_crcs == std::vector<std::uint32_t>{0xabcu, 0});
+  CHECK(r1.file_sizes == std::vector<std::uint64_t>{9000, 0});
+  // The learning-rate schedule goes on from the examples committed before, shared by the readers.
+  CHECK(r0.schedule_examples == 500);
+  CHECK(r1.schedule_examples == 500);
+  // Shards and trainers get none of it.
+  const auto shard = join(wire::role::shard, "shard-0", 0);
+  CHECK(shard.file_passes.empty());
+  CHECK(shard.schedule_examples == 0);
+  (void)c;
+}
+
 TEST_CASE("coordinator: stop ends a following job's input through the view, and fails a job over fixed files",
           "[actors]") {
   // A following job (the fixture spawns its coordinator at construction: this one is by hand).

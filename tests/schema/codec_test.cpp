@@ -512,6 +512,19 @@ TEST_CASE("codec: a dump page must hold whole rows and match its checksum; a pla
                       "dump_request: shard 3 of a placement over 3 shards");
 }
 
+TEST_CASE("codec: a register_reply's files' progress is five lists of one length", "[wire]") {
+  register_reply files;
+  files.file_passes = {1, 0};
+  files.file_offsets = {0, 10};
+  files.file_lines = {1, 2};
+  files.file_crcs = {0, 7};
+  files.file_sizes = {0, 50};
+  CHECK(decode(*encode_body(files)).is_ok());
+  files.file_crcs = {0};
+  require_parse_error(encode_body(files),
+                      "register_reply: the files' progress has 2 passes, 2 offsets, 2 line numbers, 1 CRCs and 2 sizes");
+}
+
 TEST_CASE("codec: publish_rows_reply rows and tombstones must pair tables with ids", "[wire]") {
   publish_rows_reply ok;
   ok.tables = {0, 1};

@@ -92,6 +92,12 @@ inline std::vector<body> written_samples() {
     r.job_was_running = true;
     r.membership = 7;
     r.restore_shards = 2;
+    r.file_passes = {2, 1, 1};
+    r.file_offsets = {0, 4096, 0};
+    r.file_lines = {1, 101, 1};
+    r.file_crcs = {0, 0xdeadbeefu, 0};
+    r.file_sizes = {0, 99999, 0};
+    r.schedule_examples = 35776;
     add(r);
   }
   {

@@ -33,6 +33,31 @@ std::string conflict_lines(const job::job_options& stored, const job::job_option
   return lines;
 }
 
+// A snapshot taken with another reader count: every file's progress becomes the plan the new
+// readers start from, none of them with a commit of its own yet.
+ss::status plan_readers(const coordinator_options& co, job::loaded_snapshot& snapshot) {
+  auto& m = snapshot.manifest;
+  const std::string where = "cannot resume the job in " + co.snapshots->location() + " (snapshot " +
+                            std::to_string(m.snapshot_id) + ") on " + std::to_string(co.job.readers) +
+                            " readers: it ran with " + std::to_string(m.readers.size()) + "; ";
+  if (const auto why = job::reader_change_refusal(co.job); !why.empty()) {
+    return {errc::invalid_argument, where + why + "; resume it with --readers " + std::to_string(m.readers.size())};
+  }
+  auto plan = job::replan_readers(co.job, static_cast<int>(m.readers.size()), m.read_plan, m.readers);
+  if (!plan.is_ok()) return {plan.error().code(), where + plan.error().message()};
+  std::size_t entered = 0, done = 0;
+  for (const auto& p : plan->files) {
+    entered += p.at.byte_offset > 0;
+    done += p.passes == static_cast<std::uint32_t>(co.job.passes.epochs);
+  }
+  spdlog::info("{}: the job goes from {} to {} readers: of its {} files {} were read through, {} are entered where "
+               "they were left; {} examples were committed before",
+               co.name, m.readers.size(), co.job.readers, plan->files.size(), done, entered, plan->examples);
+  m.read_plan = std::move(*plan);
+  m.readers.assign(static_cast<std::size_t>(co.job.readers), job::reader_commit{});
+  return ss::status::ok();
+}
+
 // A coordinator with a snapshot store continues the job stored there: it reports the stored
 // result of a finished job, or resumes from the newest snapshot that verifies.
 ss::status find_snapshot_to_resume(coordinator_options& co) {
@@ -100,6 +125,9 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
                                         std::to_string(m.reshaped_from) + " to " + std::to_string(m.shards.size()) +
                                         " shards; resume it with --shards " + std::to_string(m.shards.size()) +
                                         " until its next snapshot, then with another count"};
+  }
+  if (m.readers.size() != static_cast<std::size_t>(co.job.readers)) {
+    SS_RETURN_IF_ERROR(plan_readers(co, *latest));
   }
   co.resume = std::move(*latest);
   return ss::status::ok();
@@ -376,19 +404,36 @@ reader_options reader_options_of(const service_impl& svc, const job::job_options
     ro.resume_examples = reply.resume_examples;
     ro.resume_bad_rows = reply.resume_bad_rows;
   }
+  ro.schedule_examples = reply.schedule_examples;
   return ro;
+}
+
+// How far each of the reader's files had been read, when the job resumed on another reader count
+// (the reply's lists are of one length: the codec checks).
+std::vector<data::file_progress> file_progress_of(const wire::register_reply& reply) {
+  std::vector<data::file_progress> out(reply.file_passes.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].passes = reply.file_passes[i];
+    out[i].at.byte_offset = reply.file_offsets[i];
+    out[i].at.line_number = reply.file_lines[i];
+    out[i].at.previous_line_crc = reply.file_crcs[i];
+    out[i].at.file_size = reply.file_sizes[i];
+  }
+  return out;
 }
 
 // The reader's input, opened and (when the job resumes) moved to the committed position.
 result<std::unique_ptr<data::epoch_reader>> open_reader_input(const std::string& name, data::epoch_reader_options eopts,
                                                               const job::job_options& job,
                                                               const wire::register_reply& reply, std::size_t files) {
+  const bool planned = !eopts.progress.empty();
   auto reader = data::epoch_reader::open(std::move(eopts));
   if (!reader.is_ok()) return reader.error();
   auto input = std::make_unique<data::epoch_reader>(std::move(*reader));
   if (!reply.has_resume_position) {
-    spdlog::info("{}: reading {} file(s){}", name, files,
-                 job.passes.epochs > 1 ? ", " + std::to_string(job.passes.epochs) + " epochs" : std::string());
+    spdlog::info("{}: reading {} file(s){}{}", name, files,
+                 job.passes.epochs > 1 ? ", " + std::to_string(job.passes.epochs) + " epochs" : std::string(),
+                 planned ? ", each from where the job's readers before the change of count left it" : "");
     return input;
   }
   const auto& p = reply.resume_position;
@@ -466,6 +511,7 @@ ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& repl
     eopts.epochs = static_cast<std::uint32_t>(job.passes.epochs);
     eopts.shuffle_window = job.passes.shuffle_window();
     eopts.seed = hash_combine(job.model.seed, static_cast<std::uint64_t>(options.index));  // each reader its own order
+    eopts.progress = file_progress_of(reply);
     auto opened = open_reader_input(options.name, std::move(eopts), job, reply, files.size());
     if (!opened.is_ok()) {
       // Input this reader cannot open or resume (a file deleted or cut short since the job began)

@@ -52,6 +52,8 @@ totals sum_up(const coordinator_state& st) {
     trained.loss_sum += g.loss_sum;
     trained.active_seconds = std::max(trained.active_seconds, g.active_seconds);
   }
+  t.committed = st.read_plan.examples;
+  t.committed_bad_rows = st.read_plan.bad_rows;
   for (const auto& c : st.reader_commits) {
     t.committed += c.examples;
     t.committed_bad_rows += c.bad_rows;

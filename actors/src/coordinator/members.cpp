@@ -173,8 +173,18 @@ void take_trainer(coordinator_state& st, const wire::register_request& r) {
 }
 
 // A reader (re)starts at the committed position the coordinator knows; every row after it is
-// read again (a replay when it had been trained after the reader's last heartbeat).
+// read again (a replay when it had been trained after the reader's last heartbeat). Since a
+// resume on another reader count, its files begin where the plan says.
 void add_resume_position(const coordinator_state& st, int reader, wire::register_reply& reply) {
+  for (const auto& p : job::progress_of_reader(st.options.job, st.read_plan, reader)) {
+    reply.file_passes.push_back(p.passes);
+    reply.file_offsets.push_back(p.at.byte_offset);
+    reply.file_lines.push_back(p.at.line_number);
+    reply.file_crcs.push_back(p.at.previous_line_crc);
+    reply.file_sizes.push_back(p.at.file_size);
+  }
+  if (!st.read_plan.empty())
+    reply.schedule_examples = st.read_plan.examples / static_cast<std::uint64_t>(std::max(1, st.options.job.readers));
   const auto& c = st.reader_commits[static_cast<std::size_t>(reader)];
   if (!c.valid) return;
   reply.has_resume_position = true;

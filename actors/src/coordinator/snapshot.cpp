@@ -135,9 +135,10 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
   st.departed = m.departed;
   for (const auto& t : m.trainers) st.ghosts[t.incarnation] = t;
   for (std::size_t i = 0; i < m.readers.size() && i < st.reader_commits.size(); ++i) st.reader_commits[i] = m.readers[i];
+  st.read_plan = m.read_plan;
   st.resumed_dense = snapshot.dense;
   plan_reshape(self, m);
-  std::uint64_t committed = 0;
+  std::uint64_t committed = m.read_plan.examples;
   for (const auto& r : m.readers) committed += r.examples;
   spdlog::info("{}: resuming job {:016x} from snapshot {}: {} examples committed, {} dense parameters, {} shard "
                "checkpoint(s)",
@@ -348,6 +349,7 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   // checkpoints the shards take after this moment hold its updates (examples after them may be
   // in the checkpoints too: they are replayed on resume).
   m.readers = st.reader_commits;
+  m.read_plan = st.read_plan;
   record_trainers(st, m);
   m.shards.resize(shards);
   if (reshaping) m.reshaped_from = st.reshape->from;

@@ -193,6 +193,9 @@ struct coordinator_state {
   // Each reader's committed position, as last reported (or as the snapshot recorded it): where a
   // restarted reader starts, and the job's exact count of examples trained.
   std::vector<job::reader_commit> reader_commits;
+  // Since the job resumed on another reader count: where each file stood then (the commits above
+  // start from it); empty otherwise.
+  job::reader_plan read_plan;
   // Resuming: the snapshot this coordinator started from (0: none) and its dense state, which
   // trainers start from until a live central copy exists.
   std::uint64_t resumed_from = 0;

@@ -153,7 +153,7 @@ body_ptr hand_new(reader_self self, std::shared_ptr<wire::batch_message> m, std:
   const std::uint64_t n = m->batch.size();
   reader_state::handed_out h;
   h.examples_through = examples_through;
-  m->examples_before = h.examples_through - n;
+  m->examples_before = st.options.schedule_examples + h.examples_through - n;
   h.bad_through = bad_through;
   h.message = std::move(m);
   const std::uint64_t seq = h.message->sequence;

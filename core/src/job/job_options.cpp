@@ -292,7 +292,6 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
     return "[" + s + "]";
   };
   differ("--train", join(saved.train), join(now.train));
-  differ("--readers", std::to_string(saved.readers), std::to_string(now.readers));
   differ("--epochs", std::to_string(saved.passes.epochs), std::to_string(now.passes.epochs));
   differ("--shuffle-buffer", std::to_string(saved.passes.shuffle_window()), std::to_string(now.passes.shuffle_window()));
   differ("--follow", saved.follow.enabled ? "true" : "false", now.follow.enabled ? "true" : "false");

@@ -47,6 +47,10 @@ struct reader_options {
   std::uint64_t incarnation = 0;      // this process; acks for another one are refused
   std::uint64_t resume_examples = 0;  // examples before the position the reader starts at
   std::uint64_t resume_bad_rows = 0;  // bad rows before it
+  // Since the job resumed on another reader count: this reader's share of the examples committed
+  // before, which the learning-rate schedule counts as done (a batch's examples_before), not the
+  // reader's commits.
+  std::uint64_t schedule_examples = 0;
   // How long a trainer may be missing from a new coordinator's view before its batches go to others.
   std::chrono::milliseconds requeue_after{10000};
   // A batch its trainer never got (the answer to the pull came after the trainer gave up): one

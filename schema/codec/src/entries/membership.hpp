@@ -126,7 +126,22 @@ struct codec<register_reply>
       field<&R::resume_bad_rows, &Wire::Builder::setResumeBadRows, &Wire::Reader::getResumeBadRows>,
       field<&R::job_was_running, &Wire::Builder::setJobWasRunning, &Wire::Reader::getJobWasRunning>,
       field<&R::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>,
-      field<&R::restore_shards, &Wire::Builder::setRestoreShards, &Wire::Reader::getRestoreShards>>;
+      field<&R::restore_shards, &Wire::Builder::setRestoreShards, &Wire::Reader::getRestoreShards>,
+      list<&R::file_passes, &Wire::Builder::initFilePasses, &Wire::Reader::getFilePasses>,
+      list<&R::file_offsets, &Wire::Builder::initFileOffsets, &Wire::Reader::getFileOffsets>,
+      list<&R::file_lines, &Wire::Builder::initFileLines, &Wire::Reader::getFileLines>,
+      list<&R::file_crcs, &Wire::Builder::initFileCrcs, &Wire::Reader::getFileCrcs>,
+      list<&R::file_sizes, &Wire::Builder::initFileSizes, &Wire::Reader::getFileSizes>,
+      field<&R::schedule_examples, &Wire::Builder::setScheduleExamples, &Wire::Reader::getScheduleExamples>>;
+
+  static status check(const register_reply& m) {
+    const std::size_t n = m.file_passes.size();
+    if (m.file_offsets.size() != n || m.file_lines.size() != n || m.file_crcs.size() != n || m.file_sizes.size() != n)
+      return parse_error("register_reply: the files' progress has " + num(n) + " passes, " + num(m.file_offsets.size()) +
+                         " offsets, " + num(m.file_lines.size()) + " line numbers, " + num(m.file_crcs.size()) +
+                         " CRCs and " + num(m.file_sizes.size()) + " sizes");
+    return status::ok();
+  }
 };
 
 template <>

@@ -40,7 +40,9 @@ namespace ss::wire {
 //    the whole rows a placement gives to one shard, with their width and a checksum.
 // 4: a job resumes on another shard count: a shard restores under the snapshot's shape
 //    (register_reply restore_shards) and rows move (take_rows_request, drop_rows_request).
-inline constexpr std::uint16_t protocol_version = 4;
+// 5: a job resumes on another reader count: a reader enters its files where the plan says
+//    (register_reply file_passes ...), which a reader of an earlier build would read whole.
+inline constexpr std::uint16_t protocol_version = 5;
 
 enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
@@ -135,6 +137,14 @@ struct register_reply {
   bool job_was_running = false;        // the job had started before this registration (a restart)
   std::uint64_t membership = 0;        // trainer: its membership from now on (see the schema)
   std::uint32_t restore_shards = 0;    // shard: the shard count of restore_snapshot (0: the job's)
+  // Reader, when the job resumed on another reader count: how far each of its files had been read
+  // (see the schema); five vectors of one length, empty otherwise.
+  std::vector<std::uint32_t> file_passes;
+  std::vector<std::uint64_t> file_offsets;
+  std::vector<std::uint64_t> file_lines;
+  std::vector<std::uint32_t> file_crcs;
+  std::vector<std::uint64_t> file_sizes;
+  std::uint64_t schedule_examples = 0;  // reader: its share of the examples committed before the change
 };
 
 // A trainer's progressive evaluation window (ss/core/metrics/progressive.hpp) as its heartbeat
