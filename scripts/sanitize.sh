@@ -78,6 +78,9 @@ run_asan() {
   # reshape_resume's seven resumes compare models exactly (deterministic at any size): a smaller
   # job, the same paths (rows moved, a shard and the coordinator killed while they move).
   export SS_RESHAPE_ROWS=${SS_RESHAPE_ROWS:-40000}
+  # reader_resume likewise: its one-file resumes compare models exactly and every resume counts
+  # its rows at any size; its six-file NE bound is the plain suite's to hold at full size.
+  export SS_READER_ROWS=${SS_READER_ROWS:-40000} SS_READER_NE_BOUND=${SS_READER_NE_BOUND:-1.05}
   export SS_FAULT_NE_TOLERANCE=${SS_FAULT_NE_TOLERANCE:-0.05}
   export SS_MATRIX_CASES=${SS_MATRIX_CASES:-"shard-0:KILL:export sync-1:TERM:training"}
   # deploy_validation and prometheus_rules check YAML and JSON with node, python and promtool:

@@ -11,22 +11,25 @@
 #   - 2 -> 3 as processes with reader-1 killed -9 on the way (it restarts inside the plan);
 #   - 2 -> 3, stopped, then 3 -> 1: a second change starts from the first one's plan;
 #   - a shuffled job is refused another count, with the reason, its snapshots untouched.
-# usage: reader_resume.sh SHADOWSYNC_BINARY   (SS_READER_ROWS: the data's rows, 150,000)
+# usage: reader_resume.sh SHADOWSYNC_BINARY   (SS_READER_ROWS: the data's rows, 150,000;
+#        SS_READER_NE_BOUND: the six files' NE bound, 1.01: scripts/sanitize.sh loosens both)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 in_work_dir "$1" readers
 rows=${SS_READER_ROWS:-150000}
 "$bin" gen-data --rows "$rows" --test-rows 10000 --files 6 --out data >/dev/null 2>&1
 "$bin" gen-data --rows "$rows" --test-rows 10000 --out one >/dev/null 2>&1
-six=(--train "$(ls data/train-*.tsv | paste -sd,)" --test data/test.tsv)
+# Over six files the learning rate decays to the end: the last batches move the model little, so
+# the test NE says more than the order of the last batches.
+six=(--train "$(ls data/train-*.tsv | paste -sd,)" --test data/test.tsv --lr-decay linear --lr-decay-examples "$rows"
+     --lr-min-ratio 0.05)
 one=(--train one/train.tsv --test one/test.tsv)
 common=(--trainers 1 --threads 1 --lookahead 0 --shards 1 --sync none --progress-interval 0 --snapshot-interval 1 --restart-delay 0.2 --log-level info)
 # Over six files, the test NE of a resume on another count within this of the unchanged resume's
-# (x1.03 after two changes): the readers' batches reach the trainer in another order, and on this
-# small job the order alone moves the test NE by up to 1% (undisturbed runs of three seeds on 1, 2
-# and 3 readers: 0.8433-0.8469, 0.8381-0.8402, 0.8388-0.8451; resumes on 3 were 0.36-0.43% above
-# the unchanged resumes of the same snapshots, on 1 0.27-0.66%).
-ne_bound=1.02
+# (x1.015 after two changes and two cuts): the readers' batches reach the trainer in another order.
+# Three seeds here (2026-11-30): resumes on 3 readers x1.0003-1.0023 the unchanged resume's, on 1
+# x0.9997-1.0004, 2 -> 3 -> 1 x1.0004-1.0023 (without the decay, the order alone moved it by up to 1%).
+ne_bound=${SS_READER_NE_BOUND:-1.01}
 
 # newest STATE: the id of the newest complete snapshot in STATE (0: none).
 newest() {
@@ -143,7 +146,7 @@ grep -q "^reader_plan = " "$(ls -d chain.state/snapshots/snapshot-* | tail -1)/M
 resume chain chain_one --readers 1 "${six[@]}"
 changed chain_one 3 1
 every_row chain_one "$rows"
-as_good chain_one 1.03
+as_good chain_one "$(awk -v k="$ne_bound" 'BEGIN { print k + 0.005 }')"
 
 echo "5. two epochs read in order, 2 -> 3 readers"
 killed_at epochs 3 --readers 2 --epochs 2 --shuffle-buffer 0 "${six[@]}"
