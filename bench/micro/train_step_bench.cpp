@@ -4,7 +4,12 @@
 // to) on synthetic Criteo-shaped batches, with the time split by phase and set against this
 // core's measured FP32 FMA peak.
 //
-//   train_step_bench [--seconds S] [--batch B] [--threads T] [--optimizer sgd|adagrad]
+//   train_step_bench [--seconds S] [--batch B] [--threads T] [--optimizer sgd|adagrad|adam]
+//                    [--sparse-optimizer sgd|rowwise-adagrad] [--dense-update per-layer|one-pass]
+//
+// --optimizer is the dense one (default sgd, as --sparse-optimizer; a job's defaults are adam and
+// rowwise-adagrad). --dense-update: a stateful optimizer's update per layer inside the backward
+// pass (the default) or in one pass after it (bench/micro/optimizer_cost.sh compares them).
 //
 // Prints a human summary and one JSON line.
 #include <sched.h>
@@ -89,6 +94,8 @@ int main(int argc, char** argv) {
   int batch_size = 128;
   int threads = 1;
   std::string optimizer = "sgd";
+  std::string dense_update = "per-layer";
+  std::string sparse = "sgd";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -102,10 +109,17 @@ int main(int argc, char** argv) {
     else if (a == "--batch") batch_size = std::atoi(value().c_str());
     else if (a == "--threads") threads = std::atoi(value().c_str());
     else if (a == "--optimizer") optimizer = value();
+    else if (a == "--dense-update") dense_update = value();
+    else if (a == "--sparse-optimizer") sparse = value();
     else {
-      std::fprintf(stderr, "usage: train_step_bench [--seconds S] [--batch B] [--threads T] [--optimizer sgd|adagrad]\n");
+      std::fprintf(stderr, "usage: train_step_bench [--seconds S] [--batch B] [--threads T] [--optimizer sgd|adagrad|adam] "
+                           "[--sparse-optimizer sgd|rowwise-adagrad] [--dense-update per-layer|one-pass]\n");
       return 2;
     }
+  }
+  if (dense_update != "per-layer" && dense_update != "one-pass") {
+    std::fprintf(stderr, "train_step_bench: --dense-update is per-layer or one-pass, not '%s'\n", dense_update.c_str());
+    return 2;
   }
   if (seconds <= 0 || batch_size <= 0 || threads <= 0) {
     std::fprintf(stderr, "train_step_bench: --seconds, --batch and --threads must be positive\n");
@@ -120,8 +134,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   dense_opt.kind = *kind;
+  dense_opt.epsilon = optim::dense_optimizer::default_epsilon(*kind);
+  dense_opt.learning_rate = *kind == optim::dense_kind::adam ? 0.001f : dense_opt.learning_rate;
+  dense_opt.per_layer = dense_update == "per-layer";
   train::dense_model model(config, dense_opt, 1);
   embedding::embedding_options eo;
+  auto sparse_kind = optim::parse_sparse_kind(sparse);
+  if (!sparse_kind.is_ok()) {
+    std::fprintf(stderr, "train_step_bench: %s\n", sparse_kind.error().message().c_str());
+    return 2;
+  }
+  eo.optimizer.kind = *sparse_kind;
   embedding::local_embeddings store(eo);
   const auto batches = synthetic_batches(64, batch_size, 7);
 
@@ -188,7 +211,9 @@ int main(int argc, char** argv) {
   const double gflops_per_core = eps / threads * fpe / 1e9;
 
   std::printf("shadowsync train-step benchmark\n");
-  std::printf("  model      %s, batch %d, dense optimizer %s\n", config.describe().c_str(), batch_size, optimizer.c_str());
+  std::printf("  model      %s, batch %d, dense optimizer %s (%s), sparse optimizer %s\n", config.describe().c_str(),
+              batch_size, optimizer.c_str(), dense_opt.fused() ? "fused into the backward pass" : dense_update.c_str(),
+              sparse.c_str());
   std::printf("  machine    %s, %u hardware threads; oneDNN ISA %s\n", cpu_model().c_str(),
               std::thread::hardware_concurrency(), model::gemm_isa());
   std::printf("  peak       %.1f GFLOP/s FP32 per core (measured FMA loop, %s)\n", peak.gflops, peak.isa.c_str());
@@ -199,11 +224,13 @@ int main(int argc, char** argv) {
               "progressive evaluation %.2f%% (%.0f ns per example)\n",
               100 * total.rows / busy, 100 * total.fetch / busy, 100 * total.compute / busy, 100 * total.apply / busy,
               100 * total.progressive / busy, 1e9 * total.progressive / examples);
-  std::printf("{\"bench\":\"train_step\",\"batch\":%d,\"threads\":%d,\"optimizer\":\"%s\",\"examples_per_sec\":%.1f,"
+  std::printf("{\"bench\":\"train_step\",\"batch\":%d,\"threads\":%d,\"optimizer\":\"%s\",\"dense_update\":\"%s\",\"sparse_optimizer\":\"%s\","
+              "\"examples_per_sec\":%.1f,"
               "\"examples_per_sec_per_thread\":%.1f,\"mflop_per_example\":%.4f,\"gflops_per_thread\":%.2f,"
               "\"peak_gflops\":%.2f,\"fraction_of_peak\":%.4f,\"gemm_isa\":\"%s\",\"split\":{\"rows\":%.4f,\"fetch\":%.4f,"
               "\"compute\":%.4f,\"apply\":%.4f,\"progressive\":%.5f}}\n",
-              batch_size, threads, optimizer.c_str(), eps, eps / threads, fpe / 1e6, gflops_per_core, peak.gflops,
+              batch_size, threads, optimizer.c_str(), dense_opt.fused() ? "fused" : dense_update.c_str(), sparse.c_str(), eps,
+              eps / threads, fpe / 1e6, gflops_per_core, peak.gflops,
               peak.gflops > 0 ? gflops_per_core / peak.gflops : 0.0, model::gemm_isa(), total.rows / busy,
               total.fetch / busy, total.compute / busy, total.apply / busy, total.progressive / busy);
   return 0;

@@ -102,6 +102,8 @@ void linear_backward(const layer_shape& l, const T* params, const T* x, int ldx,
   gemm({true, false, out, in, batch}, target.scale, dy, lddy, x, ldx, target.beta,
        target.base + l.weight_offset, in);
   column_sum(dy, lddy, batch, out, target.scale, target.beta, target.base + l.bias_offset);
+  if (target.layer_done != nullptr)
+    target.layer_done(target.context, l.weight_offset, l.bias_offset + l.out - l.weight_offset);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "ss/core/optim/dense_optimizer.hpp"
+#include "ss/core/denormals.hpp"
 #include "ss/core/multiversion.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
 
@@ -87,19 +88,27 @@ const char* to_string(dense_kind kind) {
 
 void dense_optimizer::apply(float* params, float* state, const float* grad, std::size_t n, std::uint64_t step,
                             float lr_scale) const {
+  apply_range(params, state, grad, n, 0, n, step, lr_scale);
+}
+
+void dense_optimizer::apply_range(float* params, float* state, const float* grad, std::size_t n, std::size_t from,
+                                  std::size_t count, std::uint64_t step, float lr_scale) const {
   const float lr = learning_rate * lr_scale;
+  const flush_denormals fast_floats;  // Adam's moments decay into subnormals (denormals.hpp)
+  float* w = params + from;
+  const float* g = grad + from;
   switch (kind) {
     case dense_kind::sgd:
-      return sgd_update(params, grad, n, lr, weight_decay);
+      return sgd_update(w, g, count, lr, weight_decay);
     case dense_kind::adagrad:
-      return adagrad_update(params, state, grad, n, lr, weight_decay, epsilon);
+      return adagrad_update(w, state + from, g, count, lr, weight_decay, epsilon);
     case dense_kind::adam: {
       const double t = static_cast<double>(step == 0 ? 1 : step);
       const auto step_size = static_cast<float>(lr / (1.0 - std::pow(static_cast<double>(beta1), t)));
       const auto inv_sqrt_correction =
           static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(static_cast<double>(beta2), t)));
-      return adam_update(params, state, state + n, grad, n, beta1, beta2, step_size, inv_sqrt_correction, epsilon,
-                         1.0f - lr * weight_decay);
+      return adam_update(w, state + from, state + n + from, g, count, beta1, beta2, step_size, inv_sqrt_correction,
+                         epsilon, 1.0f - lr * weight_decay);
     }
   }
 }

@@ -25,6 +25,23 @@ status check_batch(const model::dlrm_config& config, const data::example_batch& 
 }
 
 namespace {
+// A stateful optimizer's update of one layer, called by the backward pass as soon as that layer's
+// gradient is in `grads`.
+struct layer_update {
+  const optim::dense_optimizer* opt;
+  float* params;
+  float* state;
+  const float* grads;
+  std::size_t n;
+  std::uint64_t step;
+  float lr_scale;
+
+  static void run(void* self, std::size_t offset, std::size_t count) {
+    const auto& u = *static_cast<const layer_update*>(self);
+    u.opt->apply_range(u.params, u.state, u.grads, u.n, offset, count, u.step, u.lr_scale);
+  }
+};
+
 void ensure_capacity(const model::dlrm_config& config, int batch, worker_scratch& scratch) {
   if (batch > scratch.ws.capacity) scratch.ws.reserve(config, batch);
 }
@@ -49,6 +66,13 @@ double train_batch(dense_model& model, const data::example_batch& batch, embeddi
   if (opt.fused()) {
     loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
                                 batch.labels.data(), n, {model.params(), -opt.learning_rate * lr_scale, 1.0f}, ws);
+  } else if (opt.per_layer) {
+    if (scratch.dense_grads.size() != model.size()) scratch.dense_grads.resize(model.size());
+    layer_update update{&opt, model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size(),
+                        model.next_step(), lr_scale};
+    model::grad_target<float> target{scratch.dense_grads.data(), 1.0f, 0.0f, &layer_update::run, &update};
+    loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(), batch.labels.data(), n,
+                                target, ws);
   } else {
     if (scratch.dense_grads.size() != model.size()) scratch.dense_grads.resize(model.size());
     loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),

@@ -82,9 +82,12 @@ struct run_output {
   metrics::summary test;
 };
 
-run_output run(int threads, optim::dense_kind dense = optim::dense_kind::sgd) {
+run_output run(int threads, optim::dense_kind dense = optim::dense_kind::sgd, bool per_layer = true,
+               float weight_decay = 0.0f) {
   optim::dense_optimizer opt;
   opt.kind = dense;
+  opt.per_layer = per_layer;
+  opt.weight_decay = weight_decay;
   opt.learning_rate = dense == optim::dense_kind::sgd ? 0.2f : dense == optim::dense_kind::adam ? 0.01f : 0.05f;
   opt.epsilon = optim::dense_optimizer::default_epsilon(dense);
   dense_model model(tiny_config(), opt, 42);
@@ -231,4 +234,20 @@ TEST_CASE("evaluate: scoring never creates embedding rows", "[core][train]") {
   REQUIRE(m.is_ok());
   CHECK(m->examples == 80u);
   CHECK(store.total_rows() == 0);
+}
+
+TEST_CASE("hogwild: a stateful update per layer inside the backward pass gives the one-pass update's model",
+          "[core][train]") {
+  // Every parameter is updated once a batch, from the same gradient, with the same step: the
+  // same floats, whichever way it is applied.
+  for (auto kind : {optim::dense_kind::adam, optim::dense_kind::adagrad, optim::dense_kind::sgd}) {
+    for (float wd : {0.0f, 0.01f}) {
+      if (kind == optim::dense_kind::sgd && wd == 0.0f) continue;  // fused into the backward pass itself
+      INFO(optim::to_string(kind) << " weight decay " << wd);
+      const auto per_layer = run(1, kind, true, wd);
+      const auto one_pass = run(1, kind, false, wd);
+      CHECK(per_layer.params == one_pass.params);
+      CHECK(per_layer.test.auc > 0.75);
+    }
+  }
 }

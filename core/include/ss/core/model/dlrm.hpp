@@ -46,11 +46,18 @@ void init_dense_parameters(const dense_layout& layout, std::uint64_t seed, float
 // base = beta * base + scale * g. Materialize with {grads, 1, 0}; fuse plain SGD into the
 // backward pass with {params, -learning_rate, 1} (the Hogwild update, written as soon as each
 // layer's gradient is known, and after that layer's input gradient was computed).
+//
+// A stateful optimizer (Adam, Adagrad) is fused the other way: the gradient is materialized, and
+// `layer_done` is called as soon as each layer's weight and bias gradients are in `base` (from
+// `offset`, `count` values: the layer's weights and bias are contiguous), after that layer's input
+// gradient was computed, so the update reads the gradient while it is in cache.
 template <class T>
 struct grad_target {
   T* base = nullptr;
   T scale = T(1);
   T beta = T(0);
+  void (*layer_done)(void* context, std::size_t offset, std::size_t count) = nullptr;
+  void* context = nullptr;
 };
 
 // Per-worker scratch for one batch: activations on the way forward, gradients on the way back.

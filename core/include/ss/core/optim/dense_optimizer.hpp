@@ -26,6 +26,11 @@ struct dense_optimizer {
 
   static float default_epsilon(dense_kind kind) { return kind == dense_kind::adam ? 1e-8f : 1e-10f; }
 
+  // The others' updates run per layer inside the backward pass, each as soon as the layer's
+  // gradient is known (dlrm.hpp's grad_target::layer_done); false: in one pass after it (the same
+  // numbers: the benchmark's baseline and the tests' reference).
+  bool per_layer = true;
+
   // Plain SGD needs no state and is fused into the backward pass (the gradient is never stored).
   bool fused() const { return kind == dense_kind::sgd && weight_decay == 0.0f; }
   // Floats of optimizer state per parameter: Adagrad's accumulator; Adam's first and second
@@ -43,6 +48,9 @@ struct dense_optimizer {
   // Hogwild: called concurrently on shared params/state by design.
   void apply(float* params, float* state, const float* grad, std::size_t n, std::uint64_t step = 1,
              float lr_scale = 1.0f) const;
+  // The same update for parameters [from, from + count) of the n: one layer's, per_layer.
+  void apply_range(float* params, float* state, const float* grad, std::size_t n, std::size_t from, std::size_t count,
+                   std::uint64_t step = 1, float lr_scale = 1.0f) const;
 };
 
 }  // namespace ss::optim
