@@ -2,8 +2,10 @@
 """PyTorch peer of `shadowsync train`: the same DLRM, data, hyperparameters and JSON line.
 
 Trains the DLRM of docs/data-and-model.md (embedding dim 16, bottom 13-512-256-64-16, dot
-interaction, top 367-512-256-1) on Criteo-format TSV files for one pass with plain SGD, then
-scores a test file. Embedding rows are created on first touch (one row per distinct value per
+interaction, top 367-512-256-1) on Criteo-format TSV files for one pass, with plain SGD or with
+Adam on the dense layers and Adagrad on the embedding rows (PyTorch's sparse-gradient Adagrad keeps
+one accumulator per value, shadowsync's row-wise Adagrad one per row: the nearest PyTorch offers),
+then scores a test file. Embedding rows are created on first touch (one row per distinct value per
 feature, like shadowsync's tables) and start uniform in [-init_scale, init_scale); dense layers
 use DLRM's initialization. Values never seen in training score with a fresh, untrained row.
 
@@ -36,7 +38,11 @@ def parse_args():
     p.add_argument("--train", required=True, nargs="+", help="Criteo TSV training files")
     p.add_argument("--test", required=True, nargs="+", help="Criteo TSV test files")
     p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--learning-rate", type=float, default=0.1)
+    p.add_argument("--learning-rate", type=float, default=0.1, help="the dense layers'")
+    p.add_argument("--embedding-learning-rate", type=float, default=0.0,
+                   help="the embedding rows'; 0: --learning-rate")
+    p.add_argument("--dense-optimizer", choices=["sgd", "adam"], default="sgd")
+    p.add_argument("--sparse-optimizer", choices=["sgd", "adagrad"], default="sgd")
     p.add_argument("--embedding-dim", type=int, default=16)
     p.add_argument("--bottom-mlp", default="512-256-64-16")
     p.add_argument("--top-mlp", default="512-256-1")
@@ -147,7 +153,12 @@ def main():
 
     model = DLRM(rows, args.embedding_dim, layers(args.bottom_mlp), layers(args.top_mlp),
                  args.embedding_init_scale)
-    opt = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
+    dense_params = [p for name, p in model.named_parameters() if not name.startswith("emb.")]
+    emb_lr = args.embedding_learning_rate or args.learning_rate
+    dense_opt = (torch.optim.Adam(dense_params, lr=args.learning_rate) if args.dense_optimizer == "adam"
+                 else torch.optim.SGD(dense_params, lr=args.learning_rate))
+    sparse_opt = (torch.optim.Adagrad(model.emb.parameters(), lr=emb_lr) if args.sparse_optimizer == "adagrad"
+                  else torch.optim.SGD(model.emb.parameters(), lr=emb_lr))
     loss_fn = nn.BCEWithLogitsLoss()
     y_t, xd_t, xs_t = torch.from_numpy(y), torch.from_numpy(xd), torch.from_numpy(xs)
 
@@ -157,10 +168,12 @@ def main():
     last = t1
     for start in range(0, n, bs):
         end = min(start + bs, n)
-        opt.zero_grad()
+        dense_opt.zero_grad()
+        sparse_opt.zero_grad()
         loss = loss_fn(model(xd_t[start:end], xs_t[start:end]), y_t[start:end])
         loss.backward()
-        opt.step()
+        dense_opt.step()
+        sparse_opt.step()
         now = time.time()
         if now - last >= 10:
             eps = end / (now - t1)
@@ -182,6 +195,8 @@ def main():
         "trainer": "pytorch",
         "torch_version": torch.__version__,
         "threads": args.threads,
+        "dense_optimizer": args.dense_optimizer,
+        "sparse_optimizer": args.sparse_optimizer,
         "examples": int(n),
         "seconds": round(train_seconds, 3),
         "examples_per_sec": round(n / train_seconds, 1),

@@ -430,86 +430,80 @@ TEST_CASE("coordinator: a service that never comes back fails the job after --pe
   (void)c;
 }
 
-TEST_CASE("coordinator: on resume every shard restores the snapshot even the one whose joining starts the job", "[actors]") {
+// A coordinator at mem://coordinator resuming `snapshot` of job 0x42 (in a memory store), and a
+// client registering members with it.
+struct resuming_job {
   actor_fixture f;
   ss::test::temp_dir dir;
-  job::job_options job;
-  job.train = {dir.str("train.tsv")};
-  job.shards = 2;
-  job.readers = 1;
-  job.dense_features = 13;
-  job.categorical_features = 26;
-  node coord(f, "coordinator", "mem://coordinator");
-  coordinator_options co;
-  co.job = job;
-  co.detached_evaluator = false;
-  co.snapshots = std::shared_ptr<job::snapshot_store>(job::memory_snapshot_store());
-  co.snapshot_interval = 0;
-  job::loaded_snapshot snap;
-  snap.manifest.job_id = 0x42;
-  snap.manifest.snapshot_id = 5;
-  snap.manifest.readers.resize(1);
-  snap.manifest.readers[0] = job::reader_commit{true, 0, 4096, 641, 640, 0};
-  snap.manifest.shards.resize(2);
-  co.resume = snap;
-  co.job_id = 0x42;
-  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
-  node client(f, "client");
-  auto join = [&](wire::role role, const std::string& name, int index, std::uint64_t incarnation = 7) {
+  node coord{f, "coordinator", "mem://coordinator"};
+  node client{f, "client"};
+  coordinator_actor coordinator;
+
+  // `job` gets 13 dense and 26 categorical features; `files`: its training files in dir.
+  void start(job::job_options job, std::vector<std::string> files, job::loaded_snapshot snapshot) {
+    for (const auto& name : files) job.train.push_back(dir.str(name));
+    job.dense_features = 13;
+    job.categorical_features = 26;
+    coordinator_options co;
+    co.job = job;
+    co.detached_evaluator = false;
+    co.snapshots = std::shared_ptr<job::snapshot_store>(job::memory_snapshot_store());
+    co.snapshot_interval = 0;
+    snapshot.manifest.job_id = 0x42;
+    snapshot.manifest.snapshot_id = 5;
+    co.resume = snapshot;
+    co.job_id = 0x42;
+    coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  }
+  wire::register_reply join(wire::role role, const std::string& name, int index, std::uint64_t incarnation = 7) {
     auto r = call(f, client.gateway, "mem://coordinator",
                   wire::register_request{role, name, index, "mem://" + name, incarnation});
     REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
     return std::get<wire::register_reply>(*r->reply);
-  };
-  CHECK(join(wire::role::shard, "shard-0", 0).restore_snapshot == 5);
-  join(wire::role::trainer, "trainer-a", -1);
-  const auto reader = join(wire::role::reader, "reader-0", 0);
+  }
+};
+
+TEST_CASE("coordinator: on resume every shard restores the snapshot even the one whose joining starts the job", "[actors]") {
+  resuming_job t;
+  job::job_options job;
+  job.shards = 2;
+  job.readers = 1;
+  job::loaded_snapshot snap;
+  snap.manifest.readers.resize(1);
+  snap.manifest.readers[0] = job::reader_commit{true, 0, 4096, 641, 640, 0};
+  snap.manifest.shards.resize(2);
+  t.start(job, {"train.tsv"}, snap);
+  CHECK(t.join(wire::role::shard, "shard-0", 0).restore_snapshot == 5);
+  t.join(wire::role::trainer, "trainer-a", -1);
+  const auto reader = t.join(wire::role::reader, "reader-0", 0);
   CHECK(reader.resume_examples == 640);
-  const auto last = join(wire::role::shard, "shard-1", 1);  // the job starts with this one
+  CHECK(reader.file_passes.empty());  // the job kept its reader count: no plan
+  const auto last = t.join(wire::role::shard, "shard-1", 1);  // the job starts with this one
   CHECK(last.restore_snapshot == 5);
-  auto st = call(f, client.gateway, "mem://coordinator", wire::status_request{});
+  auto st = call(t.f, t.client.gateway, "mem://coordinator", wire::status_request{});
   CHECK(std::get<wire::status_reply>(*st->reply).json.find("\"state\":\"running\"") != std::string::npos);
   // Once the job runs, a restarted shard (a new process, once the old one is silent for its claim
   // window) keeps its own (newer) rows.
-  f.advance(std::chrono::milliseconds(2600));
-  CHECK(join(wire::role::shard, "shard-1", 1, 8).restore_snapshot == 0);
-  (void)c;
+  t.f.advance(std::chrono::milliseconds(2600));
+  CHECK(t.join(wire::role::shard, "shard-1", 1, 8).restore_snapshot == 0);
 }
 
 TEST_CASE("coordinator: resumed on another reader count, each reader gets its files' part of the plan", "[actors]") {
-  actor_fixture f;
-  ss::test::temp_dir dir;
-  coordinator_options co;
-  co.job.train = {dir.str("a.tsv"), dir.str("b.tsv"), dir.str("c.tsv"), dir.str("d.tsv")};
-  co.job.shards = 1;
-  co.job.readers = 2;
-  co.job.dense_features = 13;
-  co.job.categorical_features = 26;
-  co.detached_evaluator = false;
-  co.snapshots = std::shared_ptr<job::snapshot_store>(job::memory_snapshot_store());
-  co.snapshot_interval = 0;
+  resuming_job t;
+  job::job_options job;
+  job.shards = 1;
+  job.readers = 2;
   // As find_snapshot_to_resume leaves a snapshot of 3 readers: the plan, and 2 readers without commits.
   job::loaded_snapshot snap;
-  snap.manifest.job_id = 0x42;
-  snap.manifest.snapshot_id = 5;
   snap.manifest.readers.resize(2);
   snap.manifest.read_plan.examples = 1001;
   snap.manifest.read_plan.bad_rows = 3;
   snap.manifest.read_plan.files = {data::file_progress{1, {}}, data::file_progress{0, {0, 4096, 101, 0xabcu, 9000}},
                                    data::file_progress{0, {}}, data::file_progress{1, {}}};
   snap.manifest.shards.resize(1);
-  co.resume = snap;
-  co.job_id = 0x42;
-  node coord(f, "coordinator", "mem://coordinator");
-  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
-  node client(f, "client");
-  auto join = [&](wire::role role, const std::string& name, int index) {
-    auto r = call(f, client.gateway, "mem://coordinator", wire::register_request{role, name, index, "mem://" + name, 7});
-    REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
-    return std::get<wire::register_reply>(*r->reply);
-  };
-  const auto r0 = join(wire::role::reader, "reader-0", 0);  // files a and c
-  const auto r1 = join(wire::role::reader, "reader-1", 1);  // files b and d
+  t.start(job, {"a.tsv", "b.tsv", "c.tsv", "d.tsv"}, snap);
+  const auto r0 = t.join(wire::role::reader, "reader-0", 0);  // files a and c
+  const auto r1 = t.join(wire::role::reader, "reader-1", 1);  // files b and d
   CHECK_FALSE(r0.has_resume_position);
   CHECK(r0.file_passes == std::vector<std::uint32_t>{1, 0});
   CHECK(r0.file_offsets == std::vector<std::uint64_t>{0, 0});
@@ -521,11 +515,10 @@ TEST_CASE("coordinator: resumed on another reader count, each reader gets its fi
   // The learning-rate schedule goes on from the examples committed before, shared by the readers.
   CHECK(r0.schedule_examples == 500);
   CHECK(r1.schedule_examples == 500);
-  // Shards and trainers get none of it.
-  const auto shard = join(wire::role::shard, "shard-0", 0);
+  // Shards get none of it.
+  const auto shard = t.join(wire::role::shard, "shard-0", 0);
   CHECK(shard.file_passes.empty());
   CHECK(shard.schedule_examples == 0);
-  (void)c;
 }
 
 TEST_CASE("coordinator: stop ends a following job's input through the view, and fails a job over fixed files",
