@@ -7,7 +7,8 @@
 #   - one training file, 1 -> 3 readers and 2 -> 1: the file's one reader enters it where the
 #     plan says, the others have none, so the trainer (one, one worker, no lookahead, no sync:
 #     deterministic) gets the unchanged resume's very batches: the same model to the last digit;
-#   - 2 -> 3 readers in one process, 2 -> 1 as processes, 2 -> 3 with two epochs read in order;
+#   - 2 -> 3 readers in one process, 2 -> 1 as processes, 2 -> 3 with two epochs read in order and
+#     validation data scored between them (the readers wait at each epoch's end);
 #   - 2 -> 3 as processes with reader-1 killed -9 on the way (it restarts inside the plan);
 #   - 2 -> 3, stopped, then 3 -> 1: a second change starts from the first one's plan;
 #   - a shuffled job is refused another count, with the reason, its snapshots untouched.
@@ -148,11 +149,14 @@ changed chain_one 3 1
 every_row chain_one "$rows"
 as_good chain_one "$(awk -v k="$ne_bound" 'BEGIN { print k + 0.005 }')"
 
-echo "5. two epochs read in order, 2 -> 3 readers"
-killed_at epochs 3 --readers 2 --epochs 2 --shuffle-buffer 0 "${six[@]}"
-resume epochs epochs_grow --readers 3 --epochs 2 --shuffle-buffer 0 "${six[@]}"
+echo "5. two epochs read in order, scored on validation data after each, 2 -> 3 readers"
+two=(--epochs 2 --shuffle-buffer 0 --validation one/test.tsv "${six[@]}")
+killed_at epochs 3 --readers 2 "${two[@]}"
+resume epochs epochs_grow --readers 3 "${two[@]}"
 changed epochs_grow 2 3
 every_row epochs_grow $((2 * rows))
+[[ "$(field epochs_grow.json epochs_run)" == 2 ]] ||
+  fail "epochs_grow: $(field epochs_grow.json epochs_run) epochs run, expected 2 (the readers wait for each scoring)"
 
 echo "6. a shuffled job resumes only on its own reader count"
 killed_at shuffled 1 --readers 2 --epochs 2 "${six[@]}"
