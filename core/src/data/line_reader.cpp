@@ -173,18 +173,9 @@ status line_reader::open_current() {
 }
 
 result<bool> line_reader::enter_current() {
-  if (file_ < entries_.size()) {
-    const file_entry& e = entries_[file_];
-    if (e.skip) return false;
-    if (e.at.byte_offset > 0) {
-      line_position at = e.at;
-      at.file_index = file_;
-      SS_RETURN_IF_ERROR(seek(at));
-      return true;
-    }
-  }
-  SS_RETURN_IF_ERROR(open_current());
-  return true;
+  // A seek to the file's start goes where its entry point says (seek() applies them).
+  SS_RETURN_IF_ERROR(seek({file_, 0, 1}));
+  return source_ != nullptr;
 }
 
 void line_reader::keep_last_line_crc() {

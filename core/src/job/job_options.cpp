@@ -315,10 +315,16 @@ std::uint64_t follow_limit_of_reader(const job_options& o, int index) {
   return limit / readers + (static_cast<std::uint64_t>(index) < limit % readers ? 1 : 0);
 }
 
+std::vector<std::size_t> file_indices_of_reader(std::size_t files, int readers, int index) {
+  std::vector<std::size_t> out;
+  const auto stride = static_cast<std::size_t>(std::max(1, readers));
+  for (auto i = static_cast<std::size_t>(std::max(0, index)); i < files; i += stride) out.push_back(i);
+  return out;
+}
+
 std::vector<std::string> files_of_reader(const job_options& o, int index) {
   std::vector<std::string> files;
-  for (std::size_t i = static_cast<std::size_t>(index); i < o.train.size(); i += static_cast<std::size_t>(o.readers))
-    files.push_back(o.train[i]);
+  for (const auto i : file_indices_of_reader(o.train.size(), o.readers, index)) files.push_back(o.train[i]);
   return files;
 }
 

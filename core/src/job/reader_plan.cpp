@@ -50,13 +50,11 @@ result<reader_plan> replan_readers(const job_options& job, int readers, const re
   next.files = plan.empty() ? std::vector<data::file_progress>(files) : plan.files;
   next.examples = plan.examples;
   next.bad_rows = plan.bad_rows;
-  const auto stride = static_cast<std::size_t>(readers);
-  for (std::size_t r = 0; r < commits.size() && r < stride; ++r) {
+  for (std::size_t r = 0; r < commits.size() && r < static_cast<std::size_t>(readers); ++r) {
     const reader_commit& c = commits[r];
     if (!c.valid) continue;  // its files stand as the plan has them
     const std::string who = "reader " + std::to_string(r) + "'s committed position";
-    std::vector<std::size_t> own;  // the reader's files, as files_of_reader lists them
-    for (std::size_t f = r; f < files; f += stride) own.push_back(f);
+    const auto own = file_indices_of_reader(files, readers, static_cast<int>(r));
     if (c.file_index > own.size())
       return status(errc::corrupt, who + " names its file " + std::to_string(c.file_index) + " of " +
                                        std::to_string(own.size()));
@@ -81,8 +79,7 @@ result<reader_plan> replan_readers(const job_options& job, int readers, const re
 std::vector<data::file_progress> progress_of_reader(const job_options& job, const reader_plan& plan, int index) {
   std::vector<data::file_progress> out;
   if (plan.empty()) return out;
-  const auto stride = static_cast<std::size_t>(std::max(1, job.readers));
-  for (std::size_t f = static_cast<std::size_t>(index); f < plan.files.size(); f += stride) out.push_back(plan.files[f]);
+  for (const auto f : file_indices_of_reader(plan.files.size(), job.readers, index)) out.push_back(plan.files[f]);
   return out;
 }
 

@@ -66,19 +66,19 @@ double train_batch(dense_model& model, const data::example_batch& batch, embeddi
   if (opt.fused()) {
     loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
                                 batch.labels.data(), n, {model.params(), -opt.learning_rate * lr_scale, 1.0f}, ws);
-  } else if (opt.per_layer) {
+  } else {
+    // The gradient materialized, and applied per layer as backward writes it, or after it.
     if (scratch.dense_grads.size() != model.size()) scratch.dense_grads.resize(model.size());
-    layer_update update{&opt, model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size(),
-                        model.next_step(), lr_scale};
-    model::grad_target<float> target{scratch.dense_grads.data(), 1.0f, 0.0f, &layer_update::run, &update};
+    layer_update update{&opt, model.params(), model.optimizer_state(), scratch.dense_grads.data(),
+                        model.size(), model.next_step(), lr_scale};
+    model::grad_target<float> target{scratch.dense_grads.data(), 1.0f, 0.0f};
+    if (opt.per_layer) {
+      target.layer_done = &layer_update::run;
+      target.context = &update;
+    }
     loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(), batch.labels.data(), n,
                                 target, ws);
-  } else {
-    if (scratch.dense_grads.size() != model.size()) scratch.dense_grads.resize(model.size());
-    loss = model::dlrm_backward(config, model.layout(), model.params(), batch.dense.data(),
-                                batch.labels.data(), n, {scratch.dense_grads.data(), 1.0f, 0.0f}, ws);
-    opt.apply(model.params(), model.optimizer_state(), scratch.dense_grads.data(), model.size(), model.next_step(),
-              lr_scale);
+    if (!opt.per_layer) layer_update::run(&update, 0, model.size());
   }
   rows.accumulate_grads(batch, ws.embedding_grad(0, 0), example_stride);
   return loss;

@@ -102,7 +102,7 @@ class line_reader {
   line_reader(std::vector<std::string> paths, std::vector<std::uint64_t> sizes, line_reader_options options,
               std::vector<file_entry> entries);
   status open_current();
-  // Opens file_ where its entry says (false: its entry skips it).
+  // Opens file_ where its entry says, through seek() (false: its entry skips it).
   result<bool> enter_current();
   status fill();  // reads more bytes after end_, compacting or growing the buffer first
   // Takes the CRC of the last consumed line while its bytes are still in the buffer.

@@ -93,7 +93,8 @@ status resolve_feature_counts(job_options& o);
 std::vector<std::string> resume_conflicts(const job_options& saved, const job_options& now);
 
 // The training files reader `index` of `readers` reads: every readers-th file from index (with
-// --follow: the one input it follows).
+// --follow: the one input it follows). file_indices_of_reader: their indices among `files`.
+std::vector<std::size_t> file_indices_of_reader(std::size_t files, int readers, int index);
 std::vector<std::string> files_of_reader(const job_options& o, int index);
 
 // --follow-limit-examples' share of reader `index`: the limit split over the readers, the first
