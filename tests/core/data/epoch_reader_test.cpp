@@ -250,4 +250,11 @@ TEST_CASE("epoch reader: positions that cannot be resumed are errors", "[core][d
   none.input = f.input(32);
   none.epochs = 0;
   CHECK(epoch_reader::open(none).error().code() == errc::invalid_argument);
+  // Files' progress (a job resumed on another reader count) for other files than the reader's.
+  epoch_reader_options mismatched;
+  mismatched.input = f.input(32);
+  mismatched.progress.resize(f.paths.size() + 1);
+  auto refused = epoch_reader::open(mismatched);
+  CHECK(refused.error().code() == errc::invalid_argument);
+  CHECK_THAT(refused.error().message(), Catch::Contains("progress of 4 files for 3 input files"));
 }
