@@ -10,16 +10,22 @@
 namespace ss::embedding {
 
 void init_row(const table_options& options, std::uint64_t id, float* row) {
+  const std::uint32_t slots = value_slots(options.dim, options.precision);
+  // The same FP32 values at every precision, rounded to the nearest: a bf16 job's new row is its
+  // FP32 twin's, rounded.
+  thread_local std::vector<float> values;
+  values.resize(options.dim);
   for (std::uint32_t d = 0; d < options.dim; ++d)
-    row[d] = counter_uniform(options.seed, options.table, id, d, -options.init_scale, options.init_scale);
-  for (std::uint32_t s = 0; s < options.state_floats; ++s) row[options.dim + s] = 0.0f;
-  if (options.touch_slot) set_touch(row + options.dim + options.state_floats, 0);  // row_touch's slot
+    values[d] = counter_uniform(options.seed, options.table, id, d, -options.init_scale, options.init_scale);
+  encode_values(values.data(), options.dim, options.precision, row);
+  for (std::uint32_t s = 0; s < options.state_floats; ++s) row[slots + s] = 0.0f;
+  if (options.touch_slot) set_touch(row + slots + options.state_floats, 0);  // row_touch's slot
 }
 
 embedding_table::embedding_table(const table_options& options) : options_(options) {
   assert(!options_.evict_when_full || options_.budget);
   assert(!options_.touch_slot || options_.budget);
-  touch_.at = options_.dim + options_.state_floats;
+  touch_.at = value_slots(options_.dim, options_.precision) + options_.state_floats;
   touch_.kept = options_.touch_slot;
   for (auto& s : stripes_) {
     s.arena.set_row_floats(row_floats());
@@ -543,11 +549,11 @@ void embedding_table::clear_published() {
 status embedding_table::read_published(const std::uint64_t* ids, std::size_t n, const row_loader& load, float* values,
                                        std::uint8_t* present) const {
   const std::size_t dim = options_.dim, floats = row_floats();
-  // Copies id's row into out[0, dim) if it is in RAM. Lock held.
+  // Copies id's row values into out[0, dim) if it is in RAM. Lock held.
   auto from_ram = [&](const stripe& s, std::uint64_t id, std::uint64_t hash, float* out) {
     const std::size_t at = s.index.probe(id, hash);
     if (!s.index.occupied(at)) return false;
-    std::memcpy(out, s.index.row(at), sizeof(float) * dim);
+    decode_values(s.index.row(at), options_.dim, options_.precision, out);
     return true;
   };
   // The positions not in RAM, with their stripe's evictions when they were seen there.
@@ -589,7 +595,7 @@ status embedding_table::read_published(const std::uint64_t* ids, std::size_t n, 
         ++kept;
       } else if (found[j] != 0 && !dropped_locked(s, ids[i])) {
         present[i] = 1;
-        std::memcpy(values + i * dim, loaded.data() + j * floats, sizeof(float) * dim);
+        decode_values(loaded.data() + j * floats, options_.dim, options_.precision, values + i * dim);
       }
     }
     pending.resize(kept);

@@ -43,6 +43,21 @@ status beyond_tables(std::uint32_t t, std::uint32_t max_tables) {
                                   std::to_string(max_tables) + " tables"};
 }
 
+// One update of a row by the sparse optimizer: in place at FP32; at 16 bits on FP32 copies of its
+// values, written back rounded stochastically (the draws named by `stream`). The state is FP32.
+void update_row(const optim::sparse_optimizer& optimizer, row_precision precision, float* row, const float* grad,
+                std::uint32_t dim, float lr_scale, std::uint64_t stream) {
+  if (precision == row_precision::fp32) {
+    optimizer.apply(row, grad, dim, lr_scale);
+    return;
+  }
+  thread_local std::vector<float> values;
+  values.resize(dim);
+  decode_values(row, dim, precision, values.data());
+  optimizer.apply(values.data(), row + value_slots(dim, precision), grad, dim, lr_scale);
+  encode_values_stochastic(values.data(), dim, precision, stream, row);
+}
+
 status table_full(std::uint32_t t, std::uint64_t max_rows) {
   return {errc::resource_exhausted, "table " + std::to_string(t) + " is full (" + std::to_string(max_rows) + kFullHint};
 }
@@ -145,11 +160,12 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
       struct context {
         float* values;
         const std::uint32_t* order;
-        std::size_t dim;
-      } c{values, tls.order.data() + begin, dim};
+        std::uint32_t dim;
+        row_precision precision;
+      } c{values, tls.order.data() + begin, options_.dim, options_.precision};
       auto copy = [](void* ctx, float* row, std::size_t i) {
         auto* cx = static_cast<context*>(ctx);
-        std::memcpy(cx->values + static_cast<std::size_t>(cx->order[i]) * cx->dim, row, sizeof(float) * cx->dim);
+        decode_values(row, cx->dim, cx->precision, cx->values + static_cast<std::size_t>(cx->order[i]) * cx->dim);
       };
       auto missing = tab->visit_tiered(tls.ids.data() + begin, count, create, false, loader(t), copy, &c, tls.scratch);
       if (!missing.is_ok()) return missing.error().with_context("table " + std::to_string(t) + ": reading a row back");
@@ -165,11 +181,11 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
     for (std::size_t k = begin; k < begin + count; ++k) {
       float* dst = values + static_cast<std::size_t>(tls.order[k]) * dim;
       if (tls.rows[k] != nullptr) {
-        std::memcpy(dst, tls.rows[k], sizeof(float) * dim);
+        decode_values(tls.rows[k], options_.dim, options_.precision, dst);
       } else {
         fresh.resize(tab->row_floats());
         init_row(tab->options(), tls.ids[k], fresh.data());
-        std::memcpy(dst, fresh.data(), sizeof(float) * dim);
+        decode_values(fresh.data(), options_.dim, options_.precision, dst);
       }
     }
     return status::ok();
@@ -182,17 +198,26 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
     const optim::sparse_optimizer* optimizer;
     const float* grads;
     const std::uint32_t* order;
+    const std::uint64_t* ids;
     std::uint32_t dim;
+    std::uint32_t table;
+    row_precision precision;
     float lr_scale;
+    std::uint64_t seed, update;
   };
+  // 16-bit rows round each update stochastically; the push's number makes every push draw anew.
+  const std::uint64_t update = pushes_.fetch_add(1, std::memory_order_relaxed);
   return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
-    context c{&options_.optimizer, grads, tls.order.data() + begin, options_.dim, lr_scale};
+    context c{&options_.optimizer, grads,           tls.order.data() + begin, tls.ids.data() + begin, options_.dim, t,
+              options_.precision,  lr_scale,        options_.seed,             update};
     // The optimizer runs under the row's stripe lock, so a concurrent take_dirty() sees either
     // none or all of this update.
     auto apply = [](void* ctx, float* row, std::size_t i) {
       auto* cx = static_cast<context*>(ctx);
-      cx->optimizer->apply(row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim, cx->dim, cx->lr_scale);
+      update_row(*cx->optimizer, cx->precision, row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim,
+                 cx->dim, cx->lr_scale,
+                 cx->precision == row_precision::fp32 ? 0 : stochastic_stream(cx->seed, cx->table, cx->ids[i], cx->update));
     };
     if (budget_) {
       auto missing = tab->visit_tiered(tls.ids.data() + begin, count, true, true, loader(t), apply, &c, tls.scratch);

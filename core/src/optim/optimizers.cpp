@@ -52,22 +52,23 @@ const char* to_string(sparse_kind kind) {
   return kind == sparse_kind::sgd ? "sgd" : "rowwise-adagrad";
 }
 
-void sparse_optimizer::apply(float* row, const float* grad, std::uint32_t dim, float lr_scale) const {
+void sparse_optimizer::apply(float* values, float* state, const float* grad, std::uint32_t dim,
+                             float lr_scale) const {
   const float wd = weight_decay;
   const float lr = learning_rate * lr_scale;
   if (kind == sparse_kind::sgd) {
-    for (std::uint32_t d = 0; d < dim; ++d) row[d] -= lr * (grad[d] + wd * row[d]);
+    for (std::uint32_t d = 0; d < dim; ++d) values[d] -= lr * (grad[d] + wd * values[d]);
     return;
   }
   float sum_sq = 0.0f;
   for (std::uint32_t d = 0; d < dim; ++d) {
-    const float g = grad[d] + wd * row[d];
+    const float g = grad[d] + wd * values[d];
     sum_sq += g * g;
   }
-  float& accumulator = row[dim];
+  float& accumulator = state[0];
   accumulator += sum_sq / static_cast<float>(dim);
   const float step = lr / (std::sqrt(accumulator) + epsilon);
-  for (std::uint32_t d = 0; d < dim; ++d) row[d] -= step * (grad[d] + wd * row[d]);
+  for (std::uint32_t d = 0; d < dim; ++d) values[d] -= step * (grad[d] + wd * values[d]);
 }
 
 result<dense_kind> parse_dense_kind(const std::string& name) {

@@ -32,6 +32,7 @@
 #include "ss/core/embedding/row_arena.hpp"
 #include "ss/core/embedding/row_eviction.hpp"
 #include "ss/core/embedding/row_index.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/embedding/row_tiering.hpp"
 #include "ss/core/embedding/row_ttl.hpp"
 #include "ss/core/status.hpp"
@@ -41,6 +42,8 @@ namespace ss::embedding {
 struct table_options {
   std::uint32_t table = 0;         // index of this table (categorical feature) in the model
   std::uint32_t dim = 16;          // values per row
+  // The values' precision: they take value_slots(dim, precision) 4-byte slots (row_precision.hpp).
+  row_precision precision = row_precision::fp32;
   std::uint32_t state_floats = 0;  // optimizer state per row, stored after the values
   float init_scale = 0.01f;        // new rows are uniform in [-init_scale, init_scale)
   std::uint64_t seed = 1;          // with (table, id), fixes a new row's values everywhere
@@ -71,6 +74,7 @@ table_options options_of_table(const StoreOptions& store, std::uint32_t t) {
   table_options o;
   o.table = t;
   o.dim = store.dim;
+  o.precision = store.precision;
   o.state_floats = store.optimizer.state_floats();
   o.init_scale = store.init_scale;
   o.seed = store.seed;
@@ -78,7 +82,7 @@ table_options options_of_table(const StoreOptions& store, std::uint32_t t) {
   return o;
 }
 
-// The values a row of (table, id) starts with, identical in every process that creates it.
+// The row of (table, id) as it starts (row_floats() slots), identical in every process that creates it.
 void init_row(const table_options& options, std::uint64_t id, float* row);
 
 class embedding_table {
@@ -88,7 +92,10 @@ class embedding_table {
   embedding_table& operator=(const embedding_table&) = delete;
 
   const table_options& options() const { return options_; }
-  std::uint32_t row_floats() const { return options_.dim + options_.state_floats + (options_.touch_slot ? 1 : 0); }
+  // 4-byte slots per row: the values at their precision, the optimizer state, the touch slot.
+  std::uint32_t row_floats() const {
+    return value_slots(options_.dim, options_.precision) + options_.state_floats + (options_.touch_slot ? 1 : 0);
+  }
 
   // The row of `id`, created with init_row() if absent. nullptr only when max_rows is reached.
   float* find_or_create(std::uint64_t id);
@@ -169,7 +176,7 @@ class embedding_table {
   // Clears every publisher mark and the rows remembered as gone: a full copy (a published base)
   // starts now.
   void clear_published();
-  // Delta publishing: the values (dim floats each, no optimizer state) of rows `ids` as they stand
+  // Delta publishing: the values (dim floats each, decoded, no optimizer state) of rows `ids` as they stand
   // now: in RAM, else (with a budget over a cold tier) as storage holds them. present[i] = 0 for
   // an id the table holds no row of (dropped for good, expired, never made): a tombstone. Changes,
   // touches and counts nothing. Returns load's error.

@@ -9,6 +9,7 @@
 
 #include "ss/core/embedding/batch_rows.hpp"
 #include "ss/core/embedding/embedding_table.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
 #include "ss/core/status.hpp"
 
@@ -22,6 +23,10 @@ struct embedding_options {
   std::vector<std::uint64_t> buckets;   // per table; empty or 0 = unbounded (first touch)
   std::uint64_t max_rows_per_table = 0; // 0 = unbounded
   optim::sparse_optimizer optimizer;
+  // Shard servers keep rows at this precision (shard_store_options). This store hands out
+  // pointers to its rows for the model to read in place: FP32 only (local_embeddings asserts it;
+  // `shadowsync train` refuses another with the reason).
+  row_precision precision = row_precision::fp32;
 };
 
 class local_embeddings {

@@ -18,6 +18,7 @@
 
 #include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/embedding/embedding_table.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/embedding/row_ttl.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
 #include "ss/core/status.hpp"
@@ -26,6 +27,8 @@ namespace ss::embedding {
 
 struct shard_store_options {
   std::uint32_t dim = 16;
+  // The values' precision in RAM and storage (row_precision.hpp); lookups hand out FP32.
+  row_precision precision = row_precision::fp32;
   float init_scale = 0.01f;
   std::uint64_t seed = 1;
   // 0 = unbounded. A table at it evicts a row for good (CLOCK, from both tiers) for each new one;
@@ -49,10 +52,10 @@ struct shard_store_options {
   std::uint64_t admission_counters = std::uint64_t{1} << 22;
 };
 
-// Floats of a row as the shard keeps and stores it: values, optimizer state, and with a row TTL
-// its touch slot.
+// 4-byte slots of a row as the shard keeps and stores it: values (at their precision), optimizer
+// state, and with a row TTL its touch slot.
 inline std::uint32_t shard_row_floats(const shard_store_options& o) {
-  return o.dim + o.optimizer.state_floats() + (o.ttl.enabled() ? 1 : 0);
+  return value_slots(o.dim, o.precision) + o.optimizer.state_floats() + (o.ttl.enabled() ? 1 : 0);
 }
 
 // What a row in RAM costs beyond its values and optimizer state: its index slot (16 bytes at a
@@ -100,11 +103,12 @@ class shard_store {
 
   const shard_store_options& options() const { return options_; }
 
-  // values gets n x dim floats: the rows of (tables[i], ids[i]), created on first touch when
+  // values gets n x dim floats (decoded from the rows' precision): the rows of (tables[i], ids[i]), created on first touch when
   // `create` (with admission: on the admit_after-th), else read as their initial values without
   // being stored.
   status lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create, float* values);
-  // Applies n x dim gradients with the sparse optimizer (a row that does not exist yet, e.g.
+  // Applies n x dim gradients with the sparse optimizer, rounding 16-bit rows stochastically
+  // (seeded by options().seed and the push's number) (a row that does not exist yet, e.g.
   // after a restart without a checkpoint, is created first; with admission, only for an id
   // admitted already: the others' gradients are dropped and counted).
   status push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads,
@@ -219,6 +223,7 @@ class shard_store {
   std::uint32_t sweep_table_ = 0;         // where sweep_expired goes on from in storage
   std::uint64_t sweep_id_ = 0;
   std::shared_ptr<admission_filter> admission_;  // set with admit_after > 1
+  std::atomic<std::uint64_t> pushes_{0};          // numbers each push's stochastic rounding
   mutable std::mutex tables_mu_;
   std::vector<std::unique_ptr<embedding_table>> tables_;  // index = table; grows, never shrinks
   std::vector<std::atomic<embedding_table*>> fast_;       // lock-free read path to tables_

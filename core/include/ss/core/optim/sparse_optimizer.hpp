@@ -30,7 +30,12 @@ struct sparse_optimizer {
   //   rowwise_adagrad: G += mean(g^2); row -= lr * g / (sqrt(G) + eps)   (one G per row)
   // with g = grad + weight_decay * row.
   // Hogwild: concurrent calls on the same row race benignly on floats, by design.
-  void apply(float* row, const float* grad, std::uint32_t dim, float lr_scale = 1.0f) const;
+  void apply(float* row, const float* grad, std::uint32_t dim, float lr_scale = 1.0f) const {
+    apply(row, row + dim, grad, dim, lr_scale);
+  }
+  // The same, with the values and the state apart: a row of 16-bit values (row_precision.hpp) is
+  // updated in FP32 copies of its values, its state in place.
+  void apply(float* values, float* state, const float* grad, std::uint32_t dim, float lr_scale = 1.0f) const;
 };
 
 }  // namespace ss::optim

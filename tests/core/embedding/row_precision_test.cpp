@@ -1,0 +1,262 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ss/core/embedding/memory_rows.hpp"
+#include "ss/core/embedding/row_precision.hpp"
+#include "ss/core/embedding/shard_store.hpp"
+#include "store_helpers.hpp"
+
+using namespace ss::embedding;
+
+namespace {
+
+// The 16-bit value of `x` after one stochastic rounding with stream `s`.
+float round_once(float x, row_precision p, std::uint64_t s) {
+  float slot = 0.0f;
+  encode_values_stochastic(&x, 1, p, s, &slot);
+  float back = 0.0f;
+  decode_values(&slot, 1, p, &back);
+  return back;
+}
+
+}  // namespace
+
+TEST_CASE("row precision: names, codes and the slots a row's values take", "[core][embedding][precision]") {
+  CHECK(*parse_row_precision("fp32") == row_precision::fp32);
+  CHECK(*parse_row_precision("bf16") == row_precision::bf16);
+  CHECK(*parse_row_precision("fp16") == row_precision::fp16);
+  auto bad = parse_row_precision("fp8");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.error().message() == "unknown row precision 'fp8' (expected fp32, bf16 or fp16)");
+  for (auto p : {row_precision::fp32, row_precision::bf16, row_precision::fp16})
+    CHECK(*row_precision_of_code(static_cast<std::uint32_t>(p), "x") == p);
+  auto unknown = row_precision_of_code(3, "model file m.ssm");
+  REQUIRE_FALSE(unknown.is_ok());
+  CHECK(unknown.error().message() == "model file m.ssm: row precision code 3 is none this build knows (0 fp32, 1 bf16, 2 fp16)");
+  CHECK(value_slots(16, row_precision::fp32) == 16);
+  CHECK(value_slots(16, row_precision::bf16) == 8);
+  CHECK(value_slots(3, row_precision::fp16) == 2);  // an odd dim: the last slot half used
+  CHECK(value_slots(3, row_precision::fp32) == 3);
+}
+
+TEST_CASE("row precision: every 16-bit value decodes and encodes back to itself", "[core][embedding][precision]") {
+  for (std::uint32_t h = 0; h < 65536; ++h) {
+    const auto bits = static_cast<std::uint16_t>(h);
+    const float b = float_of_bf16(bits), f = float_of_fp16(bits);
+    if (!std::isnan(b)) REQUIRE(bf16_of(b) == bits);
+    else REQUIRE(std::isnan(float_of_bf16(bf16_of(b))));
+    if (!std::isnan(f)) REQUIRE(fp16_of(f) == bits);
+    else REQUIRE(std::isnan(float_of_fp16(fp16_of(f))));
+  }
+  // Known values: bf16 keeps FP32's exponent, fp16 has IEEE half's.
+  CHECK(float_of_fp16(0x3C00) == 1.0f);
+  CHECK(float_of_fp16(0x7BFF) == 65504.0f);
+  CHECK(float_of_fp16(0x0001) == std::ldexp(1.0f, -24));
+  CHECK(float_of_fp16(0xC000) == -2.0f);
+  CHECK(float_of_bf16(0x3F80) == 1.0f);
+  CHECK(float_of_bf16(0x4049) == 3.140625f);
+}
+
+TEST_CASE("row precision: nearest rounding ties to even and keeps specials", "[core][embedding][precision]") {
+  // bf16 spacing at 1 is 2^-7: 1 + 2^-8 is a tie, to the even 1; 1 + 3 * 2^-8 ties to 1 + 2^-6.
+  CHECK(float_of_bf16(bf16_of(1.0f + std::ldexp(1.0f, -8))) == 1.0f);
+  CHECK(float_of_bf16(bf16_of(1.0f + 3 * std::ldexp(1.0f, -8))) == 1.0f + std::ldexp(1.0f, -6));
+  CHECK(float_of_bf16(bf16_of(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20))) == 1.0f + std::ldexp(1.0f, -7));
+  // fp16 spacing at 1 is 2^-10.
+  CHECK(float_of_fp16(fp16_of(1.0f + std::ldexp(1.0f, -11))) == 1.0f);
+  CHECK(float_of_fp16(fp16_of(1.0f + 3 * std::ldexp(1.0f, -11))) == 1.0f + std::ldexp(1.0f, -9));
+  // fp16: beyond 65520 is infinity, below it the largest finite value; subnormals to 2^-24.
+  CHECK(std::isinf(float_of_fp16(fp16_of(70000.0f))));
+  CHECK(float_of_fp16(fp16_of(65519.0f)) == 65504.0f);
+  CHECK(float_of_fp16(fp16_of(std::ldexp(3.0f, -25))) == std::ldexp(2.0f, -24));  // 1.5 units: to even 2
+  CHECK(float_of_fp16(fp16_of(std::ldexp(1.0f, -26))) == 0.0f);
+  CHECK(float_of_fp16(fp16_of(-std::ldexp(5.0f, -24))) == -std::ldexp(5.0f, -24));
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(float_of_bf16(bf16_of(-inf)) == -inf);
+  CHECK(float_of_fp16(fp16_of(inf)) == inf);
+  CHECK(std::isnan(float_of_bf16(bf16_of(nan))));
+  CHECK(std::isnan(float_of_fp16(fp16_of(nan))));
+  // A NaN whose payload sits only in the bits bf16 drops stays a NaN (not infinity).
+  std::uint32_t low_nan_bits = 0x7F800001u;
+  float low_nan;
+  std::memcpy(&low_nan, &low_nan_bits, sizeof low_nan);
+  CHECK(std::isnan(float_of_bf16(bf16_of(low_nan))));
+}
+
+TEST_CASE("row precision: stochastic rounding is unbiased, reproducible and lands on a neighbour",
+          "[core][embedding][precision]") {
+  struct probe {
+    row_precision p;
+    float x;
+  };
+  const probe probes[] = {
+      {row_precision::bf16, 1.0f + 0.3f * std::ldexp(1.0f, -7)},   // 30% of the way to the next value
+      {row_precision::bf16, -0.01f},                               // negative: away from zero as often
+      {row_precision::fp16, 0.1f},
+      {row_precision::fp16, std::ldexp(0.25f, -24)},               // a quarter of fp16's smallest subnormal
+      {row_precision::fp16, -std::ldexp(1.0f, -15) * 1.37f},      // subnormal range
+  };
+  for (const auto& [p, x] : probes) {
+    CAPTURE(to_string(p), x);
+    // The two neighbours: x's bits truncated towards zero at the precision, and the next value out.
+    const std::uint16_t toward_zero = p == row_precision::bf16 ? bf16_of(x) : fp16_of(x);
+    float a = p == row_precision::bf16 ? float_of_bf16(toward_zero) : float_of_fp16(toward_zero);
+    const auto step = static_cast<std::uint16_t>(std::fabs(a) > std::fabs(x) ? toward_zero - 1 : toward_zero + 1);
+    float b = p == row_precision::bf16 ? float_of_bf16(step) : float_of_fp16(step);
+    const float lo = std::min(a, b), hi = std::max(a, b);
+    REQUIRE((lo < x && x < hi));
+    constexpr int n = 200000;
+    double sum = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const float r = round_once(x, p, static_cast<std::uint64_t>(i) * 7919u);
+      REQUIRE((r == lo || r == hi));
+      sum += r;
+    }
+    const double mean = sum / n, gap = std::fabs(static_cast<double>(hi) - lo);
+    // The mean of n draws between two values `gap` apart: within 5 standard errors of x.
+    CHECK(std::fabs(mean - x) < 5 * gap * 0.5 / std::sqrt(static_cast<double>(n)));
+    CHECK(round_once(x, p, 42) == round_once(x, p, 42));
+  }
+  // Representable values never move; nor do specials.
+  for (std::uint64_t s = 0; s < 100; ++s) {
+    for (float v : {1.0f, -2.5f, 0.0f, 65536.0f, 3.140625f}) REQUIRE(round_once(v, row_precision::bf16, s) == v);
+    for (float v : {1.0f, -2.5f, 0.0f, 65504.0f, std::ldexp(3.0f, -24)}) REQUIRE(round_once(v, row_precision::fp16, s) == v);
+  }
+  CHECK(std::isinf(round_once(std::numeric_limits<float>::infinity(), row_precision::bf16, 3)));
+  // No value rounds past the largest finite one.
+  CHECK(round_once(65510.0f, row_precision::fp16, 5) == 65504.0f);
+  CHECK(std::isfinite(round_once(std::numeric_limits<float>::max(), row_precision::bf16, 9)));
+}
+
+TEST_CASE("row precision: steps below the spacing still move a row, on average", "[core][embedding][precision]") {
+  // bf16 near 1 is spaced 2^-7 = 0.0078: a step of 1e-4 is lost to nearest rounding every time,
+  // and accumulates under stochastic rounding.
+  float nearest_slot = 0.0f, stochastic_slot = 0.0f;
+  const float one = 1.0f;
+  encode_values(&one, 1, row_precision::bf16, &nearest_slot);
+  encode_values(&one, 1, row_precision::bf16, &stochastic_slot);
+  for (std::uint64_t step = 0; step < 1000; ++step) {
+    float v = 0.0f;
+    decode_values(&nearest_slot, 1, row_precision::bf16, &v);
+    v += 1e-4f;
+    encode_values(&v, 1, row_precision::bf16, &nearest_slot);
+    decode_values(&stochastic_slot, 1, row_precision::bf16, &v);
+    v += 1e-4f;
+    encode_values_stochastic(&v, 1, row_precision::bf16, stochastic_stream(1, 0, 7, step), &stochastic_slot);
+  }
+  float nearest = 0.0f, stochastic = 0.0f;
+  decode_values(&nearest_slot, 1, row_precision::bf16, &nearest);
+  decode_values(&stochastic_slot, 1, row_precision::bf16, &stochastic);
+  CHECK(nearest == 1.0f);
+  CHECK(stochastic == Approx(1.1f).margin(0.03));  // 1 + 1000 x 1e-4, within a few spacings
+}
+
+TEST_CASE("row precision: rows pack two values a slot, and an odd dim's spare half is zero",
+          "[core][embedding][precision]") {
+  const float values[3] = {0.5f, -0.25f, 3.0f};
+  float slots[2];
+  std::memset(slots, 0xFF, sizeof slots);
+  encode_values(values, 3, row_precision::fp16, slots);
+  CHECK(half_at(slots, 0) == fp16_of(0.5f));
+  CHECK(half_at(slots, 1) == fp16_of(-0.25f));
+  CHECK(half_at(slots, 2) == fp16_of(3.0f));
+  CHECK(half_at(slots, 3) == 0);
+  float back[3];
+  decode_values(slots, 3, row_precision::fp16, back);
+  CHECK(std::vector<float>(back, back + 3) == std::vector<float>(values, values + 3));
+  std::uint16_t halves[3];
+  to_halves(values, 3, row_precision::bf16, halves);
+  float from[3];
+  from_halves(halves, 3, row_precision::bf16, from);
+  CHECK(std::vector<float>(from, from + 3) == std::vector<float>(values, values + 3));
+}
+
+TEST_CASE("shard store: bf16 and fp16 rows take half the slots and train like FP32 ones",
+          "[core][embedding][precision]") {
+  using testing::store_options;
+  const std::uint32_t tables[] = {0, 0, 1};
+  const std::uint64_t ids[] = {11, 12, 11};
+  for (auto p : {row_precision::bf16, row_precision::fp16}) {
+    CAPTURE(to_string(p));
+    auto wide_options = store_options();
+    wide_options.optimizer.kind = ss::optim::sparse_kind::rowwise_adagrad;
+    wide_options.dim = 16;
+    auto half_options = wide_options;
+    half_options.precision = p;
+    shard_store wide(wide_options), half(half_options), twin(half_options);
+    CHECK(wide.row_floats() == 17);
+    CHECK(half.row_floats() == 9);  // 8 slots of values, the Adagrad state at FP32
+    std::vector<float> w(3 * 16), h(3 * 16), t(3 * 16);
+    REQUIRE(wide.lookup(tables, ids, 3, true, w.data()).is_ok());
+    REQUIRE(half.lookup(tables, ids, 3, true, h.data()).is_ok());
+    // A new row is the FP32 row rounded to the nearest.
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      float slot = 0.0f, back = 0.0f;
+      encode_values(&w[i], 1, p, &slot);
+      decode_values(&slot, 1, p, &back);
+      REQUIRE(h[i] == back);
+    }
+    // Many small pushes: the 16-bit rows follow the FP32 ones within a few of their spacings,
+    // and two stores of one seed fed the same pushes hold the same rows.
+    REQUIRE(twin.lookup(tables, ids, 3, true, t.data()).is_ok());
+    std::vector<float> grads(3 * 16);
+    for (int step = 0; step < 300; ++step) {
+      // Of one sign, so that the rows travel far against the noise of rounding.
+      for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = 0.002f * static_cast<float>((i * 7 + step) % 11) + 0.001f;
+      REQUIRE(wide.push(tables, ids, 3, grads.data(), 0.1f).is_ok());
+      REQUIRE(half.push(tables, ids, 3, grads.data(), 0.1f).is_ok());
+      REQUIRE(twin.push(tables, ids, 3, grads.data(), 0.1f).is_ok());
+    }
+    REQUIRE(wide.lookup(tables, ids, 3, false, w.data()).is_ok());
+    REQUIRE(half.lookup(tables, ids, 3, false, h.data()).is_ok());
+    REQUIRE(twin.lookup(tables, ids, 3, false, t.data()).is_ok());
+    CHECK(h == t);
+    // Each stochastic rounding adds noise of about a third of the spacing between 16-bit values
+    // near the row (ulp), unbiased: after 300 updates a 16-bit value is off its FP32 twin by
+    // sqrt(300 / 12) = 5 ulp in the root mean square (4 in the mean), not more.
+    double moved = 0.0, off_in_ulps = 0.0;
+    std::vector<float> start(3 * 16);
+    shard_store fresh(wide_options);
+    REQUIRE(fresh.lookup(tables, ids, 3, false, start.data()).is_ok());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      moved += std::fabs(w[i] - start[i]);
+      const std::uint16_t bits = p == row_precision::bf16 ? bf16_of(w[i]) : fp16_of(w[i]);
+      const auto next = static_cast<std::uint16_t>(bits + 1);
+      const float ulp = p == row_precision::bf16 ? std::fabs(float_of_bf16(next) - float_of_bf16(bits))
+                                                 : std::fabs(float_of_fp16(next) - float_of_fp16(bits));
+      off_in_ulps += std::fabs(h[i] - w[i]) / ulp;
+    }
+    const double mean_off_in_ulps = off_in_ulps / static_cast<double>(w.size());
+    CAPTURE(moved, mean_off_in_ulps);
+    CHECK(moved > 10.0);               // the pushes moved the rows, by hundreds of ulps each
+    CHECK(mean_off_in_ulps < 8.0);    // and the 16-bit rows went where the FP32 ones did
+  }
+}
+
+TEST_CASE("shard store: 16-bit rows flush and read back from storage as they are", "[core][embedding][precision]") {
+  using testing::store_options;
+  auto o = store_options();
+  o.dim = 5;  // odd: the last value slot is half used
+  o.precision = row_precision::bf16;
+  auto storage = std::make_shared<memory_rows>(shard_row_floats(o));
+  CHECK(storage->row_floats() == 3);
+  o.max_rows_in_memory = 1;
+  o.cold = storage;
+  shard_store store(o);
+  const std::uint32_t tables[] = {0, 0, 0};
+  const std::uint64_t ids[] = {1, 2, 3};
+  std::vector<float> before(15), after(15), grads(15, 0.3f);
+  REQUIRE(store.lookup(tables, ids, 3, true, before.data()).is_ok());
+  REQUIRE(store.push(tables, ids, 3, grads.data()).is_ok());
+  REQUIRE(store.lookup(tables, ids, 3, false, before.data()).is_ok());
+  REQUIRE(testing::flush(store, *storage).is_ok());
+  store.shrink_to_budget();  // two of the three go to storage
+  REQUIRE(store.lookup(tables, ids, 3, false, after.data()).is_ok());
+  CHECK(after == before);
+  CHECK(store.stats().misses > 0);
+}
