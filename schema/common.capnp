@@ -60,6 +60,16 @@ enum JobState {
   # Stopped by an error; the coordinator's status says which.
 }
 
+enum RowPrecision {
+# The precision of embedding row values (ss::embedding::row_precision, --row-precision).
+
+  fp32 @0;
+  bf16 @1;
+  # bfloat16: FP32's exponent, 8 bits of significand.
+  fp16 @2;
+  # IEEE half.
+}
+
 struct ErrorReply {
 # The answer to any request that cannot be served.
 

@@ -8,6 +8,7 @@
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("ss::wire::schema");
+using Common = import "common.capnp";
 
 struct LookupRequest {
 # Rows to read: (tables[i], ids[i]) for every i.
@@ -29,7 +30,11 @@ struct LookupReply {
   dim @0 :UInt32;
   # Floats per row; non-zero whenever `values` is not empty.
   values @1 :List(Float32);
-  # Rows x dim, row-major.
+  # Rows x dim, row-major, when the shard keeps fp32 rows.
+  precision @2 :Common.RowPrecision;
+  # The shard's row precision: with bf16 or fp16, the rows are in `halves` instead of `values`.
+  halves @3 :List(UInt16);
+  # Rows x dim 16-bit values, row-major (the rows exactly as the shard holds them).
 }
 
 struct PushRequest {
@@ -50,6 +55,10 @@ struct PushRequest {
   # the trainer was dropped or holds a newer one.
   number @6 :UInt64;
   # The trainer's push number (from 1): a push sent again is answered without being applied twice.
+  precision @7 :Common.RowPrecision;
+  # The job's row precision: with bf16 or fp16, the gradients are in `gradHalves` instead of `grads`.
+  gradHalves @8 :List(UInt16);
+  # ids x dim 16-bit gradients (rounded to the nearest), row-major.
 }
 
 struct PushReply {

@@ -495,6 +495,10 @@ int run_train(const args& a, const config::environment& env) {
   const auto& bound = reader->current().schema();
   auto setup = job::resolve_model(o.model, bound.num_dense(), bound.num_categorical());
   if (!setup.is_ok()) return cmd.refuse(setup.error().message());
+  if (setup->embeddings.precision != embedding::row_precision::fp32)
+    return cmd.refuse("--row-precision " + o.model.row_precision +
+                      ": the single-process trainer's workers read its rows in place, at fp32; 16-bit rows are a "
+                      "cluster's (shadowsync local, or shard servers)");
 
   train::dense_model model(setup->dlrm, setup->dense, o.model.seed);
   embedding::local_embeddings store(setup->embeddings);

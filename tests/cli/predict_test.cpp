@@ -168,7 +168,7 @@ TEST_CASE("predict: a missing or damaged model exits 1 with a precise message", 
   std::string newer = bytes;
   newer[8] = 3;
   write_file(bad, newer);
-  expect_exit(bin + " predict --model " + bad + test, 1, "written by format version 3, this build reads 1");
+  expect_exit(bin + " predict --model " + bad + test, 1, "written by format version 3, this build reads 2");
 
   expect_exit(bin + " predict --model " + t.model + " --test " + dir.str("no-such-test.tsv"), 1, "no-such-test.tsv");
 }

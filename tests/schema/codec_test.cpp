@@ -182,7 +182,7 @@ TEST_CASE("codec: a misaligned copy of a frame decodes through the pointer and s
 
 TEST_CASE("codec: decode of a 2000-row lookup reply holds exactly its values", "[wire]") {
   frame f = encode_body(lookup_reply_of(2000, 16));
-  CHECK(f->size() == 8 + 8 + 24 + 16 + 2000 * 16 * 4);  // table, root, envelope, reply, values
+  CHECK(f->size() == 8 + 8 + 24 + 24 + 2000 * 16 * 4);  // table, root, envelope, reply, values
   auto r = decode(*f);
   REQUIRE(r.is_ok());
   const auto& reply = std::get<lookup_reply>(r->message);
@@ -457,6 +457,49 @@ TEST_CASE("codec: lookup_reply values must be whole rows of dim", "[wire]") {
   require_parse_error(encode_body(r), "lookup_reply: 12 values with dim 0");
   r.values.clear();
   CHECK(decode(*encode_body(r)).is_ok());  // no rows: dim does not matter
+}
+
+TEST_CASE("codec: values at a 16-bit row precision take half the bytes and come back rounded", "[wire]") {
+  lookup_reply wide = lookup_reply_of(2000, 16);
+  lookup_reply half = wide;
+  half.precision = ss::embedding::row_precision::bf16;
+  const frame fw = encode_body(wide), fh = encode_body(half);
+  CHECK(fh->size() == 8 + 8 + 24 + 24 + 2000 * 16 * 2);  // the reply struct gains a pointer
+  CHECK(fw->size() == 8 + 8 + 24 + 24 + 2000 * 16 * 4);
+  auto r = decode(*fh);
+  REQUIRE(r.is_ok());
+  const auto& back = std::get<lookup_reply>(r->message);
+  CHECK(back.precision == ss::embedding::row_precision::bf16);
+  REQUIRE(back.values.size() == wide.values.size());
+  for (std::size_t i = 0; i < wide.values.size(); ++i)
+    REQUIRE(back.values[i] == ss::embedding::float_of_bf16(ss::embedding::bf16_of(wide.values[i])));
+  push_request push{{1, 2}, {3, 4}, {0.1f, 0.2f, 0.3f, 0.4f}};
+  push.precision = ss::embedding::row_precision::fp16;
+  auto p = decode(*encode_body(push));
+  REQUIRE(p.is_ok());
+  const auto& grads = std::get<push_request>(p->message).grads;
+  REQUIRE(grads.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(grads[i] == ss::embedding::float_of_fp16(ss::embedding::fp16_of(push.grads[i])));
+}
+
+TEST_CASE("codec: a row precision this build does not know is refused", "[wire]") {
+  // An unknown enumerant (a newer peer's, or garbage) is refused, never read as another precision.
+  lookup_reply r{1, {0.5f}, ss::embedding::row_precision::bf16};
+  frame f = encode_body(r);
+  auto bytes = std::vector<std::uint8_t>(f->data(), f->data() + f->size());
+  // The precision sits in the reply's data word after dim (u32 at +0, u16 at +4): find the bf16
+  // code (1) right after dim (1) and make it 9.
+  bool patched = false;
+  for (std::size_t at = 0; at + 6 <= bytes.size(); at += 8) {
+    if (bytes[at] == 1 && bytes[at + 1] == 0 && bytes[at + 2] == 0 && bytes[at + 3] == 0 && bytes[at + 4] == 1 &&
+        bytes[at + 5] == 0) {
+      bytes[at + 4] = 9;
+      patched = true;
+      break;
+    }
+  }
+  REQUIRE(patched);
+  require_parse_error(frame_of(bytes), "lookup_reply: row precision 9 is out of range (0-2)");
 }
 
 TEST_CASE("codec: warm_request tables and ids must have the same length", "[wire]") {

@@ -71,6 +71,7 @@ struct field_kind {
 
 template <auto Member>
 struct member_field {
+  static constexpr std::size_t extra_wire_fields = 0;  // Cap'n Proto fields beyond the member's one
   static constexpr bool is_optional = false;
   static constexpr bool is_enumeration = false;
   static constexpr auto member = Member;
@@ -85,6 +86,11 @@ template <auto M, auto I, auto G>
 struct field_kind<detail::bytes<M, I, G>> : member_field<M> {};
 template <auto M, auto I, auto G>
 struct field_kind<detail::nested<M, I, G>> : member_field<M> {};
+// One member, two Cap'n Proto fields (the Float32 and the UInt16 list).
+template <auto M, auto P, auto IF, auto GF, auto IH, auto GH>
+struct field_kind<detail::precise_values<M, P, IF, GF, IH, GH>> : member_field<M> {
+  static constexpr std::size_t extra_wire_fields = 1;
+};
 template <auto M, auto S, auto G, status (*Check)(std::uint16_t, const char*)>
 struct field_kind<detail::enumeration<M, S, G, Check>> : member_field<M> {
   static constexpr bool is_enumeration = true;
@@ -92,6 +98,7 @@ struct field_kind<detail::enumeration<M, S, G, Check>> : member_field<M> {
 };
 template <class Flag, class Field>
 struct field_kind<detail::optional<Flag, Field>> {
+  static constexpr std::size_t extra_wire_fields = 0;
   static constexpr bool is_optional = true;
   static constexpr bool is_enumeration = false;
   using flag = field_kind<Flag>;
@@ -333,6 +340,7 @@ struct named_members;
 template <class... Kinds>
 struct named_members<std::tuple<Kinds...>> {
   static constexpr std::size_t count = ((Kinds::is_optional ? 2 : 1) + ... + std::size_t{0});
+  static constexpr std::size_t wire_count = count + (Kinds::extra_wire_fields + ... + std::size_t{0});
 };
 
 template <class Fields>
@@ -348,9 +356,10 @@ template <class T>
 void check_entry_covers(std::vector<std::string>& problems) {
   using fields = typename detail::codec<T>::fields;
   constexpr std::size_t named = named_members<typename field_list_kinds<fields>::kinds>::count;
+  constexpr std::size_t named_on_wire = named_members<typename field_list_kinds<fields>::kinds>::wire_count;
   constexpr std::size_t members = member_count<T>();
   const std::size_t wire_fields = capnp::Schema::from<typename wire_struct<fields>::type>().getFields().size();
-  if (named != members || named != wire_fields) {
+  if (named != members || named_on_wire != wire_fields) {
     problems.push_back(root_name<T>() + ": its codec entry names " + std::to_string(named) + " members, its C++ struct has " +
                        std::to_string(members) + " and its Cap'n Proto struct " + std::to_string(wire_fields) +
                        " fields: a field left out of its entry (schema/codec/src/entries/) is never sent");
@@ -468,6 +477,15 @@ void generate_value(V& v, std::uint64_t& n, const std::string& name) {
 template <class T>
 void make_consistent(T&) {}
 inline void make_consistent(dump_request& m) { m.placement_index = m.placement_shards - 1; }
+// Values at a 16-bit precision: those it represents exactly, as the wire carries them.
+inline void round_to_precision(std::vector<float>& values, ss::embedding::row_precision p) {
+  if (p == ss::embedding::row_precision::fp32) return;
+  std::vector<std::uint16_t> halves(values.size());
+  ss::embedding::to_halves(values.data(), values.size(), p, halves.data());
+  ss::embedding::from_halves(halves.data(), halves.size(), p, values.data());
+}
+inline void make_consistent(lookup_reply& m) { round_to_precision(m.values, m.precision); }
+inline void make_consistent(push_request& m) { round_to_precision(m.grads, m.precision); }
 inline void make_consistent(dump_reply& m) {
   m.row_floats = static_cast<std::uint32_t>(m.values.size() / m.ids.size());
   m.crc32c = dump_page_crc(m);

@@ -161,7 +161,9 @@ inline std::vector<body> written_samples() {
   add(end_of_data{1, 999});
   add(batch_ack{4, 31337, 99, 77});
   add(lookup_request{false, {0, 1, 25, 7}, {11, 0xffffffffffffffffULL, 13, 1ULL << 40}, 4096});
-  add(lookup_reply_of(3, 4));
+  // 16-bit rows (one sample a message: the fp32 path is the 2000-row test's): values exactly
+  // representable at bf16 come back as sent.
+  add(lookup_reply{2, {0.5f, -0.25f, 3.0f, 0.0f}, ss::embedding::row_precision::bf16});
   add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}, 0.375f, 0x7f3a, 2, 1ULL << 35});
   add(push_reply{4096, true});
   add(dense_request{});

@@ -526,6 +526,46 @@ TEST_CASE("rocksdb rows refuses a live DB of another row size", "[storage]") {
   CHECK(store->rows() == 11);
 }
 
+TEST_CASE("rocksdb rows refuses a live DB of another row layout, even of the same size", "[storage]") {
+  // 16 fp32 values and an Adagrad value take 17 slots, as do 32 bf16 values and one: only the
+  // layout tells them apart.
+  temp_dir dir;
+  rocksdb_rows_options made;
+  made.row_layout = "16 fp32 values, 1 fp32 optimizer value";
+  {
+    auto store = rocksdb_rows::open(dir.path.string(), 17, made);
+    REQUIRE(store.is_ok());
+    fill(**store, 10);
+  }
+  rocksdb_rows_options other = made;
+  other.row_layout = "32 bf16 values, 1 fp32 optimizer value";
+  auto r = rocksdb_rows::open(dir.path.string(), 17, other);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.error().code() == errc::invalid_argument);
+  CHECK_THAT(r.error().message(),
+             Catch::Contains("holds rows of 16 fp32 values, 1 fp32 optimizer value, opened for rows of 32 bf16 "
+                             "values, 1 fp32 optimizer value (was --row-precision or the model changed?"));
+  // The layout it was made with opens, rows intact.
+  auto again = rocksdb_rows::open(dir.path.string(), 17, made);
+  REQUIRE(again.is_ok());
+  CHECK((*again)->rows() == 10);
+}
+
+TEST_CASE("rocksdb rows takes on the layout of a store made before layouts were kept", "[storage]") {
+  temp_dir dir;
+  {
+    auto store = open_store(dir, 17);  // no layout
+    fill(*store, 10);
+  }
+  rocksdb_rows_options named;
+  named.row_layout = "16 fp32 values, 1 fp32 optimizer value";
+  REQUIRE(rocksdb_rows::open(dir.path.string(), 17, named).is_ok());
+  named.row_layout = "32 bf16 values, 1 fp32 optimizer value";
+  auto r = rocksdb_rows::open(dir.path.string(), 17, named);  // the layout it took on is kept
+  REQUIRE_FALSE(r.is_ok());
+  CHECK_THAT(r.error().message(), Catch::Contains("holds rows of 16 fp32 values"));
+}
+
 TEST_CASE("rocksdb rows scan reports a corrupt live record", "[storage]") {
   temp_dir dir;
   {

@@ -295,6 +295,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   if (!setup.is_ok()) return setup.error();
   embedding::shard_store_options so;
   so.dim = setup->embeddings.dim;
+  so.precision = setup->embeddings.precision;
   so.init_scale = setup->embeddings.init_scale;
   so.seed = setup->embeddings.seed;
   so.max_rows_per_table = setup->embeddings.max_rows_per_table;
@@ -306,7 +307,7 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   const std::uint32_t row_floats = embedding::shard_row_floats(so);
   std::shared_ptr<embedding::durable_rows> storage;
   if (options.open_storage) {
-    auto opened = options.open_storage(row_floats);
+    auto opened = options.open_storage(row_floats, embedding::shard_row_layout(so));
     if (!opened.is_ok()) return opened.error().with_context(options.name + ": opening its storage");
     storage = std::shared_ptr<embedding::durable_rows>(std::move(*opened));
   }
@@ -562,6 +563,7 @@ ss::status spawn_trainer_role(service_impl& svc, const wire::register_reply&, co
   to.incarnation = svc.incarnation_;
   to.coordinator = options.coordinator;
   to.schedule = setup->schedule;
+  to.row_precision = setup->embeddings.precision;
   svc.role_ = spawn_trainer(svc.sys_, svc.gateway_, svc.member_, job, model, setup->buckets, to, svc.trainer_progress_);
   return ss::status::ok();
 }

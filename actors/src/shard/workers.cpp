@@ -36,6 +36,7 @@ body_ptr serve_lookup(embedding::shard_store& store, const shard_options& o, con
   if (req.create) store.count_examples(req.examples);
   wire::lookup_reply reply;
   reply.dim = store.options().dim;
+  reply.precision = store.options().precision;  // exact: the values are decoded from rows at it
   reply.values.resize(req.ids.size() * reply.dim);
   if (auto st = store.lookup(req.tables.data(), req.ids.data(), req.ids.size(), req.create, reply.values.data());
       !st.is_ok())

@@ -281,6 +281,7 @@ void compute(worker_self self, const slot_ptr& slot) {
     req->ids = part.ids;
     req->grads = slot->split.gather_grads(s, slot->rows);
     req->lr_scale = lr_scale;
+    req->precision = ctx.options.row_precision;
     req->trainer = ctx.options.incarnation;
     req->membership = slot->membership;
     req->number = ++st.ctx->pushes;  // a resend keeps it: the shard applies the push once

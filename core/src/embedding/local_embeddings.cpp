@@ -1,6 +1,5 @@
 #include "ss/core/embedding/local_embeddings.hpp"
 
-#include <cassert>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -11,9 +10,10 @@ thread_local embedding_table::batch_scratch local_embeddings::scratch_;
 thread_local std::vector<float*> local_embeddings::found_;
 
 local_embeddings::local_embeddings(const embedding_options& options) : options_(options) {
-  assert(options.precision == row_precision::fp32);
   for (std::uint32_t t = 0; t < options.tables; ++t) {
-    tables_.push_back(std::make_unique<embedding_table>(options_of_table(options, t)));
+    table_options o = options_of_table(options, t);
+    o.precision = row_precision::fp32;  // rows are read in place (embedding_options::precision)
+    tables_.push_back(std::make_unique<embedding_table>(o));
   }
 }
 

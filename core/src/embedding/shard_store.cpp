@@ -64,6 +64,14 @@ status table_full(std::uint32_t t, std::uint64_t max_rows) {
 
 }  // namespace
 
+std::string shard_row_layout(const shard_store_options& o) {
+  const std::uint32_t state = o.optimizer.state_floats();
+  std::string s = std::to_string(o.dim) + " " + to_string(o.precision) + " values";
+  if (state > 0) s += ", " + std::to_string(state) + " fp32 optimizer value" + (state > 1 ? "s" : "");
+  if (o.ttl.enabled()) s += ", a TTL stamp";
+  return s;
+}
+
 shard_store::shard_store(const shard_store_options& options)
     : options_(options), tables_(options.max_tables), fast_(options.max_tables) {
   for (auto& f : fast_) f.store(nullptr, std::memory_order_relaxed);

@@ -303,7 +303,12 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
   differ("--categorical-features", std::to_string(saved.categorical_features), std::to_string(now.categorical_features));
   if (group_text(saved.input, add_input_options) != group_text(now.input, add_input_options))
     out.push_back("the input options (--schema, hashing, bad-row policy) differ from the snapshot's");
-  if (group_text(saved.model, add_model_options) != group_text(now.model, add_model_options))
+  // The rows' precision by name (the shards' stored rows are laid out at it), then the rest of
+  // the model's options as a whole.
+  differ("--row-precision", saved.model.row_precision, now.model.row_precision);
+  model_options saved_model = saved.model;
+  saved_model.row_precision = now.model.row_precision;
+  if (group_text(saved_model, add_model_options) != group_text(now.model, add_model_options))
     out.push_back("the model options (sizes, optimizers, seed) differ from the snapshot's");
   return out;
 }

@@ -45,6 +45,11 @@ void add_model_options(config::option_set& opts, model_options& o) {
   opts.add("max-rows-per-table", &o.max_rows_per_table,
            "Refuse to grow a table past this many rows; 0 = no limit.");
   opts.add("seed", &o.seed, "Seed of every random initialization.");
+  opts.add("row-precision", &o.row_precision,
+           "Precision of the embedding rows on the shards (RAM and storage), in lookups and pushes and in the "
+           "exported model: fp32, or bf16 / fp16 (half the bytes; updates rounded stochastically; the "
+           "optimizer state stays fp32). Cluster jobs only: `shadowsync train` keeps fp32.")
+      .choices({"fp32", "bf16", "fp16"});
 }
 
 result<std::vector<std::uint32_t>> bottom_layers(const model_options& o, std::uint32_t num_dense) {
@@ -93,6 +98,9 @@ result<model_setup> resolve_model(const model_options& o, std::uint32_t num_dens
   s.embeddings.init_scale = static_cast<float>(o.embedding_init_scale);
   s.embeddings.seed = o.seed;
   s.embeddings.max_rows_per_table = o.max_rows_per_table;
+  auto precision = embedding::parse_row_precision(o.row_precision);
+  if (!precision.is_ok()) return precision.error().with_context("--row-precision");
+  s.embeddings.precision = *precision;
   s.embeddings.optimizer.kind = *sparse_kind;
   s.embeddings.optimizer.weight_decay = static_cast<float>(o.embedding_weight_decay);
   s.embeddings.optimizer.learning_rate =

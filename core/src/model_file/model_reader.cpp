@@ -16,8 +16,8 @@ namespace ss::model {
 
 namespace file_format {
 
-// Parses a HEAD payload; false when it is malformed.
-bool decode_header(const unsigned char* p, std::size_t n, model_header& h) {
+bool decode_header(const unsigned char* p, std::size_t n, std::uint32_t version, model_header& h,
+                   std::uint32_t& row_precision_code) {
   std::size_t at = 0;
   auto need = [&](std::size_t k) { return n - at >= k; };
   auto u32 = [&](std::uint32_t& v) {
@@ -43,6 +43,8 @@ bool decode_header(const unsigned char* p, std::size_t n, model_header& h) {
   if (!u32(h.tables) || !u32(h.dim) || !u64(h.dense_params) || !u64(rate_bits) || !u64(h.train_examples) ||
       !u64(created) || !str(h.producer) || !str(h.config) || !str(h.schema_text))
     return false;
+  row_precision_code = static_cast<std::uint32_t>(embedding::row_precision::fp32);
+  if (version >= first_version_with_row_precision && !u32(row_precision_code)) return false;
   std::memcpy(&h.train_click_rate, &rate_bits, sizeof rate_bits);
   h.created_unix_ms = static_cast<std::int64_t>(created);
   return at == n;
@@ -67,6 +69,7 @@ struct model_reader::impl {
   model_file_stats totals;
   std::vector<std::uint64_t> ids;
   std::vector<float> values;
+  std::vector<std::uint16_t> halves;  // a block's values at 16 bits, before decoding
 
   const std::string& prefix() const { return in.prefix(); }
   status truncated(const std::string& where) const { return in.truncated(where); }
@@ -83,8 +86,13 @@ struct model_reader::impl {
     if (!h->is(tag_head)) return corrupt("expected the header section, found '" + tag_text(h->tag) + "'");
     if (h->b > max_header_bytes) return corrupt("the header claims " + std::to_string(h->b) + " bytes");
     SS_RETURN_IF_ERROR(in.read_payload(h->b, "the header", h->offset));
-    if (!decode_header(in.payload(), static_cast<std::size_t>(h->b), header))
+    std::uint32_t precision_code = 0;
+    if (!decode_header(in.payload(), static_cast<std::size_t>(h->b), version, header, precision_code))
       return corrupt("the header is malformed");
+    // Never taken for another precision: rows read at the wrong width would be garbage.
+    auto precision = embedding::row_precision_of_code(precision_code, prefix() + "header");
+    if (!precision.is_ok()) return {errc::corrupt, precision.error().message()};
+    header.row_precision = *precision;
     if (header.tables > max_tables || header.dim == 0 || header.dim > max_dim)
       return corrupt("the header gives a bad shape (" + std::to_string(header.tables) + " tables of dim " +
                      std::to_string(header.dim) + ")");
@@ -114,7 +122,9 @@ struct model_reader::impl {
     if (at == stage::done) return {errc::invalid_argument, prefix() + "the rows were already read"};
     if (at == stage::dense_next) SS_RETURN_IF_ERROR(dense(nullptr, 0));
     const std::size_t dim = header.dim;
-    const std::uint64_t row_bytes = 8 + 4 * std::uint64_t{dim};
+    const embedding::row_precision precision = header.row_precision;
+    const bool halved = precision != embedding::row_precision::fp32;
+    const std::uint64_t bytes_per_row = row_bytes(header.dim, precision);
     for (;;) {
       const std::string after = totals.blocks == 0 ? "the dense part" : "row block " + std::to_string(totals.blocks);
       if (in.left() == 0) return truncated("the footer is missing: the file ends after " + after);
@@ -151,18 +161,25 @@ struct model_reader::impl {
       const std::string name = "row block " + std::to_string(totals.blocks + 1) + " (table " + std::to_string(h->a) + ")";
       if (h->a >= header.tables)
         return corrupt(name + " names a table the model does not have (" + std::to_string(header.tables) + " tables)");
-      if (h->b > in.left() / row_bytes)
-        return truncated("in " + name + ", which needs " + std::to_string(h->b * row_bytes + 4) +
+      if (h->b > in.left() / bytes_per_row)
+        return truncated("in " + name + ", which needs " + std::to_string(h->b * bytes_per_row + 4) +
                          " bytes from offset " + std::to_string(in.pos()));
-      SS_RETURN_IF_ERROR(in.read_payload(h->b * row_bytes, name, h->offset));
+      SS_RETURN_IF_ERROR(in.read_payload(h->b * bytes_per_row, name, h->offset));
       const std::size_t n = static_cast<std::size_t>(h->b);
       ids.resize(n);
       values.resize(n * dim);
+      if (halved) halves.resize(n * dim);
       const unsigned char* p = in.payload();
-      for (std::size_t i = 0; i < n; ++i, p += row_bytes) {
+      for (std::size_t i = 0; i < n; ++i, p += bytes_per_row) {
         ids[i] = get_le<std::uint64_t>(p);
-        io::decode_floats_le(p + 8, dim, values.data() + i * dim);
+        if (!halved) {
+          io::decode_floats_le(p + 8, dim, values.data() + i * dim);
+          continue;
+        }
+        for (std::size_t k = 0; k < dim; ++k) halves[i * dim + k] = get_le<std::uint16_t>(p + 8 + 2 * k);
       }
+      // The caller gets FP32 whatever the file holds: predict and serving build FP32 tables.
+      if (halved) embedding::from_halves(halves.data(), n * dim, precision, values.data());
       totals.blocks += 1;
       totals.rows += n;
       totals.table_rows[h->a] += n;
@@ -210,6 +227,8 @@ result<model_header> header_for_job(const job::job_options& job, double train_cl
                                     std::uint64_t train_examples, std::string producer) {
   if (job.dense_features < 0 || job.categorical_features < 0)
     return status(errc::invalid_argument, "header_for_job: the job's feature counts are not resolved");
+  auto precision = embedding::parse_row_precision(job.model.row_precision);
+  if (!precision.is_ok()) return precision.error().with_context("header_for_job: --row-precision");
   auto setup = job::resolve_model(job.model, static_cast<std::uint32_t>(job.dense_features),
                                   static_cast<std::uint32_t>(job.categorical_features));
   if (!setup.is_ok()) return setup.error();
@@ -220,6 +239,7 @@ result<model_header> header_for_job(const job::job_options& job, double train_cl
   h.train_click_rate = train_click_rate;
   h.train_examples = train_examples;
   h.producer = std::move(producer);
+  h.row_precision = *precision;
   // The shapes as built, not as asked for: an empty --bottom-mlp (sized to the input) is written
   // out, so the file reads the same whatever later versions size it to.
   job::job_options as_built = job;
@@ -298,6 +318,8 @@ result<loaded_model> load_model(const std::string& path) {
   // is how training keeps tables bounded, and a table with a memory budget goes over it until its
   // next flush trims it: a copy taken meanwhile (a published base) has more rows than the limit.
   m.setup.embeddings.max_rows_per_table = 0;
+  // The reader decodes rows of any precision to FP32, and a store read in place holds FP32.
+  m.setup.embeddings.precision = embedding::row_precision::fp32;
   const std::size_t params = dense_layout(m.setup.dlrm).size();
   if (m.setup.dlrm.num_sparse != m.header.tables || m.setup.dlrm.embedding_dim != m.header.dim ||
       params != m.header.dense_params)

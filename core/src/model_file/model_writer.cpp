@@ -35,6 +35,7 @@ std::string encode_header(const model_header& h) {
   append_str(p, h.producer);
   append_str(p, h.config);
   append_str(p, h.schema_text);
+  io::append_le(p, static_cast<std::uint32_t>(h.row_precision));
   return p;
 }
 
@@ -65,6 +66,7 @@ struct model_writer::impl {
   stage at = stage::dense_next;
   model_file_stats stats;  // stats.bytes is out.bytes() once finished or marked
   std::vector<unsigned char> block;
+  std::vector<std::uint16_t> halves;  // one row's values at 16 bits, before their byte order
 
   const std::string& prefix() const { return out.prefix(); }
 
@@ -92,6 +94,10 @@ result<model_writer> model_writer::open(const std::string& path, const model_hea
   if (header.tables > max_tables || header.dim == 0 || header.dim > max_dim)
     return status(errc::invalid_argument, "model file " + path + ": bad shape (" + std::to_string(header.tables) +
                                               " tables of dim " + std::to_string(header.dim) + ")");
+  // The enum may hold a value cast from anything: only a code readers know goes into a file.
+  auto precision = embedding::row_precision_of_code(static_cast<std::uint32_t>(header.row_precision),
+                                                    "model file " + path + ": header");
+  if (!precision.is_ok()) return precision.error();
   model_writer w;
   w.impl_ = std::make_unique<impl>();
   impl& m = *w.impl_;
@@ -147,17 +153,34 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
   if (stride < dim)
     return m.fail({errc::invalid_argument, m.prefix() + "add_rows() stride " + std::to_string(stride) +
                                                " is smaller than the dim " + std::to_string(dim)});
-  const std::size_t row_bytes = 8 + 4 * dim;
+  const embedding::row_precision precision = m.header.row_precision;
+  const bool halved = precision != embedding::row_precision::fp32;
+  const std::size_t bytes_per_row = static_cast<std::size_t>(row_bytes(m.header.dim, precision));
+  if (halved) m.halves.resize(dim);
   for (std::size_t start = 0; start < n; start += max_block_rows) {
     const std::size_t count = std::min(max_block_rows, n - start);
-    m.block.resize(count * row_bytes);
+    m.block.resize(count * bytes_per_row);
     unsigned char* out = m.block.data();
-    for (std::size_t i = 0; i < count; ++i, out += row_bytes) {
-      if (non_finite_count(values + (start + i) * stride, dim) > 0)
+    for (std::size_t i = 0; i < count; ++i, out += bytes_per_row) {
+      const float* row = values + (start + i) * stride;
+      if (non_finite_count(row, dim) > 0)
         return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
                                                std::to_string(table) + " has NaN or infinite values" + kDivergedHint});
       put_le(out, ids[start + i]);
-      io::encode_floats_le(values + (start + i) * stride, dim, out + 8);
+      if (!halved) {
+        io::encode_floats_le(row, dim, out + 8);
+        continue;
+      }
+      embedding::to_halves(row, dim, precision, m.halves.data());
+      // A finite value can still round to infinity (beyond 65504 at fp16): refused like a NaN.
+      const std::uint16_t exponent_bits = precision == embedding::row_precision::fp16 ? 0x7C00 : 0x7F80;
+      for (std::size_t k = 0; k < dim; ++k) {
+        if ((m.halves[k] & exponent_bits) == exponent_bits)
+          return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
+                                                 std::to_string(table) + " has a value too large for " +
+                                                 embedding::to_string(precision) + kDivergedHint});
+        put_le(out + 8 + 2 * k, m.halves[k]);
+      }
     }
     SS_RETURN_IF_ERROR(m.out.write_section(tag_rows, table, count, m.block.data(), m.block.size()));
     m.stats.blocks += 1;

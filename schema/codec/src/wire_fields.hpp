@@ -38,7 +38,8 @@ inline status parse_error(std::string message) { return status(errc::parse_error
 
 template <class T>
 constexpr capnp::ElementSize element_size() {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+  if constexpr (sizeof(T) == 2) return capnp::ElementSize::TWO_BYTES;
   return sizeof(T) == 4 ? capnp::ElementSize::FOUR_BYTES : capnp::ElementSize::EIGHT_BYTES;
 }
 
@@ -255,6 +256,52 @@ struct bytes {
     auto& v = m.*Member;
     v.resize(data.size());
     if (!v.empty()) std::memcpy(v.data(), data.begin(), v.size());
+  }
+};
+
+// A std::vector<float> of embedding values that travels at the row precision in member
+// `Precision` (an enumeration<> read before it): FP32 in the Float32 list, bf16 and fp16 as 16-bit
+// words in the UInt16 list (half the bytes), converted each way. The list of the other kind must
+// be empty: values in both, or in the wrong one, are refused.
+template <auto Member, auto Precision, auto InitFloats, auto GetFloats, auto InitHalves, auto GetHalves>
+struct precise_values {
+  template <class T>
+  static bool wide(const T& m) { return m.*Precision == embedding::row_precision::fp32; }
+  template <class T>
+  static std::size_t words(const T& m) {
+    return wide(m) ? list_words(m.*Member) : ((m.*Member).size() * 2 + 7) / 8;
+  }
+  template <class T, class Builder>
+  static void put(const T& m, Builder& b) {
+    const auto& v = m.*Member;
+    if (wide(m)) {
+      put_list(v, [&](capnp::uint n) { return (b.*InitFloats)(n); });
+      return;
+    }
+    thread_local std::vector<std::uint16_t> halves;
+    halves.resize(v.size());
+    embedding::to_halves(v.data(), v.size(), m.*Precision, halves.data());
+    put_list(halves, [&](capnp::uint n) { return (b.*InitHalves)(n); });
+  }
+  template <class Reader, class T>
+  static status get(const Reader& r, T& m, const char* what) {
+    const auto floats = (r.*GetFloats)();
+    const auto halves = (r.*GetHalves)();
+    const char* precision = embedding::to_string(m.*Precision);
+    if (wide(m)) {
+      if (halves.size() > 0)
+        return parse_error(std::string(what) + ": " + num(halves.size()) + " 16-bit values at row precision fp32");
+      get_list(floats, m.*Member);
+      return status::ok();
+    }
+    if (floats.size() > 0)
+      return parse_error(std::string(what) + ": " + num(floats.size()) + " fp32 values at row precision " + precision);
+    thread_local std::vector<std::uint16_t> words;
+    get_list(halves, words);
+    auto& v = m.*Member;
+    v.resize(words.size());
+    embedding::from_halves(words.data(), words.size(), m.*Precision, v.data());
+    return status::ok();
   }
 };
 

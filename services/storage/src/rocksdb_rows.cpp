@@ -165,6 +165,14 @@ status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
     return {errc::version_mismatch, path + " has format version " + version + ", this build reads " +
                                         std::to_string(format::kFormatVersion)};
   }
+  std::string layout;
+  bool has_layout = false;
+  SS_RETURN_IF_ERROR(read_setting("row_layout", &layout, &has_layout));
+  if (has_layout && !options_.row_layout.empty() && layout != options_.row_layout) {
+    return {errc::invalid_argument, path + " holds rows of " + layout + ", opened for rows of " + options_.row_layout +
+                                        " (was --row-precision or the model changed? a shard's storage keeps the "
+                                        "layout it was made with)"};
+  }
   if (has_floats && floats != std::to_string(row_floats_)) {
     return {errc::invalid_argument, path + " holds rows of " + floats + " floats, opened for rows of " +
                                         std::to_string(row_floats_) + " floats (another model or optimizer?)"};
@@ -191,6 +199,13 @@ status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
     SS_RETURN_IF_ERROR(from_rocks(db->Write(wo, &b), "writing the format settings of " + path));
+  }
+  if (!has_layout && !options_.row_layout.empty()) {
+    const std::string kl = format_key("row_layout");
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    SS_RETURN_IF_ERROR(from_rocks(db->Put(wo, kl, format::encode_small_value(kl, options_.row_layout)),
+                                  "writing the row layout of " + path));
   }
   db_ = db.release();
   rows_.store(count, std::memory_order_relaxed);

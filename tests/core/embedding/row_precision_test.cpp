@@ -260,3 +260,17 @@ TEST_CASE("shard store: 16-bit rows flush and read back from storage as they are
   CHECK(after == before);
   CHECK(store.stats().misses > 0);
 }
+
+TEST_CASE("shard store: a row's layout names what its slots hold", "[core][embedding][precision]") {
+  shard_store_options o;
+  o.dim = 16;
+  CHECK(shard_row_layout(o) == "16 fp32 values");
+  o.precision = row_precision::bf16;
+  o.optimizer.kind = ss::optim::sparse_kind::rowwise_adagrad;
+  CHECK(shard_row_layout(o) == "16 bf16 values, 1 fp32 optimizer value");
+  o.ttl = *parse_row_ttl("100000ex");
+  CHECK(shard_row_layout(o) == "16 bf16 values, 1 fp32 optimizer value, a TTL stamp");
+  CHECK(shard_row_floats(o) == 10);
+  // What a memory budget counts: the real bytes of the slots.
+  CHECK(row_bytes_in_memory(shard_row_floats(o)) == 10 * 4 + row_overhead_bytes);
+}

@@ -112,6 +112,33 @@ TEST_CASE("resume conflicts: the epochs and the shuffle define the job", "[job]"
   now = saved;
   now.shards = 5;
   CHECK(ss::job::resume_conflicts(saved, now).empty());
+  // The rows' precision is named: the shards' stored rows are laid out at it.
+  now = saved;
+  now.model.row_precision = "bf16";
+  const auto precision = ss::job::resume_conflicts(saved, now);
+  REQUIRE(precision.size() == 1);
+  CHECK(precision[0] == "--row-precision: the snapshot has fp32, this run bf16");
+}
+
+TEST_CASE("model options: --row-precision picks the shards' row precision; the job config keeps it", "[job]") {
+  job::model_options m;
+  auto fp32 = job::resolve_model(m, 13, 26);
+  REQUIRE(fp32.is_ok());
+  CHECK(fp32->embeddings.precision == ss::embedding::row_precision::fp32);
+  m.row_precision = "fp16";
+  auto fp16 = job::resolve_model(m, 13, 26);
+  REQUIRE(fp16.is_ok());
+  CHECK(fp16->embeddings.precision == ss::embedding::row_precision::fp16);
+  m.row_precision = "fp8";
+  auto bad = job::resolve_model(m, 13, 26);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.error().message() == "--row-precision: unknown row precision 'fp8' (expected fp32, bf16 or fp16)");
+  job::job_options o;
+  o.train = {"a.tsv"};
+  o.model.row_precision = "bf16";
+  auto back = job::parse_job_config(job::job_config_text(o));
+  REQUIRE(back.is_ok());
+  CHECK(back->model.row_precision == "bf16");
 }
 
 TEST_CASE("job config: the progressive window round-trips, and an older config's `window` is read as it", "[job]") {

@@ -1,5 +1,6 @@
-// The exported model file: round trips, the streaming writer, and every way a file can be wrong
-// (newer version, truncation anywhere, a flipped byte anywhere, not a model at all).
+// The exported model file: round trips (rows at fp32, bf16 and fp16), the streaming writer, version 1
+// files, and every way a file can be wrong (newer version, unknown row precision, truncation
+// anywhere, a flipped byte anywhere, not a model at all).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -10,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "ss/core/checksum.hpp"
 #include "ss/core/embedding/local_embeddings.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/model_file/model_file.hpp"
 #include "ss/core/train/dense_model.hpp"
@@ -76,6 +79,57 @@ struct small_model {
 };
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Little-endian integers inside a file's bytes.
+std::uint64_t le_at(const std::string& bytes, std::size_t at, std::size_t width) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < width; ++i) v |= std::uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+  return v;
+}
+void put_le_at(std::string& bytes, std::size_t at, std::uint64_t v, std::size_t width) {
+  for (std::size_t i = 0; i < width; ++i) bytes[at + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+std::string le_bytes(std::uint64_t v, std::size_t width) {
+  std::string b(width, '\0');
+  put_le_at(b, 0, v, width);
+  return b;
+}
+
+// The HEAD section's payload of a model file's bytes (it follows the 12-byte preamble).
+constexpr std::size_t head_at = 12;
+std::string head_payload(const std::string& bytes) {
+  const std::size_t n = static_cast<std::size_t>(le_at(bytes, head_at + 8, 8));
+  return bytes.substr(head_at + 20, n);
+}
+
+// The file with format version `version` and `payload` as its HEAD, every CRC made right again:
+// a file that is damaged (or old) only where a test means it to be.
+std::string with_head(const std::string& bytes, std::uint32_t version, const std::string& payload) {
+  const std::size_t old_end = head_at + 20 + head_payload(bytes).size() + 4;
+  std::string head = bytes.substr(head_at, 4) + le_bytes(0, 4) + le_bytes(payload.size(), 8);
+  head += le_bytes(ss::crc32c(head.data(), head.size()), 4);
+  return bytes.substr(0, 8) + le_bytes(version, 4) + head + payload +
+         le_bytes(ss::crc32c(payload.data(), payload.size()), 4) + bytes.substr(old_end);
+}
+
+// A value as a file at precision p gives it back: rounded to the nearest 16-bit float.
+float rounded(float value, embedding::row_precision p) {
+  switch (p) {
+    case embedding::row_precision::bf16: return embedding::float_of_bf16(embedding::bf16_of(value));
+    case embedding::row_precision::fp16: return embedding::float_of_fp16(embedding::fp16_of(value));
+    case embedding::row_precision::fp32: break;
+  }
+  return value;
+}
+
+// The bytes of a file of small_model(rows_per_table) (3 blocks of rows, 4 tables, dim 4) whose
+// header payload has `head_bytes` bytes, its rows at `bytes_per_value`.
+std::size_t small_model_file_bytes(std::size_t head_bytes, std::size_t dense_params, std::size_t rows_per_table,
+                                   std::size_t bytes_per_value) {
+  const std::size_t section = 20 + 4;  // head and payload CRC
+  return 12 + (section + head_bytes) + (section + 4 * dense_params) +
+         3 * (section + rows_per_table * (8 + 4 * bytes_per_value)) + (section + 16 + 8 * 4);
+}
 
 }  // namespace
 
@@ -220,8 +274,9 @@ TEST_CASE("model file: the streaming writer takes pages of any table in any orde
 
   auto r = model::model_reader::open(path);
   REQUIRE(r.is_ok());
-  CHECK(r->format_version() == 1);
+  CHECK(r->format_version() == 2);
   CHECK(r->header().dim == 4);
+  CHECK(r->header().row_precision == embedding::row_precision::fp32);
   auto dense = r->read_dense();
   REQUIRE(dense.is_ok());
   CHECK(std::memcmp(dense->data(), m.dense->params(), sizeof(float) * dense->size()) == 0);
@@ -361,12 +416,12 @@ TEST_CASE("model file: a newer format version is refused naming both versions", 
   test::temp_dir dir;
   const std::string path = dir.str("m.ssm");
   std::string bytes = small_model().saved_bytes(path);
-  bytes[8] = 2;
+  bytes[8] = 3;
   write_file(path, bytes);
   auto loaded = model::load_model(path);
   REQUIRE_FALSE(loaded.is_ok());
   CHECK(loaded.error().code() == errc::version_mismatch);
-  CHECK(loaded.error().message() == "model file " + path + ": written by format version 2, this build reads 1");
+  CHECK(loaded.error().message() == "model file " + path + ": written by format version 3, this build reads 2");
 }
 
 TEST_CASE("model file: not a model file or no file at all", "[model_file]") {
@@ -501,4 +556,248 @@ TEST_CASE("model file: a schema file travels inside the model", "[model_file]") 
   REQUIRE(schema.is_ok());
   CHECK(schema->label == "y");
   CHECK(schema->categorical_rest);
+}
+
+TEST_CASE("model file: header_for_job takes the job's row precision", "[core][model_file]") {
+  job::job_options j = small_job();
+  auto fp32 = model::header_for_job(j, 0.25, 1, "test");
+  REQUIRE(fp32.is_ok());
+  CHECK(fp32->row_precision == embedding::row_precision::fp32);
+  j.model.row_precision = "bf16";
+  auto bf16 = model::header_for_job(j, 0.25, 1, "test");
+  REQUIRE(bf16.is_ok());
+  CHECK(bf16->row_precision == embedding::row_precision::bf16);
+  j.model.row_precision = "fp16";
+  auto fp16 = model::header_for_job(j, 0.25, 1, "test");
+  REQUIRE(fp16.is_ok());
+  CHECK(fp16->row_precision == embedding::row_precision::fp16);
+  j.model.row_precision = "fp8";
+  auto fp8 = model::header_for_job(j, 0.25, 1, "test");
+  REQUIRE_FALSE(fp8.is_ok());
+  CHECK(fp8.error().code() == errc::invalid_argument);
+  CHECK(contains(fp8.error().message(), "unknown row precision 'fp8'"));
+}
+
+TEST_CASE("model file: rows at bf16 and fp16 are half the bytes and read back rounded to the nearest",
+          "[core][model_file]") {
+  for (const auto precision : {embedding::row_precision::bf16, embedding::row_precision::fp16}) {
+    const std::string name = embedding::to_string(precision);
+    INFO("row precision " << name);
+    test::temp_dir dir;
+    small_model m;  // rows of arbitrary values in (-1, 1): few of them are 16-bit floats
+    m.job.model.row_precision = name;
+    auto h = model::header_for_job(m.job, 0.25, 12345, "model_file_test");
+    REQUIRE(h.is_ok());
+    m.header = *h;
+    REQUIRE(m.header.row_precision == precision);
+
+    const std::string path = dir.str("m.ssm");
+    const std::string bytes = m.saved_bytes(path);
+    const std::size_t head_bytes = head_payload(bytes).size();
+    // 8 + 2 * dim bytes a row, against fp32's 8 + 4 * dim.
+    CHECK(bytes.size() == small_model_file_bytes(head_bytes, m.dense->size(), 20, 2));
+    const std::string fp32_bytes = small_model().saved_bytes(dir.str("fp32.ssm"));
+    CHECK(fp32_bytes.size() == small_model_file_bytes(head_payload(fp32_bytes).size(), m.dense->size(), 20, 4));
+    CHECK(le_at(head_payload(bytes), head_bytes - 4, 4) == static_cast<std::uint32_t>(precision));
+    CHECK(le_at(head_payload(fp32_bytes), head_payload(fp32_bytes).size() - 4, 4) == 0);
+
+    // The first row of the first block, byte by byte: its id, then 16-bit little-endian words.
+    const std::size_t first_row = 12 + 20 + head_bytes + 4 + 20 + 4 * m.dense->size() + 4 + 20;
+    const std::uint64_t first_id = le_at(bytes, first_row, 8);
+    const float* first = m.store->table(0).find(first_id);
+    REQUIRE(first != nullptr);
+    for (std::size_t k = 0; k < 4; ++k) {
+      const std::uint16_t want = precision == embedding::row_precision::bf16 ? embedding::bf16_of(first[k])
+                                                                             : embedding::fp16_of(first[k]);
+      CHECK(le_at(bytes, first_row + 8 + 2 * k, 2) == want);
+    }
+
+    auto r = model::model_reader::open(path);
+    REQUIRE(r.is_ok());
+    CHECK(r->format_version() == 2);
+    CHECK(r->header().row_precision == precision);
+
+    auto loaded = model::load_model(path);
+    REQUIRE(loaded.is_ok());
+    CHECK(loaded->header.row_precision == precision);
+    CHECK(loaded->job.model.row_precision == name);
+    // The dense part stays FP32; the rows come back as their nearest 16-bit value.
+    CHECK(std::memcmp(loaded->dense->params(), m.dense->params(), sizeof(float) * m.dense->size()) == 0);
+    std::size_t rows = 0, values_changed = 0;
+    bool all_nearest = true;
+    for (std::uint32_t t = 0; t < 4; ++t) {
+      CHECK(loaded->embeddings->table(t).rows() == m.store->table(t).rows());
+      m.store->table(t).for_each([&](std::uint64_t id, const float* row) {
+        const float* got = loaded->embeddings->table(t).find(id);
+        REQUIRE(got != nullptr);
+        ++rows;
+        for (std::size_t k = 0; k < 4; ++k) {
+          all_nearest = all_nearest && got[k] == rounded(row[k], precision);
+          values_changed += got[k] != row[k] ? 1 : 0;
+        }
+      });
+    }
+    CHECK(rows == 60);
+    CHECK(all_nearest);
+    CHECK(values_changed > 200);  // of 240: the values were rounded, not kept
+
+    // Values exactly representable at the precision come back bit for bit.
+    for (std::uint32_t t = 0; t < 4; ++t) {
+      std::vector<std::uint64_t> ids;  // collected first: for_each holds the table's locks
+      m.store->table(t).for_each([&](std::uint64_t id, const float*) { ids.push_back(id); });
+      for (const auto id : ids) {
+        float* row = m.store->table(t).find(id);
+        for (std::size_t k = 0; k < 4; ++k) row[k] = rounded(row[k], precision);
+      }
+    }
+    REQUIRE(model::save_model(path, m.header, *m.dense, *m.store).is_ok());
+    auto exact = model::load_model(path);
+    REQUIRE(exact.is_ok());
+    bool bit_exact = true;
+    for (std::uint32_t t = 0; t < 4; ++t)
+      m.store->table(t).for_each([&](std::uint64_t id, const float* row) {
+        const float* got = exact->embeddings->table(t).find(id);
+        bit_exact = bit_exact && got != nullptr && std::memcmp(got, row, 4 * sizeof(float)) == 0;
+      });
+    CHECK(bit_exact);
+  }
+}
+
+TEST_CASE("model file: 16-bit rows of an odd dim, edge values and values too large", "[core][model_file]") {
+  using embedding::row_precision;
+  test::temp_dir dir;
+  for (const auto precision : {row_precision::bf16, row_precision::fp16}) {
+    INFO("row precision " << embedding::to_string(precision));
+    model::model_header h;
+    h.tables = 1;
+    h.dim = 3;
+    h.dense_params = 1;
+    h.row_precision = precision;
+    const std::string path = dir.str("odd.ssm");
+    auto w = model::model_writer::open(path, h);
+    REQUIRE(w.is_ok());
+    const float dense = 0.1f;
+    REQUIRE(w->write_dense(&dense, 1).is_ok());
+    // Exact at both precisions: zero, negative zero, powers of two, fp16's largest and smallest
+    // normal; then values neither holds.
+    const std::uint64_t ids[3] = {1, 2, 3};
+    const float values[9] = {0.0f, -0.0f, 1024.0f, -0.5f, 0.25f, 6.103515625e-05f, 0.1f, -1.0f / 3.0f, 3.14159f};
+    REQUIRE(w->add_rows(0, ids, values, 3).is_ok());
+    auto stats = w->finish();
+    REQUIRE(stats.is_ok());
+    const std::string bytes = read_file(path);
+    const std::size_t head_bytes = head_payload(bytes).size();
+    CHECK(bytes.size() == 12 + (24 + head_bytes) + (24 + 4) + (24 + 3 * (8 + 2 * 3)) + (24 + 16 + 8));
+
+    auto r = model::model_reader::open(path);
+    REQUIRE(r.is_ok());
+    auto d = r->read_dense();
+    REQUIRE(d.is_ok());
+    CHECK((*d)[0] == 0.1f);  // the dense part is FP32 at every precision
+    std::vector<float> got;
+    REQUIRE(r->for_each_row([&](std::uint32_t, std::uint64_t, const float* v) { got.insert(got.end(), v, v + 3); })
+                .is_ok());
+    REQUIRE(got.size() == 9);
+    CHECK(std::memcmp(got.data(), values, 6 * sizeof(float)) == 0);  // bit for bit, -0 included
+    for (std::size_t k = 6; k < 9; ++k) {
+      CHECK(got[k] == rounded(values[k], precision));
+      CHECK(got[k] != values[k]);
+    }
+  }
+
+  // A finite value beyond fp16's range would read back infinite: refused, nothing written.
+  model::model_header h;
+  h.tables = 1;
+  h.dim = 2;
+  h.dense_params = 0;
+  h.row_precision = row_precision::fp16;
+  const std::string path = dir.str("big.ssm");
+  auto w = model::model_writer::open(path, h);
+  REQUIRE(w.is_ok());
+  REQUIRE(w->write_dense(nullptr, 0).is_ok());
+  const std::uint64_t id = 5;
+  const float big[2] = {65504.0f, 70000.0f};
+  auto added = w->add_rows(0, &id, big, 1);
+  CHECK(added.code() == errc::out_of_range);
+  CHECK(contains(added.message(), "row 5 of table 0 has a value too large for fp16"));
+  CHECK_FALSE(fs::exists(path + ".tmp"));
+
+  // A precision no reader knows is never written.
+  h.row_precision = static_cast<row_precision>(9);
+  auto bad = model::model_writer::open(path, h);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.error().message() ==
+        "model file " + path + ": header: row precision code 9 is none this build knows (0 fp32, 1 bf16, 2 fp16)");
+}
+
+TEST_CASE("model file: a version 1 file (no row precision, fp32 rows) still reads", "[core][model_file]") {
+  test::temp_dir dir;
+  small_model m;
+  const std::string v2_path = dir.str("v2.ssm");
+  const std::string v2 = m.saved_bytes(v2_path);
+  // Version 1 is version 2 at fp32 without the HEAD's last field.
+  std::string head = head_payload(v2);
+  REQUIRE(le_at(head, head.size() - 4, 4) == 0);
+  head.resize(head.size() - 4);
+  const std::string path = dir.str("v1.ssm");
+  const std::string v1 = with_head(v2, 1, head);
+  CHECK(v1.size() == v2.size() - 4);
+  write_file(path, v1);
+
+  auto r = model::model_reader::open(path);
+  REQUIRE(r.is_ok());
+  CHECK(r->format_version() == 1);
+  CHECK(r->header().row_precision == embedding::row_precision::fp32);
+  auto verified = model::verify_model(path);
+  REQUIRE(verified.is_ok());
+  CHECK(verified->rows == 60);
+
+  auto loaded = model::load_model(path);
+  REQUIRE(loaded.is_ok());
+  CHECK(loaded->header.config == m.header.config);
+  CHECK(std::memcmp(loaded->dense->params(), m.dense->params(), sizeof(float) * m.dense->size()) == 0);
+  bool same = true;
+  for (std::uint32_t t = 0; t < 4; ++t)
+    m.store->table(t).for_each([&](std::uint64_t id, const float* row) {
+      const float* got = loaded->embeddings->table(t).find(id);
+      same = same && got != nullptr && std::memcmp(got, row, 4 * sizeof(float)) == 0;
+    });
+  CHECK(same);
+
+  // A version 1 header that carries the field has 4 bytes too many: malformed, not read past.
+  write_file(path, with_head(v2, 1, head_payload(v2)));
+  auto longer = model::load_model(path);
+  REQUIRE_FALSE(longer.is_ok());
+  CHECK(longer.error().code() == errc::corrupt);
+  CHECK(contains(longer.error().message(), "the header is malformed"));
+  // And a version 2 header without it is short.
+  write_file(path, with_head(v2, 2, head));
+  auto shorter = model::load_model(path);
+  REQUIRE_FALSE(shorter.is_ok());
+  CHECK(contains(shorter.error().message(), "the header is malformed"));
+}
+
+TEST_CASE("model file: an unknown row precision code is refused, never read as another", "[core][model_file]") {
+  test::temp_dir dir;
+  const std::string bytes = small_model().saved_bytes(dir.str("m.ssm"));
+  std::string head = head_payload(bytes);
+  put_le_at(head, head.size() - 4, 7, 4);
+  const std::string path = dir.str("p7.ssm");
+  write_file(path, with_head(bytes, 2, head));  // every CRC right: only the code is wrong
+  auto loaded = model::load_model(path);
+  REQUIRE_FALSE(loaded.is_ok());
+  CHECK(loaded.error().code() == errc::corrupt);
+  CHECK(loaded.error().message() ==
+        "model file " + path + ": header: row precision code 7 is none this build knows (0 fp32, 1 bf16, 2 fp16)");
+  auto r = model::model_reader::open(path);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.error().message() == loaded.error().message());
+
+  // A code that is known but wrong for the rows (bf16 claimed for fp32 rows): the row blocks no
+  // longer add up, which is reported as damage.
+  put_le_at(head, head.size() - 4, 1, 4);
+  write_file(path, with_head(bytes, 2, head));
+  auto wrong = model::verify_model(path);
+  REQUIRE_FALSE(wrong.is_ok());
+  CHECK(contains(wrong.error().message(), "row block 1 (table 0)"));
 }

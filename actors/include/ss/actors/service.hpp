@@ -37,9 +37,12 @@ struct service_options {
   std::chrono::milliseconds register_timeout{std::chrono::hours(24)};
   // Set from outside (a signal) to give up waiting for the registration.
   const std::atomic<bool>* cancel = nullptr;
-  // Shards: opens the shard's storage for rows of `row_floats` floats each (unset: rows live in
-  // memory only and a restarted shard starts empty). Injected: RocksDB in production.
-  std::function<result<std::unique_ptr<embedding::durable_rows>>(std::uint32_t row_floats)> open_storage;
+  // Shards: opens the shard's storage for rows of `row_floats` slots each, laid out as `row_layout`
+  // says (embedding::shard_row_layout; a store of another layout is refused), or unset: rows live
+  // in memory only and a restarted shard starts empty. Injected: RocksDB in production.
+  std::function<result<std::unique_ptr<embedding::durable_rows>>(std::uint32_t row_floats,
+                                                                 const std::string& row_layout)>
+      open_storage;
   double flush_interval = 5;  // shards: seconds between writes of changed rows to storage
   // Shards: the RAM their rows may take (embedding::shard_store_options::max_rows_in_memory); the
   // rest stay in storage, which it needs. 0: every row in RAM.

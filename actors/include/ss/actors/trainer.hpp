@@ -40,6 +40,8 @@ struct trainer_options {
   // The learning-rate schedule; a batch's place in the job is its reader's examples before it
   // times the readers (readers go at about the same pace), the same after any restart.
   optim::lr_schedule schedule;
+  // The job's row precision: gradients are pushed at it (bf16 and fp16: half the bytes).
+  embedding::row_precision row_precision = embedding::row_precision::fp32;
 };
 
 // Progress counters shared by the workers and read by the membership agent.

@@ -10,6 +10,7 @@ namespace ss::wire::detail {
 
 constexpr int wire(schema::ErrorCode c) { return static_cast<int>(c); }
 constexpr int wire(schema::Role r) { return static_cast<int>(r); }
+constexpr int wire(schema::RowPrecision p) { return static_cast<int>(p); }
 constexpr int wire(schema::JobState s) { return static_cast<int>(s); }
 static_assert(wire(schema::ErrorCode::OK) == static_cast<int>(errc::ok));
 static_assert(wire(schema::ErrorCode::INVALID_ARGUMENT) ==
@@ -61,6 +62,13 @@ inline status check_role(std::uint16_t v, const char* what) {
 inline status check_state(std::uint16_t v, const char* what) {
   return check_range(v, 0, static_cast<std::uint16_t>(job_state::failed), "job state", what);
 }
+
+inline status check_row_precision(std::uint16_t v, const char* what) {
+  return check_range(v, 0, static_cast<std::uint16_t>(embedding::row_precision::fp16), "row precision", what);
+}
+static_assert(wire(schema::RowPrecision::FP32) == static_cast<int>(embedding::row_precision::fp32));
+static_assert(wire(schema::RowPrecision::BF16) == static_cast<int>(embedding::row_precision::bf16));
+static_assert(wire(schema::RowPrecision::FP16) == static_cast<int>(embedding::row_precision::fp16));
 
 // An error reply must carry an error: ok is refused too.
 inline status check_error_code(std::uint16_t v, const char* what) {

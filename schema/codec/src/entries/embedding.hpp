@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../wire_fields.hpp"
+#include "common.hpp"
 
 namespace ss::wire::detail {
 
@@ -31,7 +32,10 @@ struct codec<lookup_reply>
   static constexpr const char* name = "lookup_reply";
   using fields = field_list<Wire,
       field<&lookup_reply::dim, &Wire::Builder::setDim, &Wire::Reader::getDim>,
-      list<&lookup_reply::values, &Wire::Builder::initValues, &Wire::Reader::getValues>>;
+      enumeration<&lookup_reply::precision, &Wire::Builder::setPrecision, &Wire::Reader::getPrecision,
+                  check_row_precision>,
+      precise_values<&lookup_reply::values, &lookup_reply::precision, &Wire::Builder::initValues,
+                     &Wire::Reader::getValues, &Wire::Builder::initHalves, &Wire::Reader::getHalves>>;
 
   static status check(const lookup_reply& m) {
     if (!m.values.empty() && m.dim == 0) {
@@ -52,7 +56,10 @@ struct codec<push_request>
   using fields = field_list<Wire,
       list<&push_request::tables, &Wire::Builder::initTables, &Wire::Reader::getTables>,
       list<&push_request::ids, &Wire::Builder::initIds, &Wire::Reader::getIds>,
-      list<&push_request::grads, &Wire::Builder::initGrads, &Wire::Reader::getGrads>,
+      enumeration<&push_request::precision, &Wire::Builder::setPrecision, &Wire::Reader::getPrecision,
+                  check_row_precision>,
+      precise_values<&push_request::grads, &push_request::precision, &Wire::Builder::initGrads,
+                     &Wire::Reader::getGrads, &Wire::Builder::initGradHalves, &Wire::Reader::getGradHalves>,
       field<&push_request::lr_scale, &Wire::Builder::setLrScale, &Wire::Reader::getLrScale>,
       field<&push_request::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>,
       field<&push_request::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>,

@@ -24,8 +24,8 @@ struct embedding_options {
   std::uint64_t max_rows_per_table = 0; // 0 = unbounded
   optim::sparse_optimizer optimizer;
   // Shard servers keep rows at this precision (shard_store_options). This store hands out
-  // pointers to its rows for the model to read in place: FP32 only (local_embeddings asserts it;
-  // `shadowsync train` refuses another with the reason).
+  // pointers to its rows for the model to read in place, so it keeps FP32 whatever this says
+  // (a served model decodes a 16-bit model file into it; `shadowsync train` refuses another).
   row_precision precision = row_precision::fp32;
 };
 

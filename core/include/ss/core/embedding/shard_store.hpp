@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,6 +58,10 @@ struct shard_store_options {
 inline std::uint32_t shard_row_floats(const shard_store_options& o) {
   return value_slots(o.dim, o.precision) + o.optimizer.state_floats() + (o.ttl.enabled() ? 1 : 0);
 }
+
+// What a row's slots hold, in words, e.g. "16 bf16 values, 1 fp32 optimizer value, a TTL stamp":
+// storage keeps it, and refuses to read rows of another layout as these.
+std::string shard_row_layout(const shard_store_options& o);
 
 // What a row in RAM costs beyond its values and optimizer state: its index slot (16 bytes at a
 // load factor of 0.35 to 0.7) and its tiering marks.

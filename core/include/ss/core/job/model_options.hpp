@@ -40,6 +40,9 @@ struct model_options {
   std::uint64_t buckets = 0;
   std::uint64_t max_rows_per_table = 0;
   std::uint64_t seed = 1;
+  // The embedding rows' precision on the shards, the wire and in the model file
+  // (embedding/row_precision.hpp): fp32, bf16 or fp16.
+  std::string row_precision = "fp32";
 };
 
 void add_model_options(config::option_set& opts, model_options& o);

@@ -8,15 +8,15 @@
 // knowing a table's total in advance; so a table may appear in any number of row blocks, in any
 // order, and the totals come last, in the footer.
 //
-// FORMAT, version 1. Every integer is little endian; floats are IEEE-754 binary32, little endian;
+// FORMAT, version 2. Every integer is little endian; floats are IEEE-754 binary32, little endian;
 // every CRC is CRC32C (ss::crc32c, Castagnoli).
 //
 //   file     := preamble  HEAD-section  DENS-section  ROWS-section*  FOOT-section  (end of file)
 //
 //   preamble (12 bytes):
 //     0   8  magic "SSMODEL\0" (53 53 4D 4F 44 45 4C 00)
-//     8   4  u32 format version (1). A reader refuses a larger version ("written by format
-//            version 2, this build reads 1"), and version 0.
+//     8   4  u32 format version (2; version 1 is read too). A reader refuses a larger version
+//            ("written by format version 3, this build reads 2"), and version 0.
 //
 //   section  := section-head (20 bytes)  payload  u32 payload-crc
 //     section-head:
@@ -43,10 +43,15 @@
 //       str schema_text       the schema file's text when the config's schema names a file
 //                             (the file may not exist where the model is used); empty for the
 //                             built-in "criteo" and "avazu"
+//       u32 row_precision     (version 2 only) the precision of the ROWS values, the codes of
+//                             embedding::row_precision: 0 fp32, 1 bf16, 2 fp16. An unknown code
+//                             is refused. A version 1 file has no such field: its rows are fp32.
 //   DENS payload: b floats, the dense parameters in model::dense_layout order; b must equal the
 //       header's dense_params.
-//   ROWS payload (a row block): b rows, each u64 id followed by dim floats (row values only);
-//       a < tables. A table may appear in several blocks; an id appears at most once per table.
+//   ROWS payload (a row block): b rows, each u64 id followed by the row's dim values (no optimizer
+//       state) at the header's row_precision: fp32 as 4-byte floats, bf16 and fp16 as 2-byte
+//       little-endian 16-bit words (the values rounded to the nearest when written). A row is
+//       8 + dim * bytes_per_value bytes (8 + 4 * dim at fp32, 8 + 2 * dim at bf16/fp16); a < tables. A table may appear in several blocks; an id appears at most once per table.
 //       Writers make blocks of at most max_block_rows rows.
 //   FOOT payload (b = 16 + 8 * tables bytes): u64 row blocks, u64 rows, then tables x u64 rows
 //       of each table. The footer is the last thing in the file: a file cut at a block boundary
@@ -54,7 +59,7 @@
 //
 // Errors name the file and the section, e.g. "model file m.ssm: row block 3 (table 7) fails its
 // checksum", "model file m.ssm: truncated after 1234 bytes (in row block 9)", "model file m.ssm:
-// written by format version 2, this build reads 1". Writers write PATH.tmp, fsync it and rename
+// written by format version 3, this build reads 2". Writers write PATH.tmp, fsync it and rename
 // it to PATH only in finish(), so a half-written file is never taken for a model (and an older
 // model at PATH stays intact until then).
 #pragma once
@@ -69,6 +74,7 @@
 
 #include "ss/core/data/input_schema.hpp"
 #include "ss/core/embedding/local_embeddings.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/io/model_magic.hpp"
 #include "ss/core/job/job_options.hpp"
 #include "ss/core/job/model_options.hpp"
@@ -77,7 +83,8 @@
 
 namespace ss::model {
 
-inline constexpr std::uint32_t model_format_version = 1;
+// Written by every writer; readers also read version 1 (no row precision: fp32 rows).
+inline constexpr std::uint32_t model_format_version = 2;
 using io::model_magic;
 // Rows per row block a writer produces; add_rows splits larger pages.
 inline constexpr std::size_t max_block_rows = 65536;
@@ -92,11 +99,15 @@ struct model_header {
   std::string producer;
   std::string config;       // [job] INI text (job::job_config_text), feature counts resolved
   std::string schema_text;  // schema file text, or empty for a built-in schema
+  // The precision of the rows in the file: add_rows rounds its FP32 values to it, the reader
+  // decodes them back to FP32.
+  embedding::row_precision row_precision = embedding::row_precision::fp32;
 };
 
 // A header for a model trained by `job` (whose dense_features and categorical_features must be
 // resolved, >= 0): config text, schema text (read from the schema file if it names one) and
-// shape (tables, dim, dense_params, from job::resolve_model).
+// shape (tables, dim, dense_params, from job::resolve_model) and row precision (the job's
+// --row-precision; an unknown name is an error).
 result<model_header> header_for_job(const job::job_options& job, double train_click_rate,
                                     std::uint64_t train_examples, std::string producer);
 
@@ -127,9 +138,10 @@ class model_writer {
 
   // The dense parameters: n must equal header.dense_params. Exactly once, before add_rows.
   status write_dense(const float* params, std::size_t n);
-  // n rows of `table`: ids[i] and its dim values at values + i * stride (stride 0 = dim; pass
-  // row_floats() to skip optimizer state stored after the values). One row block per call
-  // (split every max_block_rows rows); n = 0 writes nothing.
+  // n rows of `table`: ids[i] and its dim FP32 values at values + i * stride (stride 0 = dim; pass
+  // row_floats() to skip optimizer state stored after the values), written rounded to the nearest
+  // at the header's row_precision. One row block per call (split every max_block_rows rows); n = 0
+  // writes nothing.
   status add_rows(std::uint32_t table, const std::uint64_t* ids, const float* values, std::size_t n,
                   std::size_t stride = 0);
   // A point to come back to: rewind(mark) takes back every row added after mark() (an exporter
@@ -176,7 +188,8 @@ class model_reader {
   status read_dense(float* out, std::size_t n);
   result<std::vector<float>> read_dense();
 
-  // fn(table, ids, values, n): one call per row block, values = n * dim floats. A non-ok status
+  // fn(table, ids, values, n): one call per row block, values = n * dim floats (decoded to FP32
+  // whatever the file's row precision). A non-ok status
   // from fn stops the walk and is returned. Skips (but verifies) the dense part if read_dense was
   // not called. Ends by verifying the footer and that nothing follows it; totals() then holds it.
   using block_fn = std::function<status(std::uint32_t table, const std::uint64_t* ids, const float* values,

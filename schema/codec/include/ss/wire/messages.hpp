@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ss/core/data/example_batch.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/status.hpp"
 #include "ss/core/sync/quantize.hpp"
 
@@ -42,7 +43,9 @@ namespace ss::wire {
 //    (register_reply restore_shards) and rows move (take_rows_request, drop_rows_request).
 // 5: a job resumes on another reader count: a reader enters its files where the plan says
 //    (register_reply file_passes ...), which a reader of an earlier build would read whole.
-inline constexpr std::uint16_t protocol_version = 5;
+// 6: embedding values travel at the job's row precision (lookup_reply halves, push_request
+//    grad_halves), which a member of an earlier build would read as no values.
+inline constexpr std::uint16_t protocol_version = 6;
 
 enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
@@ -249,9 +252,12 @@ struct lookup_request {
   std::uint32_t examples = 0;  // of the training batch (0: not counted); a row TTL's clock
 };
 
+// Values travel at the job's row precision (bf16 and fp16 as 16-bit words, half the bytes); the
+// codec converts, so both ends hold FP32 here.
 struct lookup_reply {
   std::uint32_t dim = 0;
   std::vector<float> values;  // ids.size() x dim, in request order
+  embedding::row_precision precision = embedding::row_precision::fp32;  // on the wire
 };
 
 struct push_request {
@@ -262,6 +268,8 @@ struct push_request {
   std::uint64_t trainer = 0;     // the pushing trainer's incarnation (0: not checked)
   std::uint64_t membership = 0;  // its membership when it took the batch (fenced once over)
   std::uint64_t number = 0;      // its push number (from 1): a resend is not applied twice
+  // The gradients on the wire: bf16 and fp16 halve the bytes (rounded to the nearest).
+  embedding::row_precision precision = embedding::row_precision::fp32;
 };
 
 struct push_reply {

@@ -92,6 +92,13 @@ struct rocksdb_rows_options {
   // Default: false
   bool sync_writes = false;
 
+  // What a row's slots hold (embedding::shard_row_layout: the values' count and precision, the
+  // optimizer state, a TTL stamp): kept with the format settings when the store is made, and
+  // checked at open, so that a store written at another precision (or by another model) is
+  // refused with both layouts named instead of its bytes being read as rows of this one. A store
+  // made before it was kept takes this one on (its row_floats matched). Empty: not checked.
+  std::string row_layout;
+
   // Compression of SST files. Embedding rows are float bits that barely compress: snapshot_bench
   // (1M rows of 17 floats) measured 183.8 MB with lz4 against 183.9 MB without, at the same speed.
   // Default: rocksdb_compression::none
