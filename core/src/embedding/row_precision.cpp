@@ -1,22 +1,38 @@
 #include "ss/core/embedding/row_precision.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ss/core/hash.hpp"
+#include "ss/core/multiversion.hpp"
 
 namespace ss::embedding {
 namespace {
 
-std::uint32_t bits_of(float f) {
+// The conversions run over every value of every row a shard looks up or updates: each is written
+// branch-free over 32-bit lanes (both sides of a choice computed, then selected), so that the
+// loops below vectorize, once per ISA (SS_MULTIVERSION).
+
+// Row memory is allocated as floats; its 16-bit values are read and written through this type,
+// which may alias them.
+using half_word = std::uint16_t __attribute__((may_alias));
+
+inline std::uint32_t bits_of(float f) {
   std::uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
 }
 
-float float_of_bits(std::uint32_t u) {
+inline float float_of_bits(std::uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
+}
+
+// a if c, else b, by a mask: GCC turns nested conditional expressions into branches that keep
+// the loops from vectorizing; this it does not.
+inline std::uint32_t pick(bool c, std::uint32_t a, std::uint32_t b) {
+  return b ^ ((a ^ b) & (0u - static_cast<std::uint32_t>(c)));
 }
 
 constexpr std::uint32_t kInfBits = 0x7F800000u;
@@ -26,51 +42,105 @@ constexpr std::uint32_t kInfBits = 0x7F800000u;
 constexpr std::uint32_t kFp16MaxBits = 0x477FE000u;
 constexpr std::uint32_t kFp16OverflowBits = 0x477FF000u;
 constexpr std::uint32_t kFp16MinNormalBits = 0x38800000u;
+constexpr std::uint32_t kRebias = (127u - 15u) << 23;  // FP32's exponent bias less FP16's
 
-// 16 random bits per value: one 64-bit draw serves four values.
-struct draws {
-  std::uint64_t stream;
-  std::uint64_t word = 0;
-  std::uint32_t left = 0;
-  std::uint32_t index = 0;
-  std::uint32_t next() {
-    if (left == 0) {
-      word = mix64(stream + 0x9e3779b97f4a7c15ULL * ++index);
-      left = 4;
-    }
-    const auto r = static_cast<std::uint32_t>(word & 0xFFFFu);
-    word >>= 16;
-    --left;
-    return r;
-  }
-};
-
-std::uint16_t bf16_stochastic(float value, std::uint32_t r16) {
-  const std::uint32_t u = bits_of(value);
-  if ((u & kInfBits) == kInfBits) return bf16_of(value);  // infinity, NaN
-  // Sign and magnitude: adding to the magnitude's dropped bits carries into the kept ones with
-  // the probability of their fraction, away from zero for either sign.
-  const std::uint32_t rounded = (u + r16) >> 16;
-  // The largest finite value does not round up to infinity.
-  if ((rounded & 0x7F80u) == 0x7F80u) return static_cast<std::uint16_t>((u >> 16) | 0x007Fu);
-  return static_cast<std::uint16_t>(rounded);
+inline std::uint32_t bf16_nearest(std::uint32_t u) {
+  const std::uint32_t nan = (u >> 16) | 0x0040u;  // quiet: a payload only in the dropped bits stays a NaN
+  const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  return pick((u & 0x7FFFFFFFu) > kInfBits, nan, rounded);
 }
 
-std::uint16_t fp16_stochastic(float value, std::uint32_t r16) {
-  const std::uint32_t u = bits_of(value), sign = (u >> 16) & 0x8000u, magnitude = u & 0x7FFFFFFFu;
-  if (magnitude >= kInfBits) return fp16_of(value);             // infinity, NaN
-  if (magnitude >= kFp16MaxBits) return static_cast<std::uint16_t>(sign | 0x7BFFu);  // saturates
-  if (magnitude < kFp16MinNormalBits) {
-    // FP16's subnormals are multiples of 2^-24: the value in those units, its fraction decided
-    // by the draw.
-    const float units = float_of_bits(magnitude) * 0x1p24f;
-    const float whole = std::floor(units);
-    const auto q = static_cast<std::uint32_t>(whole) + (static_cast<float>(r16) * 0x1p-16f < units - whole ? 1u : 0u);
-    return static_cast<std::uint16_t>(sign | q);  // q = 1024 is the smallest normal, correctly
-  }
-  // Normal: rebias the exponent (127 -> 15) and drop 13 bits of significand, adding 13 random ones.
-  const std::uint32_t rebiased = magnitude - ((127u - 15u) << 23);
-  return static_cast<std::uint16_t>(sign | ((rebiased + (r16 >> 3)) >> 13));
+// Sign and magnitude: adding random bits to the magnitude's dropped ones carries into the kept
+// ones with the probability of their fraction, away from zero for either sign.
+inline std::uint32_t bf16_stochastic(std::uint32_t u, std::uint32_t r16) {
+  const std::uint32_t rounded = (u + r16) >> 16;
+  const std::uint32_t largest = (u >> 16) | 0x007Fu;  // a finite value does not round up to infinity
+  const std::uint32_t finite = pick((rounded & 0x7F80u) == 0x7F80u, largest, rounded);
+  return pick((u & kInfBits) == kInfBits, bf16_nearest(u), finite);
+}
+
+inline std::uint32_t fp16_nearest(std::uint32_t u) {
+  const std::uint32_t sign = (u >> 16) & 0x8000u, magnitude = u & 0x7FFFFFFFu;
+  const std::uint32_t rebiased = magnitude - kRebias;
+  const std::uint32_t normal = (rebiased + 0xFFFu + ((rebiased >> 13) & 1u)) >> 13;
+  // A subnormal is the nearest multiple of 2^-24: added to 0.5 (whose spacing that is), the
+  // float addition rounds it so, ties to even.
+  const std::uint32_t subnormal = bits_of(float_of_bits(magnitude) + 0.5f) - 0x3F000000u;
+  const std::uint32_t out =
+      pick(magnitude > kInfBits, 0x7E00u,
+           pick(magnitude >= kFp16OverflowBits, 0x7C00u, pick(magnitude < kFp16MinNormalBits, subnormal, normal)));
+  return sign | out;
+}
+
+inline std::uint32_t fp16_stochastic(std::uint32_t u, std::uint32_t r16) {
+  const std::uint32_t sign = (u >> 16) & 0x8000u, magnitude = u & 0x7FFFFFFFu;
+  // Normal: drop 13 bits of significand, adding 13 random ones.
+  const std::uint32_t normal = (magnitude - kRebias + (r16 >> 3)) >> 13;
+  // Subnormal: the value in units of 2^-24 (exact: a power-of-two scaling; clamped, so that the
+  // lanes of normal values, discarded below, convert without overflow), its fraction decided by
+  // the draw (1024 units is the smallest normal value, correctly encoded so).
+  const float units = std::min(float_of_bits(magnitude) * 0x1p24f, 2048.0f);
+  const auto whole = static_cast<std::int32_t>(units);
+  const float fraction = units - static_cast<float>(whole);
+  const std::uint32_t up = static_cast<std::uint32_t>(static_cast<float>(r16) * 0x1p-16f < fraction);
+  const std::uint32_t subnormal = static_cast<std::uint32_t>(whole) + up;
+  const std::uint32_t special = pick(magnitude > kInfBits, 0x7E00u, 0x7C00u);  // NaN, infinity
+  const std::uint32_t out = pick(magnitude >= kInfBits, special,
+                                 pick(magnitude >= kFp16MaxBits, 0x7BFFu,  // saturates
+                                      pick(magnitude < kFp16MinNormalBits, subnormal, normal)));
+  return sign | out;
+}
+
+// A normal value's exponent and significand move to FP32's places and rebias; a subnormal is its
+// significand times 2^-24, computed from the integer so that no operand is a subnormal float (whose
+// arithmetic costs a microcode assist on x86); infinity and NaN keep their significand under an
+// all-ones exponent.
+inline float fp16_value(std::uint32_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, shifted = (h & 0x7FFFu) << 13, exponent = h & 0x7C00u;
+  const std::uint32_t normal = shifted + kRebias;
+  const std::uint32_t subnormal = bits_of(static_cast<float>(static_cast<std::int32_t>(h & 0x3FFu)) * 0x1p-24f);
+  const std::uint32_t special = shifted | kInfBits;
+  return float_of_bits(sign | pick(exponent == 0x7C00u, special, pick(exponent == 0, subnormal, normal)));
+}
+
+// 16 random bits for value i of a stream: a 32-bit integer hash (lowbias32) of the stream's bits
+// and i, computed in every lane at once.
+inline std::uint32_t draw(std::uint32_t stream_bits, std::uint32_t i) {
+  std::uint32_t h = stream_bits ^ (i * 0x9E3779B9u);
+  h ^= h >> 16;
+  h *= 0x7FEB352Du;
+  h ^= h >> 15;
+  h *= 0x846CA68Bu;
+  h ^= h >> 16;
+  return h >> 16;
+}
+
+SS_MULTIVERSION void decode_bf16(const half_word* __restrict in, std::size_t n, float* __restrict out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = float_of_bits(std::uint32_t{in[i]} << 16);
+}
+
+SS_MULTIVERSION void decode_fp16(const half_word* __restrict in, std::size_t n, float* __restrict out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = fp16_value(in[i]);
+}
+
+SS_MULTIVERSION void encode_bf16(const float* __restrict in, std::size_t n, half_word* __restrict out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint16_t>(bf16_nearest(bits_of(in[i])));
+}
+
+SS_MULTIVERSION void encode_fp16(const float* __restrict in, std::size_t n, half_word* __restrict out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint16_t>(fp16_nearest(bits_of(in[i])));
+}
+
+SS_MULTIVERSION void encode_bf16_stochastic(const float* __restrict in, std::size_t n, std::uint32_t stream,
+                                            half_word* __restrict out) {
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = static_cast<std::uint16_t>(bf16_stochastic(bits_of(in[i]), draw(stream, static_cast<std::uint32_t>(i))));
+}
+
+SS_MULTIVERSION void encode_fp16_stochastic(const float* __restrict in, std::size_t n, std::uint32_t stream,
+                                            half_word* __restrict out) {
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = static_cast<std::uint16_t>(fp16_stochastic(bits_of(in[i]), draw(stream, static_cast<std::uint32_t>(i))));
 }
 
 }  // namespace
@@ -97,47 +167,20 @@ result<row_precision> row_precision_of_code(std::uint32_t code, const std::strin
                                             " is none this build knows (0 fp32, 1 bf16, 2 fp16)");
 }
 
-std::uint16_t bf16_of(float value) {
-  const std::uint32_t u = bits_of(value);
-  if ((u & 0x7FFFFFFFu) > kInfBits) return static_cast<std::uint16_t>((u >> 16) | 0x0040u);  // a quiet NaN
-  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
+std::uint16_t bf16_of(float value) { return static_cast<std::uint16_t>(bf16_nearest(bits_of(value))); }
 
 float float_of_bf16(std::uint16_t bits) { return float_of_bits(std::uint32_t{bits} << 16); }
 
-std::uint16_t fp16_of(float value) {
-  const std::uint32_t u = bits_of(value), sign = (u >> 16) & 0x8000u, magnitude = u & 0x7FFFFFFFu;
-  if (magnitude > kInfBits) return static_cast<std::uint16_t>(sign | 0x7E00u);  // a quiet NaN
-  if (magnitude >= kFp16OverflowBits) return static_cast<std::uint16_t>(sign | 0x7C00u);
-  if (magnitude < kFp16MinNormalBits) {
-    // A subnormal: the nearest multiple of 2^-24 (nearbyint rounds ties to even).
-    const auto q = static_cast<std::uint32_t>(std::nearbyint(float_of_bits(magnitude) * 0x1p24f));
-    return static_cast<std::uint16_t>(sign | q);
-  }
-  const std::uint32_t rebiased = magnitude - ((127u - 15u) << 23);
-  return static_cast<std::uint16_t>(sign | ((rebiased + 0xFFFu + ((rebiased >> 13) & 1u)) >> 13));
-}
+std::uint16_t fp16_of(float value) { return static_cast<std::uint16_t>(fp16_nearest(bits_of(value))); }
 
-float float_of_fp16(std::uint16_t bits) {
-  const std::uint32_t sign = std::uint32_t{bits & 0x8000u} << 16, exponent = (bits >> 10) & 0x1Fu,
-                      significand = bits & 0x3FFu;
-  if (exponent == 0) {
-    const float magnitude = static_cast<float>(significand) * 0x1p-24f;
-    return sign != 0 ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return float_of_bits(sign | kInfBits | (significand << 13));
-  return float_of_bits(sign | ((exponent + 127u - 15u) << 23) | (significand << 13));
-}
+float float_of_fp16(std::uint16_t bits) { return fp16_value(bits); }
 
 void decode_values(const float* slots, std::uint32_t dim, row_precision p, float* values) {
+  const auto* halves = reinterpret_cast<const half_word*>(slots);
   switch (p) {
     case row_precision::fp32: std::memcpy(values, slots, sizeof(float) * dim); return;
-    case row_precision::bf16:
-      for (std::uint32_t d = 0; d < dim; ++d) values[d] = float_of_bf16(half_at(slots, d));
-      return;
-    case row_precision::fp16:
-      for (std::uint32_t d = 0; d < dim; ++d) values[d] = float_of_fp16(half_at(slots, d));
-      return;
+    case row_precision::bf16: decode_bf16(halves, dim, values); return;
+    case row_precision::fp16: decode_fp16(halves, dim, values); return;
   }
 }
 
@@ -146,9 +189,10 @@ void encode_values(const float* values, std::uint32_t dim, row_precision p, floa
     std::memcpy(slots, values, sizeof(float) * dim);
     return;
   }
-  if (dim % 2 == 1) set_half_at(slots, dim, 0);
-  for (std::uint32_t d = 0; d < dim; ++d)
-    set_half_at(slots, d, p == row_precision::bf16 ? bf16_of(values[d]) : fp16_of(values[d]));
+  auto* halves = reinterpret_cast<half_word*>(slots);
+  if (dim % 2 == 1) halves[dim] = 0;
+  if (p == row_precision::bf16) encode_bf16(values, dim, halves);
+  else encode_fp16(values, dim, halves);
 }
 
 void encode_values_stochastic(const float* values, std::uint32_t dim, row_precision p, std::uint64_t stream,
@@ -157,11 +201,11 @@ void encode_values_stochastic(const float* values, std::uint32_t dim, row_precis
     std::memcpy(slots, values, sizeof(float) * dim);
     return;
   }
-  if (dim % 2 == 1) set_half_at(slots, dim, 0);
-  draws r{stream};
-  for (std::uint32_t d = 0; d < dim; ++d)
-    set_half_at(slots, d,
-                p == row_precision::bf16 ? bf16_stochastic(values[d], r.next()) : fp16_stochastic(values[d], r.next()));
+  auto* halves = reinterpret_cast<half_word*>(slots);
+  if (dim % 2 == 1) halves[dim] = 0;
+  const auto stream_bits = static_cast<std::uint32_t>(stream ^ (stream >> 32));
+  if (p == row_precision::bf16) encode_bf16_stochastic(values, dim, stream_bits, halves);
+  else encode_fp16_stochastic(values, dim, stream_bits, halves);
 }
 
 std::uint64_t stochastic_stream(std::uint64_t seed, std::uint32_t table, std::uint64_t id, std::uint64_t update) {
@@ -169,19 +213,15 @@ std::uint64_t stochastic_stream(std::uint64_t seed, std::uint32_t table, std::ui
 }
 
 void to_halves(const float* values, std::size_t n, row_precision p, std::uint16_t* halves) {
-  if (p == row_precision::bf16) {
-    for (std::size_t i = 0; i < n; ++i) halves[i] = bf16_of(values[i]);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) halves[i] = fp16_of(values[i]);
-  }
+  auto* out = reinterpret_cast<half_word*>(halves);
+  if (p == row_precision::bf16) encode_bf16(values, n, out);
+  else encode_fp16(values, n, out);
 }
 
 void from_halves(const std::uint16_t* halves, std::size_t n, row_precision p, float* values) {
-  if (p == row_precision::bf16) {
-    for (std::size_t i = 0; i < n; ++i) values[i] = float_of_bf16(halves[i]);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) values[i] = float_of_fp16(halves[i]);
-  }
+  const auto* in = reinterpret_cast<const half_word*>(halves);
+  if (p == row_precision::bf16) decode_bf16(in, n, values);
+  else decode_fp16(in, n, values);
 }
 
 }  // namespace ss::embedding

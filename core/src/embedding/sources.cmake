@@ -12,3 +12,11 @@ target_sources(ss_math PRIVATE
   src/embedding/row_ttl.cpp
   src/embedding/shard_store.cpp
   src/embedding/sharding.cpp)
+# The row precision conversions must vectorize (row_precision.cpp), as the dense updates do: no
+# floating-point traps (a conversion of a discarded lane may not be skipped for them) and, with
+# GCC, the dynamic cost model at -O2.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set_source_files_properties(src/embedding/row_precision.cpp PROPERTIES COMPILE_OPTIONS "-fno-trapping-math;-fvect-cost-model=dynamic")
+else()
+  set_source_files_properties(src/embedding/row_precision.cpp PROPERTIES COMPILE_OPTIONS "-fno-trapping-math")
+endif()
