@@ -15,8 +15,11 @@
 // Prints a table (examples/s against the baseline, hit rate, peak rows in RAM against the budget)
 // and one JSON line.
 //
+// With --same-mb-precision bf16|fp16, one more budget run keeps rows at that precision in the
+// bytes the FP32 budget takes (row_bytes_in_memory: more rows in the same memory).
+//
 //   tiered_bench [--batches N] [--vocab V] [--zipf S] [--budget-pct P] [--compute-us C]
-//                [--ahead A] [--flush-ms F] [--read-delay-us D] [--dir DIR]
+//                [--ahead A] [--flush-ms F] [--read-delay-us D] [--same-mb-precision P] [--dir DIR]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -120,6 +123,8 @@ struct settings {
   std::uint64_t vocab = 200000;
   double zipf_s = 1.05;
   double budget_pct = 10;
+  // Also a budget run at this precision with the FP32 budget's bytes (fp32: none).
+  embedding::row_precision same_mb_precision = embedding::row_precision::fp32;
   int compute_us = 2000;
   int ahead = 4;
   int flush_ms = 1000;
@@ -134,13 +139,15 @@ void spin(std::chrono::microseconds d) {
 }
 
 run_result run(const std::string& name, const settings& s, const std::vector<batch>& batches,
-               std::uint64_t budget_rows, bool prefetch, int read_delay_us) {
+               std::uint64_t budget_rows, bool prefetch, int read_delay_us,
+               embedding::row_precision precision = embedding::row_precision::fp32) {
   const std::string dir = s.dir + "/" + name;
   std::filesystem::remove_all(dir);
   embedding::shard_store_options o;
   o.dim = dim;
+  o.precision = precision;
   o.optimizer.kind = optim::sparse_kind::rowwise_adagrad;
-  const std::uint32_t row_floats = dim + o.optimizer.state_floats();
+  const std::uint32_t row_floats = embedding::shard_row_floats(o);
   auto opened = storage::rocksdb_rows::open(dir, row_floats, storage::rocksdb_rows_options{});
   if (!opened.is_ok()) {
     std::fprintf(stderr, "tiered_bench: %s\n", opened.error().message().c_str());
@@ -259,10 +266,18 @@ int main(int argc, char** argv) {
     else if (a == "--flush-ms") s.flush_ms = std::stoi(next());
     else if (a == "--read-delay-us") s.read_delay_us = std::stoi(next());
     else if (a == "--dir") s.dir = next();
+    else if (a == "--same-mb-precision") {
+      auto p = embedding::parse_row_precision(next());
+      if (!p.is_ok()) {
+        std::fprintf(stderr, "tiered_bench: %s\n", p.error().message().c_str());
+        return 2;
+      }
+      s.same_mb_precision = *p;
+    }
     else {
       std::fprintf(stderr,
                    "usage: tiered_bench [--batches N] [--vocab V] [--zipf S] [--budget-pct P] [--compute-us C] "
-                   "[--ahead A] [--flush-ms F] [--read-delay-us D] [--dir DIR]\n");
+                   "[--ahead A] [--flush-ms F] [--read-delay-us D] [--same-mb-precision bf16|fp16] [--dir DIR]\n");
       return 2;
     }
   }
@@ -290,6 +305,17 @@ int main(int argc, char** argv) {
       1, static_cast<std::uint64_t>(static_cast<double>(runs[0].rows) * s.budget_pct / 100.0));
   report(run("budget", s, batches, budget, false, 0));
   report(run("budget+prefetch", s, batches, budget, true, 0));
+  if (s.same_mb_precision != embedding::row_precision::fp32) {
+    // The budget's bytes at FP32, spent on 16-bit rows: more of them stay in RAM.
+    embedding::shard_store_options wide, narrow;
+    wide.dim = narrow.dim = dim;
+    wide.optimizer.kind = narrow.optimizer.kind = optim::sparse_kind::rowwise_adagrad;
+    narrow.precision = s.same_mb_precision;
+    const std::uint64_t bytes = budget * embedding::row_bytes_in_memory(embedding::shard_row_floats(wide));
+    const std::uint64_t narrow_budget = embedding::rows_in_budget(bytes, embedding::shard_row_floats(narrow));
+    report(run(std::string("budget-") + embedding::to_string(s.same_mb_precision) + " (same MB)", s, batches,
+               narrow_budget, false, 0, s.same_mb_precision));
+  }
   if (s.read_delay_us > 0) {
     report(run("budget-slow-disk", s, batches, budget, false, s.read_delay_us));
     report(run("budget-slow-disk+prefetch", s, batches, budget, true, s.read_delay_us));

@@ -649,6 +649,58 @@ TEST_CASE("shard: pages of the rows a placement gives to each shard hold every r
   }
 }
 
+TEST_CASE("shard: an export's pages hold 16-bit rows' values decoded, as lookups read them, from RAM or storage",
+          "[actors]") {
+  for (const bool tiered : {false, true}) {
+    for (const auto precision : {embedding::row_precision::bf16, embedding::row_precision::fp16}) {
+      INFO((tiered ? "a memory budget: pages from storage" : "every row in RAM") << ", " << embedding::to_string(precision));
+      actor_fixture f;
+      embedding::shard_store_options so;
+      so.dim = 3;  // odd: a half-used slot
+      so.precision = precision;
+      so.optimizer.kind = optim::sparse_kind::rowwise_adagrad;
+      if (tiered) so.max_rows_in_memory = 20;
+      auto store = std::make_shared<embedding::shard_store>(so);
+      shard_options o;
+      o.name = "shard-0";
+      if (tiered) o.storage = std::make_shared<embedding::memory_rows>(store->row_floats());
+      node gw(f, "shard-0");
+      const auto actors = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
+      if (tiered) f.own(caf::actor_cast<caf::actor>(actors.persister));
+      f.settle();
+      const std::vector<std::uint32_t> tables(100, 1);
+      std::vector<std::uint64_t> ids(100);
+      for (std::uint64_t i = 0; i < 100; ++i) ids[i] = i * 31 + 7;
+      REQUIRE(std::holds_alternative<wire::lookup_reply>(*ask(f, actors.pool, wire::lookup_request{true, tables, ids})));
+      std::vector<float> grads(300);
+      for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = 0.01f * static_cast<float>(i % 7) - 0.03f;
+      REQUIRE(std::holds_alternative<wire::push_reply>(*ask(f, actors.pool, wire::push_request{tables, ids, grads})));
+      auto looked = ask(f, actors.pool, wire::lookup_request{false, tables, ids});
+      REQUIRE(std::holds_alternative<wire::lookup_reply>(*looked));
+      const auto& values = std::get<wire::lookup_reply>(*looked).values;
+      std::map<std::uint64_t, std::vector<float>> exported;
+      wire::dump_request next{0, 0, 64};
+      for (int pages = 0; pages < 100; ++pages) {
+        auto got = tiered ? ask(f, actors.persister, next, std::chrono::seconds(20)) : ask(f, actors.pool, next);
+        REQUIRE(got.has_value());
+        REQUIRE(std::holds_alternative<wire::dump_reply>(*got));
+        const auto& page = std::get<wire::dump_reply>(*got);
+        CHECK(page.row_floats == 3);
+        for (std::size_t i = 0; i < page.ids.size(); ++i)
+          exported[page.ids[i]].assign(page.values.begin() + static_cast<std::ptrdiff_t>(3 * i),
+                                       page.values.begin() + static_cast<std::ptrdiff_t>(3 * i + 3));
+        if (page.done) break;
+        next.table = page.next_table;
+        next.position = page.next_position;
+      }
+      REQUIRE(exported.size() == 100);
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        CHECK(exported[ids[i]] == std::vector<float>(values.begin() + static_cast<std::ptrdiff_t>(3 * i),
+                                                     values.begin() + static_cast<std::ptrdiff_t>(3 * i + 3)));
+    }
+  }
+}
+
 TEST_CASE("shard: a row a full table dropped since the last publication goes out as a tombstone", "[actors]") {
   actor_fixture f;
   embedding::shard_store_options so;

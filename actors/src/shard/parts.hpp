@@ -62,6 +62,9 @@ result<std::shared_ptr<const embedding::placement>> placement_for(const shard_op
                                                                    std::uint32_t shards, const std::string& what);
 // The placement a page of rows is filtered by (dump_request's placement_shards): null for every
 // row (0 shards); else placement_for.
+// Appends `row` (row_floats() slots, as the store keeps it) to a dump page: whole, as stored, for
+// a move to another shard; else its values decoded to FP32 (an export).
+void add_to_page(wire::dump_reply& page, const embedding::shard_store& store, bool whole_rows, const float* row);
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
                                                                       embedding::placement_cache& paged,
                                                                       const wire::dump_request& req);

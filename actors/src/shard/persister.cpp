@@ -131,7 +131,7 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
                                                if (*to && (*to)->shard_of(t, id) != req.placement_index) return;
                                                reply.tables.push_back(t);
                                                reply.ids.push_back(id);
-                                               reply.values.insert(reply.values.end(), row, row + keep);
+                                               add_to_page(reply, *st.store, req.whole_rows, row);
                                              });
   if (!paged.is_ok())
     return make_body(wire::error_reply{paged.error().code(), st.options.name + ": " + paged.error().message()});

@@ -117,6 +117,16 @@ result<std::shared_ptr<const embedding::placement>> placement_for(const shard_op
   return paged.of(shards);
 }
 
+void add_to_page(wire::dump_reply& page, const embedding::shard_store& store, bool whole_rows, const float* row) {
+  if (whole_rows) {
+    page.values.insert(page.values.end(), row, row + store.row_floats());
+    return;
+  }
+  const std::uint32_t dim = store.options().dim;
+  page.values.resize(page.values.size() + dim);
+  embedding::decode_values(row, dim, store.options().precision, page.values.data() + page.values.size() - dim);
+}
+
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
                                                                       embedding::placement_cache& paged,
                                                                       const wire::dump_request& req) {
@@ -126,8 +136,9 @@ result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shar
 
 namespace {
 
-// A page of rows: for the exported model, values only; for moving rows to another shard count,
-// only those a placement gives to one shard, whole (values, optimizer state, TTL stamp).
+// A page of rows: for the exported model, values only (FP32, whatever the rows' precision); for
+// moving rows to another shard count, only those a placement gives to one shard, whole, as stored
+// (values at the rows' precision, optimizer state, TTL stamp).
 body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embedding::placement_cache& paged,
                     shard_counters& c, const wire::dump_request& req) {
   auto to = placement_of_dump(o, paged, req);
@@ -150,8 +161,7 @@ body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embed
         if (*to && (*to)->shard_of(t, ids[i]) != req.placement_index) continue;
         reply.tables.push_back(t);
         reply.ids.push_back(ids[i]);
-        reply.values.insert(reply.values.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * floats),
-                            rows.begin() + static_cast<std::ptrdiff_t>(i * floats + keep));
+        add_to_page(reply, store, req.whole_rows, rows.data() + i * floats);
       }
     } while (*to && position != 0 && reply.ids.size() < max_rows);
     if (position != 0) break;  // the page is full inside this table

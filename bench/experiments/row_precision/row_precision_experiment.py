@@ -1,11 +1,16 @@
 #!/usr/bin/python3
 """Model quality and speed of 16-bit embedding rows (issue 36, --row-precision), on this machine.
 
-`shadowsync local` jobs (2 trainers, 2 shards: the default cluster) on each data set of
-benchlib.ctr_sets (generated rows, and the Criteo and Avazu samples when ../shared has them),
-with --row-precision fp32, bf16 and fp16, over a few seeds: test NE, AUC and log loss, and
-examples/s. Each 16-bit run is compared with the FP32 run of the same data and seed, so the
-ratios hold the data and model seed fixed and differ by the rows' precision (and timing).
+`shadowsync local` jobs on each data set of benchlib.ctr_sets (generated rows, and the Criteo and
+Avazu samples when ../shared has them), with --row-precision fp32, bf16 and fp16, over a few
+seeds: test NE, AUC and log loss, and examples/s. Each 16-bit run is compared with the FP32 run
+of the same data and seed.
+
+By default the jobs run one trainer, one worker thread, one shard and no sync (--cluster
+deterministic): such a job gives the same model on every run (the fp32 rerun, "fp32 again",
+shows it), so a ratio is the rows' precision alone. With --cluster default (2 trainers, 2
+shards, background sync) Hogwild's timing moves each run's NE too; the fp32 rerun then shows by
+how much.
 
 Writes row_precision.{txt,json} (--out) beside this script and prints the table.
 
@@ -23,7 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from benchlib import BIN, ctr_sets, here, local_result, write_report  # noqa: E402
 
 OUT = here(__file__)
-PRECISIONS = ["fp32", "bf16", "fp16"]
+PRECISIONS = ["fp32", "bf16", "fp16", "fp32 again"]
+DETERMINISTIC = ["--trainers", "1", "--threads", "1", "--lookahead", "0", "--shards", "1", "--sync", "none"]
 
 
 def run(args, label):
@@ -40,6 +46,7 @@ def main():
     ap.add_argument("--rows", type=int, default=200000, help="generated training rows")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--sets", default="gen,criteo,avazu")
+    ap.add_argument("--cluster", choices=["deterministic", "default"], default="deterministic")
     ap.add_argument("--out", default="row_precision", help="results file name (beside this script)")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -50,9 +57,13 @@ def main():
         for seed in seeds:
             # Alternating precisions within a seed: the host's drift falls on all three alike.
             for p in PRECISIONS:
+                cluster = DETERMINISTIC if args.cluster == "deterministic" else []
                 results.setdefault((name, p), []).append(
-                    run(data["data"] + ["--seed", str(seed), "--row-precision", p], f"{name} {p} seed {seed}"))
-    lines = [f"### `shadowsync local` (2 trainers, 2 shards), seeds {args.seeds}; {args.rows} generated rows",
+                    run(data["data"] + cluster + ["--seed", str(seed), "--row-precision", p.split()[0]],
+                        f"{name} {p} seed {seed}"))
+    shape = ("1 trainer, 1 thread, 1 shard, no sync" if args.cluster == "deterministic"
+             else "2 trainers, 2 shards, background sync")
+    lines = [f"### `shadowsync local` ({shape}), seeds {args.seeds}; {args.rows} generated rows",
              "",
              "| data | precision | test NE (mean) | NE / fp32 (per seed) | AUC (mean) | examples/s / fp32 (mean) |",
              "|---|---|---|---|---|---|"]

@@ -318,8 +318,9 @@ result<loaded_model> load_model(const std::string& path) {
   // is how training keeps tables bounded, and a table with a memory budget goes over it until its
   // next flush trims it: a copy taken meanwhile (a published base) has more rows than the limit.
   m.setup.embeddings.max_rows_per_table = 0;
-  // The reader decodes rows of any precision to FP32, and a store read in place holds FP32.
-  m.setup.embeddings.precision = embedding::row_precision::fp32;
+  // The reader decodes rows of any precision to FP32 (the store keeps FP32 rows); the store rounds
+  // an unseen id's initial values to the file's precision, as the job's shards did.
+  m.setup.embeddings.precision = m.header.row_precision;
   const std::size_t params = dense_layout(m.setup.dlrm).size();
   if (m.setup.dlrm.num_sparse != m.header.tables || m.setup.dlrm.embedding_dim != m.header.dim ||
       params != m.header.dense_params)

@@ -131,6 +131,18 @@ std::size_t small_model_file_bytes(std::size_t head_bytes, std::size_t dense_par
          3 * (section + rows_per_table * (8 + 4 * bytes_per_value)) + (section + 16 + 8 * 4);
 }
 
+// Whether `got` holds every row of `want`'s tables 0 .. tables - 1, bit for bit (dim values).
+bool same_rows(const embedding::local_embeddings& want, const embedding::local_embeddings& got, std::uint32_t tables,
+               std::size_t dim) {
+  bool same = true;
+  for (std::uint32_t t = 0; t < tables; ++t)
+    want.table(t).for_each([&](std::uint64_t id, const float* row) {
+      const float* other = got.table(t).find(id);
+      same = same && other != nullptr && std::memcmp(other, row, dim * sizeof(float)) == 0;
+    });
+  return same;
+}
+
 }  // namespace
 
 TEST_CASE("model file: the configuration records the bottom MLP as built, not as asked for", "[core][model]") {
@@ -653,13 +665,7 @@ TEST_CASE("model file: rows at bf16 and fp16 are half the bytes and read back ro
     REQUIRE(model::save_model(path, m.header, *m.dense, *m.store).is_ok());
     auto exact = model::load_model(path);
     REQUIRE(exact.is_ok());
-    bool bit_exact = true;
-    for (std::uint32_t t = 0; t < 4; ++t)
-      m.store->table(t).for_each([&](std::uint64_t id, const float* row) {
-        const float* got = exact->embeddings->table(t).find(id);
-        bit_exact = bit_exact && got != nullptr && std::memcmp(got, row, 4 * sizeof(float)) == 0;
-      });
-    CHECK(bit_exact);
+    CHECK(same_rows(*m.store, *exact->embeddings, 4, 4));
   }
 }
 
@@ -756,13 +762,7 @@ TEST_CASE("model file: a version 1 file (no row precision, fp32 rows) still read
   REQUIRE(loaded.is_ok());
   CHECK(loaded->header.config == m.header.config);
   CHECK(std::memcmp(loaded->dense->params(), m.dense->params(), sizeof(float) * m.dense->size()) == 0);
-  bool same = true;
-  for (std::uint32_t t = 0; t < 4; ++t)
-    m.store->table(t).for_each([&](std::uint64_t id, const float* row) {
-      const float* got = loaded->embeddings->table(t).find(id);
-      same = same && got != nullptr && std::memcmp(got, row, 4 * sizeof(float)) == 0;
-    });
-  CHECK(same);
+  CHECK(same_rows(*m.store, *loaded->embeddings, 4, 4));
 
   // A version 1 header that carries the field has 4 bytes too many: malformed, not read past.
   write_file(path, with_head(v2, 1, head_payload(v2)));

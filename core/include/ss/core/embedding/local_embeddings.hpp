@@ -25,7 +25,8 @@ struct embedding_options {
   optim::sparse_optimizer optimizer;
   // Shard servers keep rows at this precision (shard_store_options). This store hands out
   // pointers to its rows for the model to read in place, so it keeps FP32 whatever this says
-  // (a served model decodes a 16-bit model file into it; `shadowsync train` refuses another).
+  // (a served model decodes a 16-bit model file into it; `shadowsync train` refuses another);
+  // peek() rounds an unseen id's initial values to it, as the shards did.
   row_precision precision = row_precision::fp32;
 };
 
@@ -41,7 +42,7 @@ class local_embeddings {
   // Thread-safe. The pointers stay valid for the store's lifetime.
   status fetch(batch_rows& rows);
   // Like fetch, but never creates rows: a row not held reads the values it would start with
-  // (written into rows.values()).
+  // (written into rows.values(); at options().precision).
   status peek(batch_rows& rows) const;
   // Applies rows.grads() to the rows fetch() found, with the sparse optimizer at its learning
   // rate times lr_scale. Thread-safe (Hogwild on row values).
