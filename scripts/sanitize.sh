@@ -81,6 +81,9 @@ run_asan() {
   # reader_resume likewise: its one-file resumes compare models exactly and every resume counts
   # its rows at any size; its six-file NE bound is the plain suite's to hold at full size.
   export SS_READER_ROWS=${SS_READER_ROWS:-40000} SS_READER_NE_BOUND=${SS_READER_NE_BOUND:-1.05}
+  # row_precision likewise: its 16-bit jobs, exports, predict and refused resume at any size; its
+  # NE bound against fp32 is the plain suite's to hold at full size.
+  export SS_PRECISION_ROWS=${SS_PRECISION_ROWS:-30000} SS_PRECISION_NE_BOUND=${SS_PRECISION_NE_BOUND:-1.05}
   export SS_FAULT_NE_TOLERANCE=${SS_FAULT_NE_TOLERANCE:-0.05}
   export SS_MATRIX_CASES=${SS_MATRIX_CASES:-"shard-0:KILL:export sync-1:TERM:training"}
   # deploy_validation and prometheus_rules check YAML and JSON with node, python and promtool:

@@ -500,6 +500,10 @@ TEST_CASE("codec: a row precision this build does not know is refused", "[wire]"
   }
   REQUIRE(patched);
   require_parse_error(frame_of(bytes), "lookup_reply: row precision 9 is out of range (0-2)");
+  // 16-bit values under fp32 (the list its precision does not name) are refused too, not read as none.
+  for (std::size_t at = 0; at + 6 <= bytes.size(); at += 8)
+    if (bytes[at] == 1 && bytes[at + 4] == 9) bytes[at + 4] = 0;
+  require_parse_error(frame_of(bytes), "lookup_reply: 1 16-bit values at row precision fp32");
 }
 
 TEST_CASE("codec: warm_request tables and ids must have the same length", "[wire]") {

@@ -6,6 +6,10 @@
 #include "ss/core/hash.hpp"
 #include "ss/core/multiversion.hpp"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace ss::embedding {
 namespace {
 
@@ -119,7 +123,7 @@ SS_MULTIVERSION void decode_bf16(const half_word* __restrict in, std::size_t n, 
   for (std::size_t i = 0; i < n; ++i) out[i] = float_of_bits(std::uint32_t{in[i]} << 16);
 }
 
-SS_MULTIVERSION void decode_fp16(const half_word* __restrict in, std::size_t n, float* __restrict out) {
+SS_MULTIVERSION void decode_fp16_portable(const half_word* __restrict in, std::size_t n, float* __restrict out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = fp16_value(in[i]);
 }
 
@@ -127,9 +131,46 @@ SS_MULTIVERSION void encode_bf16(const float* __restrict in, std::size_t n, half
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint16_t>(bf16_nearest(bits_of(in[i])));
 }
 
-SS_MULTIVERSION void encode_fp16(const float* __restrict in, std::size_t n, half_word* __restrict out) {
+SS_MULTIVERSION void encode_fp16_portable(const float* __restrict in, std::size_t n, half_word* __restrict out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint16_t>(fp16_nearest(bits_of(in[i])));
 }
+
+// Where the CPU converts between FP16 and FP32 itself (F16C: every x86-64 of the last decade),
+// eight values an instruction; the same results as the portable loops (IEEE conversions, rounding
+// to the nearest, ties to even; a NaN stays a NaN), which do the tails.
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void decode_fp16_f16c(const half_word* __restrict in, std::size_t n,
+                                                             float* __restrict out) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  decode_fp16_portable(in + i, n - i, out + i);
+}
+
+__attribute__((target("avx,f16c"))) void encode_fp16_f16c(const float* __restrict in, std::size_t n,
+                                                             half_word* __restrict out) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  encode_fp16_portable(in + i, n - i, out + i);
+}
+
+const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+
+void decode_fp16(const half_word* in, std::size_t n, float* out) {
+  if (has_f16c) decode_fp16_f16c(in, n, out);
+  else decode_fp16_portable(in, n, out);
+}
+
+void encode_fp16(const float* in, std::size_t n, half_word* out) {
+  if (has_f16c) encode_fp16_f16c(in, n, out);
+  else encode_fp16_portable(in, n, out);
+}
+#else
+void decode_fp16(const half_word* in, std::size_t n, float* out) { decode_fp16_portable(in, n, out); }
+void encode_fp16(const float* in, std::size_t n, half_word* out) { encode_fp16_portable(in, n, out); }
+#endif
 
 SS_MULTIVERSION void encode_bf16_stochastic(const float* __restrict in, std::size_t n, std::uint32_t stream,
                                             half_word* __restrict out) {

@@ -217,8 +217,8 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
   const std::uint64_t update = pushes_.fetch_add(1, std::memory_order_relaxed);
   return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
-    context c{&options_.optimizer, grads,           tls.order.data() + begin, tls.ids.data() + begin, options_.dim, t,
-              options_.precision,  lr_scale,        options_.seed,             update};
+    context c{&options_.optimizer, grads, tls.order.data() + begin, tls.ids.data() + begin, options_.dim, t,
+              options_.precision, lr_scale, options_.seed, update};
     // The optimizer runs under the row's stripe lock, so a concurrent take_dirty() sees either
     // none or all of this update.
     auto apply = [](void* ctx, float* row, std::size_t i) {
