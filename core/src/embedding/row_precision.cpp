@@ -81,9 +81,10 @@ inline std::uint32_t fp16_stochastic(std::uint32_t u, std::uint32_t r16) {
   // Normal: drop 13 bits of significand, adding 13 random ones.
   const std::uint32_t normal = (magnitude - kRebias + (r16 >> 3)) >> 13;
   // Subnormal: the value in units of 2^-24 (exact: a power-of-two scaling; clamped, so that the
-  // lanes of normal values, discarded below, convert without overflow), its fraction decided by
-  // the draw (1024 units is the smallest normal value, correctly encoded so).
-  const float units = std::min(float_of_bits(magnitude) * 0x1p24f, 2048.0f);
+  // lanes of normal values, infinities and NaNs, discarded below, convert without overflow: the
+  // clamp comes first, which std::min returns for a NaN), its fraction decided by the draw (1024
+  // units is the smallest normal value, correctly encoded so).
+  const float units = std::min(2048.0f, float_of_bits(magnitude) * 0x1p24f);
   const auto whole = static_cast<std::int32_t>(units);
   const float fraction = units - static_cast<float>(whole);
   const std::uint32_t up = static_cast<std::uint32_t>(static_cast<float>(r16) * 0x1p-16f < fraction);

@@ -162,7 +162,12 @@ TEST_CASE("row precision: stochastic rounding is unbiased, reproducible and land
     for (float v : {1.0f, -2.5f, 0.0f, 65536.0f, 3.140625f}) REQUIRE(round_once(v, row_precision::bf16, s) == v);
     for (float v : {1.0f, -2.5f, 0.0f, 65504.0f, std::ldexp(3.0f, -24)}) REQUIRE(round_once(v, row_precision::fp16, s) == v);
   }
-  CHECK(std::isinf(round_once(std::numeric_limits<float>::infinity(), row_precision::bf16, 3)));
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (auto p : {row_precision::bf16, row_precision::fp16}) {
+    CHECK(round_once(inf, p, 3) == inf);
+    CHECK(round_once(-inf, p, 4) == -inf);
+    CHECK(std::isnan(round_once(nan, p, 5)));
+  }
   // No value rounds past the largest finite one.
   CHECK(round_once(65510.0f, row_precision::fp16, 5) == 65504.0f);
   CHECK(std::isfinite(round_once(std::numeric_limits<float>::max(), row_precision::bf16, 9)));
