@@ -574,6 +574,23 @@ TEST_CASE("shard: publishes the rows changed since the last publication, a base 
   REQUIRE(std::holds_alternative<wire::error_reply>(*stale));
 }
 
+// A shard over a store of `so`: with `tiered`, a memory budget over in-memory storage, and its
+// persister (which serves the pages then) owned by the fixture.
+struct paged_shard {
+  std::shared_ptr<embedding::shard_store> store;
+  node gw;
+  shard_actors actors;
+  paged_shard(actor_fixture& f, const embedding::shard_store_options& so, bool tiered)
+      : store(std::make_shared<embedding::shard_store>(so)), gw(f, "shard-0") {
+    shard_options o;
+    o.name = "shard-0";
+    if (tiered) o.storage = std::make_shared<embedding::memory_rows>(store->row_floats());
+    actors = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
+    if (tiered) f.own(caf::actor_cast<caf::actor>(actors.persister));
+    f.settle();
+  }
+};
+
 TEST_CASE("shard: pages of the rows a placement gives to each shard hold every row once, whole, from RAM or storage",
           "[actors]") {
   for (const bool tiered : {false, true}) {
@@ -583,15 +600,10 @@ TEST_CASE("shard: pages of the rows a placement gives to each shard hold every r
     so.dim = 2;
     so.optimizer.kind = optim::sparse_kind::rowwise_adagrad;  // a row carries optimizer state
     if (tiered) so.max_rows_in_memory = 50;
-    auto store = std::make_shared<embedding::shard_store>(so);
-    shard_options o;
-    o.name = "shard-0";
-    if (tiered) o.storage = std::make_shared<embedding::memory_rows>(store->row_floats());
-    node gw(f, "shard-0");
-    const auto actors = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
+    paged_shard under(f, so, tiered);
+    const auto& store = under.store;
+    const auto& actors = under.actors;
     auto shard = actors.pool;
-    if (tiered) f.own(caf::actor_cast<caf::actor>(actors.persister));
-    f.settle();
     // With a budget, pages come from storage: the persister's (detached), which flushes first.
     auto page_of = [&](const wire::dump_request& r) {
       return tiered ? ask(f, actors.persister, r, std::chrono::seconds(20)) : ask(f, shard, r);
@@ -660,14 +672,8 @@ TEST_CASE("shard: an export's pages hold 16-bit rows' values decoded, as lookups
       so.precision = precision;
       so.optimizer.kind = optim::sparse_kind::rowwise_adagrad;
       if (tiered) so.max_rows_in_memory = 20;
-      auto store = std::make_shared<embedding::shard_store>(so);
-      shard_options o;
-      o.name = "shard-0";
-      if (tiered) o.storage = std::make_shared<embedding::memory_rows>(store->row_floats());
-      node gw(f, "shard-0");
-      const auto actors = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
-      if (tiered) f.own(caf::actor_cast<caf::actor>(actors.persister));
-      f.settle();
+      paged_shard under(f, so, tiered);
+      const auto& actors = under.actors;
       const std::vector<std::uint32_t> tables(100, 1);
       std::vector<std::uint64_t> ids(100);
       for (std::uint64_t i = 0; i < 100; ++i) ids[i] = i * 31 + 7;

@@ -572,17 +572,12 @@ TEST_CASE("model file: a schema file travels inside the model", "[model_file]") 
 
 TEST_CASE("model file: header_for_job takes the job's row precision", "[core][model_file]") {
   job::job_options j = small_job();
-  auto fp32 = model::header_for_job(j, 0.25, 1, "test");
-  REQUIRE(fp32.is_ok());
-  CHECK(fp32->row_precision == embedding::row_precision::fp32);
-  j.model.row_precision = "bf16";
-  auto bf16 = model::header_for_job(j, 0.25, 1, "test");
-  REQUIRE(bf16.is_ok());
-  CHECK(bf16->row_precision == embedding::row_precision::bf16);
-  j.model.row_precision = "fp16";
-  auto fp16 = model::header_for_job(j, 0.25, 1, "test");
-  REQUIRE(fp16.is_ok());
-  CHECK(fp16->row_precision == embedding::row_precision::fp16);
+  for (const auto p : {embedding::row_precision::fp32, embedding::row_precision::bf16, embedding::row_precision::fp16}) {
+    j.model.row_precision = embedding::to_string(p);
+    auto header = model::header_for_job(j, 0.25, 1, "test");
+    REQUIRE(header.is_ok());
+    CHECK(header->row_precision == p);
+  }
   j.model.row_precision = "fp8";
   auto fp8 = model::header_for_job(j, 0.25, 1, "test");
   REQUIRE_FALSE(fp8.is_ok());
