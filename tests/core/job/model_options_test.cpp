@@ -136,9 +136,18 @@ TEST_CASE("model options: --row-precision picks the shards' row precision; the j
   job::job_options o;
   o.train = {"a.tsv"};
   o.model.row_precision = "bf16";
-  auto back = job::parse_job_config(job::job_config_text(o));
+  const std::string text = job::job_config_text(o);
+  auto back = job::parse_job_config(text);
   REQUIRE(back.is_ok());
   CHECK(back->model.row_precision == "bf16");
+  // A snapshot's config naming a precision this build does not know is refused, naming it.
+  std::string unknown = text;
+  const auto at = unknown.find("row-precision = bf16");
+  REQUIRE(at != std::string::npos);
+  unknown.replace(at, std::string("row-precision = bf16").size(), "row-precision = fp8");
+  auto refused = job::parse_job_config(unknown);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.error().message().find("fp8") != std::string::npos);
 }
 
 TEST_CASE("job config: the progressive window round-trips, and an older config's `window` is read as it", "[job]") {
