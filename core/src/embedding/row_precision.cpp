@@ -7,6 +7,7 @@
 #include "ss/core/multiversion.hpp"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -157,7 +158,19 @@ __attribute__((target("avx,f16c"))) void encode_fp16_f16c(const float* __restric
   encode_fp16_portable(in + i, n - i, out + i);
 }
 
-const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+// F16C and AVX in the CPU, and the AVX registers saved by the OS (CPUID leaf 1, XCR0). Asked of
+// the CPU itself: not every compiler's __builtin_cpu_supports knows "f16c".
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  const unsigned osxsave = 1u << 27, avx = 1u << 28, f16c = 1u << 29;
+  if ((ecx & (osxsave | avx | f16c)) != (osxsave | avx | f16c)) return false;
+  unsigned xcr0 = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
+  return (xcr0 & 6u) == 6u;  // SSE and AVX state
+}
+
+const bool has_f16c = cpu_has_f16c();
 
 void decode_fp16(const half_word* in, std::size_t n, float* out) {
   if (has_f16c) decode_fp16_f16c(in, n, out);
