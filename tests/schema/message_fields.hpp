@@ -479,10 +479,7 @@ void make_consistent(T&) {}
 inline void make_consistent(dump_request& m) { m.placement_index = m.placement_shards - 1; }
 // Values at a 16-bit precision: those it represents exactly, as the wire carries them.
 inline void round_to_precision(std::vector<float>& values, ss::embedding::row_precision p) {
-  if (p == ss::embedding::row_precision::fp32) return;
-  std::vector<std::uint16_t> halves(values.size());
-  ss::embedding::to_halves(values.data(), values.size(), p, halves.data());
-  ss::embedding::from_halves(halves.data(), halves.size(), p, values.data());
+  ss::embedding::round_to_nearest(values.data(), values.size(), p);
 }
 inline void make_consistent(lookup_reply& m) { round_to_precision(m.values, m.precision); }
 inline void make_consistent(push_request& m) { round_to_precision(m.grads, m.precision); }

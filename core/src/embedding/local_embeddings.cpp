@@ -63,10 +63,7 @@ status local_embeddings::peek(batch_rows& rows) const {
         init_row(tables_[t]->options(), ids[begin + j], fresh.data());
         std::memcpy(dst, fresh.data(), sizeof(float) * dim);
         // A model trained at 16 bits gave a new row its initial values rounded to the nearest.
-        if (options_.precision != row_precision::fp32) {
-          encode_values(dst, dim, options_.precision, fresh.data());
-          decode_values(fresh.data(), dim, options_.precision, dst);
-        }
+        round_to_nearest(dst, dim, options_.precision);
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "ss/core/hash.hpp"
 #include "ss/core/multiversion.hpp"
@@ -231,12 +232,8 @@ std::uint16_t fp16_of(float value) { return static_cast<std::uint16_t>(fp16_near
 float float_of_fp16(std::uint16_t bits) { return fp16_value(bits); }
 
 void decode_values(const float* slots, std::uint32_t dim, row_precision p, float* values) {
-  const auto* halves = reinterpret_cast<const half_word*>(slots);
-  switch (p) {
-    case row_precision::fp32: std::memcpy(values, slots, sizeof(float) * dim); return;
-    case row_precision::bf16: decode_bf16(halves, dim, values); return;
-    case row_precision::fp16: decode_fp16(halves, dim, values); return;
-  }
+  if (p == row_precision::fp32) std::memcpy(values, slots, sizeof(float) * dim);
+  else from_halves(reinterpret_cast<const std::uint16_t*>(slots), dim, p, values);
 }
 
 void encode_values(const float* values, std::uint32_t dim, row_precision p, float* slots) {
@@ -246,8 +243,7 @@ void encode_values(const float* values, std::uint32_t dim, row_precision p, floa
   }
   auto* halves = reinterpret_cast<half_word*>(slots);
   if (dim % 2 == 1) halves[dim] = 0;
-  if (p == row_precision::bf16) encode_bf16(values, dim, halves);
-  else encode_fp16(values, dim, halves);
+  to_halves(values, dim, p, reinterpret_cast<std::uint16_t*>(slots));
 }
 
 void encode_values_stochastic(const float* values, std::uint32_t dim, row_precision p, std::uint64_t stream,
@@ -277,6 +273,16 @@ void from_halves(const std::uint16_t* halves, std::size_t n, row_precision p, fl
   const auto* in = reinterpret_cast<const half_word*>(halves);
   if (p == row_precision::bf16) decode_bf16(in, n, values);
   else decode_fp16(in, n, values);
+}
+
+void round_to_nearest(float* values, std::size_t n, row_precision p) {
+  if (p == row_precision::fp32) return;
+  std::uint16_t halves[64];
+  for (std::size_t i = 0; i < n; i += 64) {
+    const std::size_t k = std::min<std::size_t>(64, n - i);
+    to_halves(values + i, k, p, halves);
+    from_halves(halves, k, p, values + i);
+  }
 }
 
 }  // namespace ss::embedding

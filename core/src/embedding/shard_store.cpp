@@ -43,19 +43,34 @@ status beyond_tables(std::uint32_t t, std::uint32_t max_tables) {
                                   std::to_string(max_tables) + " tables"};
 }
 
-// One update of a row by the sparse optimizer: in place at FP32; at 16 bits on FP32 copies of its
-// values, written back rounded stochastically (the draws named by `stream`). The state is FP32.
-void update_row(const optim::sparse_optimizer& optimizer, row_precision precision, float* row, const float* grad,
-                std::uint32_t dim, float lr_scale, std::uint64_t stream) {
-  if (precision == row_precision::fp32) {
-    optimizer.apply(row, grad, dim, lr_scale);
+// What one push asks of each of its rows.
+struct push_context {
+  const optim::sparse_optimizer* optimizer;
+  const float* grads;
+  const std::uint32_t* order;
+  const std::uint64_t* ids;
+  std::uint32_t dim;
+  std::uint32_t table;
+  row_precision precision;
+  float lr_scale;
+  std::uint64_t seed, update;
+};
+
+// The update of row i of a push by the sparse optimizer: in place at FP32; at 16 bits on FP32
+// copies of its values, written back rounded stochastically (the draws named by the seed, the
+// row and the push's number). The state is FP32.
+void update_row(const push_context& c, float* row, std::size_t i) {
+  const float* grad = c.grads + static_cast<std::size_t>(c.order[i]) * c.dim;
+  if (c.precision == row_precision::fp32) {
+    c.optimizer->apply(row, grad, c.dim, c.lr_scale);
     return;
   }
   thread_local std::vector<float> values;
-  values.resize(dim);
-  decode_values(row, dim, precision, values.data());
-  optimizer.apply(values.data(), row + value_slots(dim, precision), grad, dim, lr_scale);
-  encode_values_stochastic(values.data(), dim, precision, stream, row);
+  values.resize(c.dim);
+  decode_values(row, c.dim, c.precision, values.data());
+  c.optimizer->apply(values.data(), row + value_slots(c.dim, c.precision), grad, c.dim, c.lr_scale);
+  encode_values_stochastic(values.data(), c.dim, c.precision, stochastic_stream(c.seed, c.table, c.ids[i], c.update),
+                           row);
 }
 
 status table_full(std::uint32_t t, std::uint64_t max_rows) {
@@ -202,31 +217,15 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
 
 status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, const float* grads,
                          float lr_scale) {
-  struct context {
-    const optim::sparse_optimizer* optimizer;
-    const float* grads;
-    const std::uint32_t* order;
-    const std::uint64_t* ids;
-    std::uint32_t dim;
-    std::uint32_t table;
-    row_precision precision;
-    float lr_scale;
-    std::uint64_t seed, update;
-  };
   // 16-bit rows round each update stochastically; the push's number makes every push draw anew.
   const std::uint64_t update = pushes_.fetch_add(1, std::memory_order_relaxed);
   return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
-    context c{&options_.optimizer, grads, tls.order.data() + begin, tls.ids.data() + begin, options_.dim, t,
-              options_.precision, lr_scale, options_.seed, update};
+    push_context c{&options_.optimizer, grads, tls.order.data() + begin, tls.ids.data() + begin, options_.dim, t,
+                   options_.precision, lr_scale, options_.seed, update};
     // The optimizer runs under the row's stripe lock, so a concurrent take_dirty() sees either
     // none or all of this update.
-    auto apply = [](void* ctx, float* row, std::size_t i) {
-      auto* cx = static_cast<context*>(ctx);
-      update_row(*cx->optimizer, cx->precision, row, cx->grads + static_cast<std::size_t>(cx->order[i]) * cx->dim,
-                 cx->dim, cx->lr_scale,
-                 cx->precision == row_precision::fp32 ? 0 : stochastic_stream(cx->seed, cx->table, cx->ids[i], cx->update));
-    };
+    auto apply = [](void* ctx, float* row, std::size_t i) { update_row(*static_cast<push_context*>(ctx), row, i); };
     if (budget_) {
       auto missing = tab->visit_tiered(tls.ids.data() + begin, count, true, true, loader(t), apply, &c, tls.scratch);
       if (!missing.is_ok()) return missing.error().with_context("table " + std::to_string(t) + ": reading a row back");

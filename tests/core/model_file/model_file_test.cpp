@@ -114,11 +114,7 @@ std::string with_head(const std::string& bytes, std::uint32_t version, const std
 
 // A value as a file at precision p gives it back: rounded to the nearest 16-bit float.
 float rounded(float value, embedding::row_precision p) {
-  switch (p) {
-    case embedding::row_precision::bf16: return embedding::float_of_bf16(embedding::bf16_of(value));
-    case embedding::row_precision::fp16: return embedding::float_of_fp16(embedding::fp16_of(value));
-    case embedding::row_precision::fp32: break;
-  }
+  embedding::round_to_nearest(&value, 1, p);
   return value;
 }
 

@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 #include "ss/core/status.hpp"
@@ -45,16 +44,6 @@ float float_of_bf16(std::uint16_t bits);
 std::uint16_t fp16_of(float value);
 float float_of_fp16(std::uint16_t bits);
 
-// The 16-bit words of a row's values, in a slot array (host order, two per slot).
-inline std::uint16_t half_at(const float* slots, std::size_t i) {
-  std::uint16_t h;
-  std::memcpy(&h, reinterpret_cast<const unsigned char*>(slots) + 2 * i, sizeof h);
-  return h;
-}
-inline void set_half_at(float* slots, std::size_t i, std::uint16_t h) {
-  std::memcpy(reinterpret_cast<unsigned char*>(slots) + 2 * i, &h, sizeof h);
-}
-
 // A row's values: `slots` (value_slots(dim, p) of them) to and from `dim` floats.
 void decode_values(const float* slots, std::uint32_t dim, row_precision p, float* values);
 // Rounded to the nearest. An odd dim's unused half slot is zeroed, so equal rows are equal bytes.
@@ -70,5 +59,8 @@ std::uint64_t stochastic_stream(std::uint64_t seed, std::uint32_t table, std::ui
 // nearest, which is exact for values read from rows of that precision.
 void to_halves(const float* values, std::size_t n, row_precision p, std::uint16_t* halves);
 void from_halves(const std::uint16_t* halves, std::size_t n, row_precision p, float* values);
+// n values replaced, in place, by their nearest at precision p (what a round trip through a row,
+// the wire or a model file of that precision gives back); nothing at fp32.
+void round_to_nearest(float* values, std::size_t n, row_precision p);
 
 }  // namespace ss::embedding
