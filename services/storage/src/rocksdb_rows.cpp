@@ -190,22 +190,23 @@ status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
     }));
     count = counted.load();
   }
+  // The settings a new store lacks, in one durable write: all of them; a store made before the row
+  // layout was kept gets that one.
+  rocksdb::WriteBatch settings;
+  auto put_setting = [&settings](const std::string& name, const std::string& value) {
+    const std::string key = format_key(name);
+    settings.Put(key, format::encode_small_value(key, value));
+  };
   if (!has_version || !has_floats) {
     if (count != 0) return {errc::corrupt, path + " holds rows but no format settings"};
-    rocksdb::WriteBatch b;
-    const std::string kv = format_key("format"), kf = format_key("row_floats");
-    b.Put(kv, format::encode_small_value(kv, std::to_string(format::kFormatVersion)));
-    b.Put(kf, format::encode_small_value(kf, std::to_string(row_floats_)));
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    SS_RETURN_IF_ERROR(from_rocks(db->Write(wo, &b), "writing the format settings of " + path));
+    put_setting("format", std::to_string(format::kFormatVersion));
+    put_setting("row_floats", std::to_string(row_floats_));
   }
-  if (!has_layout && !options_.row_layout.empty()) {
-    const std::string kl = format_key("row_layout");
+  if (!has_layout && !options_.row_layout.empty()) put_setting("row_layout", options_.row_layout);
+  if (settings.Count() > 0) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    SS_RETURN_IF_ERROR(from_rocks(db->Put(wo, kl, format::encode_small_value(kl, options_.row_layout)),
-                                  "writing the row layout of " + path));
+    SS_RETURN_IF_ERROR(from_rocks(db->Write(wo, &settings), "writing the format settings of " + path));
   }
   db_ = db.release();
   rows_.store(count, std::memory_order_relaxed);

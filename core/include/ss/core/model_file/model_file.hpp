@@ -51,7 +51,8 @@
 //   ROWS payload (a row block): b rows, each u64 id followed by the row's dim values (no optimizer
 //       state) at the header's row_precision: fp32 as 4-byte floats, bf16 and fp16 as 2-byte
 //       little-endian 16-bit words (the values rounded to the nearest when written). A row is
-//       8 + dim * bytes_per_value bytes (8 + 4 * dim at fp32, 8 + 2 * dim at bf16/fp16); a < tables. A table may appear in several blocks; an id appears at most once per table.
+//       8 + dim * bytes_per_value bytes (8 + 4 * dim at fp32, 8 + 2 * dim at bf16/fp16); a <
+//       tables. A table may appear in several blocks; an id appears at most once per table.
 //       Writers make blocks of at most max_block_rows rows.
 //   FOOT payload (b = 16 + 8 * tables bytes): u64 row blocks, u64 rows, then tables x u64 rows
 //       of each table. The footer is the last thing in the file: a file cut at a block boundary
