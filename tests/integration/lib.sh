@@ -16,6 +16,12 @@
 #   predict_reproduces JOB MODEL
 #                            predict with MODEL on data/test.tsv (one thread, its result line in
 #                            predict.json) scores the test log loss, NE and AUC of result file JOB
+#   newest_snapshot STATE    the id of the newest complete snapshot in STATE (0: none)
+#   kill_at_snapshot NAME ID COMMAND...
+#                            runs COMMAND, a job keeping its state in NAME.state (output in NAME.out
+#                            and NAME.err), in the background and kills it -9 once its snapshot ID
+#                            is written (2 minutes at most); a failure when the job ended first or
+#                            wrote no snapshot
 failures=0
 publications=0
 
@@ -67,4 +73,25 @@ check_publications() {
     fi
   done
   publications=$((expected - 1))
+}
+
+newest_snapshot() {
+  local m
+  m=$(ls "$1"/snapshots/snapshot-*/MANIFEST 2>/dev/null | sort | tail -1)
+  [[ -n "$m" ]] && echo $((10#$(basename "$(dirname "$m")" | cut -d- -f2))) || echo 0
+}
+
+kill_at_snapshot() {
+  local name=$1 id=$2 pid i
+  shift 2
+  "$@" >"$name.out" 2>"$name.err" &
+  pid=$!
+  for ((i = 0; i < 2400; i++)); do
+    (($(newest_snapshot "$name.state") >= id)) && break
+    sleep 0.05
+  done
+  kill -9 $pid
+  wait $pid 2>/dev/null || true
+  [[ -e $name.state/snapshots/RESULT.json ]] && fail "$name: the job ended before it was killed: nothing to resume"
+  (($(newest_snapshot "$name.state") > 0)) || fail "$name: no snapshot was written"
 }

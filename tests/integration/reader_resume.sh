@@ -32,28 +32,12 @@ common=(--trainers 1 --threads 1 --lookahead 0 --shards 1 --sync none --progress
 # x0.9997-1.0004, 2 -> 3 -> 1 x1.0004-1.0023 (without the decay, the order alone moved it by up to 1%).
 ne_bound=${SS_READER_NE_BOUND:-1.01}
 
-# newest STATE: the id of the newest complete snapshot in STATE (0: none).
-newest() {
-  local m
-  m=$(ls "$1"/snapshots/snapshot-*/MANIFEST 2>/dev/null | sort | tail -1)
-  [[ -n "$m" ]] && echo $((10#$(basename "$(dirname "$m")" | cut -d- -f2))) || echo 0
-}
-
 # killed_at NAME ID FLAGS...: runs a job with state NAME.state (made by a copy before, or new) and
 # kills it -9 once its snapshot ID is written.
 killed_at() {
   local name=$1 id=$2
   shift 2
-  "$bin" local "${common[@]}" --state-dir "$name.state" "$@" >"$name.out" 2>"$name.err" &
-  local pid=$!
-  for ((i = 0; i < 2400; i++)); do
-    (($(newest "$name.state") >= id)) && break
-    sleep 0.05
-  done
-  kill -9 $pid
-  wait $pid 2>/dev/null || true
-  [[ -e $name.state/snapshots/RESULT.json ]] && fail "$name: the job ended before it was killed: nothing to resume"
-  (($(newest "$name.state") > 0)) || fail "$name: no snapshot was written"
+  kill_at_snapshot "$name" "$id" "$bin" local "${common[@]}" --state-dir "$name.state" "$@"
 }
 
 # resume FROM NAME FLAGS...: resumes a copy of FROM.state; its result in NAME.json, its log in NAME.err.
@@ -143,7 +127,7 @@ grep -q "reader-1 .*starting it again" killed.err || fail "killed: local did not
 
 echo "4. 2 -> 3 readers, killed again, then 3 -> 1: the second change starts from the first one's plan"
 cp -a base.state chain.state
-killed_at chain $(($(newest base.state) + 1)) --readers 3 "${six[@]}"
+killed_at chain $(($(newest_snapshot base.state) + 1)) --readers 3 "${six[@]}"
 grep -q "^reader_plan = " "$(ls -d chain.state/snapshots/snapshot-* | tail -1)/MANIFEST" ||
   fail "chain: the newest snapshot of the job on 3 readers keeps no plan"
 resume chain chain_one --readers 1 "${six[@]}"

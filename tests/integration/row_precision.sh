@@ -50,17 +50,8 @@ for p in bf16 fp16; do
 done
 
 echo "3. a bf16 job killed -9 resumes at bf16, every row once; at fp32 it is refused"
-"$bin" local "${data[@]}" "${one[@]}" --row-precision bf16 --state-dir killed.state --snapshot-interval 1 \
-  --progress-interval 0 --log-level warn >killed.out 2>killed.err &
-pid=$!
-for ((i = 0; i < 2400; i++)); do
-  ls killed.state/snapshots/snapshot-*/MANIFEST >/dev/null 2>&1 && break
-  sleep 0.05
-done
-kill -9 $pid
-wait $pid 2>/dev/null || true
-[[ -e killed.state/snapshots/RESULT.json ]] && fail "the job ended before it was killed: nothing to resume"
-ls killed.state/snapshots/snapshot-*/MANIFEST >/dev/null 2>&1 || fail "no snapshot was written"
+kill_at_snapshot killed 1 "$bin" local "${data[@]}" "${one[@]}" --row-precision bf16 --state-dir killed.state \
+  --snapshot-interval 1 --progress-interval 0 --log-level warn
 before=$(ls -R killed.state/snapshots | md5sum)
 if "$bin" local "${data[@]}" "${one[@]}" --row-precision fp32 --state-dir killed.state --progress-interval 0 \
   --log-level warn >wrong.out 2>wrong.err; then
