@@ -383,11 +383,15 @@ class supervisor {
     const std::string state = job_state_of(run_.coordinator, security_);
     if (state == "done" || state == "failed") return true;
     if (!clean || !state.empty()) return false;
-    // No answer: the coordinator may have ended the job and exited already (its exit is simply
-    // not reaped yet). A member that left cleanly then is done. The coordinator's exit is only
-    // looked at here; supervise() reaps and judges it.
+    // No answer: the coordinator may have ended the job and be exiting, or have exited already
+    // (not reaped yet); a loaded machine can keep its answer past the query's timeout. A member
+    // that left cleanly is done once the coordinator prints its result, which it does before it
+    // exits: waits a while for that exit rather than restart a member of a finished job. The
+    // coordinator's exit is only looked at here; supervise() reaps and judges it.
+    if (has_result(run_.coordinator_out())) return true;
     const auto& coordinator = children_.front();
-    return coordinator.process.running() && coordinator.process.exited() && has_result(run_.coordinator_out());
+    return coordinator.process.running() && coordinator.process.wait_exit(kCoordinatorExitWaitMs) &&
+           has_result(run_.coordinator_out());
   }
 
   const local_flags& l_;
@@ -400,6 +404,9 @@ class supervisor {
   std::atomic<bool> interrupted_{false};
   // A following job: the signal that ends it, and when the coordinator was last asked to.
   static constexpr auto kEndAgain = std::chrono::seconds(5);
+  // How long a member that left cleanly waits on a coordinator that does not answer, to tell a
+  // finished job (the coordinator exits) from a live one (a restart is due).
+  static constexpr int kCoordinatorExitWaitMs = 15'000;
   std::atomic<int> end_signal_{0};
   std::optional<clock_type::time_point> end_asked_at_;
   int wake_fd_;                        // the signal thread's wake-up (an eventfd)
