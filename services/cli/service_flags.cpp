@@ -181,10 +181,11 @@ std::unique_ptr<actors::transport> make_transport(const std::shared_ptr<zmq::con
 decltype(actors::service_options::open_storage) rocksdb_storage(const std::string& dir, int memory_mb, bool tiered) {
   auto options = storage::rocksdb_rows_options::with_memory_budget(static_cast<std::size_t>(memory_mb) << 20);
   options.exact_count = !tiered;
-  return [dir, options](std::uint32_t row_floats,
-                        const std::string& row_layout) -> result<std::unique_ptr<embedding::durable_rows>> {
+  return [dir, options](std::uint32_t row_floats, const std::string& row_layout,
+                        bool resuming) -> result<std::unique_ptr<embedding::durable_rows>> {
     auto with_layout = options;
     with_layout.row_layout = row_layout;
+    with_layout.set_aside_other_layout = resuming;
     auto rows = storage::rocksdb_rows::open(dir, row_floats, with_layout);
     if (!rows.is_ok()) return rows.error();
     return std::unique_ptr<embedding::durable_rows>(std::move(*rows));

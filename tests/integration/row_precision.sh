@@ -4,8 +4,9 @@
 #     value) and `predict` reproduces each job's test metrics exactly from them;
 #   - in one deterministic job shape (1 trainer, 1 thread, 1 shard, no sync) a 16-bit job's test
 #     NE is within a bound of the FP32 job's (docs/embeddings.md has the measured spread);
-#   - a job killed -9 resumes at its precision, every row once; a resume at another precision is
-#     refused naming it, its snapshot untouched;
+#   - a job killed -9 resumes at its precision, every row once; resumed at another precision its
+#     rows are converted, with a warning from the coordinator and from each shard, and converting
+#     then moving the rows to a third shard trains the model converting alone does;
 #   - `train` refuses 16-bit rows and an unknown precision is refused, each with the reason.
 # usage: row_precision.sh SHADOWSYNC_BINARY
 set -euo pipefail
@@ -49,21 +50,32 @@ for p in bf16 fp16; do
   echo "  $p: test NE $ne, fp32 $base"
 done
 
-echo "3. a bf16 job killed -9 resumes at bf16, every row once; at fp32 it is refused"
-kill_at_snapshot killed 1 "$bin" local "${data[@]}" "${one[@]}" --row-precision bf16 --state-dir killed.state \
-  --snapshot-interval 1 --progress-interval 0 --log-level warn
-before=$(ls -R killed.state/snapshots | md5sum)
-if "$bin" local "${data[@]}" "${one[@]}" --row-precision fp32 --state-dir killed.state --progress-interval 0 \
-  --log-level warn >wrong.out 2>wrong.err; then
-  fail "a resume at fp32 of a bf16 job's snapshot succeeded"
-fi
-grep -q -- "--row-precision: the snapshot has bf16, this run fp32" wrong.err ||
-  fail "the refused resume does not name the precision: $(tail -2 wrong.err)"
-[[ "$(ls -R killed.state/snapshots | md5sum)" == "$before" ]] || fail "the refused resume changed the snapshots"
-run_job resumed "${one[@]}" --row-precision bf16 --state-dir killed.state
-[[ "$(field resumed.json examples_committed)" == "$rows" ]] ||
-  fail "resumed: $(field resumed.json examples_committed) examples committed, expected $rows"
-echo "  resumed: test NE $(field resumed.json test_ne), refused at fp32: $(grep -o -- '--row-precision: [^;]*' wrong.err | head -1)"
+echo "3. a bf16 job killed -9 resumes at bf16, every row once; at fp16 its rows are converted, also on 3 shards"
+two=(--trainers 1 --threads 1 --lookahead 0 --shards 2 --sync none --snapshot-interval 1 --progress-interval 0)
+kill_at_snapshot killed 1 "$bin" local "${data[@]}" "${two[@]}" --row-precision bf16 --state-dir killed.state \
+  --log-level warn
+cp -a killed.state converted.state
+cp -a killed.state grown.state
+run_job resumed "${two[@]}" --row-precision bf16 --state-dir killed.state
+run_job converted "${two[@]}" --row-precision fp16 --state-dir converted.state
+run_job grown "${two[@]}" --shards 3 --row-precision fp16 --state-dir grown.state
+for name in resumed converted grown; do
+  [[ "$(field "$name.json" examples_committed)" == "$rows" ]] ||
+    fail "$name: $(field "$name.json" examples_committed) examples committed, expected $rows"
+done
+for name in converted grown; do
+  grep -q -- "--row-precision: the snapshot has bf16, this run fp16: the shards convert" "$name.err" ||
+    fail "$name: the resume does not say it converts the rows: $(grep -m1 -i precision "$name.err")"
+  (($(grep -c "holds rows of 16 bf16 values, 1 fp32 optimizer value, the job's are 16 fp16 values" "$name.err") == 2)) ||
+    fail "$name: not every shard of the snapshot said it converts its checkpoint"
+done
+# Converting, then moving the rows to a third shard, trains the very model converting alone does.
+same_fields converted.json "converted on 2 shards" grown.json "converted on 3" test_ne test_auc test_logloss
+ne=$(field converted.json test_ne)
+base=$(field resumed.json test_ne)
+awk -v a="$ne" -v b="$base" -v k="$ne_bound" 'BEGIN { exit !(a <= b * k && a >= b / k) }' ||
+  fail "converted: test NE $ne, the bf16 resume's $base (bound x$ne_bound)"
+echo "  resumed at bf16: test NE $base; converted to fp16: $ne (on 3 shards: $(field grown.json test_ne))"
 
 echo "4. bad settings are refused with the reason"
 if "$bin" train "${data[@]}" --row-precision bf16 >train.out 2>train.err; then fail "train took bf16 rows"; fi

@@ -75,7 +75,11 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
     if (!saved.is_ok())
       return {errc::corrupt, store.location() + ": the finished job's settings cannot be read (" +
                                  saved.error().message() + "); give another --snapshot-dir (--state-dir)"};
-    if (const auto why = conflict_lines(*saved, co.job); !why.empty()) {
+    std::string why = conflict_lines(*saved, co.job);
+    if (saved->model.row_precision != co.job.model.row_precision)  // its result is of the rows it had
+      why += "\n  --row-precision: the snapshot has " + saved->model.row_precision + ", this run " +
+             co.job.model.row_precision;
+    if (!why.empty()) {
       return {errc::invalid_argument, "the job in " + store.location() + " finished already, with another "
                                       "configuration:" + why + "\n(a new job needs another --snapshot-dir or --state-dir)"};
     }
@@ -107,6 +111,9 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
                                         std::to_string(latest->manifest.snapshot_id) + ") with this configuration:" + why +
                                         "\n(a new job needs another --snapshot-dir)"};
   }
+  for (const auto& c : job::resume_conversions(*saved, co.job))
+    spdlog::warn("{}: resuming the job in {} (snapshot {}): {}", co.name, store.location(),
+                 latest->manifest.snapshot_id, c);
   if (latest->manifest.placement != embedding::placement_scheme) {
     // Its shards' checkpoints hold rows placed by another scheme: this build's shards refuse them.
     return {errc::version_mismatch, "cannot resume the job in " + store.location() + " (snapshot " +
@@ -307,7 +314,9 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   const std::uint32_t row_floats = embedding::shard_row_floats(so);
   std::shared_ptr<embedding::durable_rows> storage;
   if (options.open_storage) {
-    auto opened = options.open_storage(row_floats, embedding::shard_row_layout(so));
+    // Resuming from a snapshot, its checkpoint replaces the live rows: live rows of another layout
+    // (a resume at another --row-precision) are set aside rather than refused.
+    auto opened = options.open_storage(row_floats, embedding::shard_row_layout(so), reply.restore_snapshot > 0);
     if (!opened.is_ok()) return opened.error().with_context(options.name + ": opening its storage");
     storage = std::shared_ptr<embedding::durable_rows>(std::move(*opened));
   }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include "parts.hpp"
 #include "ss/core/embedding/sharding.hpp"
@@ -138,8 +139,43 @@ status check_same_shard(const embedding::durable_rows& storage, const std::strin
                                      "does not serve them: give it its own data directory");
 }
 
+// How checkpoint `id`'s rows become the store's: nothing to do (nullopt) when they are at its layout,
+// a conversion when they are at another precision (a resume with another --row-precision), an
+// error when they are not this model's rows at all. A checkpoint that predates kept layouts was
+// made at fp32.
+struct precision_change {
+  embedding::row_layout from;
+  embedding::row_conversion conversion;
+};
+
+result<std::optional<precision_change>> conversion_for(const embedding::shard_store& store,
+                                                       const embedding::durable_rows& storage, std::uint64_t id) {
+  auto words = storage.checkpoint_row_layout(id);
+  if (!words.is_ok()) return words.error();
+  const embedding::row_layout to = embedding::shard_row_layout_of(store.options());
+  embedding::row_layout from = to;
+  from.precision = embedding::row_precision::fp32;
+  if (!words->empty()) {
+    auto parsed = embedding::parse_row_layout(*words);
+    if (!parsed.is_ok()) return parsed.error().with_context("checkpoint " + std::to_string(id));
+    from = *parsed;
+  }
+  if (from == to) return std::optional<precision_change>();
+  if (!embedding::converts_to(from, to))
+    return status(errc::invalid_argument, "checkpoint " + std::to_string(id) + " holds rows of " + describe(from) +
+                                              ", and this job's are " + describe(to) + ": another model, not another "
+                                              "precision");
+  embedding::row_conversion c;
+  c.from_layout = *words;  // "": the checkpoint's manifest (its row size) is all there is to check
+  c.from_row_floats = from.slots();
+  c.convert = [from, to](const float* in, float* out) { return embedding::convert_row(from, to, in, out); };
+  c.refusal = "has a value beyond the range of " + std::string(embedding::to_string(to.precision)) +
+              " (the rows cannot be converted to it; resume at " + embedding::to_string(from.precision) + ")";
+  return std::optional<precision_change>(precision_change{from, std::move(c)});
+}
+
 // Restores the newest checkpoint of job `job_hex` with an id <= `at_most` that verifies; logs each
-// one skipped.
+// one skipped. Rows of another precision are converted (with a warning and a count).
 result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embedding::durable_rows& storage,
                                          std::uint64_t at_most, const std::string& job_hex, const shard_options& o,
                                          std::uint32_t shards, shard_counters& c) {
@@ -151,7 +187,15 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
   for (auto it = list->rbegin(); it != list->rend(); ++it) {
     if (it->id > at_most) continue;
     // One pass: the rows are loaded as the checkpoint is verified (a failed check takes them back).
-    auto restored = storage.restore_loading(it->id, loader.load(), loader.unload());
+    auto conversion = conversion_for(store, storage, it->id);
+    status restored = conversion.is_ok() ? status::ok() : conversion.error();
+    if (restored.is_ok() && *conversion) {
+      spdlog::warn("{}: checkpoint {} holds rows of {}, the job's are {}: converting them (rounded to the nearest)",
+                   o.name, it->id, describe((*conversion)->from), embedding::shard_row_layout(store.options()));
+      restored = storage.restore_converting(it->id, (*conversion)->conversion, loader.load(), loader.unload());
+    } else if (restored.is_ok()) {
+      restored = storage.restore_loading(it->id, loader.load(), loader.unload());
+    }
     if (restored.is_ok()) {
       // Another job's checkpoint is not this job's rows, nor another shard's this shard's.
       auto owner = storage.get_meta("job_id");
@@ -162,7 +206,10 @@ result<std::uint64_t> restore_checkpoint(embedding::shard_store& store, embeddin
     } else {
       loader.forget();
     }
-    if (restored.is_ok()) return it->id;
+    if (restored.is_ok()) {
+      c.rows_converted.store(conversion.is_ok() && *conversion ? loader.rows() : 0, std::memory_order_relaxed);
+      return it->id;
+    }
     spdlog::error("{}: checkpoint {} is unusable: {}; trying an older one", o.name, it->id, restored.message());
   }
   return status(errc::not_found, "no checkpoint" + (at_most == ~0ULL ? std::string() : " up to " + std::to_string(at_most)) +

@@ -79,13 +79,11 @@ status table_full(std::uint32_t t, std::uint64_t max_rows) {
 
 }  // namespace
 
-std::string shard_row_layout(const shard_store_options& o) {
-  const std::uint32_t state = o.optimizer.state_floats();
-  std::string s = std::to_string(o.dim) + " " + to_string(o.precision) + " values";
-  if (state > 0) s += ", " + std::to_string(state) + " fp32 optimizer value" + (state > 1 ? "s" : "");
-  if (o.ttl.enabled()) s += ", a TTL stamp";
-  return s;
+row_layout shard_row_layout_of(const shard_store_options& o) {
+  return row_layout{o.dim, o.precision, o.optimizer.state_floats(), o.ttl.enabled()};
 }
+
+std::string shard_row_layout(const shard_store_options& o) { return describe(shard_row_layout_of(o)); }
 
 shard_store::shard_store(const shard_store_options& options)
     : options_(options), tables_(options.max_tables), fast_(options.max_tables) {

@@ -8,6 +8,7 @@ target_sources(ss_math PRIVATE
   src/embedding/publish_staging.cpp
   src/embedding/push_ledger.cpp
   src/embedding/row_index.cpp
+  src/embedding/row_layout.cpp
   src/embedding/row_precision.cpp
   src/embedding/row_ttl.cpp
   src/embedding/shard_store.cpp

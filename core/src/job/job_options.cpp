@@ -303,14 +303,20 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
   differ("--categorical-features", std::to_string(saved.categorical_features), std::to_string(now.categorical_features));
   if (group_text(saved.input, add_input_options) != group_text(now.input, add_input_options))
     out.push_back("the input options (--schema, hashing, bad-row policy) differ from the snapshot's");
-  // The rows' precision by name (the shards' stored rows are laid out at it), then the rest of
-  // the model's options as a whole.
-  differ("--row-precision", saved.model.row_precision, now.model.row_precision);
+  // The model's options as a whole, but for the rows' precision, which a resume converts.
   model_options saved_model = saved.model;
   saved_model.row_precision = now.model.row_precision;
   if (group_text(saved_model, add_model_options) != group_text(now.model, add_model_options))
     out.push_back("the model options (sizes, optimizers, seed) differ from the snapshot's");
   return out;
+}
+
+std::vector<std::string> resume_conversions(const job_options& saved, const job_options& now) {
+  if (saved.model.row_precision == now.model.row_precision) return {};
+  const bool to_wider = now.model.row_precision == "fp32";
+  return {"--row-precision: the snapshot has " + saved.model.row_precision + ", this run " + now.model.row_precision +
+          ": the shards convert the embedding rows as they restore them (" +
+          (to_wider ? std::string("exactly") : std::string("rounded to the nearest")) + ")"};
 }
 
 std::uint64_t follow_limit_of_reader(const job_options& o, int index) {

@@ -4,16 +4,19 @@
 #include "ss/storage/rocksdb_rows.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <vector>
 
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
 
 #include "rocks_status.hpp"
 #include "row_scan.hpp"
@@ -253,7 +256,8 @@ result<embedding::checkpoint_info> rocksdb_rows::checkpoint(std::uint64_t id) {
   return info;
 }
 
-result<embedding::checkpoint_info> rocksdb_rows::read_manifest(std::uint64_t id) const {
+result<embedding::checkpoint_info> rocksdb_rows::read_manifest(std::uint64_t id, std::uint32_t row_floats) const {
+  if (row_floats == 0) row_floats = row_floats_;
   const fs::path p = fs::path(checkpoint_path(id)) / kManifestName;
   auto text = io::read_file(p);
   if (!text.is_ok()) {
@@ -264,9 +268,10 @@ result<embedding::checkpoint_info> rocksdb_rows::read_manifest(std::uint64_t id)
   auto m = parse_manifest(*text);
   if (!m) return m.error();
   if (m->id != id) return {errc::corrupt, "its manifest names checkpoint " + std::to_string(m->id)};
-  if (m->row_floats != row_floats_) {
-    return {errc::invalid_argument, "it holds rows of " + std::to_string(m->row_floats) + " floats, this store " +
-                                        std::to_string(row_floats_)};
+  if (m->row_floats != row_floats) {
+    return {errc::invalid_argument, "it holds rows of " + std::to_string(m->row_floats) + " floats, " +
+                                        (row_floats == row_floats_ ? "this store " : "expected ") +
+                                        std::to_string(row_floats)};
   }
   embedding::checkpoint_info info;
   info.id = id;
@@ -354,12 +359,17 @@ status rocksdb_rows::swap_in(std::uint64_t id) {
   // Verified: its manifest's row count is the rows it holds, so opening it need not count them.
   auto verified = read_manifest(id);
   if (!verified) return verified.error().with_context("checkpoint " + std::to_string(id));
-  const fs::path root(dir_);
-  const fs::path live = root / "live", staging = root / "live.restore", old = root / "live.old";
+  const fs::path staging = fs::path(dir_) / "live.restore";
   std::error_code ec;
   fs::remove_all(staging, ec);
   SS_RETURN_IF_ERROR(copy_db_dir(checkpoint_path(id), staging).with_context("restoring checkpoint " + std::to_string(id)));
+  return install_staging(verified->rows, "restoring checkpoint " + std::to_string(id));
+}
 
+status rocksdb_rows::install_staging(std::uint64_t rows, const std::string& what) {
+  const fs::path root(dir_);
+  const fs::path live = root / "live", staging = root / "live.restore", old = root / "live.old";
+  std::error_code ec;
   std::unique_lock lock(db_mu_);
   close_live();
   fs::remove_all(old, ec);
@@ -378,17 +388,157 @@ status rocksdb_rows::swap_in(std::uint64_t id) {
     return {errc::io_error, "rename " + staging.string() + ": " + ec.message()};
   }
   SS_RETURN_IF_ERROR(io::sync_directory(root));
-  status s = open_live(verified->rows);
+  status s = open_live(rows);
   if (!s) {  // put the old live DB back
     std::error_code ec2;
     fs::remove_all(live, ec2);
     fs::rename(old, live, ec2);
     status reopen = open_live();
     (void)reopen;
-    return s.with_context("restoring checkpoint " + std::to_string(id));
+    return s.with_context(what);
   }
   fs::remove_all(old, ec);
   return status::ok();
+}
+
+namespace {
+
+// A format setting of `db` ("" when it has none).
+result<std::string> format_setting(rocksdb::DB* db, const std::string& name) {
+  const std::string key = std::string(1, format::kFormatPrefix) + name;
+  std::string v;
+  const rocksdb::Status s = db->Get(rocksdb::ReadOptions(), key, &v);
+  if (s.IsNotFound()) return std::string();
+  if (!s.ok()) return {errc::corrupt, "reading its format setting \"" + name + "\": " + s.ToString()};
+  return format::decode_small_value(key, v.data(), v.size(), "its format setting \"" + name + "\"");
+}
+
+// Hands `unload` every row of `db` (at `row_floats` slots), on one thread.
+void unload_all(rocksdb::DB* db, std::uint32_t row_floats, const embedding::row_visitor& unload) {
+  unload_rows(db, row_floats, {}, {~std::uint64_t{0}}, 1, unload);
+}
+
+}  // namespace
+
+result<std::string> rocksdb_rows::checkpoint_row_layout(std::uint64_t id) const {
+  const std::string name = "checkpoint " + std::to_string(id);
+  auto db = open_read_only(checkpoint_path(id));
+  if (!db) return {errc::corrupt, name + " is corrupt: " + db.error().message()};
+  auto layout = format_setting(db->get(), "row_layout");
+  if (!layout) return {errc::corrupt, name + " is corrupt: " + layout.error().message()};
+  return layout;
+}
+
+status rocksdb_rows::restore_converting(std::uint64_t id, const embedding::row_conversion& conversion,
+                                        const embedding::row_visitor& load, const embedding::row_visitor& unload) {
+  const std::string name = "checkpoint " + std::to_string(id);
+  const fs::path path = checkpoint_path(id);
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {errc::not_found, name + " does not exist (" + path.string() + ")"};
+  auto m = read_manifest(id, conversion.from_row_floats);
+  if (!m) {
+    if (m.error().code() == errc::corrupt) return {errc::corrupt, name + " is corrupt: " + m.error().message()};
+    return m.error().with_context(name);
+  }
+  auto src = open_read_only(path.string());
+  if (!src) return {errc::corrupt, name + " is corrupt: " + src.error().message()};
+  auto layout = format_setting(src->get(), "row_layout");
+  if (!layout) return {errc::corrupt, name + " is corrupt: " + layout.error().message()};
+  if (!layout->empty() && *layout != conversion.from_layout)
+    return {errc::invalid_argument, name + " holds rows of " + *layout + ", not of " + conversion.from_layout};
+
+  // The converted rows go into a new database, which replaces the live one once complete.
+  const fs::path staging_path = fs::path(dir_) / "live.restore";
+  fs::remove_all(staging_path, ec);
+  rocksdb::Options staging_options = state_->options;
+  staging_options.error_if_exists = true;
+  rocksdb::DB* raw = nullptr;
+  SS_RETURN_IF_ERROR(from_rocks(rocksdb::DB::Open(staging_options, staging_path.string(), &raw),
+                                "converting " + name + ": opening " + staging_path.string()));
+  std::unique_ptr<rocksdb::DB> staging(raw);
+  rocksdb::WriteOptions unlogged;
+  unlogged.disableWAL = true;  // flushed and synced before it is swapped in
+  std::mutex failure_mu;
+  status failure = status::ok();
+  std::atomic<bool> failed{false};
+  auto fail = [&](status s) {
+    std::lock_guard<std::mutex> lock(failure_mu);
+    if (!failed.exchange(true)) failure = std::move(s);
+  };
+  // A row is written, then loaded: the staging database holds exactly the rows `load` was given.
+  const embedding::row_visitor convert = [&](std::uint32_t table, std::uint64_t row_id, const float* from) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    std::vector<float> to(row_floats_);
+    if (!conversion.convert(from, to.data())) {
+      fail({errc::out_of_range, "row (" + std::to_string(table) + ", " + std::to_string(row_id) + ") " +
+                                    conversion.refusal});
+      return;
+    }
+    char key[format::kRowKeySize];
+    format::encode_row_key(table, row_id, key);
+    std::string value(format::row_value_size(row_floats_), '\0');
+    format::encode_row_value(key, sizeof key, to.data(), row_floats_, value.data());
+    const rocksdb::Status put = staging->Put(unlogged, rocksdb::Slice(key, sizeof key), value);
+    if (!put.ok()) {
+      fail(from_rocks(put, "writing " + staging_path.string()));
+      return;
+    }
+    load(table, row_id, to.data());
+  };
+  scan_totals totals;
+  status s = scan_all_records(src->get(), conversion.from_row_floats, split_keys(src->get(), read_threads()),
+                              read_threads(), &totals, &convert);
+  if (s && failed.load()) s = failure.with_context("converting " + name);
+  if (s && totals.rows != m->rows) {
+    s = {errc::corrupt, name + " is corrupt: its manifest promises " + std::to_string(m->rows) + " rows, found " +
+                            std::to_string(totals.rows)};
+  } else if (s && totals.hash != m->checksum) {
+    s = {errc::corrupt, name + " is corrupt: its content hash " + io::hex(totals.hash, 16) +
+                            " differs from its manifest's " + io::hex(m->checksum, 16)};
+  } else if (!s && s.code() == errc::corrupt && s.message().rfind(name, 0) != 0) {
+    s = {errc::corrupt, name + " is corrupt: " + s.message()};
+  }
+  if (s) {
+    // The checkpoint's metadata (its job, its shard) and this store's format settings.
+    rocksdb::WriteBatch rest;
+    rocksdb::ReadOptions ro;
+    std::unique_ptr<rocksdb::Iterator> it(src->get()->NewIterator(ro));
+    const std::string meta(1, format::kMetaPrefix);
+    for (it->Seek(meta); it->Valid() && it->key().starts_with(meta); it->Next()) rest.Put(it->key(), it->value());
+    s = from_rocks(it->status(), "reading the metadata of " + name);
+    auto setting = [&rest](const std::string& key_name, const std::string& value) {
+      const std::string key = std::string(1, format::kFormatPrefix) + key_name;
+      rest.Put(key, format::encode_small_value(key, value));
+    };
+    setting("format", std::to_string(format::kFormatVersion));
+    setting("row_floats", std::to_string(row_floats_));
+    if (!options_.row_layout.empty()) setting("row_layout", options_.row_layout);
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
+    if (s) s = from_rocks(staging->Write(synced, &rest), "writing " + staging_path.string());
+    rocksdb::FlushOptions wait;
+    wait.wait = true;
+    if (s) s = from_rocks(staging->Flush(wait), "flushing " + staging_path.string());
+  }
+  if (!s) {
+    // Taken back: the rows the staging database holds are the ones loaded.
+    unload_all(staging.get(), row_floats_, unload);
+    staging.reset();
+    fs::remove_all(staging_path, ec);
+    return s;
+  }
+  SS_RETURN_IF_ERROR(from_rocks(staging->Close(), "closing " + staging_path.string()));
+  staging.reset();
+  s = install_staging(totals.rows, "converting " + name);
+  if (!s) {
+    // Every row was loaded: each is taken back converted again.
+    unload_all(src->get(), conversion.from_row_floats, [&](std::uint32_t table, std::uint64_t row_id, const float* from) {
+      std::vector<float> to(row_floats_);
+      if (conversion.convert(from, to.data())) unload(table, row_id, to.data());
+    });
+    fs::remove_all(staging_path, ec);
+  }
+  return s;
 }
 
 status rocksdb_rows::drop(std::uint64_t id) {

@@ -134,6 +134,14 @@ result<std::unique_ptr<rocksdb_rows>> rocksdb_rows::open(const std::string& dir,
     if (ec) return {errc::io_error, opened.message() + "; cannot move it aside: " + ec.message()};
     store->live_damage_ = opened.message() + " (moved to " + aside.string() + ")";
     opened = store->open_live();
+  } else if (opened.code() == errc::invalid_argument && options.set_aside_other_layout) {
+    // Rows of another layout: the checkpoint the shard resumes from replaces them.
+    const fs::path aside = root / "live.other-layout";
+    fs::remove_all(aside, ec);
+    fs::rename(live, aside, ec);
+    if (ec) return {errc::io_error, opened.message() + "; cannot move it aside: " + ec.message()};
+    store->live_damage_ = opened.message() + " (moved to " + aside.string() + ")";
+    opened = store->open_live();
   }
   SS_RETURN_IF_ERROR(opened);
   return store;

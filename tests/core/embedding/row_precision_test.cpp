@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ss/core/embedding/memory_rows.hpp"
+#include "ss/core/embedding/row_layout.hpp"
 #include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 #include "store_helpers.hpp"
@@ -321,4 +322,69 @@ TEST_CASE("shard store: a row's layout names what its slots hold", "[core][embed
   CHECK(shard_row_floats(o) == 10);
   // What a memory budget counts: the real bytes of the slots.
   CHECK(row_bytes_in_memory(shard_row_floats(o)) == 10 * 4 + row_overhead_bytes);
+}
+
+TEST_CASE("row layouts: described in words and read back; only a precision change converts", "[embedding]") {
+  using ss::embedding::row_layout;
+  using ss::embedding::row_precision;
+  for (std::uint32_t dim : {1u, 16u, 63u}) {
+    for (row_precision p : {row_precision::fp32, row_precision::bf16, row_precision::fp16}) {
+      for (std::uint32_t state : {0u, 1u, 2u}) {
+        for (bool ttl : {false, true}) {
+          const row_layout l{dim, p, state, ttl};
+          auto back = ss::embedding::parse_row_layout(describe(l));
+          INFO(describe(l));
+          REQUIRE(back.is_ok());
+          CHECK(*back == l);
+        }
+      }
+    }
+  }
+  CHECK(describe(row_layout{16, row_precision::bf16, 1, true}) == "16 bf16 values, 1 fp32 optimizer value, a TTL stamp");
+  CHECK(describe(row_layout{8, row_precision::fp16, 2, false}) == "8 fp16 values, 2 fp32 optimizer values");
+  for (const char* bad : {"", "16 fp8 values", "0 fp32 values", "16 fp32 values, 1 fp32 optimizer values",
+                          "16 fp32 values, 2 fp32 optimizer value", "16 fp32 values, a TTL stamp, 1 fp32 optimizer value",
+                          "16 fp32 values,", "x16 fp32 values", "16 fp32 values, a TTL stamp, a TTL stamp"}) {
+    INFO(bad);
+    auto r = ss::embedding::parse_row_layout(bad);
+    REQUIRE_FALSE(r.is_ok());
+    CHECK(r.error().code() == ss::errc::parse_error);
+  }
+  const row_layout fp32{16, row_precision::fp32, 1, false};
+  CHECK(converts_to(fp32, row_layout{16, row_precision::bf16, 1, false}));
+  CHECK_FALSE(converts_to(fp32, row_layout{32, row_precision::bf16, 1, false}));  // same slots, another model
+  CHECK_FALSE(converts_to(fp32, row_layout{16, row_precision::bf16, 2, false}));
+  CHECK_FALSE(converts_to(fp32, row_layout{16, row_precision::fp32, 1, true}));
+}
+
+TEST_CASE("row layouts: a row converts to another precision rounded to the nearest, its state and stamp as bits",
+          "[embedding]") {
+  using ss::embedding::row_layout;
+  using ss::embedding::row_precision;
+  const row_layout fp32{5, row_precision::fp32, 1, true};
+  const std::vector<float> row{1.0f + 1.0f / 512, -3.14159f, 1e-30f, 0.0f, 65519.0f, 0.123456789f, 7.0f};
+  for (row_precision p : {row_precision::bf16, row_precision::fp16}) {
+    const row_layout half{5, p, 1, true};
+    std::vector<float> out(half.slots(), -1.0f);
+    REQUIRE(convert_row(fp32, half, row.data(), out.data()));
+    std::vector<float> values(5);
+    ss::embedding::decode_values(out.data(), 5, p, values.data());
+    std::vector<float> nearest(row.begin(), row.begin() + 5);
+    ss::embedding::round_to_nearest(nearest.data(), 5, p);
+    CHECK(values == nearest);
+    CHECK(out[half.slots() - 2] == 0.123456789f);  // the optimizer value
+    CHECK(out[half.slots() - 1] == 7.0f);          // the stamp
+    // Back to fp32: exact.
+    std::vector<float> back(fp32.slots());
+    REQUIRE(convert_row(half, fp32, out.data(), back.data()));
+    CHECK(std::vector<float>(back.begin(), back.begin() + 5) == nearest);
+    CHECK(back[5] == row[5]);
+    CHECK(back[6] == row[6]);
+  }
+  // fp16 ends at 65504 (65519 still rounds to it): a larger finite value does not convert.
+  std::vector<float> big = row;
+  big[4] = 65520.0f;
+  std::vector<float> out(row_layout{5, row_precision::fp16, 1, true}.slots());
+  CHECK_FALSE(convert_row(fp32, row_layout{5, row_precision::fp16, 1, true}, big.data(), out.data()));
+  CHECK(convert_row(fp32, row_layout{5, row_precision::bf16, 1, true}, big.data(), out.data()));
 }

@@ -112,12 +112,19 @@ TEST_CASE("resume conflicts: the epochs and the shuffle define the job", "[job]"
   now = saved;
   now.shards = 5;
   CHECK(ss::job::resume_conflicts(saved, now).empty());
-  // The rows' precision is named: the shards' stored rows are laid out at it.
+  // Nor does the rows' precision: the shards convert the rows, and the resume says so.
   now = saved;
   now.model.row_precision = "bf16";
-  const auto precision = ss::job::resume_conflicts(saved, now);
-  REQUIRE(precision.size() == 1);
-  CHECK(precision[0] == "--row-precision: the snapshot has fp32, this run bf16");
+  CHECK(ss::job::resume_conflicts(saved, now).empty());
+  const auto conversions = ss::job::resume_conversions(saved, now);
+  REQUIRE(conversions.size() == 1);
+  CHECK(conversions[0] == "--row-precision: the snapshot has fp32, this run bf16: the shards convert the embedding "
+                          "rows as they restore them (rounded to the nearest)");
+  CHECK(ss::job::resume_conversions(now, saved)[0].find("(exactly)") != std::string::npos);
+  CHECK(ss::job::resume_conversions(saved, saved).empty());
+  // Another model is still refused with it.
+  now.model.embedding_dim = saved.model.embedding_dim + 1;
+  CHECK(ss::job::resume_conflicts(saved, now).size() == 1);
 }
 
 TEST_CASE("model options: --row-precision picks the shards' row precision; the job config keeps it", "[job]") {

@@ -38,10 +38,11 @@ struct service_options {
   // Set from outside (a signal) to give up waiting for the registration.
   const std::atomic<bool>* cancel = nullptr;
   // Shards: opens the shard's storage for rows of `row_floats` slots each, laid out as `row_layout`
-  // says (embedding::shard_row_layout; a store of another layout is refused), or unset: rows live
-  // in memory only and a restarted shard starts empty. Injected: RocksDB in production.
+  // says (embedding::shard_row_layout; a store of another layout is refused, or with `resuming`,
+  // when a snapshot's checkpoint replaces its rows, set aside), or unset: rows live in memory only
+  // and a restarted shard starts empty. Injected: RocksDB in production.
   std::function<result<std::unique_ptr<embedding::durable_rows>>(std::uint32_t row_floats,
-                                                                 const std::string& row_layout)>
+                                                                 const std::string& row_layout, bool resuming)>
       open_storage;
   double flush_interval = 5;  // shards: seconds between writes of changed rows to storage
   // Shards: the RAM their rows may take (embedding::shard_store_options::max_rows_in_memory); the

@@ -81,6 +81,8 @@ struct shard_counters : metrics::counter_set {
   counter last_checkpoint{*this, "last_checkpoint", "Id of the newest storage checkpoint.", type::status_only};
   counter last_checkpoint_ns{*this, "last_checkpoint_seconds", "Seconds the newest checkpoint took.", type::gauge, ns};
   counter rows_restored{*this, "rows_restored", "Rows restored from storage at start.", type::gauge};
+  counter rows_converted{*this, "rows_converted",
+                         "Rows restored from a checkpoint of another row precision, converted to the job's.", type::gauge};
   // With a memory budget: flushes run early because RAM was past the budget (row_budget).
   counter pressure_flushes{*this, "pressure_flushes", "Flushes run early because RAM was past the memory budget."};
   // Prefetch hints (warm_request) served, and those whose read from storage failed.

@@ -38,6 +38,17 @@ struct checkpoint_info {
 // What a scan calls for each stored row: its table, its id and its row_floats() values.
 using row_visitor = std::function<void(std::uint32_t table, std::uint64_t id, const float* row)>;
 
+// How the rows of a checkpoint made at another row layout become rows of this store (a snapshot
+// resumed at another --row-precision): `convert` turns one row of from_row_floats slots into one
+// of the store's, or says false when it cannot (`refusal` says why, the row named before it). It
+// is called from several threads at once.
+struct row_conversion {
+  std::string from_layout;  // the checkpoint's, as its storage keeps it (shard_row_layout)
+  std::uint32_t from_row_floats = 0;
+  std::function<bool(const float* from, float* to)> convert;
+  std::string refusal;
+};
+
 // One shard's persisted rows. Each row is `row_floats` floats (values followed by optimizer state),
 // fixed when the store is opened. Thread-safety: one writer thread (write/erase/checkpoint/restore/drop/
 // set_meta/clear) and any number of concurrent readers of the const members and scan.
@@ -115,6 +126,19 @@ class durable_rows {
     status loaded = scan_concurrently(load);
     if (!loaded.is_ok()) (void)scan(unload);
     return loaded;
+  }
+
+  // The row layout checkpoint `id` was made at ("" when it predates kept layouts, or the
+  // implementation keeps none: then it is this store's).
+  virtual result<std::string> checkpoint_row_layout(std::uint64_t /*id*/) const { return std::string(); }
+  // restore_loading() of a checkpoint made at conversion.from_layout: every row is converted, handed
+  // to `load` and written as the new live rows, with the checkpoint's metadata, at this store's
+  // layout; the checkpoint stays as it was. On failure (a row that does not convert included) the
+  // rows handed out go to `unload`, converted, and the live rows are left as they were.
+  virtual status restore_converting(std::uint64_t id, const row_conversion& /*conversion*/,
+                                    const row_visitor& /*load*/, const row_visitor& /*unload*/) {
+    return {errc::invalid_argument, "checkpoint " + std::to_string(id) +
+                                        " holds rows of another layout, and this storage does not convert rows"};
   }
 
   // Deletes checkpoint `id`; errc::not_found if absent.

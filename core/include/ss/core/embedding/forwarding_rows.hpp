@@ -41,6 +41,11 @@ class forwarding_rows : public durable_rows {
   status restore_loading(std::uint64_t id, const row_visitor& load, const row_visitor& unload) override {
     return inner_->restore_loading(id, load, unload);
   }
+  result<std::string> checkpoint_row_layout(std::uint64_t id) const override { return inner_->checkpoint_row_layout(id); }
+  status restore_converting(std::uint64_t id, const row_conversion& c, const row_visitor& load,
+                            const row_visitor& unload) override {
+    return inner_->restore_converting(id, c, load, unload);
+  }
   status drop(std::uint64_t id) override { return inner_->drop(id); }
   status set_meta(const std::string& k, const std::string& v) override { return inner_->set_meta(k, v); }
   result<std::string> get_meta(const std::string& k) const override { return inner_->get_meta(k); }

@@ -19,6 +19,7 @@
 
 #include "ss/core/embedding/durable_rows.hpp"
 #include "ss/core/embedding/embedding_table.hpp"
+#include "ss/core/embedding/row_layout.hpp"
 #include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/embedding/row_ttl.hpp"
 #include "ss/core/optim/sparse_optimizer.hpp"
@@ -59,8 +60,10 @@ inline std::uint32_t shard_row_floats(const shard_store_options& o) {
   return value_slots(o.dim, o.precision) + o.optimizer.state_floats() + (o.ttl.enabled() ? 1 : 0);
 }
 
-// What a row's slots hold, in words, e.g. "16 bf16 values, 1 fp32 optimizer value, a TTL stamp":
-// storage keeps it, and refuses to read rows of another layout as these.
+// What a row's slots hold (row_layout.hpp), and that in words, e.g. "16 bf16 values, 1 fp32
+// optimizer value, a TTL stamp": storage keeps it, and refuses to read rows of another layout as
+// these.
+row_layout shard_row_layout_of(const shard_store_options& o);
 std::string shard_row_layout(const shard_store_options& o);
 
 // What a row in RAM costs beyond its values and optimizer state: its index slot (16 bytes at a

@@ -89,8 +89,12 @@ status resolve_feature_counts(job_options& o);
 // Why a job resumed from a snapshot taken under `saved` cannot go on under `now`: one line per
 // setting that defines the job (training files, readers, input, model, sync) and differs. Empty
 // when it can. Operational settings (timeouts, progress, test files) may change, and so may the
-// shard count: the rows move to the shards that own them under the new one.
+// shard count (the rows move to the shards that own them under the new one) and the rows'
+// precision (resume_conversions).
 std::vector<std::string> resume_conflicts(const job_options& saved, const job_options& now);
+// What a resume from a snapshot taken under `saved` converts to go on under `now`, one line each:
+// the embedding rows, when --row-precision differs (the shards convert them as they restore them).
+std::vector<std::string> resume_conversions(const job_options& saved, const job_options& now);
 
 // The training files reader `index` of `readers` reads: every readers-th file from index (with
 // --follow: the one input it follows). file_indices_of_reader: their indices among `files`.

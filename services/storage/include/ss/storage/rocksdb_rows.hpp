@@ -5,6 +5,8 @@
 //   <dir>/live/                       the live RocksDB database (default column family only)
 //   <dir>/live.restore/               a restore in progress (removed on open)
 //   <dir>/live.old/                   the previous live DB during a restore's swap (see open())
+//   <dir>/live.other-layout/          a live DB of another row layout, set aside by a resume
+//                                     (rocksdb_rows_options::set_aside_other_layout)
 //   <dir>/checkpoints/<id>/           a complete checkpoint: a RocksDB database + the manifest
 //   <dir>/checkpoints/<id>.tmp/       a checkpoint being made; never listed, removed on open
 //
@@ -98,6 +100,13 @@ struct rocksdb_rows_options {
   // refused with both layouts named instead of its bytes being read as rows of this one. A store
   // made before it was kept takes this one on (its row_floats matched). Empty: not checked.
   std::string row_layout;
+
+  // A live DB of another layout (row_layout or row_floats) is moved aside to dir/live.other-layout
+  // (replacing one an earlier open put there) and an empty one opened, live_damage() saying so,
+  // instead of being refused: for a shard that resumes from a snapshot, whose checkpoint replaces
+  // the live rows anyway (converted, when the snapshot's precision differs from the job's).
+  // Default: false
+  bool set_aside_other_layout = false;
 
   // Compression of SST files. Embedding rows are float bits that barely compress: snapshot_bench
   // (1M rows of 17 floats) measured 183.8 MB with lz4 against 183.9 MB without, at the same speed.
@@ -193,6 +202,12 @@ class rocksdb_rows final : public embedding::durable_rows {
   // One pass: the check of every record hands each row to `load` (from read_threads threads at
   // once), so a resume reads the checkpoint once, not once to check it and again to load it.
   status restore_loading(std::uint64_t id, const embedding::row_visitor& load, const embedding::row_visitor& unload) override;
+  // Its format setting "row_layout" ("" when it predates kept layouts).
+  result<std::string> checkpoint_row_layout(std::uint64_t id) const override;
+  // Checked as verify() checks, converted row by row into a new database (dir/live.restore) at
+  // this store's layout, its metadata copied, then swapped in as restore() swaps a checkpoint in.
+  status restore_converting(std::uint64_t id, const embedding::row_conversion& conversion,
+                            const embedding::row_visitor& load, const embedding::row_visitor& unload) override;
   status drop(std::uint64_t id) override;
 
   // Meta values are keys of their own in the live database, written with sync (rare and small);
@@ -226,7 +241,10 @@ class rocksdb_rows final : public embedding::durable_rows {
   status restore_with(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload);
   // Checkpoint id, verified, becomes the live database.
   status swap_in(std::uint64_t id);
-  result<embedding::checkpoint_info> read_manifest(std::uint64_t id) const;
+  // dir/live.restore, complete and closed, becomes the live database holding `rows` rows.
+  status install_staging(std::uint64_t rows, const std::string& what);
+  // The manifest of checkpoint `id`, whose rows must be `row_floats` slots (0: this store's).
+  result<embedding::checkpoint_info> read_manifest(std::uint64_t id, std::uint32_t row_floats = 0) const;
 
   const std::string dir_;
   const std::uint32_t row_floats_;
