@@ -77,9 +77,10 @@ void coordinator_role::add_flags(config::option_set& opts, flag_groups groups) {
              "Publications kept in --publish-dir (never the newest base nor what follows it).")
         .range(1, 1000000);
     opts.add("publish-rows", &c.publish_rows,
-             "How deltas store rows: fp32, or int8 (one scale per row, a quarter of the bytes, error at most "
-             "1/254 of a row's largest value).")
-        .choices({"fp32", "int8"});
+             "How deltas store rows: exact (at the rows' own --row-precision: fp32, or 16 bits for bf16 and fp16 "
+             "rows), fp32, bf16, fp16 (half the bytes, rounded to the nearest), or int8 (one scale per row, a "
+             "quarter of the bytes, error at most 1/254 of a row's largest value).")
+        .choices({"exact", "fp32", "bf16", "fp16", "int8"});
   }
   if (groups.placement) {
     opts.add("export-dir", &c.export_dir,

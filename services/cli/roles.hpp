@@ -27,7 +27,7 @@ struct coordinator_flags {
   double publish_interval = 1;
   int publish_base_every = 100;
   int publish_retain = 50;
-  std::string publish_rows = "fp32";
+  std::string publish_rows = "exact";
 };
 
 class coordinator_role final : public service_role {

@@ -5,7 +5,8 @@
 #     numbers unbroken across a killed and restarted coordinator;
 #   - the chain's newest publication is the final model: `predict --publish-dir P` scores the test
 #     file exactly as the job and as `predict --model` on its export;
-#   - int8 rows score within 0.5% of the final model's NE;
+#   - int8 rows score within 0.5% of the final model's NE; a bf16 job's deltas hold its rows at
+#     16 bits, exactly: the chain scores as the job;
 #   - a shard whose rows leave RAM (a memory budget, a row limit, a TTL) publishes rows read back
 #     from storage and tombstones, and the chain still ends at the job's final model;
 #   - a directory of another job is refused.
@@ -98,7 +99,20 @@ echo "  $(ls pubgone | grep -c 'delta.manifest$') deltas, $tombstones tombstones
 tail -1 chaingone.out >chaingone.json
 same_fields c.json "the job" chaingone.json "predict --publish-dir" test_logloss test_ne test_auc
 
-echo "5. bad settings"
+echo "5. bf16 rows publish at 16 bits, exactly"
+"$bin" local --trainers 2 --shards 2 --sync s-easgd --train gone/train.tsv --test gone/test.tsv --row-precision bf16 \
+  --publish-dir pub16 --publish-interval 0.2 --publish-retain 100000 --progress-interval 0 --log-level warn \
+  >h.out 2>h.err || fail "the bf16 job failed: $(tail -3 h.err)"
+tail -1 h.out >h.json
+encodings=$(cat pub16/*delta.manifest 2>/dev/null | awk '$1 == "row_encoding" {print $3}' | sort -u | tr '\n' ' ')
+[[ "$encodings" == "bf16 " ]] || fail "the bf16 job's deltas store rows as '$encodings', not bf16"
+"$bin" predict --publish-dir pub16 --test gone/test.tsv --threads 1 >chain16.out 2>chain16.err ||
+  fail "predict --publish-dir pub16 failed: $(tail -2 chain16.err)"
+tail -1 chain16.out >chain16.json
+same_fields h.json "the bf16 job" chain16.json "predict --publish-dir" test_logloss test_ne test_auc
+echo "  $(ls pub16 | grep -c 'delta.manifest$') deltas of bf16 rows, test NE $(field chain16.json test_ne)"
+
+echo "6. bad settings"
 # pub holds job a's chain: another job may not continue it.
 if "$bin" local --train data/train.tsv --publish-dir pub --log-level warn >other.out 2>other.err; then
   fail "a second job published into the first job's directory"

@@ -32,7 +32,9 @@ bool start_publishing(coordinator_actor* self) {
   o.job = st.options.job;
   o.base_every = static_cast<std::uint32_t>(st.options.publish_base_every);
   o.retain = static_cast<std::uint32_t>(st.options.publish_retain);
-  auto encoding = publish::parse_row_encoding(st.options.publish_rows);
+  // "exact": the rows as the shards keep them (16-bit rows publish losslessly at half fp32's bytes).
+  auto encoding = publish::parse_row_encoding(st.options.publish_rows == "exact" ? st.options.job.model.row_precision
+                                                                                  : st.options.publish_rows);
   if (!encoding.is_ok()) {
     fail_job(self, "--publish-rows: " + encoding.error().message());
     return false;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "publish_format.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/io/byte_order.hpp"
 #include "ss/core/io/section_file.hpp"
 #include "ss/core/publish/delta_file.hpp"
@@ -27,7 +28,7 @@ void decode_head(const unsigned char* p, delta_head& h, std::uint32_t& encoding,
   h.shape.dense_params = get_le<std::uint64_t>(p + 32);
   encoding = get_le<std::uint32_t>(p + 40);
   reserved = get_le<std::uint32_t>(p + 44);
-  h.encoding = encoding == 1 ? row_encoding::int8 : row_encoding::fp32;
+  h.encoding = static_cast<row_encoding>(encoding <= 3 ? encoding : 0);  // checked by the caller
 }
 
 }  // namespace
@@ -42,6 +43,7 @@ struct delta_reader::impl {
   delta_stats totals;
   std::vector<std::uint64_t> ids;
   std::vector<float> values;
+  std::vector<std::uint16_t> halves;
 
   const std::string& prefix() const { return in.prefix(); }
   status truncated(const std::string& where) const { return in.truncated(where); }
@@ -61,7 +63,10 @@ struct delta_reader::impl {
     SS_RETURN_IF_ERROR(in.read_payload(h->b, "the head", h->offset));
     std::uint32_t encoding = 0, reserved = 0;
     decode_head(in.payload(), head, encoding, reserved);
-    if (encoding > 1) return corrupt("the head names row encoding " + std::to_string(encoding) + " (0 fp32, 1 int8)");
+    const std::uint32_t known = version >= first_delta_version_with_halves ? 3 : 1;
+    if (encoding > known)
+      return corrupt("the head names row encoding " + std::to_string(encoding) + " (version " + std::to_string(version) +
+                     ": 0 fp32, 1 int8" + (known == 3 ? ", 2 bf16, 3 fp16)" : ")"));
     if (reserved != 0) return corrupt("the head's reserved field is " + std::to_string(reserved) + ", not 0");
     const model_shape& s = head.shape;
     if (s.tables > format::max_tables || s.dim == 0 || s.dim > format::max_dim ||
@@ -142,15 +147,25 @@ struct delta_reader::impl {
   status decode_rows(std::uint32_t table, std::size_t n, const std::string& name) {
     const std::size_t dim = head.shape.dim;
     const bool int8 = head.encoding == row_encoding::int8;
-    const std::size_t row_bytes = int8 ? 12 + dim : 8 + 4 * dim;
+    const bool halved = head.encoding == row_encoding::bf16 || head.encoding == row_encoding::fp16;
+    const std::size_t row_bytes = delta_row_bytes(head.encoding, dim);
     ids.resize(n);
     values.resize(n * dim);
+    halves.resize(dim);
     const unsigned char* p = in.payload();
     for (std::size_t i = 0; i < n; ++i, p += row_bytes) {
       ids[i] = get_le<std::uint64_t>(p);
       float* v = values.data() + i * dim;
       if (!int8) {
-        io::decode_floats_le(p + 8, dim, v);
+        if (halved) {
+          for (std::size_t k = 0; k < dim; ++k) halves[k] = get_le<std::uint16_t>(p + 8 + 2 * k);
+          embedding::from_halves(halves.data(), dim,
+                                 head.encoding == row_encoding::fp16 ? embedding::row_precision::fp16
+                                                                     : embedding::row_precision::bf16,
+                                 v);
+        } else {
+          io::decode_floats_le(p + 8, dim, v);
+        }
         if (train::non_finite_count(v, dim) > 0)
           return corrupt(name + ": row " + std::to_string(ids[i]) + " of table " + std::to_string(table) +
                          " has NaN or infinite values");
@@ -176,7 +191,7 @@ struct delta_reader::impl {
     if (at == stage::done) return {errc::invalid_argument, prefix() + "the blocks were already read"};
     if (at == stage::dense_next) SS_RETURN_IF_ERROR(dense(nullptr, 0));
     const std::uint64_t dim = head.shape.dim;
-    const std::uint64_t row_bytes = head.encoding == row_encoding::int8 ? 12 + dim : 8 + 4 * dim;
+    const std::uint64_t row_bytes = delta_row_bytes(head.encoding, dim);
     std::string after = "the dense part";
     for (;;) {
       if (in.left() == 0) return truncated("the footer is missing: the file ends after " + after);

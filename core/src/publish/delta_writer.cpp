@@ -1,12 +1,14 @@
 // Writes a delta file: HEAD, DENS, ROWS and TOMB blocks, FOOT, through a temporary that replaces
 // the target durably in finish() (format: ss/core/publish/delta_file.hpp).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "publish_format.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/io/byte_order.hpp"
 #include "ss/core/io/section_file.hpp"
 #include "ss/core/publish/delta_file.hpp"
@@ -21,6 +23,13 @@ using io::put_le;
 
 const char* const kDivergedHint = ": training diverged; the delta is not written";
 
+// Whether every value of a row stays finite at fp16 (rounded to the nearest).
+bool fits_fp16(const float* v, std::size_t n) {
+  for (std::size_t k = 0; k < n; ++k)
+    if (std::isinf(embedding::float_of_fp16(embedding::fp16_of(v[k])))) return false;
+  return true;
+}
+
 }  // namespace
 
 struct delta_writer::impl {
@@ -32,6 +41,11 @@ struct delta_writer::impl {
   delta_stats stats;
   std::vector<unsigned char> block;
   sync::quantized_vector quantized;
+  std::vector<std::uint16_t> halves;
+
+  embedding::row_precision half_precision() const {
+    return head.encoding == row_encoding::fp16 ? embedding::row_precision::fp16 : embedding::row_precision::bf16;
+  }
 
   const std::string& prefix() const { return out.prefix(); }
 
@@ -63,6 +77,12 @@ struct delta_writer::impl {
       io::encode_floats_le(v, dim, p + 8);
       return;
     }
+    if (head.encoding == row_encoding::bf16 || head.encoding == row_encoding::fp16) {
+      halves.resize(dim);
+      embedding::to_halves(v, dim, half_precision(), halves.data());
+      for (std::size_t k = 0; k < dim; ++k) put_le(p + 8 + 2 * k, halves[k]);
+      return;
+    }
     // One block of dim values: one scale per row (max |v| / 127), the project's int8 quantizer.
     sync::quantize(v, dim, static_cast<std::uint32_t>(dim), quantized);
     io::encode_floats_le(quantized.scales.data(), 1, p + 8);
@@ -92,7 +112,8 @@ result<delta_writer> delta_writer::open(const std::string& path, const delta_hea
   m.head = head;
   m.stats.table_rows.assign(s.tables, 0);
   m.stats.table_tombstones.assign(s.tables, 0);
-  SS_RETURN_IF_ERROR(m.out.open(path, prefix, delta_magic, delta_format_version));
+  const bool halves = head.encoding == row_encoding::bf16 || head.encoding == row_encoding::fp16;
+  SS_RETURN_IF_ERROR(m.out.open(path, prefix, delta_magic, halves ? first_delta_version_with_halves : 1));
   std::string payload;
   append_le(payload, head.sequence);
   append_le(payload, head.base);
@@ -134,7 +155,8 @@ status delta_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
   if (stride < dim)
     return m.fail({errc::invalid_argument, m.prefix() + "add_rows() stride " + std::to_string(stride) +
                                                " is smaller than the dim " + std::to_string(dim)});
-  const std::size_t row_bytes = m.head.encoding == row_encoding::fp32 ? 8 + 4 * dim : 12 + dim;
+  const std::size_t row_bytes = delta_row_bytes(m.head.encoding, dim);
+  const bool fp16 = m.head.encoding == row_encoding::fp16;
   for (std::size_t start = 0; start < n; start += max_delta_block_rows) {
     const std::size_t count = std::min(max_delta_block_rows, n - start);
     m.block.resize(count * row_bytes);
@@ -144,6 +166,10 @@ status delta_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
       if (train::non_finite_count(v, dim) > 0)
         return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
                                                std::to_string(table) + " has NaN or infinite values" + kDivergedHint});
+      if (fp16 && !fits_fp16(v, dim))
+        return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
+                                               std::to_string(table) + " has a value beyond fp16's range (65504): "
+                                               "publish its rows as fp32, int8 or bf16"});
       m.encode_row(p, ids[start + i], v, dim);
     }
     SS_RETURN_IF_ERROR(m.out.write_section(format::tag_rows, table, count, m.block.data(), m.block.size()));

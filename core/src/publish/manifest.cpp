@@ -52,12 +52,21 @@ bool is_job_id(const std::string& id) {
 
 const char* to_string(publication_kind k) { return k == publication_kind::base ? "base" : "delta"; }
 
-const char* to_string(row_encoding e) { return e == row_encoding::int8 ? "int8" : "fp32"; }
+const char* to_string(row_encoding e) {
+  switch (e) {
+    case row_encoding::fp32: return "fp32";
+    case row_encoding::int8: return "int8";
+    case row_encoding::bf16: return "bf16";
+    case row_encoding::fp16: return "fp16";
+  }
+  return "unknown";
+}
 
 result<row_encoding> parse_row_encoding(std::string_view word) {
-  if (word == "fp32") return row_encoding::fp32;
-  if (word == "int8") return row_encoding::int8;
-  return status(errc::invalid_argument, "row encoding '" + std::string(word) + "' is neither fp32 nor int8");
+  for (row_encoding e : {row_encoding::fp32, row_encoding::int8, row_encoding::bf16, row_encoding::fp16})
+    if (word == to_string(e)) return e;
+  return status(errc::invalid_argument,
+                "row encoding '" + std::string(word) + "' is none of fp32, int8, bf16 and fp16");
 }
 
 std::string model_shape::describe() const {
@@ -148,7 +157,9 @@ status check_consistent(const manifest& m, const std::string& what, const std::s
                  std::to_string(m.base));
     if (m.previous != 0) return bad("a base's previous must be 0, not " + std::to_string(m.previous));
     if (m.tombstones != 0) return bad("a base has no tombstones, this one says " + std::to_string(m.tombstones));
-    if (m.encoding != row_encoding::fp32) return bad("a base's rows are fp32, this one says int8");
+    if (m.encoding != row_encoding::fp32)
+      return bad("a base's manifest says fp32 (its model file names its rows' precision), this one says " +
+                 std::string(to_string(m.encoding)));
   } else {
     if (m.base < first_sequence || m.base >= m.sequence)
       return bad("base " + std::to_string(m.base) + " is not below the sequence " + std::to_string(m.sequence));
@@ -212,7 +223,7 @@ result<manifest> parse_manifest(const std::string& text, const std::string& file
   SS_RETURN_IF_ERROR(k->one("tombstones", m.tombstones));
   SS_RETURN_IF_ERROR(word("row_encoding", encoding));
   auto e = parse_row_encoding(encoding);
-  if (!e.is_ok()) return status(errc::corrupt, what + ": row_encoding has '" + encoding + "' where fp32 or int8 belongs");
+  if (!e.is_ok()) return status(errc::corrupt, what + ": row_encoding has '" + encoding + "' where fp32, int8, bf16 or fp16 belongs");
   m.encoding = *e;
   SS_RETURN_IF_ERROR(check_consistent(m, what, file_name));
   return m;

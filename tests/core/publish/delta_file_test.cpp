@@ -15,6 +15,7 @@
 
 #include "publish_test_util.hpp"
 #include "ss/core/checksum.hpp"
+#include "ss/core/embedding/row_precision.hpp"
 #include "ss/core/io/byte_order.hpp"
 #include "ss/core/publish/delta_file.hpp"
 #include "support/files.hpp"
@@ -127,7 +128,7 @@ std::vector<section_at> sections_of(const std::string& bytes) {
     if (tag == "ROWS") {
       const std::size_t dim = io::get_le<std::uint32_t>(reinterpret_cast<const unsigned char*>(bytes.data()) + 32 + 28);
       const std::uint32_t enc = io::get_le<std::uint32_t>(reinterpret_cast<const unsigned char*>(bytes.data()) + 32 + 40);
-      payload_bytes = b * (enc == 1 ? 12 + dim : 8 + 4 * dim);
+      payload_bytes = b * delta_row_bytes(static_cast<row_encoding>(enc), dim);
     }
     out.push_back({tag, at, at + 20, at + 20 + payload_bytes + 4});
     at = out.back().end;
@@ -163,7 +164,7 @@ TEST_CASE("delta file: fp32 round trip keeps the dense part, every row bit for b
   CHECK(r->head().previous == 41);
   CHECK(r->head().shape == model_shape{4, 6, 37});
   CHECK(r->head().encoding == row_encoding::fp32);
-  CHECK(r->format_version() == delta_format_version);
+  CHECK(r->format_version() == 1);  // what version 1 readers read: no 16-bit rows in it
   auto verified = verify_delta(path);
   REQUIRE(verified.is_ok());
   CHECK(verified->rows == 100);
@@ -201,6 +202,89 @@ TEST_CASE("delta file: int8 rows come back within half a step of their row's sca
   write_sample(fp32_path, row_encoding::fp32, 200);
   const auto q_bytes = fs::file_size(path), f_bytes = fs::file_size(fp32_path);
   CHECK(f_bytes - q_bytes == 400 * ((8 + 4 * 6) - (12 + 6)));
+}
+
+TEST_CASE("delta file: bf16 and fp16 rows come back as their nearest 16-bit values, in half fp32's row bytes",
+          "[publish]") {
+  test::temp_dir dir;
+  const std::string fp32_path = dir.str("f.ssd");
+  write_sample(fp32_path, row_encoding::fp32, 200);
+  for (const auto& [e, p] : {std::pair{row_encoding::bf16, embedding::row_precision::bf16},
+                             std::pair{row_encoding::fp16, embedding::row_precision::fp16}}) {
+    INFO(to_string(e));
+    const std::string path = dir.str(std::string(to_string(e)) + ".ssd");
+    const delta_content wrote = write_sample(path, e, 200);
+    auto back = read_back(path);
+    REQUIRE(back.is_ok());
+    CHECK(back->dense == wrote.dense);  // the dense part is always fp32
+    CHECK(back->tombstones == wrote.tombstones);
+    REQUIRE(back->rows.size() == wrote.rows.size());
+    std::size_t changed = 0;
+    for (const auto& [key, values] : wrote.rows) {
+      std::vector<float> nearest = values;
+      embedding::round_to_nearest(nearest.data(), nearest.size(), p);
+      CHECK(back->rows.at(key) == nearest);
+      changed += nearest != values;
+    }
+    CHECK(changed > 0);  // random fp32 values do round
+    auto r = delta_reader::open(path);
+    REQUIRE(r.is_ok());
+    CHECK(r->head().encoding == e);
+    CHECK(r->format_version() == 2);  // version 1 readers refuse it by its version, not its encoding
+    // 8 + 2 dim bytes a row against 8 + 4 dim.
+    CHECK(fs::file_size(fp32_path) - fs::file_size(path) == 400 * (4 * 6 - 2 * 6));
+    // Rows already at that precision (a 16-bit job's) go through exactly: written again, read the same.
+    const std::string again = dir.str(std::string(to_string(e)) + "-again.ssd");
+    auto w = delta_writer::open(again, head_of(e));
+    REQUIRE(w.is_ok());
+    REQUIRE(w->write_dense(back->dense.data(), back->dense.size()).is_ok());
+    for (const auto& [key, values] : back->rows) REQUIRE(w->add_rows(key.first, &key.second, values.data(), 1).is_ok());
+    REQUIRE(w->finish().is_ok());
+    auto twice = read_back(again);
+    REQUIRE(twice.is_ok());
+    CHECK(twice->rows == back->rows);
+  }
+  // fp16 ends at 65504: a larger value is refused with the way out, never written as infinity.
+  auto w = delta_writer::open(dir.str("big.ssd"), head_of(row_encoding::fp16));
+  REQUIRE(w.is_ok());
+  const std::vector<float> dense(37, 0.5f);
+  REQUIRE(w->write_dense(dense.data(), dense.size()).is_ok());
+  const std::vector<float> big{1, 2, 3, 70000, 5, 6};
+  const std::uint64_t id = 77;
+  const status refused = w->add_rows(1, &id, big.data(), 1);
+  CHECK(refused.code() == errc::out_of_range);
+  CHECK(contains(refused.message(), "row 77 of table 1 has a value beyond fp16's range (65504)"));
+  CHECK_FALSE(fs::exists(dir.str("big.ssd")));
+  CHECK_FALSE(fs::exists(dir.str("big.ssd.tmp")));
+}
+
+TEST_CASE("delta file: a 16-bit encoding in a version 1 file, and a NaN in a 16-bit row, are refused", "[publish]") {
+  test::temp_dir dir;
+  const std::string path = dir.str("h.ssd");
+  write_sample(path, row_encoding::bf16, 3);
+  const std::string bytes = read_file(path);
+  const auto layout = sections_of(bytes);
+  const std::string bad = dir.str("bad.ssd");
+  std::string old = bytes;
+  old[8] = 1;
+  write_file(bad, old);
+  auto r = delta_reader::open(bad);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.error().code() == errc::corrupt);
+  CHECK(contains(r.error().message(), "the head names row encoding 2 (version 1: 0 fp32, 1 int8)"));
+  std::string unknown = bytes;
+  io::put_le(reinterpret_cast<unsigned char*>(&unknown[layout[0].payload + 40]), std::uint32_t{4});
+  reseal(unknown, layout[0]);
+  write_file(bad, unknown);
+  CHECK(contains(delta_reader::open(bad).error().message(), "row encoding 4 (version 2: 0 fp32, 1 int8, 2 bf16, 3 fp16)"));
+  std::string nan_row = bytes;
+  io::put_le(reinterpret_cast<unsigned char*>(&nan_row[layout[2].payload + 8 + 2]), std::uint16_t{0x7fc0});
+  reseal(nan_row, layout[2]);
+  write_file(bad, nan_row);
+  auto back = read_back(bad);
+  REQUIRE_FALSE(back.is_ok());
+  CHECK(contains(back.error().message(), "row block 1 (table 0): row "));
+  CHECK(contains(back.error().message(), "has NaN or infinite values"));
 }
 
 TEST_CASE("delta file: an empty delta (dense part only) round trips", "[publish]") {
@@ -434,10 +518,10 @@ TEST_CASE("delta file: other files, newer versions and values no writer writes a
   write_file(bad, std::string("SSMODEL\0", 8) + bytes.substr(8));
   CHECK(contains(delta_reader::open(bad).error().message(), "not a shadowsync delta file (no SSDELTA magic)"));
   std::string newer = bytes;
-  newer[8] = 2;
+  newer[8] = 3;
   write_file(bad, newer);
   CHECK(delta_reader::open(bad).error().code() == errc::version_mismatch);
-  CHECK(contains(delta_reader::open(bad).error().message(), "written by format version 2, this build reads 1"));
+  CHECK(contains(delta_reader::open(bad).error().message(), "written by format version 3, this build reads 2"));
   CHECK(delta_reader::open(dir.str("missing.ssd")).error().code() == errc::not_found);
   CHECK(contains(delta_reader::open(dir.str()).error().message(), "is a directory"));
 

@@ -148,8 +148,11 @@ TEST_CASE("publish: a malformed manifest is refused, naming the file and the fie
   CHECK(refusal(edited(m, "rows", "")) == what + " has no 'rows'");
   CHECK(refusal(edited(m, "surprise", "surprise = 1")) == what + ": unknown field 'surprise'");
   CHECK(refusal(edited(m, "kind", "kind = full")) == what + ": kind has 'full' where base or delta belongs");
-  CHECK(refusal(edited(m, "row_encoding", "row_encoding = fp16")) ==
-        what + ": row_encoding has 'fp16' where fp32 or int8 belongs");
+  CHECK(refusal(edited(m, "row_encoding", "row_encoding = fp8")) ==
+        what + ": row_encoding has 'fp8' where fp32, int8, bf16 or fp16 belongs");
+  for (const char* e : {"bf16", "fp16", "int8"})
+    CHECK(parse_manifest(edited(m, "row_encoding", std::string("row_encoding = ") + e), "000000000042.delta.manifest")
+              .is_ok());
   CHECK(refusal(edited(m, "data_crc32c", "data_crc32c = xyz")) == what + ": data_crc32c has 'xyz' where hex digits belong");
   CHECK(refusal(edited(m, "job_id", "job_id = two words")) == what + ": job_id has an unexpected field 'words'");
   CHECK(refusal(edited(m, "dim", "dim = 5000000000")) == what + ": dim has 5000000000, beyond 32 bits");
@@ -190,7 +193,8 @@ TEST_CASE("publish: a manifest whose fields disagree is refused", "[publish]") {
   CHECK(contains(refusal(edited(base, "base", "base = 40"), name), "a base's base must be its own sequence (42), not 40"));
   CHECK(contains(refusal(edited(base, "previous", "previous = 41"), name), "a base's previous must be 0, not 41"));
   CHECK(contains(refusal(edited(base, "tombstones", "tombstones = 3"), name), "a base has no tombstones"));
-  CHECK(contains(refusal(edited(base, "row_encoding", "row_encoding = int8"), name), "a base's rows are fp32"));
+  CHECK(contains(refusal(edited(base, "row_encoding", "row_encoding = int8"), name),
+                 "a base's manifest says fp32 (its model file names its rows' precision), this one says int8"));
 }
 
 TEST_CASE("publish: write_manifest publishes durably and refuses what a reader would refuse", "[publish]") {

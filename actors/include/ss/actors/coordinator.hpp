@@ -59,7 +59,8 @@ struct coordinator_options {
   double publish_interval = 1;
   int publish_base_every = 100;
   int publish_retain = 50;
-  std::string publish_rows = "fp32";  // fp32 or int8 (publish::parse_row_encoding)
+  // exact (the rows' --row-precision), or one of publish::parse_row_encoding's words
+  std::string publish_rows = "exact";
   // Member ids start here. A restarted coordinator must not reuse its predecessor's ids, or a
   // member still heartbeating under an old id would be taken for another (the service draws it).
   std::uint64_t first_member_id = 1;

@@ -1,13 +1,14 @@
 // The delta file (".ssd"): what changed in a model since the previous publication, for serving
 // to apply on top of the base it builds on (ss/core/publish/publication.hpp).
 //
-// FORMAT, version 1. Every integer is little endian; floats are IEEE-754 binary32, little endian;
+// FORMAT, version 2 (version 1 without the 16-bit row encodings; a writer writes version 1 when
+// its rows are fp32 or int8, so that readers of version 1 read them). Every integer is little endian; floats are IEEE-754 binary32, little endian;
 // every CRC is CRC32C (ss::crc32c). The section framing is the model file's
 // (ss/core/io/section_file.hpp).
 //
 //   file     := preamble  HEAD-section  DENS-section  (ROWS-section | TOMB-section)*  FOOT-section
 //
-//   preamble (12 bytes): magic "SSDELTA\0" (53 53 44 45 4C 54 41 00), u32 format version (1).
+//   preamble (12 bytes): magic "SSDELTA\0" (53 53 44 45 4C 54 41 00), u32 format version (1 or 2).
 //
 //   section  := section-head (20 bytes: tag, u32 a, u64 b, u32 CRC32C of those 16)  payload
 //               u32 payload-crc
@@ -19,17 +20,21 @@
 //       u32 tables         embedding tables
 //       u32 dim            floats per row
 //       u64 dense_params   floats in the DENS section
-//       u32 row_encoding   0 fp32, 1 int8
+//       u32 row_encoding   0 fp32, 1 int8, 2 bf16, 3 fp16 (2 and 3: version 2 only)
 //       u32 reserved       0
 //   DENS (a = 0, b = float count = dense_params): every dense parameter, fp32 (they are small
 //       next to the tables, and scoring needs all of them consistent).
 //   ROWS (a = table < tables, b = rows in the block, 1 to max_delta_block_rows): per row
 //       fp32: u64 id, dim x f32 values                         (8 + 4 dim bytes)
 //       int8: u64 id, f32 scale, dim x i8 values               (12 + dim bytes)
+//       bf16, fp16: u64 id, dim x u16 values                   (8 + 2 dim bytes)
 //       int8 is symmetric, one scale per row: scale = max|v| / 127, q = round(v / scale) in
 //       [-127, 127], read back as q x scale. The error of each value is at most half a step,
 //       scale / 2 = max|v| / 254 (0.39% of the row's largest magnitude), plus float rounding. A
 //       scale must be finite, >= 0 and at most FLT_MAX / 127; -128 never occurs.
+//       bf16 and fp16 values are rounded to the nearest (exact for rows kept at that precision,
+//       --row-precision); a value must be finite, and an fp32 value beyond fp16's range (65504)
+//       is refused when written.
 //   TOMB (a = table, b = ids, 1 to max_delta_block_rows): u64 ids of rows removed (evicted or
 //       expired) since the previous publication.
 //   FOOT (a = 0, b = 32 + 16 tables): u64 row blocks, u64 rows, u64 tombstone blocks,
@@ -57,7 +62,9 @@
 namespace ss::publish {
 
 inline constexpr char delta_magic[8] = {'S', 'S', 'D', 'E', 'L', 'T', 'A', '\0'};
-inline constexpr std::uint32_t delta_format_version = 1;
+// The newest version this build reads; it writes the oldest that holds the file's rows.
+inline constexpr std::uint32_t delta_format_version = 2;
+inline constexpr std::uint32_t first_delta_version_with_halves = 2;
 // Rows (or tombstones) per block a writer produces; add_rows and add_tombstones split larger calls.
 inline constexpr std::size_t max_delta_block_rows = 65536;
 

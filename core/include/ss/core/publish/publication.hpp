@@ -52,11 +52,16 @@ inline constexpr std::uint64_t max_sequence = 999'999'999'999ULL;
 enum class publication_kind : std::uint8_t { base, delta };
 const char* to_string(publication_kind k);  // "base", "delta"
 
-// How a delta stores its rows: fp32 (exact), or int8 with one fp32 scale per row.
-enum class row_encoding : std::uint8_t { fp32 = 0, int8 = 1 };
-const char* to_string(row_encoding e);  // "fp32", "int8"
-// "fp32" or "int8"; invalid_argument naming the word otherwise.
+// How a delta stores its rows: fp32, int8 with one fp32 scale per row, or 16-bit floats (bf16,
+// fp16: exact for a job whose rows are at that precision, embedding/row_precision.hpp).
+enum class row_encoding : std::uint8_t { fp32 = 0, int8 = 1, bf16 = 2, fp16 = 3 };
+const char* to_string(row_encoding e);  // "fp32", "int8", "bf16", "fp16"
+// One of to_string's words; invalid_argument naming the word otherwise.
 result<row_encoding> parse_row_encoding(std::string_view word);
+// Bytes a row of `dim` values takes in a delta's row block: its id and its values.
+constexpr std::size_t delta_row_bytes(row_encoding e, std::size_t dim) {
+  return e == row_encoding::fp32 ? 8 + 4 * dim : e == row_encoding::int8 ? 12 + dim : 8 + 2 * dim;
+}
 
 // What a publication's rows and dense part must fit: embedding tables, floats per row, dense
 // parameters (the model file's header has the same three).
