@@ -6,7 +6,8 @@
 #     NE is within a bound of the FP32 job's (docs/embeddings.md has the measured spread);
 #   - a job killed -9 resumes at its precision, every row once; resumed at another precision its
 #     rows are converted, with a warning from the coordinator and from each shard, and converting
-#     then moving the rows to a third shard trains the model converting alone does;
+#     then moving the rows to a third shard (with a memory budget: rows beyond it in storage)
+#     trains the model converting alone does;
 #   - `train` refuses 16-bit rows and an unknown precision is refused, each with the reason.
 # usage: row_precision.sh SHADOWSYNC_BINARY
 set -euo pipefail
@@ -50,7 +51,7 @@ for p in bf16 fp16; do
   echo "  $p: test NE $ne, fp32 $base"
 done
 
-echo "3. a bf16 job killed -9 resumes at bf16, every row once; at fp16 its rows are converted, also on 3 shards"
+echo "3. a bf16 job killed -9 resumes at bf16, every row once; at fp16 its rows are converted, also on 3 shards with a budget"
 two=(--trainers 1 --threads 1 --lookahead 0 --shards 2 --sync none --snapshot-interval 1 --progress-interval 0)
 kill_at_snapshot killed 1 "$bin" local "${data[@]}" "${two[@]}" --row-precision bf16 --state-dir killed.state \
   --log-level warn
@@ -58,7 +59,8 @@ cp -a killed.state converted.state
 cp -a killed.state grown.state
 run_job resumed "${two[@]}" --row-precision bf16 --state-dir killed.state
 run_job converted "${two[@]}" --row-precision fp16 --state-dir converted.state
-run_job grown "${two[@]}" --shards 3 --row-precision fp16 --state-dir grown.state
+# On 3 shards with a 1 MB budget: the converted rows beyond it stay in storage, then move.
+run_job grown "${two[@]}" --shards 3 --memory-budget-mb 1 --row-precision fp16 --state-dir grown.state
 for name in resumed converted grown; do
   [[ "$(field "$name.json" examples_committed)" == "$rows" ]] ||
     fail "$name: $(field "$name.json" examples_committed) examples committed, expected $rows"
@@ -70,12 +72,16 @@ for name in converted grown; do
     fail "$name: not every shard of the snapshot said it converts its checkpoint"
 done
 # Converting, then moving the rows to a third shard, trains the very model converting alone does.
-same_fields converted.json "converted on 2 shards" grown.json "converted on 3" test_ne test_auc test_logloss
+same_fields converted.json "converted on 2 shards" grown.json "converted on 3 with a 1 MB budget" test_ne test_auc \
+  test_logloss
+# Against the bf16 resume, 2% wider than section 2's bound: fp16 and bf16 jobs of one shape differ
+# by up to 0.9% here on their own; rows read with the wrong layout would be far off.
 ne=$(field converted.json test_ne)
 base=$(field resumed.json test_ne)
-awk -v a="$ne" -v b="$base" -v k="$ne_bound" 'BEGIN { exit !(a <= b * k && a >= b / k) }' ||
-  fail "converted: test NE $ne, the bf16 resume's $base (bound x$ne_bound)"
-echo "  resumed at bf16: test NE $base; converted to fp16: $ne (on 3 shards: $(field grown.json test_ne))"
+convert_bound=$(awk -v k="$ne_bound" 'BEGIN { print k * 1.02 }')
+awk -v a="$ne" -v b="$base" -v k="$convert_bound" 'BEGIN { exit !(a <= b * k && a >= b / k) }' ||
+  fail "converted: test NE $ne, the bf16 resume's $base (bound x$convert_bound)"
+echo "  resumed at bf16: test NE $base; converted to fp16: $ne (on 3 shards with a budget: $(field grown.json test_ne))"
 
 echo "4. bad settings are refused with the reason"
 if "$bin" train "${data[@]}" --row-precision bf16 >train.out 2>train.err; then fail "train took bf16 rows"; fi
