@@ -141,8 +141,8 @@ status check_same_shard(const embedding::durable_rows& storage, const std::strin
 
 // How checkpoint `id`'s rows become the store's: nothing to do (nullopt) when they are at its layout,
 // a conversion when they are at another precision (a resume with another --row-precision), an
-// error when they are not this model's rows at all. A checkpoint that predates kept layouts was
-// made at fp32.
+// error when they are not this model's rows at all. A checkpoint without a kept layout is taken
+// for the store's own (the restore's check of its row size refuses it otherwise).
 struct precision_change {
   embedding::row_layout from;
   embedding::row_conversion conversion;
@@ -153,25 +153,21 @@ result<std::optional<precision_change>> conversion_for(const embedding::shard_st
   auto words = storage.checkpoint_row_layout(id);
   if (!words.is_ok()) return words.error();
   const embedding::row_layout to = embedding::shard_row_layout_of(store.options());
-  embedding::row_layout from = to;
-  from.precision = embedding::row_precision::fp32;
-  if (!words->empty()) {
-    auto parsed = embedding::parse_row_layout(*words);
-    if (!parsed.is_ok()) return parsed.error().with_context("checkpoint " + std::to_string(id));
-    from = *parsed;
-  }
-  if (from == to) return std::optional<precision_change>();
-  if (!embedding::converts_to(from, to))
-    return status(errc::invalid_argument, "checkpoint " + std::to_string(id) + " holds rows of " + describe(from) +
+  if (words->empty()) return std::optional<precision_change>();
+  auto from = embedding::parse_row_layout(*words);
+  if (!from.is_ok()) return from.error().with_context("checkpoint " + std::to_string(id));
+  if (*from == to) return std::optional<precision_change>();
+  if (!embedding::converts_to(*from, to))
+    return status(errc::invalid_argument, "checkpoint " + std::to_string(id) + " holds rows of " + describe(*from) +
                                               ", and this job's are " + describe(to) + ": another model, not another "
                                               "precision");
   embedding::row_conversion c;
-  c.from_layout = *words;  // "": the checkpoint's manifest (its row size) is all there is to check
-  c.from_row_floats = from.slots();
-  c.convert = [from, to](const float* in, float* out) { return embedding::convert_row(from, to, in, out); };
+  c.from_layout = *words;
+  c.from_row_floats = from->slots();
+  c.convert = [from = *from, to](const float* in, float* out) { return embedding::convert_row(from, to, in, out); };
   c.refusal = "has a value beyond the range of " + std::string(embedding::to_string(to.precision)) +
-              " (the rows cannot be converted to it; resume at " + embedding::to_string(from.precision) + ")";
-  return std::optional<precision_change>(precision_change{from, std::move(c)});
+              " (the rows cannot be converted to it; resume at " + embedding::to_string(from->precision) + ")";
+  return std::optional<precision_change>(precision_change{*from, std::move(c)});
 }
 
 // Restores the newest checkpoint of job `job_hex` with an id <= `at_most` that verifies; logs each

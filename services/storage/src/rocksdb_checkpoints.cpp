@@ -444,8 +444,9 @@ status rocksdb_rows::restore_converting(std::uint64_t id, const embedding::row_c
   if (!src) return {errc::corrupt, name + " is corrupt: " + src.error().message()};
   auto layout = format_setting(src->get(), "row_layout");
   if (!layout) return {errc::corrupt, name + " is corrupt: " + layout.error().message()};
-  if (!layout->empty() && *layout != conversion.from_layout)
-    return {errc::invalid_argument, name + " holds rows of " + *layout + ", not of " + conversion.from_layout};
+  if (*layout != conversion.from_layout)
+    return {errc::invalid_argument, name + " holds rows of " + (layout->empty() ? "a layout it does not name" : *layout) +
+                                        ", not of " + conversion.from_layout};
 
   // The converted rows go into a new database, which replaces the live one once complete.
   const fs::path staging_path = fs::path(dir_) / "live.restore";
