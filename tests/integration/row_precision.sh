@@ -81,6 +81,14 @@ base=$(field resumed.json test_ne)
 convert_bound=$(awk -v k="$ne_bound" 'BEGIN { print k * 1.02 }')
 awk -v a="$ne" -v b="$base" -v k="$convert_bound" 'BEGIN { exit !(a <= b * k && a >= b / k) }' ||
   fail "converted: test NE $ne, the bf16 resume's $base (bound x$convert_bound)"
+# A finished job's result is of the rows it had: run again at another precision, it is refused.
+if "$bin" local "${data[@]}" "${two[@]}" --row-precision fp16 --state-dir killed.state --log-level warn \
+  >again.out 2>again.err; then
+  fail "the finished bf16 job's directory ran again at fp16"
+fi
+grep -q -- "finished already, with another configuration" again.err &&
+  grep -q -- "--row-precision: the snapshot has bf16, this run fp16" again.err ||
+  fail "the finished job's refusal does not name the precision: $(tail -2 again.err)"
 echo "  resumed at bf16: test NE $base; converted to fp16: $ne (on 3 shards with a budget: $(field grown.json test_ne))"
 
 echo "4. bad settings are refused with the reason"
