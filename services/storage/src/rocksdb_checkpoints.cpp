@@ -307,13 +307,14 @@ result<std::vector<embedding::checkpoint_info>> rocksdb_rows::checkpoints() cons
 
 status rocksdb_rows::verify(std::uint64_t id) const { return check(id, nullptr, nullptr); }
 
-status rocksdb_rows::check(std::uint64_t id, const embedding::row_visitor* load,
-                           const embedding::row_visitor* unload) const {
+status rocksdb_rows::check(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload,
+                           std::uint32_t row_floats, std::uint64_t* rows) const {
+  if (row_floats == 0) row_floats = row_floats_;
   const std::string name = "checkpoint " + std::to_string(id);
   const fs::path path = checkpoint_path(id);
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return {errc::not_found, name + " does not exist (" + path.string() + ")"};
-  auto m = read_manifest(id);
+  auto m = read_manifest(id, row_floats);
   if (!m) {
     if (m.error().code() == errc::corrupt) return {errc::corrupt, name + " is corrupt: " + m.error().message()};
     return m.error().with_context(name);
@@ -323,16 +324,19 @@ status rocksdb_rows::check(std::uint64_t id, const embedding::row_visitor* load,
   scan_totals totals;
   const std::vector<std::string> splits = split_keys(db->get(), read_threads());
   std::vector<std::uint64_t> handed;
-  status s = scan_all_records(db->get(), row_floats_, splits, read_threads(), &totals, load, &handed);
+  status s = scan_all_records(db->get(), row_floats, splits, read_threads(), &totals, load, &handed);
   if (s && totals.rows != m->rows) {
     s = {errc::corrupt, "its manifest promises " + std::to_string(m->rows) + " rows, found " + std::to_string(totals.rows)};
   } else if (s && totals.hash != m->checksum) {
     s = {errc::corrupt, "its content hash " + io::hex(totals.hash, 16) + " differs from its manifest's " +
                             io::hex(m->checksum, 16)};
   }
-  if (s) return status::ok();
+  if (s) {
+    if (rows != nullptr) *rows = totals.rows;
+    return status::ok();
+  }
   // The rows handed out are not the checkpoint's: taken back.
-  if (unload != nullptr) unload_rows(db->get(), row_floats_, splits, handed, read_threads(), *unload);
+  if (unload != nullptr) unload_rows(db->get(), row_floats, splits, handed, read_threads(), *unload);
   return {errc::corrupt, name + " is corrupt: " + s.message()};
 }
 
@@ -403,14 +407,11 @@ status rocksdb_rows::install_staging(std::uint64_t rows, const std::string& what
 
 namespace {
 
-// A format setting of `db` ("" when it has none).
-result<std::string> format_setting(rocksdb::DB* db, const std::string& name) {
-  const std::string key = std::string(1, format::kFormatPrefix) + name;
-  std::string v;
-  const rocksdb::Status s = db->Get(rocksdb::ReadOptions(), key, &v);
-  if (s.IsNotFound()) return std::string();
-  if (!s.ok()) return {errc::corrupt, "reading its format setting \"" + name + "\": " + s.ToString()};
-  return format::decode_small_value(key, v.data(), v.size(), "its format setting \"" + name + "\"");
+// Checkpoint database `db`'s row layout ("" when it predates kept layouts).
+result<std::string> row_layout_of(rocksdb::DB* db) {
+  auto layout = read_format_setting(db, "row_layout", "its database");
+  if (!layout) return layout.error();
+  return layout->value_or(std::string());
 }
 
 // Hands `unload` every row of `db` (at `row_floats` slots), on one thread.
@@ -424,7 +425,7 @@ result<std::string> rocksdb_rows::checkpoint_row_layout(std::uint64_t id) const 
   const std::string name = "checkpoint " + std::to_string(id);
   auto db = open_read_only(checkpoint_path(id));
   if (!db) return {errc::corrupt, name + " is corrupt: " + db.error().message()};
-  auto layout = format_setting(db->get(), "row_layout");
+  auto layout = row_layout_of(db->get());
   if (!layout) return {errc::corrupt, name + " is corrupt: " + layout.error().message()};
   return layout;
 }
@@ -435,14 +436,10 @@ status rocksdb_rows::restore_converting(std::uint64_t id, const embedding::row_c
   const fs::path path = checkpoint_path(id);
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return {errc::not_found, name + " does not exist (" + path.string() + ")"};
-  auto m = read_manifest(id, conversion.from_row_floats);
-  if (!m) {
-    if (m.error().code() == errc::corrupt) return {errc::corrupt, name + " is corrupt: " + m.error().message()};
-    return m.error().with_context(name);
-  }
+  // The checkpoint read for its layout and metadata; check() reads its rows.
   auto src = open_read_only(path.string());
   if (!src) return {errc::corrupt, name + " is corrupt: " + src.error().message()};
-  auto layout = format_setting(src->get(), "row_layout");
+  auto layout = row_layout_of(src->get());
   if (!layout) return {errc::corrupt, name + " is corrupt: " + layout.error().message()};
   if (*layout != conversion.from_layout)
     return {errc::invalid_argument, name + " holds rows of " + (layout->empty() ? "a layout it does not name" : *layout) +
@@ -486,34 +483,17 @@ status rocksdb_rows::restore_converting(std::uint64_t id, const embedding::row_c
     }
     load(table, row_id, to.data());
   };
-  scan_totals totals;
-  status s = scan_all_records(src->get(), conversion.from_row_floats, split_keys(src->get(), read_threads()),
-                              read_threads(), &totals, &convert);
+  std::uint64_t rows = 0;
+  status s = check(id, &convert, nullptr, conversion.from_row_floats, &rows);
   if (s && failed.load()) s = failure.with_context("converting " + name);
-  if (s && totals.rows != m->rows) {
-    s = {errc::corrupt, name + " is corrupt: its manifest promises " + std::to_string(m->rows) + " rows, found " +
-                            std::to_string(totals.rows)};
-  } else if (s && totals.hash != m->checksum) {
-    s = {errc::corrupt, name + " is corrupt: its content hash " + io::hex(totals.hash, 16) +
-                            " differs from its manifest's " + io::hex(m->checksum, 16)};
-  } else if (!s && s.code() == errc::corrupt && s.message().rfind(name, 0) != 0) {
-    s = {errc::corrupt, name + " is corrupt: " + s.message()};
-  }
   if (s) {
     // The checkpoint's metadata (its job, its shard) and this store's format settings.
     rocksdb::WriteBatch rest;
-    rocksdb::ReadOptions ro;
-    std::unique_ptr<rocksdb::Iterator> it(src->get()->NewIterator(ro));
+    std::unique_ptr<rocksdb::Iterator> it(src->get()->NewIterator(rocksdb::ReadOptions()));
     const std::string meta(1, format::kMetaPrefix);
     for (it->Seek(meta); it->Valid() && it->key().starts_with(meta); it->Next()) rest.Put(it->key(), it->value());
     s = from_rocks(it->status(), "reading the metadata of " + name);
-    auto setting = [&rest](const std::string& key_name, const std::string& value) {
-      const std::string key = std::string(1, format::kFormatPrefix) + key_name;
-      rest.Put(key, format::encode_small_value(key, value));
-    };
-    setting("format", std::to_string(format::kFormatVersion));
-    setting("row_floats", std::to_string(row_floats_));
-    if (!options_.row_layout.empty()) setting("row_layout", options_.row_layout);
+    put_store_settings(rest);
     rocksdb::WriteOptions synced;
     synced.sync = true;
     if (s) s = from_rocks(staging->Write(synced, &rest), "writing " + staging_path.string());
@@ -530,7 +510,7 @@ status rocksdb_rows::restore_converting(std::uint64_t id, const embedding::row_c
   }
   SS_RETURN_IF_ERROR(from_rocks(staging->Close(), "closing " + staging_path.string()));
   staging.reset();
-  s = install_staging(totals.rows, "converting " + name);
+  s = install_staging(rows, "converting " + name);
   if (!s) {
     // Every row was loaded: each is taken back converted again.
     unload_all(src->get(), conversion.from_row_floats, [&](std::uint32_t table, std::uint64_t row_id, const float* from) {

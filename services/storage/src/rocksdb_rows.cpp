@@ -32,7 +32,6 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string meta_key(const std::string& key) { return std::string(1, format::kMetaPrefix) + key; }
-std::string format_key(const std::string& name) { return std::string(1, format::kFormatPrefix) + name; }
 
 }  // namespace
 
@@ -147,42 +146,35 @@ result<std::unique_ptr<rocksdb_rows>> rocksdb_rows::open(const std::string& dir,
   return store;
 }
 
+void rocksdb_rows::put_store_settings(rocksdb::WriteBatch& batch) const {
+  put_format_setting(batch, "format", std::to_string(format::kFormatVersion));
+  put_format_setting(batch, "row_floats", std::to_string(row_floats_));
+  if (!options_.row_layout.empty()) put_format_setting(batch, "row_layout", options_.row_layout);
+}
+
 status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
   const std::string path = (fs::path(dir_) / "live").string();
   rocksdb::DB* raw = nullptr;
   SS_RETURN_IF_ERROR(from_rocks(rocksdb::DB::Open(state_->options, path, &raw), "opening " + path));
   std::unique_ptr<rocksdb::DB> db(raw);
-  rocksdb::ReadOptions ro;
-  auto read_setting = [&](const std::string& name, std::string* out, bool* found) -> status {
-    const std::string key = format_key(name);
-    std::string v;
-    const rocksdb::Status s = db->Get(ro, key, &v);
-    *found = s.ok();
-    if (s.IsNotFound()) return status::ok();
-    SS_RETURN_IF_ERROR(from_rocks(s, "reading " + path));
-    auto d = format::decode_small_value(key, v.data(), v.size(), path + ": format setting \"" + name + "\"");
-    if (!d) return d.error();
-    *out = *d;
-    return status::ok();
-  };
-  std::string version, floats;
-  bool has_version = false, has_floats = false;
-  SS_RETURN_IF_ERROR(read_setting("format", &version, &has_version));
-  SS_RETURN_IF_ERROR(read_setting("row_floats", &floats, &has_floats));
-  if (has_version && version != std::to_string(format::kFormatVersion)) {
-    return {errc::version_mismatch, path + " has format version " + version + ", this build reads " +
+  auto version = read_format_setting(db.get(), "format", path);
+  if (!version) return version.error();
+  auto floats = read_format_setting(db.get(), "row_floats", path);
+  if (!floats) return floats.error();
+  if (*version && **version != std::to_string(format::kFormatVersion)) {
+    return {errc::version_mismatch, path + " has format version " + **version + ", this build reads " +
                                         std::to_string(format::kFormatVersion)};
   }
-  std::string layout;
-  bool has_layout = false;
-  SS_RETURN_IF_ERROR(read_setting("row_layout", &layout, &has_layout));
-  if (has_layout && !options_.row_layout.empty() && layout != options_.row_layout) {
-    return {errc::invalid_argument, path + " holds rows of " + layout + ", opened for rows of " + options_.row_layout +
+  auto layout = read_format_setting(db.get(), "row_layout", path);
+  if (!layout) return layout.error();
+  if (*layout && !options_.row_layout.empty() && **layout != options_.row_layout) {
+    return {errc::invalid_argument, path + " holds rows of " + **layout + ", opened for rows of " +
+                                        options_.row_layout +
                                         " (was --row-precision or the model changed? a shard's storage keeps the "
                                         "layout it was made with)"};
   }
-  if (has_floats && floats != std::to_string(row_floats_)) {
-    return {errc::invalid_argument, path + " holds rows of " + floats + " floats, opened for rows of " +
+  if (*floats && **floats != std::to_string(row_floats_)) {
+    return {errc::invalid_argument, path + " holds rows of " + **floats + " floats, opened for rows of " +
                                         std::to_string(row_floats_) + " floats (another model or optimizer?)"};
   }
   // Count the rows (keys only; scan() and verify() check the records).
@@ -201,16 +193,12 @@ status rocksdb_rows::open_live(std::optional<std::uint64_t> known_rows) {
   // The settings a new store lacks, in one durable write: all of them; a store made before the row
   // layout was kept gets that one.
   rocksdb::WriteBatch settings;
-  auto put_setting = [&settings](const std::string& name, const std::string& value) {
-    const std::string key = format_key(name);
-    settings.Put(key, format::encode_small_value(key, value));
-  };
-  if (!has_version || !has_floats) {
+  if (!*version || !*floats) {
     if (count != 0) return {errc::corrupt, path + " holds rows but no format settings"};
-    put_setting("format", std::to_string(format::kFormatVersion));
-    put_setting("row_floats", std::to_string(row_floats_));
+    put_store_settings(settings);
+  } else if (!*layout && !options_.row_layout.empty()) {
+    put_format_setting(settings, "row_layout", options_.row_layout);
   }
-  if (!has_layout && !options_.row_layout.empty()) put_setting("row_layout", options_.row_layout);
   if (settings.Count() > 0) {
     rocksdb::WriteOptions wo;
     wo.sync = true;

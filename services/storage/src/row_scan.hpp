@@ -1,15 +1,17 @@
 // Reading the row records of a RocksDB database: one range of keys (row_scan), or all of them by
-// ranges on several threads (for_each_row_range). What both halves of rocksdb_rows (the live
-// database, its checkpoints) share. Private to ss_storage.
+// ranges on several threads (for_each_row_range); reading and writing its format settings. What
+// both halves of rocksdb_rows (the live database, its checkpoints) share. Private to ss_storage.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
 
 #include "key_ranges.hpp"
 #include "rocks_status.hpp"
@@ -75,6 +77,29 @@ inline status for_each_row_range(rocksdb::DB* db, const std::vector<std::string>
                        row_scan rows(db, from, to);
                        return fn(range, rows);
                      });
+}
+
+// The key of format setting `name` ("format", "row_floats", "row_layout").
+inline std::string format_key(const std::string& name) { return std::string(1, format::kFormatPrefix) + name; }
+
+// Format setting `name` of `db`, its checksum verified; nullopt when the database has none.
+// `where` names the database in errors.
+inline result<std::optional<std::string>> read_format_setting(rocksdb::DB* db, const std::string& name,
+                                                              const std::string& where) {
+  const std::string key = format_key(name);
+  std::string v;
+  const rocksdb::Status s = db->Get(rocksdb::ReadOptions(), key, &v);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  SS_RETURN_IF_ERROR(from_rocks(s, "reading " + where));
+  auto d = format::decode_small_value(key, v.data(), v.size(), where + ": format setting \"" + name + "\"");
+  if (!d) return d.error();
+  return std::optional<std::string>(std::move(*d));
+}
+
+// Format setting `name` = `value`, into `batch`.
+inline void put_format_setting(rocksdb::WriteBatch& batch, const std::string& name, const std::string& value) {
+  const std::string key = format_key(name);
+  batch.Put(key, format::encode_small_value(key, value));
 }
 
 }  // namespace ss::storage

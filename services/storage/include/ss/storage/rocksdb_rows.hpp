@@ -62,6 +62,7 @@
 
 namespace rocksdb {
 class DB;
+class WriteBatch;
 }
 
 namespace ss::storage {
@@ -234,9 +235,13 @@ class rocksdb_rows final : public embedding::durable_rows {
   // (a restored checkpoint's, counted as it was verified).
   status open_live(std::optional<std::uint64_t> known_rows = std::nullopt);
   void close_live();
+  // The format settings a store is made with (its format version, row size and row layout).
+  void put_store_settings(rocksdb::WriteBatch& batch) const;
   // verify(), handing each row to *load as it is checked and, when the check fails, the rows
-  // handed out to *unload (both may be null).
-  status check(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload) const;
+  // handed out to *unload (both may be null). `row_floats`: the checkpoint's row size (0: this
+  // store's); `rows`: where its verified row count goes (may be null).
+  status check(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload,
+               std::uint32_t row_floats = 0, std::uint64_t* rows = nullptr) const;
   // restore() and restore_loading(): check(), then swap_in().
   status restore_with(std::uint64_t id, const embedding::row_visitor* load, const embedding::row_visitor* unload);
   // Checkpoint id, verified, becomes the live database.
