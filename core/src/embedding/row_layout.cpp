@@ -1,6 +1,5 @@
 #include "ss/core/embedding/row_layout.hpp"
 
-#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -80,10 +79,7 @@ bool converts_to(const row_layout& from, const row_layout& to) {
 bool convert_row(const row_layout& from, const row_layout& to, const float* in, float* out) {
   std::vector<float> values(from.dim);
   decode_values(in, from.dim, from.precision, values.data());
-  if (to.precision == row_precision::fp16) {
-    for (float v : values)
-      if (std::isfinite(v) && std::isinf(float_of_fp16(fp16_of(v)))) return false;
-  }
+  if (overflows(values.data(), from.dim, to.precision) > 0) return false;
   encode_values(values.data(), to.dim, to.precision, out);
   const std::uint32_t rest = from.state_floats + (from.ttl_stamp ? 1 : 0);
   std::memcpy(out + value_slots(to.dim, to.precision), in + value_slots(from.dim, from.precision), rest * sizeof(float));

@@ -275,6 +275,40 @@ void from_halves(const std::uint16_t* halves, std::size_t n, row_precision p, fl
   else decode_fp16(in, n, values);
 }
 
+void to_halves_le(const float* values, std::size_t n, row_precision p, unsigned char* out) {
+  std::uint16_t halves[64];
+  for (std::size_t i = 0; i < n; i += 64) {
+    const std::size_t k = std::min<std::size_t>(64, n - i);
+    to_halves(values + i, k, p, halves);
+    for (std::size_t j = 0; j < k; ++j) {
+      out[2 * (i + j)] = static_cast<unsigned char>(halves[j] & 0xFFu);
+      out[2 * (i + j) + 1] = static_cast<unsigned char>(halves[j] >> 8);
+    }
+  }
+}
+
+void from_halves_le(const unsigned char* in, std::size_t n, row_precision p, float* values) {
+  std::uint16_t halves[64];
+  for (std::size_t i = 0; i < n; i += 64) {
+    const std::size_t k = std::min<std::size_t>(64, n - i);
+    for (std::size_t j = 0; j < k; ++j)
+      halves[j] = static_cast<std::uint16_t>(in[2 * (i + j)] | (in[2 * (i + j) + 1] << 8));
+    from_halves(halves, k, p, values + i);
+  }
+}
+
+std::size_t overflows(const float* values, std::size_t n, row_precision p) {
+  if (p == row_precision::fp32) return 0;
+  // The magnitudes from which the nearest 16-bit value is infinity: halfway past the largest.
+  const std::uint32_t from = p == row_precision::fp16 ? kFp16OverflowBits : 0x7F7F8000u;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t magnitude = bits_of(values[i]) & 0x7FFFFFFFu;
+    count += magnitude >= from && magnitude < kInfBits;
+  }
+  return count;
+}
+
 void round_to_nearest(float* values, std::size_t n, row_precision p) {
   if (p == row_precision::fp32) return;
   std::uint16_t halves[64];

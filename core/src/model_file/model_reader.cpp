@@ -69,7 +69,6 @@ struct model_reader::impl {
   model_file_stats totals;
   std::vector<std::uint64_t> ids;
   std::vector<float> values;
-  std::vector<std::uint16_t> halves;  // a block's values at 16 bits, before decoding
 
   const std::string& prefix() const { return in.prefix(); }
   status truncated(const std::string& where) const { return in.truncated(where); }
@@ -168,18 +167,13 @@ struct model_reader::impl {
       const std::size_t n = static_cast<std::size_t>(h->b);
       ids.resize(n);
       values.resize(n * dim);
-      if (halved) halves.resize(n * dim);
       const unsigned char* p = in.payload();
       for (std::size_t i = 0; i < n; ++i, p += bytes_per_row) {
         ids[i] = get_le<std::uint64_t>(p);
-        if (!halved) {
-          io::decode_floats_le(p + 8, dim, values.data() + i * dim);
-          continue;
-        }
-        for (std::size_t k = 0; k < dim; ++k) halves[i * dim + k] = get_le<std::uint16_t>(p + 8 + 2 * k);
+        // The caller gets FP32 whatever the file holds: predict and serving build FP32 tables.
+        if (halved) embedding::from_halves_le(p + 8, dim, precision, values.data() + i * dim);
+        else io::decode_floats_le(p + 8, dim, values.data() + i * dim);
       }
-      // The caller gets FP32 whatever the file holds: predict and serving build FP32 tables.
-      if (halved) embedding::from_halves(halves.data(), n * dim, precision, values.data());
       totals.blocks += 1;
       totals.rows += n;
       totals.table_rows[h->a] += n;

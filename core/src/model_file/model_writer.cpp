@@ -66,7 +66,6 @@ struct model_writer::impl {
   stage at = stage::dense_next;
   model_file_stats stats;  // stats.bytes is out.bytes() once finished or marked
   std::vector<unsigned char> block;
-  std::vector<std::uint16_t> halves;  // one row's values at 16 bits, before their byte order
 
   const std::string& prefix() const { return out.prefix(); }
 
@@ -156,7 +155,6 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
   const embedding::row_precision precision = m.header.row_precision;
   const bool halved = precision != embedding::row_precision::fp32;
   const std::size_t bytes_per_row = static_cast<std::size_t>(row_bytes(m.header.dim, precision));
-  if (halved) m.halves.resize(dim);
   for (std::size_t start = 0; start < n; start += max_block_rows) {
     const std::size_t count = std::min(max_block_rows, n - start);
     m.block.resize(count * bytes_per_row);
@@ -166,21 +164,14 @@ status model_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
       if (non_finite_count(row, dim) > 0)
         return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
                                                std::to_string(table) + " has NaN or infinite values" + kDivergedHint});
-      put_le(out, ids[start + i]);
-      if (!halved) {
-        io::encode_floats_le(row, dim, out + 8);
-        continue;
-      }
-      embedding::to_halves(row, dim, precision, m.halves.data());
       // A finite value can still round to infinity (beyond 65504 at fp16): refused like a NaN.
-      const std::uint16_t exponent_bits = precision == embedding::row_precision::fp16 ? 0x7C00 : 0x7F80;
-      for (std::size_t k = 0; k < dim; ++k) {
-        if ((m.halves[k] & exponent_bits) == exponent_bits)
-          return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
-                                                 std::to_string(table) + " has a value too large for " +
-                                                 embedding::to_string(precision) + kDivergedHint});
-        put_le(out + 8 + 2 * k, m.halves[k]);
-      }
+      if (embedding::overflows(row, dim, precision) > 0)
+        return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
+                                               std::to_string(table) + " has a value too large for " +
+                                               embedding::to_string(precision) + kDivergedHint});
+      put_le(out, ids[start + i]);
+      if (halved) embedding::to_halves_le(row, dim, precision, out + 8);
+      else io::encode_floats_le(row, dim, out + 8);
     }
     SS_RETURN_IF_ERROR(m.out.write_section(tag_rows, table, count, m.block.data(), m.block.size()));
     m.stats.blocks += 1;

@@ -43,7 +43,6 @@ struct delta_reader::impl {
   delta_stats totals;
   std::vector<std::uint64_t> ids;
   std::vector<float> values;
-  std::vector<std::uint16_t> halves;
 
   const std::string& prefix() const { return in.prefix(); }
   status truncated(const std::string& where) const { return in.truncated(where); }
@@ -147,25 +146,17 @@ struct delta_reader::impl {
   status decode_rows(std::uint32_t table, std::size_t n, const std::string& name) {
     const std::size_t dim = head.shape.dim;
     const bool int8 = head.encoding == row_encoding::int8;
-    const bool halved = head.encoding == row_encoding::bf16 || head.encoding == row_encoding::fp16;
+    const auto halves = format::halves_of(head.encoding);
     const std::size_t row_bytes = delta_row_bytes(head.encoding, dim);
     ids.resize(n);
     values.resize(n * dim);
-    halves.resize(dim);
     const unsigned char* p = in.payload();
     for (std::size_t i = 0; i < n; ++i, p += row_bytes) {
       ids[i] = get_le<std::uint64_t>(p);
       float* v = values.data() + i * dim;
       if (!int8) {
-        if (halved) {
-          for (std::size_t k = 0; k < dim; ++k) halves[k] = get_le<std::uint16_t>(p + 8 + 2 * k);
-          embedding::from_halves(halves.data(), dim,
-                                 head.encoding == row_encoding::fp16 ? embedding::row_precision::fp16
-                                                                     : embedding::row_precision::bf16,
-                                 v);
-        } else {
-          io::decode_floats_le(p + 8, dim, v);
-        }
+        if (halves) embedding::from_halves_le(p + 8, dim, *halves, v);
+        else io::decode_floats_le(p + 8, dim, v);
         if (train::non_finite_count(v, dim) > 0)
           return corrupt(name + ": row " + std::to_string(ids[i]) + " of table " + std::to_string(table) +
                          " has NaN or infinite values");

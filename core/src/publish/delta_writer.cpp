@@ -1,7 +1,6 @@
 // Writes a delta file: HEAD, DENS, ROWS and TOMB blocks, FOOT, through a temporary that replaces
 // the target durably in finish() (format: ss/core/publish/delta_file.hpp).
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -23,13 +22,6 @@ using io::put_le;
 
 const char* const kDivergedHint = ": training diverged; the delta is not written";
 
-// Whether every value of a row stays finite at fp16 (rounded to the nearest).
-bool fits_fp16(const float* v, std::size_t n) {
-  for (std::size_t k = 0; k < n; ++k)
-    if (std::isinf(embedding::float_of_fp16(embedding::fp16_of(v[k])))) return false;
-  return true;
-}
-
 }  // namespace
 
 struct delta_writer::impl {
@@ -41,11 +33,6 @@ struct delta_writer::impl {
   delta_stats stats;
   std::vector<unsigned char> block;
   sync::quantized_vector quantized;
-  std::vector<std::uint16_t> halves;
-
-  embedding::row_precision half_precision() const {
-    return head.encoding == row_encoding::fp16 ? embedding::row_precision::fp16 : embedding::row_precision::bf16;
-  }
 
   const std::string& prefix() const { return out.prefix(); }
 
@@ -77,10 +64,8 @@ struct delta_writer::impl {
       io::encode_floats_le(v, dim, p + 8);
       return;
     }
-    if (head.encoding == row_encoding::bf16 || head.encoding == row_encoding::fp16) {
-      halves.resize(dim);
-      embedding::to_halves(v, dim, half_precision(), halves.data());
-      for (std::size_t k = 0; k < dim; ++k) put_le(p + 8 + 2 * k, halves[k]);
+    if (const auto halves = format::halves_of(head.encoding)) {
+      embedding::to_halves_le(v, dim, *halves, p + 8);
       return;
     }
     // One block of dim values: one scale per row (max |v| / 127), the project's int8 quantizer.
@@ -112,8 +97,8 @@ result<delta_writer> delta_writer::open(const std::string& path, const delta_hea
   m.head = head;
   m.stats.table_rows.assign(s.tables, 0);
   m.stats.table_tombstones.assign(s.tables, 0);
-  const bool halves = head.encoding == row_encoding::bf16 || head.encoding == row_encoding::fp16;
-  SS_RETURN_IF_ERROR(m.out.open(path, prefix, delta_magic, halves ? first_delta_version_with_halves : 1));
+  const bool halved = format::halves_of(head.encoding).has_value();
+  SS_RETURN_IF_ERROR(m.out.open(path, prefix, delta_magic, halved ? first_delta_version_with_halves : 1));
   std::string payload;
   append_le(payload, head.sequence);
   append_le(payload, head.base);
@@ -156,7 +141,7 @@ status delta_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
     return m.fail({errc::invalid_argument, m.prefix() + "add_rows() stride " + std::to_string(stride) +
                                                " is smaller than the dim " + std::to_string(dim)});
   const std::size_t row_bytes = delta_row_bytes(m.head.encoding, dim);
-  const bool fp16 = m.head.encoding == row_encoding::fp16;
+  const auto halves = format::halves_of(m.head.encoding);
   for (std::size_t start = 0; start < n; start += max_delta_block_rows) {
     const std::size_t count = std::min(max_delta_block_rows, n - start);
     m.block.resize(count * row_bytes);
@@ -166,10 +151,13 @@ status delta_writer::add_rows(std::uint32_t table, const std::uint64_t* ids, con
       if (train::non_finite_count(v, dim) > 0)
         return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
                                                std::to_string(table) + " has NaN or infinite values" + kDivergedHint});
-      if (fp16 && !fits_fp16(v, dim))
+      if (halves && embedding::overflows(v, dim, *halves) > 0)
         return m.fail({errc::out_of_range, m.prefix() + "row " + std::to_string(ids[start + i]) + " of table " +
-                                               std::to_string(table) + " has a value beyond fp16's range (65504): "
-                                               "publish its rows as fp32, int8 or bf16"});
+                                               std::to_string(table) + " has a value beyond " +
+                                               embedding::to_string(*halves) + "'s range" +
+                                               (*halves == embedding::row_precision::fp16
+                                                    ? " (65504): publish its rows as fp32, int8 or bf16"
+                                                    : ": publish its rows as fp32")});
       m.encode_row(p, ids[start + i], v, dim);
     }
     SS_RETURN_IF_ERROR(m.out.write_section(format::tag_rows, table, count, m.block.data(), m.block.size()));

@@ -3,8 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "ss/core/embedding/row_precision.hpp"
+#include "ss/core/publish/publication.hpp"
 
 namespace ss::publish::format {
+
+// The precision of a delta's 16-bit rows; nullopt for fp32 and int8 rows.
+inline std::optional<embedding::row_precision> halves_of(row_encoding e) {
+  if (e == row_encoding::bf16) return embedding::row_precision::bf16;
+  if (e == row_encoding::fp16) return embedding::row_precision::fp16;
+  return std::nullopt;
+}
 
 // The model file's limits on a shape (model_file_format.hpp): a manifest or delta head beyond
 // them is refused as corrupt.

@@ -388,3 +388,46 @@ TEST_CASE("row layouts: a row converts to another precision rounded to the neare
   CHECK_FALSE(convert_row(fp32, row_layout{5, row_precision::fp16, 1, true}, big.data(), out.data()));
   CHECK(convert_row(fp32, row_layout{5, row_precision::bf16, 1, true}, big.data(), out.data()));
 }
+
+TEST_CASE("16-bit values as little-endian bytes, and the values that would round to infinity", "[embedding]") {
+  const std::vector<float> values{1.0f, -2.0f, 0.5f};
+  for (row_precision p : {row_precision::bf16, row_precision::fp16}) {
+    std::vector<unsigned char> bytes(2 * values.size());
+    to_halves_le(values.data(), values.size(), p, bytes.data());
+    std::vector<std::uint16_t> halves(values.size());
+    to_halves(values.data(), values.size(), p, halves.data());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      CHECK(bytes[2 * i] == (halves[i] & 0xFF));  // low byte first
+      CHECK(bytes[2 * i + 1] == (halves[i] >> 8));
+    }
+    std::vector<float> back(values.size());
+    from_halves_le(bytes.data(), values.size(), p, back.data());
+    CHECK(back == values);
+  }
+  // More than one chunk of 64 goes through whole.
+  std::vector<float> many(200);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<float>(i) * 0.25f;
+  std::vector<unsigned char> bytes(400);
+  to_halves_le(many.data(), many.size(), row_precision::bf16, bytes.data());
+  std::vector<float> back(many.size());
+  from_halves_le(bytes.data(), many.size(), row_precision::bf16, back.data());
+  CHECK(back == many);
+
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // fp16: 65504 is its largest; from 65520 on, the nearest is infinity. Infinity and NaN are not
+  // finite values that overflow.
+  const std::vector<float> around16{65504.0f, 65519.99f, 65520.0f, -70000.0f, inf, nan};
+  CHECK(overflows(around16.data(), around16.size(), row_precision::fp16) == 2);
+  CHECK(overflows(around16.data(), around16.size(), row_precision::bf16) == 0);
+  CHECK(overflows(around16.data(), around16.size(), row_precision::fp32) == 0);
+  // bf16: halfway past its largest (0x7F7F) rounds to infinity.
+  float below = 0, at = 0;
+  const std::uint32_t below_bits = 0x7F7F7FFFu, at_bits = 0x7F7F8000u;
+  std::memcpy(&below, &below_bits, 4);
+  std::memcpy(&at, &at_bits, 4);
+  const std::vector<float> around_bf16{below, at, -at};
+  CHECK(overflows(around_bf16.data(), 3, row_precision::bf16) == 2);
+  for (float v : around_bf16) CHECK(std::isinf(float_of_bf16(bf16_of(v))) == (v != below));
+  CHECK(std::isinf(float_of_fp16(fp16_of(65520.0f))));
+  CHECK_FALSE(std::isinf(float_of_fp16(fp16_of(65519.99f))));
+}

@@ -59,6 +59,13 @@ std::uint64_t stochastic_stream(std::uint64_t seed, std::uint32_t table, std::ui
 // nearest, which is exact for values read from rows of that precision.
 void to_halves(const float* values, std::size_t n, row_precision p, std::uint16_t* halves);
 void from_halves(const std::uint16_t* halves, std::size_t n, row_precision p, float* values);
+// n values as 2 n bytes of 16-bit little-endian words (p is bf16 or fp16; the byte order of the
+// model file and the delta file), rounded to the nearest; and back.
+void to_halves_le(const float* values, std::size_t n, row_precision p, unsigned char* out);
+void from_halves_le(const unsigned char* in, std::size_t n, row_precision p, float* values);
+// How many of n values are finite but round to infinity at precision p (beyond fp16's 65504, or
+// bf16's largest, near FP32's): what a writer of 16-bit values refuses rather than write infinity.
+std::size_t overflows(const float* values, std::size_t n, row_precision p);
 // n values replaced, in place, by their nearest at precision p (what a round trip through a row,
 // the wire or a model file of that precision gives back); nothing at fp32.
 void round_to_nearest(float* values, std::size_t n, row_precision p);
