@@ -25,11 +25,10 @@
 namespace ss::actors {
 namespace {
 
-// What keeps `stored` from going on as `wanted` (job::resume_conflicts), one indented line each;
-// "" when nothing does.
-std::string conflict_lines(const job::job_options& stored, const job::job_options& wanted) {
+// Conflicts (job::resume_conflicts, job::rerun_conflicts), one indented line each; "" when none.
+std::string conflict_lines(const std::vector<std::string>& conflicts) {
   std::string lines;
-  for (const auto& c : job::resume_conflicts(stored, wanted)) lines += "\n  " + c;
+  for (const auto& c : conflicts) lines += "\n  " + c;
   return lines;
 }
 
@@ -75,11 +74,7 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
     if (!saved.is_ok())
       return {errc::corrupt, store.location() + ": the finished job's settings cannot be read (" +
                                  saved.error().message() + "); give another --snapshot-dir (--state-dir)"};
-    std::string why = conflict_lines(*saved, co.job);
-    if (saved->model.row_precision != co.job.model.row_precision)  // its result is of the rows it had
-      why += "\n  --row-precision: the snapshot has " + saved->model.row_precision + ", this run " +
-             co.job.model.row_precision;
-    if (!why.empty()) {
+    if (const auto why = conflict_lines(job::rerun_conflicts(*saved, co.job)); !why.empty()) {
       return {errc::invalid_argument, "the job in " + store.location() + " finished already, with another "
                                       "configuration:" + why + "\n(a new job needs another --snapshot-dir or --state-dir)"};
     }
@@ -106,7 +101,7 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
   }
   auto saved = job::parse_job_config(latest->job_text);
   if (!saved.is_ok()) return saved.error().with_context("the job.ini of snapshot " + std::to_string(latest->manifest.snapshot_id));
-  if (const auto why = conflict_lines(*saved, co.job); !why.empty()) {
+  if (const auto why = conflict_lines(job::resume_conflicts(*saved, co.job)); !why.empty()) {
     return {errc::invalid_argument, "cannot resume the job in " + store.location() + " (snapshot " +
                                         std::to_string(latest->manifest.snapshot_id) + ") with this configuration:" + why +
                                         "\n(a new job needs another --snapshot-dir)"};

@@ -279,12 +279,17 @@ std::string group_text(const T& value, Add add) {
   add(opts, copy);
   return opts.effective_config();
 }
+
+// One setting that differs, as the resume's messages name it.
+std::string change_line(const std::string& what, const std::string& saved, const std::string& now) {
+  return what + ": the snapshot has " + saved + ", this run " + now;
+}
 }  // namespace
 
 std::vector<std::string> resume_conflicts(const job_options& saved, const job_options& now) {
   std::vector<std::string> out;
   auto differ = [&out](const std::string& what, const std::string& a, const std::string& b) {
-    if (a != b) out.push_back(what + ": the snapshot has " + a + ", this run " + b);
+    if (a != b) out.push_back(change_line(what, a, b));
   };
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
@@ -314,9 +319,16 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
 std::vector<std::string> resume_conversions(const job_options& saved, const job_options& now) {
   if (saved.model.row_precision == now.model.row_precision) return {};
   const bool to_wider = now.model.row_precision == "fp32";
-  return {"--row-precision: the snapshot has " + saved.model.row_precision + ", this run " + now.model.row_precision +
+  return {change_line("--row-precision", saved.model.row_precision, now.model.row_precision) +
           ": the shards convert the embedding rows as they restore them (" +
           (to_wider ? std::string("exactly") : std::string("rounded to the nearest")) + ")"};
+}
+
+std::vector<std::string> rerun_conflicts(const job_options& saved, const job_options& now) {
+  auto out = resume_conflicts(saved, now);
+  if (saved.model.row_precision != now.model.row_precision)
+    out.push_back(change_line("--row-precision", saved.model.row_precision, now.model.row_precision));
+  return out;
 }
 
 std::uint64_t follow_limit_of_reader(const job_options& o, int index) {

@@ -122,6 +122,10 @@ TEST_CASE("resume conflicts: the epochs and the shuffle define the job", "[job]"
                           "rows as they restore them (rounded to the nearest)");
   CHECK(ss::job::resume_conversions(now, saved)[0].find("(exactly)") != std::string::npos);
   CHECK(ss::job::resume_conversions(saved, saved).empty());
+  // A finished job's result is of the rows it had: run again at another precision, it conflicts.
+  CHECK(ss::job::rerun_conflicts(saved, now) ==
+        std::vector<std::string>{"--row-precision: the snapshot has fp32, this run bf16"});
+  CHECK(ss::job::rerun_conflicts(saved, saved).empty());
   // Another model is still refused with it.
   now.model.embedding_dim = saved.model.embedding_dim + 1;
   CHECK(ss::job::resume_conflicts(saved, now).size() == 1);

@@ -95,6 +95,9 @@ std::vector<std::string> resume_conflicts(const job_options& saved, const job_op
 // What a resume from a snapshot taken under `saved` converts to go on under `now`, one line each:
 // the embedding rows, when --row-precision differs (the shards convert them as they restore them).
 std::vector<std::string> resume_conversions(const job_options& saved, const job_options& now);
+// Why the result of a job that finished under `saved` does not answer a run under `now`:
+// resume_conflicts, and a change of --row-precision (the result is of the rows it had).
+std::vector<std::string> rerun_conflicts(const job_options& saved, const job_options& now);
 
 // The training files reader `index` of `readers` reads: every readers-th file from index (with
 // --follow: the one input it follows). file_indices_of_reader: their indices among `files`.
