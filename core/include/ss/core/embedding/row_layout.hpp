@@ -37,7 +37,7 @@ bool converts_to(const row_layout& from, const row_layout& to);
 // One row of `from` (from.slots() slots) as a row of `to` (converts_to(from, to)): the values
 // decoded to FP32 and rounded to the nearest at to's precision (a conversion rounds once, so the
 // nearest is the least error; to FP32 it is exact), the state and the stamp copied. false when a
-// finite value lies beyond to's range (fp16 ends at 65504): `out` is then not a row.
+// finite value lies beyond to's range (overflows(): fp16 ends at 65504): `out` is then not a row.
 bool convert_row(const row_layout& from, const row_layout& to, const float* in, float* out);
 
 }  // namespace ss::embedding

@@ -33,8 +33,8 @@
 //       scale / 2 = max|v| / 254 (0.39% of the row's largest magnitude), plus float rounding. A
 //       scale must be finite, >= 0 and at most FLT_MAX / 127; -128 never occurs.
 //       bf16 and fp16 values are rounded to the nearest (exact for rows kept at that precision,
-//       --row-precision); a value must be finite, and an fp32 value beyond fp16's range (65504)
-//       is refused when written.
+//       --row-precision); a value must be finite, and an fp32 value that would round to infinity
+//       (beyond fp16's 65504, or bf16's largest) is refused when written.
 //   TOMB (a = table, b = ids, 1 to max_delta_block_rows): u64 ids of rows removed (evicted or
 //       expired) since the previous publication.
 //   FOOT (a = 0, b = 32 + 16 tables): u64 row blocks, u64 rows, u64 tombstone blocks,
