@@ -387,6 +387,9 @@ TEST_CASE("row layouts: a row converts to another precision rounded to the neare
   std::vector<float> out(row_layout{5, row_precision::fp16, 1, true}.slots());
   CHECK_FALSE(convert_row(fp32, row_layout{5, row_precision::fp16, 1, true}, big.data(), out.data()));
   CHECK(convert_row(fp32, row_layout{5, row_precision::bf16, 1, true}, big.data(), out.data()));
+  // bf16 keeps FP32's exponent, but a value in FP32's last half step of bf16 would round to infinity.
+  big[4] = 3.4e38f;
+  CHECK_FALSE(convert_row(fp32, row_layout{5, row_precision::bf16, 1, true}, big.data(), out.data()));
 }
 
 TEST_CASE("16-bit values as little-endian bytes, and the values that would round to infinity", "[embedding]") {

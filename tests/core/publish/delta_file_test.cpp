@@ -256,6 +256,15 @@ TEST_CASE("delta file: bf16 and fp16 rows come back as their nearest 16-bit valu
   CHECK(contains(refused.message(), "row 77 of table 1 has a value beyond fp16's range (65504)"));
   CHECK_FALSE(fs::exists(dir.str("big.ssd")));
   CHECK_FALSE(fs::exists(dir.str("big.ssd.tmp")));
+  // bf16 holds FP32's range but for its last half step: a value past it would be infinity.
+  auto wb = delta_writer::open(dir.str("huge.ssd"), head_of(row_encoding::bf16));
+  REQUIRE(wb.is_ok());
+  REQUIRE(wb->write_dense(dense.data(), dense.size()).is_ok());
+  const std::vector<float> huge{1, 2, 3, 3.4e38f, 5, 6};
+  const status beyond = wb->add_rows(1, &id, huge.data(), 1);
+  CHECK(beyond.code() == errc::out_of_range);
+  CHECK(contains(beyond.message(), "row 77 of table 1 has a value beyond bf16's range"));
+  CHECK_FALSE(fs::exists(dir.str("huge.ssd")));
 }
 
 TEST_CASE("delta file: a 16-bit encoding in a version 1 file, and a NaN in a 16-bit row, are refused", "[publish]") {
