@@ -819,7 +819,11 @@ sc_baseline() {
   return 0
 }
 sc_baseline2() {
-  run_job baseline2 "the doc's cluster, undisturbed, again" 1.01
+  # Held to 3%, not 1%: two undisturbed runs are two draws, and their gap is the spread itself
+  # (1.24% once in CI, 0.8009 and 0.8108; eight runs here 0.8011-0.8056). It still catches a run
+  # that trains much worse; the cases after it are held to 1% of the worse of the two. (A learning
+  # rate decaying to the end did not narrow the spread: four runs 0.8104-0.8139, and worse.)
+  run_job baseline2 "the doc's cluster, undisturbed, again" 1.03
   set_ref
 }
 sc_nosync() {
@@ -939,7 +943,8 @@ sc_same_name() {
 
 # ---- Which scenarios
 # Two undisturbed runs, as the fault matrix has: one run's NE alone is a draw (Hogwild and background
-# sync), and undisturbed runs here have differed by 1.0% (0.8017 and 0.8098), the bound itself.
+# sync), and undisturbed runs here have differed by 1.0% (0.8017 and 0.8098) and 1.24% (0.8009 and
+# 0.8108); the faults are held to the worse of the two.
 catalogue_default="baseline baseline2 shaped move same-name cut-short cut-long cut-long-s"
 full_cuts=""
 for h in shard-1 reader-0 trainer-0 sync-1 "$coord_host"; do
