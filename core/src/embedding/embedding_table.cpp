@@ -308,21 +308,48 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
                                           batch_scratch& scratch) {
   std::size_t missing = 0, marked = 0, dropped = 0;
   admission_filter* admission = options_.admission.get();
-  for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
-    float* row = nullptr;
-    bool created = false;
-    const std::size_t at = find_or_insert_locked(s, ids[i], scratch.hashes[i], &row, &created, false);
-    if (at == not_admitted) {
-      ++dropped;
-      return;
+  group_by_stripe(ids, n, scratch);
+  scratch.rows.resize(n);
+  scratch.slots.resize(n);
+  const std::size_t row_bytes = static_cast<std::size_t>(row_floats()) * sizeof(float);
+  constexpr std::size_t ahead = 8;  // slots prefetched ahead of the probe
+  for (std::size_t si = 0; si < stripe_count; ++si) {
+    const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
+    if (begin == end) continue;
+    stripe& s = stripes_[si];
+    std::lock_guard<std::mutex> lock(s.mu);
+    // First every row of the stripe's share is found (or made), and its row and dirty mark
+    // fetched towards the cache, so that their misses overlap instead of each update waiting on
+    // its own. Rows do not move while the lock is held; an insert may grow the index, which moves
+    // slots (hence the second probe below).
+    const std::size_t index_size = s.index.size();
+    for (std::uint32_t k = begin; k < end; ++k) {
+      if (k + ahead < end) __builtin_prefetch(s.index.home_of(scratch.hashes[scratch.order[k + ahead]]));
+      const std::uint32_t i = scratch.order[k];
+      bool created = false;
+      scratch.slots[i] = find_or_insert_locked(s, ids[i], scratch.hashes[i], &scratch.rows[i], &created, false);
+      if (scratch.slots[i] == not_admitted) {
+        scratch.rows[i] = nullptr;
+        ++dropped;
+        continue;
+      }
+      if (scratch.rows[i] == nullptr) {
+        ++missing;
+        continue;
+      }
+      const char* row = reinterpret_cast<const char*>(scratch.rows[i]);
+      for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line, 1);
+      s.dirty.prefetch(scratch.slots[i]);
     }
-    if (row == nullptr) {
-      ++missing;
-      return;
+    const bool grown = s.index.size() != index_size;
+    for (std::uint32_t k = begin; k < end; ++k) {
+      const std::uint32_t i = scratch.order[k];
+      if (scratch.rows[i] == nullptr) continue;
+      update(context, scratch.rows[i], i);
+      const std::size_t at = grown ? s.index.probe(ids[i], scratch.hashes[i]) : scratch.slots[i];
+      if (s.dirty.mark(at)) ++marked;
     }
-    update(context, row, i);
-    if (s.dirty.mark(at)) ++marked;
-  });
+  }
   dirty_.fetch_add(marked, std::memory_order_relaxed);
   if (admission != nullptr) admission->dropped.fetch_add(dropped, std::memory_order_relaxed);
   return missing;

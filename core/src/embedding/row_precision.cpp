@@ -259,8 +259,8 @@ void encode_values_stochastic(const float* values, std::uint32_t dim, row_precis
   else encode_fp16_stochastic(values, dim, stream_bits, halves);
 }
 
-std::uint64_t stochastic_stream(std::uint64_t seed, std::uint32_t table, std::uint64_t id, std::uint64_t update) {
-  return hash_combine(hash_combine(hash_combine(seed ^ 0x5eed5eed5eed5eedULL, table), id), update);
+std::uint64_t stochastic_update(std::uint64_t seed, std::uint32_t table, std::uint64_t update) {
+  return hash_combine(hash_combine(seed ^ 0x5eed5eed5eed5eedULL, table), update);
 }
 
 void to_halves(const float* values, std::size_t n, row_precision p, std::uint16_t* halves) {

@@ -50,10 +50,9 @@ struct push_context {
   const std::uint32_t* order;
   const std::uint64_t* ids;
   std::uint32_t dim;
-  std::uint32_t table;
   row_precision precision;
   float lr_scale;
-  std::uint64_t seed, update;
+  std::uint64_t update_stream;  // stochastic_update() of this push and table (16-bit rows)
 };
 
 // The update of row i of a push by the sparse optimizer: in place at FP32; at 16 bits on FP32
@@ -65,12 +64,18 @@ void update_row(const push_context& c, float* row, std::size_t i) {
     c.optimizer->apply(row, grad, c.dim, c.lr_scale);
     return;
   }
-  thread_local std::vector<float> values;
-  values.resize(c.dim);
-  decode_values(row, c.dim, c.precision, values.data());
-  c.optimizer->apply(values.data(), row + value_slots(c.dim, c.precision), grad, c.dim, c.lr_scale);
-  encode_values_stochastic(values.data(), c.dim, c.precision, stochastic_stream(c.seed, c.table, c.ids[i], c.update),
-                           row);
+  // On the stack for the usual dims (a thread_local vector cost a tenth of a 16-bit row's update).
+  constexpr std::uint32_t on_stack = 256;
+  float local[on_stack];
+  thread_local std::vector<float> large;
+  float* values = local;
+  if (c.dim > on_stack) {
+    large.resize(c.dim);
+    values = large.data();
+  }
+  decode_values(row, c.dim, c.precision, values);
+  c.optimizer->apply(values, row + value_slots(c.dim, c.precision), grad, c.dim, c.lr_scale);
+  encode_values_stochastic(values, c.dim, c.precision, stochastic_stream(c.update_stream, c.ids[i]), row);
 }
 
 status table_full(std::uint32_t t, std::uint64_t max_rows) {
@@ -199,7 +204,15 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
     } else {
       tab->find_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch);
     }
+    // Rows lie at random in memory, a cache miss each: the row a few ahead is fetched while this
+    // one is copied.
+    const std::size_t row_bytes = value_slots(options_.dim, options_.precision) * sizeof(float);
+    constexpr std::size_t ahead = 24;
     for (std::size_t k = begin; k < begin + count; ++k) {
+      if (k + ahead < begin + count && tls.rows[k + ahead] != nullptr) {
+        const char* next = reinterpret_cast<const char*>(tls.rows[k + ahead]);
+        for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(next + line);
+      }
       float* dst = values + static_cast<std::size_t>(tls.order[k]) * dim;
       if (tls.rows[k] != nullptr) {
         decode_values(tls.rows[k], options_.dim, options_.precision, dst);
@@ -219,8 +232,8 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
   const std::uint64_t update = pushes_.fetch_add(1, std::memory_order_relaxed);
   return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
-    push_context c{&options_.optimizer, grads, tls.order.data() + begin, tls.ids.data() + begin, options_.dim, t,
-                   options_.precision, lr_scale, options_.seed, update};
+    push_context c{&options_.optimizer, grads,       tls.order.data() + begin, tls.ids.data() + begin, options_.dim,
+                   options_.precision,  lr_scale,    stochastic_update(options_.seed, t, update)};
     // The optimizer runs under the row's stripe lock, so a concurrent take_dirty() sees either
     // none or all of this update.
     auto apply = [](void* ctx, float* row, std::size_t i) { update_row(*static_cast<push_context*>(ctx), row, i); };

@@ -199,7 +199,7 @@ TEST_CASE("row precision: steps below the spacing still move a row, on average",
     encode_values(&v, 1, row_precision::bf16, &nearest_slot);
     decode_values(&stochastic_slot, 1, row_precision::bf16, &v);
     v += 1e-4f;
-    encode_values_stochastic(&v, 1, row_precision::bf16, stochastic_stream(1, 0, 7, step), &stochastic_slot);
+    encode_values_stochastic(&v, 1, row_precision::bf16, stochastic_stream(stochastic_update(1, 0, step), 7), &stochastic_slot);
   }
   float nearest = 0.0f, stochastic = 0.0f;
   decode_values(&nearest_slot, 1, row_precision::bf16, &nearest);

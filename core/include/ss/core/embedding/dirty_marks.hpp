@@ -27,6 +27,9 @@ class dirty_marks {
     marks_[i] = for_storage | for_publisher;
     return !was;
   }
+  // Brings slot i's mark towards the cache ahead of mark(i): an update's marks fall at random in
+  // an array of a byte per row, one cache miss each, which the row's update then overlaps.
+  void prefetch(std::size_t i) const { __builtin_prefetch(&marks_[i], 1); }
   // Clears slot i's storage mark (storage took the row); true when it was set (one dirty row fewer).
   bool unmark(std::size_t i) {
     if (!marked(i)) return false;

@@ -115,6 +115,9 @@ class embedding_table {
     std::vector<std::uint64_t> pending_ids, evictions_then;
     std::vector<float> loaded;
     std::vector<std::uint8_t> found;
+    // update_batch: each position's row and index slot, found before any row is updated.
+    std::vector<float*> rows;
+    std::vector<std::size_t> slots;
   };
   std::size_t find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);
   void find_batch(const std::uint64_t* ids, std::size_t n, float** rows, batch_scratch& scratch);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ss/core/hash.hpp"
 #include "ss/core/status.hpp"
 
 namespace ss::embedding {
@@ -52,8 +53,13 @@ void encode_values(const float* values, std::uint32_t dim, row_precision p, floa
 void encode_values_stochastic(const float* values, std::uint32_t dim, row_precision p, std::uint64_t stream,
                               float* slots);
 // The stream of one update of one row: (seed, table, id) name the row, `update` counts the updates
-// (a shard's push count), so that a row pushed the same step twice draws anew.
-std::uint64_t stochastic_stream(std::uint64_t seed, std::uint32_t table, std::uint64_t id, std::uint64_t update);
+// (a shard's push count), so that a row pushed the same step twice draws anew. In two parts, so
+// that an update of many rows mixes its own part once: stochastic_update(seed, table, update),
+// then per row stochastic_stream(that, id), one 64-bit mix.
+std::uint64_t stochastic_update(std::uint64_t seed, std::uint32_t table, std::uint64_t update);
+constexpr std::uint64_t stochastic_stream(std::uint64_t update_stream, std::uint64_t id) {
+  return mix64(update_stream ^ (id * 0x9e3779b97f4a7c15ULL));
+}
 
 // n values as 16-bit words (p is bf16 or fp16), for the wire and the model file: rounded to the
 // nearest, which is exact for values read from rows of that precision.
