@@ -158,7 +158,7 @@ bool embedding_table::make_room_locked(stripe& s) {
   return false;
 }
 
-float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i, bool stored) {
+float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i, bool stored, const float* contents) {
   if (row_budget* b = options_.budget.get()) {
     // Over the budget (rows came in while nothing could go), a few go per new row, so that RAM
     // comes back to the budget once the flusher made rows evictable; a few, to bound the wait.
@@ -187,7 +187,8 @@ float* embedding_table::insert_locked(stripe& s, std::uint64_t id, std::size_t i
   }
   if (s.dropped.revive(id)) untaken_drops_.fetch_sub(1, std::memory_order_relaxed);  // its stored copy gets overwritten
   float* row = s.arena.allocate();
-  init_row(options_, id, row);
+  if (contents != nullptr) std::memcpy(row, contents, sizeof(float) * row_floats());
+  else init_row(options_, id, row);
   const bool full = s.index.place(i, id, row);
   if (options_.budget) {
     s.clock.came_in(i);
@@ -440,12 +441,11 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
       }
       if (!create) return visit(context, values, i);
       if (stored) budget.loaded.fetch_add(1, std::memory_order_relaxed);
-      float* row = insert_locked(s, id, at, stored);
+      float* row = insert_locked(s, id, at, stored, values);
       if (row == nullptr) {
         ++missing;
         return;
       }
-      std::memcpy(row, values, sizeof(float) * floats);
       at = s.index.probe(id, hash);  // the insert may have grown the index
       if (!stored) {  // a new row: storage holds every row once flushed
         s.dirty.mark(at);
@@ -509,9 +509,10 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
       ++skipped;  // a hint never takes RAM past the budget
       return;
     }
-    float* row = insert_locked(s, id, s.index.probe(id, hash), true);  // the eviction may have moved the free slot
-    if (row == nullptr) return;                             // max_rows
-    std::memcpy(row, scratch.loaded.data() + static_cast<std::size_t>(j) * floats, sizeof(float) * floats);
+    // The eviction may have moved the free slot.
+    float* row = insert_locked(s, id, s.index.probe(id, hash), true,
+                               scratch.loaded.data() + static_cast<std::size_t>(j) * floats);
+    if (row == nullptr) return;  // max_rows
     // Read for a batch still a few batches away: chances enough to outlast the hand's passes
     // until its lookup comes (which takes it back to one).
     s.clock.warmed(s.index.probe(id, hash));
@@ -713,9 +714,8 @@ bool embedding_table::put(std::uint64_t id, const float* row) {
   stripe& s = stripes_[stripe_index(h)];
   std::lock_guard<std::mutex> lock(s.mu);
   const std::size_t i = s.index.probe(id, h);
-  float* dst = s.index.occupied(i) ? s.index.row(i) : insert_locked(s, id, i);
-  if (dst == nullptr) return false;
-  std::memcpy(dst, row, sizeof(float) * row_floats());
+  if (!s.index.occupied(i)) return insert_locked(s, id, i, false, row) != nullptr;
+  std::memcpy(s.index.row(i), row, sizeof(float) * row_floats());
   return true;
 }
 

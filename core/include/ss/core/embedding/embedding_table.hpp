@@ -286,8 +286,10 @@ class embedding_table {
   static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }
   // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows
   // (unless evict_when_full made room). `stored`: a row storage holds, coming back to RAM, so
-  // already one of held_rows().
-  float* insert_locked(stripe& s, std::uint64_t id, std::size_t i, bool stored = false);
+  // already one of held_rows(). `contents`: the row's row_floats() values; nullptr: its initial
+  // ones (init_row, which costs more than a copy: a restore's rows are never initialized first).
+  float* insert_locked(stripe& s, std::uint64_t id, std::size_t i, bool stored = false,
+                       const float* contents = nullptr);
   // evict_when_full: drops one row of the stripe for good, the one the CLOCK hand picks whether
   // or not storage holds it as it is; false if the stripe has none in RAM. Lock held.
   bool drop_one_locked(stripe& s);
