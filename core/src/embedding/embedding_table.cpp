@@ -256,23 +256,39 @@ void embedding_table::group_by_stripe(const std::uint64_t* ids, std::size_t n, b
   }
 }
 
-template <class Visit>
-void embedding_table::for_each_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Visit&& visit) {
+template <class Share>
+void embedding_table::for_each_stripe_share(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch,
+                                            Share&& share) {
   group_by_stripe(ids, n, scratch);
-  constexpr std::size_t ahead = 8;  // slots prefetched ahead of the probe
   for (std::size_t si = 0; si < stripe_count; ++si) {
     const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
     if (begin == end) continue;
     stripe& s = stripes_[si];
     std::lock_guard<std::mutex> lock(s.mu);
+    share(s, begin, end);
+  }
+}
+
+namespace {
+
+// Fetches the index slot where the probe for the id `ahead` positions on in a stripe's share
+// starts, while the one at k is probed.
+template <class Stripe, class Scratch>
+void prefetch_probe(const Stripe& s, const Scratch& scratch, std::uint32_t k, std::uint32_t end) {
+  constexpr std::uint32_t ahead = 8;
+  if (k + ahead < end) __builtin_prefetch(s.index.home_of(scratch.hashes[scratch.order[k + ahead]]));
+}
+
+}  // namespace
+
+template <class Visit>
+void embedding_table::for_each_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Visit&& visit) {
+  for_each_stripe_share(ids, n, scratch, [&](stripe& s, std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t k = begin; k < end; ++k) {
-      if (k + ahead < end) {
-        const std::uint64_t h = scratch.hashes[scratch.order[k + ahead]];
-        __builtin_prefetch(s.index.home_of(h));
-      }
+      prefetch_probe(s, scratch, k, end);
       visit(s, scratch.order[k]);
     }
-  }
+  });
 }
 
 std::size_t embedding_table::find_or_create_batch(const std::uint64_t* ids, std::size_t n, float** rows,
@@ -309,23 +325,17 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
                                           batch_scratch& scratch) {
   std::size_t missing = 0, marked = 0, dropped = 0;
   admission_filter* admission = options_.admission.get();
-  group_by_stripe(ids, n, scratch);
   scratch.rows.resize(n);
   scratch.slots.resize(n);
   const std::size_t row_bytes = static_cast<std::size_t>(row_floats()) * sizeof(float);
-  constexpr std::size_t ahead = 8;  // slots prefetched ahead of the probe
-  for (std::size_t si = 0; si < stripe_count; ++si) {
-    const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
-    if (begin == end) continue;
-    stripe& s = stripes_[si];
-    std::lock_guard<std::mutex> lock(s.mu);
+  for_each_stripe_share(ids, n, scratch, [&](stripe& s, std::uint32_t begin, std::uint32_t end) {
     // First every row of the stripe's share is found (or made), and its row and dirty mark
     // fetched towards the cache, so that their misses overlap instead of each update waiting on
     // its own. Rows do not move while the lock is held; an insert may grow the index, which moves
     // slots (hence the second probe below).
     const std::size_t index_size = s.index.size();
     for (std::uint32_t k = begin; k < end; ++k) {
-      if (k + ahead < end) __builtin_prefetch(s.index.home_of(scratch.hashes[scratch.order[k + ahead]]));
+      prefetch_probe(s, scratch, k, end);
       const std::uint32_t i = scratch.order[k];
       bool created = false;
       scratch.slots[i] = find_or_insert_locked(s, ids[i], scratch.hashes[i], &scratch.rows[i], &created, false);
@@ -350,7 +360,7 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
       const std::size_t at = grown ? s.index.probe(ids[i], scratch.hashes[i]) : scratch.slots[i];
       if (s.dirty.mark(at)) ++marked;
     }
-  }
+  });
   dirty_.fetch_add(marked, std::memory_order_relaxed);
   if (admission != nullptr) admission->dropped.fetch_add(dropped, std::memory_order_relaxed);
   return missing;

@@ -329,8 +329,12 @@ class embedding_table {
   void remove_locked(stripe& s, std::size_t i);
   // Sorts ids by stripe into scratch.order (counting sort), with their hashes.
   static void group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch);
-  // Calls visit(stripe, i) for every ids[i], a stripe at a time under its lock, prefetching the
-  // slots a few probes ahead: one locking pass per batch instead of a lock per id.
+  // Calls share(stripe, begin, end) for each stripe's ids, those at scratch.order[begin, end),
+  // under the stripe's lock: one locking pass per batch instead of a lock per id.
+  template <class Share>
+  void for_each_stripe_share(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Share&& share);
+  // Calls visit(stripe, i) for every ids[i], a stripe's share at a time, prefetching the slots a
+  // few probes ahead.
   template <class Visit>
   void for_each_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Visit&& visit);
 
