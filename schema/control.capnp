@@ -2,6 +2,7 @@
 #
 #   anyone -> any service    StatusRequest -> StatusReply
 #   client -> coordinator    StopRequest -> Ack
+#   client -> coordinator    ReshardRequest -> ReshardReply
 
 @0xbb542c284e026210;
 
@@ -172,4 +173,23 @@ struct DropRowsReply {
 
   dropped @0 :UInt64;
   kept @1 :UInt64;
+}
+
+struct ReshardRequest {
+# Client -> coordinator: change the running job's shard count to `shards` (shadowsync reshard).
+# Answered once the change is accepted or refused (ReshardReply), not when it is done: its progress
+# is in the coordinator's status.
+
+  shards @0 :UInt32;
+}
+
+struct ReshardReply {
+# Coordinator -> client.
+
+  accepted @0 :Bool;
+  message @1 :Text;
+  # Why it was refused, or what happens now.
+  from @2 :UInt32;
+  to @3 :UInt32;
+  # The shard counts before and after.
 }

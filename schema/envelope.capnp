@@ -111,5 +111,9 @@ struct Envelope {
     # Coordinator -> shard.
     dropRowsReply @41 :Control.DropRowsReply;
     # Shard -> coordinator.
+    reshardRequest @42 :Control.ReshardRequest;
+    # Client -> coordinator.
+    reshardReply @43 :Control.ReshardReply;
+    # Coordinator -> client.
   }
 }

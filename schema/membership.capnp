@@ -77,6 +77,12 @@ struct ClusterView {
   inputClosed @14 :Bool;
   # A following job (--follow) was stopped: readers hand out no new batches, and the job ends as
   # at the end of its data once the batches handed out are trained.
+  holdInput @15 :Bool;
+  # A running job changes its shard count (shadowsync reshard): readers hand out no batches until
+  # it is lifted, and report how many of theirs are still being trained (batchesInFlight).
+  placementShards @16 :UInt32;
+  # The shard count rows are placed over, when a live reshard changed it from the job's --shards;
+  # 0: the job's. Shards serve and trainers route by it from the view that carries it.
 }
 
 struct RegisterReply {
@@ -193,6 +199,10 @@ struct MemberProgress {
   # Trainer: bytes its sync rounds sent and received (slices, quantized or not).
   progressive @28 :ProgressiveWindow;
   # Trainer: its progressive evaluation window (each example scored before it was trained on).
+  batchesInFlight @29 :UInt32;
+  # Reader: batches handed out and not yet trained (acknowledged).
+  viewEpoch @30 :UInt64;
+  # The newest view this member applied (a live reshard waits until its shards and trainers did).
 }
 
 struct ProgressiveWindow {

@@ -12,7 +12,8 @@ request_class class_of(const wire::body& message) {
       std::holds_alternative<wire::export_request>(message) || std::holds_alternative<wire::snapshot_request>(message) ||
       std::holds_alternative<wire::dump_request>(message) || std::holds_alternative<wire::sync_restore>(message) ||
       std::holds_alternative<wire::sync_close>(message) || std::holds_alternative<wire::publish_rows_request>(message) ||
-      std::holds_alternative<wire::take_rows_request>(message) || std::holds_alternative<wire::drop_rows_request>(message))
+      std::holds_alternative<wire::take_rows_request>(message) || std::holds_alternative<wire::drop_rows_request>(message) ||
+      std::holds_alternative<wire::reshard_request>(message))
     return request_class::control;
   return request_class::member;
 }

@@ -29,6 +29,25 @@ struct codec<stop_request>
 };
 
 template <>
+struct codec<reshard_request>
+    : union_member<Body::RESHARD_REQUEST, &Body::Builder::initReshardRequest, &Body::Reader::getReshardRequest> {
+  static constexpr const char* name = "reshard_request";
+  using fields =
+      field_list<Wire, field<&reshard_request::shards, &Wire::Builder::setShards, &Wire::Reader::getShards>>;
+};
+
+template <>
+struct codec<reshard_reply>
+    : union_member<Body::RESHARD_REPLY, &Body::Builder::initReshardReply, &Body::Reader::getReshardReply> {
+  static constexpr const char* name = "reshard_reply";
+  using fields = field_list<Wire,
+      field<&reshard_reply::accepted, &Wire::Builder::setAccepted, &Wire::Reader::getAccepted>,
+      field<&reshard_reply::message, &Wire::Builder::setMessage, &Wire::Reader::getMessage>,
+      field<&reshard_reply::from, &Wire::Builder::setFrom, &Wire::Reader::getFrom>,
+      field<&reshard_reply::to, &Wire::Builder::setTo, &Wire::Reader::getTo>>;
+};
+
+template <>
 struct codec<snapshot_now>
     : union_member<Body::SNAPSHOT_NOW, &Body::Builder::initSnapshotNow, &Body::Reader::getSnapshotNow> {
   static constexpr const char* name = "snapshot_now";

@@ -31,7 +31,9 @@ struct codec<cluster_view> {
       list<&cluster_view::trainer_memberships, &Wire::Builder::initTrainerMemberships,
            &Wire::Reader::getTrainerMemberships>,
       list<&cluster_view::dropped_trainers, &Wire::Builder::initDroppedTrainers, &Wire::Reader::getDroppedTrainers>,
-      field<&cluster_view::input_closed, &Wire::Builder::setInputClosed, &Wire::Reader::getInputClosed>>;
+      field<&cluster_view::input_closed, &Wire::Builder::setInputClosed, &Wire::Reader::getInputClosed>,
+      field<&cluster_view::hold_input, &Wire::Builder::setHoldInput, &Wire::Reader::getHoldInput>,
+      field<&cluster_view::placement_shards, &Wire::Builder::setPlacementShards, &Wire::Reader::getPlacementShards>>;
 };
 
 template <>
@@ -84,7 +86,9 @@ struct codec<member_progress> {
       field<&P::committed_bad_rows, &Wire::Builder::setCommittedBadRows, &Wire::Reader::getCommittedBadRows>,
       field<&P::epochs_done, &Wire::Builder::setEpochsDone, &Wire::Reader::getEpochsDone>,
       field<&P::sync_bytes, &Wire::Builder::setSyncBytes, &Wire::Reader::getSyncBytes>,
-      nested<&P::progressive, &Wire::Builder::initProgressive, &Wire::Reader::getProgressive>>;
+      nested<&P::progressive, &Wire::Builder::initProgressive, &Wire::Reader::getProgressive>,
+      field<&P::batches_in_flight, &Wire::Builder::setBatchesInFlight, &Wire::Reader::getBatchesInFlight>,
+      field<&P::view_epoch, &Wire::Builder::setViewEpoch, &Wire::Reader::getViewEpoch>>;
 };
 
 // ---- messages -----------------------------------------------------------------------------------

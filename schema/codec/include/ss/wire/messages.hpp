@@ -19,6 +19,7 @@
 //   coordinator -> sync     sync_restore (a resumed job's sync state) ; dense_request / dense_reply
 //   client -> coordinator   export_request / export_reply (write the model file)
 //   anyone -> any service   status_request / status_reply ; client -> coordinator: stop_request
+//   client -> coordinator   reshard_request / reshard_reply (change a running job's shard count)
 //   any -> any              error_reply (to any request that cannot be served)
 #pragma once
 
@@ -45,7 +46,10 @@ namespace ss::wire {
 //    (register_reply file_passes ...), which a reader of an earlier build would read whole.
 // 6: embedding values travel at the job's row precision (lookup_reply halves, push_request
 //    grad_halves), which a member of an earlier build would read as no values.
-inline constexpr std::uint16_t protocol_version = 6;
+// 7: a running job changes its shard count: readers hold their input (cluster_view hold_input) and
+//    shards and trainers follow cluster_view placement_shards, which a member of an earlier build
+//    would ignore, handing out batches and routing rows under the old count.
+inline constexpr std::uint16_t protocol_version = 7;
 
 enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
@@ -97,6 +101,10 @@ struct cluster_view {
   // A following job was stopped: readers hand out no new batches (the job ends once those
   // handed out are trained).
   bool input_closed = false;
+  // A live reshard: readers hand out no batches until it is lifted.
+  bool hold_input = false;
+  // The shard count rows are placed over, when a live reshard changed it; 0: the job's --shards.
+  std::uint32_t placement_shards = 0;
 };
 
 enum class job_state : std::uint8_t {
@@ -193,6 +201,8 @@ struct member_progress {
   std::uint64_t committed_bad_rows = 0;  // reader: bad rows before it, all incarnations
   std::uint32_t epochs_done = 0;         // reader: epochs whose every batch was handed out and trained
   progressive_window progressive;        // trainer: its progressive evaluation window
+  std::uint32_t batches_in_flight = 0;   // reader: handed out, not yet trained
+  std::uint64_t view_epoch = 0;          // the newest view this member applied
 };
 
 struct heartbeat {
@@ -455,6 +465,18 @@ struct stop_request {
   std::string reason;
 };
 
+// Change the running job's shard count (shadowsync reshard): answered once accepted or refused.
+struct reshard_request {
+  std::uint32_t shards = 0;
+};
+
+struct reshard_reply {
+  bool accepted = false;
+  std::string message;  // why it was refused, or what happens now
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+};
+
 struct ack {};
 
 // ---- the envelope --------------------------------------------------------------------------
@@ -466,7 +488,7 @@ using body = std::variant<error_reply, register_request, register_reply, heartbe
                           snapshot_request, snapshot_reply, dump_request, dump_reply, sync_restore,
                           export_request, export_reply, sync_close, warm_request, warm_reply,
                           publish_rows_request, publish_rows_reply, take_rows_request, take_rows_reply,
-                          drop_rows_request, drop_rows_reply>;
+                          drop_rows_request, drop_rows_reply, reshard_request, reshard_reply>;
 
 struct envelope {
   std::uint16_t version = protocol_version;
