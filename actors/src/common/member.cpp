@@ -39,7 +39,8 @@ bool same_view(const wire::cluster_view& a, const wire::cluster_view& b) {
          a.syncs == b.syncs && a.trainer_incarnations == b.trainer_incarnations &&
          a.shard_incarnations == b.shard_incarnations && a.sync_incarnations == b.sync_incarnations &&
          a.coordinator == b.coordinator && a.trainer_memberships == b.trainer_memberships &&
-         a.dropped_trainers == b.dropped_trainers;
+         a.dropped_trainers == b.dropped_trainers && a.hold_input == b.hold_input &&
+         a.placement_shards == b.placement_shards;
 }
 
 void publish(member_self self, const wire::cluster_view& view, wire::job_state state) {

@@ -240,6 +240,7 @@ std::function<wire::member_progress()> prepare_shard(service_impl& svc) {
       p.row_bytes = s.bytes;
     }
     p.examples = raw->shard_counters_->rows_looked_up.load();
+    p.view_epoch = raw->shard_counters_->view_epoch.load();
     std::lock_guard<std::mutex> lock(raw->shard_counters_->mu);
     p.error = raw->shard_counters_->error;
     return p;
@@ -379,6 +380,8 @@ std::function<wire::member_progress()> prepare_reader(service_impl& svc) {
     p.bytes_total = counters->bytes_total.load();
     p.bad_rows = counters->bad_rows.load();
     p.epochs_done = counters->epochs_done.load();
+    p.batches_in_flight = counters->batches_in_flight.load();
+    p.view_epoch = counters->view_epoch.load();
     // `finished` before the committed position: once finished, the position is the final one.
     p.finished = counters->finished.load();
     std::lock_guard<std::mutex> lock(counters->mu);

@@ -33,6 +33,15 @@ void update_progress(reader_state& st) {
     c.epochs_done.store(std::numeric_limits<std::uint32_t>::max(), std::memory_order_relaxed);  // nothing to read
   }
   c.finished.store(c.exhausted.load() && st.unacked == 0, std::memory_order_relaxed);
+  // Batches some trainer is training: while the input is held for a live reshard, those queued
+  // again (their trainer went away) wait here, and the reshard need not wait for them (counted
+  // only then: the walk is over every batch not yet committed).
+  std::uint64_t training = st.unacked;
+  if (st.hold_input) {
+    training = 0;
+    for (const auto& [seq, h] : st.in_flight) training += !h.acked && !h.queued ? 1 : 0;
+  }
+  c.batches_in_flight.store(static_cast<std::uint32_t>(training), std::memory_order_relaxed);
 }
 
 void report_bad_rows(reader_state& st, const std::vector<std::string>& reports) {
@@ -168,6 +177,12 @@ body_ptr hand_new(reader_self self, std::shared_ptr<wire::batch_message> m, std:
 body_ptr serve_pull(reader_self self, const wire::pull_request& pull) {
   auto& st = self->state;
   if (!st.failure.is_ok()) return make_body(wire::error_reply{st.failure.code(), st.failure.message()});
+  if (st.hold_input) {
+    // The batches a trainer gave up on stay queued: handed out now, they would be trained under
+    // the shard count that is being changed.
+    return make_body(wire::error_reply{errc::unavailable, st.options.name + ": held while the job changes its shard "
+                                                                             "count; batches resume once the rows moved"});
+  }
   requeue_abandoned(self, pull);
   // Batches whose trainer is gone come first: they are the oldest.
   while (!st.requeue.empty()) {
@@ -412,6 +427,12 @@ reader_actor::behavior_type reader(reader_self self, std::shared_ptr<reader_inpu
           it = s.live_trainers.count(it->first) > 0 ? s.missing_since.erase(it) : std::next(it);
         s.epochs_open = view.epochs_open;
         s.epochs_stop = view.epochs_stop;
+        if (view.hold_input != s.hold_input)
+          spdlog::info("{}: {}", s.options.name,
+                       view.hold_input ? "input held: the job changes its shard count" : "input no longer held");
+        s.hold_input = view.hold_input;
+        update_progress(s);
+        s.counters->view_epoch.store(view.epoch, std::memory_order_relaxed);
         if (s.follow && view.input_closed && !s.input_closed) {
           s.input_closed = true;
           end_following(s, "the job was stopped");
@@ -421,6 +442,7 @@ reader_actor::behavior_type reader(reader_self self, std::shared_ptr<reader_inpu
       [self, every](tick_atom) {
         requeue_orphans(self);
         requeue_expired(self);
+        update_progress(self->state);  // batches queued again are no longer being trained
         if (self->state.follow) follow_tick(self);
         self->delayed_send(self, every, tick_atom::value);
       },

@@ -57,6 +57,8 @@ struct reader_state {
   clock_type::time_point coordinator_since;
   // The coordinator's word on epochs (the view's epochs_open and epochs_stop).
   std::uint32_t epochs_open = 0, epochs_stop = 0;
+  // A live reshard: no batch is handed out (not even one handed out before) until it is lifted.
+  bool hold_input = false;
   status failure;
   // Following: the view closed the input (the job was stopped); when the pending rows' first one
   // was read; when the reader last had read all there was; the examples handed out by this process.

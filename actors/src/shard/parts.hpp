@@ -46,12 +46,32 @@ constexpr const char* ttl_clock_key = "ttl_clock";
 std::string shard_claim(std::uint32_t index, std::uint32_t shards);
 
 // ---- workers.cpp ----
+// The placement the shard serves by: the job's, until a live reshard's view names another shard
+// count. Shared by the workers and the prefetcher, swapped whole (a request holds the one it
+// started with).
+class serving_placement {
+ public:
+  explicit serving_placement(std::shared_ptr<const embedding::placement> p) : current_(std::move(p)) {}
+  std::shared_ptr<const embedding::placement> get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return current_;
+  }
+  void set(std::shared_ptr<const embedding::placement> p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = std::move(p);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const embedding::placement> current_;
+};
+
 struct shard_worker_state {
   static inline const char* name = "shard-worker";
 };
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
-                                        std::shared_ptr<const embedding::placement> placement,
+                                        std::shared_ptr<serving_placement> placement,
                                         std::shared_ptr<embedding::placement_cache> paged,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing);
@@ -74,7 +94,7 @@ struct prefetcher_state {
 };
 shard_prefetcher_actor::behavior_type prefetcher(shard_prefetcher_actor::stateful_pointer<prefetcher_state> self,
                                                  std::shared_ptr<embedding::shard_store> store, shard_options options,
-                                                 std::shared_ptr<const embedding::placement> placement,
+                                                 std::shared_ptr<serving_placement> placement,
                                                  std::shared_ptr<shard_counters> counters);
 
 // ---- status.cpp ----

@@ -20,8 +20,8 @@ shard_actors spawn_shard(caf::actor_system& sys, const gateway_actor& gateway,
                          std::shared_ptr<shard_counters> counters) {
   auto guard = std::make_shared<push_guard>();
   auto publishing = std::make_shared<embedding::publish_staging>();
-  auto placement = std::make_shared<const embedding::placement>(options.shards);
   auto paged = std::make_shared<embedding::placement_cache>();
+  auto placement = std::make_shared<shard_parts::serving_placement>(paged->of(options.shards));
   // CAF 0.17's actor_pool is untyped: it takes its workers as caf::actor and forwards each message
   // to one of them. Both casts are needed for that, and safe: every worker is a shard_actor.
   auto factory = [&sys, store, options, placement, paged, counters, guard, publishing] {

@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include <spdlog/spdlog.h>
+
 #include "parts.hpp"
 #include "ss/core/embedding/sharding.hpp"
 #include "ss/core/embedding/table_runs.hpp"
@@ -18,7 +20,8 @@ status check_ownership(const shard_options& o, const embedding::placement& place
     if (owner != o.index)
       return {errc::invalid_argument, o.name + " owns no row (" + std::to_string(tables[i]) + ", " +
                                           std::to_string(ids[i]) + "): it belongs to shard " + std::to_string(owner) +
-                                          " of " + std::to_string(o.shards) + " (do trainer and shard agree on --shards?)"};
+                                          " of " + std::to_string(placement.shards()) +
+                                          " (do trainer and shard agree on --shards?)"};
   }
   return status::ok();
 }
@@ -236,27 +239,37 @@ body_ptr serve_publish_rows(embedding::shard_store& store, const shard_options& 
 
 shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_worker_state> self,
                                         std::shared_ptr<embedding::shard_store> store, shard_options options,
-                                        std::shared_ptr<const embedding::placement> placement,
+                                        std::shared_ptr<serving_placement> placement,
                                         std::shared_ptr<embedding::placement_cache> paged,
                                         std::shared_ptr<shard_counters> counters, std::shared_ptr<push_guard> guard,
                                         std::shared_ptr<embedding::publish_staging> publishing) {
   (void)self;
   return {
-      // The trainers of the view: whose pushes are fenced (any worker of the pool takes it).
-      [guard](view_atom, const wire::cluster_view& view) { guard->follow(view); },
+      // The trainers of the view: whose pushes are fenced; and the shard count rows are placed
+      // over, which a live reshard changes (any worker of the pool takes it; the view comes while
+      // the job's input is held, so no lookup or push is under way).
+      [guard, placement, paged, counters, name = options.name](view_atom, const wire::cluster_view& view) {
+        guard->follow(view);
+        if (view.placement_shards != 0 && view.placement_shards != placement->get()->shards()) {
+          spdlog::info("{}: rows are placed over {} shards from now on (were {})", name, view.placement_shards,
+                       placement->get()->shards());
+          placement->set(paged->of(view.placement_shards));
+        }
+        counters->view_epoch.store(view.epoch, std::memory_order_relaxed);
+      },
       [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
       [store, options, placement, paged, counters, guard, publishing](serve_atom,
                                                                       const envelope_ptr& env) -> body_ptr {
         const auto start = std::chrono::steady_clock::now();
         body_ptr out;
         if (const auto* req = std::get_if<wire::lookup_request>(&env->message)) {
-          out = serve_lookup(*store, options, *placement, *counters, *req);
+          out = serve_lookup(*store, options, *placement->get(), *counters, *req);
         } else if (const auto* push = std::get_if<wire::push_request>(&env->message)) {
-          out = serve_push(*store, options, *placement, *counters, *guard, *push);
+          out = serve_push(*store, options, *placement->get(), *counters, *guard, *push);
         } else if (const auto* dump = std::get_if<wire::dump_request>(&env->message)) {
           out = serve_dump(*store, options, *paged, *counters, *dump);
         } else if (const auto* warm = std::get_if<wire::warm_request>(&env->message)) {
-          out = serve_warm(*store, options, *placement, *counters, *warm);
+          out = serve_warm(*store, options, *placement->get(), *counters, *warm);
         } else if (const auto* publish = std::get_if<wire::publish_rows_request>(&env->message)) {
           out = serve_publish_rows(*store, options, *counters, *publishing, *publish);
         } else if (std::holds_alternative<wire::status_request>(env->message)) {
@@ -277,13 +290,13 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
 
 shard_prefetcher_actor::behavior_type prefetcher(shard_prefetcher_actor::stateful_pointer<prefetcher_state> self,
                                                  std::shared_ptr<embedding::shard_store> store, shard_options options,
-                                                 std::shared_ptr<const embedding::placement> placement,
+                                                 std::shared_ptr<serving_placement> placement,
                                                  std::shared_ptr<shard_counters> counters) {
   (void)self;
   return {
       [store, options, placement, counters](serve_atom, const envelope_ptr& env) -> body_ptr {
         if (const auto* req = std::get_if<wire::warm_request>(&env->message))
-          return serve_warm(*store, options, *placement, *counters, *req);
+          return serve_warm(*store, options, *placement->get(), *counters, *req);
         return make_body(wire::error_reply{errc::invalid_argument, std::string("the prefetcher does not serve ") +
                                                                        wire::message_name(env->message)});
       },

@@ -152,7 +152,10 @@ struct trainer_context {
   std::shared_ptr<trainer_progress> progress;
   caf::timespan timeout;
   sync::sync_spec sync;
-  std::uint32_t shards = 0, slices = 0;
+  // The shard count rows are routed over: the job's, until a live reshard's view changes it
+  // (while the input is held, so no batch is split under the old one meanwhile).
+  std::atomic<std::uint32_t> shards{0};
+  std::uint32_t slices = 0;
   std::unique_ptr<foreground_gate> gate;         // foreground sync only
   std::atomic<std::int64_t> simulated_left{0};   // simulated mode: steps the trainer has left
   // The trainer's membership, as the coordinator gave it (job/membership_fence.hpp); what it sends

@@ -61,6 +61,7 @@ wire::member_progress trainer_progress::snapshot() const {
   p.batches = batches_;
   p.loss_sum = loss_sum_;
   p.clicks = clicks_;
+  p.view_epoch = view_epoch_.load();
   const double now = steady_seconds(std::chrono::steady_clock::now());
   const auto& slices = window_.slices(now);
   p.progressive = wire::to_wire(slices, now);

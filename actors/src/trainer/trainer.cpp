@@ -156,6 +156,14 @@ void follow_view(trainer_self self, const wire::cluster_view& view) {
     st.shard_endpoints.resize(view.shards.size());
     st.shard_incarnations.resize(view.shards.size());
   }
+  // A live reshard: the shards that join are linked as they appear in the view; rows go by their
+  // new count once the view says so.
+  if (st.shard_links.size() < view.shards.size()) st.shard_links.resize(view.shards.size(), 0);
+  if (view.placement_shards != 0 && view.placement_shards != st.ctx->shards.load()) {
+    spdlog::info("{}: rows are routed over {} shards from now on (were {})", st.ctx->options.name,
+                 view.placement_shards, st.ctx->shards.load());
+    st.ctx->shards.store(view.placement_shards);
+  }
   for (std::uint32_t s = 0; s < view.shards.size() && s < st.shard_links.size(); ++s) {
     const std::uint64_t incarnation = s < view.shard_incarnations.size() ? view.shard_incarnations[s] : 0;
     const bool same_endpoint = view.shards[s] == st.shard_endpoints[s];
@@ -191,6 +199,7 @@ void follow_view(trainer_self self, const wire::cluster_view& view) {
           self->send(self->state.syncer, slink_atom::value, k, link, restarted);
         });
   }
+  st.ctx->progress->set_view_epoch(view.epoch);
 }
 
 // The coordinator asks for a closing round: a scored epoch ended and the workers are idle. The

@@ -118,6 +118,8 @@ struct reader_counters : metrics::counter_set {
   std::atomic<std::uint64_t> examples_before{0};  // good rows before where this process started reading
   std::atomic<std::uint32_t> epoch{0};             // the pass being handed out, 0-based
   std::atomic<std::uint32_t> epochs_done{0};       // epochs handed out and trained in full
+  std::atomic<std::uint32_t> batches_in_flight{0};  // handed out, not yet acknowledged
+  std::atomic<std::uint64_t> view_epoch{0};         // the newest view the reader applied
   mutable std::mutex mu;
   // The committed position (under mu): every row before it was trained.
   bool has_committed = false;

@@ -92,6 +92,7 @@ struct shard_counters : metrics::counter_set {
   // failed write-back with a memory budget): reported with its heartbeats, the coordinator then
   // fails the job with it.
   std::mutex mu;
+  std::atomic<std::uint64_t> view_epoch{0};  // the newest view the shard's workers applied
   std::string error;
 };
 

@@ -57,6 +57,8 @@ class trainer_progress {
   wire::member_progress snapshot() const;
   void set_finished() { finished_.store(true); }
   bool finished() const { return finished_.load(); }
+  // The newest view the trainer applied (a live reshard waits for it).
+  void set_view_epoch(std::uint64_t epoch) { view_epoch_.store(epoch); }
   void set_error(std::string e);
   std::string error() const;
 
@@ -90,6 +92,7 @@ class trainer_progress {
   double loss_sum_ = 0;
   mutable metrics::progressive_window window_;  // slices expire as it is read
   std::atomic<bool> finished_{false};
+  std::atomic<std::uint64_t> view_epoch_{0};
   std::string error_;
   // Latency histograms: bucket b counts latencies in [2^b, 2^(b+1)) microseconds.
   static constexpr int buckets = 32;
