@@ -323,6 +323,49 @@ int run_stop(const args& a, const config::environment& env) {
       });
 }
 
+// reshard's own flag.
+void add_reshard_flags(config::option_set& opts, int& shards) {
+  opts.add("shards", &shards, "The job's new shard count.").range(1, 4096);
+}
+
+int run_reshard(const args& a, const config::environment& env) {
+  int shards = 0;
+  return run_client(
+      "reshard",
+      "Changes a running job's shard count. Then start the new shards, with the next indexes (shard --index K), "
+      "within the job's --peer-wait; shards beyond a smaller count leave once their rows moved. The coordinator holds the input until what was handed out is trained, moves the rows to their "
+      "new owners, switches every member to the new count, releases the input, then takes a snapshot of the new "
+      "shape and drops the rows that moved. Prints one JSON line once the coordinator accepted or refused the "
+      "change; its progress is in `shadowsync status` (reshape).",
+      30, a, env, [&shards](config::option_set& opts) { add_reshard_flags(opts, shards); },
+      [&shards](const client_flags& f) {
+        if (shards < 1) return print_error("reshard", "--shards is required (the job's new shard count)");
+        auto r = ask<wire::reshard_reply>(f, wire::reshard_request{static_cast<std::uint32_t>(shards)});
+        if (!r.is_ok()) return print_error("reshard", r.error().message());
+        if (!r->accepted) {
+          std::fprintf(stderr, "shadowsync reshard: refused: %s\n", r->message.c_str());
+        } else {
+          std::printf("shadowsync reshard: %u -> %u shards: %s\n", r->from, r->to, r->message.c_str());
+        }
+        json_object j;
+        j.add("command", "reshard").add("ok", r->accepted).add("from", static_cast<std::uint64_t>(r->from));
+        j.add("to", static_cast<std::uint64_t>(r->to)).add("message", r->message);
+        std::printf("%s\n", j.str().c_str());
+        return r->accepted ? 0 : 1;
+      });
+}
+
+std::vector<std::string> reshard_option_names() {
+  struct reshard_flags {
+    client_flags client;
+    int shards = 0;
+  };
+  return names_of_options<reshard_flags>([](config::option_set& opts, reshard_flags& f) {
+    add_client_flags(opts, f.client, 0);
+    add_reshard_flags(opts, f.shards);
+  });
+}
+
 std::vector<std::string> status_option_names() {
   return names_of_options<client_flags>([](config::option_set& opts, client_flags& f) { add_client_flags(opts, f, 0); });
 }

@@ -24,6 +24,8 @@ const std::vector<command_entry>& command_table() {
       {"export", "write a running job's current model to a model file (for predict)", run_export,
        export_option_names},
       {"stop", "end a running job (a following one as at the end of its data)", run_stop, stop_option_names},
+      {"reshard", "change a running job's shard count (rows move to their new owners)", run_reshard,
+       reshard_option_names},
       {"predict", "score data files with an exported model (.ssm) and report its test metrics", run_predict,
        predict_option_names},
       {"serve", "serve click predictions from a model over HTTP (POST /predict), with health and metrics", run_serve,

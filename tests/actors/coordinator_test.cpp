@@ -555,3 +555,84 @@ TEST_CASE("coordinator: stop ends a following job's input through the view, and 
   CHECK(failed.find("\"state\":\"failed\"") != std::string::npos);
   CHECK(failed.find("stopped: operator") != std::string::npos);
 }
+
+TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its new shards, holds the input until "
+          "nothing is being trained, and rolls back when a shard never comes",
+          "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co = one_shard_job::options(dir);
+  co.job.peer_wait = 3.0;
+  co.job.member_timeout = 5.0;
+  node coord(f, "coordinator", "mem://coordinator");
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
+  auto reshard = [&](std::uint32_t shards) { return std::get<wire::reshard_reply>(*ask(wire::reshard_request{shards})->reply); };
+  auto status = [&] { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; };
+  // Before the job runs: refused.
+  auto early = reshard(2);
+  CHECK_FALSE(early.accepted);
+  CHECK(early.message.find("the job is waiting") != std::string::npos);
+  auto id_of = [](const std::shared_ptr<call_result>& r) { return std::get<wire::register_reply>(*r->reply).member_id; };
+  const auto shard0 = id_of(ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1}));
+  const auto reader0 = id_of(ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 2}));
+  const auto trainer = id_of(ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3}));
+  REQUIRE(status().find("\"state\":\"running\"") != std::string::npos);
+  // A heartbeat of each member (the reader's with its batches being trained); the view it got back.
+  wire::cluster_view view;
+  auto beat = [&](std::uint32_t in_flight) {
+    wire::member_progress p;
+    p.view_epoch = view.epoch;
+    ask(wire::heartbeat{shard0, p});
+    ask(wire::heartbeat{trainer, p});
+    p.batches_in_flight = in_flight;
+    view = std::get<wire::heartbeat_reply>(*ask(wire::heartbeat{reader0, p})->reply).view;
+  };
+  beat(0);
+  CHECK_FALSE(reshard(0).accepted);
+  auto same = reshard(1);
+  CHECK_FALSE(same.accepted);
+  CHECK(same.message == "the job has 1 shards already");
+  // Accepted: the job waits for shard 1, and a second request is refused meanwhile.
+  auto grow = reshard(2);
+  REQUIRE(grow.accepted);
+  CHECK(grow.from == 1);
+  CHECK(grow.to == 2);
+  auto busy = reshard(3);
+  CHECK_FALSE(busy.accepted);
+  CHECK(busy.message.find("another change of the shard count is under way (resharding 1 -> 2 shards") !=
+        std::string::npos);
+  beat(0);
+  CHECK(view.shards.size() == 2);
+  CHECK_FALSE(view.hold_input);
+  // Shard 1 never registers: after --peer-wait the reshard is rolled back, the job goes on with one.
+  for (int i = 0; i < 8; ++i) {
+    beat(0);
+    f.advance(std::chrono::milliseconds(500));
+  }
+  beat(0);
+  CHECK(view.shards.size() == 1);
+  CHECK_FALSE(view.hold_input);
+  CHECK(status().find("\"state\":\"running\"") != std::string::npos);
+  CHECK(status().find("rolled back: shard(s) 1 did not register within --peer-wait 3 s") != std::string::npos);
+  // Again, with shard 1: the input is held, and stays held while the reader's batches are trained.
+  REQUIRE(reshard(2).accepted);
+  const auto shard1 = id_of(ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4}));
+  CHECK(std::get<wire::register_reply>(*ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4})
+                                             ->reply)
+            .job_was_running == false);  // it starts with no rows: they come by the move
+  f.advance(std::chrono::milliseconds(500));
+  beat(2);
+  REQUIRE(view.hold_input);
+  ask(wire::heartbeat{shard1, {}});
+  f.advance(std::chrono::milliseconds(500));
+  beat(2);
+  CHECK(status().find("holding the input until nothing is being trained") != std::string::npos);
+  // Once none is, the rows move (here to shards that do not answer: the test ends there).
+  beat(0);
+  f.advance(std::chrono::milliseconds(500));
+  beat(0);
+  CHECK(status().find("moving rows") != std::string::npos);
+  (void)c;
+}

@@ -441,7 +441,12 @@ caf::result<body_ptr> serve(coordinator_actor* self, const envelope_ptr& env) {
     return p;
   }
   if (std::holds_alternative<wire::status_request>(m)) return on_status(self);
+  if (const auto* rs = std::get_if<wire::reshard_request>(&m)) return make_body(request_reshard(self, rs->shards));
   if (const auto* ex = std::get_if<wire::export_request>(&m)) {
+    if (live_reshape(self->state))
+      return make_body(wire::error_reply{errc::unavailable, "the job is changing its shard count (" +
+                                                                reshape_status(self->state) +
+                                                                "): ask for the export once it is done"});
     const totals t = sum_up(self->state);
     return serve_export(self, *ex, click_rate_of(t), t.examples);
   }
@@ -556,6 +561,7 @@ void tick(coordinator_actor* self) {
       set_state(self, wire::job_state::running);
   }
   if (st.state == wire::job_state::running) {
+    if (live_reshape(st)) reshape_tick(self);  // `shadowsync reshard`
     epochs_tick(self, t);
     expire_departed_windows(st, now);
   }
@@ -570,8 +576,9 @@ void tick(coordinator_actor* self) {
                               : "the training files held no examples: every reader reached the end of its input "
                                 "with nothing trained (" + std::to_string(t.committed_bad_rows) +
                                     " bad rows skipped); check --train");
+  if (st.state == wire::job_state::draining && live_reshape(st)) reshape_tick(self);  // its snapshot and drop
   if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating &&
-      st.scoring == scoring_stage::none) {  // (a mid-epoch scoring finishes first)
+      st.scoring == scoring_stage::none && !live_reshape(st)) {  // (a mid-epoch scoring finishes first)
     if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard
     if (!st.snapshot) start_evaluation(self);  // once the last snapshot is complete or given up
   }
@@ -589,7 +596,8 @@ coordinator_actor spawn_coordinator(caf::actor_system& sys, const gateway_actor&
   for (std::size_t kind : {kind_of<wire::register_request>(), kind_of<wire::heartbeat>(), kind_of<wire::leave>(),
                            kind_of<wire::dense_request>(), kind_of<wire::dense_report>(),
                            kind_of<wire::status_request>(), kind_of<wire::stop_request>(),
-                           kind_of<wire::snapshot_now>(), kind_of<wire::export_request>()})
+                           kind_of<wire::snapshot_now>(), kind_of<wire::export_request>(),
+                           kind_of<wire::reshard_request>()})
     caf::anon_send(gateway, route_atom::value, kind, request_server_actor{a});
   return a;
 }

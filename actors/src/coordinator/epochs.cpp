@@ -162,6 +162,7 @@ void validate_epoch_model(coordinator_actor* self, std::vector<float> dense) {
 void epochs_tick(coordinator_actor* self, const totals& t) {
   auto& st = self->state;
   if (!validates(st) || st.scoring != scoring_stage::none || st.exporting_epoch) return;
+  if (live_reshape(st)) return;  // scoring reads every shard: after the shard count changed
   if (st.view.epochs_stop > 0) return;
   for (auto id : st.reader_slots)
     if (id == 0 || st.members.count(id) == 0) return;  // a reader is away: wait for it

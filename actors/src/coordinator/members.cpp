@@ -283,7 +283,10 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
   m.host = r.host;
   m.pid = r.pid;
   m.last_seen = self->clock().now();
-  m.joined_running = was_running;
+  // A shard that joins a live reshard starts with no rows: what it holds comes by the move.
+  const bool joins_reshard = r.from == wire::role::shard && st.reshape && st.reshape->live &&
+                             r.index >= static_cast<std::int32_t>(st.reshape->from);
+  m.joined_running = was_running && !joins_reshard;
   m.membership = membership;
   if (r.from == wire::role::trainer && r.membership != 0 && membership != r.membership)
     spdlog::warn("{}: {} is back after the job went on without it: membership {} (its work under {} is refused and "
@@ -378,6 +381,8 @@ void change_view(coordinator_actor* self) {
   st.view.trainer_incarnations.clear();
   st.view.trainer_memberships.clear();
   st.view.dropped_trainers = st.dropped_trainers;
+  st.view.hold_input = st.hold_input;
+  st.view.placement_shards = st.placement_shards;
   for (const auto& [id, m] : st.members) {
     if (m.role == wire::role::shard) {
       st.view.shards[m.index] = m.endpoint;
@@ -463,7 +468,10 @@ std::string vacant_too_long(coordinator_state& st, clock_type::time_point now) {
              " s, longer than --peer-wait " + std::to_string(static_cast<long>(st.options.job.peer_wait)) +
              " s: the job cannot go on without it (is it crash-looping? see its log)";
   };
-  for (std::size_t i = 0; i < st.shard_slots.size(); ++i) check("shard " + std::to_string(i), st.shard_slots[i]);
+  // A live reshard's new shards are waited for by the reshard itself, which rolls back without them.
+  const bool joining = st.reshape && st.reshape->live && st.reshape->stage == reshape_in_progress::stage_kind::joining;
+  for (std::size_t i = 0; i < st.shard_slots.size(); ++i)
+    if (!joining || i < st.reshape->from) check("shard " + std::to_string(i), st.shard_slots[i]);
   for (std::size_t i = 0; i < st.reader_slots.size(); ++i) check("reader " + std::to_string(i), st.reader_slots[i]);
   for (std::size_t k = 1; k < st.sync_slots.size(); ++k) check("sync server " + std::to_string(k), st.sync_slots[k]);
   return gone;

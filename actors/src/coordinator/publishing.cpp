@@ -57,7 +57,8 @@ bool start_publishing(coordinator_actor* self) {
 
 void publish_tick(coordinator_actor* self, const totals& t) {
   auto& st = self->state;
-  if (!st.publisher || st.publishing || st.final_publish_stage != 0) return;
+  // A live reshard: rows are on two shards until the drop, and counts change; publish after it.
+  if (!st.publisher || st.publishing || st.final_publish_stage != 0 || live_reshape(st)) return;
   if (st.state != wire::job_state::running && st.state != wire::job_state::draining) return;
   const auto now = self->clock().now();
   if (st.last_publish_at && seconds_between(*st.last_publish_at, now) < st.options.publish_interval) return;

@@ -30,7 +30,10 @@ constexpr auto stage_timeout = std::chrono::minutes(30);
 
 const char* stage_name(reshape_in_progress::stage_kind s) {
   switch (s) {
+    case reshape_in_progress::stage_kind::joining: return "waiting for the new shards to register";
+    case reshape_in_progress::stage_kind::holding: return "holding the input until nothing is being trained";
     case reshape_in_progress::stage_kind::moving: return "moving rows";
+    case reshape_in_progress::stage_kind::switching: return "switching the members to the new count";
     case reshape_in_progress::stage_kind::snapshot: return "the snapshot of the new shape";
     case reshape_in_progress::stage_kind::dropping: return "dropping the rows that moved";
   }
@@ -40,6 +43,9 @@ const char* stage_name(reshape_in_progress::stage_kind s) {
 std::string shape(const reshape_in_progress& r) {
   return std::to_string(r.from) + " -> " + std::to_string(r.to) + " shards";
 }
+
+// What the job is doing, for messages: "resuming on 2 -> 3 shards", "resharding 2 -> 4 shards".
+std::string doing(const reshape_in_progress& r) { return (r.live ? "resharding " : "resuming on ") + shape(r); }
 
 // The shard slots the stage needs, 0 to this: every shard of both counts, while dropping only
 // those of the new one (a leaving shard may be gone already).
@@ -68,9 +74,17 @@ void enter_stage(coordinator_actor* self, reshape_in_progress::stage_kind next) 
 // with the reason (it resumes from its last snapshot when started again). A shard that is not
 // serving yet (`unavailable`: it registers before it has loaded its rows) is waited for instead,
 // up to --peer-wait from the start of the reshape.
+void roll_back(coordinator_actor* self, const std::string& why);
+
 void stage_failed(coordinator_actor* self, const std::string& why, errc code = errc::internal) {
   auto& st = self->state;
   auto& r = *st.reshape;
+  // Live, before the members switched: the old owners still hold every row as it was when the
+  // input was held, so the job can go on as it was. A refusal (a shard without storage cannot take
+  // rows) is final at once; anything else after max_attempts.
+  if (r.live && r.stage == reshape_in_progress::stage_kind::moving &&
+      (code == errc::invalid_argument || code == errc::permission_denied || r.failures + 1 >= max_attempts))
+    return roll_back(self, stage_name(r.stage) + std::string(" failed: ") + why);
   ++r.attempt;  // answers to this attempt no longer count
   r.asked = false;
   r.last_error = why;
@@ -78,19 +92,19 @@ void stage_failed(coordinator_actor* self, const std::string& why, errc code = e
   const bool waiting = code == errc::unavailable &&
                        seconds_between(*r.unavailable_since, self->clock().now()) < st.options.job.peer_wait;
   if (waiting) {
-    spdlog::info("{}: resuming on {}: {}; asking again shortly", st.options.name, shape(r), why);
+    spdlog::info("{}: {}: {}; asking again shortly", st.options.name, doing(r), why);
     r.retry_at = self->clock().now() + std::chrono::milliseconds(200);
     return;
   }
   if (++r.failures >= max_attempts)
-    return fail_job(self, "resuming on " + shape(r) + ": " + stage_name(r.stage) + " failed " +
+    return fail_job(self, doing(r) + ": " + stage_name(r.stage) + " failed " +
                               std::to_string(r.failures) + " times, the last: " + why +
                               (r.stage == reshape_in_progress::stage_kind::dropping
                                    ? std::string("; the snapshot of the new shape is written: resume again")
                                    : "; the job's state is still snapshot " + std::to_string(r.old_snapshot) + " of " +
                                          std::to_string(r.from) + " shards: resume it with --shards " +
                                          std::to_string(r.from) + ", or mend the cause and resume again"));
-  spdlog::warn("{}: resuming on {}: {} failed ({}); asking again in {} s", st.options.name, shape(r),
+  spdlog::warn("{}: {}: {} failed ({}); asking again in {} s", st.options.name, doing(r),
                stage_name(r.stage), why, std::chrono::duration_cast<std::chrono::seconds>(retry_after).count());
   r.retry_at = self->clock().now() + retry_after;
 }
@@ -105,7 +119,7 @@ void ask_to_take(coordinator_actor* self) {
   r.stage_started = self->clock().now();
   r.rows_moved = r.bytes_moved = 0;
   const std::uint64_t attempt = r.attempt;
-  spdlog::info("{}: resuming on {}: the shards take the rows they now own", st.options.name, shape(r));
+  spdlog::info("{}: {}: the shards take the rows they now own", st.options.name, doing(r));
   for (std::uint32_t j = 0; j < r.to; ++j) {
     wire::take_rows_request req;
     req.placement_shards = r.to;
@@ -127,10 +141,11 @@ void ask_to_take(coordinator_actor* self) {
           rs.bytes_moved += taken->bytes;
           if (--rs.pending > 0) return;
           rs.move_seconds = seconds_between(rs.stage_started, self->clock().now());
-          spdlog::info("{}: resuming on {}: {} rows ({:.1f} MB) moved in {:.2f}s; now the snapshot of the new shape",
-                       s.options.name, shape(rs), rs.rows_moved, static_cast<double>(rs.bytes_moved) / 1e6,
-                       rs.move_seconds);
-          enter_stage(self, reshape_in_progress::stage_kind::snapshot);
+          spdlog::info("{}: {}: {} rows ({:.1f} MB) moved in {:.2f}s; now {}", s.options.name, doing(rs),
+                       rs.rows_moved, static_cast<double>(rs.bytes_moved) / 1e6, rs.move_seconds,
+                       rs.live ? "the members switch to the new count" : "the snapshot of the new shape");
+          enter_stage(self, rs.live ? reshape_in_progress::stage_kind::switching
+                                    : reshape_in_progress::stage_kind::snapshot);
         },
         [self, j, attempt](const std::string& why) {
           auto& s = self->state;
@@ -148,11 +163,11 @@ void complete(coordinator_actor* self) {
   const std::uint64_t dropped = std::accumulate(r.dropped_by.begin(), r.dropped_by.end(), std::uint64_t{0});
   // Every row that moved was dropped where it was, once; and the shards hold the snapshot's rows.
   if (r.expected_rows > 0 && dropped != r.rows_moved)
-    return fail_job(self, "resuming on " + shape(r) + ": " + std::to_string(r.rows_moved) + " rows moved, but the " +
+    return fail_job(self, doing(r) + ": " + std::to_string(r.rows_moved) + " rows moved, but the " +
                               "shards they left dropped " + std::to_string(dropped) + "; the snapshot of the new shape "
                               "must not be trained on: move it away and resume from the one before");
   if (r.expected_rows > 0 && kept != r.expected_rows)
-    return fail_job(self, "resuming on " + shape(r) + ": the shards hold " + std::to_string(kept) +
+    return fail_job(self, doing(r) + ": the shards hold " + std::to_string(kept) +
                               " rows after the move, where snapshot " + std::to_string(r.old_snapshot) + " held " +
                               std::to_string(r.expected_rows) + ": rows were lost or doubled, or the shards did not "
                               "start from the snapshot (a change of shard count needs every shard started afresh: "
@@ -168,12 +183,13 @@ void complete(coordinator_actor* self) {
   }
   st.shard_slots.resize(r.to);
   st.reshaped_from = r.from;
+  st.placement_shards = 0;  // the job's --shards is the new count now
   st.counters.reshapes.add();
   st.counters.rows_moved.add(r.rows_moved);
   const double seconds = seconds_between(r.started, self->clock().now());
-  spdlog::info("{}: resumed on {} in {:.2f}s: {} rows moved ({:.2f} s per million), {} dropped where they were; the "
+  spdlog::info("{}: {} {} in {:.2f}s: {} rows moved ({:.2f} s per million), {} dropped where they were; the "
                "shards hold {} rows",
-               st.options.name, shape(r), seconds, r.rows_moved,
+               st.options.name, r.live ? "resharded" : "resumed on", shape(r), seconds, r.rows_moved,
                r.rows_moved > 0 ? r.move_seconds * 1e6 / static_cast<double>(r.rows_moved) : 0.0, dropped, kept);
   st.reshape.reset();
   change_view(self);
@@ -268,10 +284,198 @@ std::uint32_t restore_shards_of(const coordinator_state& st) {
   return st.reshape->from;
 }
 
+namespace {
+
+// How long the input may take to settle (every batch handed out trained) before a live reshard
+// gives up: a trainer that died holding batches gives them back after --member-timeout.
+double hold_limit_seconds(const coordinator_state& st) {
+  return std::max(30.0, 2 * st.options.job.member_timeout + st.options.job.request_timeout);
+}
+
+// A live reshard that cannot go on before the rows moved: the job goes on with its old count.
+void roll_back(coordinator_actor* self, const std::string& why) {
+  auto& st = self->state;
+  auto& r = *st.reshape;
+  spdlog::warn("{}: {} rolled back: {}; the job goes on with {} shards", st.options.name, doing(r), why, r.from);
+  st.counters.reshapes_refused.add();
+  st.last_reshape_error = doing(r) + " rolled back: " + why;
+  const std::uint32_t from = r.from;
+  st.reshape.reset();
+  st.hold_input = false;
+  // The shards that came for the new count leave (their registrations are refused from now on).
+  for (auto it = st.members.begin(); it != st.members.end();) {
+    if (it->second.role == wire::role::shard && it->second.index >= static_cast<std::int32_t>(from)) {
+      it = st.members.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  st.shard_slots.resize(from);
+  change_view(self);
+}
+
+// Live, joining: the shards of the new count register (those beyond the old count are started
+// by the operator, or by `local`), for at most --peer-wait.
+void joining_tick(coordinator_actor* self) {
+  auto& st = self->state;
+  auto& r = *st.reshape;
+  if (stage_members_present(st, r)) {
+    // Nothing else may be under way while the input is held: what is, finishes first.
+    if (st.snapshot || st.publishing || st.evaluating || st.scoring != scoring_stage::none) return;
+    spdlog::info("{}: {}: every shard registered; the input is held until what was handed out is trained",
+                 st.options.name, doing(r));
+    st.hold_input = true;
+    change_view(self);
+    r.view_epoch = st.view.epoch;
+    r.stage = reshape_in_progress::stage_kind::holding;
+    r.stage_started = r.hold_started = self->clock().now();
+    return;
+  }
+  if (seconds_between(r.started, self->clock().now()) > st.options.job.peer_wait) {
+    std::string missing;
+    for (std::size_t i = r.from; i < st.shard_slots.size(); ++i)
+      if (st.shard_slots[i] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+    roll_back(self, "shard(s) " + missing + " did not register within --peer-wait " +
+                        std::to_string(static_cast<long>(st.options.job.peer_wait)) + " s");
+  }
+}
+
+// Every member of `role` (those with an index below `below`, for shards) has applied view
+// `epoch`, and no reader has a batch being trained.
+bool members_applied(const coordinator_state& st, wire::role role, std::uint64_t epoch, std::size_t below,
+                     bool readers_idle) {
+  for (const auto& [id, m] : st.members) {
+    if (m.role != role) continue;
+    if (role == wire::role::shard && m.index >= static_cast<std::int32_t>(below)) continue;
+    if (m.progress.view_epoch < epoch) return false;
+    if (readers_idle && m.progress.batches_in_flight > 0) return false;
+  }
+  return true;
+}
+
+// Live, holding: readers hand out nothing; once every reader saw that and none has a batch being
+// trained, nothing is looked up or pushed, and the rows move.
+void holding_tick(coordinator_actor* self) {
+  auto& st = self->state;
+  auto& r = *st.reshape;
+  for (auto id : st.reader_slots)
+    if (id == 0) return;  // a reader is away: its successor registers under the hold
+  if (members_applied(st, wire::role::reader, r.view_epoch, 0, true)) {
+    spdlog::info("{}: {}: the input settled in {:.2f}s; the rows move", st.options.name, doing(r),
+                 seconds_between(r.stage_started, self->clock().now()));
+    r.asked = false;
+    r.stage = reshape_in_progress::stage_kind::moving;
+    return;
+  }
+  if (seconds_between(r.stage_started, self->clock().now()) > hold_limit_seconds(st))
+    roll_back(self, "batches handed out were still being trained " +
+                        std::to_string(static_cast<long>(hold_limit_seconds(st))) + " s after the input was held");
+}
+
+// Live, switching: the view says the new count; once every shard of it and every trainer applied
+// it, the input is released.
+void switching_tick(coordinator_actor* self) {
+  auto& st = self->state;
+  auto& r = *st.reshape;
+  if (st.placement_shards != r.to) {
+    st.placement_shards = r.to;
+    // Members that register from now on (a restart) are told the new count, and so are later
+    // snapshots' job settings.
+    st.options.job.shards = static_cast<int>(r.to);
+    st.job_text = job::job_config_text(st.options.job);
+    change_view(self);
+    r.view_epoch = st.view.epoch;
+    r.stage_started = self->clock().now();
+    return;
+  }
+  if (!members_applied(st, wire::role::shard, r.view_epoch, r.to, false) ||
+      !members_applied(st, wire::role::trainer, r.view_epoch, 0, false)) {
+    if (seconds_between(r.stage_started, self->clock().now()) > hold_limit_seconds(st))
+      fail_job(self, doing(r) + ": members did not apply the new shard count within " +
+                         std::to_string(static_cast<long>(hold_limit_seconds(st))) + " s (the rows moved; resume " +
+                         "the job from its last snapshot)");
+    return;
+  }
+  st.hold_input = false;
+  r.paused_seconds = seconds_between(r.hold_started, self->clock().now());
+  spdlog::info("{}: {}: the members route by {} shards; the input is released after {:.2f}s held; now the snapshot "
+               "of the new shape",
+               st.options.name, doing(r), r.to, r.paused_seconds);
+  change_view(self);
+  r.asked = false;
+  r.stage = reshape_in_progress::stage_kind::snapshot;
+}
+
+}  // namespace
+
+bool live_reshape(const coordinator_state& st) { return st.reshape && st.reshape->live; }
+
+namespace {
+
+// "shard 2", "shards 2 to 3": the indexes from `first` up to `end` (exclusive).
+std::string shard_range(std::uint32_t first, std::uint32_t end) {
+  if (end == first + 1) return "shard " + std::to_string(first);
+  return "shards " + std::to_string(first) + " to " + std::to_string(end - 1);
+}
+
+}  // namespace
+
+wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shards) {
+  auto& st = self->state;
+  const auto from = st.reshape ? st.reshape->from : static_cast<std::uint32_t>(st.shard_slots.size());
+  wire::reshard_reply reply;
+  reply.from = from;
+  reply.to = shards;
+  auto refuse = [&](const std::string& why) {
+    st.counters.reshapes_refused.add();
+    st.last_reshape_error = "reshard to " + std::to_string(shards) + " shards refused: " + why;
+    spdlog::warn("{}: reshard to {} shards refused: {}", st.options.name, shards, why);
+    reply.message = why;
+    return reply;
+  };
+  if (st.reshape)
+    return refuse("another change of the shard count is under way (" + doing(*st.reshape) + ": " +
+                  stage_name(st.reshape->stage) + ")");
+  if (st.state != wire::job_state::running)
+    return refuse(std::string("the job is ") + wire::to_string(st.state) +
+                  ": a shard count changes while it runs (or on a resume: --shards)");
+  if (shards == 0 || shards > embedding::max_shards)
+    return refuse("a job has 1 to " + std::to_string(embedding::max_shards) + " shards, not " +
+                  std::to_string(shards));
+  if (shards == from) return refuse("the job has " + std::to_string(from) + " shards already");
+  reshape_in_progress r;
+  r.live = true;
+  r.from = from;
+  r.to = shards;
+  r.stage = reshape_in_progress::stage_kind::joining;
+  r.started = r.stage_started = self->clock().now();
+  st.reshape.emplace(r);
+  st.shard_slots.resize(std::max(from, shards), 0);
+  change_view(self);
+  spdlog::info("{}: {}: {}", st.options.name, doing(r),
+               shards > from ? "waiting for " + shard_range(from, shards) + " to register"
+                             : "the rows of " + shard_range(shards, from) + " move to the others");
+  reply.accepted = true;
+  reply.message = shards > from ? "start " + shard_range(from, shards) + " (shard --index K) within --peer-wait " +
+                                      std::to_string(static_cast<long>(st.options.job.peer_wait)) +
+                                      " s; the input is held while the rows move"
+                                : "the input is held while the rows move; " + shard_range(shards, from) +
+                                      " leave the job after";
+  return reply;
+}
+
 bool reshape_tick(coordinator_actor* self) {
   auto& st = self->state;
   if (!st.reshape) return false;
   auto& r = *st.reshape;
+  if (r.live) {
+    switch (r.stage) {
+      case reshape_in_progress::stage_kind::joining: return joining_tick(self), true;
+      case reshape_in_progress::stage_kind::holding: return holding_tick(self), true;
+      case reshape_in_progress::stage_kind::switching: return switching_tick(self), true;
+      default: break;  // the stages a resume has too, below
+    }
+  }
   if (r.asked || self->clock().now() < r.retry_at) return true;
   if (!stage_members_present(st, r)) {
     // The shards of both counts are needed to move the rows: the job waits for them as long as for
@@ -281,7 +485,7 @@ bool reshape_tick(coordinator_actor* self) {
       std::string missing;
       for (std::size_t i = 0; i < stage_shards(st, r); ++i)
         if (st.shard_slots[i] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
-      fail_job(self, "resuming on " + shape(r) + ": shard(s) " + missing + " did not register within --peer-wait " +
+      fail_job(self, doing(r) + ": shard(s) " + missing + " did not register within --peer-wait " +
                          std::to_string(static_cast<long>(st.options.job.peer_wait)) + " s; moving the rows needs the "
                          "shards of both counts (0 to " + std::to_string(st.shard_slots.size() - 1) + ")" +
                          (r.stage == reshape_in_progress::stage_kind::moving
@@ -305,6 +509,10 @@ bool reshape_tick(coordinator_actor* self) {
     case reshape_in_progress::stage_kind::dropping:
       ask_to_drop(self);
       break;
+    case reshape_in_progress::stage_kind::joining:
+    case reshape_in_progress::stage_kind::holding:
+    case reshape_in_progress::stage_kind::switching:
+      break;  // a live reshard's own stages, above
   }
   return true;
 }
@@ -316,8 +524,8 @@ void reshape_snapshot_done(coordinator_actor* self, bool written, const std::str
   if (!written) return stage_failed(self, why);
   // The commit: a restart resumes the new shape from here on.
   st.resumed_from = st.last_snapshot_id;
-  spdlog::info("{}: resuming on {}: snapshot {} holds the new shape; the shards drop the rows they gave away",
-               st.options.name, shape(r), st.last_snapshot_id);
+  spdlog::info("{}: {}: snapshot {} holds the new shape; the shards drop the rows they gave away",
+               st.options.name, doing(r), st.last_snapshot_id);
   enter_stage(self, reshape_in_progress::stage_kind::dropping);
 }
 
@@ -333,11 +541,15 @@ void check_reshape_members(coordinator_actor* self) {
   for (std::size_t i = 0; i < stage_shards(st, r); ++i) {
     if (st.shard_slots[i] == r.stage_members[i]) continue;
     // A restarted shard restored the snapshot again: what it took, or dropped, is to be done again.
-    spdlog::warn("{}: resuming on {}: shard {} restarted or left during {}: that stage starts over", st.options.name,
-                 shape(r), i, stage_name(r.stage));
+    spdlog::warn("{}: {}: shard {} restarted or left during {}: that stage starts over", st.options.name,
+                 doing(r), i, stage_name(r.stage));
     ++r.attempt;
     r.asked = false;
-    if (r.stage == reshape_in_progress::stage_kind::snapshot) r.stage = reshape_in_progress::stage_kind::moving;
+    // Resuming, the snapshot needs the rows the restarted shard took again. Live, once the members
+    // switched, the shards hold rows trained since: moving the old copies again would undo that
+    // training, so the snapshot is only taken again (the restarted shard serves its stored rows).
+    if (r.stage == reshape_in_progress::stage_kind::snapshot && !r.live)
+      r.stage = reshape_in_progress::stage_kind::moving;
     return;
   }
 }

@@ -317,6 +317,9 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   const bool reshaping = st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
   if (st.state != wire::job_state::running && st.state != wire::job_state::draining && !reshaping)
     return refuse(errc::unavailable, std::string("the job is ") + wire::to_string(st.state) + ", not running");
+  // A live reshard takes its own snapshot (the new shape's); no other until it is done.
+  if (live_reshape(st) && !reshaping)
+    return refuse(errc::unavailable, "the job is changing its shard count (" + reshape_status(st) + ")");
   if (st.snapshot) {  // one at a time: join the one under way
     if (waiter) st.snapshot->waiters.push_back(*waiter);
     return;
@@ -407,7 +410,7 @@ void check_snapshot_members(coordinator_actor* self) {
 void snapshot_tick(coordinator_actor* self) {
   auto& st = self->state;
   if (!st.options.snapshots || st.options.snapshot_interval <= 0 || st.snapshot) return;
-  if (st.state != wire::job_state::running) return;
+  if (st.state != wire::job_state::running || live_reshape(st)) return;
   if (seconds_between(st.last_snapshot_at, self->clock().now()) < st.options.snapshot_interval) return;
   begin_snapshot(self, std::nullopt);
 }

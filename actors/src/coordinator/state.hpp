@@ -46,7 +46,10 @@ struct coordinator_counters : metrics::counter_set {
   counter published_tombstones{*this, "published_tombstones",
                                "Rows deltas said are gone (dropped for a row limit, expired)."};
   counter published_bytes{*this, "published_bytes", "Bytes of the publications written."};
-  counter reshapes{*this, "reshapes", "Changes of the shard count completed (a job resumed on another)."};
+  counter reshapes{*this, "reshapes", "Changes of the shard count completed (a job resumed on another, or resharded live)."};
+  counter reshapes_refused{*this, "reshapes_refused",
+                           "Live reshard requests refused (the job not running, another under way, a count no job "
+                           "can have) or rolled back (new shards that did not register, input that did not settle)."};
   counter rows_moved{*this, "rows_moved", "Rows moved to other shards by changes of the shard count."};
   counter windows_refused{*this, "progressive_windows_refused",
                           "Trainer heartbeats whose progressive window did not add up (the window was left out)."};
@@ -86,9 +89,14 @@ struct snapshot_in_progress {
   std::vector<caf::response_promise> waiters;  // snapshot_now requests
 };
 
-// A job resuming on another shard count: its rows move before it trains (reshape.cpp).
+// A job resuming on another shard count: its rows move before it trains; or a running job's
+// shard count changed by `shadowsync reshard` (live): the new shards join, the input is held
+// until nothing is being trained, the rows move, members switch to the new count, the input is
+// released, and then as on a resume the snapshot and the drop (reshape.cpp).
 struct reshape_in_progress {
-  enum class stage_kind { moving, snapshot, dropping };
+  enum class stage_kind { joining, holding, moving, switching, snapshot, dropping };
+  bool live = false;
+  std::uint64_t view_epoch = 0;  // holding, switching: the view every member must have applied
   std::uint32_t from = 0, to = 0;  // shard counts: the snapshot's, the job's
   stage_kind stage = stage_kind::moving;
   std::uint64_t old_snapshot = 0;  // the snapshot resumed from
@@ -111,6 +119,9 @@ struct reshape_in_progress {
   // restored the snapshot and drops them again).
   std::vector<std::uint64_t> kept_by, dropped_by;
   double move_seconds = 0;
+  // Live: when the input was held, and for how long it was (until the members switched).
+  clock_type::time_point hold_started;
+  double paused_seconds = 0;
 };
 
 // A model being scored: the validation files after an epoch, then (when it is the best so far)
@@ -203,6 +214,11 @@ struct coordinator_state {
   // Resuming on another shard count, until the rows have moved (then reset).
   std::optional<reshape_in_progress> reshape;
   std::uint32_t reshaped_from = 0;  // the shard count a completed reshape moved the rows from (0: none)
+  // A live reshard: readers hand out nothing (the view's hold_input), and the count rows are placed
+  // over once the rows moved (the view's placement_shards; 0: the job's --shards).
+  bool hold_input = false;
+  std::uint32_t placement_shards = 0;
+  std::string last_reshape_error;  // why the last live reshard was refused or rolled back
   // Snapshots.
   std::optional<snapshot_in_progress> snapshot;
   std::uint64_t last_snapshot_id = 0;
@@ -350,6 +366,12 @@ void record_history(coordinator_actor* self, clock_type::time_point now);
 void plan_reshape(coordinator_actor* self, const job::snapshot_manifest& m);
 // Periodic: moves the reshape along. True while it holds the job's start.
 bool reshape_tick(coordinator_actor* self);
+// `shadowsync reshard`: a running job's shard count changed to `shards`; refused (the job goes on
+// as it was) or accepted, the change then under way.
+wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shards);
+// A live reshard is under way: snapshots, publications, exports and scoring wait for it (a shard
+// count that is changing, rows held by two shards until the drop).
+bool live_reshape(const coordinator_state& st);
 // The shard count a registering shard restores its snapshot under (0: the job's).
 std::uint32_t restore_shards_of(const coordinator_state& st);
 // The snapshot of the new shape was written (or not: why).

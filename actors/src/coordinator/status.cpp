@@ -167,9 +167,12 @@ const metrics::status_table<coordinator_view>& coordinator_fields() {
         // While a resumed job moves its rows to another shard count, both counts' shards take part.
         {"shards", t::gauge, "Shards in the job (while it takes another shard count: those of both).",
          [](v x) { return x.st.shard_slots.size(); }},
-        {"reshaping", t::status_only, "A job resumed on another shard count, before it trains: what it does "
-                                      "(\"2 -> 3 shards: moving rows\"); empty otherwise.",
+        {"reshaping", t::status_only, "A change of the shard count under way (a job resumed on another, before it "
+                                      "trains; or shadowsync reshard): what it does (\"2 -> 3 shards: moving "
+                                      "rows\"); empty otherwise.",
          [](v x) { return reshape_status(x.st); }},
+        {"reshard_error", t::status_only, "Why the last shadowsync reshard was refused or rolled back (empty: none).",
+         [](v x) { return x.st.last_reshape_error; }},
       },
       metrics::counter_fields<coordinator_counters, coordinator_view>(
           [](v x) -> const coordinator_counters& { return x.st.counters; }),
