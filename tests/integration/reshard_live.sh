@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A running job's shard count changed with `shadowsync reshard` (docs/durability.md, "Resharding a
+# running job"), every service a process of its own on loopback, as docs/cluster.md starts them, the
+# shards with storage (--data-dir). The job (2 readers, 2 trainers, s-easgd) starts on 2 shards;
+# once a tenth of its rows are committed it grows to 4 (shards 2 and 3 started once it is asked),
+# and once that is done and a third are, it shrinks to 3 (shard 3 hands its rows over and leaves). It must end ok with every row
+# committed once and test NE within the fault matrix's bound of an undisturbed run of the same job,
+# each change logged with the rows it moved and how long the input was held. Refused with the
+# reason, the job going on: a reshard while another is under way, to 0 shards, to the count the job
+# has; rolled back, the job going on: a reshard whose new shard never registers (--peer-wait).
+# usage: reshard_live.sh SHADOWSYNC_BINARY
+#   SS_RESHARD_ROWS      the data's rows (600,000: each change holds the input a few seconds, and
+#                        the job must still be training when both are done)
+#   SS_RESHARD_NE_BOUND  test NE at most this times the undisturbed run's (1.01)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+in_work_dir "$1" reshard
+rows=${SS_RESHARD_ROWS:-600000}
+ne_bound=${SS_RESHARD_NE_BOUND:-1.01}
+"$bin" gen-data --rows "$rows" --test-rows 20000 --files 2 --out data >/dev/null 2>&1
+train=$(ls data/train-*.tsv | paste -sd,)
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# job NAME [RESHARD]: runs the job; with RESHARD, the changes of shard count above. Its result line
+# in NAME.json, each service's log in NAME.SERVICE.err.
+job() {
+  local name=$1 reshard=${2:-} cport
+  cport=$(port)
+  local coord=tcp://127.0.0.1:$cport
+  mkdir -p "$name"
+  "$bin" coordinator --listen "$coord" --shards 2 --readers 2 --train "$train" --test data/test.tsv \
+    --snapshot-dir "$name/snapshots" --snapshot-interval 2 --member-timeout 3 --peer-wait 6 --progress-interval 0 \
+    --log-level info >"$name.coordinator.out" 2>"$name.coordinator.err" &
+  local coord_pid=$!
+  shard() { "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$name/shard-$1" \
+              --log-level info >"$name.shard-$1.out" 2>"$name.shard-$1.err" & }
+  shard 0
+  shard 1
+  for i in 0 1; do
+    "$bin" reader --index $i --coordinator "$coord" --listen tcp://127.0.0.1:0 >"$name.reader-$i.out" \
+      2>"$name.reader-$i.err" &
+  done
+  for i in 0 1; do
+    "$bin" trainer --coordinator "$coord" --listen tcp://127.0.0.1:0 --threads 1 --log-level info \
+      >"$name.trainer-$i.out" 2>"$name.trainer-$i.err" &
+  done
+  if [[ -n $reshard ]]; then
+    committed() { "$bin" status --coordinator "$coord" --timeout 2 2>/dev/null | grep -o '"examples_committed":[0-9]*' |
+                    head -1 | cut -d: -f2; }
+    wait_for() { local i; for ((i = 0; i < 600; i++)); do (($(committed || echo 0) >= $1)) && return 0; sleep 0.1; done; return 1; }
+    ask() { "$bin" reshard --coordinator "$coord" --timeout 5 "$@"; }
+    wait_for $((rows / 10)) || fail "$name: the job never reached a tenth of its rows"
+    # Refused with the reason: the count it has, zero.
+    ask --shards 2 >"$name.same.out" 2>&1 && fail "$name: a reshard to the job's own count was accepted"
+    grep -q "the job has 2 shards already" "$name.same.out" || fail "$name: no reason for the same count: $(tail -1 "$name.same.out")"
+    ask --shards 0 >"$name.zero.out" 2>&1 && fail "$name: a reshard to 0 shards was accepted"
+    # Rolled back: shard 2 never comes within --peer-wait.
+    ask --shards 3 >"$name.lonely.out" 2>&1 || fail "$name: a reshard to 3 was refused: $(tail -1 "$name.lonely.out")"
+    ask --shards 4 >"$name.busy.out" 2>&1 && fail "$name: a second reshard while one is under way was accepted"
+    grep -q "another change of the shard count is under way" "$name.busy.out" ||
+      fail "$name: no reason for the second reshard: $(tail -1 "$name.busy.out")"
+    local i
+    for ((i = 0; i < 200; i++)); do grep -q "rolled back" "$name.coordinator.err" && break; sleep 0.1; done
+    grep -q "resharding 2 -> 3 shards rolled back: shard(s) 2 did not register within --peer-wait" \
+      "$name.coordinator.err" || fail "$name: the reshard without its new shard was not rolled back"
+    # 2 -> 4: asked, then the new shards started (a shard beyond the job's count is refused until
+    # a reshard makes room for it).
+    ask --shards 4 >"$name.grow.out" 2>&1 || fail "$name: the reshard to 4 was refused: $(tail -1 "$name.grow.out")"
+    shard 2
+    shard 3
+    for ((i = 0; i < 600; i++)); do grep -q "resharded 2 -> 4 shards" "$name.coordinator.err" && break; sleep 0.1; done
+    wait_for $((rows / 3)) || fail "$name: the job never reached a third of its rows"
+    grep -q "resharded 2 -> 4 shards in" "$name.coordinator.err" || fail "$name: the reshard to 4 did not complete"
+    # 4 -> 3: shard 3 hands its rows over and leaves.
+    ask --shards 3 >"$name.shrink.out" 2>&1 || fail "$name: the reshard to 3 was refused: $(tail -1 "$name.shrink.out")"
+  fi
+  local rc=0
+  wait "$coord_pid" || rc=$?
+  ((rc == 0)) || fail "$name: the coordinator exited $rc: $(tail -3 "$name.coordinator.err")"
+  grep -h '^{"command":"cluster"' "$name.coordinator.out" "$name.coordinator.err" | tail -1 >"$name.json" || true
+  wait || true
+}
+
+job base
+job live yes
+[[ "$(field live.json ok)" == true ]] || fail "the resharded job did not end ok: $(text_field live.json error)"
+[[ "$(field live.json examples_committed)" == "$rows" ]] ||
+  fail "the resharded job committed $(field live.json examples_committed) examples, expected exactly $rows"
+grep -q "resharded 4 -> 3 shards in" live.coordinator.err || fail "the reshard to 3 did not complete"
+grep -q "input no longer held" live.reader-0.err || fail "reader-0 never saw its input released"
+base_ne=$(field base.json test_ne)
+live_ne=$(field live.json test_ne)
+awk -v a="$live_ne" -v b="$base_ne" -v x="$ne_bound" 'BEGIN { exit !(a <= b * x) }' ||
+  fail "test NE $live_ne is more than x$ne_bound the undisturbed run's $base_ne"
+echo "reshard_live: undisturbed NE $base_ne, resharded 2 -> 4 -> 3 NE $live_ne"
+grep -h "resharded\|input settled\|input is released" live.coordinator.err | sed 's/^/  /'
+((failures == 0)) || exit 1
+echo "reshard_live: ok"
