@@ -79,10 +79,12 @@ void roll_back(coordinator_actor* self, const std::string& why);
 void stage_failed(coordinator_actor* self, const std::string& why, errc code = errc::internal) {
   auto& st = self->state;
   auto& r = *st.reshape;
-  // Live, before the members switched: the old owners still hold every row as it was when the
-  // input was held, so the job can go on as it was. A refusal (a shard without storage cannot take
-  // rows) is final at once; anything else after max_attempts.
-  if (r.live && r.stage == reshape_in_progress::stage_kind::moving &&
+  // Live and growing, before the members switched: rows moved only to the new shards, which leave,
+  // and the old owners hold every row as it was when the input was held, so the job can go on as
+  // it was. A refusal (a shard without storage cannot take rows) is final at once; anything else
+  // after max_attempts. (Shrinking, the shards that stay may have taken rows already: as on a
+  // resume, the move is asked again, and the job fails after max_attempts.)
+  if (r.live && r.stage == reshape_in_progress::stage_kind::moving && r.to > r.from &&
       (code == errc::invalid_argument || code == errc::permission_denied || r.failures + 1 >= max_attempts))
     return roll_back(self, stage_name(r.stage) + std::string(" failed: ") + why);
   ++r.attempt;  // answers to this attempt no longer count
@@ -101,9 +103,11 @@ void stage_failed(coordinator_actor* self, const std::string& why, errc code = e
                               std::to_string(r.failures) + " times, the last: " + why +
                               (r.stage == reshape_in_progress::stage_kind::dropping
                                    ? std::string("; the snapshot of the new shape is written: resume again")
-                                   : "; the job's state is still snapshot " + std::to_string(r.old_snapshot) + " of " +
-                                         std::to_string(r.from) + " shards: resume it with --shards " +
-                                         std::to_string(r.from) + ", or mend the cause and resume again"));
+                               : r.live ? "; the job's state is its last snapshot, of " + std::to_string(r.from) +
+                                              " shards: resume it with --shards " + std::to_string(r.from)
+                                        : "; the job's state is still snapshot " + std::to_string(r.old_snapshot) +
+                                              " of " + std::to_string(r.from) + " shards: resume it with --shards " +
+                                              std::to_string(r.from) + ", or mend the cause and resume again"));
   spdlog::warn("{}: {}: {} failed ({}); asking again in {} s", st.options.name, doing(r),
                stage_name(r.stage), why, std::chrono::duration_cast<std::chrono::seconds>(retry_after).count());
   r.retry_at = self->clock().now() + retry_after;
