@@ -560,8 +560,10 @@ void tick(coordinator_actor* self) {
     if (t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers) && every_slot_taken(st))
       set_state(self, wire::job_state::running);
   }
+  // `shadowsync reshard`, training or draining (its snapshot and drop come before the final path).
+  if (live_reshape(st) && (st.state == wire::job_state::running || st.state == wire::job_state::draining))
+    reshape_tick(self);
   if (st.state == wire::job_state::running) {
-    if (live_reshape(st)) reshape_tick(self);  // `shadowsync reshard`
     epochs_tick(self, t);
     expire_departed_windows(st, now);
   }
@@ -576,7 +578,6 @@ void tick(coordinator_actor* self) {
                               : "the training files held no examples: every reader reached the end of its input "
                                 "with nothing trained (" + std::to_string(t.committed_bad_rows) +
                                     " bad rows skipped); check --train");
-  if (st.state == wire::job_state::draining && live_reshape(st)) reshape_tick(self);  // its snapshot and drop
   if (st.state == wire::job_state::draining && t.trainers_finished && !st.evaluating &&
       st.scoring == scoring_stage::none && !live_reshape(st)) {  // (a mid-epoch scoring finishes first)
     if (take_final_snapshot(self)) return;   // the last snapshot is under way, or waits for a shard

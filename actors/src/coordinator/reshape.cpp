@@ -47,6 +47,33 @@ std::string shape(const reshape_in_progress& r) {
 // What the job is doing, for messages: "resuming on 2 -> 3 shards", "resharding 2 -> 4 shards".
 std::string doing(const reshape_in_progress& r) { return (r.live ? "resharding " : "resuming on ") + shape(r); }
 
+// "shard 2", "shards 2 to 3": the indexes from `first` up to `end` (exclusive).
+std::string shard_range(std::uint32_t first, std::uint32_t end) {
+  if (end == first + 1) return "shard " + std::to_string(first);
+  return "shards " + std::to_string(first) + " to " + std::to_string(end - 1);
+}
+
+// The vacant shard slots from `first` up to `end` (exclusive): "2, 3".
+std::string vacant_shards(const coordinator_state& st, std::size_t first, std::size_t end) {
+  std::string missing;
+  for (std::size_t i = first; i < end; ++i)
+    if (st.shard_slots[i] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+  return missing;
+}
+
+// The shards from index `count` on leave the job (said with `why`), and its slots end at `count`.
+void shards_leave(coordinator_state& st, std::uint32_t count, const std::string& why) {
+  for (auto it = st.members.begin(); it != st.members.end();) {
+    if (it->second.role == wire::role::shard && it->second.index >= static_cast<std::int32_t>(count)) {
+      spdlog::info("{}: {} left the job: {}", st.options.name, it->second.name, why);
+      it = st.members.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  st.shard_slots.resize(count);
+}
+
 // The shard slots the stage needs, 0 to this: every shard of both counts, while dropping only
 // those of the new one (a leaving shard may be gone already).
 std::size_t stage_shards(const coordinator_state& st, const reshape_in_progress& r) {
@@ -177,15 +204,7 @@ void complete(coordinator_actor* self) {
                               "start from the snapshot (a change of shard count needs every shard started afresh: "
                               "stop the whole job, then resume it with the new count). The snapshot of the new shape "
                               "must not be trained on: move it away and resume from the one before");
-  for (auto it = st.members.begin(); it != st.members.end();) {
-    if (it->second.role == wire::role::shard && it->second.index >= static_cast<std::int32_t>(r.to)) {
-      spdlog::info("{}: {} left the job: its rows moved to the other shards", st.options.name, it->second.name);
-      it = st.members.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  st.shard_slots.resize(r.to);
+  shards_leave(st, r.to, "its rows moved to the other shards");
   st.reshaped_from = r.from;
   st.placement_shards = 0;  // the job's --shards is the new count now
   st.counters.reshapes.add();
@@ -306,15 +325,8 @@ void roll_back(coordinator_actor* self, const std::string& why) {
   const std::uint32_t from = r.from;
   st.reshape.reset();
   st.hold_input = false;
-  // The shards that came for the new count leave (their registrations are refused from now on).
-  for (auto it = st.members.begin(); it != st.members.end();) {
-    if (it->second.role == wire::role::shard && it->second.index >= static_cast<std::int32_t>(from)) {
-      it = st.members.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  st.shard_slots.resize(from);
+  // The shards that came for the new count (their registrations are refused from now on).
+  shards_leave(st, from, "the reshard it came for was rolled back");
   change_view(self);
 }
 
@@ -336,23 +348,19 @@ void joining_tick(coordinator_actor* self) {
     return;
   }
   if (seconds_between(r.started, self->clock().now()) > st.options.job.peer_wait) {
-    std::string missing;
-    for (std::size_t i = r.from; i < st.shard_slots.size(); ++i)
-      if (st.shard_slots[i] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
-    roll_back(self, "shard(s) " + missing + " did not register within --peer-wait " +
+    roll_back(self, "shard(s) " + vacant_shards(st, r.from, st.shard_slots.size()) +
+                        " did not register within --peer-wait " +
                         std::to_string(static_cast<long>(st.options.job.peer_wait)) + " s");
   }
 }
 
 // Every member of `role` (those with an index below `below`, for shards) has applied view
-// `epoch`, and no reader has a batch being trained.
-bool members_applied(const coordinator_state& st, wire::role role, std::uint64_t epoch, std::size_t below,
-                     bool readers_idle) {
+// `epoch`, and has no batch being trained (which only readers report).
+bool members_applied(const coordinator_state& st, wire::role role, std::uint64_t epoch, std::size_t below) {
   for (const auto& [id, m] : st.members) {
     if (m.role != role) continue;
     if (role == wire::role::shard && m.index >= static_cast<std::int32_t>(below)) continue;
-    if (m.progress.view_epoch < epoch) return false;
-    if (readers_idle && m.progress.batches_in_flight > 0) return false;
+    if (m.progress.view_epoch < epoch || m.progress.batches_in_flight > 0) return false;
   }
   return true;
 }
@@ -364,7 +372,7 @@ void holding_tick(coordinator_actor* self) {
   auto& r = *st.reshape;
   for (auto id : st.reader_slots)
     if (id == 0) return;  // a reader is away: its successor registers under the hold
-  if (members_applied(st, wire::role::reader, r.view_epoch, 0, true)) {
+  if (members_applied(st, wire::role::reader, r.view_epoch, 0)) {
     spdlog::info("{}: {}: the input settled in {:.2f}s; the rows move", st.options.name, doing(r),
                  seconds_between(r.stage_started, self->clock().now()));
     r.asked = false;
@@ -392,8 +400,8 @@ void switching_tick(coordinator_actor* self) {
     r.stage_started = self->clock().now();
     return;
   }
-  if (!members_applied(st, wire::role::shard, r.view_epoch, r.to, false) ||
-      !members_applied(st, wire::role::trainer, r.view_epoch, 0, false)) {
+  if (!members_applied(st, wire::role::shard, r.view_epoch, r.to) ||
+      !members_applied(st, wire::role::trainer, r.view_epoch, 0)) {
     if (seconds_between(r.stage_started, self->clock().now()) > hold_limit_seconds(st))
       fail_job(self, doing(r) + ": members did not apply the new shard count within " +
                          std::to_string(static_cast<long>(hold_limit_seconds(st))) + " s (the rows moved; resume " +
@@ -401,10 +409,9 @@ void switching_tick(coordinator_actor* self) {
     return;
   }
   st.hold_input = false;
-  r.paused_seconds = seconds_between(r.hold_started, self->clock().now());
   spdlog::info("{}: {}: the members route by {} shards; the input is released after {:.2f}s held; now the snapshot "
                "of the new shape",
-               st.options.name, doing(r), r.to, r.paused_seconds);
+               st.options.name, doing(r), r.to, seconds_between(r.hold_started, self->clock().now()));
   change_view(self);
   r.asked = false;
   r.stage = reshape_in_progress::stage_kind::snapshot;
@@ -413,16 +420,6 @@ void switching_tick(coordinator_actor* self) {
 }  // namespace
 
 bool live_reshape(const coordinator_state& st) { return st.reshape && st.reshape->live; }
-
-namespace {
-
-// "shard 2", "shards 2 to 3": the indexes from `first` up to `end` (exclusive).
-std::string shard_range(std::uint32_t first, std::uint32_t end) {
-  if (end == first + 1) return "shard " + std::to_string(first);
-  return "shards " + std::to_string(first) + " to " + std::to_string(end - 1);
-}
-
-}  // namespace
 
 wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shards) {
   auto& st = self->state;
@@ -486,10 +483,8 @@ bool reshape_tick(coordinator_actor* self) {
     // a shard that went away (--peer-wait), then fails, its snapshot untouched.
     if (!r.missing_since) r.missing_since = self->clock().now();
     if (seconds_between(*r.missing_since, self->clock().now()) > st.options.job.peer_wait) {
-      std::string missing;
-      for (std::size_t i = 0; i < stage_shards(st, r); ++i)
-        if (st.shard_slots[i] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
-      fail_job(self, doing(r) + ": shard(s) " + missing + " did not register within --peer-wait " +
+      fail_job(self, doing(r) + ": shard(s) " + vacant_shards(st, 0, stage_shards(st, r)) +
+                         " did not register within --peer-wait " +
                          std::to_string(static_cast<long>(st.options.job.peer_wait)) + " s; moving the rows needs the "
                          "shards of both counts (0 to " + std::to_string(st.shard_slots.size() - 1) + ")" +
                          (r.stage == reshape_in_progress::stage_kind::moving

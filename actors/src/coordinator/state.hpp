@@ -119,9 +119,8 @@ struct reshape_in_progress {
   // restored the snapshot and drops them again).
   std::vector<std::uint64_t> kept_by, dropped_by;
   double move_seconds = 0;
-  // Live: when the input was held, and for how long it was (until the members switched).
+  // Live: when the input was held (until the members switched).
   clock_type::time_point hold_started;
-  double paused_seconds = 0;
 };
 
 // A model being scored: the validation files after an epoch, then (when it is the best so far)

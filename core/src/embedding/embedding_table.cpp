@@ -348,8 +348,7 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
         ++missing;
         continue;
       }
-      const char* row = reinterpret_cast<const char*>(scratch.rows[i]);
-      for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line, 1);
+      prefetch_row(scratch.rows[i], row_bytes, true);
       s.dirty.prefetch(scratch.slots[i]);
     }
     const bool grown = s.index.size() != index_size;

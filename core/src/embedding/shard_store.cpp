@@ -204,15 +204,12 @@ status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids
     } else {
       tab->find_batch(tls.ids.data() + begin, count, tls.rows.data() + begin, tls.scratch);
     }
-    // Rows lie at random in memory, a cache miss each: the row a few ahead is fetched while this
-    // one is copied.
+    // The row a few ahead is fetched while this one is copied.
     const std::size_t row_bytes = value_slots(options_.dim, options_.precision) * sizeof(float);
     constexpr std::size_t ahead = 24;
     for (std::size_t k = begin; k < begin + count; ++k) {
-      if (k + ahead < begin + count && tls.rows[k + ahead] != nullptr) {
-        const char* next = reinterpret_cast<const char*>(tls.rows[k + ahead]);
-        for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(next + line);
-      }
+      if (k + ahead < begin + count && tls.rows[k + ahead] != nullptr)
+        prefetch_row(tls.rows[k + ahead], row_bytes, false);
       float* dst = values + static_cast<std::size_t>(tls.order[k]) * dim;
       if (tls.rows[k] != nullptr) {
         decode_values(tls.rows[k], options_.dim, options_.precision, dst);

@@ -11,6 +11,17 @@
 
 namespace ss::embedding {
 
+// Brings the first `bytes` of a row towards the cache, a line at a time, ahead of its use: rows lie
+// at random in memory, a miss each, which work on other rows then overlaps. `for_write`: the row
+// is about to be updated.
+inline void prefetch_row(const float* row, std::size_t bytes, bool for_write) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (std::size_t line = 0; line < bytes; line += 64) {
+    if (for_write) __builtin_prefetch(p + line, 1);
+    else __builtin_prefetch(p + line, 0);
+  }
+}
+
 class row_arena {
  public:
   static constexpr std::size_t first_chunk_rows = 16;
