@@ -65,6 +65,19 @@ struct DumpRequest {
   # ... this shard.
   wholeRows @5 :Bool;
   # Each row whole (values, optimizer state, TTL stamp: rowFloats floats) instead of its values.
+  movePass @6 :MovePass;
+  # A live reshard's copies (with a placement): which of the rows, and what it does to their marks.
+}
+
+enum MovePass {
+# Which rows a page of rows that move takes (ss::wire::move_pass).
+
+  whole @0;
+  # Every row, the marks untouched (a resume on another shard count, or a move under the hold).
+  copy @1;
+  # Every row, each one's move mark cleared as it is copied: while the job trains.
+  changed @2;
+  # Only the rows marked since their copy (changed or made after it): under the hold.
 }
 
 struct PublishRowsRequest {
@@ -149,6 +162,9 @@ struct TakeRowsRequest {
   # The endpoints of the shards of the snapshot's shape to pull from.
   placementShards @1 :UInt32;
   # The job's new shard count.
+  movePass @2 :MovePass;
+  # Passed on in each DumpRequest: a live reshard copies every row while the job trains (copy),
+  # then under the hold only those changed since (changed).
 }
 
 struct TakeRowsReply {

@@ -83,6 +83,10 @@ struct ClusterView {
   placementShards @16 :UInt32;
   # The shard count rows are placed over, when a live reshard changed it from the job's --shards;
   # 0: the job's. Shards serve and trainers route by it from the view that carries it.
+  reshaping @17 :Bool;
+  # A live reshard is under way: members heartbeat every 50 ms until it ends, so that its stages,
+  # each of which waits for every member to apply a view, take milliseconds rather than heartbeats.
+  # Only a matter of speed: a member of an earlier build heartbeats at its interval.
 }
 
 struct RegisterReply {

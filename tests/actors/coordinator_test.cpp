@@ -556,8 +556,25 @@ TEST_CASE("coordinator: stop ends a following job's input through the view, and 
   CHECK(failed.find("stopped: operator") != std::string::npos);
 }
 
-TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its new shards, holds the input until "
-          "nothing is being trained, and rolls back when a shard never comes",
+// A shard that answers take_rows_request (refusing a copy while training when told to) and keeps
+// the pass of each.
+struct fake_taker {
+  bool refuse_copy = false;
+  std::vector<wire::move_pass> passes;
+};
+request_server_actor::behavior_type fake_taker_actor(request_server_actor::pointer, std::shared_ptr<fake_taker> t) {
+  return {[t](serve_atom, const envelope_ptr& env) -> body_ptr {
+    const auto& req = std::get<wire::take_rows_request>(env->message);
+    t->passes.push_back(req.pass);
+    if (t->refuse_copy && req.pass == wire::move_pass::copy)
+      return make_body(wire::error_reply{errc::invalid_argument, "its rows leave RAM"});
+    return make_body(wire::take_rows_reply{10, 100, 0.01});
+  }};
+}
+
+TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its new shards, copies the rows while "
+          "the job trains, holds the input until nothing is being trained, moves only the rows changed since, and "
+          "rolls back when a shard never comes",
           "[actors]") {
   actor_fixture f;
   ss::test::temp_dir dir;
@@ -567,6 +584,11 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   node coord(f, "coordinator", "mem://coordinator");
   auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client(f, "client");
+  // The shards' servers: only their takes are answered.
+  auto takes = std::make_shared<fake_taker>();
+  node shard0_server(f, "shard-0", "mem://shard-0"), shard1_server(f, "shard-1", "mem://shard-1");
+  for (auto* n : {&shard0_server, &shard1_server})
+    caf::anon_send(n->gateway, route_atom::value, kind_of<wire::take_rows_request>(), f.sys.spawn(fake_taker_actor, takes));
   auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
   auto reshard = [&](std::uint32_t shards) { return std::get<wire::reshard_reply>(*ask(wire::reshard_request{shards})->reply); };
   auto status = [&] { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; };
@@ -581,10 +603,12 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   REQUIRE(status().find("\"state\":\"running\"") != std::string::npos);
   // A heartbeat of each member (the reader's with its batches being trained); the view it got back.
   wire::cluster_view view;
+  std::uint64_t shard1 = 0;
   auto beat = [&](std::uint32_t in_flight) {
     wire::member_progress p;
     p.view_epoch = view.epoch;
     ask(wire::heartbeat{shard0, p});
+    if (shard1 != 0) ask(wire::heartbeat{shard1, p});
     ask(wire::heartbeat{trainer, p});
     p.batches_in_flight = in_flight;
     view = std::get<wire::heartbeat_reply>(*ask(wire::heartbeat{reader0, p})->reply).view;
@@ -605,6 +629,7 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
         std::string::npos);
   beat(0);
   CHECK(view.shards.size() == 2);
+  CHECK(view.reshaping);  // the members heartbeat often until it ends
   CHECK_FALSE(view.hold_input);
   // Shard 1 never registers: after --peer-wait the reshard is rolled back, the job goes on with one.
   for (int i = 0; i < 8; ++i) {
@@ -614,25 +639,83 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   beat(0);
   CHECK(view.shards.size() == 1);
   CHECK_FALSE(view.hold_input);
+  CHECK_FALSE(view.reshaping);
   CHECK(status().find("\"state\":\"running\"") != std::string::npos);
   CHECK(status().find("rolled back: shard(s) 1 did not register within --peer-wait 3 s") != std::string::npos);
-  // Again, with shard 1: the input is held, and stays held while the reader's batches are trained.
+  CHECK(takes->passes.empty());
+  // Again, with shard 1: both shards copy the rows they will own while the job trains.
   REQUIRE(reshard(2).accepted);
-  const auto shard1 = id_of(ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4}));
+  beat(0);
+  shard1 = id_of(ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4}));
   CHECK(std::get<wire::register_reply>(*ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4})
                                              ->reply)
             .job_was_running == false);  // it starts with no rows: they come by the move
+  f.settle();
+  CHECK(takes->passes == std::vector<wire::move_pass>{wire::move_pass::copy, wire::move_pass::copy});
+  // Then the input is held, and stays held while the reader's batches are trained.
   f.advance(std::chrono::milliseconds(500));
   beat(2);
   REQUIRE(view.hold_input);
-  ask(wire::heartbeat{shard1, {}});
   f.advance(std::chrono::milliseconds(500));
   beat(2);
   CHECK(status().find("holding the input until nothing is being trained") != std::string::npos);
-  // Once none is, the rows move (here to shards that do not answer: the test ends there).
+  CHECK(takes->passes.size() == 2);
+  // Once none is, only the rows changed since their copy move; then the members switch to 2 shards,
+  // and once each applied that, the input is released.
   beat(0);
-  f.advance(std::chrono::milliseconds(500));
+  f.settle();
+  CHECK(takes->passes == std::vector<wire::move_pass>{wire::move_pass::copy, wire::move_pass::copy,
+                                                      wire::move_pass::changed, wire::move_pass::changed});
   beat(0);
-  CHECK(status().find("moving rows") != std::string::npos);
+  CHECK(view.placement_shards == 2);
+  CHECK(view.hold_input);
+  beat(0);
+  CHECK_FALSE(view.hold_input);
+  CHECK(status().find("the snapshot of the new shape") != std::string::npos);
+  (void)c;
+}
+
+TEST_CASE("coordinator: a live reshard whose copy while training is refused moves every row while the input is held",
+          "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co = one_shard_job::options(dir);
+  node coord(f, "coordinator", "mem://coordinator");
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto takes = std::make_shared<fake_taker>();
+  takes->refuse_copy = true;
+  node shard0_server(f, "shard-0", "mem://shard-0"), shard1_server(f, "shard-1", "mem://shard-1");
+  for (auto* n : {&shard0_server, &shard1_server})
+    caf::anon_send(n->gateway, route_atom::value, kind_of<wire::take_rows_request>(), f.sys.spawn(fake_taker_actor, takes));
+  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
+  auto id_of = [](const std::shared_ptr<call_result>& r) { return std::get<wire::register_reply>(*r->reply).member_id; };
+  const auto shard0 = id_of(ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1}));
+  const auto reader0 = id_of(ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 2}));
+  const auto trainer = id_of(ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3}));
+  wire::cluster_view view;
+  std::uint64_t shard1 = 0;
+  auto beat = [&] {
+    wire::member_progress p;
+    p.view_epoch = view.epoch;
+    ask(wire::heartbeat{shard0, p});
+    ask(wire::heartbeat{trainer, p});
+    if (shard1 != 0) ask(wire::heartbeat{shard1, p});
+    view = std::get<wire::heartbeat_reply>(*ask(wire::heartbeat{reader0, p})->reply).view;
+  };
+  beat();
+  REQUIRE(std::get<wire::reshard_reply>(*ask(wire::reshard_request{2})->reply).accepted);
+  beat();
+  shard1 = id_of(ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4}));
+  f.settle();
+  beat();
+  REQUIRE(view.hold_input);
+  beat();
+  f.settle();
+  // One shard's refusal ends the copy: every row moves under the hold (asked of both shards).
+  REQUIRE(takes->passes.size() >= 3);
+  CHECK(takes->passes[0] == wire::move_pass::copy);
+  CHECK(std::count(takes->passes.begin(), takes->passes.end(), wire::move_pass::whole) == 2);
+  CHECK(std::count(takes->passes.begin(), takes->passes.end(), wire::move_pass::changed) == 0);
   (void)c;
 }

@@ -5,7 +5,8 @@
 # once a tenth of its rows are committed it grows to 4 (shards 2 and 3 started once it is asked),
 # and once that is done and a third are, it shrinks to 3 (shard 3 hands its rows over and leaves). It must end ok with every row
 # committed once and test NE within the fault matrix's bound of an undisturbed run of the same job,
-# each change logged with the rows it moved and how long the input was held. Refused with the
+# each change logged with the rows it copied while the job trained, those it moved under the hold
+# (only the rows changed since their copy) and how long the input was held. Refused with the
 # reason, the job going on: a reshard while another is under way, to 0 shards, to the count the job
 # has; rolled back, the job going on: a reshard whose new shard never registers (--peer-wait).
 # usage: reshard_live.sh SHADOWSYNC_BINARY
@@ -88,12 +89,18 @@ job live yes
 [[ "$(field live.json examples_committed)" == "$rows" ]] ||
   fail "the resharded job committed $(field live.json examples_committed) examples, expected exactly $rows"
 grep -q "resharded 4 -> 3 shards in" live.coordinator.err || fail "the reshard to 3 did not complete"
+# Both changes copied the rows while the job trained, and moved under the hold only those changed
+# since (shards without a memory budget, row TTL or full table's evictions).
+for change in "2 -> 4" "4 -> 3"; do
+  grep "resharded $change shards in" live.coordinator.err | grep -q "rows copied while training" ||
+    fail "resharding $change shards copied no rows while the job trained: $(grep -h "no copy while" live.coordinator.err | head -1)"
+done
 grep -q "input no longer held" live.reader-0.err || fail "reader-0 never saw its input released"
 base_ne=$(field base.json test_ne)
 live_ne=$(field live.json test_ne)
 awk -v a="$live_ne" -v b="$base_ne" -v x="$ne_bound" 'BEGIN { exit !(a <= b * x) }' ||
   fail "test NE $live_ne is more than x$ne_bound the undisturbed run's $base_ne"
 echo "reshard_live: undisturbed NE $base_ne, resharded 2 -> 4 -> 3 NE $live_ne"
-grep -h "resharded\|input settled\|input is released" live.coordinator.err | sed 's/^/  /'
+grep -h "resharded\|input settled\|input is released\|copied in" live.coordinator.err | sed 's/^/  /'
 ((failures == 0)) || exit 1
 echo "reshard_live: ok"

@@ -40,7 +40,7 @@ bool same_view(const wire::cluster_view& a, const wire::cluster_view& b) {
          a.shard_incarnations == b.shard_incarnations && a.sync_incarnations == b.sync_incarnations &&
          a.coordinator == b.coordinator && a.trainer_memberships == b.trainer_memberships &&
          a.dropped_trainers == b.dropped_trainers && a.hold_input == b.hold_input &&
-         a.placement_shards == b.placement_shards;
+         a.placement_shards == b.placement_shards && a.reshaping == b.reshaping;
 }
 
 void publish(member_self self, const wire::cluster_view& view, wire::job_state state) {
@@ -187,8 +187,10 @@ member_agent_actor::behavior_type member_agent(member_self self, gateway_actor g
         if (st.registered) heartbeat_once(self);
         else try_register(self);
         // While the job waits for its members, poll faster so everyone starts within a beat of
-        // each other (the coordinator cannot push the start).
-        const bool waiting = !st.state_known || st.state == wire::job_state::waiting;
+        // each other (the coordinator cannot push the start); and while a live reshard waits for
+        // every member to apply each of its views, so that the input is held for milliseconds more
+        // than the rows take to move, not for heartbeats.
+        const bool waiting = !st.state_known || st.state == wire::job_state::waiting || st.view.reshaping;
         const auto fast = std::chrono::milliseconds(50);
         self->delayed_send(self, waiting ? std::min(fast, st.options.heartbeat_interval) : st.options.heartbeat_interval,
                            tick_atom::value);

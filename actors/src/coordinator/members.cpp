@@ -336,6 +336,7 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
                              p.device,
                              p.inode};
     }
+    reshape_heard(self);
   }
   reply.state = st.state;
   reply.view = st.view;
@@ -383,6 +384,7 @@ void change_view(coordinator_actor* self) {
   st.view.dropped_trainers = st.dropped_trainers;
   st.view.hold_input = st.hold_input;
   st.view.placement_shards = st.placement_shards;
+  st.view.reshaping = live_reshape(st);
   for (const auto& [id, m] : st.members) {
     if (m.role == wire::role::shard) {
       st.view.shards[m.index] = m.endpoint;

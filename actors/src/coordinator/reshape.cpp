@@ -31,6 +31,7 @@ constexpr auto stage_timeout = std::chrono::minutes(30);
 const char* stage_name(reshape_in_progress::stage_kind s) {
   switch (s) {
     case reshape_in_progress::stage_kind::joining: return "waiting for the new shards to register";
+    case reshape_in_progress::stage_kind::copying: return "copying rows while the job trains";
     case reshape_in_progress::stage_kind::holding: return "holding the input until nothing is being trained";
     case reshape_in_progress::stage_kind::moving: return "moving rows";
     case reshape_in_progress::stage_kind::switching: return "switching the members to the new count";
@@ -102,10 +103,23 @@ void enter_stage(coordinator_actor* self, reshape_in_progress::stage_kind next) 
 // serving yet (`unavailable`: it registers before it has loaded its rows) is waited for instead,
 // up to --peer-wait from the start of the reshape.
 void roll_back(coordinator_actor* self, const std::string& why);
+void copy_ended(coordinator_actor* self, bool copied, const std::string& why);
 
 void stage_failed(coordinator_actor* self, const std::string& why, errc code = errc::internal) {
   auto& st = self->state;
   auto& r = *st.reshape;
+  // The copy while the job trains only saves time under the hold: without it, every row moves then.
+  // A new shard that registered before it serves (it opens its storage) is waited for.
+  if (r.stage == reshape_in_progress::stage_kind::copying) {
+    const auto now = self->clock().now();
+    if (code == errc::unavailable && !r.unavailable_since) r.unavailable_since = now;
+    if (code != errc::unavailable || seconds_between(*r.unavailable_since, now) >= st.options.job.peer_wait)
+      return copy_ended(self, false, why);
+    ++r.attempt;
+    r.asked = false;
+    r.retry_at = now + std::chrono::milliseconds(200);
+    return;
+  }
   // Live and growing, before the members switched: rows moved only to the new shards, which leave,
   // and the old owners hold every row as it was when the input was held, so the job can go on as
   // it was. A refusal (a shard without storage cannot take rows) is final at once; anything else
@@ -140,7 +154,10 @@ void stage_failed(coordinator_actor* self, const std::string& why, errc code = e
   r.retry_at = self->clock().now() + retry_after;
 }
 
-void ask_to_take(coordinator_actor* self) {
+// Every shard of the new count takes the rows it now owns, `pass` of them (a resume, or a live
+// reshard under the hold: every row, or only those changed since the copy while the job trained;
+// the copy itself while it trains).
+void ask_to_take(coordinator_actor* self, wire::move_pass pass) {
   auto& st = self->state;
   auto& r = *st.reshape;
   const auto sources = embedding::move_sources(embedding::placement(r.from), embedding::placement(r.to));
@@ -150,10 +167,14 @@ void ask_to_take(coordinator_actor* self) {
   r.stage_started = self->clock().now();
   r.rows_moved = r.bytes_moved = 0;
   const std::uint64_t attempt = r.attempt;
-  spdlog::info("{}: {}: the shards take the rows they now own", st.options.name, doing(r));
+  spdlog::info("{}: {}: the shards take the rows they now own{}", st.options.name, doing(r),
+               pass == wire::move_pass::copy      ? ", copied while the job trains"
+               : pass == wire::move_pass::changed ? ", those changed since their copy"
+                                                  : "");
   for (std::uint32_t j = 0; j < r.to; ++j) {
     wire::take_rows_request req;
     req.placement_shards = r.to;
+    req.pass = pass;
     for (auto i : sources[j]) req.sources.push_back(st.members.at(st.shard_slots[i]).endpoint);
     call_endpoint(
         self, st.members.at(st.shard_slots[j]).endpoint, make_body(std::move(req)), stage_timeout,
@@ -171,6 +192,7 @@ void ask_to_take(coordinator_actor* self) {
           rs.rows_moved += taken->rows;
           rs.bytes_moved += taken->bytes;
           if (--rs.pending > 0) return;
+          if (rs.stage == reshape_in_progress::stage_kind::copying) return copy_ended(self, true, "");
           rs.move_seconds = seconds_between(rs.stage_started, self->clock().now());
           spdlog::info("{}: {}: {} rows ({:.1f} MB) moved in {:.2f}s; now {}", s.options.name, doing(rs),
                        rs.rows_moved, static_cast<double>(rs.bytes_moved) / 1e6, rs.move_seconds,
@@ -208,12 +230,18 @@ void complete(coordinator_actor* self) {
   st.reshaped_from = r.from;
   st.placement_shards = 0;  // the job's --shards is the new count now
   st.counters.reshapes.add();
-  st.counters.rows_moved.add(r.rows_moved);
+  st.counters.rows_moved.add(r.rows_moved + r.rows_copied);
   const double seconds = seconds_between(r.started, self->clock().now());
-  spdlog::info("{}: {} {} in {:.2f}s: {} rows moved ({:.2f} s per million), {} dropped where they were; the "
-               "shards hold {} rows",
-               st.options.name, r.live ? "resharded" : "resumed on", shape(r), seconds, r.rows_moved,
-               r.rows_moved > 0 ? r.move_seconds * 1e6 / static_cast<double>(r.rows_moved) : 0.0, dropped, kept);
+  const auto per_million = [](double s, std::uint64_t rows) { return rows > 0 ? s * 1e6 / static_cast<double>(rows) : 0.0; };
+  const std::string copied =
+      r.copied ? std::to_string(r.rows_copied) + " rows copied while training (" +
+                     fmt::format("{:.2f}", per_million(r.copy_seconds, r.rows_copied)) + " s per million), then "
+               : std::string();
+  spdlog::info("{}: {} {} in {:.2f}s: {}{} rows moved{} ({:.2f}s, {:.2f} s per million), {} dropped where they were; "
+               "the shards hold {} rows",
+               st.options.name, r.live ? "resharded" : "resumed on", shape(r), seconds, copied, r.rows_moved,
+               r.live ? " under the hold" : "", r.move_seconds, per_million(r.move_seconds, r.rows_moved), dropped,
+               kept);
   st.reshape.reset();
   change_view(self);
 }
@@ -336,16 +364,9 @@ void joining_tick(coordinator_actor* self) {
   auto& st = self->state;
   auto& r = *st.reshape;
   if (stage_members_present(st, r)) {
-    // Nothing else may be under way while the input is held: what is, finishes first.
-    if (st.snapshot || st.publishing || st.evaluating || st.scoring != scoring_stage::none) return;
-    spdlog::info("{}: {}: every shard registered; the input is held until what was handed out is trained",
-                 st.options.name, doing(r));
-    st.hold_input = true;
-    change_view(self);
-    r.view_epoch = st.view.epoch;
-    r.stage = reshape_in_progress::stage_kind::holding;
-    r.stage_started = r.hold_started = self->clock().now();
-    return;
+    spdlog::info("{}: {}: every shard registered; the rows are copied while the job trains", st.options.name,
+                 doing(r));
+    return enter_stage(self, reshape_in_progress::stage_kind::copying);
   }
   if (seconds_between(r.started, self->clock().now()) > st.options.job.peer_wait) {
     roll_back(self, "shard(s) " + vacant_shards(st, r.from, st.shard_slots.size()) +
@@ -365,6 +386,53 @@ bool members_applied(const coordinator_state& st, wire::role role, std::uint64_t
   return true;
 }
 
+// Live, copying: the shards of the new count copy the rows they will own while the job trains
+// (each source clears a row's move mark as it copies it, and a change marks it again).
+void copying_tick(coordinator_actor* self) {
+  auto& st = self->state;
+  auto& r = *st.reshape;
+  if (!r.copy_over) {
+    if (!r.asked && self->clock().now() >= r.retry_at) ask_to_take(self, wire::move_pass::copy);
+    return;
+  }
+  // Nothing else may be under way while the input is held: what is, finishes first.
+  if (st.snapshot || st.publishing || st.evaluating || st.scoring != scoring_stage::none) return;
+  // The readers heartbeat often once they saw the reshard (the view's reshaping), so the hold
+  // reaches them within milliseconds: waited for, up to two heartbeats.
+  bool fast = true;
+  for (const auto& [id, m] : st.members)
+    if (m.role == wire::role::reader && m.progress.view_epoch < r.request_epoch) fast = false;
+  if (!fast && seconds_between(r.started, self->clock().now()) < 2 * st.options.job.heartbeat_interval) return;
+  spdlog::info("{}: {}: the input is held until what was handed out is trained", st.options.name, doing(r));
+  st.hold_input = true;
+  change_view(self);
+  r.view_epoch = st.view.epoch;
+  r.stage = reshape_in_progress::stage_kind::holding;
+  r.stage_started = r.hold_started = self->clock().now();
+}
+
+// The copy while the job trains ended: copied, or not (why), when every row moves under the hold.
+void copy_ended(coordinator_actor* self, bool copied, const std::string& why) {
+  auto& st = self->state;
+  auto& r = *st.reshape;
+  ++r.attempt;  // answers still on their way no longer count
+  r.copy_over = true;
+  r.copied = copied;
+  r.copy_seconds = seconds_between(r.stage_started, self->clock().now());
+  if (copied) {
+    r.copied_members = r.stage_members;
+    r.rows_copied = r.rows_moved;
+    spdlog::info("{}: {}: {} rows ({:.1f} MB) copied in {:.2f}s while the job trained; under the hold only those "
+                 "changed since move",
+                 st.options.name, doing(r), r.rows_copied, static_cast<double>(r.bytes_moved) / 1e6, r.copy_seconds);
+  } else {
+    spdlog::warn("{}: {}: no copy while the job trains ({}); every row moves while the input is held",
+                 st.options.name, doing(r), why);
+  }
+  r.rows_moved = r.bytes_moved = 0;
+  copying_tick(self);
+}
+
 // Live, holding: readers hand out nothing; once every reader saw that and none has a batch being
 // trained, nothing is looked up or pushed, and the rows move.
 void holding_tick(coordinator_actor* self) {
@@ -375,9 +443,7 @@ void holding_tick(coordinator_actor* self) {
   if (members_applied(st, wire::role::reader, r.view_epoch, 0)) {
     spdlog::info("{}: {}: the input settled in {:.2f}s; the rows move", st.options.name, doing(r),
                  seconds_between(r.stage_started, self->clock().now()));
-    r.asked = false;
-    r.stage = reshape_in_progress::stage_kind::moving;
-    return;
+    return enter_stage(self, reshape_in_progress::stage_kind::moving);
   }
   if (seconds_between(r.stage_started, self->clock().now()) > hold_limit_seconds(st))
     roll_back(self, "batches handed out were still being trained " +
@@ -421,6 +487,15 @@ void switching_tick(coordinator_actor* self) {
 
 bool live_reshape(const coordinator_state& st) { return st.reshape && st.reshape->live; }
 
+void reshape_heard(coordinator_actor* self) {
+  const auto& st = self->state;
+  if (!live_reshape(st)) return;
+  const auto stage = st.reshape->stage;
+  if (stage == reshape_in_progress::stage_kind::copying || stage == reshape_in_progress::stage_kind::holding ||
+      stage == reshape_in_progress::stage_kind::switching)
+    reshape_tick(self);
+}
+
 wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shards) {
   auto& st = self->state;
   const auto from = st.reshape ? st.reshape->from : static_cast<std::uint32_t>(st.shard_slots.size());
@@ -453,6 +528,7 @@ wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shard
   st.reshape.emplace(r);
   st.shard_slots.resize(std::max(from, shards), 0);
   change_view(self);
+  st.reshape->request_epoch = st.view.epoch;
   spdlog::info("{}: {}: {}", st.options.name, doing(r),
                shards > from ? "waiting for " + shard_range(from, shards) + " to register"
                              : "the rows of " + shard_range(shards, from) + " move to the others");
@@ -472,6 +548,7 @@ bool reshape_tick(coordinator_actor* self) {
   if (r.live) {
     switch (r.stage) {
       case reshape_in_progress::stage_kind::joining: return joining_tick(self), true;
+      case reshape_in_progress::stage_kind::copying: return copying_tick(self), true;
       case reshape_in_progress::stage_kind::holding: return holding_tick(self), true;
       case reshape_in_progress::stage_kind::switching: return switching_tick(self), true;
       default: break;  // the stages a resume has too, below
@@ -497,7 +574,10 @@ bool reshape_tick(coordinator_actor* self) {
   r.missing_since.reset();
   switch (r.stage) {
     case reshape_in_progress::stage_kind::moving:
-      ask_to_take(self);
+      // Live, after a copy by the same shards (none restarted since: its marks are theirs), only
+      // the rows changed since it move.
+      ask_to_take(self, r.live && r.copied && st.shard_slots == r.copied_members ? wire::move_pass::changed
+                                                                                  : wire::move_pass::whole);
       break;
     case reshape_in_progress::stage_kind::snapshot:
       if (st.snapshot) break;  // one under way: it is this one
@@ -509,6 +589,7 @@ bool reshape_tick(coordinator_actor* self) {
       ask_to_drop(self);
       break;
     case reshape_in_progress::stage_kind::joining:
+    case reshape_in_progress::stage_kind::copying:
     case reshape_in_progress::stage_kind::holding:
     case reshape_in_progress::stage_kind::switching:
       break;  // a live reshard's own stages, above

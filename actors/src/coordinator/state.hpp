@@ -94,9 +94,10 @@ struct snapshot_in_progress {
 // until nothing is being trained, the rows move, members switch to the new count, the input is
 // released, and then as on a resume the snapshot and the drop (reshape.cpp).
 struct reshape_in_progress {
-  enum class stage_kind { joining, holding, moving, switching, snapshot, dropping };
+  enum class stage_kind { joining, copying, holding, moving, switching, snapshot, dropping };
   bool live = false;
   std::uint64_t view_epoch = 0;  // holding, switching: the view every member must have applied
+  std::uint64_t request_epoch = 0;  // live: the first view that said a reshard is under way
   std::uint32_t from = 0, to = 0;  // shard counts: the snapshot's, the job's
   stage_kind stage = stage_kind::moving;
   std::uint64_t old_snapshot = 0;  // the snapshot resumed from
@@ -121,6 +122,12 @@ struct reshape_in_progress {
   double move_seconds = 0;
   // Live: when the input was held (until the members switched).
   clock_type::time_point hold_started;
+  // Live: the copy while the job trains is over (copied: it succeeded, by the shards in
+  // copied_members, so that under the hold only the rows changed since move), its rows and time.
+  bool copy_over = false, copied = false;
+  std::vector<std::uint64_t> copied_members;
+  std::uint64_t rows_copied = 0;
+  double copy_seconds = 0;
 };
 
 // A model being scored: the validation files after an epoch, then (when it is the best so far)
@@ -371,6 +378,9 @@ wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shard
 // A live reshard is under way: snapshots, publications, exports and scoring wait for it (a shard
 // count that is changing, rows held by two shards until the drop).
 bool live_reshape(const coordinator_state& st);
+// A member's heartbeat was heard: a live reshard waiting for every member to apply a view (before
+// the hold, the hold, the switch) checks at once rather than at the next tick.
+void reshape_heard(coordinator_actor* self);
 // The shard count a registering shard restores its snapshot under (0: the job's).
 std::uint32_t restore_shards_of(const coordinator_state& st);
 // The snapshot of the new shape was written (or not: why).

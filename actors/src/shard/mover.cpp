@@ -60,6 +60,16 @@ void next_source(mover_self self);
 
 std::string source_name(const take_in_progress& t) { return "the shard at " + t.request.sources[t.source]; }
 
+// For the log: what kind of take it was.
+const char* pass_name(wire::move_pass p) {
+  switch (p) {
+    case wire::move_pass::whole: return "every row";
+    case wire::move_pass::copy: return "copied while training";
+    case wire::move_pass::changed: return "those changed since their copy";
+  }
+  return "?";
+}
+
 // Every row of a page must be this shard's under the new placement: a source that sends another
 // shard's rows (another build's placement, a bug) would have them served by the wrong shard.
 std::string foreign_row(const take_in_progress& t, const wire::dump_reply& page, std::uint32_t me) {
@@ -129,24 +139,31 @@ void next_source(mover_self self) {
   auto& st = self->state;
   auto& t = *st.take;
   if (t.source == t.request.sources.size()) {
+    const auto report = [self] {
+      auto& s = self->state;
+      const auto& tk = *s.take;
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tk.started).count();
+      spdlog::info("{}: took {} rows ({:.1f} MB, {}) from {} shard(s) in {:.2f}s", s.options.name, tk.rows,
+                   static_cast<double>(tk.bytes) / 1e6, pass_name(tk.request.pass), tk.request.sources.size(),
+                   seconds);
+      finish(self, make_body(wire::take_rows_reply{tk.rows, tk.bytes, seconds}));
+    };
+    // A live reshard's copy while the job trains is not the move yet: the placement in force is
+    // still the old one, and the copy under the hold claims the storage.
+    if (t.request.pass == wire::move_pass::copy) return report();
     // Every row that moves here is stored: the storage is this shard's under the new count.
     self->request(st.persister, caf::infinite, claim_atom::value, t.request.placement_shards)
         .then(
-            [self](const body_ptr& claimed) {
-              auto& s = self->state;
-              if (!s.take) return;
+            [self, report](const body_ptr& claimed) {
+              if (!self->state.take) return;
               if (std::holds_alternative<wire::error_reply>(*claimed)) return finish(self, claimed);
-              const auto& tk = *s.take;
-              const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tk.started).count();
-              spdlog::info("{}: took {} rows ({:.1f} MB) from {} shard(s) in {:.2f}s", s.options.name, tk.rows,
-                           static_cast<double>(tk.bytes) / 1e6, tk.request.sources.size(), seconds);
-              finish(self, make_body(wire::take_rows_reply{tk.rows, tk.bytes, seconds}));
+              report();
             },
             [self](const caf::error& err) { fail(self, errc::internal, "claiming its storage: " + self->system().render(err)); });
     return;
   }
-  t.next = wire::dump_request{0, 0, std::max<std::uint32_t>(1, st.options.move_page_rows), t.request.placement_shards,
-                              st.options.index, true};
+  t.next = wire::dump_request{0,    0, std::max<std::uint32_t>(1, st.options.move_page_rows), t.request.placement_shards,
+                              st.options.index, true, t.request.pass};
   self->request(st.gateway, caf::infinite, link_atom::value, t.request.sources[t.source])
       .then(
           [self](std::uint32_t link) {
@@ -189,8 +206,8 @@ caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request&
   st.take->request = req;
   st.take->answer = promise;
   st.take->to = *placed;
-  spdlog::info("{}: taking the rows the placement over {} shards gives it from {} shard(s)", st.options.name,
-               req.placement_shards, req.sources.size());
+  spdlog::info("{}: taking the rows the placement over {} shards gives it from {} shard(s) ({})", st.options.name,
+               req.placement_shards, req.sources.size(), pass_name(req.pass));
   next_source(self);
   return promise;
 }

@@ -110,6 +110,8 @@ status write_back(persister_self self) {
   });
 }
 
+body_ptr refusal(errc code, const std::string& why) { return make_body(wire::error_reply{code, why}); }
+
 // A page of rows from a shard with a memory budget (dump_request: the exported model's values, or
 // the whole rows a placement gives to one shard): from storage, which holds every row once the
 // changed ones are flushed (the rows in RAM are not all the rows). The position is the next key,
@@ -118,6 +120,9 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   auto& st = self->state;
   auto to = placement_of_dump(st.options, *st.paged, req);
   if (!to.is_ok()) return make_body(wire::error_reply{to.error().code(), to.error().message()});
+  if (req.pass != wire::move_pass::whole)
+    return refusal(errc::invalid_argument, st.options.name + ": it has a memory budget (its rows leave RAM), so its "
+                                                             "rows move while the input is held");
   if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
   const std::size_t keep = req.whole_rows ? st.store->row_floats() : st.store->options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
@@ -182,8 +187,6 @@ body_ptr serve_snapshot(persister_self self, const wire::snapshot_request& req) 
 }
 
 // ---- rows that move (a job that takes another shard count) ----------------------------------
-
-body_ptr refusal(errc code, const std::string& why) { return make_body(wire::error_reply{code, why}); }
 
 // Stores a page of rows that moved here (whole rows, pulled by the mover from the shard that held
 // them): in storage, and without a memory budget in RAM too, where every row lives then. With one,

@@ -139,6 +139,21 @@ result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shar
 
 namespace {
 
+// A live reshard's copies (dump_request pass copy or changed) are whole rows of a placement, from a
+// shard whose rows stay in RAM: a row that left RAM after its copy (for storage or for good) would
+// be missed by the copy of the rows changed since, or come back at its new owner.
+status live_copy_refusal(const embedding::shard_store& store, const shard_options& o, const wire::dump_request& req) {
+  if (req.placement_shards == 0 || !req.whole_rows)
+    return status(errc::invalid_argument, o.name + ": a reshard's copy of rows needs a placement and whole rows");
+  for (std::uint32_t t = 0; t < store.options().max_tables; ++t) {
+    const embedding::embedding_table* tab = store.existing_table(t);
+    if (tab != nullptr && tab->rows_leave_ram())
+      return status(errc::invalid_argument, o.name + ": its rows leave RAM (a memory budget, a row TTL or a full "
+                                                     "table's evictions), so they move while the input is held");
+  }
+  return status::ok();
+}
+
 // A page of rows: for the exported model, values only (FP32, whatever the rows' precision); for
 // moving rows to another shard count, only those a placement gives to one shard, whole, as stored
 // (values at the rows' precision, optimizer state, TTL stamp).
@@ -146,6 +161,10 @@ body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embed
                     shard_counters& c, const wire::dump_request& req) {
   auto to = placement_of_dump(o, paged, req);
   if (!to.is_ok()) return refuse(c, to.error());
+  const bool moving = req.pass != wire::move_pass::whole;
+  if (moving) {
+    if (auto why = live_copy_refusal(store, o, req); !why.is_ok()) return refuse(c, why);
+  }
   wire::dump_reply reply;
   const std::size_t floats = store.row_floats(), keep = req.whole_rows ? floats : store.options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
@@ -154,12 +173,17 @@ body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embed
   std::uint32_t t = req.table;
   std::uint64_t position = req.position;
   for (; t < store.options().max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
-    const embedding::embedding_table* tab = store.existing_table(t);
+    embedding::embedding_table* tab = store.existing_table(t);
     if (tab == nullptr) continue;
+    const std::function<bool(std::uint64_t)> requesters = [&to, t, &req](std::uint64_t id) {
+      return (*to)->shard_of(t, id) == req.placement_index;
+    };
     do {  // with a placement, copies on until the page is full or the table ends
       ids.clear();
       rows.clear();
-      position = tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
+      position = moving ? tab->copy_rows_to_move(position, max_rows - reply.ids.size(),
+                                                 req.pass == wire::move_pass::copy, requesters, ids, rows)
+                        : tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
       for (std::size_t i = 0; i < ids.size(); ++i) {
         if (*to && (*to)->shard_of(t, ids[i]) != req.placement_index) continue;
         reply.tables.push_back(t);

@@ -641,18 +641,21 @@ status embedding_table::read_published(const std::uint64_t* ids, std::size_t n, 
   return status::ok();
 }
 
-std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
-                                         std::vector<float>& rows) const {
-  // position = stripe << 40 | log2(the stripe's index size) << 32 | slot. Rows are never removed,
-  // so a slot keeps its row while the index keeps its size; once it grew, the rows are elsewhere
-  // and the stripe starts over.
-  const std::size_t floats = row_floats();
+namespace {
+
+// copy_rows' paging over `stripes` (const or not): take(stripe, slot) copies the slot's row and
+// says whether it did; at most max_rows are taken per call.
+// position = stripe << 40 | log2(the stripe's index size) << 32 | slot. Rows are never removed,
+// so a slot keeps its row while the index keeps its size; once it grew, the rows are elsewhere
+// and the stripe starts over.
+template <class Stripes, class Take>
+std::uint64_t page_rows(Stripes& stripes, std::uint64_t position, std::size_t max_rows, Take take) {
   std::size_t si = static_cast<std::size_t>(position >> 40);
   const std::size_t size_then = std::size_t{1} << ((position >> 32) & 0xff);
   std::size_t slot_at = static_cast<std::size_t>(position & 0xffffffffu);
   std::size_t copied = 0;
-  for (; si < stripe_count; ++si, slot_at = 0) {
-    const stripe& s = stripes_[si];
+  for (; si < stripes.size(); ++si, slot_at = 0) {
+    auto& s = stripes[si];
     std::lock_guard<std::mutex> lock(s.mu);
     if (slot_at != 0 && s.index.size() != size_then) slot_at = 0;
     for (; slot_at < s.index.size(); ++slot_at) {
@@ -660,14 +663,44 @@ std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max
         const auto size_log2 = static_cast<std::uint64_t>(__builtin_ctzll(s.index.size()));
         return (static_cast<std::uint64_t>(si) << 40) | (size_log2 << 32) | slot_at;
       }
-      const row_index::slot& e = s.index[slot_at];
-      if (e.row == nullptr) continue;
-      ids.push_back(e.key);
-      rows.insert(rows.end(), e.row, e.row + floats);
-      ++copied;
+      if (s.index[slot_at].row != nullptr && take(s, slot_at)) ++copied;
     }
   }
   return 0;
+}
+
+}  // namespace
+
+std::uint64_t embedding_table::copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
+                                         std::vector<float>& rows) const {
+  const std::size_t floats = row_floats();
+  return page_rows(stripes_, position, max_rows, [&](const stripe& s, std::size_t i) {
+    const row_index::slot& e = s.index[i];
+    ids.push_back(e.key);
+    rows.insert(rows.end(), e.row, e.row + floats);
+    return true;
+  });
+}
+
+std::uint64_t embedding_table::copy_rows_to_move(std::uint64_t position, std::size_t max_rows, bool copy_all,
+                                                 const std::function<bool(std::uint64_t)>& keep,
+                                                 std::vector<std::uint64_t>& ids, std::vector<float>& rows) {
+  const std::size_t floats = row_floats();
+  return page_rows(stripes_, position, max_rows, [&](stripe& s, std::size_t i) {
+    const row_index::slot& e = s.index[i];
+    if (!copy_all && !s.dirty.marked_for_move(i)) return false;
+    if (!keep(e.key)) return false;
+    // Cleared under the stripe's lock with the copy: a change after it marks the row again.
+    if (copy_all) s.dirty.unmark_for_move(i);
+    ids.push_back(e.key);
+    rows.insert(rows.end(), e.row, e.row + floats);
+    return true;
+  });
+}
+
+bool embedding_table::rows_leave_ram() const {
+  const auto& b = options_.budget;
+  return b && (b->max_rows != row_budget::unlimited || options_.evict_when_full || b->ttl != 0);
 }
 
 std::size_t embedding_table::take_victims(std::size_t stripe_index, std::size_t want, std::vector<std::uint64_t>& ids,

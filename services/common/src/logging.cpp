@@ -41,7 +41,7 @@ status init_logging(const std::string& level, const std::string& format) {
         R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"%n","msg":%j})");
     logger->set_formatter(std::move(formatter));
   } else {
-    logger->set_pattern("[%H:%M:%S] %^%l%$ %v");
+    logger->set_pattern("[%H:%M:%S.%e] %^%l%$ %v");
   }
   spdlog::set_default_logger(logger);
   return status::ok();

@@ -63,6 +63,10 @@ inline status check_state(std::uint16_t v, const char* what) {
   return check_range(v, 0, static_cast<std::uint16_t>(job_state::failed), "job state", what);
 }
 
+inline status check_move_pass(std::uint16_t v, const char* what) {
+  return check_range(v, 0, static_cast<std::uint16_t>(move_pass::changed), "move pass", what);
+}
+
 inline status check_row_precision(std::uint16_t v, const char* what) {
   return check_range(v, 0, static_cast<std::uint16_t>(embedding::row_precision::fp16), "row precision", what);
 }

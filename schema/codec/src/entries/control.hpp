@@ -6,6 +6,11 @@
 
 namespace ss::wire::detail {
 
+constexpr int wire(schema::MovePass p) { return static_cast<int>(p); }
+static_assert(wire(schema::MovePass::WHOLE) == static_cast<int>(move_pass::whole));
+static_assert(wire(schema::MovePass::COPY) == static_cast<int>(move_pass::copy));
+static_assert(wire(schema::MovePass::CHANGED) == static_cast<int>(move_pass::changed));
+
 template <>
 struct codec<status_request>
     : union_member<Body::STATUS_REQUEST, &Body::Builder::initStatusRequest, &Body::Reader::getStatusRequest> {
@@ -86,7 +91,8 @@ struct codec<dump_request>
       field<&dump_request::max_rows, &Wire::Builder::setMaxRows, &Wire::Reader::getMaxRows>,
       field<&dump_request::placement_shards, &Wire::Builder::setPlacementShards, &Wire::Reader::getPlacementShards>,
       field<&dump_request::placement_index, &Wire::Builder::setPlacementIndex, &Wire::Reader::getPlacementIndex>,
-      field<&dump_request::whole_rows, &Wire::Builder::setWholeRows, &Wire::Reader::getWholeRows>>;
+      field<&dump_request::whole_rows, &Wire::Builder::setWholeRows, &Wire::Reader::getWholeRows>,
+      enumeration<&dump_request::pass, &Wire::Builder::setMovePass, &Wire::Reader::getMovePass, check_move_pass>>;
 
   static status check(const dump_request& m) {
     if (m.placement_shards > 0 && m.placement_index >= m.placement_shards)
@@ -189,7 +195,9 @@ struct codec<take_rows_request>
   using fields = field_list<Wire,
       list<&take_rows_request::sources, &Wire::Builder::initSources, &Wire::Reader::getSources>,
       field<&take_rows_request::placement_shards, &Wire::Builder::setPlacementShards,
-            &Wire::Reader::getPlacementShards>>;
+            &Wire::Reader::getPlacementShards>,
+      enumeration<&take_rows_request::pass, &Wire::Builder::setMovePass, &Wire::Reader::getMovePass,
+                  check_move_pass>>;
 };
 
 template <>

@@ -33,7 +33,8 @@ struct codec<cluster_view> {
       list<&cluster_view::dropped_trainers, &Wire::Builder::initDroppedTrainers, &Wire::Reader::getDroppedTrainers>,
       field<&cluster_view::input_closed, &Wire::Builder::setInputClosed, &Wire::Reader::getInputClosed>,
       field<&cluster_view::hold_input, &Wire::Builder::setHoldInput, &Wire::Reader::getHoldInput>,
-      field<&cluster_view::placement_shards, &Wire::Builder::setPlacementShards, &Wire::Reader::getPlacementShards>>;
+      field<&cluster_view::placement_shards, &Wire::Builder::setPlacementShards, &Wire::Reader::getPlacementShards>,
+      field<&cluster_view::reshaping, &Wire::Builder::setReshaping, &Wire::Reader::getReshaping>>;
 };
 
 template <>

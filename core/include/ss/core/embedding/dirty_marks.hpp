@@ -1,5 +1,6 @@
-// Dirty tracking: which rows of a stripe changed (or were made) since storage last took them, and
-// since the publisher last took them (delta publishing), one bit each in a byte per index slot,
+// Dirty tracking: which rows of a stripe changed (or were made) since storage last took them,
+// since the publisher last took them (delta publishing), and since a live reshard copied them to
+// their next owner (the copy clears that mark), one bit each in a byte per index slot,
 // moved with the rows (slot_column). A mark set under the stripe's lock and cleared by the take
 // under the same lock is what makes an update and a flush (or a publish) exclusive: a stored or
 // published row never misses an update whose call returned. The table adds up the storage marks
@@ -20,11 +21,11 @@ class dirty_marks {
 
   // Changed since storage took it.
   bool marked(std::size_t i) const { return (marks_[i] & for_storage) != 0; }
-  // Marks slot i's row changed, for storage and for the publisher; true when storage's mark was
-  // not set yet (one more dirty row).
+  // Marks slot i's row changed, for storage, the publisher and a reshard's copy; true when
+  // storage's mark was not set yet (one more dirty row).
   bool mark(std::size_t i) {
     const bool was = marked(i);
-    marks_[i] = for_storage | for_publisher;
+    marks_[i] = for_storage | for_publisher | for_move;
     return !was;
   }
   // Brings slot i's mark towards the cache ahead of mark(i): an update's marks fall at random in
@@ -46,13 +47,18 @@ class dirty_marks {
     return true;
   }
 
+  // Changed since a live reshard copied it (or never copied): the copy under the hold takes it.
+  bool marked_for_move(std::size_t i) const { return (marks_[i] & for_move) != 0; }
+  // The reshard's copy took slot i's row as it stands.
+  void unmark_for_move(std::size_t i) { marks_[i] = static_cast<std::uint8_t>(marks_[i] & ~for_move); }
+
   // Following the index (row_index::erase, grow).
   void move(std::size_t from, std::size_t to) { marks_.move(from, to); }
   void vacate(std::size_t i) { marks_.vacate(i); }
   void follow(const std::vector<std::uint32_t>& moved_to) { marks_.follow(moved_to); }
 
  private:
-  static constexpr std::uint8_t for_storage = 1, for_publisher = 2;
+  static constexpr std::uint8_t for_storage = 1, for_publisher = 2, for_move = 4;
   slot_column<std::uint8_t> marks_;
 };
 

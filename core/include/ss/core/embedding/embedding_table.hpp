@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -215,6 +216,16 @@ class embedding_table {
   // taken while nothing trains (a job's export), or from storage (a budget).
   std::uint64_t copy_rows(std::uint64_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids,
                           std::vector<float>& rows) const;
+  // A live reshard's copies, paged as copy_rows, of the rows `keep` accepts (those a new placement
+  // gives to one shard): `copy_all` takes each one and clears its move mark, while the job trains;
+  // otherwise only the rows marked since (changed or made after their copy), under the hold. The
+  // two together are every row as it stands at the hold, as long as no row leaves RAM meanwhile
+  // (no budget, row TTL or full table's evictions: see copy_rows).
+  std::uint64_t copy_rows_to_move(std::uint64_t position, std::size_t max_rows, bool copy_all,
+                                  const std::function<bool(std::uint64_t)>& keep, std::vector<std::uint64_t>& ids,
+                                  std::vector<float>& rows);
+  // A row leaves RAM only for storage (a budget) or for good (a row TTL, a full table's evictions).
+  bool rows_leave_ram() const;
   // The stripe that holds `id` (0 <= stripe < stripe_count).
   static std::size_t stripe_of(std::uint64_t id);
 

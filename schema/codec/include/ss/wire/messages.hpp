@@ -105,6 +105,9 @@ struct cluster_view {
   bool hold_input = false;
   // The shard count rows are placed over, when a live reshard changed it; 0: the job's --shards.
   std::uint32_t placement_shards = 0;
+  // A live reshard is under way: members heartbeat every 50 ms until it ends (its stages wait for
+  // every member to apply a view).
+  bool reshaping = false;
 };
 
 enum class job_state : std::uint8_t {
@@ -375,6 +378,11 @@ struct snapshot_reply {
   double seconds = 0;
 };
 
+// Which rows a page of rows that move takes (schema/control.capnp MovePass): every row (a resume,
+// or a move under the hold); every row, clearing each one's move mark as it is copied (a live
+// reshard's copy while the job trains); only the rows marked since (its copy under the hold).
+enum class move_pass : std::uint8_t { whole = 0, copy = 1, changed = 2 };
+
 struct dump_request {
   std::uint32_t table = 0;
   std::uint64_t position = 0;
@@ -385,6 +393,7 @@ struct dump_request {
   std::uint32_t placement_shards = 0;
   std::uint32_t placement_index = 0;
   bool whole_rows = false;
+  move_pass pass = move_pass::whole;  // with a placement
 };
 
 struct dump_reply {
@@ -426,6 +435,7 @@ struct publish_rows_reply {
 struct take_rows_request {
   std::vector<std::string> sources;
   std::uint32_t placement_shards = 0;
+  move_pass pass = move_pass::whole;  // passed on in each dump_request
 };
 
 struct take_rows_reply {
