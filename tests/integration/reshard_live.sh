@@ -3,7 +3,9 @@
 # running job"), every service a process of its own on loopback, as docs/cluster.md starts them, the
 # shards with storage (--data-dir). The job (2 readers, 2 trainers, s-easgd) starts on 2 shards;
 # once a tenth of its rows are committed it grows to 4 (shards 2 and 3 started once it is asked),
-# and once that is done and a third are, it shrinks to 3 (shard 3 hands its rows over and leaves). It must end ok with every row
+# and once that is done and a third are, it shrinks to 3 (shard 3 hands its rows over and leaves);
+# then the coordinator is killed and started again with its first command line (--shards 2), and
+# keeps the job's 3 shards. It must end ok with every row
 # committed once and test NE within the fault matrix's bound of an undisturbed run of the same job,
 # each change logged with the rows it copied while the job trained, those it moved under the hold
 # (only the rows changed since their copy) and how long the input was held. Refused with the
@@ -30,10 +32,15 @@ job() {
   cport=$(port)
   local coord=tcp://127.0.0.1:$cport
   mkdir -p "$name"
-  "$bin" coordinator --listen "$coord" --shards 2 --readers 2 --train "$train" --test data/test.tsv \
-    --snapshot-dir "$name/snapshots" --snapshot-interval 2 --member-timeout 3 --peer-wait 6 --progress-interval 0 \
-    --log-level info >"$name.coordinator.out" 2>"$name.coordinator.err" &
-  local coord_pid=$!
+  # The coordinator, as it is started again after a kill: the same command line (--shards 2).
+  coordinator() {
+    "$bin" coordinator --listen "$coord" --shards 2 --readers 2 --train "$train" --test data/test.tsv \
+      --snapshot-dir "$name/snapshots" --snapshot-interval 2 --member-timeout 3 --peer-wait 6 --progress-interval 0 \
+      --log-level info >>"$name.coordinator.out" 2>>"$name.coordinator.err" &
+    coord_pid=$!
+  }
+  local coord_pid
+  coordinator
   shard() { "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$name/shard-$1" \
               --log-level info >"$name.shard-$1.out" 2>"$name.shard-$1.err" & }
   shard 0
@@ -75,6 +82,12 @@ job() {
     grep -q "resharded 2 -> 4 shards in" "$name.coordinator.err" || fail "$name: the reshard to 4 did not complete"
     # 4 -> 3: shard 3 hands its rows over and leaves.
     ask --shards 3 >"$name.shrink.out" 2>&1 || fail "$name: the reshard to 3 was refused: $(tail -1 "$name.shrink.out")"
+    for ((i = 0; i < 600; i++)); do grep -q "resharded 4 -> 3 shards in" "$name.coordinator.err" && break; sleep 0.1; done
+    # The coordinator killed and started again from its command line (--shards 2, as a ConfigMap
+    # that was not changed): the job keeps its 3 shards.
+    kill -9 "$coord_pid"
+    wait "$coord_pid" 2>/dev/null || true
+    coordinator
   fi
   local rc=0
   wait "$coord_pid" || rc=$?
@@ -96,6 +109,8 @@ for change in "2 -> 4" "4 -> 3"; do
     fail "resharding $change shards copied no rows while the job trained: $(grep -h "no copy while" live.coordinator.err | head -1)"
 done
 grep -q "input no longer held" live.reader-0.err || fail "reader-0 never saw its input released"
+grep -q "was resharded from 2 to 3 shards while it ran (snapshot [0-9]*): it keeps 3 shards" \
+  live.coordinator.err || fail "the coordinator started again with --shards 2 did not keep the job's 3 shards"
 base_ne=$(field base.json test_ne)
 live_ne=$(field live.json test_ne)
 awk -v a="$live_ne" -v b="$base_ne" -v x="$ne_bound" 'BEGIN { exit !(a <= b * x) }' ||

@@ -118,6 +118,14 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
                                         "with the build that started it"};
   }
   const auto& m = latest->manifest;
+  if (const int keep = job::shards_to_resume_on(m, co.job.shards); keep != co.job.shards) {
+    spdlog::warn("{}: the job in {} was resharded from {} to {} shards while it ran (snapshot {}): it keeps {} "
+                 "shards; --shards {} is the count it was started with (shadowsync reshard changes the count, and so "
+                 "does another --shards on a resume)",
+                 co.name, store.location(), co.job.shards, keep, m.snapshot_id, keep, co.job.shards);
+    co.shards_flag = co.job.shards;
+    co.job.shards = keep;
+  }
   if (m.reshaped_from != 0 && m.shards.size() != static_cast<std::size_t>(co.job.shards)) {
     // Its shards' checkpoints still hold the rows that moved away: they are dropped on a resume
     // with its own count, after which another count can be taken.

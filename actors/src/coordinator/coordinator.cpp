@@ -491,6 +491,7 @@ void start(coordinator_actor* self, coordinator_options options, gateway_actor g
   st.gateway = std::move(gateway);
   st.job_text = job::job_config_text(st.options.job);
   st.shard_slots.assign(static_cast<std::size_t>(st.options.job.shards), 0);
+  st.shards_flag = static_cast<std::uint32_t>(st.options.shards_flag != 0 ? st.options.shards_flag : st.options.job.shards);
   st.reader_slots.assign(static_cast<std::size_t>(st.options.job.readers), 0);
   st.sync_slots.assign(static_cast<std::size_t>(st.options.job.sync_servers), 0);
   st.reader_commits.assign(static_cast<std::size_t>(st.options.job.readers), job::reader_commit{});

@@ -356,6 +356,7 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   record_trainers(st, m);
   m.shards.resize(shards);
   if (reshaping) m.reshaped_from = st.reshape->from;
+  if (static_cast<std::uint32_t>(st.options.job.shards) != st.shards_flag) m.shards_flag = st.shards_flag;
   const auto timeout = seconds_span(st.options.snapshot_timeout);
   wire::snapshot_request req;
   req.snapshot_id = id;

@@ -220,6 +220,9 @@ struct coordinator_state {
   // Resuming on another shard count, until the rows have moved (then reset).
   std::optional<reshape_in_progress> reshape;
   std::uint32_t reshaped_from = 0;  // the shard count a completed reshape moved the rows from (0: none)
+  // The --shards this coordinator was started with; options.job.shards differs from it once a live
+  // reshard changed the count (or the job kept such a count: coordinator_options::shards_flag).
+  std::uint32_t shards_flag = 0;
   // A live reshard: readers hand out nothing (the view's hold_input), and the count rows are placed
   // over once the rows moved (the view's placement_shards; 0: the job's --shards).
   bool hold_input = false;

@@ -145,6 +145,11 @@ status parse_dense(const io::keyed_text& text, snapshot_manifest& m) {
 
 }  // namespace
 
+int shards_to_resume_on(const snapshot_manifest& m, int shards_flag) {
+  if (m.shards_flag == 0 || static_cast<int>(m.shards_flag) != shards_flag) return shards_flag;
+  return static_cast<int>(m.shards.size());
+}
+
 std::string format_manifest(const snapshot_manifest& m) {
   io::keyed_text_writer out("shadowsync cluster snapshot");
   out.add("format", std::to_string(m.format));
@@ -176,6 +181,7 @@ std::string format_manifest(const snapshot_manifest& m) {
   }
   out.add("placement", m.placement);
   if (m.reshaped_from != 0) out.add("reshaped_from", std::to_string(m.reshaped_from));
+  if (m.shards_flag != 0) out.add("shards_flag", std::to_string(m.shards_flag));
   out.add("shards", std::to_string(m.shards.size()));
   for (std::size_t i = 0; i < m.shards.size(); ++i) {
     const auto& s = m.shards[i];
@@ -223,6 +229,7 @@ result<snapshot_manifest> parse_manifest(const std::string& text) {
   m.placement = embedding::legacy_placement_scheme;  // manifests of builds before it was recorded
   if (kv->has("placement")) SS_RETURN_IF_ERROR(kv->one("placement", m.placement));
   if (kv->has("reshaped_from")) SS_RETURN_IF_ERROR(kv->one("reshaped_from", m.reshaped_from));
+  if (kv->has("shards_flag")) SS_RETURN_IF_ERROR(kv->one("shards_flag", m.shards_flag));
   if (trainers > 1000000 || readers > 1000000 || shards > 1000000) return corrupt("MANIFEST: implausible counts");
   m.trainers.resize(trainers);
   for (std::uint64_t i = 0; i < trainers; ++i)

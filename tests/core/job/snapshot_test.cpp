@@ -72,6 +72,7 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   m.job_crc = 0x01020304;
   m.placement = "ranges-16384-jump";
   m.reshaped_from = 2;
+  m.shards_flag = 2;
   const std::string text = format_manifest(m);
   auto back = parse_manifest(text);
   REQUIRE(back.is_ok());
@@ -97,6 +98,14 @@ TEST_CASE("manifest round trips and a changed byte fails its checksum", "[job][s
   CHECK(back->job_crc == 0x01020304);
   CHECK(back->placement == "ranges-16384-jump");
   CHECK(back->reshaped_from == 2);
+  CHECK(back->shards_flag == 2);
+  CHECK(format_manifest(snapshot_manifest{}).find("shards_flag") == std::string::npos);
+  // Resumed with the --shards it was started with, a job a live reshard took from 2 to 1 shard
+  // keeps its 1; with any other --shards, that count is taken (the rows move on resume).
+  CHECK(shards_to_resume_on(m, 2) == 1);
+  CHECK(shards_to_resume_on(m, 3) == 3);
+  CHECK(shards_to_resume_on(m, 1) == 1);
+  CHECK(shards_to_resume_on(snapshot_manifest{}, 2) == 2);  // no live reshard: the flag
   // Only the first snapshot after a change of shard count says so.
   CHECK(parse_manifest(format_manifest(snapshot_manifest{}))->reshaped_from == 0);
   CHECK(format_manifest(snapshot_manifest{}).find("reshaped_from") == std::string::npos);

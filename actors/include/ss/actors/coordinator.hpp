@@ -44,6 +44,9 @@ struct coordinator_options {
   // one in the store), if any; require_resume makes its absence an error (--resume).
   std::optional<job::loaded_snapshot> resume;
   bool require_resume = false;
+  // The --shards the coordinator was started with, when the job keeps another count (a live reshard
+  // changed it: job::shards_to_resume_on); 0: job.shards. Later snapshots record it.
+  int shards_flag = 0;
   // A finished job's stored result: the coordinator reports it instead of training again.
   std::optional<job::job_report> finished_result;
   // Where to write the final model (a model file: `shadowsync predict` scores with it) when the job

@@ -90,11 +90,20 @@ struct snapshot_manifest {
   // (0: none). Its checkpoints may still hold rows that moved to other shards: a job resuming
   // from it has every shard drop what it no longer owns before training.
   std::uint32_t reshaped_from = 0;
+  // A live reshard (shadowsync reshard) changed the job's shard count since its coordinator
+  // started: the --shards it was started with (0: none did). A coordinator restarted with that
+  // same --shards keeps the count the job has (shards.size()); another --shards changes it.
+  std::uint32_t shards_flag = 0;
   std::uint64_t dense_params = 0;          // floats in dense.bin
   std::uint64_t dense_momentum = 0;
   std::uint32_t dense_crc = 0;             // dense.bin's trailing CRC32C
   std::uint32_t job_crc = 0;               // CRC32C of job.ini
 };
+
+// The shard count a job resumed from `m` takes when started with --shards `shards_flag`: the
+// snapshot's own when a live reshard changed the job's count from that very flag (a restart from
+// the same command line, ConfigMap or compose file), else the flag (a change of count on resume).
+int shards_to_resume_on(const snapshot_manifest& m, int shards_flag);
 
 std::string format_manifest(const snapshot_manifest& m);
 // Verifies the trailing checksum and every field; errors say which line is wrong.
