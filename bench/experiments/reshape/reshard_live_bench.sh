@@ -3,12 +3,14 @@
 # running job"), and what it costs the training: every service a process of its own on loopback,
 # the shards with storage, 2 readers and 2 trainers (one thread each). Once 30% of the rows are
 # committed the job is asked to go from FROM to TO shards; the new shards (when it grows) start
-# 1.5 s later, as an operator would start them. Reports, from the coordinator's log (progress
-# every 0.1 s): examples/s in the 10 s before the request; during the move (from the copy's start
-# to the input's release: the copy while training plus the hold) and over the whole reshard (from
-# the request to the drop of the rows that moved); how long the input was held; the rows copied
-# while training and moved under the hold, and seconds per million; the job's end (ok, every row
-# committed once, test NE). Then one JSON line.
+# 1.5 s later, as an operator would start them. Every member heartbeats every 50 ms (a reshard's
+# own pace, so that the trainers' counts are as fresh before it as during it). Reports, from the
+# coordinator's log (progress every 0.25 s): examples/s in the 10 s before the request; during the
+# move (from the copy's start to the input's release: the copy while training plus the hold); from
+# the release to the drop of the rows that moved (the new shape's snapshot, the drop); over the
+# whole reshard (from the request to the drop); how long the input was held; the rows copied while
+# training and moved under the hold, and seconds per million; the job's end (ok, every row
+# committed once, test NE) against an undisturbed run of the same job (first). Then one JSON line.
 # usage: bench/experiments/reshape/reshard_live_bench.sh [ROWS] [FROM] [TO]   (default 2000000 2 4)
 set -euo pipefail
 # shellcheck source=bench/lib/bench.sh
@@ -22,41 +24,52 @@ work=$(mktemp -d /tmp/ss-reshard-bench.XXXXXX)
 cleanup() {
   jobs -p | xargs -r kill 2>/dev/null || true
   wait 2>/dev/null || true
-  rm -rf "$work"
+  [[ -n ${SS_KEEP:-} ]] && echo "kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
 "$bin" gen-data --rows "$rows" --test-rows 20000 --files 2 --out "$work/data" >/dev/null 2>&1
 train=$(ls "$work"/data/train-*.tsv | paste -sd,)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-coord=tcp://127.0.0.1:$port
-"$bin" coordinator --listen "$coord" --shards "$from" --readers 2 --train "$train" --test "$work/data/test.tsv" \
-  --snapshot-dir "$work/snapshots" --snapshot-interval 30 --progress-interval 0.1 --log-level info \
-  >"$work/coordinator.out" 2>"$work/coordinator.err" &
-coord_pid=$!
-shard() {
-  "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$work/shard-$1" \
-    --log-level info >"$work/shard-$1.out" 2>"$work/shard-$1.err" &
+# run NAME [RESHARD]: the job (its files NAME.*), resharded once 30% of its rows are committed.
+run() {
+  local name=$1 reshard=${2:-} port coord coord_pid rc=0 i
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  coord=tcp://127.0.0.1:$port
+  "$bin" coordinator --listen "$coord" --shards "$from" --readers 2 --train "$train" --test "$work/data/test.tsv" \
+    --snapshot-dir "$work/$name.snapshots" --snapshot-interval 30 --progress-interval 0.1 --heartbeat-interval 0.05 \
+    --log-level info >"$work/$name.coordinator.out" 2>"$work/$name.coordinator.err" &
+  coord_pid=$!
+  shard() {
+    "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$work/$name.shard-$1" \
+      --heartbeat-interval 0.05 --log-level info >/dev/null 2>"$work/$name.shard-$1.err" &
+  }
+  for ((i = 0; i < from; i++)); do shard "$i"; done
+  for i in 0 1; do
+    "$bin" reader --index "$i" --coordinator "$coord" --listen tcp://127.0.0.1:0 --heartbeat-interval 0.05 \
+      >/dev/null 2>"$work/$name.reader-$i.err" &
+    "$bin" trainer --coordinator "$coord" --listen tcp://127.0.0.1:0 --threads 1 --heartbeat-interval 0.05 \
+      >/dev/null 2>"$work/$name.trainer-$i.err" &
+  done
+  if [[ -n $reshard ]]; then
+    committed() {
+      "$bin" status --coordinator "$coord" --timeout 2 2>/dev/null | grep -o '"examples_committed":[0-9]*' | head -1 |
+        cut -d: -f2
+    }
+    for ((i = 0; i < 1200; i++)); do (($(committed || echo 0) >= rows * 3 / 10)) && break; sleep 0.5; done
+    "$bin" reshard --coordinator "$coord" --timeout 5 --shards "$to" >"$work/reshard.out" 2>&1 ||
+      { echo "the reshard was refused: $(tail -1 "$work/reshard.out")"; exit 1; }
+    sleep 1.5
+    for ((i = from; i < to; i++)); do shard "$i"; done
+  fi
+  wait "$coord_pid" || rc=$?
+  ((rc == 0)) || { echo "$name: the coordinator exited $rc: $(tail -3 "$work/$name.coordinator.err")"; exit 1; }
+  wait
 }
-for ((i = 0; i < from; i++)); do shard "$i"; done
-for i in 0 1; do
-  "$bin" reader --index "$i" --coordinator "$coord" --listen tcp://127.0.0.1:0 >/dev/null 2>"$work/reader-$i.err" &
-  "$bin" trainer --coordinator "$coord" --listen tcp://127.0.0.1:0 --threads 1 >/dev/null 2>"$work/trainer-$i.err" &
-done
-committed() {
-  "$bin" status --coordinator "$coord" --timeout 2 2>/dev/null | grep -o '"examples_committed":[0-9]*' | head -1 |
-    cut -d: -f2
-}
-for ((i = 0; i < 1200; i++)); do (($(committed || echo 0) >= rows * 3 / 10)) && break; sleep 0.5; done
-"$bin" reshard --coordinator "$coord" --timeout 5 --shards "$to" >"$work/reshard.out" 2>&1 ||
-  { echo "the reshard was refused: $(tail -1 "$work/reshard.out")"; exit 1; }
-sleep 1.5
-for ((i = from; i < to; i++)); do shard "$i"; done
-rc=0
-wait "$coord_pid" || rc=$?
-((rc == 0)) || { echo "the coordinator exited $rc: $(tail -3 "$work/coordinator.err")"; exit 1; }
-python3 - "$work/coordinator.err" "$work/coordinator.out" "$rows" "$from" "$to" "$(nproc)" <<'EOF'
+run base
+run live yes
+python3 - "$work/live.coordinator.err" "$work/live.coordinator.out" "$work/base.coordinator.out" "$rows" "$from" "$to" \
+  "$(nproc)" <<'EOF'
 import json, re, sys
-err, out, rows, frm, to, cores = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+err, out, base_out, rows, frm, to, cores = sys.argv[1:4] + [int(x) for x in sys.argv[4:7]] + [sys.argv[7]]
 stamp = re.compile(r"^\[(\d\d):(\d\d):(\d\d\.\d+)\] ")
 def seconds(line):
     m = stamp.match(line)
@@ -91,15 +104,19 @@ def rate(a, b):
 request, copy, hold, release, done = (events[k][0] for k in ("request", "copy", "hold", "release", "done"))
 before = rate(request - 10, request)
 move = rate(copy, release)
+after = rate(release, done)
 whole = rate(request, done)
 finished = events["done"][1]
 copied = re.search(r"(\d+) rows copied while training \(([\d.]+) s per million\)", finished)
 held = re.search(r"(\d+) rows moved under the hold \(([\d.]+)s, ([\d.]+) s per million\)", finished)
 moved_all = re.search(r"(\d+) rows moved under the hold|(\d+) rows moved", finished)
-result = json.loads([l for l in open(out) if l.startswith('{"command":"cluster"')][-1])
+def result_of(path):
+    return json.loads([l for l in open(path) if l.startswith('{"command":"cluster"')][-1])
+result, base = result_of(out), result_of(base_out)
 summary = {
     "rows": rows, "from": frm, "to": to, "cores": int(cores),
     "eps_before": round(before), "eps_during_move": round(move), "move_ratio": round(move / before, 3),
+    "eps_release_to_drop": round(after), "release_to_drop_ratio": round(after / before, 3),
     "eps_whole_reshard": round(whole), "whole_ratio": round(whole / before, 3),
     "copy_and_hold_seconds": round(release - copy, 2), "hold_seconds": round(release - hold, 2),
     "reshard_seconds": round(done - request, 2),
@@ -107,14 +124,17 @@ summary = {
     "copy_seconds_per_million": float(copied.group(2)) if copied else None,
     "rows_moved_under_hold": int(held.group(1)) if held else None,
     "ok": result.get("ok"), "examples_committed": result.get("examples_committed"), "test_ne": result.get("test_ne"),
+    "undisturbed_test_ne": base.get("test_ne"), "ne_ratio": round(result["test_ne"] / base["test_ne"], 4),
 }
 print(f"reshard {frm} -> {to} shards on {rows} rows (this machine: {cores} cores):")
 print(f"  examples/s: {before:.0f} in the 10 s before; {move:.0f} during the move ({move / before:.0%}: the copy "
-      f"while training and the hold, {release - copy:.2f} s); {whole:.0f} over the whole reshard ({whole / before:.0%}, "
-      f"{done - request:.2f} s from the request to the drop)")
+      f"while training and the hold, {release - copy:.2f} s); {after:.0f} from the release to the drop ({after / before:.0%}: "
+      f"the new shape's snapshot, the drop, {done - release:.2f} s); {whole:.0f} over the whole reshard "
+      f"({whole / before:.0%}, {done - request:.2f} s from the request to the drop)")
 print(f"  input held {release - hold:.2f} s; {summary['rows_copied']} rows copied while training, "
       f"{summary['rows_moved_under_hold']} moved under the hold")
-print(f"  the job: ok {summary['ok']}, {summary['examples_committed']} of {rows} rows committed, test NE {summary['test_ne']}")
+print(f"  the job: ok {summary['ok']}, {summary['examples_committed']} of {rows} rows committed, test NE "
+      f"{summary['test_ne']} (undisturbed: {summary['undisturbed_test_ne']}, x{summary['ne_ratio']})")
 print(json.dumps(summary))
 if not summary["ok"] or summary["examples_committed"] != rows:
     sys.exit(1)

@@ -169,8 +169,10 @@ using shard_persister_actor = request_server_actor::extend<
     caf::reacts_to<shard_pressure_atom>>;     // (self) with a memory budget: write back early when RAM is past it
 
 // While a job takes another shard count: pulls the rows that move to this shard from the others and
-// has the persister store them. serve: take_rows_request.
-using shard_mover_actor = request_server_actor;
+// has the persister store them. serve: take_rows_request. A live reshard's copy while the job
+// trains is paced, a pause after each page.
+using shard_mover_actor = request_server_actor::extend<
+    caf::reacts_to<tick_atom, std::uint64_t>>;  // (self) take n's next page, after a pause
 
 // With a memory budget: serves the trainers' prefetch hints. serve: warm_request.
 using shard_prefetcher_actor = request_server_actor;
