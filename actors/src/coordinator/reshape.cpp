@@ -533,11 +533,11 @@ wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shard
                shards > from ? "waiting for " + shard_range(from, shards) + " to register"
                              : "the rows of " + shard_range(shards, from) + " move to the others");
   reply.accepted = true;
+  const std::string moving = "the rows are copied while the job trains, then the input is held while those changed "
+                             "since move";
   reply.message = shards > from ? "start " + shard_range(from, shards) + " (shard --index K) within --peer-wait " +
-                                      std::to_string(static_cast<long>(st.options.job.peer_wait)) +
-                                      " s; the input is held while the rows move"
-                                : "the input is held while the rows move; " + shard_range(shards, from) +
-                                      " leave the job after";
+                                      std::to_string(static_cast<long>(st.options.job.peer_wait)) + " s; " + moving
+                                : moving + "; " + shard_range(shards, from) + " leave the job after";
   return reply;
 }
 
