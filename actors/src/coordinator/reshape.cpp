@@ -108,18 +108,6 @@ void copy_ended(coordinator_actor* self, bool copied, const std::string& why);
 void stage_failed(coordinator_actor* self, const std::string& why, errc code = errc::internal) {
   auto& st = self->state;
   auto& r = *st.reshape;
-  // The copy while the job trains only saves time under the hold: without it, every row moves then.
-  // A new shard that registered before it serves (it opens its storage) is waited for.
-  if (r.stage == reshape_in_progress::stage_kind::copying) {
-    const auto now = self->clock().now();
-    if (code == errc::unavailable && !r.unavailable_since) r.unavailable_since = now;
-    if (code != errc::unavailable || seconds_between(*r.unavailable_since, now) >= st.options.job.peer_wait)
-      return copy_ended(self, false, why);
-    ++r.attempt;
-    r.asked = false;
-    r.retry_at = now + std::chrono::milliseconds(200);
-    return;
-  }
   // Live and growing, before the members switched: rows moved only to the new shards, which leave,
   // and the old owners hold every row as it was when the input was held, so the job can go on as
   // it was. A refusal (a shard without storage cannot take rows) is final at once; anything else
@@ -139,6 +127,8 @@ void stage_failed(coordinator_actor* self, const std::string& why, errc code = e
     r.retry_at = self->clock().now() + std::chrono::milliseconds(200);
     return;
   }
+  // The copy while the job trains only saves time under the hold: without it, every row moves then.
+  if (r.stage == reshape_in_progress::stage_kind::copying) return copy_ended(self, false, why);
   if (++r.failures >= max_attempts)
     return fail_job(self, doing(r) + ": " + stage_name(r.stage) + " failed " +
                               std::to_string(r.failures) + " times, the last: " + why +

@@ -254,7 +254,7 @@ shard_mover_actor::behavior_type mover(mover_self self, shard_options options, g
         return no_storage(self->state);
       },
       [self](tick_atom, std::uint64_t serial) {
-        if (self->state.take && self->state.take->serial == serial) next_page(self);
+        if (current(self, serial)) next_page(self);
       },
   };
 }

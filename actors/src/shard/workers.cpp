@@ -185,7 +185,8 @@ body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embed
                                                  req.pass == wire::move_pass::copy, requesters, ids, rows)
                         : tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
       for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (*to && (*to)->shard_of(t, ids[i]) != req.placement_index) continue;
+        // (A move's copy was filtered by the placement already, under the stripe's lock.)
+        if (!moving && *to && (*to)->shard_of(t, ids[i]) != req.placement_index) continue;
         reply.tables.push_back(t);
         reply.ids.push_back(ids[i]);
         add_to_page(reply, store, req.whole_rows, rows.data() + i * floats);
