@@ -658,6 +658,23 @@ TEST_CASE("shard: pages of the rows a placement gives to each shard hold every r
     REQUIRE(bad.has_value());
     REQUIRE(std::holds_alternative<wire::error_reply>(*bad));
     CHECK_THAT(std::get<wire::error_reply>(*bad).message, Catch::Contains("placement over 1025 shards"));
+    // A live reshard's copy while the job trains: from RAM, the rows of the placement; a shard whose
+    // rows leave RAM (a memory budget) refuses it with the reason, as it does a copy without a placement.
+    auto copy = page_of(wire::dump_request{0, 0, 64, 3, 0, true, wire::move_pass::copy});
+    REQUIRE(copy.has_value());
+    if (tiered) {
+      REQUIRE(std::holds_alternative<wire::error_reply>(*copy));
+      CHECK_THAT(std::get<wire::error_reply>(*copy).message, Catch::Contains("it has a memory budget"));
+    } else {
+      REQUIRE(std::holds_alternative<wire::dump_reply>(*copy));
+      const auto& page = std::get<wire::dump_reply>(*copy);
+      CHECK_FALSE(page.ids.empty());
+      for (std::size_t i = 0; i < page.ids.size(); ++i) CHECK(three.shard_of(page.tables[i], page.ids[i]) == 0);
+      auto unplaced = page_of(wire::dump_request{0, 0, 64, 0, 0, true, wire::move_pass::copy});
+      REQUIRE(unplaced.has_value());
+      REQUIRE(std::holds_alternative<wire::error_reply>(*unplaced));
+      CHECK_THAT(std::get<wire::error_reply>(*unplaced).message, Catch::Contains("needs a placement and whole rows"));
+    }
   }
 }
 

@@ -412,7 +412,7 @@ TEST_CASE("codec: an unknown message type from a newer peer is refused", "[wire]
 
 // ---- semantic validation ------------------------------------------------------------------------
 
-TEST_CASE("codec: a role or job state or error code out of range is refused", "[wire]") {
+TEST_CASE("codec: a role, job state, move pass or error code out of range is refused", "[wire]") {
   SECTION("role") {
     register_request a{role::coordinator, "x", 0, "", 1};
     register_request b = a;
@@ -432,6 +432,14 @@ TEST_CASE("codec: a role or job state or error code out of range is refused", "[
   SECTION("error code") {
     require_u16_refused(error_reply{errc::invalid_argument, "m"}, error_reply{errc::internal, "m"}, 1, 17,
                         "error_reply: error code 17 is out of range (1-16)");
+  }
+  SECTION("a move pass in a dump_request and a take_rows_request") {
+    dump_request d;
+    d.pass = move_pass::changed;
+    require_u16_refused(dump_request{}, d, 0, 3, "dump_request: move pass 3 is out of range (0-2)");
+    take_rows_request t;
+    t.pass = move_pass::copy;
+    require_u16_refused(take_rows_request{}, t, 0, 7, "take_rows_request: move pass 7 is out of range (0-2)");
   }
   SECTION("an error reply that says ok") {
     require_parse_error(encode_body(error_reply{errc::ok, "fine"}),
