@@ -10,9 +10,10 @@
 # /api/status is polled from a host of its own, "ops"), per scenario --sync-servers 2 (and a sync
 # server started like the doc's members), --export, or --sync none; on the readers an ops port
 # (each one's committed count); on the moved shard a --data-dir. The data is what the doc names
-# (data/g/train-0000{0,1}-of-00002.tsv, data/g/test.tsv), from `shadowsync gen-data`, 500,000
-# rows: about 20 s of training here, enough for each job's faults to land one after another while
-# it trains (a fault costs 3-8 s of training). Every host shares this test's working directory, as
+# (data/g/train-0000{0,1}-of-00002.tsv, data/g/test.tsv), from `shadowsync gen-data`, 600,000
+# rows: about 22 s of training here, enough for each job's faults to land one after another while
+# it trains (a fault costs 3-8 s of training; on 500,000 rows a job's last training fault once
+# outlasted its training). Every host shares this test's working directory, as
 # a shared volume would.
 #
 # Scenarios (each job under a hard deadline, below --batch-lease's 120 s):
@@ -52,7 +53,7 @@
 #                       run without sync, and each cut in a job of its own, about 15 minutes), or
 #                       a list of scenario names
 #   SS_NETNS_REQUIRE=1  where namespaces cannot be made, fail (exit 1) instead of skipping (77)
-#   SS_NETNS_ROWS       training rows (default 500000); SS_NETNS_TEST_ROWS (default 20000)
+#   SS_NETNS_ROWS       training rows (default 600000); SS_NETNS_TEST_ROWS (default 20000)
 #   SS_NETNS_MEMBER_TIMEOUT  the coordinator's --member-timeout (default 3)
 #   SS_NETNS_DEADLINE   seconds a job may take (default 100)
 #   SS_NETNS_KEEP=1     keep the working directory (always kept when a check failed)
@@ -77,7 +78,7 @@ fi
 
 command -v curl >/dev/null || { echo "netns_cluster: FAIL: no curl (the test polls the services' ops ports with it)"; exit 1; }
 
-rows=${SS_NETNS_ROWS:-500000}
+rows=${SS_NETNS_ROWS:-600000}
 test_rows=${SS_NETNS_TEST_ROWS:-20000}
 mt=${SS_NETNS_MEMBER_TIMEOUT:-3}
 job_deadline=${SS_NETNS_DEADLINE:-100}
@@ -843,15 +844,16 @@ sc_shaped() {
 # Cuts during training, one kind after another once the previous one's commits resumed: short
 # ones in one job, long ones in two (the data path: shard, reader, trainer; the slice holders:
 # sync server, coordinator); each job then has a long cut in a later phase, so that every kind
-# meets one: a reader and a shard (scoring) after the short cuts, a sync server (draining) and the
+# meets one: a reader (draining) after the short cuts, a sync server (draining) and the
 # coordinator (the final export, in pages of 500 rows) after the data path's, a trainer (draining)
-# after the slice holders'.
+# after the slice holders'; a shard's (scoring) is the move job's. (A scoring cut after a draining
+# one began late in scoring, or after it: draining lasts 2 s here, scoring under one.)
 sc_cut_short() {
-  run_job cut-short "each kind cut ${short_cut}s (< --member-timeout) while training; reader-0 draining, shard-1 scoring cut ${long_cut}s" \
+  run_job cut-short "each kind cut ${short_cut}s (< --member-timeout) while training; reader-0 draining cut ${long_cut}s" \
     "$(ne_bound_for slice)" --sync-server -- \
-    "c5:cut:sync-1:$short_cut" "next:cut:$coord_host:$short_cut" "next:cut:reader-0:$short_cut" \
+    "c3:cut:sync-1:$short_cut" "next:cut:$coord_host:$short_cut" "next:cut:reader-0:$short_cut" \
     "next:cut:trainer-0:$short_cut" "next:cut:shard-1:$short_cut" \
-    "draining:cut:reader-0:$long_cut" "scoring:cut:shard-1:$long_cut"
+    "draining:cut:reader-0:$long_cut"
 }
 sc_cut_long_data() {
   run_job cut-long "shard, reader, trainer cut ${long_cut}s (> --member-timeout) while training; sync-1 draining, coordinator export" \
@@ -887,9 +889,10 @@ sc_move() {
       fail "$job: the published chain scores $(tail -1 "$job/chain.out" | grep -o '"test_ne":[^,}]*'), the job $(field "$job/result.json" test_ne)"
     echo "  $job: $manifests publications; predict --publish-dir scores as the job ($(field "$job/result.json" test_ne))"
   }
-  run_job move "shard-0, trainer-0 killed, restarted on other hosts; the model published" "$(ne_bound_for killed)" \
+  run_job move "shard-0, trainer-0 killed, restarted on other hosts; the model published; shard-1 scoring cut ${long_cut}s" \
+    "$(ne_bound_for killed)" \
     --sync-server --shard-data --export "$job_dir_placeholder" --publish-dir "$work/move/pub" --publish-interval 0.5 -- \
-    "c20:move:shard-0:shard-0-b" "next:move:trainer-0:trainer-0-b"
+    "c20:move:shard-0:shard-0-b" "next:move:trainer-0:trainer-0-b" "scoring:cut:shard-1:$long_cut"
   job_post_hook() { :; }
   local l
   l=$(phase_length move export)
