@@ -581,6 +581,10 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   coordinator_options co = one_shard_job::options(dir);
   co.job.peer_wait = 3.0;
   co.job.member_timeout = 5.0;
+  std::shared_ptr<job::snapshot_store> store(job::memory_snapshot_store());
+  co.snapshots = store;
+  co.snapshot_interval = 0;
+  co.job_id = 0x42;
   node coord(f, "coordinator", "mem://coordinator");
   auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
   node client(f, "client");
@@ -660,6 +664,7 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   beat(2);
   CHECK(status().find("holding the input until nothing is being trained") != std::string::npos);
   CHECK(takes->passes.size() == 2);
+  CHECK(store->read_reshard_switch().error().code() == errc::not_found);  // stored at the switch
   // Once none is, only the rows changed since their copy move; then the members switch to 2 shards,
   // and once each applied that, the input is released.
   beat(0);
@@ -669,8 +674,69 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   beat(0);
   CHECK(view.placement_shards == 2);
   CHECK(view.hold_input);
+  // The switch is stored before any member is told it: a coordinator that stops before the
+  // snapshot of the new shape comes back to it (no snapshot before it here).
+  auto stored = store->read_reshard_switch();
+  REQUIRE(stored.is_ok());
+  CHECK(stored->from == 1);
+  CHECK(stored->to == 2);
+  CHECK(stored->job_id == 0x42);
+  CHECK(stored->base_snapshot == 0);
   beat(0);
   CHECK_FALSE(view.hold_input);
+  CHECK(status().find("the snapshot of the new shape") != std::string::npos);
+  (void)c;
+}
+
+TEST_CASE("coordinator: started to a stored reshard switch, it keeps the new count, holds the input until every "
+          "member routes by it, then takes the snapshot of the new shape",
+          "[actors]") {
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co = one_shard_job::options(dir);
+  co.job.shards = 2;  // as find_snapshot_to_resume leaves it: the switch's count
+  co.shards_flag = 1;
+  co.switched = job::reshard_switch{1, 2, 0x42, 0};
+  co.job_id = 0x42;
+  node coord(f, "coordinator", "mem://coordinator");
+  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client(f, "client");
+  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
+  auto status = [&] { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; };
+  auto reg = [&](wire::role role, const std::string& name, int index, std::uint64_t incarnation) {
+    auto r = ask(wire::register_request{role, name, index, index >= 0 ? "mem://" + name : "", incarnation});
+    REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
+    return std::get<wire::register_reply>(*r->reply);
+  };
+  // The shards of both counts re-register (shard 1 is the new one: it holds the rows it took).
+  const auto s0 = reg(wire::role::shard, "shard-0", 0, 1);
+  CHECK(s0.view.placement_shards == 2);
+  CHECK(s0.view.hold_input);
+  CHECK(s0.view.reshaping);
+  const auto s1 = reg(wire::role::shard, "shard-1", 1, 2);
+  const auto r0 = reg(wire::role::reader, "reader-0", 0, 3);
+  const auto t0 = reg(wire::role::trainer, "trainer-a", -1, 4);
+  CHECK(status().find("\"state\":\"running\"") != std::string::npos);
+  // A member that still routes by the old view keeps the input held.
+  wire::cluster_view view = t0.view;
+  auto beat = [&](std::uint64_t trainer_epoch) {
+    wire::member_progress p;
+    p.view_epoch = view.epoch;
+    ask(wire::heartbeat{s0.member_id, p});
+    ask(wire::heartbeat{s1.member_id, p});
+    p.view_epoch = trainer_epoch;
+    ask(wire::heartbeat{t0.member_id, p});
+    p.view_epoch = view.epoch;
+    view = std::get<wire::heartbeat_reply>(*ask(wire::heartbeat{r0.member_id, p})->reply).view;
+  };
+  beat(0);
+  beat(0);
+  CHECK(view.hold_input);
+  CHECK(status().find("switching the members to the new count") != std::string::npos);
+  beat(view.epoch);
+  beat(view.epoch);
+  CHECK_FALSE(view.hold_input);
+  CHECK(view.placement_shards == 2);
   CHECK(status().find("the snapshot of the new shape") != std::string::npos);
   (void)c;
 }

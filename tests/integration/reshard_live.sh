@@ -5,7 +5,9 @@
 # once a tenth of its rows are committed it grows to 4 (shards 2 and 3 started once it is asked),
 # and once that is done and a third are, it shrinks to 3 (shard 3 hands its rows over and leaves);
 # then the coordinator is killed and started again with its first command line (--shards 2), and
-# keeps the job's 3 shards. It must end ok with every row
+# keeps the job's 3 shards. The shrink itself is cut short too: once its rows moved, shard 0 is
+# paused (SIGSTOP: the switch or the snapshot of the new shape waits for it) and the coordinator
+# killed, the switch stored; started again (--shards 2), it keeps 3 shards and ends the reshard. It must end ok with every row
 # committed once and test NE within the fault matrix's bound of an undisturbed run of the same job,
 # each change logged with the rows it copied while the job trained, those it moved under the hold
 # (only the rows changed since their copy) and how long the input was held. Refused with the
@@ -44,6 +46,7 @@ job() {
   shard() { "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$name/shard-$1" \
               --log-level info >"$name.shard-$1.out" 2>"$name.shard-$1.err" & }
   shard 0
+  local shard0_pid=$!
   shard 1
   for i in 0 1; do
     "$bin" reader --index $i --coordinator "$coord" --listen tcp://127.0.0.1:0 >"$name.reader-$i.out" \
@@ -80,9 +83,24 @@ job() {
     for ((i = 0; i < 600; i++)); do grep -q "resharded 2 -> 4 shards" "$name.coordinator.err" && break; sleep 0.1; done
     wait_for $((rows / 3)) || fail "$name: the job never reached a third of its rows"
     grep -q "resharded 2 -> 4 shards in" "$name.coordinator.err" || fail "$name: the reshard to 4 did not complete"
-    # 4 -> 3: shard 3 hands its rows over and leaves.
+    # 4 -> 3: shard 3 hands its rows over and leaves. Once the rows moved, shard 0 is paused: the
+    # members cannot all switch, or the snapshot of the new shape cannot be taken; the coordinator is
+    # killed with the switch stored, and started again (--shards 2): it keeps 3 and ends the reshard.
     ask --shards 3 >"$name.shrink.out" 2>&1 || fail "$name: the reshard to 3 was refused: $(tail -1 "$name.shrink.out")"
+    for ((i = 0; i < 3000; i++)); do
+      grep -q "resharding 4 -> 3 shards: .* now the members switch to the new count" "$name.coordinator.err" && break
+      sleep 0.01
+    done
+    kill -STOP "$shard0_pid"
+    for ((i = 0; i < 100; i++)); do [[ -f $name/snapshots/RESHARD ]] && break; sleep 0.05; done
+    [[ -f $name/snapshots/RESHARD ]] || fail "$name: no switch stored in $name/snapshots/RESHARD once the rows moved"
+    kill -9 "$coord_pid"
+    wait "$coord_pid" 2>/dev/null || true
+    kill -CONT "$shard0_pid"
+    coordinator
     for ((i = 0; i < 600; i++)); do grep -q "resharded 4 -> 3 shards in" "$name.coordinator.err" && break; sleep 0.1; done
+    grep -q "stopped while it switched from 4 to 3 shards (after snapshot [0-9]*): it keeps 3 shards" \
+      "$name.coordinator.err" || fail "$name: the coordinator started again after the switch did not keep 3 shards"
     # The coordinator killed and started again from its command line (--shards 2, as a ConfigMap
     # that was not changed): the job keeps its 3 shards.
     kill -9 "$coord_pid"
@@ -105,7 +123,7 @@ grep -q "resharded 4 -> 3 shards in" live.coordinator.err || fail "the reshard t
 # Both changes copied the rows while the job trained, and moved under the hold only those changed
 # since (shards without a memory budget, row TTL or full table's evictions).
 for change in "2 -> 4" "4 -> 3"; do
-  grep "resharded $change shards in" live.coordinator.err | grep -q "rows copied while training" ||
+  grep -q "resharding $change shards: [0-9]* rows (.*) copied in .* while the job trained" live.coordinator.err ||
     fail "resharding $change shards copied no rows while the job trained: $(grep -h "no copy while" live.coordinator.err | head -1)"
 done
 grep -q "input no longer held" live.reader-0.err || fail "reader-0 never saw its input released"
@@ -116,6 +134,6 @@ live_ne=$(field live.json test_ne)
 awk -v a="$live_ne" -v b="$base_ne" -v x="$ne_bound" 'BEGIN { exit !(a <= b * x) }' ||
   fail "test NE $live_ne is more than x$ne_bound the undisturbed run's $base_ne"
 echo "reshard_live: undisturbed NE $base_ne, resharded 2 -> 4 -> 3 NE $live_ne"
-grep -h "resharded\|input settled\|input is released\|copied in" live.coordinator.err | sed 's/^/  /'
+grep -h "resharded\|input settled\|input is released\|copied in\|stopped while it switched" live.coordinator.err | sed 's/^/  /'
 ((failures == 0)) || exit 1
 echo "reshard_live: ok"

@@ -57,6 +57,33 @@ ss::status plan_readers(const coordinator_options& co, job::loaded_snapshot& sna
   return ss::status::ok();
 }
 
+// A live reshard's switch stored after the newest snapshot (`latest`, 0: none): the members route
+// by its count, and the rows trained since are on their new owners, so the job keeps that count
+// (co.switched). One stored before the newest snapshot is spent: that snapshot has the new shape.
+ss::status find_reshard_switch(coordinator_options& co, std::uint64_t latest, std::uint64_t job_id) {
+  auto& store = *co.snapshots;
+  auto sw = store.read_reshard_switch();
+  if (!sw.is_ok()) {
+    if (sw.error().code() == errc::not_found) return ss::status::ok();
+    return {errc::corrupt, sw.error().message() + ": the job was changing its shard count when its coordinator "
+                           "stopped, and the record of the change cannot be read; resume with the --shards its shards "
+                           "now route by, after moving that file away"};
+  }
+  // Spent, or another job's (one whose snapshots were moved away).
+  if (sw->base_snapshot != latest || (job_id != 0 && sw->job_id != job_id)) {
+    if (auto r = store.remove_reshard_switch(); !r.is_ok()) spdlog::warn("{}: {}", co.name, r.message());
+    return ss::status::ok();
+  }
+  if (co.shards_flag == 0) co.shards_flag = co.job.shards;
+  spdlog::warn("{}: the job's coordinator stopped while it switched from {} to {} shards ({}): it keeps {} "
+               "shards, switches the members again and takes the snapshot of the new shape",
+               co.name, sw->from, sw->to,
+               latest > 0 ? "after snapshot " + std::to_string(latest) : "before its first snapshot", sw->to);
+  co.job.shards = static_cast<int>(sw->to);
+  co.switched = *sw;
+  return ss::status::ok();
+}
+
 // A coordinator with a snapshot store continues the job stored there: it reports the stored
 // result of a finished job, or resumes from the newest snapshot that verifies.
 ss::status find_snapshot_to_resume(coordinator_options& co) {
@@ -91,12 +118,18 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
   std::vector<std::string> skipped;
   auto latest = job::latest_valid_snapshot(store, &skipped);
   for (const auto& s : skipped) spdlog::error("{}: {}", co.name, s);
+  if (!latest.is_ok() && latest.error().code() != errc::not_found) return latest.error();
+  if (latest.is_ok()) {
+    SS_RETURN_IF_ERROR(find_reshard_switch(co, latest->manifest.snapshot_id, latest->manifest.job_id));
+  } else {
+    auto id = store.read_job_id();
+    SS_RETURN_IF_ERROR(find_reshard_switch(co, 0, id.is_ok() ? *id : 0));
+  }
   if (!latest.is_ok()) {
-    if (latest.error().code() != errc::not_found) return latest.error();
     if (!skipped.empty())
       return {errc::corrupt, "every snapshot in " + store.location() + " is unusable (see above); to start the job "
                              "over, give another --snapshot-dir"};
-    if (co.require_resume) return {errc::not_found, "--resume: there is no snapshot in " + store.location()};
+    if (co.require_resume && !co.switched) return {errc::not_found, "--resume: there is no snapshot in " + store.location()};
     return ss::status::ok();
   }
   auto saved = job::parse_job_config(latest->job_text);
@@ -118,7 +151,9 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
                                         "with the build that started it"};
   }
   const auto& m = latest->manifest;
-  if (const int keep = job::shards_to_resume_on(m, co.job.shards); keep != co.job.shards) {
+  if (co.switched) {
+    // The switch's count, not the snapshot's (below): the snapshot's shape is the one being left.
+  } else if (const int keep = job::shards_to_resume_on(m, co.job.shards); keep != co.job.shards) {
     spdlog::warn("{}: the job in {} was resharded from {} to {} shards while it ran (snapshot {}): it keeps {} "
                  "shards; --shards {} is the count it was started with (shadowsync reshard changes the count, and so "
                  "does another --shards on a resume)",
@@ -126,7 +161,7 @@ ss::status find_snapshot_to_resume(coordinator_options& co) {
     co.shards_flag = co.job.shards;
     co.job.shards = keep;
   }
-  if (m.reshaped_from != 0 && m.shards.size() != static_cast<std::size_t>(co.job.shards)) {
+  if (m.reshaped_from != 0 && m.shards.size() != static_cast<std::size_t>(co.job.shards) && !co.switched) {
     // Its shards' checkpoints still hold the rows that moved away: they are dropped on a resume
     // with its own count, after which another count can be taken.
     return {errc::invalid_argument, "cannot resume the job in " + store.location() + " (snapshot " +

@@ -501,7 +501,13 @@ void start(coordinator_actor* self, coordinator_options options, gateway_actor g
   st.last_progress = st.started_at;
   st.last_snapshot_at = st.started_at;
   st.job_id = st.options.job_id;
+  // Views number on from a restarted coordinator's predecessor's: members report the epoch of the
+  // view they applied, and a stage that waits for every member to apply one of this coordinator's
+  // (a live reshard's switch) must not count an older view. Unix time in microseconds: no
+  // coordinator changes its view a million times a second.
+  st.view.epoch = static_cast<std::uint64_t>(std::max<std::int64_t>(0, wall_ms(st))) * 1000;
   if (st.options.resume) adopt_snapshot(self, *st.options.resume);
+  if (st.options.switched) resume_switch(self, *st.options.switched);
   change_view(self);
   if (!st.options.finished_result && !start_publishing(self)) return;
   if (st.options.finished_result) {
@@ -556,8 +562,9 @@ void tick(coordinator_actor* self) {
   const totals t = sum_up(st);
   if (!t.error.empty()) return fail_job(self, t.error);
   if (auto gone = vacant_too_long(st, now); !gone.empty()) return fail_job(self, gone);
-  // A job resumed on another shard count trains once its rows have moved.
-  if (st.state == wire::job_state::waiting && !reshape_tick(self)) {
+  // A job resumed on another shard count trains once its rows have moved (a live reshard's
+  // switch that a restarted coordinator finishes goes on once the job runs).
+  if (st.state == wire::job_state::waiting && (live_reshape(st) || !reshape_tick(self))) {
     if (t.trainers >= static_cast<std::uint64_t>(st.options.job.min_trainers) && every_slot_taken(st))
       set_state(self, wire::job_state::running);
   }

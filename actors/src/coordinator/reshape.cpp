@@ -227,11 +227,16 @@ void complete(coordinator_actor* self) {
       r.copied ? std::to_string(r.rows_copied) + " rows copied while training (" +
                      fmt::format("{:.2f}", per_million(r.copy_seconds, r.rows_copied)) + " s per million), then "
                : std::string();
-  spdlog::info("{}: {} {} in {:.2f}s: {}{} rows moved{} ({:.2f}s, {:.2f} s per million), {} dropped where they were; "
-               "the shards hold {} rows",
-               st.options.name, r.live ? "resharded" : "resumed on", shape(r), seconds, copied, r.rows_moved,
-               r.live ? " under the hold" : "", r.move_seconds, per_million(r.move_seconds, r.rows_moved), dropped,
-               kept);
+  if (r.resumed_at_switch)
+    spdlog::info("{}: resharded {} in {:.2f}s from this coordinator's start (the rows had moved before it, under the "
+                 "hold), {} dropped where they were; the shards hold {} rows",
+                 st.options.name, shape(r), seconds, dropped, kept);
+  else
+    spdlog::info("{}: {} {} in {:.2f}s: {}{} rows moved{} ({:.2f}s, {:.2f} s per million), {} dropped where they were; "
+                 "the shards hold {} rows",
+                 st.options.name, r.live ? "resharded" : "resumed on", shape(r), seconds, copied, r.rows_moved,
+                 r.live ? " under the hold" : "", r.move_seconds, per_million(r.move_seconds, r.rows_moved), dropped,
+                 kept);
   st.reshape.reset();
   change_view(self);
 }
@@ -446,6 +451,19 @@ void switching_tick(coordinator_actor* self) {
   auto& st = self->state;
   auto& r = *st.reshape;
   if (st.placement_shards != r.to) {
+    // Stored first: a coordinator that stops from here until the snapshot of the new shape comes
+    // back with this count, not the snapshot's (the rows trained after the release are only on
+    // their new owners).
+    if (st.options.snapshots) {
+      const job::reshard_switch sw{r.from, r.to, st.job_id, st.last_snapshot_id};
+      if (auto w = st.options.snapshots->write_reshard_switch(sw); !w.is_ok()) {
+        const std::string why = "the switch cannot be stored: " + w.message();
+        if (r.to > r.from) return roll_back(self, why);
+        return fail_job(self, doing(r) + ": " + why + " (the shards that stay took rows they do not own under " +
+                                  std::to_string(r.from) + " shards); resume the job with --shards " +
+                                  std::to_string(r.from) + " from its last snapshot");
+      }
+    }
     st.placement_shards = r.to;
     // Members that register from now on (a restart) are told the new count, and so are later
     // snapshots' job settings.
@@ -456,6 +474,10 @@ void switching_tick(coordinator_actor* self) {
     r.stage_started = self->clock().now();
     return;
   }
+  // A coordinator that came back to a stored switch: each of its views says the new count, and
+  // every place must be taken first (a member yet to register again may route by the old count).
+  if (r.resumed_at_switch && !st.running_seen) return;
+  if (r.view_epoch == 0) r.view_epoch = st.view.epoch;
   if (!members_applied(st, wire::role::shard, r.view_epoch, r.to) ||
       !members_applied(st, wire::role::trainer, r.view_epoch, 0)) {
     if (seconds_between(r.stage_started, self->clock().now()) > hold_limit_seconds(st))
@@ -476,6 +498,29 @@ void switching_tick(coordinator_actor* self) {
 }  // namespace
 
 bool live_reshape(const coordinator_state& st) { return st.reshape && st.reshape->live; }
+
+// A coordinator that starts after a live reshard switched the members (a stored switch): the rows
+// are on their new owners, and those trained since the release only there. The input is held and
+// the members switched again (one may have missed the switch), then come the snapshot of the new
+// shape and the drop, as after any switch. Nothing needs moving again: the move ended before the
+// switch was stored.
+void resume_switch(coordinator_actor* self, const job::reshard_switch& sw) {
+  auto& st = self->state;
+  reshape_in_progress r;
+  r.live = true;
+  r.from = sw.from;
+  r.to = sw.to;
+  r.old_snapshot = sw.base_snapshot;
+  r.stage = reshape_in_progress::stage_kind::switching;
+  r.resumed_at_switch = true;
+  r.started = r.stage_started = r.hold_started = self->clock().now();
+  st.shard_slots.assign(std::max(r.from, r.to), 0);
+  st.hold_input = true;
+  st.placement_shards = r.to;
+  st.reshape.emplace(r);
+  spdlog::info("{}: {}: the input is held until every member routes by {} shards", st.options.name, doing(r), r.to);
+}
+
 
 void reshape_heard(coordinator_actor* self) {
   const auto& st = self->state;
@@ -592,8 +637,13 @@ void reshape_snapshot_done(coordinator_actor* self, bool written, const std::str
   if (!st.reshape || st.reshape->stage != reshape_in_progress::stage_kind::snapshot) return;
   auto& r = *st.reshape;
   if (!written) return stage_failed(self, why);
-  // The commit: a restart resumes the new shape from here on.
+  // The commit: a restart resumes the new shape from here on (a stored switch is spent).
   st.resumed_from = st.last_snapshot_id;
+  if (r.live && st.options.snapshots) {
+    if (auto rm = st.options.snapshots->remove_reshard_switch(); !rm.is_ok())
+      spdlog::warn("{}: {} (a restart ignores it: snapshot {} is newer)", st.options.name, rm.message(),
+                   st.last_snapshot_id);
+  }
   spdlog::info("{}: {}: snapshot {} holds the new shape; the shards drop the rows they gave away",
                st.options.name, doing(r), st.last_snapshot_id);
   enter_stage(self, reshape_in_progress::stage_kind::dropping);

@@ -16,12 +16,6 @@ caf::timespan seconds_span(double s) {
   return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
 }
 
-std::int64_t wall_ms(const coordinator_state& st) {
-  if (st.options.wall_clock_ms) return st.options.wall_clock_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Asks sync server `k` (0: the one in this process) for its slice's state.
 void ask_slice(coordinator_actor* self, std::uint32_t k, std::function<void(const wire::dense_reply*)> done) {
   auto& st = self->state;
@@ -126,6 +120,12 @@ void record_trainers(const coordinator_state& st, job::snapshot_manifest& m) {
 
 }  // namespace
 
+std::int64_t wall_ms(const coordinator_state& st) {
+  if (st.options.wall_clock_ms) return st.options.wall_clock_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapshot) {
   auto& st = self->state;
   const auto& m = snapshot.manifest;
@@ -137,7 +137,8 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
   for (std::size_t i = 0; i < m.readers.size() && i < st.reader_commits.size(); ++i) st.reader_commits[i] = m.readers[i];
   st.read_plan = m.read_plan;
   st.resumed_dense = snapshot.dense;
-  plan_reshape(self, m);
+  // After a stored switch the snapshot's count is the one being left: nothing to plan from it.
+  if (!st.options.switched) plan_reshape(self, m);
   std::uint64_t committed = m.read_plan.examples;
   for (const auto& r : m.readers) committed += r.examples;
   spdlog::info("{}: resuming job {:016x} from snapshot {}: {} examples committed, {} dense parameters, {} shard "

@@ -126,6 +126,9 @@ struct reshape_in_progress {
   // copied_members, so that under the hold only the rows changed since move), its rows and time.
   bool copy_over = false, copied = false;
   std::vector<std::uint64_t> copied_members;
+  // Live: taken up at the switch by a coordinator that started to a stored one (the rows had
+  // moved under its predecessor).
+  bool resumed_at_switch = false;
   std::uint64_t rows_copied = 0;
   double copy_seconds = 0;
 };
@@ -381,6 +384,8 @@ wire::reshard_reply request_reshard(coordinator_actor* self, std::uint32_t shard
 // A live reshard is under way: snapshots, publications, exports and scoring wait for it (a shard
 // count that is changing, rows held by two shards until the drop).
 bool live_reshape(const coordinator_state& st);
+// A coordinator that starts to a stored live reshard switch (coordinator_options::switched).
+void resume_switch(coordinator_actor* self, const job::reshard_switch& sw);
 // A member's heartbeat was heard: a live reshard waiting for every member to apply a view (before
 // the hold, the hold, the switch) checks at once rather than at the next tick.
 void reshape_heard(coordinator_actor* self);
@@ -438,6 +443,8 @@ void on_epoch_exported(coordinator_actor* self, const body_ptr& reply);
 
 // Applies a snapshot the coordinator resumes from (counters, reader positions, dense state).
 void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapshot);
+// Unix time in milliseconds (coordinator_options::wall_clock_ms, else the system clock).
+std::int64_t wall_ms(const coordinator_state& st);
 // The live central dense copy, gathered from the sync servers; slices they do not have (no sync,
 // or none yet) come from the trainers' replicas (gather_replicas), else from the snapshot
 // resumed from.

@@ -150,6 +150,30 @@ int shards_to_resume_on(const snapshot_manifest& m, int shards_flag) {
   return static_cast<int>(m.shards.size());
 }
 
+std::string encode_reshard_switch(const reshard_switch& s) {
+  io::keyed_text_writer out("shadowsync reshard switch");
+  out.add("job_id", io::hex(s.job_id, 16));
+  out.add("from", std::to_string(s.from));
+  out.add("to", std::to_string(s.to));
+  out.add("base_snapshot", std::to_string(s.base_snapshot));
+  return out.finish();
+}
+
+result<reshard_switch> decode_reshard_switch(const std::string& text) {
+  auto kv = io::keyed_text::parse(text, "RESHARD");
+  if (!kv.is_ok()) return kv.error();
+  reshard_switch s;
+  SS_RETURN_IF_ERROR(kv->one_hex("job_id", s.job_id));
+  SS_RETURN_IF_ERROR(kv->one("from", s.from));
+  SS_RETURN_IF_ERROR(kv->one("to", s.to));
+  SS_RETURN_IF_ERROR(kv->one("base_snapshot", s.base_snapshot));
+  const auto in_range = [](std::uint32_t n) { return n >= 1 && n <= embedding::max_shards; };
+  if (!in_range(s.from) || !in_range(s.to) || s.from == s.to)
+    return corrupt("RESHARD: a switch from " + std::to_string(s.from) + " to " + std::to_string(s.to) +
+                   " shards (each 1 to " + std::to_string(embedding::max_shards) + ", and different)");
+  return s;
+}
+
 std::string format_manifest(const snapshot_manifest& m) {
   io::keyed_text_writer out("shadowsync cluster snapshot");
   out.add("format", std::to_string(m.format));
@@ -425,6 +449,28 @@ class directory_store final : public snapshot_store {
     return id;
   }
 
+  status write_reshard_switch(const reshard_switch& r) override {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) return {errc::io_error, dir_ + ": " + ec.message()};
+    return io::replace_file(fs::path(dir_) / "RESHARD", encode_reshard_switch(r));
+  }
+
+  result<reshard_switch> read_reshard_switch() override {
+    auto text = io::read_file(fs::path(dir_) / "RESHARD");
+    if (!text.is_ok()) return text.error();
+    auto r = decode_reshard_switch(*text);
+    if (!r.is_ok()) return r.error().with_context(dir_ + "/RESHARD");
+    return r;
+  }
+
+  status remove_reshard_switch() override {
+    std::error_code ec;
+    fs::remove(fs::path(dir_) / "RESHARD", ec);
+    if (ec) return {errc::io_error, dir_ + "/RESHARD: " + ec.message()};
+    return status::ok();
+  }
+
   result<stored_result> read_result() override {
     auto text = io::read_file(fs::path(dir_) / "RESULT.json");
     if (!text.is_ok()) return text.error();
@@ -492,6 +538,18 @@ class memory_store final : public snapshot_store {
     if (job_id_ == 0) return status(errc::not_found, "no job id yet");
     return job_id_;
   }
+  status write_reshard_switch(const reshard_switch& r) override {
+    switch_ = encode_reshard_switch(r);
+    return status::ok();
+  }
+  result<reshard_switch> read_reshard_switch() override {
+    if (switch_.empty()) return status(errc::not_found, "no reshard switch");
+    return decode_reshard_switch(switch_);
+  }
+  status remove_reshard_switch() override {
+    switch_.clear();
+    return status::ok();
+  }
 
  private:
   struct stored {
@@ -500,6 +558,7 @@ class memory_store final : public snapshot_store {
   std::map<std::uint64_t, stored> snapshots_;
   std::string result_;
   std::uint64_t job_id_ = 0;
+  std::string switch_;
 };
 
 }  // namespace

@@ -170,3 +170,38 @@ TEST_CASE("a stored result keeps its job and is refused when cut short, damaged 
   CHECK(stored->json == r.json);
   std::filesystem::remove_all(store->location());
 }
+
+TEST_CASE("a live reshard's stored switch round trips, and one damaged or out of range is refused", "[job][snapshot]") {
+  const reshard_switch sw{2, 4, 0x42, 7};
+  const std::string text = encode_reshard_switch(sw);
+  auto back = decode_reshard_switch(text);
+  REQUIRE(back.is_ok());
+  CHECK(back->from == 2);
+  CHECK(back->to == 4);
+  CHECK(back->job_id == 0x42);
+  CHECK(back->base_snapshot == 7);
+  std::string flipped = text;
+  flipped[text.find("to = 4") + 5] = '5';
+  auto damaged = decode_reshard_switch(flipped);
+  REQUIRE_FALSE(damaged.is_ok());
+  CHECK(damaged.error().code() == errc::corrupt);
+  for (const auto& bad : {reshard_switch{3, 3, 1, 0}, reshard_switch{0, 2, 1, 0}, reshard_switch{2, 1025, 1, 0}}) {
+    auto refused = decode_reshard_switch(encode_reshard_switch(bad));
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.error().message().find("RESHARD: a switch from") != std::string::npos);
+  }
+  // In a directory: absent, written, read, removed (twice: removing an absent one is no error).
+  std::unique_ptr<snapshot_store> stores[] = {
+      directory_snapshot_store("/tmp/ss-snapshot-test-switch-" + std::to_string(::getpid())), memory_snapshot_store()};
+  for (auto& store : stores) {
+    CHECK(store->read_reshard_switch().error().code() == errc::not_found);
+    REQUIRE(store->write_reshard_switch(sw).is_ok());
+    auto stored = store->read_reshard_switch();
+    REQUIRE(stored.is_ok());
+    CHECK(stored->to == 4);
+    CHECK(store->remove_reshard_switch().is_ok());
+    CHECK(store->remove_reshard_switch().is_ok());
+    CHECK(store->read_reshard_switch().error().code() == errc::not_found);
+    if (store->location() != "memory") std::filesystem::remove_all(store->location());
+  }
+}

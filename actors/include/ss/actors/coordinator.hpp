@@ -47,6 +47,10 @@ struct coordinator_options {
   // The --shards the coordinator was started with, when the job keeps another count (a live reshard
   // changed it: job::shards_to_resume_on); 0: job.shards. Later snapshots record it.
   int shards_flag = 0;
+  // A live reshard that switched the members to job.shards (from the snapshot's count) after
+  // `resume`, or before any snapshot, and was cut short before the snapshot of the new shape: the
+  // coordinator switches the members again and takes that snapshot (job::reshard_switch).
+  std::optional<job::reshard_switch> switched;
   // A finished job's stored result: the coordinator reports it instead of training again.
   std::optional<job::job_report> finished_result;
   // Where to write the final model (a model file: `shadowsync predict` scores with it) when the job

@@ -105,6 +105,21 @@ struct snapshot_manifest {
 // the same command line, ConfigMap or compose file), else the flag (a change of count on resume).
 int shards_to_resume_on(const snapshot_manifest& m, int shards_flag);
 
+// A live reshard's switch, stored before the members are told the new count and removed once
+// the snapshot of the new shape is written: from then until that snapshot, the rows trained are on
+// their new owners while the newest snapshot still has the old count. A coordinator that starts
+// while one is stored with base_snapshot its newest snapshot (0: none yet) switches the job to
+// `to` again, not back to the snapshot's count.
+struct reshard_switch {
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+  std::uint64_t job_id = 0;
+  std::uint64_t base_snapshot = 0;
+};
+std::string encode_reshard_switch(const reshard_switch& s);
+// Verifies the checksum and every field (counts 1 to embedding::max_shards, from != to).
+result<reshard_switch> decode_reshard_switch(const std::string& text);
+
 std::string format_manifest(const snapshot_manifest& m);
 // Verifies the trailing checksum and every field; errors say which line is wrong.
 result<snapshot_manifest> parse_manifest(const std::string& text);
@@ -162,6 +177,11 @@ class snapshot_store {
   // snapshot keeps it (shards refuse stored rows of another job). errc::not_found if none.
   virtual status write_job_id(std::uint64_t id) = 0;
   virtual result<std::uint64_t> read_job_id() = 0;
+  // A live reshard's switch (reshard_switch): written atomically, errc::not_found when none,
+  // errc::corrupt when it fails its checksum; removing an absent one is no error.
+  virtual status write_reshard_switch(const reshard_switch& s) = 0;
+  virtual result<reshard_switch> read_reshard_switch() = 0;
+  virtual status remove_reshard_switch() = 0;
 };
 
 // The newest snapshot that verifies, skipping newer ones that do not: one message per skipped
