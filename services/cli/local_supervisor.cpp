@@ -1,10 +1,11 @@
 // `shadowsync local --processes`: the cluster as child processes of this binary on loopback, and
 // their supervisor. A service that dies before the job ends (killed, or stopped by a signal) is
 // started again with the same flags, as an orchestrator would; it rejoins from its state (shards:
-// their --data-dir; the coordinator: its --snapshot-dir). The coordinator's result is relayed.
+// their --data-dir; the coordinator: its --snapshot-dir). Shards follow `shadowsync reshard`: the
+// new ones are started, those that leave are not started again. The coordinator's result is relayed.
 //
-// The supervisor sleeps in one poll() on the children's pidfds, a wake-up from the signal thread
-// and the deadline of the next restart.
+// The supervisor sleeps in one poll() on the children's pidfds, a wake-up from the signal thread,
+// the deadline of the next restart and that of the next look at the job's shard count (a second).
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -128,42 +129,50 @@ struct supervised_child {
   std::optional<clock_type::time_point> restart_at;  // died before the job ended; started again then
 };
 
-// The command lines of the cluster's services, the coordinator first: each reads its role's
-// settings from the run's config file and is given its place and its instance's flags.
+// One service's command line: it reads its role's settings from the run's config file and is
+// given its place and its instance's flags.
+supervised_child plan_child(const local_flags& l, const run_layout& r, std::string name, const service_role& role,
+                            const std::vector<std::string>& flags) {
+  supervised_child c;
+  c.name = std::move(name);
+  c.coordinator = &role == &l.roles.coordinator;
+  c.argv = {self_exe(), role.kind().command, "--config", r.settings().string()};
+  const args place = role.placement(r.state_dir.string(), c.name);
+  c.argv.insert(c.argv.end(), place.begin(), place.end());
+  c.argv.insert(c.argv.end(), flags.begin(), flags.end());
+  if (!c.coordinator) {
+    c.argv.insert(c.argv.end(), {"--coordinator", r.coordinator, "--listen", "tcp://127.0.0.1:0", "--heartbeat-interval",
+                                 std::to_string(l.job.heartbeat_interval), "--request-timeout",
+                                 std::to_string(l.job.request_timeout)});
+  }
+  c.argv.insert(c.argv.end(), {"--log-level", l.log.level, "--log-format", l.log.format});
+  return c;
+}
+
+std::vector<std::string> indexed(int i) { return {"--index", std::to_string(i)}; }
+
+supervised_child plan_shard(const local_flags& l, const run_layout& r, int index) {
+  auto flags = indexed(index);
+  flags.insert(flags.end(), {"--threads", std::to_string(l.shard_threads)});
+  auto c = plan_child(l, r, "shard-" + std::to_string(index), l.roles.shard, flags);
+  c.shard = index;
+  return c;
+}
+
+// The command lines of the cluster's services, the coordinator first.
 std::vector<supervised_child> plan_children(const local_flags& l, const run_layout& r) {
-  const std::string exe = self_exe();
-  const std::vector<std::string> logging = {"--log-level", l.log.level, "--log-format", l.log.format};
-  const std::vector<std::string> member = {"--coordinator", r.coordinator, "--listen", "tcp://127.0.0.1:0",
-                                           "--heartbeat-interval", std::to_string(l.job.heartbeat_interval),
-                                           "--request-timeout", std::to_string(l.job.request_timeout)};
   std::vector<supervised_child> children;
-  auto add = [&](std::string name, const service_role& role, const std::vector<std::string>& flags) {
-    supervised_child c;
-    c.name = std::move(name);
-    c.coordinator = &role == &l.roles.coordinator;
-    c.argv = {exe, role.kind().command, "--config", r.settings().string()};
-    const args place = role.placement(r.state_dir.string(), c.name);
-    c.argv.insert(c.argv.end(), place.begin(), place.end());
-    c.argv.insert(c.argv.end(), flags.begin(), flags.end());
-    if (!c.coordinator) c.argv.insert(c.argv.end(), member.begin(), member.end());
-    c.argv.insert(c.argv.end(), logging.begin(), logging.end());
-    children.push_back(std::move(c));
-  };
   std::vector<std::string> coordinator = {"--listen", r.coordinator, "--export-dir", export_dir_or_cwd("")};
   if (!l.ops_listen.empty()) coordinator.insert(coordinator.end(), {"--ops-listen", l.ops_listen});
-  add("coordinator", l.roles.coordinator, coordinator);
-  auto indexed = [](int i) { return std::vector<std::string>{"--index", std::to_string(i)}; };
-  for (int i = 0; i < std::max(l.job.shards, l.shards_to_start); ++i) {
-    auto flags = indexed(i);
-    flags.insert(flags.end(), {"--threads", std::to_string(l.shard_threads)});
-    add("shard-" + std::to_string(i), l.roles.shard, flags);
-    children.back().shard = i;
-  }
-  for (int i = 1; i < l.job.sync_servers; ++i) add("sync-" + std::to_string(i), l.roles.sync_server, indexed(i));
-  for (int i = 0; i < l.job.readers; ++i) add("reader-" + std::to_string(i), l.roles.reader, indexed(i));
+  children.push_back(plan_child(l, r, "coordinator", l.roles.coordinator, coordinator));
+  for (int i = 0; i < std::max(l.job.shards, l.shards_to_start); ++i) children.push_back(plan_shard(l, r, i));
+  for (int i = 1; i < l.job.sync_servers; ++i)
+    children.push_back(plan_child(l, r, "sync-" + std::to_string(i), l.roles.sync_server, indexed(i)));
+  for (int i = 0; i < l.job.readers; ++i)
+    children.push_back(plan_child(l, r, "reader-" + std::to_string(i), l.roles.reader, indexed(i)));
   for (int i = 0; i < l.trainers; ++i) {
     const std::string name = "trainer-" + std::to_string(i);
-    add(name, l.roles.trainer, {"--name", name, "--threads", std::to_string(l.workers)});
+    children.push_back(plan_child(l, r, name, l.roles.trainer, {"--name", name, "--threads", std::to_string(l.workers)}));
   }
   return children;
 }
@@ -264,6 +273,7 @@ class supervisor {
           spdlog::info("local: {} is pid {}", c.name, c.process.pid());
         }
       }
+      if (!follow_shard_count()) return 1;
       sleep_until_something_happens();
     }
   }
@@ -317,10 +327,36 @@ class supervisor {
                    std::chrono::duration_cast<std::chrono::seconds>(kEndAgain).count());
   }
 
-  // Blocks until a child exits, a signal comes or the next restart is due.
+  // `shadowsync reshard` to more shards than run here: the coordinator counts the shards of both
+  // counts while it changes (its status's service.shards), and waits for the new ones to register;
+  // they are started, and supervised from then on like the others. (Fewer: those beyond the new
+  // count leave by themselves once their rows moved, and are not started again: on_exit.) Asked
+  // once a second; false (after saying why) when a shard cannot be started.
+  bool follow_shard_count() {
+    const auto now = clock_type::now();
+    if (now < next_shard_check_) return true;
+    next_shard_check_ = now + kShardCheckEvery;
+    const auto status = json_value::parse(query_status(run_.coordinator, 0.5, security_));
+    if (!status.is_ok()) return true;
+    const auto& shards = (*status)["service"]["shards"];
+    if (shards.type() != json_value::kind::number) return true;
+    int started = 0;
+    for (const auto& c : children_) started = std::max(started, c.shard + 1);
+    for (int i = started; i < shards.int64(); ++i) {
+      children_.push_back(plan_shard(l_, run_, i));
+      if (!start(children_.back())) return false;
+      spdlog::info("local: the job takes {} shards (shadowsync reshard): started {} (pid {})", shards.int64(),
+                   children_.back().name, children_.back().process.pid());
+    }
+    return true;
+  }
+
+  // Blocks until a child exits, a signal comes, the next restart is due or the shard count is to
+  // be looked at again.
   void sleep_until_something_happens() {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
-    int timeout_ms = end_asked_at_ ? milliseconds_until(*end_asked_at_ + kEndAgain) : -1;
+    int timeout_ms = milliseconds_until(next_shard_check_);
+    if (end_asked_at_) timeout_ms = std::min(timeout_ms, milliseconds_until(*end_asked_at_ + kEndAgain));
     for (const auto& c : children_) {
       if (c.process.running()) {
         fds.push_back({c.process.pidfd(), POLLIN, 0});
@@ -352,8 +388,10 @@ class supervisor {
       return 1;
     }
     if (!c.coordinator && left_because_the_job_ended(exited && code == 0)) return std::nullopt;  // not restarted
-    if (c.shard >= 0 && left_the_job(c.shard)) {  // whatever its exit: it has no place to come back to
-      spdlog::info("local: {} left the job: its rows moved to the job's other shards", c.name);
+    if (const int shards = c.shard >= 0 ? job_shards() : 0; c.shard >= shards && shards > 0) {
+      // Whatever its exit, it has no place to come back to: its rows moved to the job's other
+      // shards (a resume on fewer, a reshard), or it was to join a reshard that was called off.
+      spdlog::info("local: {} is beyond the job's {} shard(s): not started again", c.name, shards);
       return std::nullopt;
     }
     if (c.restarts >= l_.max_restarts) {
@@ -369,13 +407,13 @@ class supervisor {
     return std::nullopt;
   }
 
-  // Whether shard `index` is beyond the job's shard count, which the coordinator reports: its rows
-  // moved to the others when the job resumed on fewer (then it is not started again).
-  bool left_the_job(int index) const {
+  // The job's shard count as the coordinator reports it (those of both counts while it changes);
+  // 0 when it does not answer.
+  int job_shards() const {
     const auto status = json_value::parse(query_status(run_.coordinator, 2.0, security_));
-    if (!status.is_ok()) return false;
+    if (!status.is_ok()) return 0;
     const auto& shards = (*status)["service"]["shards"];
-    return shards.type() == json_value::kind::number && index >= shards.int64();
+    return shards.type() == json_value::kind::number ? static_cast<int>(shards.int64()) : 0;
   }
 
   // Whether a member that exited left because the job ended (then it is not started again).
@@ -407,6 +445,8 @@ class supervisor {
   // How long a member that left cleanly waits on a coordinator that does not answer, to tell a
   // finished job (the coordinator exits) from a live one (a restart is due).
   static constexpr int kCoordinatorExitWaitMs = 15'000;
+  static constexpr auto kShardCheckEvery = std::chrono::seconds(1);
+  clock_type::time_point next_shard_check_{};
   std::atomic<int> end_signal_{0};
   std::optional<clock_type::time_point> end_asked_at_;
   int wake_fd_;                        // the signal thread's wake-up (an eventfd)

@@ -356,6 +356,14 @@ namespace {
 request_server_actor::behavior_type fixed_page(request_server_actor::pointer, std::shared_ptr<wire::dump_reply> page) {
   return {[page](serve_atom, const envelope_ptr&) -> body_ptr { return make_body(*page); }};
 }
+// A source that never answers a page (a shard killed, or paused): the promises are kept unanswered.
+request_server_actor::behavior_type silent_source(request_server_actor::pointer self,
+                                                  std::shared_ptr<std::vector<caf::response_promise>> held) {
+  return {[self, held](serve_atom, const envelope_ptr&) -> caf::result<body_ptr> {
+    held->push_back(self->make_response_promise());
+    return caf::delegated<body_ptr>();
+  }};
+}
 // What the restore tests share: stores of 2-float rows (a new one each call), storage for them, and
 // the options of shard 0 of 2.
 struct restore_setup {
@@ -935,4 +943,29 @@ TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and
   CHECK_THAT(send_row(0, floats), Catch::Contains("which the placement over 2 shards gives to shard 0"));
   CHECK_THAT(send_row(1, floats + 1), Catch::Contains(std::to_string(floats + 1) + " floats wide"));
   CHECK(one->storage->rows() == owned_by_one);
+
+  // A take that waits on a source that never answers (it died) is replaced by the take the
+  // coordinator asks when it starts the stage over, at once: the first is answered that it was.
+  node dead(f, "mem://dead", "mem://dead");
+  auto held = std::make_shared<std::vector<caf::response_promise>>();
+  auto silent = f.own(caf::actor_cast<caf::actor>(f.sys.spawn(silent_source, held)));
+  caf::anon_send(dead.gateway, route_atom::value, kind_of<wire::dump_request>(),
+                 caf::actor_cast<request_server_actor>(silent));
+  caf::anon_send(dead.gateway, open_atom::value);
+  f.settle();
+  auto first = std::make_shared<std::optional<wire::body>>();
+  auto stuck = std::make_shared<const wire::envelope>(
+      wire::envelope{wire::protocol_version, 7, wire::take_rows_request{{"mem://dead"}, 2}});
+  f.sys.spawn([mover = one->actors.mover, stuck, first](caf::event_based_actor* self) {
+    self->request(mover, caf::infinite, serve_atom::value, stuck).then([first](const body_ptr& b) { *first = *b; });
+  });
+  f.settle();
+  REQUIRE(held->size() == 1);  // the first page is asked, and waited for
+  CHECK_FALSE(first->has_value());
+  auto replaced = ask(f, one->actors.mover, wire::take_rows_request{{"mem://shard-0"}, 2}, wait);
+  REQUIRE(replaced.has_value());
+  CHECK(std::holds_alternative<wire::take_rows_reply>(*replaced));
+  REQUIRE(first->has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(**first));
+  CHECK_THAT(std::get<wire::error_reply>(**first).message, Catch::Contains("the coordinator asked again (every row)"));
 }

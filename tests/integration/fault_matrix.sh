@@ -28,6 +28,7 @@
 #   cases, the online cases and the regressions; 80 cases (about 23 minutes: too long for CI).
 #   SS_MATRIX_CASES=full: the whole cross product (full_product) and the special cases.
 #   SS_MATRIX_CASES=online: only the cases of a following, publishing job (variant online).
+#   SS_MATRIX_CASES=reshard: only the cases of a live reshard (variant reshard).
 #   SS_MATRIX_ROWS (default 150000): rows of the training file.
 #   SS_MATRIX_NE_BOUND (default none): the least NE bound of every case (sanitized runs, whose
 #   compute slows 10x while sync and restarts do not, spread more; the plain suite holds each
@@ -76,6 +77,9 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 #              (pages of 300 rows) begins; the export must succeed (export_pid, NAME.export)
 #   epoch2   - once 30% of the second epoch's rows are committed (variant epochs)
 #   validating - once the coordinator scores the first epoch's model, the readers waiting (epochs)
+#   copying  - (variant reshard) once 30% of the rows are committed, `shadowsync reshard --shards 2`
+#              is asked (local starts shard 1); as the rows are copied while the job trains
+#   holding  - (variant reshard) likewise; as the input is held to move the rows changed since
 #   resume   - the whole cluster killed at once (a power cut) once 30% of the rows are committed
 #              and two snapshots exist, then the job started again on its state directory; SERVICE
 #              `all`, or a damage signal (NOCKPT, WIPE, FOREIGN): that damage done before the restart;
@@ -87,6 +91,8 @@ run_case() {
   extra=(--sync s-easgd --shards 1)
   [[ $variant == nosync ]] && extra=(--sync none --shards 1)
   [[ $variant == shards2 ]] && extra=(--sync s-easgd --shards 2)
+  # reshard: 1 shard, then 2 by `shadowsync reshard` (phases copying, holding).
+  [[ $variant == reshard ]] && extra=(--sync s-easgd --shards 1)
   [[ $variant == epochs ]] && extra=(--sync s-easgd --shards 1 --epochs 2 --shuffle-buffer 20000 --validation data/test.tsv)
   # online: the input followed as it grows (here a file that does not), ended by its limit, and the
   # model published every 0.3 s (beside the run directory: a resume keeps only the state).
@@ -119,7 +125,7 @@ run_case() {
         sleep $pause
         (($(joins "$name" "$first") > 0)) && reached=true
         ;;
-      training | resume | snapshot | exportreq | epoch2)
+      training | resume | snapshot | exportreq | epoch2 | copying | holding)
         until [[ -s "$name/coordinator.endpoint" ]] || ((SECONDS > deadline)) || ! alive; do sleep 0.1; done
         local target=$((rows * 3 / 10)) c
         [[ $phase == epoch2 ]] && target=$((rows * 13 / 10))
@@ -140,6 +146,16 @@ run_case() {
           until (($(grep -c "coordinator: snapshot [0-9]* started" "$name.err" || true) > taken)) ||
             ((SECONDS > deadline)) || ! alive; do sleep 0.01; done
           (($(grep -c "coordinator: snapshot [0-9]* started" "$name.err" || true) > taken)) && reached=true
+        fi
+        if $reached && [[ $phase == copying || $phase == holding ]]; then
+          # The job grows to 2 shards; the signal lands as its stage begins.
+          reached=false
+          "$bin" reshard --coordinator "$(cat "$name/coordinator.endpoint")" --shards 2 --timeout 5 \
+            >"$name.reshard" 2>&1 || fail "$name: the reshard to 2 shards was refused: $(tail -1 "$name.reshard")"
+          local mark="the rows are copied while the job trains"
+          [[ $phase == holding ]] && mark="the input is held until what was handed out is trained"
+          until grep -q "$mark" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.01; done
+          grep -q "$mark" "$name.err" && reached=true
         fi
         if $reached && [[ $phase == exportreq ]]; then
           # An operator's export of the running job's model; the signal lands while it is written.
@@ -316,6 +332,21 @@ check_syncing() {
     fail "$1: $rounds sync rounds in ${seconds}s, under 60% of the undisturbed run's rate ($base_rounds in ${base_seconds}s): syncing stalled"
   grep -q "sync server 1 restarted; sending round" "$1.err" ||
     fail "$1: no trainer sent its round again to the restarted sync server"
+}
+
+# check_reshard NAME SERVICE: a reshard from 1 to 2 shards with a fault in it ends with 2 shards;
+# the coordinator's restart before the switch forgets it (the job goes on with 1, the new shard
+# not started again), after the switch it ends it (the switch was stored).
+check_reshard() {
+  if grep -q "resharded 1 -> 2 shards in" "$1.err"; then
+    echo "  $1: the reshard ended: $(grep -o "resharded 1 -> 2 shards in.*" "$1.err" | tail -1 | cut -c1-160)"
+  elif [[ $2 == coordinator ]] && ! grep -q "stopped while it switched from 1 to 2 shards" "$1.err"; then
+    grep -q "local: shard-1 is beyond the job's 1 shard(s): not started again" "$1.err" ||
+      fail "$1: the reshard was forgotten with the coordinator, but shard 1 was not let go"
+    echo "  $1: the coordinator's restart before the switch forgot the reshard; the job went on with 1 shard"
+  else
+    fail "$1: the reshard to 2 shards did not end ($(grep -h "reshard\|resharding" "$1.err" | tail -1 | cut -c1-200))"
+  fi
 }
 
 # check_fallback NAME SHARD: the successor of a shard whose live database is corrupt says so and
@@ -499,6 +530,10 @@ online_cases="coordinator:KILL:training:online shard-0:KILL:training:online read
   shard-0:TERM:snapshot:online coordinator:TERM:draining:online"
 online_ci="coordinator:KILL:training:online shard-0:KILL:training:online reader-0:KILL:training:online
   all:KILL:resume:online"
+# A live reshard from 1 to 2 shards with a fault in it: the source or the new shard killed while the
+# rows are copied or moved, the coordinator killed while they are.
+reshard_cases="shard-0:KILL:copying:reshard shard-1:KILL:copying:reshard coordinator:KILL:copying:reshard
+  shard-0:KILL:holding:reshard coordinator:KILL:holding:reshard"
 # Cases that once failed, kept whatever the pairs choose.
 regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring shard-0:TERM:scoring
@@ -506,10 +541,11 @@ regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard
   shard-0:KILL:snapshot shard-0:TERM:exportreq coordinator:TERM:export coordinator:STOP:exportreq coordinator:KILL:exportreq
   coordinator:STOP:resume"
 case ${SS_MATRIX_CASES:-ci} in
-  ci) cases="$(cover_product) $special_cases $online_ci $regressions" ;;
-  full) cases="$(full_product) $special_cases $online_cases" ;;
-  pairs) cases="$(pairwise_product) $special_cases $online_cases $regressions" ;;
+  ci) cases="$(cover_product) $special_cases $online_ci $reshard_cases $regressions" ;;
+  full) cases="$(full_product) $special_cases $online_cases $reshard_cases" ;;
+  pairs) cases="$(pairwise_product) $special_cases $online_cases $reshard_cases $regressions" ;;
   online) cases=$online_cases ;;
+  reshard) cases=$reshard_cases ;;
   *) cases=$SS_MATRIX_CASES ;;
 esac
 # Each case once, in the order given.
@@ -635,6 +671,7 @@ for c in $cases; do
   if [[ $phase == snapshot && -n $shard_index && $signal == KILL* ]]; then check_snapshot_abandoned "$name" "$shard_index"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
   if [[ $variant == online ]]; then check_chain "$name"; fi
+  if [[ $variant == reshard ]]; then check_reshard "$name" "$service"; fi
 done
 
 if ((failures > 0)); then

@@ -1,8 +1,8 @@
 // The shard's mover: while a job resumes on another shard count, it pulls from the shards that held
 // them the whole rows the new placement gives to this shard (dump_request pages, a page in flight
 // at a time, so memory holds one page), checks that each is this shard's, and has the persister
-// store them. Any failure ends the take with the reason; the coordinator asks again, and a page
-// stored twice stores the same rows.
+// store them. Any failure ends the take with the reason; the coordinator asks again (a take asked
+// while another is under way replaces it), and a page stored twice stores the same rows.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -223,10 +223,13 @@ caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request&
                                               std::to_string(req.placement_shards) + " shards, which has no shard " +
                                               std::to_string(st.options.index));
   if (st.take) {
-    // A copy while the job trains only saves time under the hold: a move asked meanwhile comes first.
-    if (st.take->request.pass != wire::move_pass::copy || req.pass == wire::move_pass::copy)
-      return refuse(errc::unavailable, "it is taking rows already");
-    fail(self, errc::cancelled, "its copy while the job trained was cut short by a move under the hold");
+    // The coordinator asks again only when it starts its stage over (a source restarted, a failure,
+    // the hold after a copy) and no longer waits for the answer to the take under way, which may
+    // itself be waiting up to page_timeout for a source that died: the new take replaces it.
+    fail(self, errc::cancelled,
+         st.take->request.pass == wire::move_pass::copy && req.pass != wire::move_pass::copy
+             ? "its copy while the job trained was cut short by a move under the hold"
+             : "the coordinator asked again (" + std::string(pass_name(req.pass)) + ")");
   }
   auto promise = self->make_response_promise<body_ptr>();
   st.take.emplace();
