@@ -23,6 +23,7 @@ actors::coordinator_options to_coordinator_options(const coordinator_flags& c) {
   co.snapshot_interval = c.snapshot_interval;
   co.snapshot_retain = c.snapshot_retain;
   co.require_resume = c.resume;
+  co.grow_shards = c.grow_shards;
   co.export_path = c.export_path;
   co.export_dir = export_dir_or_cwd(c.export_dir);
   if (!c.snapshot_dir.empty()) co.protected_dirs.push_back(c.snapshot_dir);
@@ -58,6 +59,10 @@ void coordinator_role::add_flags(config::option_set& opts, flag_groups groups) {
         .range(0.0, 86400.0 * 7);
     opts.add("snapshot-retain", &c.snapshot_retain, "Complete snapshots to keep (older ones are pruned).")
         .range(1, 1000);
+    opts.add("grow-shards", &c.grow_shards,
+             "A shard that registers with an index beyond the job's shard count (a StatefulSet scaled up) makes "
+             "the running job grow to include it, as `shadowsync reshard --shards INDEX+1` does. Off: it is "
+             "refused. An index the job gave up by shrinking is refused either way (its rows moved away).");
   }
   if (groups.placement)
     opts.add("resume", &c.resume, "Require a snapshot to resume from in --snapshot-dir (fail if there is none).");

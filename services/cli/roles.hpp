@@ -19,6 +19,7 @@ struct coordinator_flags {
   double snapshot_interval = 60;
   int snapshot_retain = 3;
   bool resume = false;
+  bool grow_shards = false;
   std::string export_path;
   std::string export_dir;  // where `shadowsync export` may write; "" = the working directory
   double ops_linger = 0;   // seconds the dashboard stays up after the end

@@ -688,6 +688,54 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   (void)c;
 }
 
+TEST_CASE("coordinator: with --grow-shards a shard beyond the job's count makes the running job grow to include it; "
+          "while it cannot grow the shard is told to register again, and without the flag it is refused",
+          "[actors]") {
+  for (const bool grow : {false, true}) {
+    actor_fixture f;
+    ss::test::temp_dir dir;
+    coordinator_options co = one_shard_job::options(dir);
+    co.grow_shards = grow;
+    node coord(f, "coordinator", "mem://coordinator");
+    auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+    node client(f, "client");
+    auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
+    auto status = [&] { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; };
+    auto shard = [&](int index) {
+      const std::string name = "shard-" + std::to_string(index);
+      return ask(wire::register_request{wire::role::shard, name, index, "mem://" + name,
+                                        static_cast<std::uint64_t>(10 + index)})
+          ->reply;
+    };
+    // Before the job runs, it cannot grow.
+    auto early = shard(1);
+    REQUIRE(std::holds_alternative<wire::error_reply>(*early));
+    CHECK(std::get<wire::error_reply>(*early).code == (grow ? errc::unavailable : errc::out_of_range));
+    if (grow) CHECK_THAT(std::get<wire::error_reply>(*early).message, Catch::Contains("cannot grow now (it is waiting"));
+    REQUIRE(std::holds_alternative<wire::register_reply>(*shard(0)));
+    ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 2});
+    ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3});
+    REQUIRE(status().find("\"state\":\"running\"") != std::string::npos);
+    auto beyond = shard(1);
+    if (!grow) {
+      REQUIRE(std::holds_alternative<wire::error_reply>(*beyond));
+      CHECK_THAT(std::get<wire::error_reply>(*beyond).message, Catch::Contains("is outside the job's 0..0"));
+      CHECK(status().find("resharding") == std::string::npos);
+      continue;
+    }
+    // Registered, and the job grows to 2 shards; a third shard meanwhile is told to come again.
+    REQUIRE(std::holds_alternative<wire::register_reply>(*beyond));
+    CHECK(status().find("\"reshaping\":\"1 -> 2 shards") != std::string::npos);
+    auto third = shard(2);
+    REQUIRE(std::holds_alternative<wire::error_reply>(*third));
+    CHECK(std::get<wire::error_reply>(*third).code == errc::unavailable);
+    CHECK_THAT(std::get<wire::error_reply>(*third).message,
+               Catch::Contains("beyond the job's 2 shards, and the job cannot grow now (another change of its shard "
+                               "count is under way"));
+    (void)c;
+  }
+}
+
 TEST_CASE("coordinator: started to a stored reshard switch, it keeps the new count, holds the input until every "
           "member routes by it, then takes the snapshot of the new shape",
           "[actors]") {

@@ -2,7 +2,8 @@
 # A running job's shard count changed with `shadowsync reshard` (docs/durability.md, "Resharding a
 # running job"), every service a process of its own on loopback, as docs/cluster.md starts them, the
 # shards with storage (--data-dir). The job (2 readers, 2 trainers, s-easgd) starts on 2 shards;
-# once a tenth of its rows are committed it grows to 4 (shards 2 and 3 started once it is asked),
+# once a tenth of its rows are committed it grows to 3 by shard 2's registration alone (the
+# coordinator's --grow-shards, as a StatefulSet scaled up), then to 4 (asked, then shard 3 started),
 # and once that is done and a third are, it shrinks to 3 (shard 3 hands its rows over and leaves);
 # then the coordinator is killed and started again with its first command line (--shards 2), and
 # keeps the job's 3 shards. The shrink itself is cut short too: once its rows moved, shard 0 is
@@ -14,13 +15,13 @@
 # reason, the job going on: a reshard while another is under way, to 0 shards, to the count the job
 # has; rolled back, the job going on: a reshard whose new shard never registers (--peer-wait).
 # usage: reshard_live.sh SHADOWSYNC_BINARY
-#   SS_RESHARD_ROWS      the data's rows (600,000: each change holds the input a few seconds, and
+#   SS_RESHARD_ROWS      the data's rows (700,000: each change holds the input a few seconds, and
 #                        the job must still be training when both are done)
 #   SS_RESHARD_NE_BOUND  test NE at most this times the undisturbed run's (1.01)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 in_work_dir "$1" reshard
-rows=${SS_RESHARD_ROWS:-600000}
+rows=${SS_RESHARD_ROWS:-700000}
 ne_bound=${SS_RESHARD_NE_BOUND:-1.01}
 "$bin" gen-data --rows "$rows" --test-rows 20000 --files 2 --out data >/dev/null 2>&1
 train=$(ls data/train-*.tsv | paste -sd,)
@@ -37,7 +38,7 @@ job() {
   # The coordinator, as it is started again after a kill: the same command line (--shards 2).
   coordinator() {
     "$bin" coordinator --listen "$coord" --shards 2 --readers 2 --train "$train" --test data/test.tsv \
-      --snapshot-dir "$name/snapshots" --snapshot-interval 2 --member-timeout 3 --peer-wait 6 --progress-interval 0 \
+      --snapshot-dir "$name/snapshots" --snapshot-interval 2 --member-timeout 3 --peer-wait 6 --progress-interval 0 --grow-shards \
       --log-level info >>"$name.coordinator.out" 2>>"$name.coordinator.err" &
     coord_pid=$!
   }
@@ -75,14 +76,18 @@ job() {
     for ((i = 0; i < 200; i++)); do grep -q "rolled back" "$name.coordinator.err" && break; sleep 0.1; done
     grep -q "resharding 2 -> 3 shards rolled back: shard(s) 2 did not register within --peer-wait" \
       "$name.coordinator.err" || fail "$name: the reshard without its new shard was not rolled back"
-    # 2 -> 4: asked, then the new shards started (a shard beyond the job's count is refused until
-    # a reshard makes room for it).
-    ask --shards 4 >"$name.grow.out" 2>&1 || fail "$name: the reshard to 4 was refused: $(tail -1 "$name.grow.out")"
+    # 2 -> 3: shard 2 started, nothing asked (--grow-shards: as a StatefulSet scaled up).
     shard 2
+    for ((i = 0; i < 600; i++)); do grep -q "resharded 2 -> 3 shards in" "$name.coordinator.err" && break; sleep 0.1; done
+    grep -q "shard-2 registers beyond the job's 2 shards (--grow-shards): the job grows to 3" "$name.coordinator.err" ||
+      fail "$name: shard 2, started beyond the job's count, did not make it grow"
+    grep -q "resharded 2 -> 3 shards in" "$name.coordinator.err" || fail "$name: the reshard to 3 did not complete"
+    # 3 -> 4: asked, then the new shard started.
+    ask --shards 4 >"$name.grow.out" 2>&1 || fail "$name: the reshard to 4 was refused: $(tail -1 "$name.grow.out")"
     shard 3
-    for ((i = 0; i < 600; i++)); do grep -q "resharded 2 -> 4 shards" "$name.coordinator.err" && break; sleep 0.1; done
+    for ((i = 0; i < 600; i++)); do grep -q "resharded 3 -> 4 shards" "$name.coordinator.err" && break; sleep 0.1; done
     wait_for $((rows / 3)) || fail "$name: the job never reached a third of its rows"
-    grep -q "resharded 2 -> 4 shards in" "$name.coordinator.err" || fail "$name: the reshard to 4 did not complete"
+    grep -q "resharded 3 -> 4 shards in" "$name.coordinator.err" || fail "$name: the reshard to 4 did not complete"
     # 4 -> 3: shard 3 hands its rows over and leaves. Once the rows moved, shard 0 is paused: the
     # members cannot all switch, or the snapshot of the new shape cannot be taken; the coordinator is
     # killed with the switch stored, and started again (--shards 2): it keeps 3 and ends the reshard.
@@ -122,7 +127,7 @@ job live yes
 grep -q "resharded 4 -> 3 shards in" live.coordinator.err || fail "the reshard to 3 did not complete"
 # Both changes copied the rows while the job trained, and moved under the hold only those changed
 # since (shards without a memory budget, row TTL or full table's evictions).
-for change in "2 -> 4" "4 -> 3"; do
+for change in "2 -> 3" "3 -> 4" "4 -> 3"; do
   grep -q "resharding $change shards: [0-9]* rows (.*) copied in .* while the job trained" live.coordinator.err ||
     fail "resharding $change shards copied no rows while the job trained: $(grep -h "no copy while" live.coordinator.err | head -1)"
 done
@@ -133,7 +138,7 @@ base_ne=$(field base.json test_ne)
 live_ne=$(field live.json test_ne)
 awk -v a="$live_ne" -v b="$base_ne" -v x="$ne_bound" 'BEGIN { exit !(a <= b * x) }' ||
   fail "test NE $live_ne is more than x$ne_bound the undisturbed run's $base_ne"
-echo "reshard_live: undisturbed NE $base_ne, resharded 2 -> 4 -> 3 NE $live_ne"
+echo "reshard_live: undisturbed NE $base_ne, resharded 2 -> 3 -> 4 -> 3 NE $live_ne"
 grep -h "resharded\|input settled\|input is released\|copied in\|stopped while it switched" live.coordinator.err | sed 's/^/  /'
 ((failures == 0)) || exit 1
 echo "reshard_live: ok"

@@ -59,6 +59,15 @@ body_ptr check_index(const coordinator_state& st, const wire::register_request& 
     return make_body(wire::error_reply{errc::out_of_range, "shard " + std::to_string(r.index) + " is no longer in the "
                                                            "job: its rows moved to the job's " + std::to_string(count) +
                                                            " shards; it has nothing to serve (its data directory may go)"});
+  if (r.from == wire::role::shard && r.index >= count && st.options.grow_shards) {
+    // `unavailable`: the shard registers again on its next heartbeat, until the job can grow.
+    const std::string why = st.reshape                                   ? "another change of its shard count is under way"
+                            : st.state != wire::job_state::running ? std::string("it is ") + wire::to_string(st.state)
+                                                                   : st.last_reshape_error;
+    return make_body(wire::error_reply{errc::unavailable, "shard " + std::to_string(r.index) + " is beyond the job's " +
+                                                              std::to_string(count) + " shards, and the job cannot "
+                                                              "grow now (" + why + ", --grow-shards)"});
+  }
   if (r.index < 0 || r.index >= count)
     return make_body(wire::error_reply{errc::out_of_range, std::string(wire::to_string(r.from)) + " index " +
                                                                std::to_string(r.index) + " is outside the job's 0.." +
@@ -66,6 +75,20 @@ body_ptr check_index(const coordinator_state& st, const wire::register_request& 
   if (r.endpoint.empty())
     return make_body(wire::error_reply{errc::invalid_argument, r.name + " registered without an endpoint"});
   return nullptr;
+}
+
+// --grow-shards: a shard that registers beyond the job's count while the job runs as it was makes
+// it grow to include it (the shards between, if any, must register too: the reshard waits for them
+// up to --peer-wait). Not an index the job gave up by shrinking: check_index refuses that one.
+void grow_for(coordinator_actor* self, const wire::register_request& r) {
+  auto& st = self->state;
+  const auto count = static_cast<std::int32_t>(st.shard_slots.size());
+  if (!st.options.grow_shards || r.from != wire::role::shard || r.index < count ||
+      r.index < static_cast<std::int32_t>(st.reshaped_from) || st.reshape || st.state != wire::job_state::running)
+    return;
+  spdlog::info("{}: {} registers beyond the job's {} shards (--grow-shards): the job grows to {}", st.options.name,
+               r.name, count, r.index + 1);
+  request_reshard(self, static_cast<std::uint32_t>(r.index) + 1);
 }
 
 // The member holding the place registration `r` asks for (its index, or a trainer's name), held
@@ -247,6 +270,7 @@ body_ptr on_register(coordinator_actor* self, const wire::register_request& r) {
       return repeat_registration(self, id, m);
   const bool indexed = is_indexed(r.from);
   if (indexed) {
+    grow_for(self, r);
     if (auto refused = check_index(st, r)) return refused;
   }
   const std::uint64_t membership =

@@ -51,6 +51,9 @@ struct coordinator_options {
   // `resume`, or before any snapshot, and was cut short before the snapshot of the new shape: the
   // coordinator switches the members again and takes that snapshot (job::reshard_switch).
   std::optional<job::reshard_switch> switched;
+  // A shard that registers beyond the job's count (an orchestrator scaled the shards up) makes the
+  // job grow to include it, as `shadowsync reshard --shards index+1` would; off: it is refused.
+  bool grow_shards = false;
   // A finished job's stored result: the coordinator reports it instead of training again.
   std::optional<job::job_report> finished_result;
   // Where to write the final model (a model file: `shadowsync predict` scores with it) when the job
