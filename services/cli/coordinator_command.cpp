@@ -123,9 +123,10 @@ result<std::unique_ptr<actors::running_service>> coordinator_role::start(caf::ac
   return actors::start_coordinator(sys, std::move(transport), options, std::move(co));
 }
 
+// The counts are the coordinator's to say (it logs them as it starts): a resumed job may keep
+// another shard count than --shards.
 std::string coordinator_role::up_message(const actors::running_service& service) const {
-  return fmt::format("coordinator: up at {}; waiting for {} shard(s), {} reader(s) and trainers", service.endpoint(),
-                     flags_.job.shards, flags_.job.readers);
+  return fmt::format("coordinator: up at {}; waiting for the job's members", service.endpoint());
 }
 
 // Members learn that the job ended from their next heartbeat; one dropped for silence (cut off

@@ -508,6 +508,11 @@ void start(coordinator_actor* self, coordinator_options options, gateway_actor g
   st.view.epoch = static_cast<std::uint64_t>(std::max<std::int64_t>(0, wall_ms(st))) * 1000;
   if (st.options.resume) adopt_snapshot(self, *st.options.resume);
   if (st.options.switched) resume_switch(self, *st.options.switched);
+  if (!st.options.finished_result)
+    spdlog::info("{}: the job has {} shard(s), {} reader(s) and {} sync server(s) (the coordinator the first); "
+                 "trainers: at least {}",
+                 st.options.name, st.options.job.shards, st.options.job.readers, st.options.job.sync_servers,
+                 st.options.job.min_trainers);
   change_view(self);
   if (!st.options.finished_result && !start_publishing(self)) return;
   if (st.options.finished_result) {
