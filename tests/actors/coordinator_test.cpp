@@ -726,6 +726,10 @@ TEST_CASE("coordinator: with --grow-shards a shard beyond the job's count makes 
     // Registered, and the job grows to 2 shards; a third shard meanwhile is told to come again.
     REQUIRE(std::holds_alternative<wire::register_reply>(*beyond));
     CHECK(status().find("\"reshaping\":\"1 -> 2 shards") != std::string::npos);
+    // An index no job can have is refused for good, not asked to come again.
+    auto impossible = shard(5000);
+    REQUIRE(std::holds_alternative<wire::error_reply>(*impossible));
+    CHECK(std::get<wire::error_reply>(*impossible).code == errc::out_of_range);
     auto third = shard(2);
     REQUIRE(std::holds_alternative<wire::error_reply>(*third));
     CHECK(std::get<wire::error_reply>(*third).code == errc::unavailable);

@@ -9,6 +9,7 @@
 
 #include "state.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/core/embedding/sharding.hpp"
 
 namespace ss::actors::coordinator_detail {
 
@@ -59,7 +60,8 @@ body_ptr check_index(const coordinator_state& st, const wire::register_request& 
     return make_body(wire::error_reply{errc::out_of_range, "shard " + std::to_string(r.index) + " is no longer in the "
                                                            "job: its rows moved to the job's " + std::to_string(count) +
                                                            " shards; it has nothing to serve (its data directory may go)"});
-  if (r.from == wire::role::shard && r.index >= count && st.options.grow_shards) {
+  if (r.from == wire::role::shard && r.index >= count && st.options.grow_shards &&
+      r.index < static_cast<std::int32_t>(embedding::max_shards)) {
     // `unavailable`: the shard registers again on its next heartbeat, until the job can grow.
     const std::string why = st.reshape                                   ? "another change of its shard count is under way"
                             : st.state != wire::job_state::running ? std::string("it is ") + wire::to_string(st.state)
@@ -84,6 +86,7 @@ void grow_for(coordinator_actor* self, const wire::register_request& r) {
   auto& st = self->state;
   const auto count = static_cast<std::int32_t>(st.shard_slots.size());
   if (!st.options.grow_shards || r.from != wire::role::shard || r.index < count ||
+      r.index >= static_cast<std::int32_t>(embedding::max_shards) ||
       r.index < static_cast<std::int32_t>(st.reshaped_from) || st.reshape || st.state != wire::job_state::running)
     return;
   spdlog::info("{}: {} registers beyond the job's {} shards (--grow-shards): the job grows to {}", st.options.name,

@@ -521,7 +521,6 @@ void resume_switch(coordinator_actor* self, const job::reshard_switch& sw) {
   spdlog::info("{}: {}: the input is held until every member routes by {} shards", st.options.name, doing(r), r.to);
 }
 
-
 void reshape_heard(coordinator_actor* self) {
   const auto& st = self->state;
   if (!live_reshape(st)) return;
