@@ -75,7 +75,7 @@ resume shrink 1 --processes
 moved shrink 2 1
 same_fields same.json "resumed on 2 shards" shrink.json "resumed on 1, as processes" "${metrics[@]}"
 grep -q "shard-1: the job has 1 shards now: .*leaves the job" shrink.err || fail "shard-1 did not say it leaves the job"
-grep -q "local: shard-1 left the job" shrink.err || fail "local did not see shard-1 leave"
+grep -q "local: shard-1 is beyond the job.s 1 shard(s): not started again" shrink.err || fail "local did not see shard-1 leave"
 grep -q "local: shard-1 .* starting it again" shrink.err && fail "local started shard-1 again after it left"
 
 resume tiered 3 --processes --memory-budget-mb 1 --curve-dir tiered.keys
