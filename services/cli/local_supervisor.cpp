@@ -336,16 +336,13 @@ class supervisor {
     const auto now = clock_type::now();
     if (now < next_shard_check_) return true;
     next_shard_check_ = now + kShardCheckEvery;
-    const auto status = json_value::parse(query_status(run_.coordinator, 0.5, security_));
-    if (!status.is_ok()) return true;
-    const auto& shards = (*status)["service"]["shards"];
-    if (shards.type() != json_value::kind::number) return true;
+    const int shards = job_shards(0.5);
     int started = 0;
     for (const auto& c : children_) started = std::max(started, c.shard + 1);
-    for (int i = started; i < shards.int64(); ++i) {
+    for (int i = started; i < shards; ++i) {
       children_.push_back(plan_shard(l_, run_, i));
       if (!start(children_.back())) return false;
-      spdlog::info("local: the job takes {} shards (shadowsync reshard): started {} (pid {})", shards.int64(),
+      spdlog::info("local: the job takes {} shards (shadowsync reshard): started {} (pid {})", shards,
                    children_.back().name, children_.back().process.pid());
     }
     return true;
@@ -388,7 +385,7 @@ class supervisor {
       return 1;
     }
     if (!c.coordinator && left_because_the_job_ended(exited && code == 0)) return std::nullopt;  // not restarted
-    if (const int shards = c.shard >= 0 ? job_shards() : 0; c.shard >= shards && shards > 0) {
+    if (const int shards = c.shard >= 0 ? job_shards(2.0) : 0; c.shard >= shards && shards > 0) {
       // Whatever its exit, it has no place to come back to: its rows moved to the job's other
       // shards (a resume on fewer, a reshard), or it was to join a reshard that was called off.
       spdlog::info("local: {} is beyond the job's {} shard(s): not started again", c.name, shards);
@@ -408,9 +405,9 @@ class supervisor {
   }
 
   // The job's shard count as the coordinator reports it (those of both counts while it changes);
-  // 0 when it does not answer.
-  int job_shards() const {
-    const auto status = json_value::parse(query_status(run_.coordinator, 2.0, security_));
+  // 0 when it does not answer within `timeout_seconds`.
+  int job_shards(double timeout_seconds) const {
+    const auto status = json_value::parse(query_status(run_.coordinator, timeout_seconds, security_));
     if (!status.is_ok()) return 0;
     const auto& shards = (*status)["service"]["shards"];
     return shards.type() == json_value::kind::number ? static_cast<int>(shards.int64()) : 0;
