@@ -812,38 +812,54 @@ TEST_CASE("shard: a job resumed on another shard count restores under the snapsh
   CHECK_THAT(foreign.error().message(), Catch::Contains("holds rows of job 0000000000000009"));
 }
 
-TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and the shards then drop what they gave away",
-          "[actors]") {
-  actor_fixture f;
+namespace {
+
+embedding::shard_store_options moving_store_options() {
   embedding::shard_store_options so;
   so.dim = 2;
   so.optimizer.kind = optim::sparse_kind::rowwise_adagrad;  // a row carries optimizer state
-  // A shard as the job runs it: its endpoint on the memory network, storage, every actor.
-  struct shard_under_test {
-    std::unique_ptr<node> n;
-    std::shared_ptr<embedding::shard_store> store;
-    std::shared_ptr<embedding::memory_rows> storage;
-    std::shared_ptr<shard_counters> counters = std::make_shared<shard_counters>();
-    shard_actors actors;
-  };
-  auto start = [&](std::uint32_t index, bool with_storage) {
-    auto s = std::make_unique<shard_under_test>();
-    const std::string ep = "mem://shard-" + std::to_string(index);
-    s->n = std::make_unique<node>(f, ep, ep);
-    s->store = std::make_shared<embedding::shard_store>(so);
-    shard_options o;
-    o.name = "shard-" + std::to_string(index);
-    o.index = index;
-    o.shards = 2;
-    o.move_page_rows = 50;  // several pages
-    if (with_storage) o.storage = s->storage = std::make_shared<embedding::memory_rows>(s->store->row_floats());
-    s->actors = spawn_shard(f.sys, s->n->gateway, s->store, o, s->counters);
-    f.own(s->actors.pool);
-    f.own(s->actors.mover);
-    if (with_storage) f.own(caf::actor_cast<caf::actor>(s->actors.persister));
-    caf::anon_send(s->n->gateway, open_atom::value);
-    return s;
-  };
+  return so;
+}
+
+// A shard as the job runs it: its endpoint on the memory network, storage, every actor.
+struct shard_under_test {
+  std::unique_ptr<node> n;
+  std::shared_ptr<embedding::shard_store> store;
+  std::shared_ptr<embedding::memory_rows> storage;
+  std::shared_ptr<shard_counters> counters = std::make_shared<shard_counters>();
+  shard_actors actors;
+};
+
+// Shard `index` of `shards` at mem://shard-<index>; with `storage` given, on it (a restart).
+std::unique_ptr<shard_under_test> start_moving_shard(actor_fixture& f, const embedding::shard_store_options& so,
+                                                     std::uint32_t index, std::uint32_t shards, bool with_storage,
+                                                     std::shared_ptr<embedding::memory_rows> storage = nullptr) {
+  auto s = std::make_unique<shard_under_test>();
+  const std::string ep = "mem://shard-" + std::to_string(index);
+  s->n = std::make_unique<node>(f, ep, ep);
+  s->store = std::make_shared<embedding::shard_store>(so);
+  shard_options o;
+  o.name = "shard-" + std::to_string(index);
+  o.index = index;
+  o.shards = shards;
+  o.move_page_rows = 50;  // several pages
+  if (with_storage)
+    o.storage = s->storage = storage ? storage : std::make_shared<embedding::memory_rows>(s->store->row_floats());
+  s->actors = spawn_shard(f.sys, s->n->gateway, s->store, o, s->counters);
+  f.own(s->actors.pool);
+  f.own(s->actors.mover);
+  if (with_storage) f.own(caf::actor_cast<caf::actor>(s->actors.persister));
+  caf::anon_send(s->n->gateway, open_atom::value);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and the shards then drop what they gave away",
+          "[actors]") {
+  actor_fixture f;
+  const auto so = moving_store_options();
+  auto start = [&](std::uint32_t index, bool with_storage) { return start_moving_shard(f, so, index, 2, with_storage); };
   // The job had one shard: shard 0 restored 600 rows of 3 tables (RAM and storage), each with
   // values and state of its own. On 2 shards, shard 1 starts empty.
   auto zero = start(0, true);
@@ -968,4 +984,86 @@ TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and
   REQUIRE(first->has_value());
   REQUIRE(std::holds_alternative<wire::error_reply>(**first));
   CHECK_THAT(std::get<wire::error_reply>(**first).message, Catch::Contains("the coordinator asked again (every row)"));
+}
+
+TEST_CASE("shard: rows taken for a reshard that did not happen are dropped at the first view without one, "
+          "also after a restart", "[actors]") {
+  actor_fixture f;
+  const auto so = moving_store_options();
+  // A job of 2 shards asked to shrink to 1: shard 0 takes shard 1's rows (the move under the hold,
+  // which claims its storage for 1 shard; a copy while training, paced by timers, would record the
+  // take the same way).
+  auto zero = start_moving_shard(f, so, 0, 2, true);
+  auto one = start_moving_shard(f, so, 1, 2, true);
+  f.settle();
+  const std::uint32_t floats = zero->store->row_floats();
+  const embedding::placement two(2);
+  std::size_t own = 0, theirs = 0;
+  for (std::uint64_t id = 0; id < 400; ++id) {
+    const std::uint32_t t = static_cast<std::uint32_t>(id % 3);
+    auto& owner = two.shard_of(t, id) == 0 ? *zero : *one;
+    (two.shard_of(t, id) == 0 ? own : theirs) += 1;
+    std::vector<float> row(floats, static_cast<float>(id));
+    REQUIRE(owner.store->put(t, id, row.data()).is_ok());
+    REQUIRE(owner.storage->write(&t, &id, row.data(), 1).is_ok());
+  }
+  REQUIRE(own > 100);
+  REQUIRE(theirs > 100);
+  const auto wait = std::chrono::seconds(20);
+  auto took = ask(f, zero->actors.mover, wire::take_rows_request{{"mem://shard-1"}, 1}, wait);
+  REQUIRE(took.has_value());
+  REQUIRE(std::holds_alternative<wire::take_rows_reply>(*took));
+  REQUIRE(zero->storage->rows() == own + theirs);
+  CHECK(*zero->storage->get_meta("taking") == "1");
+  CHECK(*zero->storage->get_meta("shard") == "0 of 1");
+
+  // Waits until `shard`'s persister has handled what was sent to it before (a request it refuses
+  // is answered in order).
+  auto drain = [&](shard_under_test& shard) { (void)ask(f, shard.actors.persister, wire::status_request{}, wait); };
+  wire::cluster_view view;
+  view.epoch = 5;
+  view.reshaping = true;  // the reshard goes on: the rows stay
+  caf::anon_send(zero->actors.persister, view_atom::value, view);
+  drain(*zero);
+  CHECK(zero->storage->rows() == own + theirs);
+  CHECK(zero->counters->rows_untaken.load() == 0);
+
+  // The reshard ended without its switch: the job's count is still 2, and what came goes.
+  view.epoch = 6;
+  view.reshaping = false;
+  caf::anon_send(zero->actors.persister, view_atom::value, view);
+  drain(*zero);
+  CHECK(zero->counters->rows_untaken.load() == theirs);
+  CHECK(zero->storage->rows() == own);
+  CHECK(zero->store->stats().rows == own);
+  CHECK(*zero->storage->get_meta("taking") == "");
+  CHECK(*zero->storage->get_meta("shard") == "0 of 2");
+  CHECK(one->storage->rows() == theirs);  // the owner keeps them
+  for (std::uint64_t id = 0; id < 400; ++id) {
+    const std::uint32_t t = static_cast<std::uint32_t>(id % 3);
+    std::vector<float> got(floats);
+    std::uint8_t present = 0;
+    REQUIRE(zero->storage->read(&t, &id, 1, got.data(), &present).is_ok());
+    CHECK(present == (two.shard_of(t, id) == 0 ? 1 : 0));
+  }
+  // A later view changes nothing: settled.
+  view.epoch = 7;
+  caf::anon_send(zero->actors.persister, view_atom::value, view);
+  drain(*zero);
+  CHECK(zero->counters->rows_untaken.load() == theirs);
+
+  // Taken again, and the shard restarts before any view says the reshard is off (its storage
+  // remembers the take): its successor drops them at its first view.
+  auto again = ask(f, zero->actors.mover, wire::take_rows_request{{"mem://shard-1"}, 1}, wait);
+  REQUIRE(again.has_value());
+  REQUIRE(std::holds_alternative<wire::take_rows_reply>(*again));
+  REQUIRE(zero->storage->rows() == own + theirs);
+  const auto storage = zero->storage;
+  zero.reset();
+  auto successor = start_moving_shard(f, so, 0, 2, true, storage);
+  f.settle();
+  caf::anon_send(successor->actors.persister, view_atom::value, view);
+  drain(*successor);
+  CHECK(successor->counters->rows_untaken.load() == theirs);
+  CHECK(storage->rows() == own);
 }

@@ -28,7 +28,7 @@
 #   cases, the online cases and the regressions; 80 cases (about 23 minutes: too long for CI).
 #   SS_MATRIX_CASES=full: the whole cross product (full_product) and the special cases.
 #   SS_MATRIX_CASES=online: only the cases of a following, publishing job (variant online).
-#   SS_MATRIX_CASES=reshard: only the cases of a live reshard (variant reshard).
+#   SS_MATRIX_CASES=reshard: only the cases of a live reshard (variants reshard, shrink).
 #   SS_MATRIX_ROWS (default 150000): rows of the training file.
 #   SS_MATRIX_NE_BOUND (default none): the least NE bound of every case (sanitized runs, whose
 #   compute slows 10x while sync and restarts do not, spread more; the plain suite holds each
@@ -63,7 +63,9 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 # SERVICE may name two services, a+b: both get the signal at once. VARIANT changes the job: nosync
 # (--sync none; the default is s-easgd), shards2 (2 shards; the default is 1), epochs (2 epochs,
 # shuffled in windows of 20,000 rows, the test file scored for validation after each), online
-# (the input followed, up to --follow-limit-examples, and the model published: check_chain).
+# (the input followed, up to --follow-limit-examples, and the model published: check_chain),
+# reshard (1 shard, grown to 2 while it runs), shrink (2 shards, shrunk to 1 while it runs; the
+# final model exported and scored: check_shrink).
 # KILL5 kills the service five times in a row, each time once its successor has registered.
 #   startup  - 0.5 s after the service registered with the coordinator (its first seconds); the
 #              coordinator: as soon as it is up, while the others register
@@ -78,8 +80,9 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 #   epoch2   - once 30% of the second epoch's rows are committed (variant epochs)
 #   validating - once the coordinator scores the first epoch's model, the readers waiting (epochs)
 #   copying  - (variant reshard) once 30% of the rows are committed, `shadowsync reshard --shards 2`
-#              is asked (local starts shard 1); as the rows are copied while the job trains
-#   holding  - (variant reshard) likewise; as the input is held to move the rows changed since
+#              is asked (local starts shard 1); as the rows are copied while the job trains.
+#              (variant shrink) `--shards 1` is asked; once shard 0 took a copy of shard 1's rows
+#   holding  - (variant reshard, shrink) likewise; as the input is held to move the rows changed since
 #   resume   - the whole cluster killed at once (a power cut) once 30% of the rows are committed
 #              and two snapshots exist, then the job started again on its state directory; SERVICE
 #              `all`, or a damage signal (NOCKPT, WIPE, FOREIGN): that damage done before the restart;
@@ -93,6 +96,8 @@ run_case() {
   [[ $variant == shards2 ]] && extra=(--sync s-easgd --shards 2)
   # reshard: 1 shard, then 2 by `shadowsync reshard` (phases copying, holding).
   [[ $variant == reshard ]] && extra=(--sync s-easgd --shards 1)
+  # shrink: 2 shards, then 1 by `shadowsync reshard`; the final model is exported (check_shrink).
+  [[ $variant == shrink ]] && extra=(--sync s-easgd --shards 2 --export "$work/$name.ssm")
   [[ $variant == epochs ]] && extra=(--sync s-easgd --shards 1 --epochs 2 --shuffle-buffer 20000 --validation data/test.tsv)
   # online: the input followed as it grows (here a file that does not), ended by its limit, and the
   # model published every 0.3 s (beside the run directory: a resume keeps only the state).
@@ -148,11 +153,12 @@ run_case() {
           (($(grep -c "coordinator: snapshot [0-9]* started" "$name.err" || true) > taken)) && reached=true
         fi
         if $reached && [[ $phase == copying || $phase == holding ]]; then
-          # The job grows to 2 shards; the signal lands as its stage begins.
+          # The job grows to 2 shards (shrinks to 1); the signal lands as its stage begins.
           reached=false
-          "$bin" reshard --coordinator "$(cat "$name/coordinator.endpoint")" --shards 2 --timeout 5 \
-            >"$name.reshard" 2>&1 || fail "$name: the reshard to 2 shards was refused: $(tail -1 "$name.reshard")"
-          local mark="the rows are copied while the job trains"
+          local to=2 mark="the rows are copied while the job trains"
+          [[ $variant == shrink ]] && to=1 mark="shard-0: took [0-9]* rows"
+          "$bin" reshard --coordinator "$(cat "$name/coordinator.endpoint")" --shards $to --timeout 5 \
+            >"$name.reshard" 2>&1 || fail "$name: the reshard to $to shard(s) was refused: $(tail -1 "$name.reshard")"
           [[ $phase == holding ]] && mark="the input is held until what was handed out is trained"
           until grep -q "$mark" "$name.err" || ((SECONDS > deadline)) || ! alive; do sleep 0.01; done
           grep -q "$mark" "$name.err" && reached=true
@@ -349,6 +355,29 @@ check_reshard() {
   fi
 }
 
+# check_shrink NAME SERVICE: a reshard from 2 shards to 1 with a fault in it ends with 1 shard, or,
+# forgotten by a coordinator that restarted before the switch, leaves shard 0 without the copies it
+# took of shard 1's rows; either way the final model holds each row once (predict refuses a model
+# file that lists an id twice) and scores as the job did.
+check_shrink() {
+  local ne
+  if grep -q "resharded 2 -> 1 shards in" "$1.err"; then
+    echo "  $1: the reshard ended: $(grep -o "resharded 2 -> 1 shards in.*" "$1.err" | tail -1 | cut -c1-160)"
+  elif [[ $2 == coordinator ]] && ! grep -q "stopped while it switched from 2 to 1 shards" "$1.err"; then
+    grep -q "shard-0: the reshard to 1 shards whose rows came here did not happen: dropped the [1-9][0-9]* rows" "$1.err" ||
+      fail "$1: the reshard was forgotten with the coordinator, but shard 0 did not drop the rows it had taken"
+    echo "  $1: the coordinator's restart before the switch forgot the reshard: $(grep -o "shard-0: the reshard to 1 shards whose rows came here.*" "$1.err" | head -1 | cut -c1-160)"
+  else
+    fail "$1: the reshard to 1 shard did not end ($(grep -h "reshard\|resharding" "$1.err" | tail -1 | cut -c1-200))"
+  fi
+  [[ -s "$work/$1.ssm" ]] || { fail "$1: no model file"; return; }
+  "$bin" predict --model "$work/$1.ssm" --test data/test.tsv --threads 1 >"$1.predict" 2>&1 ||
+    { fail "$1: predict refused the final model: $(tail -1 "$1.predict")"; return; }
+  ne=$(tail -1 "$1.predict" | grep -o '"test_ne":[^,}]*' | cut -d: -f2)
+  awk -v a="${ne:-9}" -v b="$(field "$1.json" test_ne)" 'BEGIN { exit !(a <= b * 1.0001 && a >= b * 0.9999) }' ||
+    fail "$1: predict scores the final model at NE $ne, the job at $(field "$1.json" test_ne)"
+}
+
 # check_fallback NAME SHARD: the successor of a shard whose live database is corrupt says so and
 # restores its newest checkpoint.
 check_fallback() {
@@ -534,6 +563,9 @@ online_ci="coordinator:KILL:training:online shard-0:KILL:training:online reader-
 # rows are copied or moved, the coordinator killed while they are.
 reshard_cases="shard-0:KILL:copying:reshard shard-1:KILL:copying:reshard coordinator:KILL:copying:reshard
   shard-0:KILL:holding:reshard coordinator:KILL:holding:reshard"
+# A live shrink from 2 shards to 1 whose coordinator is killed after shard 0 took a copy of shard
+# 1's rows, or as the input is held: forgotten (shard 0 drops the copies) or ended.
+shrink_cases="coordinator:KILL:copying:shrink coordinator:KILL:holding:shrink"
 # Cases that once failed, kept whatever the pairs choose.
 regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring shard-0:TERM:scoring
@@ -541,11 +573,11 @@ regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard
   shard-0:KILL:snapshot shard-0:TERM:exportreq coordinator:TERM:export coordinator:STOP:exportreq coordinator:KILL:exportreq
   coordinator:STOP:resume"
 case ${SS_MATRIX_CASES:-ci} in
-  ci) cases="$(cover_product) $special_cases $online_ci $reshard_cases $regressions" ;;
-  full) cases="$(full_product) $special_cases $online_cases $reshard_cases" ;;
-  pairs) cases="$(pairwise_product) $special_cases $online_cases $reshard_cases $regressions" ;;
+  ci) cases="$(cover_product) $special_cases $online_ci $reshard_cases $shrink_cases $regressions" ;;
+  full) cases="$(full_product) $special_cases $online_cases $reshard_cases $shrink_cases" ;;
+  pairs) cases="$(pairwise_product) $special_cases $online_cases $reshard_cases $shrink_cases $regressions" ;;
   online) cases=$online_cases ;;
-  reshard) cases=$reshard_cases ;;
+  reshard) cases="$reshard_cases $shrink_cases" ;;
   *) cases=$SS_MATRIX_CASES ;;
 esac
 # Each case once, in the order given.
@@ -672,6 +704,7 @@ for c in $cases; do
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
   if [[ $variant == online ]]; then check_chain "$name"; fi
   if [[ $variant == reshard ]]; then check_reshard "$name" "$service"; fi
+  if [[ $variant == shrink ]]; then check_shrink "$name" "$service"; fi
 done
 
 if ((failures > 0)); then

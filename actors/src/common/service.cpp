@@ -393,6 +393,8 @@ ss::status spawn_shard_role(service_impl& svc, const wire::register_reply& reply
   svc.role_ = actors.pool;
   // The shard fences pushes of trainers whose membership is over: it follows the view.
   caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{actors.pool});
+  // ... and the persister settles the rows of a reshard that did not happen.
+  if (actors.persister) caf::anon_send(svc.member_, view_atom::value, view_subscriber_actor{actors.persister});
   svc.persister_ = actors.persister;
   svc.bulk_ = actors.bulk;
   svc.prefetcher_ = actors.prefetcher;

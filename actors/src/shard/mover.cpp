@@ -239,7 +239,18 @@ caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request&
   st.take->to = *placed;
   spdlog::info("{}: taking the rows the placement over {} shards gives it from {} shard(s) ({})", st.options.name,
                req.placement_shards, req.sources.size(), pass_name(req.pass));
-  next_source(self);
+  // Recorded in storage before the first row comes: should the reshard not happen, the shard
+  // drops them again, even after a restart.
+  self->request(st.persister, caf::infinite, taking_atom::value, req.placement_shards)
+      .then(
+          [self, serial = st.take->serial](const body_ptr& recorded) {
+            if (!current(self, serial)) return;
+            if (std::holds_alternative<wire::error_reply>(*recorded)) return finish(self, recorded);
+            next_source(self);
+          },
+          [self, serial = st.take->serial](const caf::error& err) {
+            if (current(self, serial)) fail(self, errc::internal, "recording the take: " + self->system().render(err));
+          });
   return promise;
 }
 

@@ -108,6 +108,12 @@ struct persister_state {
   std::shared_ptr<shard_counters> counters;
   std::shared_ptr<embedding::placement_cache> paged;  // placements its pages of rows were asked for
   std::vector<std::uint32_t> tables;                  // scratch: the table of each row of a write
+  // The shard count rows are placed over, as the views say (the job's, until a live reshard's
+  // switch names another).
+  std::uint32_t in_force = 0;
+  // The shard count of a reshard whose rows came here and are not settled yet (storage's `taking`
+  // meta, so that a restart knows it too); 0: none.
+  std::uint32_t taking = 0;
 };
 using persister_self = shard_persister_actor::stateful_pointer<persister_state>;
 shard_persister_actor::behavior_type persister(persister_self self, std::shared_ptr<embedding::shard_store> store,

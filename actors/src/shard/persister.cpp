@@ -223,18 +223,25 @@ body_ptr claim_shape(persister_self self, std::uint32_t shards) {
   return make_body(wire::ack{});
 }
 
-// The snapshot of the job's new shape is written: every row the placement over placement_shards
-// gives to another shard goes, from storage (a page at a time) and from RAM. Storage holds every
-// row after the flush, so what it keeps is what the shard holds (a memory budget's counts are set
-// from it). A shard left without a place under the new count drops all, and leaves the job.
-body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req) {
+// Storage's record of a reshard whose rows came here and are not settled yet: the shard count.
+constexpr const char* taking_key = "taking";
+
+// Records that rows the placement over `shards` gives this shard come here (0: settled, cleared).
+status record_taking(persister_self self, std::uint32_t shards) {
+  auto& st = self->state;
+  if (st.taking == shards) return status::ok();
+  SS_RETURN_IF_ERROR(st.options.storage->set_meta(taking_key, shards == 0 ? std::string() : std::to_string(shards)));
+  st.taking = shards;
+  return status::ok();
+}
+
+// Every row the placement over `shards` gives to another shard goes, from storage (a page at a
+// time) and from RAM. Storage holds every row after the flush, so what it keeps is what the shard
+// holds (a memory budget's counts are set from it).
+result<wire::drop_rows_reply> drop_not_owned(persister_self self, const embedding::placement& to, const char* what) {
   auto& st = self->state;
   auto& storage = *st.options.storage;
-  const auto start = std::chrono::steady_clock::now();
-  auto placed = placement_for(st.options, *st.paged, req.placement_shards, "dropping rows");
-  if (!placed.is_ok()) return refusal(placed.error().code(), placed.error().message());
-  const auto& to = *placed;
-  if (auto f = flush(self); !f.is_ok()) return refusal(f.code(), st.options.name + ": " + f.message());
+  if (auto f = flush(self); !f.is_ok()) return f;
   const std::uint32_t me = st.options.index, max_tables = st.store->options().max_tables;
   constexpr std::size_t page_rows = 65536;
   std::vector<std::uint64_t> held(max_tables, 0);
@@ -249,7 +256,7 @@ body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req
     auto read = storage.scan_from(table, position, page_rows, [&](std::uint32_t t, std::uint64_t id, const float*) {
       last_table = t;
       last_id = id;
-      if (to->shard_of(t, id) == me) {
+      if (to.shard_of(t, id) == me) {
         if (t < max_tables) ++held[t];
         ++reply.kept;
         return;
@@ -257,10 +264,10 @@ body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req
       tables.push_back(t);
       ids.push_back(id);
     });
-    if (!read.is_ok()) return refusal(read.error().code(), st.options.name + ": " + read.error().message());
+    if (!read.is_ok()) return read.error();
     if (!ids.empty()) {
       if (auto e = storage.erase(tables.data(), ids.data(), ids.size()); !e.is_ok())
-        return refusal(e.code(), st.options.name + ": dropping rows that moved: " + e.message());
+        return e.with_context(std::string("dropping ") + what);
       for (std::size_t i = 0; i < ids.size(); ++i) st.store->forget_moved(tables[i], ids[i]);
       reply.dropped += ids.size();
     }
@@ -268,18 +275,90 @@ body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req
     std::tie(table, position) = key_after(last_table, last_id);
   }
   st.store->set_held(held);
-  const bool leaving = me >= req.placement_shards;
+  return reply;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The snapshot of the job's new shape is written: every row the placement over placement_shards
+// gives to another shard goes. A shard left without a place under the new count drops all, and
+// leaves the job.
+body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req) {
+  auto& st = self->state;
+  const auto start = std::chrono::steady_clock::now();
+  auto placed = placement_for(st.options, *st.paged, req.placement_shards, "dropping rows");
+  if (!placed.is_ok()) return refusal(placed.error().code(), placed.error().message());
+  auto dropped = drop_not_owned(self, **placed, "rows that moved");
+  if (!dropped.is_ok()) return refusal(dropped.error().code(), st.options.name + ": " + dropped.error().message());
+  const wire::drop_rows_reply& reply = *dropped;
+  const bool leaving = st.options.index >= req.placement_shards;
   if (!leaving) {
     if (auto c = claim_shape(self, req.placement_shards); std::holds_alternative<wire::error_reply>(*c)) return c;
   }
+  // The rows that came here are this shard's for good.
+  if (auto t = record_taking(self, 0); !t.is_ok()) return refusal(t.code(), st.options.name + ": " + t.message());
   st.counters->rows_given_away.fetch_add(reply.dropped, std::memory_order_relaxed);
   spdlog::info("{}: the job has {} shards now: dropped the {} rows that moved to others in {:.2f}s; {}", st.options.name,
-               req.placement_shards, reply.dropped,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+               req.placement_shards, reply.dropped, seconds_since(start),
                leaving ? "this shard has no place among them and leaves the job (its data directory may go)"
                        : "it holds " + std::to_string(reply.kept) + " rows");
   if (leaving && st.options.on_left_job) st.options.on_left_job();
-  return make_body(std::move(reply));
+  return make_body(std::move(*dropped));
+}
+
+// A view with no reshard under way, while rows of a reshard to another count came here: that
+// reshard did not happen (rolled back, or forgotten by a coordinator that restarted before its
+// switch). The rows the count in force gives to others are copies their owners train on without
+// this shard: they go, else exports and snapshots would hold those rows twice, one of them stale.
+// A failure is logged and tried again on the next view.
+void drop_untaken(persister_self self) {
+  auto& st = self->state;
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint32_t was = st.taking;
+  auto placed = placement_for(st.options, *st.paged, st.in_force, "dropping rows");
+  auto dropped = placed.is_ok() ? drop_not_owned(self, **placed, "rows of a reshard that did not happen")
+                                : result<wire::drop_rows_reply>(placed.error());
+  status settled = dropped.is_ok() ? status::ok() : dropped.error();
+  if (settled.is_ok()) {
+    // A move under the hold claimed the storage for the other count: this count's again.
+    if (auto c = claim_shape(self, st.in_force); const auto* err = std::get_if<wire::error_reply>(c.get()))
+      settled = status(err->code, err->message);
+  }
+  if (settled.is_ok()) settled = record_taking(self, 0);
+  if (!settled.is_ok()) {
+    spdlog::error("{}: dropping the rows of a reshard to {} shards that did not happen failed (tried again on the "
+                  "next view): {}",
+                  st.options.name, was, settled.message());
+    return;
+  }
+  st.counters->rows_untaken.fetch_add(dropped->dropped, std::memory_order_relaxed);
+  spdlog::warn("{}: the reshard to {} shards whose rows came here did not happen: dropped the {} rows that the "
+               "job's {} shards give to others in {:.2f}s; it holds {} rows",
+               st.options.name, was, dropped->dropped, st.in_force, seconds_since(start), dropped->kept);
+}
+
+// The view names the shard count in force while a live reshard switched it (0 otherwise: the one
+// known before).
+void follow_view(persister_self self, const wire::cluster_view& view) {
+  auto& st = self->state;
+  if (view.placement_shards != 0) st.in_force = view.placement_shards;
+  // A shard beyond the count in force is leaving (its data directory may go): nothing to settle.
+  if (st.taking != 0 && st.taking != st.in_force && !view.reshaping && st.options.index < st.in_force)
+    drop_untaken(self);
+}
+
+// The record of an unsettled reshard's rows a restarted shard finds in its storage.
+std::uint32_t stored_taking(const shard_options& o) {
+  auto v = o.storage->get_meta(taking_key);
+  if (!v.is_ok() || v->empty()) return 0;
+  try {
+    return static_cast<std::uint32_t>(std::stoul(*v));
+  } catch (const std::exception&) {
+    spdlog::warn("{}: storage's record of a reshard's rows reads '{}', not a shard count: ignored", o.name, *v);
+    return 0;
+  }
 }
 
 // The flush interval as a timer's period (at least 10 ms; a shard that never flushes, flush
@@ -303,6 +382,8 @@ shard_persister_actor::behavior_type persister(persister_self self, std::shared_
   st.options = std::move(options);
   st.counters = std::move(counters);
   st.paged = std::move(paged);
+  st.in_force = st.options.shards;
+  st.taking = stored_taking(st.options);
   const auto every = flush_period(st.options);
   if (st.options.flush_interval > 0) self->delayed_send(self, every, tick_atom::value);
   if (st.store->tiered()) self->delayed_send(self, pressure_check, shard_pressure_atom::value);
@@ -330,6 +411,13 @@ shard_persister_actor::behavior_type persister(persister_self self, std::shared_
         return refusal(errc::internal, "moved rows that are not a page of rows");
       },
       [self](claim_atom, std::uint32_t shards) -> body_ptr { return claim_shape(self, shards); },
+      [self](taking_atom, std::uint32_t shards) -> body_ptr {
+        if (auto t = record_taking(self, shards); !t.is_ok())
+          return refusal(t.code(), self->state.options.name + ": recording the rows that come: " + t.message());
+        return make_body(wire::ack{});
+      },
+      [self](view_atom, const wire::cluster_view& view) { follow_view(self, view); },
+      [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
         if (const auto* req = std::get_if<wire::snapshot_request>(&env->message)) return serve_snapshot(self, *req);
         if (const auto* req = std::get_if<wire::drop_rows_request>(&env->message)) return serve_drop_rows(self, *req);

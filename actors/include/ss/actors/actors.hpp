@@ -151,6 +151,7 @@ using coordinator_actor =
 using shard_pressure_atom = caf::atom_constant<caf::atom("pressure")>;  // is RAM past the memory budget?
 using moved_rows_atom = caf::atom_constant<caf::atom("moved")>;         // store rows that moved to this shard
 using claim_atom = caf::atom_constant<caf::atom("claim")>;              // claim the storage for a shard count
+using taking_atom = caf::atom_constant<caf::atom("taking")>;            // rows for a shard count start to come
 
 // A request worker; the shard's pool of them has the same interface. serve: lookup_request,
 // push_request, dump_request, warm_request, status_request. The view: the trainers whose pushes
@@ -158,13 +159,17 @@ using claim_atom = caf::atom_constant<caf::atom("claim")>;              // claim
 using shard_actor = request_server_actor::extend_with<view_subscriber_actor>;
 
 // With storage: writes changed rows to storage. serve: snapshot_request, drop_rows_request, and
-// with a memory budget dump_request (pages from storage).
-using shard_persister_actor = request_server_actor::extend<
+// with a memory budget dump_request (pages from storage). The view: a reshard that took rows here
+// and did not happen (rolled back, or forgotten by a restarted coordinator) has them dropped.
+using shard_persister_actor = request_server_actor::extend_with<view_subscriber_actor>::extend<
     caf::replies_to<flush_atom>::with<bool>,  // write every changed row now (the drain before exit); true when done
     // (the mover) store a page of rows that moved here (a dump_reply of whole rows): ack or error_reply
     caf::replies_to<moved_rows_atom, body_ptr>::with<body_ptr>,
     // (the mover) every row that moves here is stored: claim the storage as this shard of that many
     caf::replies_to<claim_atom, std::uint32_t>::with<body_ptr>,
+    // (the mover) rows the placement over that many shards gives this shard start to come: recorded
+    // in storage until they are kept (a drop after the switch) or dropped (the reshard did not happen)
+    caf::replies_to<taking_atom, std::uint32_t>::with<body_ptr>,
     caf::reacts_to<tick_atom>,                // (self) the flush interval passed: flush
     caf::reacts_to<shard_pressure_atom>>;     // (self) with a memory budget: write back early when RAM is past it
 

@@ -67,6 +67,9 @@ struct shard_counters : metrics::counter_set {
   counter rows_taken{*this, "rows_taken", "Rows taken from other shards when the job took another shard count."};
   counter rows_given_away{*this, "rows_given_away",
                           "Rows dropped once the shards they moved to held them (the job took another shard count)."};
+  counter rows_untaken{*this, "rows_untaken",
+                       "Rows taken for a reshard that did not happen (rolled back, or forgotten by a restarted "
+                       "coordinator), dropped again."};
   counter publications_started{*this, "publications_started", "Publications (bases and deltas) this shard began."};
   counter rows_published{*this, "rows_published", "Changed rows sent for published deltas."};
   counter tombstones_published{*this, "tombstones_published",
