@@ -313,6 +313,28 @@ TEMPLATE_TEST_CASE("durable rows erase deletes the stored rows named, ignores ab
   CHECK(store->erase(nullptr, nullptr, 0).is_ok());
 }
 
+TEMPLATE_TEST_CASE("durable rows erase_stored deletes rows a scan found, each counted once", "[storage]", memory_impl,
+                   rocks_impl) {
+  TestType impl;
+  auto store = impl.open(kDurableRowFloats);
+  row_map expect;
+  write_100k(*store, &expect);
+  // Every row of table 1, as a scan hands them out.
+  std::vector<std::uint32_t> tables;
+  std::vector<std::uint64_t> ids;
+  REQUIRE(store->scan([&](std::uint32_t t, std::uint64_t id, const float*) {
+                 if (t != 1) return;
+                 tables.push_back(t);
+                 ids.push_back(id);
+               })
+              .is_ok());
+  REQUIRE(ids.size() > 1000);
+  REQUIRE(store->erase_stored(tables.data(), ids.data(), ids.size()).is_ok());
+  for (std::size_t i = 0; i < ids.size(); ++i) REQUIRE(expect.erase({tables[i], ids[i]}) == 1);
+  CHECK(store->rows() == 100000 - ids.size());
+  CHECK(scan_all(*store) == expect);
+}
+
 TEMPLATE_TEST_CASE("durable rows scan_from pages through every row once, in key order", "[storage]", memory_impl,
                    rocks_impl) {
   TestType impl;

@@ -266,7 +266,8 @@ result<wire::drop_rows_reply> drop_not_owned(persister_self self, const embeddin
     });
     if (!read.is_ok()) return read.error();
     if (!ids.empty()) {
-      if (auto e = storage.erase(tables.data(), ids.data(), ids.size()); !e.is_ok())
+      // Just read by this scan, and only this actor writes: each is stored, once.
+      if (auto e = storage.erase_stored(tables.data(), ids.data(), ids.size()); !e.is_ok())
         return e.with_context(std::string("dropping ") + what);
       for (std::size_t i = 0; i < ids.size(); ++i) st.store->forget_moved(tables[i], ids[i]);
       reply.dropped += ids.size();

@@ -303,12 +303,20 @@ status rocksdb_rows::write(const std::uint32_t* tables, const std::uint64_t* ids
 }
 
 status rocksdb_rows::erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
+  return erase_keys(tables, ids, n, true);
+}
+
+status rocksdb_rows::erase_stored(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
+  return erase_keys(tables, ids, n, false);
+}
+
+status rocksdb_rows::erase_keys(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool look_up) {
   if (n == 0 || (options_.exact_count && rows_.load(std::memory_order_relaxed) == 0)) return status::ok();
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return {errc::unavailable, "rocksdb_rows: the live database is closed"};
   const distinct_keys keys(tables, ids, n);
-  std::vector<std::uint8_t> exists(keys.slices.size(), 1);  // not counted: delete them all
-  if (options_.exact_count) SS_RETURN_IF_ERROR(find_stored(db_, keys, exists, "rocksdb_rows::erase"));
+  std::vector<std::uint8_t> exists(keys.slices.size(), 1);  // not counted, or known: delete them all
+  if (options_.exact_count && look_up) SS_RETURN_IF_ERROR(find_stored(db_, keys, exists, "rocksdb_rows::erase"));
   rocksdb::WriteBatch batch;
   std::uint64_t gone = 0;
   for (std::size_t j = 0; j < keys.slices.size(); ++j) {

@@ -65,6 +65,11 @@ class durable_rows {
   // Deletes the stored rows (tables[i], ids[i]) that exist; the others are ignored. Atomic per
   // call, like write. A shard deletes the rows it dropped for good (a full table's eviction).
   virtual status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) = 0;
+  // erase() of rows the caller knows are stored, each once (read by a scan of its own, nothing
+  // written since): an implementation that counts its rows need not look each up first.
+  virtual status erase_stored(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) {
+    return erase(tables, ids, n);
+  }
 
   // Calls fn for every stored row, in no particular order. A record that fails its checksum or has
   // the wrong size ends the scan with errc::corrupt naming the row.

@@ -19,6 +19,9 @@ class forwarding_rows : public durable_rows {
     return inner_->write(t, i, r, n);
   }
   status erase(const std::uint32_t* t, const std::uint64_t* i, std::size_t n) override { return inner_->erase(t, i, n); }
+  status erase_stored(const std::uint32_t* t, const std::uint64_t* i, std::size_t n) override {
+    return inner_->erase_stored(t, i, n);
+  }
   status scan(const row_visitor& fn) override { return inner_->scan(fn); }
   status scan_concurrently(const row_visitor& fn) override { return inner_->scan_concurrently(fn); }
   std::uint64_t rows() const override { return inner_->rows(); }

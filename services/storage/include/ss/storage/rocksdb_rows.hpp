@@ -175,6 +175,9 @@ class rocksdb_rows final : public embedding::durable_rows {
   // One WriteBatch of deletions (WAL on); with exact_count, the keys that exist are found with one
   // MultiGet first, so that rows() stays exact.
   status erase(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) override;
+  // The same batch without the MultiGet: every key is counted as stored (a reshard's drop of the
+  // rows it just scanned lost 0.6 s per 134,000 rows to looking them up).
+  status erase_stored(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n) override;
   status scan(const embedding::row_visitor& fn) override;
   // scan() by ranges of keys on read_threads threads at once.
   status scan_concurrently(const embedding::row_visitor& fn) override;
@@ -235,6 +238,8 @@ class rocksdb_rows final : public embedding::durable_rows {
   // (a restored checkpoint's, counted as it was verified).
   status open_live(std::optional<std::uint64_t> known_rows = std::nullopt);
   void close_live();
+  // erase() and erase_stored(): with look_up (and exact_count), only the keys found are counted.
+  status erase_keys(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool look_up);
   // The format settings a store is made with (its format version, row size and row layout).
   void put_store_settings(rocksdb::WriteBatch& batch) const;
   // verify(), handing each row to *load as it is checked and, when the check fails, the rows
