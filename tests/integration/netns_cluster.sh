@@ -30,6 +30,9 @@
 #              (short) and for more (long) while training, one after another, each once the
 #              previous one's commits resumed; then a long cut in a later phase, so that every kind
 #              meets one (draining, scoring, the final export)
+#   grow       shard-2 started on a host of its own while training: the coordinator (--grow-shards)
+#              grows the job to 3 shards; then `shadowsync reshard --shards 2` from the ops host
+#              (the admin key) shrinks it back, and shard-2 leaves (exit 0)
 #   cut:HOST:short|long:training|draining|scoring|export   one such cut, in a job of its own
 # What every job must show: every process exits 0 (but those killed or refused on purpose), the
 # coordinator's result line has "ok":true, every row committed exactly once (examples_committed
@@ -204,14 +207,14 @@ reader_rows=("$(wc -l <"${train_files[0]}")" "$(wc -l <"${train_files[1]}")")
   doc_error "the training files hold ${reader_rows[0]} + ${reader_rows[1]} lines, not $rows (a header line?)"
 
 # ---- The hosts: each a namespace with its own address and host name.
-hosts=("$coord_host" shard-0 shard-1 reader-0 reader-1 trainer-0 trainer-1 sync-1 ops shard-0-b trainer-0-b twin-a twin-b)
+hosts=("$coord_host" shard-0 shard-1 reader-0 reader-1 trainer-0 trainer-1 sync-1 ops shard-0-b trainer-0-b twin-a twin-b shard-2)
 for h in "${hosts[@]}"; do nb_add_host "$h"; done
 nb_up
 echo "  hosts on bridge br0 (namespace ${nb_hub}): $(for h in "${hosts[@]}"; do printf '%s=%s ' "$h" "${nb_ip[$h]}"; done)"
 
 # ---- CURVE keys with roles: one client pair per service (a rescheduled service keeps its key,
 # as a mounted secret does); the test's status polls use none (the ops port is plain HTTP).
-members=coordinator,shard-0,shard-1,reader-0,reader-1,trainer-0,trainer-1,sync-1,twin-a,twin-b,admin
+members=coordinator,shard-0,shard-1,shard-2,reader-0,reader-1,trainer-0,trainer-1,sync-1,twin-a,twin-b,admin
 shadowsync keygen --cluster --out keys --members "$members" >keygen.out 2>&1 || { cat keygen.out; exit 1; }
 grep -q "name=coordinator role=coordinator" keys/authorized_keys || fail "keygen: the coordinator's key has no role=coordinator"
 grep -q "name=admin role=admin" keys/authorized_keys || fail "keygen: admin has no role=admin"
@@ -348,6 +351,11 @@ after_heal() {
 #   cut:HOST:SECONDS        HOST's link down for SECONDS, then up again
 #   move:NAME:NEWHOST       SIGKILL to service NAME, and its command started again on NEWHOST (the
 #                           "heal" is the restart)
+#   start:shard-N:HOST      a new shard N started on HOST: the doc's shard-1 command with --index N
+#                           and a --data-dir (a StatefulSet scaled up); the "heal" is its start
+#   reshard:COUNT:HOST      `shadowsync reshard --shards COUNT` run on HOST with the admin key, asked
+#                           again while another change is under way (for at most 30 s); the "heal"
+#                           is its acceptance
 # Each fault is written to events.log as "TIME fault ID WHAT" and "TIME heal ID".
 run_plan() {
   local step n=0 deadline=$((job_started + job_deadline)) log_lines=0
@@ -359,6 +367,8 @@ run_plan() {
     case $action in
       cut) desc="cut $target ${arg}s at $trigger" ;;
       move) desc="move $target to $arg at $trigger" ;;
+      start) desc="start $target on $arg at $trigger" ;;
+      reshard) desc="reshard to $target shards from $arg at $trigger" ;;
       *) fail "run_plan: unknown action $action" && continue ;;
     esac
     if ! wait_trigger "$trigger" "$deadline"; then
@@ -393,6 +403,31 @@ run_plan() {
         read -ra extra <<<"${svc_extra[$target]:-}"
         svc_line[$target.b]=$line
         start_service "$target.b" "$arg" "$key" "$line" "${extra[@]}"
+        ;;
+      start)
+        echo "$(now) fault $id $desc" >>"$job/events.log"
+        echo "  $job: $(date +%T) $target started on $arg (at $trigger, $before committed)"
+        local line=${doc_cmd[shard-1]/--index 1/--index ${target#shard-}}
+        svc_line[$target]=$line
+        svc_key[$target]=$target
+        svc_extra[$target]="--data-dir $job/$target.data"
+        start_service "$target" "$arg" "$target" "$line" --data-dir "$job/$target.data"
+        ;;
+      reshard)
+        echo "$(now) fault $id $desc" >>"$job/events.log"
+        echo "  $job: $(date +%T) shadowsync reshard --shards $target on $arg (at $trigger, $before committed)"
+        local until=$((SECONDS + 30)) asked=false
+        while ((SECONDS < until)); do
+          if ip netns exec "${nb_ns[$arg]}" env SHADOWSYNC_CURVE_SERVER_KEY=keys/server.key \
+            SHADOWSYNC_CURVE_CLIENT_KEY=keys/admin.key shadowsync reshard --coordinator "$coord_ep" \
+            --shards "$target" --timeout 5 >"$job/$id.reshard" 2>&1; then
+            asked=true
+            break
+          fi
+          grep -q "under way" "$job/$id.reshard" || break
+          sleep 0.5
+        done
+        $asked || fail "$job: the reshard to $target shards was refused: $(tail -1 "$job/$id.reshard")"
         ;;
     esac
     healed=$(now)
@@ -899,6 +934,24 @@ sc_move() {
   [[ -n $l ]] && base_len[export]=$l
   return 0
 }
+sc_grow() {
+  # The shard count changed as an operator changes it across hosts: shard 2 started on a host of
+  # its own grows the job to 3 shards (--grow-shards: a StatefulSet scaled up), then
+  # `shadowsync reshard` from another host shrinks it back to 2, and shard 2 leaves (exit 0).
+  job_post_hook() {
+    local change
+    for change in "2 -> 3" "3 -> 2"; do
+      grep -q "resharded $change shards in" "$job/coordinator.log" ||
+        { fail "$job: no reshard $change in the coordinator's log"; tail_log "$job/coordinator.log" 8; continue; }
+      echo "  $job: $(grep -o "resharded $change shards in.*" "$job/coordinator.log" | head -1 | cut -c1-200)"
+    done
+    grep -q "shard-2: the job has 2 shards now: .*leaves the job" "$job/shard-2.log" ||
+      fail "$job: shard-2 did not leave the job after the shrink"
+  }
+  run_job grow "shard-2 started on a host of its own (--grow-shards: 2 -> 3), then reshard --shards 2 from the ops host" \
+    "$(ne_bound_for none)" --shard-data --grow-shards -- "c15:start:shard-2:shard-2" "next:reshard:2:ops"
+  job_post_hook() { :; }
+}
 sc_same_name() {
   # The doc's cluster with one trainer of its own, plus two trainers started at once with the
   # same --name on two hosts.
@@ -948,7 +1001,7 @@ sc_same_name() {
 # Two undisturbed runs, as the fault matrix has: one run's NE alone is a draw (Hogwild and background
 # sync), and undisturbed runs here have differed by 1.0% (0.8017 and 0.8098) and 1.24% (0.8009 and
 # 0.8108); the faults are held to the worse of the two.
-catalogue_default="baseline baseline2 shaped move same-name cut-short cut-long cut-long-s"
+catalogue_default="baseline baseline2 shaped move same-name grow cut-short cut-long cut-long-s"
 full_cuts=""
 for h in shard-1 reader-0 trainer-0 sync-1 "$coord_host"; do
   full_cuts+=" cut:$h:short:training cut:$h:long:training"
@@ -957,7 +1010,7 @@ full_cuts+=" cut:trainer-0:long:draining cut:reader-0:long:draining cut:sync-1:l
 full_cuts+=" cut:shard-1:long:scoring cut:$coord_host:long:export cut:shard-0:long:export"
 case ${SS_NETNS_CASES:-default} in
   default) cases=$catalogue_default ;;
-  full) cases="baseline baseline2 nosync shaped move same-name $full_cuts cut-short cut-long cut-long-s" ;;
+  full) cases="baseline baseline2 nosync shaped move same-name grow $full_cuts cut-short cut-long cut-long-s" ;;
   *) cases=$SS_NETNS_CASES ;;
 esac
 # An undisturbed run first, for NE (every case is compared with it).
@@ -978,6 +1031,7 @@ for c in $cases; do
       ;;
     move) sc_move ;;
     same-name) sc_same_name ;;
+    grow) sc_grow ;;
     *) fail "unknown scenario $c" ;;
   esac
 done

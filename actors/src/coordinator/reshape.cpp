@@ -614,6 +614,15 @@ bool reshape_tick(coordinator_actor* self) {
                                                                                   : wire::move_pass::whole);
       break;
     case reshape_in_progress::stage_kind::snapshot:
+      if (!st.options.snapshots) {
+        // A live reshard of a job without --snapshot-dir: no snapshot to commit the new shape to (a
+        // restart resumes nothing), and none may hold it up: the drop follows the switch.
+        spdlog::info("{}: {}: no --snapshot-dir, so no snapshot of the new shape; the shards drop the rows they "
+                     "gave away",
+                     st.options.name, doing(r));
+        enter_stage(self, reshape_in_progress::stage_kind::dropping);
+        break;
+      }
       if (st.snapshot) break;  // one under way: it is this one
       r.asked = true;
       r.stage_members = st.shard_slots;

@@ -240,7 +240,12 @@ caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request&
   spdlog::info("{}: taking the rows the placement over {} shards gives it from {} shard(s) ({})", st.options.name,
                req.placement_shards, req.sources.size(), pass_name(req.pass));
   // Recorded in storage before the first row comes: should the reshard not happen, the shard
-  // drops them again, even after a restart.
+  // drops them again, even after a restart. (A take from no source, a shard of the old count when
+  // the job grows, brings none.)
+  if (req.sources.empty()) {
+    next_source(self);
+    return promise;
+  }
   self->request(st.persister, caf::infinite, taking_atom::value, req.placement_shards)
       .then(
           [self, serial = st.take->serial](const body_ptr& recorded) {
