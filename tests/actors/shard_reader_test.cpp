@@ -666,23 +666,67 @@ TEST_CASE("shard: pages of the rows a placement gives to each shard hold every r
     REQUIRE(bad.has_value());
     REQUIRE(std::holds_alternative<wire::error_reply>(*bad));
     CHECK_THAT(std::get<wire::error_reply>(*bad).message, Catch::Contains("placement over 1025 shards"));
-    // A live reshard's copy while the job trains: from RAM, the rows of the placement; a shard whose
-    // rows leave RAM (a memory budget) refuses it with the reason, as it does a copy without a placement.
-    auto copy = page_of(wire::dump_request{0, 0, 64, 3, 0, true, wire::move_pass::copy});
-    REQUIRE(copy.has_value());
-    if (tiered) {
-      REQUIRE(std::holds_alternative<wire::error_reply>(*copy));
-      CHECK_THAT(std::get<wire::error_reply>(*copy).message, Catch::Contains("it has a memory budget"));
-    } else {
-      REQUIRE(std::holds_alternative<wire::dump_reply>(*copy));
-      const auto& page = std::get<wire::dump_reply>(*copy);
-      CHECK_FALSE(page.ids.empty());
-      for (std::size_t i = 0; i < page.ids.size(); ++i) CHECK(three.shard_of(page.tables[i], page.ids[i]) == 0);
-      auto unplaced = page_of(wire::dump_request{0, 0, 64, 0, 0, true, wire::move_pass::copy});
-      REQUIRE(unplaced.has_value());
-      REQUIRE(std::holds_alternative<wire::error_reply>(*unplaced));
-      CHECK_THAT(std::get<wire::error_reply>(*unplaced).message, Catch::Contains("needs a placement and whole rows"));
+    // A live reshard's copy while the job trains, then the rows changed since under the hold: from
+    // RAM, or with a memory budget from storage (as the last flush left it) and then the rows
+    // marked in RAM and those that left RAM marked. Together: every row of the placement's shard 0
+    // as it stands at the hold, though rows changed, were made and were evicted in between.
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> taken;
+    auto take_pass = [&](wire::move_pass pass) {
+      wire::dump_request next{0, 0, 16, 3, 0, true, pass};
+      for (bool done = false; !done;) {
+        auto got = page_of(next);
+        REQUIRE(got.has_value());
+        REQUIRE(std::holds_alternative<wire::dump_reply>(*got));
+        const auto& page = std::get<wire::dump_reply>(*got);
+        CHECK(page.crc32c == wire::dump_page_crc(page));
+        for (std::size_t i = 0; i < page.ids.size(); ++i) {
+          REQUIRE(three.shard_of(page.tables[i], page.ids[i]) == 0);
+          taken[{page.tables[i], page.ids[i]}].assign(
+              page.values.begin() + static_cast<std::ptrdiff_t>(i * floats),
+              page.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * floats));
+        }
+        done = page.done;
+        next.table = page.next_table;
+        next.position = page.next_position;
+        // Training goes on between the copy's pages: changes, new rows, evictions.
+        if (pass == wire::move_pass::copy && !done) {
+          const std::vector<std::uint32_t> tables = {0, 1};
+          const std::vector<std::uint64_t> ids = {next.position % 211, 1000 + next.position % 97};
+          REQUIRE(std::holds_alternative<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{true, tables, ids})));
+          REQUIRE(std::holds_alternative<wire::push_reply>(
+              *ask(f, shard, wire::push_request{tables, ids, {0.5f, 0.5f, -0.5f, -0.5f}})));
+        }
+      }
+    };
+    take_pass(wire::move_pass::copy);
+    for (std::uint64_t id = 0; id < 120; ++id) {  // more changes after the copy, and rows made
+      const std::vector<std::uint32_t> tables = {0, 2};
+      const std::vector<std::uint64_t> ids = {id * 3, 5000 + id};
+      REQUIRE(std::holds_alternative<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{true, tables, ids})));
+      REQUIRE(std::holds_alternative<wire::push_reply>(
+          *ask(f, shard, wire::push_request{tables, ids, {0.25f, 0.25f, 0.75f, 0.75f}})));
     }
+    take_pass(wire::move_pass::changed);
+    // What shard 0's part holds now, whole, by pages of every row.
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> now;
+    wire::dump_request whole{0, 0, 64, 3, 0, true};
+    for (bool done = false; !done;) {
+      auto got = page_of(whole);
+      REQUIRE(got.has_value());
+      const auto& page = std::get<wire::dump_reply>(*got);
+      for (std::size_t i = 0; i < page.ids.size(); ++i)
+        now[{page.tables[i], page.ids[i]}].assign(page.values.begin() + static_cast<std::ptrdiff_t>(i * floats),
+                                                  page.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * floats));
+      done = page.done;
+      whole.table = page.next_table;
+      whole.position = page.next_position;
+    }
+    CHECK(now.size() > 200);
+    CHECK(taken == now);
+    auto unplaced = page_of(wire::dump_request{0, 0, 64, 0, 0, true, wire::move_pass::copy});
+    REQUIRE(unplaced.has_value());
+    REQUIRE(std::holds_alternative<wire::error_reply>(*unplaced));
+    CHECK_THAT(std::get<wire::error_reply>(*unplaced).message, Catch::Contains("needs a placement and whole rows"));
   }
 }
 

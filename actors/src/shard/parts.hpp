@@ -88,6 +88,13 @@ void add_to_page(wire::dump_reply& page, const embedding::shard_store& store, bo
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
                                                                       embedding::placement_cache& paged,
                                                                       const wire::dump_request& req);
+// Appends to `reply` up to max_rows rows from RAM from (req.table, req.position) on: every row (an
+// export's values), or those `to` gives to req.placement_index (a move's whole rows; a reshard's
+// copy or the rows marked since, per req.pass). Returns where the next page starts; a table at or
+// past max_tables: done.
+std::pair<std::uint32_t, std::uint64_t> page_from_ram(embedding::shard_store& store, const embedding::placement* to,
+                                                      const wire::dump_request& req, std::size_t max_rows,
+                                                      wire::dump_reply& reply);
 // With a memory budget: serves the trainers' prefetch hints.
 struct prefetcher_state {
   static inline const char* name = "shard-prefetcher";

@@ -112,18 +112,84 @@ status write_back(persister_self self) {
 
 body_ptr refusal(errc code, const std::string& why) { return make_body(wire::error_reply{code, why}); }
 
+// A live reshard's rows changed since their copy, from a shard with a memory budget, under the
+// hold (nothing changes; everything is flushed first): those in RAM marked for the move (tables
+// 0..max_tables-1, as page_from_ram pages them), then those that left RAM marked (table
+// max_tables + t pages table t's list of them by index), read from storage.
+body_ptr serve_stored_changes(persister_self self, const embedding::placement& to, const wire::dump_request& req) {
+  auto& st = self->state;
+  const std::uint32_t max_tables = st.store->options().max_tables;
+  const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
+  const std::size_t floats = st.store->row_floats();
+  wire::dump_reply reply;
+  std::uint32_t t = req.table;
+  std::uint64_t position = req.position;
+  if (t < max_tables) std::tie(t, position) = page_from_ram(*st.store, &to, req, max_rows, reply);
+  if (t >= max_tables && t < 2 * max_tables && reply.ids.empty()) {
+    std::vector<std::uint64_t> ids;
+    std::vector<std::uint32_t> tables;
+    std::vector<float> rows;
+    std::vector<std::uint8_t> present;
+    for (; t < 2 * max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
+      const embedding::embedding_table* tab = st.store->existing_table(t - max_tables);
+      if (tab == nullptr) continue;
+      ids.clear();
+      position = tab->moved_out(static_cast<std::size_t>(position), max_rows - reply.ids.size(), ids);
+      tables.assign(ids.size(), t - max_tables);
+      rows.resize(ids.size() * floats);
+      present.resize(ids.size());
+      if (auto r = st.options.storage->read(tables.data(), ids.data(), ids.size(), rows.data(), present.data());
+          !r.is_ok())
+        return refusal(r.code(), st.options.name + ": reading rows that left RAM since their copy: " + r.message());
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (present[i] == 0 || to.shard_of(tables[i], ids[i]) != req.placement_index) continue;
+        reply.tables.push_back(tables[i]);
+        reply.ids.push_back(ids[i]);
+        add_to_page(reply, *st.store, true, rows.data() + i * floats);
+      }
+      if (position != 0) break;  // the page is full inside this list
+    }
+  }
+  reply.next_table = t;
+  reply.next_position = position;
+  reply.done = t >= 2 * max_tables;
+  reply.row_floats = static_cast<std::uint32_t>(floats);
+  reply.crc32c = wire::dump_page_crc(reply);
+  st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(reply));
+}
+
 // A page of rows from a shard with a memory budget (dump_request: the exported model's values, or
 // the whole rows a placement gives to one shard): from storage, which holds every row once the
 // changed ones are flushed (the rows in RAM are not all the rows). The position is the next key,
-// (next_table, next_position = id), after the last row read, kept or not.
+// (next_table, next_position = id), after the last row read, kept or not. A live reshard's copy
+// while the job trains reads storage the same way, without a flush first, and the rows of the page
+// that RAM holds unchanged since the last flush lose their move mark; the rows changed since come
+// under the hold (serve_stored_changes).
 body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   auto& st = self->state;
   auto to = placement_of_dump(st.options, *st.paged, req);
   if (!to.is_ok()) return make_body(wire::error_reply{to.error().code(), to.error().message()});
-  if (req.pass != wire::move_pass::whole)
-    return refusal(errc::invalid_argument, st.options.name + ": it has a memory budget (its rows leave RAM), so its "
-                                                             "rows move while the input is held");
-  if (auto f = flush(self); !f.is_ok()) return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
+  if (req.pass != wire::move_pass::whole) {
+    if (!*to || !req.whole_rows)
+      return refusal(errc::invalid_argument,
+                     st.options.name + ": a reshard's copy of rows needs a placement and whole rows");
+    for (std::uint32_t t = 0; t < st.store->options().max_tables; ++t) {
+      const embedding::embedding_table* tab = st.store->existing_table(t);
+      if (tab != nullptr && tab->rows_leave_for_good())
+        return refusal(errc::invalid_argument, st.options.name + ": its rows leave for good (a row TTL or a full "
+                                                                 "table's evictions), so they move while the input "
+                                                                 "is held");
+    }
+    if (req.pass == wire::move_pass::copy) st.store->track_moves(true);
+  }
+  // A copy while the job trains reads storage as the last flush left it: a row RAM holds changed
+  // since keeps its mark and comes under the hold (a flush per page cost more than it saved).
+  if (req.pass != wire::move_pass::copy) {
+    if (auto f = flush(self); !f.is_ok())
+      return make_body(wire::error_reply{f.code(), st.options.name + ": " + f.message()});
+  }
+  if (req.pass == wire::move_pass::changed) return serve_stored_changes(self, **to, req);
   const std::size_t keep = req.whole_rows ? st.store->row_floats() : st.store->options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
   wire::dump_reply reply;
@@ -145,6 +211,16 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   reply.next_table = max_tables;
   if (*paged == max_rows) std::tie(reply.next_table, reply.next_position) = key_after(last_table, last_id);
   reply.done = reply.next_table >= max_tables;
+  if (req.pass == wire::move_pass::copy) {
+    // Storage holds these rows as the last flush left them (only this actor flushes): those RAM
+    // holds unchanged since are copied as they stand. The page is in key order, a table's rows
+    // together.
+    for (std::size_t i = 0, j = 0; i < reply.ids.size(); i = j) {
+      while (j < reply.ids.size() && reply.tables[j] == reply.tables[i]) ++j;
+      if (embedding::embedding_table* tab = st.store->existing_table(reply.tables[i]))
+        tab->unmark_copied_if_clean(reply.ids.data() + i, j - i);
+    }
+  }
   reply.row_floats = static_cast<std::uint32_t>(keep);
   reply.crc32c = wire::dump_page_crc(reply);
   st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
@@ -345,6 +421,8 @@ void drop_untaken(persister_self self) {
 void follow_view(persister_self self, const wire::cluster_view& view) {
   auto& st = self->state;
   if (view.placement_shards != 0) st.in_force = view.placement_shards;
+  // No reshard copies rows from here any more (ended, rolled back or forgotten).
+  if (!view.reshaping) st.store->track_moves(false);
   // A shard beyond the count in force is leaving (its data directory may go): nothing to settle.
   if (st.taking != 0 && st.taking != st.in_force && !view.reshaping && st.options.index < st.in_force)
     drop_untaken(self);

@@ -154,6 +154,44 @@ status live_copy_refusal(const embedding::shard_store& store, const shard_option
   return status::ok();
 }
 
+}  // namespace
+
+std::pair<std::uint32_t, std::uint64_t> page_from_ram(embedding::shard_store& store, const embedding::placement* to,
+                                                      const wire::dump_request& req, std::size_t max_rows,
+                                                      wire::dump_reply& reply) {
+  const bool moving = req.pass != wire::move_pass::whole;
+  const std::size_t floats = store.row_floats();
+  std::vector<std::uint64_t> ids;
+  std::vector<float> rows;
+  std::uint32_t t = req.table;
+  std::uint64_t position = req.position;
+  for (; t < store.options().max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
+    embedding::embedding_table* tab = store.existing_table(t);
+    if (tab == nullptr) continue;
+    const std::function<bool(std::uint64_t)> requesters = [to, t, &req](std::uint64_t id) {
+      return to->shard_of(t, id) == req.placement_index;
+    };
+    do {  // with a placement, copies on until the page is full or the table ends
+      ids.clear();
+      rows.clear();
+      position = moving ? tab->copy_rows_to_move(position, max_rows - reply.ids.size(),
+                                                 req.pass == wire::move_pass::copy, requesters, ids, rows)
+                        : tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        // (A move's copy was filtered by the placement already, under the stripe's lock.)
+        if (!moving && to != nullptr && to->shard_of(t, ids[i]) != req.placement_index) continue;
+        reply.tables.push_back(t);
+        reply.ids.push_back(ids[i]);
+        add_to_page(reply, store, req.whole_rows, rows.data() + i * floats);
+      }
+    } while (to != nullptr && position != 0 && reply.ids.size() < max_rows);
+    if (position != 0) break;  // the page is full inside this table
+  }
+  return {t, position};
+}
+
+namespace {
+
 // A page of rows: for the exported model, values only (FP32, whatever the rows' precision); for
 // moving rows to another shard count, only those a placement gives to one shard, whole, as stored
 // (values at the rows' precision, optimizer state, TTL stamp).
@@ -166,37 +204,10 @@ body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embed
     if (auto why = live_copy_refusal(store, o, req); !why.is_ok()) return refuse(c, why);
   }
   wire::dump_reply reply;
-  const std::size_t floats = store.row_floats(), keep = req.whole_rows ? floats : store.options().dim;
+  const std::size_t keep = req.whole_rows ? store.row_floats() : store.options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
-  std::vector<std::uint64_t> ids;
-  std::vector<float> rows;
-  std::uint32_t t = req.table;
-  std::uint64_t position = req.position;
-  for (; t < store.options().max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
-    embedding::embedding_table* tab = store.existing_table(t);
-    if (tab == nullptr) continue;
-    const std::function<bool(std::uint64_t)> requesters = [&to, t, &req](std::uint64_t id) {
-      return (*to)->shard_of(t, id) == req.placement_index;
-    };
-    do {  // with a placement, copies on until the page is full or the table ends
-      ids.clear();
-      rows.clear();
-      position = moving ? tab->copy_rows_to_move(position, max_rows - reply.ids.size(),
-                                                 req.pass == wire::move_pass::copy, requesters, ids, rows)
-                        : tab->copy_rows(position, max_rows - reply.ids.size(), ids, rows);
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        // (A move's copy was filtered by the placement already, under the stripe's lock.)
-        if (!moving && *to && (*to)->shard_of(t, ids[i]) != req.placement_index) continue;
-        reply.tables.push_back(t);
-        reply.ids.push_back(ids[i]);
-        add_to_page(reply, store, req.whole_rows, rows.data() + i * floats);
-      }
-    } while (*to && position != 0 && reply.ids.size() < max_rows);
-    if (position != 0) break;  // the page is full inside this table
-  }
-  reply.done = t >= store.options().max_tables;
-  reply.next_table = t;
-  reply.next_position = position;
+  std::tie(reply.next_table, reply.next_position) = page_from_ram(store, to->get(), req, max_rows, reply);
+  reply.done = reply.next_table >= store.options().max_tables;
   reply.row_floats = static_cast<std::uint32_t>(keep);
   reply.crc32c = wire::dump_page_crc(reply);
   c.rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 # training and moved under the hold, and seconds per million; the job's end (ok, every row
 # committed once, test NE) against an undisturbed run of the same job (first). Then one JSON line.
 # usage: bench/experiments/reshape/reshard_live_bench.sh [ROWS] [FROM] [TO]   (default 2000000 2 4)
+#   SS_BENCH_SHARD_FLAGS  more flags for every shard (e.g. "--memory-budget-mb 24": rows in two tiers)
 set -euo pipefail
 # shellcheck source=bench/lib/bench.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../lib/bench.sh"
@@ -40,7 +41,7 @@ run() {
   coord_pid=$!
   shard() {
     "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$work/$name.shard-$1" \
-      --heartbeat-interval 0.05 --log-level info >/dev/null 2>"$work/$name.shard-$1.err" &
+      --heartbeat-interval 0.05 --log-level info ${SS_BENCH_SHARD_FLAGS:-} >/dev/null 2>"$work/$name.shard-$1.err" &
   }
   for ((i = 0; i < from; i++)); do shard "$i"; done
   for i in 0 1; do

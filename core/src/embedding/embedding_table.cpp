@@ -48,6 +48,10 @@ void embedding_table::remove_locked(stripe& s, std::size_t i) {
   // Only rows of a table with a budget leave RAM: its columns are all kept.
   if (s.dirty.marked_for_publisher(i) && options_.budget->publishing.load(std::memory_order_relaxed))
     s.gone_unpublished.push_back(s.index.key(i));
+  if (s.dirty.marked_for_move(i) && options_.budget->tracking_moves.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(moved_out_mu_);
+    moved_out_.push_back(s.index.key(i));
+  }
   s.arena.release(s.index.row(i));
   s.evicted.remember(s.index.key(i));
   rows_.fetch_sub(1, std::memory_order_relaxed);
@@ -701,6 +705,43 @@ std::uint64_t embedding_table::copy_rows_to_move(std::uint64_t position, std::si
 bool embedding_table::rows_leave_ram() const {
   const auto& b = options_.budget;
   return b && (b->max_rows != row_budget::unlimited || options_.evict_when_full || b->ttl != 0);
+}
+
+bool embedding_table::rows_leave_for_good() const {
+  const auto& b = options_.budget;
+  return b && (options_.max_rows != 0 || options_.evict_when_full || b->ttl != 0);
+}
+
+std::size_t embedding_table::unmark_copied_if_clean(const std::uint64_t* ids, std::size_t n) {
+  std::size_t cleared = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t h = mix64(ids[k]);
+    stripe& s = stripes_[stripe_index(h)];
+    std::lock_guard<std::mutex> lock(s.mu);
+    const std::size_t i = s.index.probe(ids[k], h);
+    if (!s.index.occupied(i) || s.dirty.marked(i) || !s.dirty.marked_for_move(i)) continue;
+    s.dirty.unmark_for_move(i);
+    ++cleared;
+  }
+  return cleared;
+}
+
+void embedding_table::track_moves(bool on) {
+  if (!options_.budget) return;
+  std::lock_guard<std::mutex> lock(moved_out_mu_);
+  options_.budget->tracking_moves.store(on, std::memory_order_relaxed);
+  if (!on) {
+    moved_out_.clear();
+    moved_out_.shrink_to_fit();
+  }
+}
+
+std::size_t embedding_table::moved_out(std::size_t position, std::size_t max_rows,
+                                       std::vector<std::uint64_t>& ids) const {
+  std::lock_guard<std::mutex> lock(moved_out_mu_);
+  const std::size_t end = std::min(moved_out_.size(), position + max_rows);
+  for (std::size_t k = position; k < end; ++k) ids.push_back(moved_out_[k]);
+  return end < moved_out_.size() ? end : 0;
 }
 
 std::size_t embedding_table::take_victims(std::size_t stripe_index, std::size_t want, std::vector<std::uint64_t>& ids,

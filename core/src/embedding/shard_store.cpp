@@ -480,6 +480,11 @@ void shard_store::forget_moved(std::uint32_t t, std::uint64_t id) {
   if (embedding_table* tab = existing_table(t)) tab->forget_moved(id);
 }
 
+void shard_store::track_moves(bool on) {
+  for (std::uint32_t t = 0; t < options_.max_tables; ++t)
+    if (embedding_table* tab = existing_table(t)) tab->track_moves(on);
+}
+
 void shard_store::set_held(const std::vector<std::uint64_t>& held) {
   if (!budget_) return;  // without one, RAM holds every row and counts them itself
   for (std::uint32_t t = 0; t < held.size(); ++t)

@@ -3,6 +3,7 @@
 // read back, and a failing cold tier an error, never a silent zero row.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -447,4 +448,86 @@ TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose 
   CHECK(s.evictions > 100);
   CHECK(s.loaded > 0);
   h.check_every_push_applied(3);
+}
+
+TEST_CASE("tiered shard store: a reshard's copy from storage while rows change, then the rows marked since (in RAM "
+          "or left RAM marked), is every row as it stands",
+          "[core][embedding]") {
+  using ss::embedding::testing::kDim;
+  auto cold = std::make_shared<memory_rows>(kDim);
+  shard_store store(store_options(6, cold));
+  const std::uint32_t floats = store.row_floats();
+  std::mt19937_64 rng(7);
+  auto touch = [&](std::size_t n) {  // n pushes to ids drawn from 0..39 (some made new)
+    std::vector<std::uint32_t> tables(n, 0);
+    std::vector<std::uint64_t> ids(n);
+    for (auto& id : ids) id = rng() % 40;
+    std::vector<float> grads(n * kDim, 0.25f);
+    REQUIRE(store.push(tables.data(), ids.data(), n, grads.data()).is_ok());
+  };
+  auto settle = [&] {  // the persister's flush, then eviction back to the budget
+    REQUIRE(flush(store, *cold).is_ok());
+    store.shrink_to_budget();
+  };
+  for (int i = 0; i < 8; ++i) {
+    touch(4);
+    settle();
+  }
+  // Every row as the source holds it now: storage after a flush (RAM then matches it).
+  auto held = [&] {
+    REQUIRE(flush(store, *cold).is_ok());
+    std::map<std::uint64_t, std::vector<float>> rows;
+    REQUIRE(cold->scan([&](std::uint32_t, std::uint64_t id, const float* row) {
+                    rows[id] = std::vector<float>(row, row + floats);
+                  }).is_ok());
+    return rows;
+  };
+  // The copy while training, as the persister serves it: flush, read storage a few rows at a
+  // time, and clear the marks of those RAM holds unchanged; rows change between pages.
+  std::map<std::uint64_t, std::vector<float>> new_owner;
+  store.track_moves(true);
+  embedding_table* tab = store.existing_table(0);
+  REQUIRE(tab != nullptr);
+  std::size_t cleared = 0;
+  for (std::uint64_t from = 0; from < 40; from += 5) {
+    settle();
+    std::vector<std::uint64_t> page;
+    REQUIRE(cold->scan([&](std::uint32_t, std::uint64_t id, const float* row) {
+                    if (id < from || id >= from + 5) return;
+                    page.push_back(id);
+                    new_owner[id] = std::vector<float>(row, row + floats);
+                  }).is_ok());
+    cleared += tab->unmark_copied_if_clean(page.data(), page.size());
+    touch(3);  // training goes on between pages: changes, rows read back, evictions
+  }
+  CHECK(cleared > 0);
+  for (int i = 0; i < 4; ++i) {
+    touch(3);
+    settle();
+  }
+  // Rows left RAM marked since the copy (changed, flushed, evicted): remembered.
+  std::vector<std::uint64_t> out;
+  REQUIRE(tab->moved_out(0, 1000, out) == 0);
+  CHECK_FALSE(out.empty());
+  // Under the hold (nothing changes): the rows marked in RAM, then those that left RAM marked, read
+  // from storage. The new owner then holds every row as the source does.
+  const auto now = held();
+  std::vector<std::uint64_t> ids;
+  std::vector<float> rows;
+  const std::function<bool(std::uint64_t)> all = [](std::uint64_t) { return true; };
+  REQUIRE(tab->copy_rows_to_move(0, 1u << 20, false, all, ids, rows) == 0);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    new_owner[ids[i]] = std::vector<float>(rows.begin() + i * floats, rows.begin() + (i + 1) * floats);
+  for (std::uint64_t id : out) new_owner[id] = now.at(id);
+  CHECK(new_owner == now);
+  // Without the rows that left RAM marked, the new owner would be stale: the list is needed.
+  std::size_t stale_without = 0;
+  for (std::uint64_t id : out)
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ++stale_without;
+  CHECK(stale_without > 0);
+  // No reshard under way: the list is forgotten.
+  store.track_moves(false);
+  out.clear();
+  CHECK(tab->moved_out(0, 1000, out) == 0);
+  CHECK(out.empty());
 }

@@ -226,6 +226,21 @@ class embedding_table {
                                   std::vector<float>& rows);
   // A row leaves RAM only for storage (a budget) or for good (a row TTL, a full table's evictions).
   bool rows_leave_ram() const;
+  // A row TTL or a full table's evictions give rows up for good: a reshard's copy while training
+  // would carry rows to their new owner that are gone here by the hold.
+  bool rows_leave_for_good() const;
+  // With a budget, a live reshard's copy is read from storage (which holds every row once the
+  // changed ones are flushed): of the rows n ids name that a copy just read from storage, those in
+  // RAM unchanged since the flush before it (storage holds them as they are) lose their move mark;
+  // a changed one keeps it (the copy under the hold takes it). Returns how many lost it.
+  std::size_t unmark_copied_if_clean(const std::uint64_t* ids, std::size_t n);
+  // With a budget: starts (or stops, forgetting them) remembering the rows that leave RAM marked
+  // for the move, whose marks leave with them.
+  void track_moves(bool on);
+  // The ids of rows that left RAM marked for the move since tracking began, from position on (an
+  // index into the table's list, which only grows while tracking); appends at most max_rows to
+  // `ids` and returns the next position, or 0 at the end.
+  std::size_t moved_out(std::size_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids) const;
   // The stripe that holds `id` (0 <= stripe < stripe_count).
   static std::size_t stripe_of(std::uint64_t id);
 
@@ -293,6 +308,11 @@ class embedding_table {
     // since its last take (take_published).
     std::vector<std::uint64_t> gone_unpublished;
   };
+  // With a budget and a reshard's copy under way: rows that left RAM marked for the move, in the
+  // order they left (track_moves, moved_out). One list for the table: evictions are rare next to
+  // lookups, and the list is read a page at a time by position.
+  mutable std::mutex moved_out_mu_;
+  std::vector<std::uint64_t> moved_out_;
 
   static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }
   // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows

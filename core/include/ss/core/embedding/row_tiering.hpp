@@ -61,6 +61,10 @@ struct row_budget {
   // delta names it (its values from storage, or a tombstone). Before the first base nothing is
   // remembered: a job that does not publish keeps no such list.
   std::atomic<bool> publishing{false};
+  // A live reshard copies rows from this shard while it trains: a row that leaves RAM marked for
+  // the move (changed since its copy) is remembered (embedding_table::take_moved_out), since the
+  // mark leaves with it. Off (and the lists cleared) when no reshard is under way.
+  std::atomic<bool> tracking_moves{false};
 
   // RAM holds more rows than the budget plus a sixteenth: the changed rows that may not go are
   // piling up, and a flush now would let them go.
