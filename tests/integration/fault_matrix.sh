@@ -28,7 +28,7 @@
 #   cases, the online cases and the regressions; 80 cases (about 23 minutes: too long for CI).
 #   SS_MATRIX_CASES=full: the whole cross product (full_product) and the special cases.
 #   SS_MATRIX_CASES=online: only the cases of a following, publishing job (variant online).
-#   SS_MATRIX_CASES=reshard: only the cases of a live reshard (variants reshard, shrink).
+#   SS_MATRIX_CASES=reshard: only the cases of a live reshard (variants reshard, tiered, shrink).
 #   SS_MATRIX_ROWS (default 150000): rows of the training file.
 #   SS_MATRIX_NE_BOUND (default none): the least NE bound of every case (sanitized runs, whose
 #   compute slows 10x while sync and restarts do not, spread more; the plain suite holds each
@@ -64,7 +64,7 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 # (--sync none; the default is s-easgd), shards2 (2 shards; the default is 1), epochs (2 epochs,
 # shuffled in windows of 20,000 rows, the test file scored for validation after each), online
 # (the input followed, up to --follow-limit-examples, and the model published: check_chain),
-# reshard (1 shard, grown to 2 while it runs), shrink (2 shards, shrunk to 1 while it runs; the
+# reshard (1 shard, grown to 2 while it runs), tiered (reshard's, with a memory budget), shrink (2 shards, shrunk to 1 while it runs; the
 # final model exported and scored: check_shrink).
 # KILL5 kills the service five times in a row, each time once its successor has registered.
 #   startup  - 0.5 s after the service registered with the coordinator (its first seconds); the
@@ -79,10 +79,10 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 #              (pages of 300 rows) begins; the export must succeed (export_pid, NAME.export)
 #   epoch2   - once 30% of the second epoch's rows are committed (variant epochs)
 #   validating - once the coordinator scores the first epoch's model, the readers waiting (epochs)
-#   copying  - (variant reshard) once 30% of the rows are committed, `shadowsync reshard --shards 2`
+#   copying  - (variant reshard, tiered) once 30% of the rows are committed, `shadowsync reshard --shards 2`
 #              is asked (local starts shard 1); as the rows are copied while the job trains.
 #              (variant shrink) `--shards 1` is asked; once shard 0 took a copy of shard 1's rows
-#   holding  - (variant reshard, shrink) likewise; as the input is held to move the rows changed since
+#   holding  - (variant reshard, tiered, shrink) likewise; as the input is held to move the rows changed since
 #   resume   - the whole cluster killed at once (a power cut) once 30% of the rows are committed
 #              and two snapshots exist, then the job started again on its state directory; SERVICE
 #              `all`, or a damage signal (NOCKPT, WIPE, FOREIGN): that damage done before the restart;
@@ -96,6 +96,9 @@ run_case() {
   [[ $variant == shards2 ]] && extra=(--sync s-easgd --shards 2)
   # reshard: 1 shard, then 2 by `shadowsync reshard` (phases copying, holding).
   [[ $variant == reshard ]] && extra=(--sync s-easgd --shards 1)
+  # tiered: reshard's, with a memory budget of 2 MB (a tenth of the rows in RAM): the copy while
+  # training reads storage, and rows that leave RAM changed since their copy move under the hold.
+  [[ $variant == tiered ]] && extra=(--sync s-easgd --shards 1 --memory-budget-mb 2)
   # shrink: 2 shards, then 1 by `shadowsync reshard`; the final model is exported (check_shrink).
   [[ $variant == shrink ]] && extra=(--sync s-easgd --shards 2 --export "$work/$name.ssm")
   [[ $variant == epochs ]] && extra=(--sync s-easgd --shards 1 --epochs 2 --shuffle-buffer 20000 --validation data/test.tsv)
@@ -566,6 +569,9 @@ reshard_cases="shard-0:KILL:copying:reshard shard-1:KILL:copying:reshard coordin
 # A live shrink from 2 shards to 1 whose coordinator is killed after shard 0 took a copy of shard
 # 1's rows, or as the input is held: forgotten (shard 0 drops the copies) or ended.
 shrink_cases="coordinator:KILL:copying:shrink coordinator:KILL:holding:shrink"
+# A live reshard from shards with a memory budget: the source killed while the rows changed since
+# their copy move, the coordinator killed while they are copied.
+tiered_cases="shard-0:KILL:holding:tiered coordinator:KILL:copying:tiered"
 # Cases that once failed, kept whatever the pairs choose.
 regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring shard-0:TERM:scoring
@@ -573,11 +579,11 @@ regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard
   shard-0:KILL:snapshot shard-0:TERM:exportreq coordinator:TERM:export coordinator:STOP:exportreq coordinator:KILL:exportreq
   coordinator:STOP:resume"
 case ${SS_MATRIX_CASES:-ci} in
-  ci) cases="$(cover_product) $special_cases $online_ci $reshard_cases $shrink_cases $regressions" ;;
-  full) cases="$(full_product) $special_cases $online_cases $reshard_cases $shrink_cases" ;;
-  pairs) cases="$(pairwise_product) $special_cases $online_cases $reshard_cases $shrink_cases $regressions" ;;
+  ci) cases="$(cover_product) $special_cases $online_ci $reshard_cases $shrink_cases $tiered_cases $regressions" ;;
+  full) cases="$(full_product) $special_cases $online_cases $reshard_cases $shrink_cases $tiered_cases" ;;
+  pairs) cases="$(pairwise_product) $special_cases $online_cases $reshard_cases $shrink_cases $tiered_cases $regressions" ;;
   online) cases=$online_cases ;;
-  reshard) cases="$reshard_cases $shrink_cases" ;;
+  reshard) cases="$reshard_cases $shrink_cases $tiered_cases" ;;
   *) cases=$SS_MATRIX_CASES ;;
 esac
 # Each case once, in the order given.
@@ -703,7 +709,12 @@ for c in $cases; do
   if [[ $phase == snapshot && -n $shard_index && $signal == KILL* ]]; then check_snapshot_abandoned "$name" "$shard_index"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
   if [[ $variant == online ]]; then check_chain "$name"; fi
-  if [[ $variant == reshard ]]; then check_reshard "$name" "$service"; fi
+  if [[ $variant == reshard || $variant == tiered ]]; then check_reshard "$name" "$service"; fi
+  # A reshard that ended copied rows from the shard with a memory budget while the job trained.
+  if [[ $variant == tiered ]] && grep -q "resharded 1 -> 2 shards in" "$name.err" &&
+    ! grep -q "rows (.*) copied in .* while the job trained" "$name.err"; then
+    fail "$name: the shard with a memory budget was not copied from while the job trained"
+  fi
   if [[ $variant == shrink ]]; then check_shrink "$name" "$service"; fi
 done
 
