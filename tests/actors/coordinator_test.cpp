@@ -689,59 +689,78 @@ TEST_CASE("coordinator: a live reshard is refused with the reason, waits for its
   (void)c;
 }
 
-TEST_CASE("coordinator: a live reshard of a job without a snapshot directory drops the rows that moved after the "
-          "switch (no snapshot commits it)",
-          "[actors]") {
+// A running job of one shard, one reader and one trainer, and the servers of shards 0 and 1 (fake
+// takers that also answer drops), to reshard to 2 shards: each member heartbeats with the view it
+// last got (beat), shard 1 once it registered.
+struct live_reshard_job {
   actor_fixture f;
   ss::test::temp_dir dir;
   coordinator_options co = one_shard_job::options(dir);
-  co.job.member_timeout = 5.0;
-  REQUIRE_FALSE(co.snapshots);
-  node coord(f, "coordinator", "mem://coordinator");
-  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
-  node client(f, "client");
-  auto takes = std::make_shared<fake_taker>();
-  node shard0_server(f, "shard-0", "mem://shard-0"), shard1_server(f, "shard-1", "mem://shard-1");
-  for (auto* n : {&shard0_server, &shard1_server}) {
-    auto server = f.sys.spawn(fake_taker_actor, takes);
-    caf::anon_send(n->gateway, route_atom::value, kind_of<wire::take_rows_request>(), server);
-    caf::anon_send(n->gateway, route_atom::value, kind_of<wire::drop_rows_request>(), server);
-  }
-  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
-  auto status = [&] { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; };
-  auto id_of = [](const std::shared_ptr<call_result>& r) { return std::get<wire::register_reply>(*r->reply).member_id; };
-  const auto shard0 = id_of(ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1}));
-  const auto reader0 = id_of(ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 2}));
-  const auto trainer = id_of(ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3}));
+  std::shared_ptr<fake_taker> takes = std::make_shared<fake_taker>();
+  std::unique_ptr<node> coord, client, shard0_server, shard1_server;
+  coordinator_actor coordinator;
+  std::uint64_t shard0 = 0, shard1 = 0, reader0 = 0, trainer = 0;
   wire::cluster_view view;
-  std::uint64_t shard1 = 0;
-  auto beat = [&] {
+
+  explicit live_reshard_job(bool refuse_copy) {
+    co.job.member_timeout = 5.0;
+    takes->refuse_copy = refuse_copy;
+    coord = std::make_unique<node>(f, "coordinator", "mem://coordinator");
+    coordinator = f.own(spawn_coordinator(f.sys, coord->gateway, co));
+    client = std::make_unique<node>(f, "client");
+    shard0_server = std::make_unique<node>(f, "shard-0", "mem://shard-0");
+    shard1_server = std::make_unique<node>(f, "shard-1", "mem://shard-1");
+    for (auto* n : {shard0_server.get(), shard1_server.get()}) {
+      auto server = f.sys.spawn(fake_taker_actor, takes);
+      caf::anon_send(n->gateway, route_atom::value, kind_of<wire::take_rows_request>(), server);
+      caf::anon_send(n->gateway, route_atom::value, kind_of<wire::drop_rows_request>(), server);
+    }
+    shard0 = id_of(ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1}));
+    reader0 = id_of(ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 2}));
+    trainer = id_of(ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3}));
+    beat();
+  }
+  std::shared_ptr<call_result> ask(wire::body m) { return call(f, client->gateway, "mem://coordinator", std::move(m)); }
+  static std::uint64_t id_of(const std::shared_ptr<call_result>& r) {
+    return std::get<wire::register_reply>(*r->reply).member_id;
+  }
+  std::string status() { return std::get<wire::status_reply>(*ask(wire::status_request{})->reply).json; }
+  void beat() {
     wire::member_progress p;
     p.view_epoch = view.epoch;
     for (auto id : {shard0, shard1, trainer})
       if (id != 0) ask(wire::heartbeat{id, p});
     view = std::get<wire::heartbeat_reply>(*ask(wire::heartbeat{reader0, p})->reply).view;
-  };
-  beat();
-  REQUIRE(std::get<wire::reshard_reply>(*ask(wire::reshard_request{2})->reply).accepted);
-  beat();
-  shard1 = id_of(ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4}));
-  f.settle();
-  // The copy, the hold, the changed rows, the switch and the release, as with snapshots; then the
-  // drop at once, where a snapshot would have waited for ever.
-  for (int i = 0; i < 12 && view.reshaping; ++i) {
-    f.advance(std::chrono::milliseconds(500));
+  }
+  // Asks for 2 shards, and shard 1 registers.
+  void grow_to_two() {
+    REQUIRE(std::get<wire::reshard_reply>(*ask(wire::reshard_request{2})->reply).accepted);
     beat();
+    shard1 = id_of(ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4}));
     f.settle();
   }
-  CHECK_FALSE(view.reshaping);
-  CHECK_FALSE(view.hold_input);
-  CHECK(view.shards.size() == 2);
-  CHECK(takes->passes.size() == 4);
-  const auto json = status();
+};
+
+TEST_CASE("coordinator: a live reshard of a job without a snapshot directory drops the rows that moved after the "
+          "switch (no snapshot commits it)",
+          "[actors]") {
+  live_reshard_job job(false);
+  REQUIRE_FALSE(job.co.snapshots);
+  job.grow_to_two();
+  // The copy, the hold, the changed rows, the switch and the release, as with snapshots; then the
+  // drop at once, where a snapshot would have waited for ever.
+  for (int i = 0; i < 12 && job.view.reshaping; ++i) {
+    job.f.advance(std::chrono::milliseconds(500));
+    job.beat();
+    job.f.settle();
+  }
+  CHECK_FALSE(job.view.reshaping);
+  CHECK_FALSE(job.view.hold_input);
+  CHECK(job.view.shards.size() == 2);
+  CHECK(job.takes->passes.size() == 4);
+  const auto json = job.status();
   CHECK(json.find("\"state\":\"running\"") != std::string::npos);
   CHECK(json.find("\"reshapes\":1") != std::string::npos);
-  (void)c;
 }
 
 TEST_CASE("coordinator: with --grow-shards a shard beyond the job's count makes the running job grow to include it; "
@@ -851,45 +870,16 @@ TEST_CASE("coordinator: started to a stored reshard switch, it keeps the new cou
 
 TEST_CASE("coordinator: a live reshard whose copy while training is refused moves every row while the input is held",
           "[actors]") {
-  actor_fixture f;
-  ss::test::temp_dir dir;
-  coordinator_options co = one_shard_job::options(dir);
-  node coord(f, "coordinator", "mem://coordinator");
-  auto c = f.own(spawn_coordinator(f.sys, coord.gateway, co));
-  node client(f, "client");
-  auto takes = std::make_shared<fake_taker>();
-  takes->refuse_copy = true;
-  node shard0_server(f, "shard-0", "mem://shard-0"), shard1_server(f, "shard-1", "mem://shard-1");
-  for (auto* n : {&shard0_server, &shard1_server})
-    caf::anon_send(n->gateway, route_atom::value, kind_of<wire::take_rows_request>(), f.sys.spawn(fake_taker_actor, takes));
-  auto ask = [&](wire::body m) { return call(f, client.gateway, "mem://coordinator", std::move(m)); };
-  auto id_of = [](const std::shared_ptr<call_result>& r) { return std::get<wire::register_reply>(*r->reply).member_id; };
-  const auto shard0 = id_of(ask(wire::register_request{wire::role::shard, "shard-0", 0, "mem://shard-0", 1}));
-  const auto reader0 = id_of(ask(wire::register_request{wire::role::reader, "reader-0", 0, "mem://reader-0", 2}));
-  const auto trainer = id_of(ask(wire::register_request{wire::role::trainer, "trainer-a", -1, "", 3}));
-  wire::cluster_view view;
-  std::uint64_t shard1 = 0;
-  auto beat = [&] {
-    wire::member_progress p;
-    p.view_epoch = view.epoch;
-    ask(wire::heartbeat{shard0, p});
-    ask(wire::heartbeat{trainer, p});
-    if (shard1 != 0) ask(wire::heartbeat{shard1, p});
-    view = std::get<wire::heartbeat_reply>(*ask(wire::heartbeat{reader0, p})->reply).view;
-  };
-  beat();
-  REQUIRE(std::get<wire::reshard_reply>(*ask(wire::reshard_request{2})->reply).accepted);
-  beat();
-  shard1 = id_of(ask(wire::register_request{wire::role::shard, "shard-1", 1, "mem://shard-1", 4}));
-  f.settle();
-  beat();
-  REQUIRE(view.hold_input);
-  beat();
-  f.settle();
+  live_reshard_job job(true);
+  job.grow_to_two();
+  job.beat();
+  REQUIRE(job.view.hold_input);
+  job.beat();
+  job.f.settle();
+  const auto& takes = job.takes;
   // One shard's refusal ends the copy: every row moves under the hold (asked of both shards).
   REQUIRE(takes->passes.size() >= 3);
   CHECK(takes->passes[0] == wire::move_pass::copy);
   CHECK(std::count(takes->passes.begin(), takes->passes.end(), wire::move_pass::whole) == 2);
   CHECK(std::count(takes->passes.begin(), takes->passes.end(), wire::move_pass::changed) == 0);
-  (void)c;
 }
