@@ -1019,7 +1019,12 @@ TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and
   f.sys.spawn([mover = one->actors.mover, stuck, first](caf::event_based_actor* self) {
     self->request(mover, caf::infinite, serve_atom::value, stuck).then([first](const body_ptr& b) { *first = *b; });
   });
-  f.settle();
+  // The take records itself with the persister (a thread of its own) before it asks the first page.
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       held->empty() && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    f.settle();
+  }
   REQUIRE(held->size() == 1);  // the first page is asked, and waited for
   CHECK_FALSE(first->has_value());
   auto replaced = ask(f, one->actors.mover, wire::take_rows_request{{"mem://shard-0"}, 2}, wait);
