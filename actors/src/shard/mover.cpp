@@ -162,6 +162,23 @@ void next_page(mover_self self) {
           });
 }
 
+// Asks the persister `atom` with the take's shard count, then `next` once it agreed: an error_reply
+// ends the take with it (`what` names the request when the persister does not answer).
+template <class Atom, class Next>
+void with_persister(mover_self self, Atom atom, const char* what, Next next) {
+  auto& t = *self->state.take;
+  self->request(self->state.persister, caf::infinite, atom, t.request.placement_shards)
+      .then(
+          [self, next, serial = t.serial](const body_ptr& answer) {
+            if (!current(self, serial)) return;
+            if (std::holds_alternative<wire::error_reply>(*answer)) return finish(self, answer);
+            next();
+          },
+          [self, what, serial = t.serial](const caf::error& err) {
+            if (current(self, serial)) fail(self, errc::internal, std::string(what) + ": " + self->system().render(err));
+          });
+}
+
 void next_source(mover_self self) {
   auto& st = self->state;
   auto& t = *st.take;
@@ -179,17 +196,7 @@ void next_source(mover_self self) {
     // still the old one, and the copy under the hold claims the storage.
     if (t.request.pass == wire::move_pass::copy) return report();
     // Every row that moves here is stored: the storage is this shard's under the new count.
-    self->request(st.persister, caf::infinite, claim_atom::value, t.request.placement_shards)
-        .then(
-            [self, report, serial = t.serial](const body_ptr& claimed) {
-              if (!current(self, serial)) return;
-              if (std::holds_alternative<wire::error_reply>(*claimed)) return finish(self, claimed);
-              report();
-            },
-            [self, serial = t.serial](const caf::error& err) {
-              if (current(self, serial)) fail(self, errc::internal, "claiming its storage: " + self->system().render(err));
-            });
-    return;
+    return with_persister(self, claim_atom::value, "claiming its storage", report);
   }
   t.next = wire::dump_request{0, 0, std::max<std::uint32_t>(1, st.options.move_page_rows), t.request.placement_shards,
                               st.options.index, true, t.request.pass};
@@ -249,20 +256,8 @@ caf::result<body_ptr> serve_take(mover_self self, const wire::take_rows_request&
   // Recorded in storage before the first row comes: should the reshard not happen, the shard
   // drops them again, even after a restart. (A take from no source, a shard of the old count when
   // the job grows, brings none.)
-  if (req.sources.empty()) {
-    next_source(self);
-    return promise;
-  }
-  self->request(st.persister, caf::infinite, taking_atom::value, req.placement_shards)
-      .then(
-          [self, serial = st.take->serial](const body_ptr& recorded) {
-            if (!current(self, serial)) return;
-            if (std::holds_alternative<wire::error_reply>(*recorded)) return finish(self, recorded);
-            next_source(self);
-          },
-          [self, serial = st.take->serial](const caf::error& err) {
-            if (current(self, serial)) fail(self, errc::internal, "recording the take: " + self->system().render(err));
-          });
+  if (req.sources.empty()) next_source(self);
+  else with_persister(self, taking_atom::value, "recording the take", [self] { next_source(self); });
   return promise;
 }
 

@@ -88,6 +88,15 @@ void add_to_page(wire::dump_reply& page, const embedding::shard_store& store, bo
 result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shard_options& o,
                                                                       embedding::placement_cache& paged,
                                                                       const wire::dump_request& req);
+// A live reshard's copies (dump_request pass copy or changed) are whole rows of a placement, read
+// where every row stays until the hold: RAM for a shard without a memory budget (a row that left
+// RAM after its copy would be missed by the copy of the rows changed since), storage for one with
+// a budget (which remembers the rows that leave RAM marked). Rows given up for good (a row TTL, a
+// full table's evictions) would come back at their new owner: such a shard is not copied from
+// while the job trains. ok, or the refusal with the reason.
+status live_copy_refusal(const embedding::shard_store& store, const shard_options& o, const wire::dump_request& req);
+// A dump page as it goes out: its row width, its checksum, counted in rows_dumped.
+body_ptr sealed_page(wire::dump_reply&& page, std::size_t row_floats, shard_counters& c);
 // Appends to `reply` up to max_rows rows from RAM from (req.table, req.position) on: every row (an
 // export's values), or those `to` gives to req.placement_index (a move's whole rows; a reshard's
 // copy or the rows marked since, per req.pass). Returns where the next page starts; a table at or

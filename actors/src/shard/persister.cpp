@@ -153,10 +153,7 @@ body_ptr serve_stored_changes(persister_self self, const embedding::placement& t
   reply.next_table = t;
   reply.next_position = position;
   reply.done = t >= 2 * max_tables;
-  reply.row_floats = static_cast<std::uint32_t>(floats);
-  reply.crc32c = wire::dump_page_crc(reply);
-  st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
-  return make_body(std::move(reply));
+  return sealed_page(std::move(reply), floats, *st.counters);
 }
 
 // A page of rows from a shard with a memory budget (dump_request: the exported model's values, or
@@ -171,16 +168,7 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   auto to = placement_of_dump(st.options, *st.paged, req);
   if (!to.is_ok()) return make_body(wire::error_reply{to.error().code(), to.error().message()});
   if (req.pass != wire::move_pass::whole) {
-    if (!*to || !req.whole_rows)
-      return refusal(errc::invalid_argument,
-                     st.options.name + ": a reshard's copy of rows needs a placement and whole rows");
-    for (std::uint32_t t = 0; t < st.store->options().max_tables; ++t) {
-      const embedding::embedding_table* tab = st.store->existing_table(t);
-      if (tab != nullptr && tab->rows_leave_for_good())
-        return refusal(errc::invalid_argument, st.options.name + ": its rows leave for good (a row TTL or a full "
-                                                                 "table's evictions), so they move while the input "
-                                                                 "is held");
-    }
+    if (auto why = live_copy_refusal(*st.store, st.options, req); !why.is_ok()) return refusal(why.code(), why.message());
     if (req.pass == wire::move_pass::copy) st.store->track_moves(true);
   }
   // A copy while the job trains reads storage as the last flush left it: a row RAM holds changed
@@ -221,10 +209,7 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
         tab->unmark_copied_if_clean(reply.ids.data() + i, j - i);
     }
   }
-  reply.row_floats = static_cast<std::uint32_t>(keep);
-  reply.crc32c = wire::dump_page_crc(reply);
-  st.counters->rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
-  return make_body(std::move(reply));
+  return sealed_page(std::move(reply), keep, *st.counters);
 }
 
 body_ptr serve_snapshot(persister_self self, const wire::snapshot_request& req) {
@@ -292,10 +277,14 @@ body_ptr store_moved_rows(persister_self self, const wire::dump_reply& page) {
 
 // Every row that moves here is stored: the storage is this shard's of `shards` from now on, so
 // that the snapshot of the new shape restores here, and a restart claims it so.
-body_ptr claim_shape(persister_self self, std::uint32_t shards) {
+status claim_storage(persister_self self, std::uint32_t shards) {
   auto& st = self->state;
-  if (auto c = st.options.storage->set_meta("shard", shard_claim(st.options.index, shards)); !c.is_ok())
-    return refusal(c.code(), st.options.name + ": " + c.message());
+  return st.options.storage->set_meta("shard", shard_claim(st.options.index, shards));
+}
+
+body_ptr claim_shape(persister_self self, std::uint32_t shards) {
+  if (auto c = claim_storage(self, shards); !c.is_ok())
+    return refusal(c.code(), self->state.options.name + ": " + c.message());
   return make_body(wire::ack{});
 }
 
@@ -390,24 +379,27 @@ body_ptr serve_drop_rows(persister_self self, const wire::drop_rows_request& req
 // switch). The rows the count in force gives to others are copies their owners train on without
 // this shard: they go, else exports and snapshots would hold those rows twice, one of them stale.
 // A failure is logged and tried again on the next view.
+result<wire::drop_rows_reply> settle_untaken(persister_self self) {
+  auto& st = self->state;
+  auto placed = placement_for(st.options, *st.paged, st.in_force, "dropping rows");
+  if (!placed.is_ok()) return placed.error();
+  auto dropped = drop_not_owned(self, **placed, "rows of a reshard that did not happen");
+  if (!dropped.is_ok()) return dropped.error();
+  // A move under the hold claimed the storage for the other count: this count's again.
+  SS_RETURN_IF_ERROR(claim_storage(self, st.in_force));
+  SS_RETURN_IF_ERROR(record_taking(self, 0));
+  return dropped;
+}
+
 void drop_untaken(persister_self self) {
   auto& st = self->state;
   const auto start = std::chrono::steady_clock::now();
   const std::uint32_t was = st.taking;
-  auto placed = placement_for(st.options, *st.paged, st.in_force, "dropping rows");
-  auto dropped = placed.is_ok() ? drop_not_owned(self, **placed, "rows of a reshard that did not happen")
-                                : result<wire::drop_rows_reply>(placed.error());
-  status settled = dropped.is_ok() ? status::ok() : dropped.error();
-  if (settled.is_ok()) {
-    // A move under the hold claimed the storage for the other count: this count's again.
-    if (auto c = claim_shape(self, st.in_force); const auto* err = std::get_if<wire::error_reply>(c.get()))
-      settled = status(err->code, err->message);
-  }
-  if (settled.is_ok()) settled = record_taking(self, 0);
-  if (!settled.is_ok()) {
+  auto dropped = settle_untaken(self);
+  if (!dropped.is_ok()) {
     spdlog::error("{}: dropping the rows of a reshard to {} shards that did not happen failed (tried again on the "
                   "next view): {}",
-                  st.options.name, was, settled.message());
+                  st.options.name, was, dropped.error().message());
     return;
   }
   st.counters->rows_untaken.fetch_add(dropped->dropped, std::memory_order_relaxed);

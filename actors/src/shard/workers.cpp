@@ -137,24 +137,29 @@ result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shar
   return placement_for(o, paged, req.placement_shards, "a page of rows");
 }
 
-namespace {
-
-// A live reshard's copies (dump_request pass copy or changed) are whole rows of a placement, from a
-// shard whose rows stay in RAM: a row that left RAM after its copy (for storage or for good) would
-// be missed by the copy of the rows changed since, or come back at its new owner.
 status live_copy_refusal(const embedding::shard_store& store, const shard_options& o, const wire::dump_request& req) {
   if (req.placement_shards == 0 || !req.whole_rows)
     return status(errc::invalid_argument, o.name + ": a reshard's copy of rows needs a placement and whole rows");
+  const bool from_storage = store.tiered();
   for (std::uint32_t t = 0; t < store.options().max_tables; ++t) {
     const embedding::embedding_table* tab = store.existing_table(t);
-    if (tab != nullptr && tab->rows_leave_ram())
+    if (tab == nullptr) continue;
+    if (from_storage && tab->rows_leave_for_good())
+      return status(errc::invalid_argument, o.name + ": its rows leave for good (a row TTL or a full table's "
+                                                     "evictions), so they move while the input is held");
+    if (!from_storage && tab->rows_leave_ram())
       return status(errc::invalid_argument, o.name + ": its rows leave RAM (a memory budget, a row TTL or a full "
                                                      "table's evictions), so they move while the input is held");
   }
   return status::ok();
 }
 
-}  // namespace
+body_ptr sealed_page(wire::dump_reply&& page, std::size_t row_floats, shard_counters& c) {
+  page.row_floats = static_cast<std::uint32_t>(row_floats);
+  page.crc32c = wire::dump_page_crc(page);
+  c.rows_dumped.fetch_add(page.ids.size(), std::memory_order_relaxed);
+  return make_body(std::move(page));
+}
 
 std::pair<std::uint32_t, std::uint64_t> page_from_ram(embedding::shard_store& store, const embedding::placement* to,
                                                       const wire::dump_request& req, std::size_t max_rows,
@@ -208,10 +213,7 @@ body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embed
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
   std::tie(reply.next_table, reply.next_position) = page_from_ram(store, to->get(), req, max_rows, reply);
   reply.done = reply.next_table >= store.options().max_tables;
-  reply.row_floats = static_cast<std::uint32_t>(keep);
-  reply.crc32c = wire::dump_page_crc(reply);
-  c.rows_dumped.fetch_add(reply.ids.size(), std::memory_order_relaxed);
-  return make_body(std::move(reply));
+  return sealed_page(std::move(reply), keep, c);
 }
 
 // A page of the rows of publication req.sequence (delta publishing): the first page stages them
