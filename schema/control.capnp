@@ -127,7 +127,12 @@ struct DumpReply {
   rowFloats @6 :UInt32;
   # Floats per row in values.
   crc32c @7 :UInt32;
-  # CRC32C of the page's tables, ids and values (little-endian), so that a moved row arrives as sent.
+  # CRC32C of the page's tables, ids, values, goneTables and goneIds (little-endian), so that a
+  # moved row arrives as sent.
+  goneTables @8 :List(UInt32);
+  goneIds @9 :List(UInt64);
+  # A live reshard's rows under the hold that the shard gave up for good since their copy (a row
+  # TTL, a full table's evictions): the taking shard deletes them.
 }
 
 struct ExportRequest {

@@ -37,6 +37,18 @@ struct ReadPosition {
   inode @9 :UInt64;
   # 0: no file is open at the position: the next one is read from its start (a followed file:
   # the file its name holds then; a directory: the first name after fileName).
+  windowEndFile @10 :UInt32;
+  # Inside a shuffle window of the reader's own files (windowBatches > 0): where the window ends,
+  # as fileIndex ... fileSize say where it starts. A job resumed on another reader count counts the
+  # files before it as read, and a new reader finishes the window (RegisterReply.windowsLeft).
+  windowEndOffset @11 :UInt64;
+  windowEndLine @12 :UInt64 = 1;
+  windowEndCrc @13 :UInt32;
+  windowEndSize @14 :UInt64;
+  inherited @15 :UInt32;
+  # 0: the position is in the reader's own files; k: in the k-th shuffle window it inherited
+  # (RegisterReply.windowsLeft, 1-based), fileIndex ... its start, windowBatches its batches
+  # handed out.
 }
 
 struct ExampleBatch {

@@ -139,6 +139,33 @@ struct RegisterReply {
   # Reader, when the job resumed on another reader count: its share of the examples the readers
   # before the change committed, which the learning-rate schedule counts as done before its
   # batches (a batch's examplesBefore); 0 otherwise.
+  windowsLeft @19 :List(WindowLeft);
+  # Reader, when a shuffled job resumed on another reader count: the shuffle windows the readers
+  # before the change left unfinished that this reader finishes, each at the start of its epoch,
+  # before its own files. Ordered by epoch.
+}
+
+struct WindowLeft {
+# A shuffle window a reader of the job's earlier reader count left unfinished. Its rows go out in
+# an order only that reader's files, progress and seed give, so the reader finishing it reads it
+# as that reader would have.
+
+  readers @0 :UInt32;
+  # The old reader's count and index: its files (i, i + readers, ...) and its seed.
+  reader @1 :UInt32;
+  epoch @2 :UInt32;
+  # The pass the window is in (0-based).
+  handed @3 :UInt32;
+  # Batches of the window the old reader handed out (at least 1).
+  start @4 :Data.ReadPosition;
+  # Where the window starts, in that epoch's order of the old reader's files.
+  filePasses @5 :List(UInt32);
+  # The old reader's files' progress when it began, as RegisterReply.filePasses ... have it;
+  # empty: nothing of them was read before.
+  fileOffsets @6 :List(UInt64);
+  fileLines @7 :List(UInt64);
+  fileCrcs @8 :List(UInt32);
+  fileSizes @9 :List(UInt64);
 }
 
 struct MemberProgress {

@@ -515,10 +515,61 @@ TEST_CASE("coordinator: resumed on another reader count, each reader gets its fi
   // The learning-rate schedule goes on from the examples committed before, shared by the readers.
   CHECK(r0.schedule_examples == 500);
   CHECK(r1.schedule_examples == 500);
+  CHECK(r0.windows_left.empty());  // a job read in order leaves no window
   // Shards get none of it.
   const auto shard = t.join(wire::role::shard, "shard-0", 0);
   CHECK(shard.file_passes.empty());
   CHECK(shard.schedule_examples == 0);
+}
+
+TEST_CASE("coordinator: resumed on another reader count, each reader gets the shuffle windows it finishes",
+          "[actors]") {
+  resuming_job t;
+  job::job_options job;
+  job.shards = 1;
+  job.readers = 2;
+  job.passes.epochs = 2;
+  job::loaded_snapshot snap;
+  snap.manifest.readers.resize(2);
+  snap.manifest.read_plan.files.resize(3);
+  // Windows left by readers 0 and 2 of 3 in the first epoch, and by reader 1 in the second.
+  job::window_left first;
+  first.readers = 3;
+  first.handed = 4;
+  first.start = {0, 8192, 201, 0x0badu, 70000};
+  first.progress = {data::file_progress{1, {0, 512, 9, 0x77u, 70000}}};
+  job::window_left second = first;
+  second.reader = 2;
+  second.progress.clear();
+  second.handed = 1;
+  job::window_left later = first;
+  later.reader = 1;
+  later.epoch = 1;
+  later.progress.clear();
+  snap.manifest.read_plan.windows = {first, second, later};
+  snap.manifest.shards.resize(1);
+  t.start(job, {"a.tsv", "b.tsv", "c.tsv"}, snap);
+  const auto r0 = t.join(wire::role::reader, "reader-0", 0);
+  const auto r1 = t.join(wire::role::reader, "reader-1", 1);
+  // Dealt in turn, each reader's in the order of their epochs.
+  REQUIRE(r0.windows_left.size() == 2);
+  REQUIRE(r1.windows_left.size() == 1);
+  const auto& w = r0.windows_left[0];
+  CHECK(w.readers == 3);
+  CHECK(w.reader == 0);
+  CHECK(w.epoch == 0);
+  CHECK(w.handed == 4);
+  CHECK(w.start.byte_offset == 8192);
+  CHECK(w.start.line_number == 201);
+  CHECK(w.start.previous_line_crc == 0x0badu);
+  CHECK(w.start.file_size == 70000);
+  CHECK(w.file_passes == std::vector<std::uint32_t>{1});
+  CHECK(w.file_offsets == std::vector<std::uint64_t>{512});
+  CHECK(r0.windows_left[1].reader == 1);
+  CHECK(r0.windows_left[1].epoch == 1);
+  CHECK(r1.windows_left[0].reader == 2);
+  CHECK(r1.windows_left[0].handed == 1);
+  CHECK(r1.windows_left[0].file_passes.empty());
 }
 
 TEST_CASE("coordinator: stop ends a following job's input through the view, and fails a job over fixed files",

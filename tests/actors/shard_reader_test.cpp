@@ -599,6 +599,28 @@ struct paged_shard {
   }
 };
 
+// What shard 0 of a placement over 3 shards holds, whole, by pages of every row (`page_of` asks
+// the shard for one).
+template <class PageOf>
+std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> shard_zero_rows(PageOf& page_of,
+                                                                                       std::uint32_t floats) {
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> rows;
+  wire::dump_request whole{0, 0, 64, 3, 0, true};
+  for (bool done = false; !done;) {
+    auto got = page_of(whole);
+    REQUIRE(got.has_value());
+    REQUIRE(std::holds_alternative<wire::dump_reply>(*got));
+    const auto& page = std::get<wire::dump_reply>(*got);
+    for (std::size_t i = 0; i < page.ids.size(); ++i)
+      rows[{page.tables[i], page.ids[i]}].assign(page.values.begin() + static_cast<std::ptrdiff_t>(i * floats),
+                                                 page.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * floats));
+    done = page.done;
+    whole.table = page.next_table;
+    whole.position = page.next_position;
+  }
+  return rows;
+}
+
 TEST_CASE("shard: pages of the rows a placement gives to each shard hold every row once, whole, from RAM or storage",
           "[actors]") {
   for (const bool tiered : {false, true}) {
@@ -707,26 +729,105 @@ TEST_CASE("shard: pages of the rows a placement gives to each shard hold every r
           *ask(f, shard, wire::push_request{tables, ids, {0.25f, 0.25f, 0.75f, 0.75f}})));
     }
     take_pass(wire::move_pass::changed);
-    // What shard 0's part holds now, whole, by pages of every row.
-    std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> now;
-    wire::dump_request whole{0, 0, 64, 3, 0, true};
-    for (bool done = false; !done;) {
-      auto got = page_of(whole);
-      REQUIRE(got.has_value());
-      const auto& page = std::get<wire::dump_reply>(*got);
-      for (std::size_t i = 0; i < page.ids.size(); ++i)
-        now[{page.tables[i], page.ids[i]}].assign(page.values.begin() + static_cast<std::ptrdiff_t>(i * floats),
-                                                  page.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * floats));
-      done = page.done;
-      whole.table = page.next_table;
-      whole.position = page.next_position;
-    }
+    const auto now = shard_zero_rows(page_of, floats);
     CHECK(now.size() > 200);
     CHECK(taken == now);
     auto unplaced = page_of(wire::dump_request{0, 0, 64, 0, 0, true, wire::move_pass::copy});
     REQUIRE(unplaced.has_value());
     REQUIRE(std::holds_alternative<wire::error_reply>(*unplaced));
     CHECK_THAT(std::get<wire::error_reply>(*unplaced).message, Catch::Contains("needs a placement and whole rows"));
+  }
+}
+
+TEST_CASE("shard: a live reshard from a shard whose rows leave for good sends the rows given up since their copy as gone",
+          "[actors]") {
+  for (const bool tiered : {false, true}) {
+    INFO((tiered ? "a memory budget: the copy from storage" : "every row in RAM"));
+    actor_fixture f;
+    embedding::shard_store_options so;
+    so.dim = 2;
+    so.optimizer.kind = optim::sparse_kind::rowwise_adagrad;  // a row carries optimizer state
+    so.max_rows_per_table = 120;  // a full table gives rows up for good
+    std::shared_ptr<embedding::memory_rows> storage;
+    if (tiered) {
+      so.max_rows_in_memory = 60;
+      so.persisted = true;
+      storage = std::make_shared<embedding::memory_rows>(embedding::shard_row_floats(so));
+      so.cold = storage;
+    }
+    auto store = std::make_shared<embedding::shard_store>(so);
+    REQUIRE(store->tiered() == tiered);
+    node gw(f, "shard-0");
+    shard_options o;
+    o.name = "shard-0";
+    o.storage = storage;
+    const auto actors = spawn_shard(f.sys, gw.gateway, store, o, std::make_shared<shard_counters>());
+    if (tiered) f.own(caf::actor_cast<caf::actor>(actors.persister));
+    f.settle();
+    const auto shard = actors.pool;
+    const auto wait = std::chrono::seconds(20);
+    auto page_of = [&](const wire::dump_request& r) {
+      return tiered ? ask(f, actors.persister, r, wait) : ask(f, shard, r);
+    };
+    // Training: n new rows in each of tables 0 and 1, pushed. Past 120 rows a table gives rows up
+    // for good: at once in RAM; with a budget at the next flush (asked for here by a snapshot).
+    std::uint64_t next_id = 0, snapshots = 0;
+    auto train = [&](int n) {
+      for (int k = 0; k < n; ++k, ++next_id) {
+        const std::vector<std::uint32_t> tables = {0, 1};
+        const std::vector<std::uint64_t> ids = {next_id, 5000 + next_id};
+        REQUIRE(std::holds_alternative<wire::lookup_reply>(*ask(f, shard, wire::lookup_request{true, tables, ids})));
+        REQUIRE(std::holds_alternative<wire::push_reply>(
+            *ask(f, shard, wire::push_request{tables, ids, {0.5f, -0.5f, 0.25f, 1.0f}})));
+      }
+      if (tiered) {
+        auto flushed = ask(f, actors.persister, wire::snapshot_request{++snapshots}, wait);
+        REQUIRE(flushed.has_value());
+        REQUIRE(std::holds_alternative<wire::snapshot_reply>(*flushed));
+      }
+    };
+    train(110);
+    const embedding::placement three(3);
+    const std::uint32_t floats = store->row_floats();
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<float>> taken;
+    std::size_t gone = 0, pages = 0;
+    auto take_pass = [&](wire::move_pass pass) {
+      wire::dump_request next{0, 0, 16, 3, 0, true, pass};
+      for (bool done = false; !done; ++pages) {
+        REQUIRE(pages < 1000);
+        auto got = page_of(next);
+        REQUIRE(got.has_value());
+        REQUIRE(std::holds_alternative<wire::dump_reply>(*got));
+        const auto& page = std::get<wire::dump_reply>(*got);
+        CHECK(page.crc32c == wire::dump_page_crc(page));
+        CHECK(page.ids.size() + page.gone_ids.size() <= 16);
+        for (std::size_t i = 0; i < page.ids.size(); ++i) {
+          REQUIRE(three.shard_of(page.tables[i], page.ids[i]) == 0);
+          taken[{page.tables[i], page.ids[i]}].assign(
+              page.values.begin() + static_cast<std::ptrdiff_t>(i * floats),
+              page.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * floats));
+        }
+        if (pass == wire::move_pass::copy) CHECK(page.gone_ids.empty());  // only under the hold
+        for (std::size_t i = 0; i < page.gone_ids.size(); ++i) {
+          REQUIRE(three.shard_of(page.gone_tables[i], page.gone_ids[i]) == 0);
+          taken.erase({page.gone_tables[i], page.gone_ids[i]});
+          ++gone;
+        }
+        done = page.done;
+        next.table = page.next_table;
+        next.position = page.next_position;
+        if (pass == wire::move_pass::copy && !done) train(6);  // rows made, changed and given up
+      }
+    };
+    take_pass(wire::move_pass::copy);
+    train(40);
+    take_pass(wire::move_pass::changed);
+    INFO(gone << " rows given up since their copy");
+    CHECK(gone > 0);
+    const auto now = shard_zero_rows(page_of, floats);
+    CHECK(now.size() > 40);
+    CHECK(store->stats().table_evictions > 100);
+    CHECK(taken == now);
   }
 }
 
@@ -1003,6 +1104,29 @@ TEST_CASE("shard: the rows a new shard count gives a shard move to it whole, and
   CHECK_THAT(send_row(0, floats), Catch::Contains("which the placement over 2 shards gives to shard 0"));
   CHECK_THAT(send_row(1, floats + 1), Catch::Contains(std::to_string(floats + 1) + " floats wide"));
   CHECK(one->storage->rows() == owned_by_one);
+  // A live reshard's page under the hold may say rows are gone (given up for good at the source
+  // after their copy): deleted here, RAM and storage. One the new count gives to another shard is
+  // refused, like a row.
+  auto owned_id = [&](std::uint32_t owner, std::uint64_t from) {
+    while (two.shard_of(0, from) != owner || rows.count({0, from}) == 0) ++from;
+    return from;
+  };
+  const std::uint64_t gone_id = owned_id(1, 0);
+  *sent = wire::dump_reply{{}, {}, {}, 0, 0, true, floats, 0, {0}, {gone_id}};
+  sent->crc32c = wire::dump_page_crc(*sent);
+  auto deleted = ask(f, one->actors.mover, wire::take_rows_request{{"mem://fake"}, 2}, wait);
+  REQUIRE(deleted.has_value());
+  REQUIRE(std::holds_alternative<wire::take_rows_reply>(*deleted));
+  CHECK(one->counters->tombstones_taken.load() == 1);
+  CHECK(one->storage->rows() == owned_by_one - 1);
+  CHECK(one->store->existing_table(0)->find(gone_id) == nullptr);
+  *sent = wire::dump_reply{{}, {}, {}, 0, 0, true, floats, 0, {0}, {owned_id(0, 0)}};
+  sent->crc32c = wire::dump_page_crc(*sent);
+  auto foreign_gone = ask(f, one->actors.mover, wire::take_rows_request{{"mem://fake"}, 2}, wait);
+  REQUIRE(foreign_gone.has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(*foreign_gone));
+  CHECK_THAT(std::get<wire::error_reply>(*foreign_gone).message, Catch::Contains("sent as gone row"));
+  CHECK(one->storage->rows() == owned_by_one - 1);
 
   // A take that waits on a source that never answers (it died) is replaced by the take the
   // coordinator asks when it starts the stage over, at once: the first is answered that it was.

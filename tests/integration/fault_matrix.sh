@@ -64,8 +64,10 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 # (--sync none; the default is s-easgd), shards2 (2 shards; the default is 1), epochs (2 epochs,
 # shuffled in windows of 20,000 rows, the test file scored for validation after each), online
 # (the input followed, up to --follow-limit-examples, and the model published: check_chain),
-# reshard (1 shard, grown to 2 while it runs), tiered (reshard's, with a memory budget), shrink (2 shards, shrunk to 1 while it runs; the
-# final model exported and scored: check_export).
+# reshard (1 shard, grown to 2 while it runs), tiered (reshard's, with a memory budget), leaving and
+# leavingtiered (reshard's, rows given up for good: a row limit and a TTL, without and with a memory
+# budget), shrink (2 shards, shrunk to 1 while it runs; the final model exported and scored:
+# check_export).
 # KILL5 kills the service five times in a row, each time once its successor has registered.
 #   startup  - 0.5 s after the service registered with the coordinator (its first seconds); the
 #              coordinator: as soon as it is up, while the others register
@@ -79,7 +81,7 @@ joins() { grep -c "$(joined_mark "$2")" "$1.err" 2>/dev/null || true; }
 #              (pages of 300 rows) begins; the export must succeed (export_pid, NAME.export)
 #   epoch2   - once 30% of the second epoch's rows are committed (variant epochs)
 #   validating - once the coordinator scores the first epoch's model, the readers waiting (epochs)
-#   copying  - (variant reshard, tiered) once 30% of the rows are committed, `shadowsync reshard --shards 2`
+#   copying  - (variant reshard, tiered, leaving*) once 30% of the rows are committed, `shadowsync reshard --shards 2`
 #              is asked (local starts shard 1); as the rows are copied while the job trains.
 #              (variant shrink) `--shards 1` is asked; once shard 0 took a copy of shard 1's rows
 #   holding  - (variant reshard, tiered, shrink) likewise; as the input is held to move the rows changed since
@@ -99,6 +101,12 @@ run_case() {
   # tiered: reshard's, with a memory budget of 2 MB (a tenth of the rows in RAM): the copy while
   # training reads storage, and rows that leave RAM changed since their copy move under the hold.
   [[ $variant == tiered ]] && extra=(--sync s-easgd --shards 1 --memory-budget-mb 2)
+  # leaving: reshard's, the shard's rows given up for good while it trains (at most 2,000 rows a
+  # table, and a TTL of 20,000 examples): the copy while training goes on, and the rows given up
+  # since their copy go as tombstones under the hold; leavingtiered: with a memory budget too.
+  [[ $variant == leaving ]] && extra=(--sync s-easgd --shards 1 --max-rows-per-table 2000 --row-ttl 20000ex)
+  [[ $variant == leavingtiered ]] &&
+    extra=(--sync s-easgd --shards 1 --memory-budget-mb 2 --max-rows-per-table 2000 --row-ttl 20000ex)
   # shrink: 2 shards, then 1 by `shadowsync reshard`; the final model is exported (check_export).
   [[ $variant == shrink ]] && extra=(--sync s-easgd --shards 2 --export "$work/$name.ssm")
   [[ $variant == epochs ]] && extra=(--sync s-easgd --shards 1 --epochs 2 --shuffle-buffer 20000 --validation data/test.tsv)
@@ -556,8 +564,10 @@ reshard_cases="shard-0:KILL:copying:reshard shard-1:KILL:copying:reshard coordin
 # 1's rows, or as the input is held: forgotten (shard 0 drops the copies) or ended.
 shrink_cases="coordinator:KILL:copying:shrink coordinator:KILL:holding:shrink"
 # A live reshard from shards with a memory budget: the source killed while the rows changed since
-# their copy move, the coordinator killed while they are copied.
-tiered_cases="shard-0:KILL:holding:tiered coordinator:KILL:copying:tiered"
+# their copy move, the coordinator killed while they are copied. From shards whose rows leave for
+# good: a trainer killed while they are copied (the reshard must end, its tombstones taken).
+tiered_cases="shard-0:KILL:holding:tiered coordinator:KILL:copying:tiered trainer-0:KILL:copying:leaving
+  trainer-0:KILL:copying:leavingtiered"
 # Cases that once failed, kept whatever the pairs choose.
 regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard-0:TERM:training coordinator:STOP:training
   reader-0:STOP:startup reader-0:KILL:draining shard-0:TERM:draining shard-0:KILL:scoring shard-0:TERM:scoring
@@ -695,11 +705,18 @@ for c in $cases; do
   if [[ $phase == snapshot && -n $shard_index && $signal == KILL* ]]; then check_snapshot_abandoned "$name" "$shard_index"; fi
   if [[ $signal == CORRUPT ]]; then check_fallback "$name" "$service"; fi
   if [[ $variant == online ]]; then check_chain "$name"; fi
-  if [[ $variant == reshard || $variant == tiered ]]; then check_reshard "$name" "$service" 1 2; fi
+  if [[ $variant == reshard || $variant == tiered || $variant == leaving* ]]; then check_reshard "$name" "$service" 1 2; fi
   # A reshard that ended copied rows from the shard with a memory budget while the job trained.
-  if [[ $variant == tiered ]] && grep -q "resharded 1 -> 2 shards in" "$name.err" &&
+  if [[ $variant == tiered || $variant == leaving* ]] && grep -q "resharded 1 -> 2 shards in" "$name.err" &&
     ! grep -q "rows (.*) copied in .* while the job trained" "$name.err"; then
-    fail "$name: the shard with a memory budget was not copied from while the job trained"
+    fail "$name: the shard with a memory budget, or whose rows leave for good, was not copied from while the job trained"
+  fi
+  # The rows the source gave up since the copy began came to the new shard as tombstones (a
+  # trainer's kill leaves the reshard to end).
+  if [[ $variant == leaving* && $service == trainer-* ]]; then
+    grep -q "shard-1: took .* applied [1-9][0-9]* tombstones" "$name.err" ||
+      fail "$name: shard 1 took no tombstone of a row given up for good since the copy began"
+    echo "  $name: $(grep -o "shard-1: took .* applied [0-9]* tombstones" "$name.err" | tail -1 | cut -c1-200)"
   fi
   # A shrink's final model holds each row once (predict refuses a model file that lists an id
   # twice) and scores as the job did.

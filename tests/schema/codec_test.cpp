@@ -155,8 +155,9 @@ TEST_CASE("codec: a Criteo batch of 128 examples costs little more than its list
   const std::size_t lists = 128 * 4 + 128 * 13 * 4 + 128 * 26 * 8 + (128 * 26 + 1) * 4;
   CHECK(f->size() >= lists);
   // Envelope, struct headers, list pointers, the end position with its file check, epoch and
-  // followed file (a text pointer, device, inode), the examples before the batch: under 27 words.
-  CHECK(f->size() <= lists + 216);
+  // followed file (a text pointer, device, inode), its window's end and inherited window, the
+  // examples before the batch: under 31 words.
+  CHECK(f->size() <= lists + 248);
   auto r = decode(*f);
   REQUIRE(r.is_ok());
   check_same(envelope{protocol_version, 5, m}, *r);
@@ -557,6 +558,18 @@ TEST_CASE("codec: a dump page must hold whole rows and match its checksum; a pla
   r = ok;
   r.tables = {1, 0};
   CHECK(dump_page_crc(r) != ok.crc32c);
+  // And a live reshard's tombstones: their ids and tables, one table per id.
+  dump_reply gone = ok;
+  gone.gone_tables = {0, 2};
+  gone.gone_ids = {9, 11};
+  gone.crc32c = dump_page_crc(gone);
+  CHECK(gone.crc32c != ok.crc32c);
+  CHECK(decode(*encode_body(gone)).is_ok());
+  r = gone;
+  r.gone_ids = {9, 12};
+  require_parse_error(encode_body(r), "dump_reply: the page fails its checksum");
+  r.gone_tables = {0};
+  require_parse_error(encode_body(r), "dump_reply: 1 tables for 2 gone ids");
   // An empty page: no rows, any width.
   dump_reply empty{{}, {}, {}, 0, 0, true, 0, 0};
   empty.crc32c = dump_page_crc(empty);
@@ -578,6 +591,21 @@ TEST_CASE("codec: a register_reply's files' progress is five lists of one length
   files.file_crcs = {0};
   require_parse_error(encode_body(files),
                       "register_reply: the files' progress has 2 passes, 2 offsets, 2 line numbers, 1 CRCs and 2 sizes");
+  // So is a window left's, the old reader's.
+  files.file_crcs = {0, 7};
+  window_left w;
+  w.readers = 2;
+  w.handed = 1;
+  w.file_passes = {1};
+  w.file_offsets = {0};
+  w.file_lines = {1};
+  w.file_crcs = {0};
+  w.file_sizes = {0};
+  files.windows_left = {w};
+  CHECK(decode(*encode_body(files)).is_ok());
+  files.windows_left[0].file_sizes.clear();
+  require_parse_error(encode_body(files), "register_reply: a window left: the files' progress has 1 passes, 1 offsets, "
+                                          "1 line numbers, 1 CRCs and 0 sizes");
 }
 
 TEST_CASE("codec: publish_rows_reply rows and tombstones must pair tables with ids", "[wire]") {

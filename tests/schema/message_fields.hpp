@@ -86,6 +86,8 @@ template <auto M, auto I, auto G>
 struct field_kind<detail::bytes<M, I, G>> : member_field<M> {};
 template <auto M, auto I, auto G>
 struct field_kind<detail::nested<M, I, G>> : member_field<M> {};
+template <auto M, auto I, auto G>
+struct field_kind<detail::struct_list<M, I, G>> : member_field<M> {};
 // One member, two Cap'n Proto fields (the Float32 and the UInt16 list).
 template <auto M, auto P, auto IF, auto GF, auto IH, auto GH>
 struct field_kind<detail::precise_values<M, P, IF, GF, IH, GH>> : member_field<M> {
@@ -262,10 +264,24 @@ void compare_batches(const data::example_batch& a, const data::example_batch& b,
   compare_values<Differ>(a.offsets, b.offsets, path + ".offsets", out);
 }
 
+// A list of structs with entries of their own (struct_list): its length, then each element's fields.
+template <class V>
+constexpr bool is_struct_list() {
+  if constexpr (is_vector<V>::value) {
+    return has_field_list<typename V::value_type>();
+  } else {
+    return false;
+  }
+}
+
 template <bool Differ, class V>
 void compare_values(const V& a, const V& b, const std::string& path, std::vector<std::string>& out) {
   if constexpr (std::is_same_v<V, data::example_batch>) {
     compare_batches<Differ>(a, b, path, out);
+  } else if constexpr (is_struct_list<V>()) {
+    compare_values<Differ>(a.size(), b.size(), path + ".size", out);
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+      compare_fields<Differ>(a[i], b[i], path + "[" + std::to_string(i) + "]", out);
   } else if constexpr (has_field_list<V>()) {
     compare_fields<Differ>(a, b, path, out);
   } else {
@@ -372,6 +388,7 @@ void check_entry_covers(std::vector<std::string>& problems) {
     } else {
       using nested = std::decay_t<decltype(std::declval<T&>().*(Kind::member))>;
       if constexpr (has_field_list<nested>()) check_entry_covers<nested>(problems);
+      if constexpr (is_struct_list<nested>()) check_entry_covers<typename nested::value_type>(problems);
     }
   });
 }
@@ -485,6 +502,7 @@ inline void make_consistent(lookup_reply& m) { round_to_precision(m.values, m.pr
 inline void make_consistent(push_request& m) { round_to_precision(m.grads, m.precision); }
 inline void make_consistent(dump_reply& m) {
   m.row_floats = static_cast<std::uint32_t>(m.values.size() / m.ids.size());
+  m.gone_tables.resize(m.gone_ids.size());
   m.crc32c = dump_page_crc(m);
 }
 

@@ -98,6 +98,21 @@ inline std::vector<body> written_samples() {
     r.file_crcs = {0, 0xdeadbeefu, 0};
     r.file_sizes = {0, 99999, 0};
     r.schedule_examples = 35776;
+    r.resume_position.window_end_file = 1;
+    r.resume_position.window_end_offset = 5551234;
+    r.resume_position.window_end_line = 20040;
+    window_left w;
+    w.readers = 2;
+    w.reader = 1;
+    w.epoch = 1;
+    w.handed = 3;
+    w.start = read_position{0, 8192, 201, 0x0badf00du, 99999};
+    w.file_passes = {1, 1};
+    w.file_offsets = {0, 4096};
+    w.file_lines = {1, 101};
+    w.file_crcs = {0, 0xdeadbeefu};
+    w.file_sizes = {0, 99999};
+    r.windows_left = {w, window_left{2, 0, 1, 1, read_position{1, 64, 3}}};
     add(r);
   }
   {
@@ -127,7 +142,9 @@ inline std::vector<body> written_samples() {
     p.sync_distance = 0.0031;
     p.sync_wait_seconds = 2.5;
     p.sync_bytes = 123456789;
-    p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777, 4, 1, "app.log", 64770, 0};
+    p.committed = read_position{2, 123456, 789, 0x12345678u, 7777777, 4, 1};
+    p.committed.file_name = "app.log";
+    p.committed.device = 64770;
     p.has_committed = true;
     p.committed_examples = 5000;
     p.committed_bad_rows = 7;
@@ -153,7 +170,10 @@ inline std::vector<body> written_samples() {
     m.reader_index = 2;
     m.sequence = 123456789012ULL;
     m.batch = criteo_batch(5, 7);
-    m.end = read_position{0, 987654321ULL, 4242, 0xfffffffeu, 0, 0, 0, "part-0007 (copy).tsv", 0x803, 1ULL << 36};
+    m.end = read_position{0, 987654321ULL, 4242, 0xfffffffeu};
+    m.end.file_name = "part-0007 (copy).tsv";
+    m.end.device = 0x803;
+    m.end.inode = 1ULL << 36;
     m.incarnation = 0xabcdef0123456789ULL;
     m.examples_before = 123456789012ULL;
     add(m);
@@ -192,6 +212,8 @@ inline std::vector<body> written_samples() {
   add(dump_request{3, 4096, 65536, 4, 2, true});  // the whole rows placement 4 gives to shard 2
   {
     dump_reply page{{3, 3}, {7, 8}, {1.0f, 2.0f, 3.0f, 4.0f}, 3, 6000, false, 2, 0};
+    page.gone_tables = {3};  // a live reshard's row given up since its copy
+    page.gone_ids = {9};
     page.crc32c = dump_page_crc(page);
     add(page);
   }

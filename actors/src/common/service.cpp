@@ -14,13 +14,13 @@
 #include "service_impl.hpp"
 #include "ss/actors/member.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/read_positions.hpp"
 #include "ss/actors/reader.hpp"
 #include "ss/actors/shard.hpp"
 #include "ss/actors/sync_server.hpp"
 #include "ss/actors/trainer.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 #include "ss/core/embedding/sharding.hpp"
-#include "ss/core/hash.hpp"
 
 namespace ss::actors {
 namespace {
@@ -43,15 +43,25 @@ ss::status plan_readers(const coordinator_options& co, job::loaded_snapshot& sna
     return {errc::invalid_argument, where + why + "; resume it with --readers " + std::to_string(m.readers.size())};
   }
   auto plan = job::replan_readers(co.job, static_cast<int>(m.readers.size()), m.read_plan, m.readers);
-  if (!plan.is_ok()) return {plan.error().code(), where + plan.error().message()};
+  if (!plan.is_ok()) {
+    // A snapshot of an earlier build inside a shuffle window resumes on its own count.
+    const std::string own = plan.error().code() == errc::version_mismatch
+                                ? "; resume it with --readers " + std::to_string(m.readers.size())
+                                : std::string();
+    return {plan.error().code(), where + plan.error().message() + own};
+  }
   std::size_t entered = 0, done = 0;
   for (const auto& p : plan->files) {
     entered += p.at.byte_offset > 0;
     done += p.passes == static_cast<std::uint32_t>(co.job.passes.epochs);
   }
   spdlog::info("{}: the job goes from {} to {} readers: of its {} files {} were read through, {} are entered where "
-               "they were left; {} examples were committed before",
-               co.name, m.readers.size(), co.job.readers, plan->files.size(), done, entered, plan->examples);
+               "they were left{}; {} examples were committed before",
+               co.name, m.readers.size(), co.job.readers, plan->files.size(), done, entered,
+               plan->windows.empty() ? std::string()
+                                     : ", " + std::to_string(plan->windows.size()) +
+                                           " shuffle window(s) left unfinished are finished first",
+               plan->examples);
   m.read_plan = std::move(*plan);
   m.readers.assign(static_cast<std::size_t>(co.job.readers), job::reader_commit{});
   return ss::status::ok();
@@ -461,41 +471,34 @@ reader_options reader_options_of(const service_impl& svc, const job::job_options
   return ro;
 }
 
-// How far each of the reader's files had been read, when the job resumed on another reader count
-// (the reply's lists are of one length: the codec checks).
-std::vector<data::file_progress> file_progress_of(const wire::register_reply& reply) {
-  std::vector<data::file_progress> out(reply.file_passes.size());
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i].passes = reply.file_passes[i];
-    out[i].at.byte_offset = reply.file_offsets[i];
-    out[i].at.line_number = reply.file_lines[i];
-    out[i].at.previous_line_crc = reply.file_crcs[i];
-    out[i].at.file_size = reply.file_sizes[i];
-  }
-  return out;
-}
-
 // The reader's input, opened and (when the job resumes) moved to the committed position.
 result<std::unique_ptr<data::epoch_reader>> open_reader_input(const std::string& name, data::epoch_reader_options eopts,
                                                               const job::job_options& job,
                                                               const wire::register_reply& reply, std::size_t files) {
   const bool planned = !eopts.progress.empty();
+  const std::size_t inherited = eopts.inherited.size();
   auto reader = data::epoch_reader::open(std::move(eopts));
   if (!reader.is_ok()) return reader.error();
   auto input = std::make_unique<data::epoch_reader>(std::move(*reader));
   if (!reply.has_resume_position) {
-    spdlog::info("{}: reading {} file(s){}{}", name, files,
+    spdlog::info("{}: reading {} file(s){}{}{}", name, files,
                  job.passes.epochs > 1 ? ", " + std::to_string(job.passes.epochs) + " epochs" : std::string(),
-                 planned ? ", each from where the job's readers before the change of count left it" : "");
+                 planned ? ", each from where the job's readers before the change of count left it" : "",
+                 inherited > 0 ? ", after finishing " + std::to_string(inherited) +
+                                     " shuffle window(s) they left, each at the start of its epoch"
+                               : "");
     return input;
   }
   const auto& p = reply.resume_position;
-  const data::epoch_position at{
-      p.epoch, {p.file_index, p.byte_offset, p.line_number, p.previous_line_crc, p.file_size}, p.window_batches};
-  if (auto st = input->seek(at); !st.is_ok()) return st.with_context("resuming at the committed position");
-  spdlog::info("{}: resuming {}at file {} line {} ({} examples before it were trained)", name,
-               job.passes.epochs > 1 ? "in epoch " + std::to_string(p.epoch + 1) + " " : std::string(), p.file_index,
-               p.line_number, reply.resume_examples);
+  if (auto st = input->seek(epoch_position_of(p)); !st.is_ok()) return st.with_context("resuming at the committed position");
+  const std::string where = p.inherited > 0 ? "in the shuffle window " + std::to_string(p.inherited) +
+                                                   " it inherited, past its first " + std::to_string(p.window_batches) +
+                                                   " batches"
+                                             : "at file " + std::to_string(p.file_index) + " line " +
+                                                   std::to_string(p.line_number);
+  spdlog::info("{}: resuming {}{} ({} examples before it were trained)", name,
+               job.passes.epochs > 1 ? "in epoch " + std::to_string(p.epoch + 1) + " " : std::string(), where,
+               reply.resume_examples);
   return input;
 }
 
@@ -563,8 +566,13 @@ ss::status spawn_reader_role(service_impl& svc, const wire::register_reply& repl
     eopts.input = std::move(*ropts);
     eopts.epochs = static_cast<std::uint32_t>(job.passes.epochs);
     eopts.shuffle_window = job.passes.shuffle_window();
-    eopts.seed = hash_combine(job.model.seed, static_cast<std::uint64_t>(options.index));  // each reader its own order
-    eopts.progress = file_progress_of(reply);
+    eopts.seed = job::reader_seed(job, options.index);
+    eopts.progress = progress_of(reply);
+    std::vector<job::window_left> left;
+    for (const auto& w : reply.windows_left) left.push_back(window_left_of(w));
+    auto inherited = job::inherited_windows(job, left);
+    if (!inherited.is_ok()) return inherited.error().with_context(options.name);
+    eopts.inherited = std::move(*inherited);
     auto opened = open_reader_input(options.name, std::move(eopts), job, reply, files.size());
     if (!opened.is_ok()) {
       // Input this reader cannot open or resume (a file deleted or cut short since the job began)

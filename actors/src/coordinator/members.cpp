@@ -9,6 +9,7 @@
 
 #include "state.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/read_positions.hpp"
 #include "ss/core/embedding/sharding.hpp"
 
 namespace ss::actors::coordinator_detail {
@@ -202,21 +203,15 @@ void take_trainer(coordinator_state& st, const wire::register_request& r) {
 // read again (a replay when it had been trained after the reader's last heartbeat). Since a
 // resume on another reader count, its files begin where the plan says.
 void add_resume_position(const coordinator_state& st, int reader, wire::register_reply& reply) {
-  for (const auto& p : job::progress_of_reader(st.options.job, st.read_plan, reader)) {
-    reply.file_passes.push_back(p.passes);
-    reply.file_offsets.push_back(p.at.byte_offset);
-    reply.file_lines.push_back(p.at.line_number);
-    reply.file_crcs.push_back(p.at.previous_line_crc);
-    reply.file_sizes.push_back(p.at.file_size);
-  }
+  put_progress(job::progress_of_reader(st.options.job, st.read_plan, reader), reply);
+  for (const auto& w : job::windows_of_reader(st.options.job, st.read_plan, reader))
+    reply.windows_left.push_back(to_wire(w));
   if (!st.read_plan.empty())
     reply.schedule_examples = st.read_plan.examples / static_cast<std::uint64_t>(std::max(1, st.options.job.readers));
   const auto& c = st.reader_commits[static_cast<std::size_t>(reader)];
   if (!c.valid) return;
   reply.has_resume_position = true;
-  reply.resume_position = wire::read_position{c.file_index, c.byte_offset, c.line_number, c.previous_line_crc,
-                                              c.file_size,  c.epoch,       c.window_batches, c.file_name,
-                                              c.device,     c.inode};
+  reply.resume_position = to_wire(c);
   reply.resume_examples = c.examples;
   reply.resume_bad_rows = c.bad_rows;
 }
@@ -347,21 +342,8 @@ body_ptr on_heartbeat(coordinator_actor* self, const wire::heartbeat& hb) {
     const auto& m = it->second;
     if (m.role == wire::role::reader && hb.progress.has_committed &&
         st.reader_slots[static_cast<std::size_t>(m.index)] == hb.member_id) {
-      auto& c = st.reader_commits[static_cast<std::size_t>(m.index)];
-      const auto& p = hb.progress.committed;
-      c = job::reader_commit{true,
-                             p.file_index,
-                             p.byte_offset,
-                             p.line_number,
-                             hb.progress.committed_examples,
-                             hb.progress.committed_bad_rows,
-                             p.previous_line_crc,
-                             p.file_size,
-                             p.epoch,
-                             p.window_batches,
-                             p.file_name,
-                             p.device,
-                             p.inode};
+      st.reader_commits[static_cast<std::size_t>(m.index)] =
+          commit_of(hb.progress.committed, hb.progress.committed_examples, hb.progress.committed_bad_rows);
     }
     reshape_heard(self);
   }

@@ -9,6 +9,7 @@
 #include "ss/actors/actors.hpp"
 #include "ss/actors/gateway.hpp"
 #include "ss/actors/messages.hpp"
+#include "ss/actors/read_positions.hpp"
 #include "ss/actors/status_metrics.hpp"
 #include "ss/core/json.hpp"
 #include "ss/core/metrics/status_metrics.hpp"
@@ -143,10 +144,7 @@ body_ptr serve_files_pull(reader_self self, const wire::pull_request& pull) {
     spdlog::info("{}: all {} batches handed out", st.options.name, st.next_sequence);
     return serve_pull(self, pull);
   }
-  const auto pos = st.reader->position();
-  const auto& at = pos.window;
-  m->end = wire::read_position{at.file_index, at.byte_offset, at.line_number, at.previous_line_crc,
-                               at.file_size,  pos.epoch,      pos.window_batches};
+  m->end = to_wire(st.reader->position());
   return hand_new(self, std::move(m), st.options.resume_examples + st.reader->examples(),
                   st.options.resume_bad_rows + st.reader->first_epoch_bad_rows(), pull);
 }
@@ -346,6 +344,10 @@ const metrics::status_table<reader_view>& reader_fields() {
          [](v x) { return x.committed.file_index; }},
         {"committed_offset", t::status_only, "Byte offset of the committed position in its file.",
          [](v x) { return x.committed.byte_offset; }},
+        {"committed_window", t::status_only,
+         "0: the committed position is in the reader's own files; k: in the k-th shuffle window it inherited "
+         "from the readers before a change of reader count (committed_file and committed_offset: the window's start).",
+         [](v x) { return x.committed.inherited; }},
         {"committed_file_name", t::status_only, "A followed input: the file of the committed position.",
          [](v x) { return x.committed.file_name; }},
         {"following", t::gauge, "1 while the reader follows its input (--follow) and the job was not stopped.",

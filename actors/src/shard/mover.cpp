@@ -23,6 +23,7 @@ struct take_in_progress {
   std::uint32_t link = 0;
   wire::dump_request next;
   std::uint64_t rows = 0, bytes = 0;
+  std::uint64_t gone = 0;  // rows the sources gave up for good after their copy (tombstones)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::uint64_t serial = 0;  // tells a paused take's tick from an earlier take's
   std::chrono::steady_clock::time_point page_asked;
@@ -91,17 +92,23 @@ const char* pass_name(wire::move_pass p) {
   return "?";
 }
 
-// Every row of a page must be this shard's under the new placement: a source that sends another
-// shard's rows (another build's placement, a bug) would have them served by the wrong shard.
+// Every row of a page, and every row it says is gone, must be this shard's under the new
+// placement: a source that sends another shard's rows (another build's placement, a bug) would
+// have them served, or deleted, by the wrong shard.
 std::string foreign_row(const take_in_progress& t, const wire::dump_reply& page, std::uint32_t me) {
-  for (std::size_t i = 0; i < page.ids.size(); ++i) {
-    const std::uint32_t owner = t.to->shard_of(page.tables[i], page.ids[i]);
-    if (owner != me)
-      return source_name(t) + " sent row " + std::to_string(page.ids[i]) + " of table " +
-             std::to_string(page.tables[i]) + ", which the placement over " + std::to_string(t.to->shards()) +
-             " shards gives to shard " + std::to_string(owner);
-  }
-  return {};
+  auto check = [&](const std::vector<std::uint32_t>& tables, const std::vector<std::uint64_t>& ids,
+                   const char* what) -> std::string {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const std::uint32_t owner = t.to->shard_of(tables[i], ids[i]);
+      if (owner != me)
+        return source_name(t) + " sent " + what + std::to_string(ids[i]) + " of table " + std::to_string(tables[i]) +
+               ", which the placement over " + std::to_string(t.to->shards()) + " shards gives to shard " +
+               std::to_string(owner);
+    }
+    return {};
+  };
+  std::string why = check(page.tables, page.ids, "row ");
+  return why.empty() ? check(page.gone_tables, page.gone_ids, "as gone row ") : why;
 }
 
 void next_page(mover_self self) {
@@ -129,14 +136,16 @@ void next_page(mover_self self) {
             const std::uint32_t next_table = page->next_table;
             const std::uint64_t next_position = page->next_position;
             const std::uint64_t rows = page->ids.size(), bytes = page->values.size() * sizeof(float);
+            const std::uint64_t gone = page->gone_ids.size();
             self->request(s.persister, caf::infinite, moved_rows_atom::value, body_ptr(env, &env->message))
                 .then(
-                    [self, serial, done, next_table, next_position, rows, bytes](const body_ptr& stored) {
+                    [self, serial, done, next_table, next_position, rows, bytes, gone](const body_ptr& stored) {
                       auto& s2 = self->state;
                       if (!current(self, serial)) return;
                       if (std::holds_alternative<wire::error_reply>(*stored)) return finish(self, stored);
                       auto& t2 = *s2.take;
                       t2.rows += rows;
+                      t2.gone += gone;
                       t2.bytes += bytes;
                       if (done) {
                         ++t2.source;
@@ -187,9 +196,12 @@ void next_source(mover_self self) {
       auto& s = self->state;
       const auto& tk = *s.take;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tk.started).count();
-      spdlog::info("{}: took {} rows ({:.1f} MB, {}) from {} shard(s) in {:.2f}s", s.options.name, tk.rows,
+      spdlog::info("{}: took {} rows ({:.1f} MB, {}) from {} shard(s) in {:.2f}s{}", s.options.name, tk.rows,
                    static_cast<double>(tk.bytes) / 1e6, pass_name(tk.request.pass), tk.request.sources.size(),
-                   seconds);
+                   seconds,
+                   tk.gone == 0 ? std::string()
+                                : "; applied " + std::to_string(tk.gone) +
+                                      " tombstones (rows the source gave up for good since the copy began)");
       finish(self, make_body(wire::take_rows_reply{tk.rows, tk.bytes, seconds}));
     };
     // A live reshard's copy while the job trains is not the move yet: the placement in force is

@@ -8,8 +8,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "ss/actors/messages.hpp"
@@ -89,12 +91,23 @@ result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shar
                                                                       embedding::placement_cache& paged,
                                                                       const wire::dump_request& req);
 // A live reshard's copies (dump_request pass copy or changed) are whole rows of a placement, read
-// where every row stays until the hold: RAM for a shard without a memory budget (a row that left
-// RAM after its copy would be missed by the copy of the rows changed since), storage for one with
-// a budget (which remembers the rows that leave RAM marked). Rows given up for good (a row TTL, a
-// full table's evictions) would come back at their new owner: such a shard is not copied from
-// while the job trains. ok, or the refusal with the reason.
-status live_copy_refusal(const embedding::shard_store& store, const shard_options& o, const wire::dump_request& req);
+// from RAM for a shard without a memory budget, from storage for one with a budget. ok, or the
+// refusal with the reason.
+status live_copy_refusal(const shard_options& o, const wire::dump_request& req);
+// How the rows that left RAM since a live reshard's copy began stand at the hold: adds to the page
+// each of `ids` (of table t, all given to the requester) as a row, or as gone (a tombstone).
+using left_rows_standing =
+    std::function<status(std::uint32_t t, const std::vector<std::uint64_t>& ids, wire::dump_reply& page)>;
+// Under the hold, after the rows marked in RAM: the rows that left RAM since the copy began
+// (embedding_table::moved_out: marked for the move, or given up for good), from (t, position) on,
+// where t = max_tables + a table pages that table's list by index; those the placement gives to
+// req.placement_index, as `stand` finds them, until the page holds max_rows rows and tombstones.
+// Returns where the next page starts; t at or past 2 * max_tables: done.
+result<std::pair<std::uint32_t, std::uint64_t>> page_left_rows(const embedding::shard_store& store,
+                                                               const embedding::placement& to,
+                                                               const wire::dump_request& req, std::uint32_t t,
+                                                               std::uint64_t position, std::size_t max_rows,
+                                                               wire::dump_reply& reply, const left_rows_standing& stand);
 // A dump page as it goes out: its row width, its checksum, counted in rows_dumped.
 body_ptr sealed_page(wire::dump_reply&& page, std::size_t row_floats, shard_counters& c);
 // Appends to `reply` up to max_rows rows from RAM from (req.table, req.position) on: every row (an

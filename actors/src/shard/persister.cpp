@@ -114,8 +114,9 @@ body_ptr refusal(errc code, const std::string& why) { return make_body(wire::err
 
 // A live reshard's rows changed since their copy, from a shard with a memory budget, under the
 // hold (nothing changes; everything is flushed first): those in RAM marked for the move (tables
-// 0..max_tables-1, as page_from_ram pages them), then those that left RAM marked (table
-// max_tables + t pages table t's list of them by index), read from storage.
+// 0..max_tables-1, as page_from_ram pages them), then those that left RAM since the copy began
+// (page_left_rows), read from storage: there (left marked, or made anew after a drop), a row;
+// not there (given up for good, its deletion stored by the flush), a tombstone.
 body_ptr serve_stored_changes(persister_self self, const embedding::placement& to, const wire::dump_request& req) {
   auto& st = self->state;
   const std::uint32_t max_tables = st.store->options().max_tables;
@@ -126,29 +127,32 @@ body_ptr serve_stored_changes(persister_self self, const embedding::placement& t
   std::uint64_t position = req.position;
   if (t < max_tables) std::tie(t, position) = page_from_ram(*st.store, &to, req, max_rows, reply);
   if (t >= max_tables && t < 2 * max_tables && reply.ids.empty()) {
-    std::vector<std::uint64_t> ids;
     std::vector<std::uint32_t> tables;
     std::vector<float> rows;
     std::vector<std::uint8_t> present;
-    for (; t < 2 * max_tables && reply.ids.size() < max_rows; ++t, position = 0) {
-      const embedding::embedding_table* tab = st.store->existing_table(t - max_tables);
-      if (tab == nullptr) continue;
-      ids.clear();
-      position = tab->moved_out(static_cast<std::size_t>(position), max_rows - reply.ids.size(), ids);
-      tables.assign(ids.size(), t - max_tables);
+    const left_rows_standing as_stored = [&](std::uint32_t table, const std::vector<std::uint64_t>& ids,
+                                             wire::dump_reply& page) -> status {
+      tables.assign(ids.size(), table);
       rows.resize(ids.size() * floats);
-      present.resize(ids.size());
-      if (auto r = st.options.storage->read(tables.data(), ids.data(), ids.size(), rows.data(), present.data());
-          !r.is_ok())
-        return refusal(r.code(), st.options.name + ": reading rows that left RAM since their copy: " + r.message());
+      present.assign(ids.size(), 0);
+      SS_RETURN_IF_ERROR(st.options.storage->read(tables.data(), ids.data(), ids.size(), rows.data(), present.data()));
       for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (present[i] == 0 || to.shard_of(tables[i], ids[i]) != req.placement_index) continue;
-        reply.tables.push_back(tables[i]);
-        reply.ids.push_back(ids[i]);
-        add_to_page(reply, *st.store, true, rows.data() + i * floats);
+        if (present[i] == 0) {
+          page.gone_tables.push_back(table);
+          page.gone_ids.push_back(ids[i]);
+          continue;
+        }
+        page.tables.push_back(table);
+        page.ids.push_back(ids[i]);
+        add_to_page(page, *st.store, true, rows.data() + i * floats);
       }
-      if (position != 0) break;  // the page is full inside this list
-    }
+      return status::ok();
+    };
+    auto left = page_left_rows(*st.store, to, req, t, position, max_rows, reply, as_stored);
+    if (!left.is_ok())
+      return refusal(left.error().code(),
+                     st.options.name + ": reading rows that left RAM since their copy: " + left.error().message());
+    std::tie(t, position) = *left;
   }
   reply.next_table = t;
   reply.next_position = position;
@@ -168,7 +172,7 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   auto to = placement_of_dump(st.options, *st.paged, req);
   if (!to.is_ok()) return make_body(wire::error_reply{to.error().code(), to.error().message()});
   if (req.pass != wire::move_pass::whole) {
-    if (auto why = live_copy_refusal(*st.store, st.options, req); !why.is_ok()) return refusal(why.code(), why.message());
+    if (auto why = live_copy_refusal(st.options, req); !why.is_ok()) return refusal(why.code(), why.message());
     if (req.pass == wire::move_pass::copy) st.store->track_moves(true);
   }
   // A copy while the job trains reads storage as the last flush left it: a row RAM holds changed
@@ -183,11 +187,18 @@ body_ptr serve_stored_dump(persister_self self, const wire::dump_request& req) {
   wire::dump_reply reply;
   std::uint32_t last_table = 0;
   std::uint64_t last_id = 0;
+  // A copy while the job trains skips a stored row given up for good whose deletion no flush stored
+  // yet (one given up later is remembered, and goes as a tombstone under the hold).
+  const bool copying = req.pass == wire::move_pass::copy;
   auto paged = st.options.storage->scan_from(req.table, req.position, max_rows,
                                              [&](std::uint32_t t, std::uint64_t id, const float* row) {
                                                last_table = t;
                                                last_id = id;
                                                if (*to && (*to)->shard_of(t, id) != req.placement_index) return;
+                                               if (copying) {
+                                                 const auto* tab = st.store->existing_table(t);
+                                                 if (tab != nullptr && tab->awaits_deletion(id)) return;
+                                               }
                                                reply.tables.push_back(t);
                                                reply.ids.push_back(id);
                                                add_to_page(reply, *st.store, req.whole_rows, row);
@@ -261,17 +272,28 @@ body_ptr store_moved_rows(persister_self self, const wire::dump_reply& page) {
                    st.options.name + ": a page of moved rows " + std::to_string(page.row_floats) +
                        " floats wide, where this shard's rows are " + std::to_string(floats) +
                        " (do all shards run one build, and one model?)");
-  if (n == 0) return make_body(wire::ack{});
-  if (auto w = st.options.storage->write(page.tables.data(), page.ids.data(), page.values.data(), n); !w.is_ok())
-    return refusal(w.code(), st.options.name + ": storing moved rows: " + w.message());
-  if (!st.store->tiered()) {
-    for (std::size_t i = 0; i < n; ++i)
-      if (auto put = st.store->put(page.tables[i], page.ids[i], page.values.data() + i * floats); !put.is_ok())
-        return refusal(put.code(), st.options.name + ": a moved row: " + put.message());
+  const std::size_t gone = page.gone_ids.size();
+  if (n == 0 && gone == 0) return make_body(wire::ack{});
+  if (n != 0) {
+    if (auto w = st.options.storage->write(page.tables.data(), page.ids.data(), page.values.data(), n); !w.is_ok())
+      return refusal(w.code(), st.options.name + ": storing moved rows: " + w.message());
+    if (!st.store->tiered()) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (auto put = st.store->put(page.tables[i], page.ids[i], page.values.data() + i * floats); !put.is_ok())
+          return refusal(put.code(), st.options.name + ": a moved row: " + put.message());
+    }
+    st.store->catch_up_clock(page.values.data(), n);
+    if (auto c = store_clock(st); !c.is_ok()) return refusal(c.code(), st.options.name + ": " + c.message());
   }
-  st.store->catch_up_clock(page.values.data(), n);
-  if (auto c = store_clock(st); !c.is_ok()) return refusal(c.code(), st.options.name + ": " + c.message());
+  // Rows the source gave up for good after their copy came here: gone here too. (A page never
+  // holds one id as a row and as gone.)
+  if (gone != 0) {
+    if (auto e = st.options.storage->erase(page.gone_tables.data(), page.gone_ids.data(), gone); !e.is_ok())
+      return refusal(e.code(), st.options.name + ": deleting rows given up since their copy: " + e.message());
+    for (std::size_t i = 0; i < gone; ++i) st.store->forget_moved(page.gone_tables[i], page.gone_ids[i]);
+  }
   st.counters->rows_taken.fetch_add(n, std::memory_order_relaxed);
+  st.counters->tombstones_taken.fetch_add(gone, std::memory_order_relaxed);
   return make_body(wire::ack{});
 }
 

@@ -137,21 +137,32 @@ result<std::shared_ptr<const embedding::placement>> placement_of_dump(const shar
   return placement_for(o, paged, req.placement_shards, "a page of rows");
 }
 
-status live_copy_refusal(const embedding::shard_store& store, const shard_options& o, const wire::dump_request& req) {
+status live_copy_refusal(const shard_options& o, const wire::dump_request& req) {
   if (req.placement_shards == 0 || !req.whole_rows)
     return status(errc::invalid_argument, o.name + ": a reshard's copy of rows needs a placement and whole rows");
-  const bool from_storage = store.tiered();
-  for (std::uint32_t t = 0; t < store.options().max_tables; ++t) {
-    const embedding::embedding_table* tab = store.existing_table(t);
-    if (tab == nullptr) continue;
-    if (from_storage && tab->rows_leave_for_good())
-      return status(errc::invalid_argument, o.name + ": its rows leave for good (a row TTL or a full table's "
-                                                     "evictions), so they move while the input is held");
-    if (!from_storage && tab->rows_leave_ram())
-      return status(errc::invalid_argument, o.name + ": its rows leave RAM (a memory budget, a row TTL or a full "
-                                                     "table's evictions), so they move while the input is held");
-  }
   return status::ok();
+}
+
+result<std::pair<std::uint32_t, std::uint64_t>> page_left_rows(const embedding::shard_store& store,
+                                                               const embedding::placement& to,
+                                                               const wire::dump_request& req, std::uint32_t t,
+                                                               std::uint64_t position, std::size_t max_rows,
+                                                               wire::dump_reply& reply, const left_rows_standing& stand) {
+  const std::uint32_t max_tables = store.options().max_tables;
+  std::vector<std::uint64_t> ids, placed;
+  auto room = [&] { return max_rows - std::min(max_rows, reply.ids.size() + reply.gone_ids.size()); };
+  for (; t < 2 * max_tables && room() > 0; ++t, position = 0) {
+    const embedding::embedding_table* tab = store.existing_table(t - max_tables);
+    if (tab == nullptr) continue;
+    ids.clear();
+    position = tab->moved_out(static_cast<std::size_t>(position), room(), ids);
+    placed.clear();
+    for (const std::uint64_t id : ids)
+      if (to.shard_of(t - max_tables, id) == req.placement_index) placed.push_back(id);
+    if (!placed.empty()) SS_RETURN_IF_ERROR(stand(t - max_tables, placed, reply));
+    if (position != 0) break;  // the page is full inside this list
+  }
+  return std::make_pair(t, position);
 }
 
 body_ptr sealed_page(wire::dump_reply&& page, std::size_t row_floats, shard_counters& c) {
@@ -206,13 +217,36 @@ body_ptr serve_dump(embedding::shard_store& store, const shard_options& o, embed
   if (!to.is_ok()) return refuse(c, to.error());
   const bool moving = req.pass != wire::move_pass::whole;
   if (moving) {
-    if (auto why = live_copy_refusal(store, o, req); !why.is_ok()) return refuse(c, why);
+    if (auto why = live_copy_refusal(o, req); !why.is_ok()) return refuse(c, why);
+    // Rows given up for good from now on are remembered: the copy may carry them.
+    if (req.pass == wire::move_pass::copy) store.track_moves(true);
   }
   wire::dump_reply reply;
   const std::size_t keep = req.whole_rows ? store.row_floats() : store.options().dim;
   const std::size_t max_rows = std::clamp<std::size_t>(req.max_rows, 1, 1u << 20);
+  const std::uint32_t max_tables = store.options().max_tables;
   std::tie(reply.next_table, reply.next_position) = page_from_ram(store, to->get(), req, max_rows, reply);
-  reply.done = reply.next_table >= store.options().max_tables;
+  if (req.pass == wire::move_pass::changed && reply.next_table >= max_tables && reply.ids.empty()) {
+    // Then the rows given up for good since the copy began: one RAM holds again (made anew) was
+    // marked, or copied since, as it stands; the others are gone.
+    const left_rows_standing gone_unless_in_ram = [&store](std::uint32_t t, const std::vector<std::uint64_t>& ids,
+                                                           wire::dump_reply& page) {
+      const embedding::embedding_table* tab = store.existing_table(t);
+      for (const std::uint64_t id : ids) {
+        if (tab->find(id) != nullptr) continue;
+        page.gone_tables.push_back(t);
+        page.gone_ids.push_back(id);
+      }
+      return status::ok();
+    };
+    auto left = page_left_rows(store, **to, req, std::max(reply.next_table, max_tables), reply.next_position, max_rows,
+                               reply, gone_unless_in_ram);
+    if (!left.is_ok()) return refuse(c, left.error());
+    std::tie(reply.next_table, reply.next_position) = *left;
+    reply.done = reply.next_table >= 2 * max_tables;
+  } else {
+    reply.done = reply.next_table >= max_tables && req.pass != wire::move_pass::changed;
+  }
   return sealed_page(std::move(reply), keep, c);
 }
 
@@ -286,14 +320,22 @@ shard_actor::behavior_type shard_worker(shard_actor::stateful_pointer<shard_work
       // The trainers of the view: whose pushes are fenced; and the shard count rows are placed
       // over, which a live reshard changes (any worker of the pool takes it; the view comes while
       // the job's input is held, so no lookup or push is under way).
-      [guard, placement, paged, counters, name = options.name](view_atom, const wire::cluster_view& view) {
+      [store, guard, placement, paged, counters, name = options.name,
+       persisted = options.storage != nullptr](view_atom, const wire::cluster_view& view) {
         guard->follow(view);
+        // Workers of the pool may take two views out of order: only the newest counts here.
+        std::uint64_t seen = counters->view_epoch.load(std::memory_order_relaxed);
+        while (view.epoch > seen && !counters->view_epoch.compare_exchange_weak(seen, view.epoch)) {
+        }
+        const bool newest = view.epoch >= seen;
+        // No reshard copies rows from here any more (ended, rolled back or forgotten); a shard
+        // with storage hears it from its persister, which takes views in order.
+        if (newest && !persisted && !view.reshaping) store->track_moves(false);
         if (view.placement_shards != 0 && view.placement_shards != placement->get()->shards()) {
           spdlog::info("{}: rows are placed over {} shards from now on (were {})", name, view.placement_shards,
                        placement->get()->shards());
           placement->set(paged->of(view.placement_shards));
         }
-        counters->view_epoch.store(view.epoch, std::memory_order_relaxed);
       },
       [](state_atom, wire::job_state) {},  // sent with the view; nothing to do with it
       [store, options, placement, paged, counters, guard, publishing](serve_atom,

@@ -13,18 +13,11 @@ namespace {
 constexpr std::uint64_t kFileOrderStream = 0x66696c65;    // "file"
 constexpr std::uint64_t kWindowOrderStream = 0x77696e64;  // "wind"
 
-// The files in the order epoch `epoch` reads them: permuted per epoch when examples are shuffled
-// (so examples meet other files' examples from epoch to epoch), as given otherwise.
 // Files read before this reader began are skipped, or entered where they were left, in the pass
 // that reaches them.
 batch_reader_options options_of_epoch(const epoch_reader_options& o, std::uint32_t epoch) {
   auto input = o.input;
-  std::vector<std::size_t> files(input.paths.size());
-  std::iota(files.begin(), files.end(), std::size_t{0});
-  if (o.shuffle_window > 0) {
-    rng order(hash_combine(hash_combine(o.seed, kFileOrderStream), epoch));
-    ss::shuffle(files.begin(), files.end(), order);
-  }
+  const auto files = epoch_file_order(input.paths.size(), epoch, o.shuffle_window, o.seed);
   for (std::size_t k = 0; k < files.size(); ++k) input.paths[k] = o.input.paths[files[k]];
   if (!o.progress.empty()) {
     input.entries.assign(files.size(), file_entry{});
@@ -39,12 +32,35 @@ batch_reader_options options_of_epoch(const epoch_reader_options& o, std::uint32
 
 }  // namespace
 
+// Permuted per epoch when examples are shuffled, so that examples meet other files' examples
+// from epoch to epoch.
+std::vector<std::size_t> epoch_file_order(std::size_t files, std::uint32_t epoch, std::size_t shuffle_window,
+                                          std::uint64_t seed) {
+  std::vector<std::size_t> order(files);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (shuffle_window > 0) {
+    rng r(hash_combine(hash_combine(seed, kFileOrderStream), epoch));
+    ss::shuffle(order.begin(), order.end(), r);
+  }
+  return order;
+}
+
 result<epoch_reader> epoch_reader::open(epoch_reader_options options) {
   if (options.epochs == 0) return status(errc::invalid_argument, "a reader needs at least one epoch");
   if (options.input.batch_size == 0) return status(errc::invalid_argument, "the batch size must be positive");
   if (!options.progress.empty() && options.progress.size() != options.input.paths.size()) {
     return status(errc::invalid_argument, "progress of " + std::to_string(options.progress.size()) + " files for " +
                                               std::to_string(options.input.paths.size()) + " input files");
+  }
+  for (std::size_t k = 0; k < options.inherited.size(); ++k) {
+    const auto& w = options.inherited[k];
+    const std::string which = "inherited shuffle window " + std::to_string(k + 1);
+    if (w.epoch >= options.epochs || (k > 0 && w.epoch < options.inherited[k - 1].epoch))
+      return status(errc::invalid_argument, which + " is in epoch " + std::to_string(w.epoch + 1) +
+                                                ": the windows go by epoch, within the job's " +
+                                                std::to_string(options.epochs));
+    if (w.handed == 0 || options.shuffle_window == 0)
+      return status(errc::invalid_argument, which + " was not begun, or the job is not shuffled: nothing to finish");
   }
   auto first = batch_reader::open(options_of_epoch(options, 0));
   if (!first.is_ok()) return first.error();
@@ -55,6 +71,10 @@ epoch_reader::epoch_reader(epoch_reader_options options, batch_reader first)
     : options_(std::move(options)), reader_(std::move(first)) {
   window_end_ = reader_->position();
 }
+
+epoch_reader::epoch_reader(epoch_reader&&) noexcept = default;
+epoch_reader& epoch_reader::operator=(epoch_reader&&) noexcept = default;
+epoch_reader::~epoch_reader() = default;
 
 status epoch_reader::open_epoch(std::uint32_t epoch) {
   auto opened = batch_reader::open(options_of_epoch(options_, epoch));
@@ -67,7 +87,55 @@ status epoch_reader::open_epoch(std::uint32_t epoch) {
   bad_at_start_ = bad_at_end_ = 0;
   pool_.reset(0, 0);
   order_.clear();
+  heir_.reset();
+  next_inherited_ = 0;
+  while (next_inherited_ < options_.inherited.size() && options_.inherited[next_inherited_].epoch < epoch)
+    ++next_inherited_;
   return status::ok();
+}
+
+bool epoch_reader::inherited_pending() const noexcept {
+  return next_inherited_ < options_.inherited.size() && options_.inherited[next_inherited_].epoch == epoch_;
+}
+
+// Reads the next inherited window as its old reader would have, past the `handed` batches it
+// had handed out.
+status epoch_reader::open_heir(std::uint32_t handed) {
+  const inherited_window& w = options_.inherited[next_inherited_];
+  const std::string which = "the shuffle window inherited from the readers before the change of count (" +
+                            std::to_string(next_inherited_ + 1) + " of " + std::to_string(options_.inherited.size()) +
+                            ")";
+  epoch_reader_options o;
+  o.input = w.input;
+  o.progress = w.progress;
+  o.epochs = w.epoch + 1;
+  o.shuffle_window = options_.shuffle_window;
+  o.seed = w.seed;
+  auto opened = open(std::move(o));
+  if (!opened.is_ok()) return opened.error().with_context(which);
+  auto heir = std::make_unique<epoch_reader>(std::move(*opened));
+  if (auto st = heir->seek({w.epoch, w.start, handed}); !st.is_ok()) return st.with_context(which);
+  if (heir->handed_ >= heir->window_batches_)
+    return status(errc::corrupt, which + " has " + std::to_string(heir->window_batches_) + " batches, all handed out");
+  heir_ = std::move(heir);
+  return status::ok();
+}
+
+// The next batch of the epoch's inherited windows: false once they are all finished.
+result<bool> epoch_reader::next_inherited(example_batch& out) {
+  if (!inherited_pending()) return false;
+  if (!heir_) SS_RETURN_IF_ERROR(open_heir(options_.inherited[next_inherited_].handed));
+  auto more = heir_->next(out);
+  if (!more.is_ok()) return more.error();
+  if (!*more) return status(errc::internal, "an inherited shuffle window ended before its batches");
+  examples_ += out.size();
+  if (heir_->handed_ == heir_->window_batches_) {
+    // Its bad rows count with its last batch, as an own window's do.
+    if (epoch_ == 0) inherited_bad_ += heir_->first_epoch_bad_rows();
+    heir_.reset();
+    ++next_inherited_;
+  }
+  return true;
 }
 
 // Reads whole batches from the files until the window holds shuffle_window examples (one batch
@@ -105,6 +173,10 @@ status epoch_reader::fill_window() {
 
 result<bool> epoch_reader::next(example_batch& out) {
   if (epoch_over_) return false;
+  if (inherited_pending()) {
+    auto inherited = next_inherited(out);
+    if (!inherited.is_ok() || *inherited) return inherited;
+  }
   if (handed_ == window_batches_) {
     SS_RETURN_IF_ERROR(fill_window());
     if (window_batches_ == 0) {
@@ -131,7 +203,7 @@ result<bool> epoch_reader::next_epoch() {
   if (!epoch_over_)
     return status(errc::internal, "epoch " + std::to_string(epoch_ + 1) + " is not over: it cannot be left");
   if (epoch_ + 1 >= options_.epochs) return false;
-  if (epoch_ == 0) first_epoch_bad_ = bad_at_end_;
+  if (epoch_ == 0) first_epoch_bad_ = bad_at_end_ + inherited_bad_;
   SS_RETURN_IF_ERROR(open_epoch(epoch_ + 1));
   return true;
 }
@@ -141,10 +213,22 @@ status epoch_reader::seek(const epoch_position& pos) {
     return status(errc::out_of_range, "the position is in epoch " + std::to_string(pos.epoch + 1) + " of a run of " +
                                           std::to_string(options_.epochs));
   SS_RETURN_IF_ERROR(open_epoch(pos.epoch));
-  SS_RETURN_IF_ERROR(reader_->seek(pos.window));
-  window_start_ = window_end_ = reader_->position();
   first_epoch_bad_ = 0;
   examples_ = 0;
+  inherited_bad_ = 0;
+  if (pos.inherited > 0) {
+    // Inside an inherited window: the own files wait at the epoch's start.
+    const std::size_t k = pos.inherited - 1;
+    if (k >= options_.inherited.size() || options_.inherited[k].epoch != pos.epoch || pos.window_batches == 0)
+      return status(errc::corrupt, "the position is in inherited shuffle window " + std::to_string(pos.inherited) +
+                                       " of epoch " + std::to_string(pos.epoch + 1) + ", which this reader does not "
+                                       "have: its plan changed since it was taken");
+    next_inherited_ = k;
+    return open_heir(pos.window_batches);
+  }
+  while (inherited_pending()) ++next_inherited_;  // finished before the position
+  SS_RETURN_IF_ERROR(reader_->seek(pos.window));
+  window_start_ = window_end_ = reader_->position();
   if (pos.window_batches == 0) return status::ok();
   // Inside a window: read it again (the same rows in the same order) and skip what was handed out.
   SS_RETURN_IF_ERROR(fill_window());
@@ -157,13 +241,19 @@ status epoch_reader::seek(const epoch_position& pos) {
 }
 
 epoch_position epoch_reader::position() const noexcept {
-  if (handed_ < window_batches_) return {epoch_, window_start_, handed_};
-  return {epoch_, window_end_, 0};
+  const auto inherited = static_cast<std::uint32_t>(next_inherited_ + 1);
+  if (heir_) return {epoch_, heir_->window_start_, heir_->handed_, {}, inherited};
+  if (inherited_pending()) {
+    const auto& w = options_.inherited[next_inherited_];
+    return {epoch_, w.start, w.handed, {}, inherited};
+  }
+  if (handed_ < window_batches_) return {epoch_, window_start_, handed_, window_end_, 0};
+  return {epoch_, window_end_, 0, {}, 0};
 }
 
 std::uint64_t epoch_reader::first_epoch_bad_rows() const noexcept {
   if (epoch_ > 0) return first_epoch_bad_;
-  return handed_ < window_batches_ ? bad_at_start_ : bad_at_end_;
+  return inherited_bad_ + (handed_ < window_batches_ ? bad_at_start_ : bad_at_end_);
 }
 
 double epoch_reader::fraction_done() const noexcept {

@@ -44,11 +44,12 @@ void embedding_table::grow_locked(stripe& s) {
   s.flushes.follow(moved_to);
 }
 
-void embedding_table::remove_locked(stripe& s, std::size_t i) {
+void embedding_table::remove_locked(stripe& s, std::size_t i, bool for_good) {
   // Only rows of a table with a budget leave RAM: its columns are all kept.
   if (s.dirty.marked_for_publisher(i) && options_.budget->publishing.load(std::memory_order_relaxed))
     s.gone_unpublished.push_back(s.index.key(i));
-  if (s.dirty.marked_for_move(i) && options_.budget->tracking_moves.load(std::memory_order_relaxed)) {
+  // (A row that goes for good is remembered by forget_locked, marked or not.)
+  if (!for_good && s.dirty.marked_for_move(i) && options_.budget->tracking_moves.load(std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> lock(moved_out_mu_);
     moved_out_.push_back(s.index.key(i));
   }
@@ -89,7 +90,7 @@ bool embedding_table::drop_one_locked(stripe& s) {
 void embedding_table::forget_row_locked(stripe& s, std::size_t i, bool expiring) {
   const std::uint64_t id = s.index.key(i);
   if (s.dirty.marked(i)) dirty_.fetch_sub(1, std::memory_order_relaxed);
-  remove_locked(s, i);
+  remove_locked(s, i, true);
   options_.budget->resident.fetch_sub(1, std::memory_order_relaxed);
   forget_locked(s, id, expiring);
 }
@@ -99,6 +100,11 @@ void embedding_table::forget_locked(stripe& s, std::uint64_t id, bool expiring) 
     untaken_drops_.fetch_add(1, std::memory_order_relaxed);
   // A published row may be among them: the next publication says it is gone.
   if (options_.budget->publishing.load(std::memory_order_relaxed)) s.gone_unpublished.push_back(id);
+  // A reshard's copy may have carried it already: the move under the hold says it is gone.
+  if (options_.budget->tracking_moves.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(moved_out_mu_);
+    moved_out_.push_back(id);
+  }
   held_.fetch_sub(1, std::memory_order_relaxed);
   (expiring ? options_.budget->expired : options_.budget->table_evictions).fetch_add(1, std::memory_order_relaxed);
 }
@@ -109,6 +115,7 @@ bool embedding_table::drop_if_cold(std::uint64_t id, bool expiring) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.index.occupied(s.index.probe(id, h)) || dropped_locked(s, id)) return false;
   forget_locked(s, id, expiring);
+  s.evicted.remember(id);  // a read of its stored copy under way reads again
   return true;
 }
 
@@ -381,8 +388,13 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
   auto& pending = scratch.pending;
   auto& pending_ids = scratch.pending_ids;
   auto& evictions_then = scratch.evictions_then;
-  auto& slot_of = scratch.slot_of;  // per pending position: its row in scratch.loaded, or none
-  constexpr std::uint32_t none = ~0u;
+  auto& slot_of = scratch.slot_of;  // per pending position: its row in scratch.loaded, none, or absent
+  constexpr std::uint32_t none = ~0u;  // in RAM when seen: nothing to read
+  constexpr std::uint32_t absent = none - 1;  // dropped for good when seen: storage's copy is no row
+  // Whether a row out of RAM is read from storage. One dropped for good whose deletion is not
+  // stored yet is not: its stored copy is no row, and the deletion may be stored before the read
+  // is looked at. A row dropped after this is remembered among the stripe's evictions.
+  auto read_or_absent = [&](const stripe& s, std::uint64_t id) { return dropped_locked(s, id) ? absent : 0u; };
   pending.clear();
   pending_ids.clear();
   evictions_then.clear();
@@ -410,19 +422,20 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
     pending.push_back(i);
     pending_ids.push_back(ids[i]);
     evictions_then.push_back(s.evicted.count());
-    slot_of.push_back(in_ram ? none : 0);
+    slot_of.push_back(in_ram ? none : read_or_absent(s, ids[i]));
   });
   budget.hits.fetch_add(n - misses, std::memory_order_relaxed);
   budget.misses.fetch_add(misses, std::memory_order_relaxed);
   std::vector<std::uint64_t> load_ids;
   std::vector<std::uint32_t> next;
+  scratch.fresh_row.resize(floats);
   // Then the rest, a round at a time: the misses read from the cold tier outside the locks, then
   // every pending row visited under its lock. A row evicted after it was seen (so written since:
   // what was read may predate that write) goes to the next round and is read again.
   while (!pending.empty()) {
     load_ids.clear();
     for (std::size_t j = 0; j < pending.size(); ++j)
-      if (slot_of[j] != none) {
+      if (slot_of[j] != none && slot_of[j] != absent) {
         slot_of[j] = static_cast<std::uint32_t>(load_ids.size());
         load_ids.push_back(pending_ids[j]);
       }
@@ -439,13 +452,14 @@ result<std::size_t> embedding_table::visit_tiered(const std::uint64_t* ids, std:
       if (s.index.occupied(at)) return touched(s, at, i);  // in RAM, or placed meanwhile by another call
       if (slot_of[j] == none || s.evicted.evicted_since(id, evictions_then[j])) {
         evictions_then[j] = s.evicted.count();
-        slot_of[j] = 0;  // read it (again)
+        slot_of[j] = read_or_absent(s, id);  // read it (again)
         next.push_back(j);
         return;
       }
-      float* values = scratch.loaded.data() + static_cast<std::size_t>(slot_of[j]) * floats;
       // A row dropped for good whose deletion is not stored yet is no more.
-      const bool stored = scratch.found[slot_of[j]] != 0 && !dropped_locked(s, id);
+      const bool read = slot_of[j] != absent;
+      float* values = read ? scratch.loaded.data() + static_cast<std::size_t>(slot_of[j]) * floats : scratch.fresh_row.data();
+      const bool stored = read && scratch.found[slot_of[j]] != 0 && !dropped_locked(s, id);
       if (!stored) init_row(options_, id, values);
       if (!stored && create && !admits(id, !changes)) {
         if (changes) return void(++dropped);  // a gradient for a row that does not exist yet
@@ -502,7 +516,8 @@ result<std::size_t> embedding_table::warm_tiered(const std::uint64_t* ids, std::
   wanted.clear();
   evictions_then.clear();
   for_each_by_stripe(ids, n, scratch, [&](stripe& s, std::uint32_t i) {
-    if (s.index.occupied(s.index.probe(ids[i], scratch.hashes[i]))) return;
+    // A row dropped for good is not read: its deletion may be stored before the read is looked at.
+    if (s.index.occupied(s.index.probe(ids[i], scratch.hashes[i])) || dropped_locked(s, ids[i])) return;
     wanted.push_back(ids[i]);
     evictions_then.push_back(s.evicted.count());
   });
@@ -605,7 +620,9 @@ status embedding_table::read_published(const std::uint64_t* ids, std::size_t n, 
     const stripe& s = stripes_[stripe_index(h)];
     std::lock_guard<std::mutex> lock(s.mu);
     present[i] = from_ram(s, ids[i], h, values + i * dim) ? 1 : 0;
-    if (present[i] == 0) {
+    // A row dropped for good is absent, whatever storage holds until its deletion is stored (which
+    // may be before the read below is looked at).
+    if (present[i] == 0 && !dropped_locked(s, ids[i])) {
       pending.push_back(i);
       evictions_then.push_back(s.evicted.count());
     }
@@ -630,11 +647,13 @@ status embedding_table::read_published(const std::uint64_t* ids, std::size_t n, 
       std::lock_guard<std::mutex> lock(s.mu);
       if (from_ram(s, ids[i], h, values + i * dim)) {
         present[i] = 1;
+      } else if (dropped_locked(s, ids[i])) {
+        // dropped for good since it was seen: absent
       } else if (s.evicted.evicted_since(ids[i], evictions_then[j])) {
         pending[kept] = i;
         evictions_then[kept] = s.evicted.count();
         ++kept;
-      } else if (found[j] != 0 && !dropped_locked(s, ids[i])) {
+      } else if (found[j] != 0) {
         present[i] = 1;
         decode_values(loaded.data() + j * floats, options_.dim, options_.precision, values + i * dim);
       }
@@ -702,14 +721,12 @@ std::uint64_t embedding_table::copy_rows_to_move(std::uint64_t position, std::si
   });
 }
 
-bool embedding_table::rows_leave_ram() const {
-  const auto& b = options_.budget;
-  return b && (b->max_rows != row_budget::unlimited || options_.evict_when_full || b->ttl != 0);
-}
-
-bool embedding_table::rows_leave_for_good() const {
-  const auto& b = options_.budget;
-  return b && (options_.max_rows != 0 || options_.evict_when_full || b->ttl != 0);
+bool embedding_table::awaits_deletion(std::uint64_t id) const {
+  if (!options_.budget) return false;
+  const std::uint64_t h = mix64(id);
+  const stripe& s = stripes_[stripe_index(h)];
+  std::lock_guard<std::mutex> lock(s.mu);
+  return dropped_locked(s, id);
 }
 
 std::size_t embedding_table::unmark_copied_if_clean(const std::uint64_t* ids, std::size_t n) {
@@ -730,9 +747,20 @@ void embedding_table::track_moves(bool on) {
   if (!options_.budget) return;
   std::lock_guard<std::mutex> lock(moved_out_mu_);
   options_.budget->tracking_moves.store(on, std::memory_order_relaxed);
+  const bool was = tracking_moves_;
+  tracking_moves_ = on;
   if (!on) {
     moved_out_.clear();
     moved_out_.shrink_to_fit();
+    return;
+  }
+  if (was) return;
+  // A copy begins: every row is marked, so that one a removal moves behind the copy's position
+  // before the copy reached it (and so never copied) is still taken under the hold.
+  for (auto& s : stripes_) {
+    std::lock_guard<std::mutex> stripe_lock(s.mu);
+    for (std::size_t i = 0; i < s.index.size(); ++i)
+      if (s.index.occupied(i)) s.dirty.mark_for_move(i);
   }
 }
 

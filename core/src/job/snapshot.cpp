@@ -79,6 +79,17 @@ std::optional<std::string> unescape_name(const std::string& text) {
   return out;
 }
 
+// A line position as five fields: file index, byte offset, line number, CRC of the line before, file size.
+std::string position_line(const data::line_position& p) {
+  return std::to_string(p.file_index) + " " + std::to_string(p.byte_offset) + " " + std::to_string(p.line_number) +
+         " " + std::to_string(p.previous_line_crc) + " " + std::to_string(p.file_size);
+}
+
+bool next_position(io::value_fields& f, data::line_position& p) {
+  return f.next(p.file_index) && f.next(p.byte_offset) && f.next(p.line_number) && f.next(p.previous_line_crc) &&
+         f.next(p.file_size);
+}
+
 status parse_reader(const io::keyed_text& text, const std::string& key, reader_commit& r) {
   auto f = text.fields(key);
   if (!f.is_ok()) return f.error();
@@ -100,12 +111,61 @@ status parse_reader(const io::keyed_text& text, const std::string& key, reader_c
   }
   if (!f->done()) return corrupt(f->error());
   r.valid = valid != 0;
+  // Inside a shuffle window, or an inherited one (builds before them wrote neither).
+  if (text.has(key + ".window")) {
+    auto w = text.fields(key + ".window");
+    if (!w.is_ok()) return w.error();
+    if (!w->next(r.inherited) || !next_position(*w, r.window_end) || !w->done()) return corrupt(w->error());
+  }
   return status::ok();
 }
 
 std::string progress_line(const data::file_progress& p) {
   return std::to_string(p.passes) + " " + std::to_string(p.at.byte_offset) + " " + std::to_string(p.at.line_number) +
          " " + std::to_string(p.at.previous_line_crc) + " " + std::to_string(p.at.file_size);
+}
+
+bool next_progress(io::value_fields& f, data::file_progress& p) {
+  return f.next(p.passes) && f.next(p.at.byte_offset) && f.next(p.at.line_number) && f.next(p.at.previous_line_crc) &&
+         f.next(p.at.file_size);
+}
+
+// reader_plan.window.J = readers reader epoch handed <start: file offset line crc size> n <n progress>
+std::string window_line(const window_left& w) {
+  std::string line = std::to_string(w.readers) + " " + std::to_string(w.reader) + " " + std::to_string(w.epoch) + " " +
+                     std::to_string(w.handed) + " " + position_line(w.start) + " " + std::to_string(w.progress.size());
+  for (const auto& p : w.progress) line += " " + progress_line(p);
+  return line;
+}
+
+status parse_windows_left(const io::keyed_text& text, std::uint64_t files, std::vector<window_left>& out) {
+  if (!text.has("reader_plan.windows")) return status::ok();
+  auto f = text.fields("reader_plan.windows");
+  if (!f.is_ok()) return f.error();
+  std::uint64_t n = 0;
+  if (!f->next(n) || !f->done()) return corrupt(f->error());
+  if (n > files * 1024) return corrupt("MANIFEST: reader_plan.windows: implausible count " + std::to_string(n));
+  out.resize(n);
+  for (std::uint64_t j = 0; j < n; ++j) {
+    const std::string key = "reader_plan.window." + std::to_string(j);
+    auto line = text.fields(key);
+    if (!line.is_ok()) return line.error();
+    auto& w = out[j];
+    std::uint64_t count = 0;
+    if (!line->next(w.readers) || !line->next(w.reader) || !line->next(w.epoch) || !line->next(w.handed) ||
+        !next_position(*line, w.start) || !line->next(count))
+      return corrupt(line->error());
+    if (w.readers == 0 || w.reader >= w.readers || w.handed == 0 || count > files ||
+        (j > 0 && w.epoch < out[j - 1].epoch))
+      return corrupt("MANIFEST: " + key + ": reader " + std::to_string(w.reader) + " of " + std::to_string(w.readers) +
+                     ", epoch " + std::to_string(w.epoch + 1) + ", " + std::to_string(w.handed) + " batches handed out, " +
+                     std::to_string(count) + " files: not a window a plan of " + std::to_string(files) + " files leaves");
+    w.progress.resize(count);
+    for (auto& p : w.progress)
+      if (!next_progress(*line, p)) return corrupt(line->error());
+    if (!line->done()) return corrupt(line->error());
+  }
+  return status::ok();
 }
 
 status parse_reader_plan(const io::keyed_text& text, reader_plan& plan) {
@@ -115,14 +175,13 @@ status parse_reader_plan(const io::keyed_text& text, reader_plan& plan) {
   std::uint64_t files = 0;
   if (!f->next(plan.examples) || !f->next(plan.bad_rows) || !f->next(files) || !f->done()) return corrupt(f->error());
   if (files == 0 || files > 100000000) return corrupt("MANIFEST: reader_plan: implausible file count " + std::to_string(files));
+  SS_RETURN_IF_ERROR(parse_windows_left(text, files, plan.windows));
   plan.files.resize(files);
   for (std::uint64_t i = 0; i < files; ++i) {
     auto line = text.fields("reader_plan." + std::to_string(i));
     if (!line.is_ok()) return line.error();
     auto& p = plan.files[i];
-    if (!line->next(p.passes) || !line->next(p.at.byte_offset) || !line->next(p.at.line_number) ||
-        !line->next(p.at.previous_line_crc) || !line->next(p.at.file_size) || !line->done())
-      return corrupt(line->error());
+    if (!next_progress(*line, p) || !line->done()) return corrupt(line->error());
   }
   return status::ok();
 }
@@ -195,6 +254,9 @@ std::string format_manifest(const snapshot_manifest& m) {
                                                                     : " " + std::to_string(r.device) + " " +
                                                                           std::to_string(r.inode) + " " +
                                                                           escape_name(r.file_name)));
+    if (r.window_batches > 0 || r.inherited > 0)
+      out.add("reader." + std::to_string(i) + ".window",
+              std::to_string(r.inherited) + " " + position_line(r.window_end));
   }
   if (!m.read_plan.empty()) {
     const auto& plan = m.read_plan;
@@ -202,6 +264,11 @@ std::string format_manifest(const snapshot_manifest& m) {
                                std::to_string(plan.files.size()));
     for (std::size_t i = 0; i < plan.files.size(); ++i)
       out.add("reader_plan." + std::to_string(i), progress_line(plan.files[i]));
+    if (!plan.windows.empty()) {
+      out.add("reader_plan.windows", std::to_string(plan.windows.size()));
+      for (std::size_t j = 0; j < plan.windows.size(); ++j)
+        out.add("reader_plan.window." + std::to_string(j), window_line(plan.windows[j]));
+    }
   }
   out.add("placement", m.placement);
   if (m.reshaped_from != 0) out.add("reshaped_from", std::to_string(m.reshaped_from));

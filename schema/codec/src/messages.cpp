@@ -57,7 +57,7 @@ std::uint32_t crc_le(const std::vector<T>& v, std::uint32_t crc) {
 }  // namespace
 
 std::uint32_t dump_page_crc(const dump_reply& page) {
-  return crc_le(page.values, crc_le(page.ids, crc_le(page.tables, 0)));
+  return crc_le(page.gone_ids, crc_le(page.gone_tables, crc_le(page.values, crc_le(page.ids, crc_le(page.tables, 0)))));
 }
 
 }  // namespace ss::wire

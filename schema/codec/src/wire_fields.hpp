@@ -320,6 +320,40 @@ struct nested {
   }
 };
 
+// A std::vector of structs with an entry of their own (codec<element type>), as a List(Struct);
+// an empty one is left a null pointer. Each element is checked as its fields are.
+template <auto Member, auto Init, auto Get>
+struct struct_list {
+  using element = typename member_of<decltype(Member)>::type::value_type;
+  using fields = typename codec<element>::fields;
+
+  template <class T>
+  static std::size_t words(const T& m) {
+    const auto& v = m.*Member;
+    if (v.empty()) return 0;
+    std::size_t n = 1;  // the list's tag word
+    for (const auto& e : v) n += fields::words(e);
+    return n;
+  }
+  template <class T, class Builder>
+  static void put(const T& m, Builder& b) {
+    const auto& v = m.*Member;
+    if (v.empty()) return;
+    auto list = (b.*Init)(list_size(v.size()));
+    for (std::size_t i = 0; i < v.size(); ++i) fields::put(v[i], list[static_cast<capnp::uint>(i)]);
+  }
+  template <class Reader, class T>
+  static status get(const Reader& r, T& m, const char* what) {
+    const auto list = (r.*Get)();
+    auto& v = m.*Member;
+    v.clear();
+    v.resize(list.size());  // bounded: every element takes words of the frame
+    for (std::size_t i = 0; i < v.size(); ++i)
+      SS_RETURN_IF_ERROR(fields::get(list[static_cast<capnp::uint>(i)], v[i], what));
+    return status::ok();
+  }
+};
+
 // Reads one field: false, with `error` set, when it refuses its value.
 template <class Field, class Reader, class T>
 bool read_field(const Reader& r, T& m, const char* what, status& error) {

@@ -6,9 +6,12 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "ss/core/embedding/forwarding_rows.hpp"
 #include "ss/core/embedding/memory_rows.hpp"
 #include "ss/core/embedding/shard_store.hpp"
 #include "store_helpers.hpp"
@@ -62,6 +65,46 @@ void stream(shard_store& store, durable_rows& storage, int batches, int flush_ev
     if ((b + 1) % flush_every == 0) REQUIRE(flush(store, storage).is_ok());
   }
   REQUIRE(flush(store, storage).is_ok());
+}
+
+// Memory storage that runs `during_next_read` once, on a thread of its own, after its next read
+// took the stored rows: what another thread does while a lookup or a publisher's read waits on
+// storage. (Its own thread: the store keeps scratch memory per thread.)
+class racing_rows final : public forwarding_rows {
+ public:
+  racing_rows() : forwarding_rows(std::make_unique<memory_rows>(kDim)) {}
+  mutable std::function<void()> during_next_read;
+
+  ss::status read(const std::uint32_t* t, const std::uint64_t* i, std::size_t n, float* r,
+                  std::uint8_t* f) const override {
+    ss::status st = forwarding_rows::read(t, i, n, r, f);
+    if (auto hook = std::move(during_next_read)) {
+      during_next_read = nullptr;
+      std::thread(hook).join();
+    }
+    return st;
+  }
+};
+
+// A full table (two rows, one in RAM) over `storage` holding the pushed rows 1 and 2, both out of
+// RAM, and row 3 in RAM only: one row over its limit until the next trim.
+void two_cold_rows_and_one_over(shard_store& store, durable_rows& storage) {
+  push_one(store, 0, 1);
+  push_one(store, 0, 2);
+  REQUIRE(flush(store, storage).is_ok());
+  store.shrink_to_budget();
+  look_up(store, 0, 3);
+  REQUIRE(store.existing_table(0)->find(1) == nullptr);
+  REQUIRE(store.existing_table(0)->find(2) == nullptr);
+  REQUIRE(store.stats().rows_held == 3);
+}
+
+// Whether the publisher's read of (0, id) finds a row.
+bool published_present(const shard_store& store, std::uint64_t id) {
+  std::vector<float> values(kDim);
+  std::uint8_t present = 9;
+  REQUIRE(store.read_published(0, &id, 1, values.data(), &present).is_ok());
+  return present == 1;
 }
 
 }  // namespace
@@ -135,6 +178,45 @@ TEST_CASE("a row evicted for good is not read back from storage before its delet
   REQUIRE(flush(store, *storage).is_ok());
   CHECK(store.stats().rows_held == 2);
   CHECK(storage->rows() == 2);
+}
+
+TEST_CASE("a row dropped for good is not read back when its deletion is stored during the read",
+          "[core][embedding]") {
+  auto storage = std::make_shared<racing_rows>();
+  shard_store store(full_options(2, 1, storage));
+  two_cold_rows_and_one_over(store, *storage);
+  const std::uint32_t t = 0;
+  std::uint64_t id = 1;
+  SECTION("dropped before the read") {
+    REQUIRE(trim(store) == 1);  // row 1, the first stored out of RAM
+    // Its stored copy is still there; the flush storing its deletion runs while a read waits,
+    // and leaves RAM room for a hint's row.
+    storage->during_next_read = [&] {
+      REQUIRE(flush(store, *storage).is_ok());
+      store.shrink_to_budget();
+    };
+    SECTION("the publisher's read") { CHECK_FALSE(published_present(store, id)); }
+    SECTION("a prefetch hint") {
+      auto warmed = store.warm(&t, &id, 1);
+      REQUIRE(warmed.is_ok());
+      CHECK(*warmed == 0);
+      CHECK(look_up(store, t, id) == initial_values(store, t, id));
+    }
+    SECTION("a lookup") { CHECK(look_up(store, t, id) == initial_values(store, t, id)); }
+    storage->during_next_read = nullptr;  // not needed when the dropped row is not read
+  }
+  SECTION("dropped, and its deletion stored, during the read") {
+    storage->during_next_read = [&] {
+      REQUIRE(trim(store) == 1);
+      REQUIRE(flush(store, *storage).is_ok());
+    };
+    SECTION("the publisher's read") { CHECK_FALSE(published_present(store, id)); }
+    SECTION("a lookup") { CHECK(look_up(store, t, id) == initial_values(store, t, id)); }
+    CHECK_FALSE(storage->during_next_read);  // the race ran
+  }
+  REQUIRE(flush(store, *storage).is_ok());
+  CHECK(storage->rows() <= 3);
+  CHECK_FALSE(storage->during_next_read);
 }
 
 TEST_CASE("a full table with few rows makes room in another stripe", "[core][embedding]") {

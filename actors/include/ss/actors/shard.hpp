@@ -65,6 +65,9 @@ struct shard_counters : metrics::counter_set {
                      "New rows refused because a table is full and nothing could make room."};  // of refused
   counter rows_dumped{*this, "rows_dumped", "Rows sent in pages: for model exports, and to shards that take them over."};
   counter rows_taken{*this, "rows_taken", "Rows taken from other shards when the job took another shard count."};
+  counter tombstones_taken{*this, "tombstones_taken",
+                           "Tombstones applied in a live reshard: rows the shard they come from gave up for good (a "
+                           "row TTL, a full table) since its copy began, deleted here if they came."};
   counter rows_given_away{*this, "rows_given_away",
                           "Rows dropped once the shards they moved to held them (the job took another shard count)."};
   counter rows_untaken{*this, "rows_untaken",

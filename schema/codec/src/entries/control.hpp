@@ -154,6 +154,8 @@ struct codec<dump_reply>
       field<&dump_reply::next_position, &Wire::Builder::setNextPosition, &Wire::Reader::getNextPosition>,
       field<&dump_reply::done, &Wire::Builder::setDone, &Wire::Reader::getDone>,
       field<&dump_reply::row_floats, &Wire::Builder::setRowFloats, &Wire::Reader::getRowFloats>,
+      list<&dump_reply::gone_tables, &Wire::Builder::initGoneTables, &Wire::Reader::getGoneTables>,
+      list<&dump_reply::gone_ids, &Wire::Builder::initGoneIds, &Wire::Reader::getGoneIds>,
       field<&dump_reply::crc32c, &Wire::Builder::setCrc32c, &Wire::Reader::getCrc32c>>;
 
   static status check(const dump_reply& m) {
@@ -162,6 +164,9 @@ struct codec<dump_reply>
     if (m.values.size() != m.ids.size() * std::size_t{m.row_floats})
       return parse_error("dump_reply: " + num(m.values.size()) + " values for " + num(m.ids.size()) + " rows of " +
                          num(m.row_floats) + " floats");
+    if (m.gone_tables.size() != m.gone_ids.size())
+      return parse_error("dump_reply: " + num(m.gone_tables.size()) + " tables for " + num(m.gone_ids.size()) +
+                         " gone ids");
     if (dump_page_crc(m) != m.crc32c)
       return parse_error("dump_reply: the page fails its checksum (CRC32C " + num(dump_page_crc(m)) + ", sent " +
                          num(m.crc32c) + ")");

@@ -22,7 +22,13 @@ struct codec<read_position> {
       field<&read_position::window_batches, &Wire::Builder::setWindowBatches, &Wire::Reader::getWindowBatches>,
       field<&read_position::file_name, &Wire::Builder::setFileName, &Wire::Reader::getFileName>,
       field<&read_position::device, &Wire::Builder::setDevice, &Wire::Reader::getDevice>,
-      field<&read_position::inode, &Wire::Builder::setInode, &Wire::Reader::getInode>>;
+      field<&read_position::inode, &Wire::Builder::setInode, &Wire::Reader::getInode>,
+      field<&read_position::window_end_file, &Wire::Builder::setWindowEndFile, &Wire::Reader::getWindowEndFile>,
+      field<&read_position::window_end_offset, &Wire::Builder::setWindowEndOffset, &Wire::Reader::getWindowEndOffset>,
+      field<&read_position::window_end_line, &Wire::Builder::setWindowEndLine, &Wire::Reader::getWindowEndLine>,
+      field<&read_position::window_end_crc, &Wire::Builder::setWindowEndCrc, &Wire::Reader::getWindowEndCrc>,
+      field<&read_position::window_end_size, &Wire::Builder::setWindowEndSize, &Wire::Reader::getWindowEndSize>,
+      field<&read_position::inherited, &Wire::Builder::setInherited, &Wire::Reader::getInherited>>;
 };
 
 inline std::string real(float v) {

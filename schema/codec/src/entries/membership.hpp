@@ -111,6 +111,34 @@ struct codec<register_request>
       field<&register_request::membership, &Wire::Builder::setMembership, &Wire::Reader::getMembership>>;
 };
 
+// Files' progress (register_reply, window_left): five lists of one length.
+template <class Lists>
+status check_progress_lists(const char* what, const Lists& m) {
+  const std::size_t n = m.file_passes.size();
+  if (m.file_offsets.size() == n && m.file_lines.size() == n && m.file_crcs.size() == n && m.file_sizes.size() == n)
+    return status::ok();
+  return parse_error(std::string(what) + ": the files' progress has " + num(n) + " passes, " +
+                     num(m.file_offsets.size()) + " offsets, " + num(m.file_lines.size()) + " line numbers, " +
+                     num(m.file_crcs.size()) + " CRCs and " + num(m.file_sizes.size()) + " sizes");
+}
+
+template <>
+struct codec<window_left> {
+  using Wire = schema::WindowLeft;
+  using W = window_left;
+  using fields = field_list<Wire,
+      field<&W::readers, &Wire::Builder::setReaders, &Wire::Reader::getReaders>,
+      field<&W::reader, &Wire::Builder::setReader, &Wire::Reader::getReader>,
+      field<&W::epoch, &Wire::Builder::setEpoch, &Wire::Reader::getEpoch>,
+      field<&W::handed, &Wire::Builder::setHanded, &Wire::Reader::getHanded>,
+      nested<&W::start, &Wire::Builder::initStart, &Wire::Reader::getStart>,
+      list<&W::file_passes, &Wire::Builder::initFilePasses, &Wire::Reader::getFilePasses>,
+      list<&W::file_offsets, &Wire::Builder::initFileOffsets, &Wire::Reader::getFileOffsets>,
+      list<&W::file_lines, &Wire::Builder::initFileLines, &Wire::Reader::getFileLines>,
+      list<&W::file_crcs, &Wire::Builder::initFileCrcs, &Wire::Reader::getFileCrcs>,
+      list<&W::file_sizes, &Wire::Builder::initFileSizes, &Wire::Reader::getFileSizes>>;
+};
+
 // The state comes first so that it is checked before anything else is read.
 template <>
 struct codec<register_reply>
@@ -137,14 +165,12 @@ struct codec<register_reply>
       list<&R::file_lines, &Wire::Builder::initFileLines, &Wire::Reader::getFileLines>,
       list<&R::file_crcs, &Wire::Builder::initFileCrcs, &Wire::Reader::getFileCrcs>,
       list<&R::file_sizes, &Wire::Builder::initFileSizes, &Wire::Reader::getFileSizes>,
-      field<&R::schedule_examples, &Wire::Builder::setScheduleExamples, &Wire::Reader::getScheduleExamples>>;
+      field<&R::schedule_examples, &Wire::Builder::setScheduleExamples, &Wire::Reader::getScheduleExamples>,
+      struct_list<&R::windows_left, &Wire::Builder::initWindowsLeft, &Wire::Reader::getWindowsLeft>>;
 
   static status check(const register_reply& m) {
-    const std::size_t n = m.file_passes.size();
-    if (m.file_offsets.size() != n || m.file_lines.size() != n || m.file_crcs.size() != n || m.file_sizes.size() != n)
-      return parse_error("register_reply: the files' progress has " + num(n) + " passes, " + num(m.file_offsets.size()) +
-                         " offsets, " + num(m.file_lines.size()) + " line numbers, " + num(m.file_crcs.size()) +
-                         " CRCs and " + num(m.file_sizes.size()) + " sizes");
+    SS_RETURN_IF_ERROR(check_progress_lists("register_reply", m));
+    for (const auto& w : m.windows_left) SS_RETURN_IF_ERROR(check_progress_lists("register_reply: a window left", w));
     return status::ok();
   }
 };

@@ -51,6 +51,8 @@ class dirty_marks {
   bool marked_for_move(std::size_t i) const { return (marks_[i] & for_move) != 0; }
   // The reshard's copy took slot i's row as it stands.
   void unmark_for_move(std::size_t i) { marks_[i] = static_cast<std::uint8_t>(marks_[i] & ~for_move); }
+  // Marks slot i's row for a reshard's copy alone (a copy begins: every row is to be copied).
+  void mark_for_move(std::size_t i) { marks_[i] = static_cast<std::uint8_t>(marks_[i] | for_move); }
 
   // Following the index (row_index::erase, grow).
   void move(std::size_t from, std::size_t to) { marks_.move(from, to); }

@@ -114,7 +114,7 @@ class embedding_table {
     // were seen out of RAM, where their row read from the cold tier is) and what it held.
     std::vector<std::uint32_t> pending, slot_of;
     std::vector<std::uint64_t> pending_ids, evictions_then;
-    std::vector<float> loaded;
+    std::vector<float> loaded, fresh_row;  // fresh_row: a row dropped for good when seen starts anew
     std::vector<std::uint8_t> found;
     // update_batch: each position's row and index slot, found before any row is updated.
     std::vector<float*> rows;
@@ -218,28 +218,30 @@ class embedding_table {
                           std::vector<float>& rows) const;
   // A live reshard's copies, paged as copy_rows, of the rows `keep` accepts (those a new placement
   // gives to one shard): `copy_all` takes each one and clears its move mark, while the job trains;
-  // otherwise only the rows marked since (changed or made after their copy), under the hold. The
-  // two together are every row as it stands at the hold, as long as no row leaves RAM meanwhile
-  // (no budget, row TTL or full table's evictions: see copy_rows).
+  // otherwise only the rows marked since (changed or made after their copy, or never copied: a
+  // removal may move a row behind the copy's position), under the hold. The two together are every
+  // row in RAM as it stands at the hold; the rows that left RAM since the copy began (moved_out,
+  // with track_moves) are then looked up as they stand: in storage, or gone for good.
   std::uint64_t copy_rows_to_move(std::uint64_t position, std::size_t max_rows, bool copy_all,
                                   const std::function<bool(std::uint64_t)>& keep, std::vector<std::uint64_t>& ids,
                                   std::vector<float>& rows);
-  // A row leaves RAM only for storage (a budget) or for good (a row TTL, a full table's evictions).
-  bool rows_leave_ram() const;
-  // A row TTL or a full table's evictions give rows up for good: a reshard's copy while training
-  // would carry rows to their new owner that are gone here by the hold.
-  bool rows_leave_for_good() const;
+  // Whether `id` was given up for good (a row TTL, a full table) and its stored copy not deleted
+  // yet: a copy read from storage is no row.
+  bool awaits_deletion(std::uint64_t id) const;
   // With a budget, a live reshard's copy is read from storage (which holds every row once the
   // changed ones are flushed): of the rows n ids name that a copy just read from storage, those in
   // RAM unchanged since the flush before it (storage holds them as they are) lose their move mark;
   // a changed one keeps it (the copy under the hold takes it). Returns how many lost it.
   std::size_t unmark_copied_if_clean(const std::uint64_t* ids, std::size_t n);
   // With a budget: starts (or stops, forgetting them) remembering the rows that leave RAM marked
-  // for the move, whose marks leave with them.
+  // for the move, whose marks leave with them, and every row given up for good (a row TTL, a full
+  // table), which a copy may have carried already. Turned on, it marks every row for the move. Without
+  // a budget, rows never leave RAM, and nothing is tracked.
   void track_moves(bool on);
-  // The ids of rows that left RAM marked for the move since tracking began, from position on (an
-  // index into the table's list, which only grows while tracking); appends at most max_rows to
-  // `ids` and returns the next position, or 0 at the end.
+  // The ids of rows that left RAM marked for the move, or for good, since tracking began, from
+  // position on (an index into the table's list, which only grows while tracking; an id may be
+  // there more than once); appends at most max_rows to `ids` and returns the next position, or 0
+  // at the end.
   std::size_t moved_out(std::size_t position, std::size_t max_rows, std::vector<std::uint64_t>& ids) const;
   // The stripe that holds `id` (0 <= stripe < stripe_count).
   static std::size_t stripe_of(std::uint64_t id);
@@ -308,11 +310,12 @@ class embedding_table {
     // since its last take (take_published).
     std::vector<std::uint64_t> gone_unpublished;
   };
-  // With a budget and a reshard's copy under way: rows that left RAM marked for the move, in the
-  // order they left (track_moves, moved_out). One list for the table: evictions are rare next to
+  // With a budget and a reshard's copy under way: rows that left RAM marked for the move, or for
+  // good, in the order they left (track_moves, moved_out). One list for the table: evictions are rare next to
   // lookups, and the list is read a page at a time by position.
   mutable std::mutex moved_out_mu_;
   std::vector<std::uint64_t> moved_out_;
+  bool tracking_moves_ = false;  // this table's track_moves (behind moved_out_mu_)
 
   static std::size_t stripe_index(std::uint64_t hash) { return hash >> 58; }
   // Adds a row for `id` at slot `i`, growing the index if needed. Lock held. nullptr at max_rows
@@ -357,7 +360,7 @@ class embedding_table {
   // false if none qualifies. Lock held.
   bool evict_one_locked(stripe& s);
   // Removes slot i's row from RAM; the columns follow the index's shift. Lock held.
-  void remove_locked(stripe& s, std::size_t i);
+  void remove_locked(stripe& s, std::size_t i, bool for_good = false);
   // Sorts ids by stripe into scratch.order (counting sort), with their hashes.
   static void group_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch);
   // Calls share(stripe, begin, end) for each stripe's ids, those at scratch.order[begin, end),

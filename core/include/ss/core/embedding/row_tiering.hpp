@@ -62,8 +62,9 @@ struct row_budget {
   // remembered: a job that does not publish keeps no such list.
   std::atomic<bool> publishing{false};
   // A live reshard copies rows from this shard while it trains: a row that leaves RAM marked for
-  // the move (changed since its copy) is remembered (embedding_table::take_moved_out), since the
-  // mark leaves with it. Off (and the lists cleared) when no reshard is under way.
+  // the move (changed since its copy) is remembered (embedding_table::moved_out), since the mark
+  // leaves with it, and so is every row given up for good (the copy may have carried it: the move
+  // under the hold says it is gone). Off (and the lists cleared) when no reshard is under way.
   std::atomic<bool> tracking_moves{false};
 
   // RAM holds more rows than the budget plus a sixteenth: the changed rows that may not go are
@@ -107,9 +108,10 @@ class flush_marks {
   slot_column<std::uint32_t> taken_;
 };
 
-// The keys a stripe evicted last. A miss reads its row from storage outside the stripe's lock; if
-// the row was in RAM meanwhile and got evicted (so written back since), what was read may be
-// older than storage's: evicted_since says to read it again.
+// The keys that left a stripe last: evicted, or dropped for good. A miss reads its row from
+// storage outside the stripe's lock; if the row was in RAM meanwhile and got evicted (so written
+// back since), or was dropped for good (so deleted, maybe before the read is looked at), what was
+// read is stale: evicted_since says to read it again.
 class eviction_memory {
  public:
   static constexpr std::size_t remembered = 64;

@@ -196,7 +196,8 @@ class shard_store {
   void catch_up_clock(const float* rows, std::size_t n);
   void set_held(const std::vector<std::uint64_t>& held);
   // A live reshard copies rows from this shard (on), or none does (off): every table with a budget
-  // remembers, or forgets, the rows that leave RAM marked for the move (embedding_table::track_moves).
+  // remembers, or forgets, the rows that leave RAM marked for the move and those given up for good
+  // (embedding_table::track_moves).
   void track_moves(bool on);
   std::uint32_t row_floats() const { return shard_row_floats(options_); }
   // Whether rows live in two tiers (a memory budget over storage): the rows in RAM are then not

@@ -45,6 +45,10 @@ struct reader_commit {
   // (ss::data::epoch_position); both 0 in a one-pass job read in order.
   std::uint32_t epoch = 0;
   std::uint32_t window_batches = 0;
+  // Inside a shuffle window of the reader's own files: where it ends (data::epoch_position);
+  // and 0, or the inherited window (1-based) the position is in.
+  data::line_position window_end;
+  std::uint32_t inherited = 0;
   // A followed input (--follow; ss::data::follow_position): the file's name and identity; empty
   // and 0 for fixed files.
   std::string file_name;

@@ -49,7 +49,14 @@ namespace ss::wire {
 // 7: a running job changes its shard count: readers hold their input (cluster_view hold_input) and
 //    shards and trainers follow cluster_view placement_shards, which a member of an earlier build
 //    would ignore, handing out batches and routing rows under the old count.
-inline constexpr std::uint16_t protocol_version = 7;
+// 8: a shuffled job resumes on another reader count: a reader finishes the shuffle windows the
+//    readers before the change left (register_reply windows_left), and its positions say where a
+//    window ends and which inherited window they are in (read_position window_end_*, inherited),
+//    which a reader of an earlier build would not finish nor report.
+// 9: a live reshard copies rows from shards whose rows leave for good (a row TTL, a full table)
+//    while the job trains, and the rows given up since their copy go as tombstones (dump_reply
+//    gone_tables, gone_ids), which a shard of an earlier build would not delete.
+inline constexpr std::uint16_t protocol_version = 9;
 
 enum class role : std::uint8_t { coordinator = 0, shard = 1, trainer = 2, reader = 3, client = 4, sync = 5 };
 const char* to_string(role r);
@@ -128,11 +135,35 @@ struct read_position {
   std::uint64_t file_size = 0;          // on disk, when read; 0: not recorded
   std::uint32_t epoch = 0;              // the pass over the data (0-based), whose file order file_index indexes
   std::uint32_t window_batches = 0;     // of the shuffle window starting here, handed out; 0: a window's end
+  // Inside a window of the reader's own files: where the window ends (see the schema).
+  std::uint32_t window_end_file = 0;
+  std::uint64_t window_end_offset = 0;
+  std::uint64_t window_end_line = 1;
+  std::uint32_t window_end_crc = 0;
+  std::uint64_t window_end_size = 0;
+  std::uint32_t inherited = 0;  // 0: the reader's own files; k: the k-th window it inherited (1-based)
   // A followed input (--follow; see data::follow_position): the file's name in its directory and
   // its identity; inode 0: between files. Empty and 0 for fixed files (file_index says which).
   std::string file_name;
   std::uint64_t device = 0;
   std::uint64_t inode = 0;
+};
+
+// A shuffle window a reader of the job's earlier reader count left unfinished, for the reader that
+// finishes it (see the schema): the old reader by its count and index, its files' progress when it
+// began (five vectors of one length, empty when nothing was read before), where the window starts
+// and the batches of it handed out.
+struct window_left {
+  std::uint32_t readers = 0;
+  std::uint32_t reader = 0;
+  std::uint32_t epoch = 0;
+  std::uint32_t handed = 0;
+  read_position start;
+  std::vector<std::uint32_t> file_passes;
+  std::vector<std::uint64_t> file_offsets;
+  std::vector<std::uint64_t> file_lines;
+  std::vector<std::uint32_t> file_crcs;
+  std::vector<std::uint64_t> file_sizes;
 };
 
 struct register_reply {
@@ -159,6 +190,7 @@ struct register_reply {
   std::vector<std::uint32_t> file_crcs;
   std::vector<std::uint64_t> file_sizes;
   std::uint64_t schedule_examples = 0;  // reader: its share of the examples committed before the change
+  std::vector<window_left> windows_left;  // reader: the shuffle windows it finishes first, by epoch
 };
 
 // A trainer's progressive evaluation window (ss/core/metrics/progressive.hpp) as its heartbeat
@@ -404,9 +436,14 @@ struct dump_reply {
   std::uint64_t next_position = 0;
   bool done = false;
   std::uint32_t row_floats = 0;  // dim, or the whole row's floats
-  std::uint32_t crc32c = 0;      // of tables, ids and values (dump_page_crc)
+  std::uint32_t crc32c = 0;      // of tables, ids, values, gone_tables and gone_ids (dump_page_crc)
+  // A live reshard's rows under the hold that the shard gave up for good since their copy (a row
+  // TTL, a full table): the taking shard deletes them.
+  std::vector<std::uint32_t> gone_tables;
+  std::vector<std::uint64_t> gone_ids;
 };
-// The checksum a dump page carries: CRC32C of its tables, ids and values, little-endian.
+// The checksum a dump page carries: CRC32C of its tables, ids, values, gone_tables and gone_ids,
+// little-endian.
 std::uint32_t dump_page_crc(const dump_reply& page);
 
 // Coordinator -> shard: a page of the rows of publication `sequence` (delta publishing; see
