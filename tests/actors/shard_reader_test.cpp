@@ -751,6 +751,9 @@ TEST_CASE("shard: a live reshard from a shard whose rows leave for good sends th
     std::shared_ptr<embedding::memory_rows> storage;
     if (tiered) {
       so.max_rows_in_memory = 60;
+      // The test scheduler runs no timers, so no flush comes under pressure: a batch at twice the
+      // budget would wait out its limit for nothing. The snapshots below flush.
+      so.ceiling_wait = std::chrono::milliseconds(0);
       so.persisted = true;
       storage = std::make_shared<embedding::memory_rows>(embedding::shard_row_floats(so));
       so.cold = storage;

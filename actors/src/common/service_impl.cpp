@@ -186,11 +186,11 @@ void service_impl::stop(const std::string& reason) {
               if (store_ && store_->tiered())
                 spdlog::info("{}: all rows written to storage before stopping: {} stored, {} in RAM (budget {}, peak {}); "
                              "hit rate {:.3f} ({} misses), {} evictions, {} rows read back, {} read ahead by hints, "
-                             "{} over budget; {} storage reads (p50 {:.3f} ms, p99 {:.3f} ms), {:.1f} MB read, "
-                             "{:.1f} MB written",
+                             "{} over budget, {} waits for a flush ({:.1f} s); {} storage reads (p50 {:.3f} ms, "
+                             "p99 {:.3f} ms), {:.1f} MB read, {:.1f} MB written",
                              options_.name, s.rows_held, s.rows, s.max_rows_in_memory, s.peak_rows_in_memory,
-                             s.hit_rate(), s.misses, s.evictions, s.loaded, s.warmed, s.over_budget, io.reads,
-                             io.read_p50_ms, io.read_p99_ms,
+                             s.hit_rate(), s.misses, s.evictions, s.loaded, s.warmed, s.over_budget, s.flush_waits,
+                             s.flush_wait_seconds, io.reads, io.read_p50_ms, io.read_p99_ms,
                              static_cast<double>(io.bytes_read) / 1e6, static_cast<double>(io.bytes_written) / 1e6);
               else
                 spdlog::info("{}: all {} rows written to storage before stopping", options_.name, s.rows);

@@ -175,9 +175,15 @@ std::vector<std::pair<std::uint32_t, embedding_table*>> shard_store::live_tables
   return live;
 }
 
+void shard_store::wait_below_ceiling() {
+  if (tiered_ && options_.ceiling_wait.count() > 0 && budget_->past_ceiling())
+    (void)budget_->wait_for_flush(options_.ceiling_wait);
+}
+
 status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create,
                            float* values) {
   const std::size_t dim = options_.dim;
+  wait_below_ceiling();
   std::vector<float> fresh;
   return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
@@ -227,6 +233,7 @@ status shard_store::push(const std::uint32_t* tables, const std::uint64_t* ids, 
                          float lr_scale) {
   // 16-bit rows round each update stochastically; the push's number makes every push draw anew.
   const std::uint64_t update = pushes_.fetch_add(1, std::memory_order_relaxed);
+  wait_below_ceiling();
   return by_table(tables, ids, n, [&](std::uint32_t t, std::size_t begin, std::size_t count) -> status {
     embedding_table* tab = table(t);
     push_context c{&options_.optimizer, grads,       tls.order.data() + begin, tls.ids.data() + begin, options_.dim,
@@ -281,7 +288,7 @@ result<std::uint64_t> shard_store::write_back(const dirty_sink& fn) {
       for (std::size_t s = 0; s < embedding_table::stripe_count; ++s) tab->take_victims(s, want, ids, rows, flush);
       if (ids.empty()) continue;
       if (status st = fn(t, ids.data(), rows.data(), ids.size()); !st.is_ok()) {
-        budget_->flush_failed.store(true, std::memory_order_release);
+        budget_->flush_stored(flush, true);
         return st;
       }
       this_pass += ids.size();
@@ -290,7 +297,7 @@ result<std::uint64_t> shard_store::write_back(const dirty_sink& fn) {
     if (this_pass == 0) break;
     over = this_pass >= over ? 0 : over - this_pass;
   }
-  budget_->flushed.store(flush, std::memory_order_release);
+  budget_->flush_stored(flush);
   shrink_to_budget();
   return written;
 }
@@ -446,12 +453,12 @@ status shard_store::take_dirty(const dirty_sink& fn, const erase_sink& erase) {
       status written = n > 0 ? fn(t, ids.data(), rows.data(), n) : status::ok();
       if (written.is_ok() && !erased.empty()) written = erase(t, erased.data(), erased.size());
       if (!written.is_ok()) {
-        if (budget_) budget_->flush_failed.store(true, std::memory_order_release);
+        if (budget_) budget_->flush_stored(flush, true);
         return written;
       }
     }
   }
-  if (budget_) budget_->flushed.store(flush, std::memory_order_release);  // all of them are stored now
+  if (budget_) budget_->flush_stored(flush);  // all of them are stored now
   return status::ok();
 }
 
@@ -514,6 +521,8 @@ shard_store_stats shard_store::stats() const {
     s.loaded = budget_->loaded.load(std::memory_order_relaxed);
     s.evictions = budget_->evictions.load(std::memory_order_relaxed);
     s.over_budget = budget_->over_budget.load(std::memory_order_relaxed);
+    s.flush_waits = budget_->flush_waits.load(std::memory_order_relaxed);
+    s.flush_wait_seconds = static_cast<double>(budget_->flush_wait_us.load(std::memory_order_relaxed)) / 1e6;
     s.peak_rows_in_memory = budget_->peak_resident.load(std::memory_order_relaxed);
     s.warmed = budget_->warmed.load(std::memory_order_relaxed);
     s.warm_skipped = budget_->warm_skipped.load(std::memory_order_relaxed);

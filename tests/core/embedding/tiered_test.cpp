@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <random>
@@ -400,6 +401,66 @@ TEST_CASE("tiered shard store: writing back what eviction takes next brings RAM 
   });
   CHECK(failed.error().code() == ss::errc::io_error);
   CHECK(store.shrink_to_budget() == 0);
+}
+
+TEST_CASE("tiered shard store: at twice the budget a batch waits for the next flush, and RAM comes back",
+          "[core][embedding]") {
+  auto cold = std::make_shared<memory_rows>(4);
+  auto o = store_options(100, cold);
+  o.ceiling_wait = std::chrono::milliseconds(5000);
+  shard_store store(o);
+  std::vector<std::uint32_t> tables(300, 1);
+  std::vector<std::uint64_t> ids(300), more(300);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = i;
+    more[i] = 1000 + i;
+  }
+  std::vector<float> v(300 * 4), grads(300 * 4, 0.5f);
+  // Under the ceiling nothing waits: 300 new rows, none evictable, three times the budget.
+  REQUIRE(store.lookup(tables.data(), ids.data(), 300, true, v.data()).is_ok());
+  REQUIRE(store.stats().rows == 300);
+  CHECK(store.stats().flush_waits == 0);
+  // Past it, the push waits until a flush is stored (here by another thread, after a while); the
+  // flush makes the rows evictable, and the next batch's new rows take their place.
+  std::atomic<bool> flushed{false};
+  std::thread flusher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    flushed = true;
+    REQUIRE(flush(store, *cold).is_ok());
+  });
+  REQUIRE(store.push(tables.data(), ids.data(), 300, grads.data()).is_ok());
+  CHECK(flushed.load());
+  flusher.join();
+  auto s = store.stats();
+  CHECK(s.flush_waits == 1);
+  CHECK(s.flush_wait_seconds >= 0.15);
+  CHECK(s.flush_wait_seconds < 4.0);  // woken by the flush, not by the time limit
+  REQUIRE(flush(store, *cold).is_ok());  // the push's changes
+  REQUIRE(store.lookup(tables.data(), more.data(), 300, true, v.data()).is_ok());
+  CHECK(store.stats().rows < 400);  // the new rows evicted stored ones (600 without)
+  // A persister that never flushes slows a batch by the limit, never stops it.
+  o.ceiling_wait = std::chrono::milliseconds(100);
+  o.cold = std::make_shared<memory_rows>(4);  // the rows are new here too
+  shard_store stalled(o);
+  REQUIRE(stalled.lookup(tables.data(), ids.data(), 300, true, v.data()).is_ok());
+  REQUIRE(stalled.push(tables.data(), ids.data(), 300, grads.data()).is_ok());
+  s = stalled.stats();
+  CHECK(s.flush_waits == 1);
+  CHECK(s.flush_wait_seconds >= 0.09);
+  // A failed flush wakes a waiter at once: the shard is stopping with that error.
+  o.ceiling_wait = std::chrono::milliseconds(5000);
+  o.cold = std::make_shared<memory_rows>(4);
+  shard_store failing(o);
+  REQUIRE(failing.lookup(tables.data(), ids.data(), 300, true, v.data()).is_ok());
+  std::thread failer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (void)failing.write_back([](std::uint32_t, const std::uint64_t*, const float*, std::size_t) {
+      return ss::status(ss::errc::io_error, "disk full");
+    });
+  });
+  REQUIRE(failing.push(tables.data(), ids.data(), 300, grads.data()).is_ok());
+  failer.join();
+  CHECK(failing.stats().flush_wait_seconds < 4.0);
 }
 
 TEST_CASE("tiered shard store: hints and write-backs running beside pushes lose no update", "[core][embedding]") {

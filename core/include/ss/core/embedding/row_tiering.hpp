@@ -9,9 +9,12 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "ss/core/embedding/row_index.hpp"
@@ -28,7 +31,11 @@ namespace ss::embedding {
 // stripe qualifies (all new or changed, waiting for the next flush), the new row comes in anyway
 // and `over_budget` counts it: the budget is a target the flusher brings RAM back to, never a
 // reason to refuse a lookup. The shard's persister flushes early once RAM is past the budget by
-// its slack (under_pressure), so that the overshoot lasts a flush, not a flush interval.
+// its slack (under_pressure), so that the overshoot lasts a flush, not a flush interval. On a
+// loaded machine that flush runs late, and training would fill RAM meanwhile: past twice the
+// budget (past_ceiling) a batch waits for the next flush to be stored first (wait_for_flush),
+// which makes rows evictable again, so that RAM stays near twice the budget however slow the
+// persister is.
 //
 // A shard whose tables may lose rows for good (a full table's eviction, table_options::
 // evict_when_full) has one too, with max_rows = unlimited when there is no memory budget: what it
@@ -56,6 +63,8 @@ struct row_budget {
   // a failed flush its rows may be missing from storage: nothing is evicted any more.
   std::atomic<std::uint32_t> taking{0}, flushed{0};
   std::atomic<bool> flush_failed{false};
+  // Batches that waited for a flush at the ceiling, and how long they waited in all.
+  std::atomic<std::uint64_t> flush_waits{0}, flush_wait_us{0};
   // Delta publishing started (a base cleared the publisher marks): from then on a row that leaves
   // RAM marked, or is given up for good, is remembered for the publisher's next take, so that the
   // delta names it (its values from storage, or a tombstone). Before the first base nothing is
@@ -72,6 +81,34 @@ struct row_budget {
   bool under_pressure() const {
     return max_rows != unlimited && resident.load(std::memory_order_relaxed) > max_rows + max_rows / 16;
   }
+  // RAM holds twice the budget: a batch waits for a flush before it brings in more.
+  bool past_ceiling() const {
+    return max_rows != unlimited && resident.load(std::memory_order_relaxed) >= 2 * max_rows;
+  }
+  // Flush g wrote all it took (its rows may be evicted now), or a flush failed; wakes the waiters.
+  void flush_stored(std::uint32_t g, bool failed = false) {
+    {
+      std::lock_guard<std::mutex> lock(flush_mu_);
+      if (failed) flush_failed.store(true, std::memory_order_release);
+      else flushed.store(g, std::memory_order_release);
+    }
+    flush_done_.notify_all();
+  }
+  // Waits until a flush is stored after the call (or one failed), for at most max_wait: a stalled
+  // persister slows training but never stops it. Returns whether a flush came.
+  bool wait_for_flush(std::chrono::milliseconds max_wait) {
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(flush_mu_);
+    const std::uint32_t then = flushed.load(std::memory_order_acquire);
+    const bool came = flush_done_.wait_for(lock, max_wait, [&] {
+      return flushed.load(std::memory_order_acquire) != then || flush_failed.load(std::memory_order_acquire);
+    });
+    lock.unlock();
+    flush_waits.fetch_add(1, std::memory_order_relaxed);
+    const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    flush_wait_us.fetch_add(static_cast<std::uint64_t>(waited.count()), std::memory_order_relaxed);
+    return came;
+  }
   // One more row in RAM; keeps the peak.
   void came_in() {
     const std::uint64_t now_resident = resident.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -81,6 +118,10 @@ struct row_budget {
     }
   }
   bool full() const { return resident.load(std::memory_order_relaxed) >= max_rows; }
+
+ private:
+  std::mutex flush_mu_;
+  std::condition_variable flush_done_;
 };
 
 // Reads n rows of one table from the cold tier: found[i] = 1 and row i's row_floats() values in

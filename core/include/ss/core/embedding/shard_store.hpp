@@ -9,8 +9,9 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,6 +49,9 @@ struct shard_store_options {
   // `cold` is where the other rows are: the shard's storage, which the flusher keeps complete.
   std::uint64_t max_rows_in_memory = 0;
   std::shared_ptr<durable_rows> cold;
+  // How long a lookup or push waits, with RAM at twice the budget, for the next flush to make rows
+  // evictable (row_budget::past_ceiling); 0: it never waits (a store nothing flushes).
+  std::chrono::milliseconds ceiling_wait{1000};
   // Id admission (admission.hpp): an id gets a row once seen admit_after times (1: at once),
   // counted in a sketch of admission_counters cells per row (4 rows of a byte each).
   std::uint32_t admit_after = 1;
@@ -88,6 +92,9 @@ struct shard_store_stats {
   // storage estimates them, rows_held counts them), and the row_budget counters.
   std::uint64_t max_rows_in_memory = 0, rows_stored = 0, peak_rows_in_memory = 0;
   std::uint64_t hits = 0, misses = 0, loaded = 0, evictions = 0, over_budget = 0;
+  // Lookups and pushes that waited for a flush with RAM at twice the budget, and their wait.
+  std::uint64_t flush_waits = 0;
+  double flush_wait_seconds = 0;
   // Prefetch hints (warm): rows read into RAM ahead of their lookup, and rows left in storage
   // for want of room.
   std::uint64_t warmed = 0, warm_skipped = 0;
@@ -214,6 +221,8 @@ class shard_store {
                         std::uint8_t* present) const;
 
  private:
+  // With RAM at twice the budget: waits for the next flush (shard_store_options::ceiling_wait).
+  void wait_below_ceiling();
   status check_tables(const std::uint32_t* tables, std::size_t n) const;
   // Checks a request's tables, groups its rows by table (this thread's scratch) and calls
   // fn(t, begin, count) for each table t with rows: positions begin .. begin + count of the
