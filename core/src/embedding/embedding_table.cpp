@@ -745,18 +745,22 @@ std::size_t embedding_table::unmark_copied_if_clean(const std::uint64_t* ids, st
 
 void embedding_table::track_moves(bool on) {
   if (!options_.budget) return;
-  std::lock_guard<std::mutex> lock(moved_out_mu_);
-  options_.budget->tracking_moves.store(on, std::memory_order_relaxed);
-  const bool was = tracking_moves_;
-  tracking_moves_ = on;
-  if (!on) {
-    moved_out_.clear();
-    moved_out_.shrink_to_fit();
-    return;
+  {
+    // Not held while the stripes are marked below: a removal takes a stripe's lock, then this one.
+    std::lock_guard<std::mutex> lock(moved_out_mu_);
+    options_.budget->tracking_moves.store(on, std::memory_order_relaxed);
+    const bool was = tracking_moves_;
+    tracking_moves_ = on;
+    if (!on) {
+      moved_out_.clear();
+      moved_out_.shrink_to_fit();
+      return;
+    }
+    if (was) return;
   }
-  if (was) return;
   // A copy begins: every row is marked, so that one a removal moves behind the copy's position
-  // before the copy reached it (and so never copied) is still taken under the hold.
+  // before the copy reached it (and so never copied) is still taken under the hold. A row removed
+  // before its stripe is marked here was not marked: nothing of it is remembered, as before.
   for (auto& s : stripes_) {
     std::lock_guard<std::mutex> stripe_lock(s.mu);
     for (std::size_t i = 0; i < s.index.size(); ++i)

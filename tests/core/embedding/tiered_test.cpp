@@ -422,15 +422,17 @@ TEST_CASE("tiered shard store: at twice the budget a batch waits for the next fl
   CHECK(store.stats().flush_waits == 0);
   // Past it, the push waits until a flush is stored (here by another thread, after a while); the
   // flush makes the rows evictable, and the next batch's new rows take their place.
-  std::atomic<bool> flushed{false};
+  // (Catch's assertions are for the test's own thread: the flusher only records.)
+  std::atomic<bool> flushed{false}, flush_ok{false};
   std::thread flusher([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     flushed = true;
-    REQUIRE(flush(store, *cold).is_ok());
+    flush_ok = flush(store, *cold).is_ok();
   });
   REQUIRE(store.push(tables.data(), ids.data(), 300, grads.data()).is_ok());
   CHECK(flushed.load());
   flusher.join();
+  REQUIRE(flush_ok.load());
   auto s = store.stats();
   CHECK(s.flush_waits == 1);
   CHECK(s.flush_wait_seconds >= 0.15);
