@@ -23,7 +23,7 @@
 #   runs only those cases (SERVICE[+SERVICE]:SIGNAL:PHASE[:VARIANT], see run_case);
 #   SS_MATRIX_CASES=ci (the default: the plain suite and CI): each phase once with every service
 #   kind and signal among them (cover_product), each kind of damage and each variant once, and the
-#   regressions whose paths nothing else in the set takes; 30 cases (see special_ci).
+#   regressions whose paths nothing else in the set takes; 23 cases (see special_ci).
 #   SS_MATRIX_CASES=wide: cover_product, every special, reshard and regression case and four online
 #   cases; 61 cases, about 16 minutes on the 2-vCPU VM (CI's set until 2026-12-01).
 #   SS_MATRIX_CASES=pairs: every pair of service, signal and phase (pairwise_product), the special
@@ -577,16 +577,15 @@ regressions="sync-1:KILL:startup sync-1:TERM:training sync-1:STOP:training shard
   shard-0:KILL:snapshot shard-0:TERM:exportreq coordinator:TERM:export coordinator:STOP:exportreq coordinator:KILL:exportreq
   coordinator:STOP:resume"
 # The covering set CI runs: every service kind, signal and phase (cover_product), each kind of
-# damage, two faults at once, five kills, each variant (no sync, epochs, online, reshard, shrink,
-# tiered, rows leaving for good), and the regressions whose paths nothing else here takes.
+# damage, two faults at once, five kills, a variant of each kind of job (epochs, online, shrink,
+# tiered, rows leaving for good; a paused slice holder brings the runs without sync), and the
+# regressions whose paths nothing else here takes.
 special_ci="all:KILL:resume shard-0:NOCKPT:resume all:FOREIGN:resume shard-0:CORRUPT:training
   reader-0:CHANGE:training coordinator:NODISK:training shard-0+coordinator:KILL:training shard-0:KILL5:training
-  trainer-1:KILL:draining:nosync reader-0:KILL:epoch2:epochs"
-online_cover="shard-0:KILL:training:online all:KILL:resume:online"
-reshard_cover="shard-0:KILL:copying:reshard coordinator:KILL:holding:reshard coordinator:KILL:holding:shrink
-  shard-0:KILL:holding:tiered trainer-0:KILL:copying:leavingtiered"
-regressions_ci="sync-1:STOP:training coordinator:STOP:training shard-0:KILL:export shard-0:KILL:snapshot
-  coordinator:KILL:exportreq"
+  reader-0:KILL:epoch2:epochs"
+online_cover="all:KILL:resume:online"
+reshard_cover="coordinator:KILL:holding:shrink shard-0:KILL:holding:tiered trainer-0:KILL:copying:leavingtiered"
+regressions_ci="shard-0:KILL:export shard-0:KILL:snapshot"
 case ${SS_MATRIX_CASES:-ci} in
   ci) cases="$(cover_product) $special_ci $online_cover $reshard_cover $regressions_ci" ;;
   wide) cases="$(cover_product) $special_cases $online_ci $reshard_cases $shrink_cases $tiered_cases $regressions" ;;
