@@ -13,6 +13,8 @@
 # committed once, test NE) against an undisturbed run of the same job (first). Then one JSON line.
 # usage: bench/experiments/reshape/reshard_live_bench.sh [ROWS] [FROM] [TO]   (default 2000000 2 4)
 #   SS_BENCH_SHARD_FLAGS  more flags for every shard (e.g. "--memory-budget-mb 24": rows in two tiers)
+#   SS_BENCH_JOB_FLAGS    more flags for the coordinator, which hands the job's settings to the
+#                         shards (e.g. "--row-ttl 200000ex": rows leave for good while they move)
 set -euo pipefail
 # shellcheck source=bench/lib/bench.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../lib/bench.sh"
@@ -37,7 +39,7 @@ run() {
   coord=tcp://127.0.0.1:$port
   "$bin" coordinator --listen "$coord" --shards "$from" --readers 2 --train "$train" --test "$work/data/test.tsv" \
     --snapshot-dir "$work/$name.snapshots" --snapshot-interval 30 --progress-interval 0.1 --heartbeat-interval 0.05 \
-    --log-level info >"$work/$name.coordinator.out" 2>"$work/$name.coordinator.err" &
+    --log-level info ${SS_BENCH_JOB_FLAGS:-} >"$work/$name.coordinator.out" 2>"$work/$name.coordinator.err" &
   coord_pid=$!
   shard() {
     "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$work/$name.shard-$1" \
