@@ -15,6 +15,10 @@ void put_window_end(const data::line_position& end, wire::read_position& p) {
   p.window_end_size = end.file_size;
 }
 
+data::line_position line_position_of(const wire::read_position& p) {
+  return {p.file_index, p.byte_offset, p.line_number, p.previous_line_crc, p.file_size};
+}
+
 wire::read_position position_only(const data::line_position& at) {
   wire::read_position p;
   p.file_index = at.file_index;
@@ -37,11 +41,7 @@ wire::read_position to_wire(const data::epoch_position& e) {
 }
 
 data::epoch_position epoch_position_of(const wire::read_position& p) {
-  return {p.epoch,
-          {p.file_index, p.byte_offset, p.line_number, p.previous_line_crc, p.file_size},
-          p.window_batches,
-          window_end_of(p),
-          p.inherited};
+  return {p.epoch, line_position_of(p), p.window_batches, window_end_of(p), p.inherited};
 }
 
 job::reader_commit commit_of(const wire::read_position& p, std::uint64_t examples, std::uint64_t bad_rows) {
@@ -77,8 +77,7 @@ job::window_left window_left_of(const wire::window_left& w) {
   out.reader = w.reader;
   out.epoch = w.epoch;
   out.handed = w.handed;
-  out.start = {w.start.file_index, w.start.byte_offset, w.start.line_number, w.start.previous_line_crc,
-               w.start.file_size};
+  out.start = line_position_of(w.start);
   out.progress = progress_of(w);
   return out;
 }

@@ -177,7 +177,7 @@ std::vector<std::pair<std::uint32_t, embedding_table*>> shard_store::live_tables
 
 void shard_store::wait_below_ceiling() {
   if (tiered_ && options_.ceiling_wait.count() > 0 && budget_->past_ceiling())
-    (void)budget_->wait_for_flush(options_.ceiling_wait);
+    budget_->wait_for_flush(options_.ceiling_wait);
 }
 
 status shard_store::lookup(const std::uint32_t* tables, const std::uint64_t* ids, std::size_t n, bool create,

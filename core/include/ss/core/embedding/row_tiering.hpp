@@ -95,19 +95,18 @@ struct row_budget {
     flush_done_.notify_all();
   }
   // Waits until a flush is stored after the call (or one failed), for at most max_wait: a stalled
-  // persister slows training but never stops it. Returns whether a flush came.
-  bool wait_for_flush(std::chrono::milliseconds max_wait) {
+  // persister slows training but never stops it.
+  void wait_for_flush(std::chrono::milliseconds max_wait) {
     const auto start = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(flush_mu_);
     const std::uint32_t then = flushed.load(std::memory_order_acquire);
-    const bool came = flush_done_.wait_for(lock, max_wait, [&] {
+    flush_done_.wait_for(lock, max_wait, [&] {
       return flushed.load(std::memory_order_acquire) != then || flush_failed.load(std::memory_order_acquire);
     });
     lock.unlock();
     flush_waits.fetch_add(1, std::memory_order_relaxed);
     const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
     flush_wait_us.fetch_add(static_cast<std::uint64_t>(waited.count()), std::memory_order_relaxed);
-    return came;
   }
   // One more row in RAM; keeps the peak.
   void came_in() {
