@@ -267,10 +267,14 @@ void embedding_table::group_by_stripe(const std::uint64_t* ids, std::size_t n, b
   }
 }
 
+// Far enough ahead for a miss to DRAM to land while the probes between are done.
+constexpr std::size_t probe_prefetch_distance = 16;
+
 template <class Share>
 void embedding_table::for_each_stripe_share(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch,
                                             Share&& share) {
   group_by_stripe(ids, n, scratch);
+  for (std::size_t k = 0; k < probe_prefetch_distance; ++k) prefetch_probe(scratch, k);
   for (std::size_t si = 0; si < stripe_count; ++si) {
     const std::uint32_t begin = scratch.starts[si], end = scratch.starts[si + 1];
     if (begin == end) continue;
@@ -280,23 +284,17 @@ void embedding_table::for_each_stripe_share(const std::uint64_t* ids, std::size_
   }
 }
 
-namespace {
-
-// Fetches the index slot where the probe for the id `ahead` positions on in a stripe's share
-// starts, while the one at k is probed.
-template <class Stripe, class Scratch>
-void prefetch_probe(const Stripe& s, const Scratch& scratch, std::uint32_t k, std::uint32_t end) {
-  constexpr std::uint32_t ahead = 8;
-  if (k + ahead < end) __builtin_prefetch(s.index.home_of(scratch.hashes[scratch.order[k + ahead]]));
+void embedding_table::prefetch_probe(const batch_scratch& scratch, std::size_t k) const {
+  if (k >= scratch.order.size()) return;
+  const std::uint64_t h = scratch.hashes[scratch.order[k]];
+  stripes_[stripe_index(h)].index.prefetch_home(h);
 }
-
-}  // namespace
 
 template <class Visit>
 void embedding_table::for_each_by_stripe(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Visit&& visit) {
   for_each_stripe_share(ids, n, scratch, [&](stripe& s, std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t k = begin; k < end; ++k) {
-      prefetch_probe(s, scratch, k, end);
+      prefetch_probe(scratch, k + probe_prefetch_distance);
       visit(s, scratch.order[k]);
     }
   });
@@ -346,7 +344,7 @@ std::size_t embedding_table::update_batch(const std::uint64_t* ids, std::size_t 
     // slots (hence the second probe below).
     const std::size_t index_size = s.index.size();
     for (std::uint32_t k = begin; k < end; ++k) {
-      prefetch_probe(s, scratch, k, end);
+      prefetch_probe(scratch, k + probe_prefetch_distance);
       const std::uint32_t i = scratch.order[k];
       bool created = false;
       scratch.slots[i] = find_or_insert_locked(s, ids[i], scratch.hashes[i], &scratch.rows[i], &created, false);

@@ -15,6 +15,7 @@ std::vector<std::uint32_t> row_index::grow() {
     moved_to[j] = static_cast<std::uint32_t>(i);
   }
   slots_.swap(bigger);
+  publish_home();
   return moved_to;
 }
 

@@ -198,6 +198,42 @@ TEST_CASE("interaction: finite-difference check, float kernel equals double kern
   for (std::size_t i = 0; i < grad.size(); ++i) CHECK(grad_f[i] == Approx(grad[i]).margin(1e-4));
 }
 
+TEST_CASE("interaction: the float kernels equal the double ones at every vector count, and write only their columns",
+          "[core][model]") {
+  // The dim-16 float kernels work on rows in blocks of four and write whole vectors that later
+  // rows overwrite: every count of vectors around the block and vector edges, with columns past
+  // each example's output that must stay untouched.
+  ss::rng gen(11);
+  const int batch = 3, dim = 16, spare = 5;
+  for (int n : {2, 3, 4, 5, 8, 15, 16, 17, 18, 19, 20, 21, 26, 27, 28, 29, 31, 32}) {
+    const int pairs = n * (n - 1) / 2, width = dim + pairs, ld = width + spare;
+    std::vector<double> inter(batch * n * dim), weights(batch * ld);
+    for (auto& v : inter) v = gen.uniform() - 0.5;
+    for (auto& v : weights) v = gen.uniform() - 0.5;
+    std::vector<float> inter_f(inter.begin(), inter.end()), weights_f(weights.begin(), weights.end());
+    std::vector<double> out_d(batch * ld, 0.0), grad_d(inter.size());
+    std::vector<float> out_f(batch * ld, -7.0f), grad_f(inter.size());
+    interaction_forward(inter.data(), batch, n, dim, out_d.data(), ld);
+    interaction_forward(inter_f.data(), batch, n, dim, out_f.data(), ld);
+    interaction_backward(inter.data(), weights.data(), ld, batch, n, dim, grad_d.data());
+    interaction_backward(inter_f.data(), weights_f.data(), ld, batch, n, dim, grad_f.data());
+    INFO("vectors: " << n);
+    int wrong = 0, touched = 0;
+    for (int e = 0; e < batch; ++e) {
+      for (int c = 0; c < width; ++c)
+        if (std::abs(out_f[e * ld + c] - out_d[e * ld + c]) > 1e-5) ++wrong;
+      for (int c = width; c < ld; ++c)
+        if (out_f[e * ld + c] != -7.0f) ++touched;
+    }
+    CHECK(wrong == 0);
+    CHECK(touched == 0);
+    int wrong_grad = 0;
+    for (std::size_t i = 0; i < grad_d.size(); ++i)
+      if (std::abs(grad_f[i] - grad_d[i]) > 1e-4) ++wrong_grad;
+    CHECK(wrong_grad == 0);
+  }
+}
+
 TEST_CASE("dlrm: finite-difference check of every dense parameter", "[core][model]") {
   double_case tc(small_config(), 5, 11);
   dlrm_workspace<double> ws(tc.config, tc.batch);

@@ -7,6 +7,7 @@
 // says where, and each column follows. Parallel columns keep a probe to 16 bytes a slot.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -25,7 +26,9 @@ class row_index {
   static constexpr std::uint32_t moved_nowhere = ~std::uint32_t{0};
   static constexpr std::size_t first_slots = 16;
 
-  row_index() : slots_(first_slots) {}
+  row_index() : slots_(first_slots) { publish_home(); }
+  row_index(const row_index&) = delete;
+  row_index& operator=(const row_index&) = delete;
 
   // Slots (a power of two), and the rows they hold.
   std::size_t size() const { return slots_.size(); }
@@ -44,8 +47,15 @@ class row_index {
     return i;
   }
   std::size_t probe(std::uint64_t id) const { return probe(id, mix64(id)); }
-  // Where a probe for `hash` starts, for a prefetch ahead of it.
-  const slot* home_of(std::uint64_t hash) const { return &slots_[hash & (slots_.size() - 1)]; }
+  // Fetches towards the cache the slot where a probe for `hash` starts, ahead of the probe. Safe
+  // without the stripe's lock (a batch prefetches the next ids of other stripes too): the slots'
+  // address and mask are published as atomics on every growth; a stale pair only wastes the
+  // prefetch, which never faults.
+  void prefetch_home(std::uint64_t hash) const {
+    const std::uintptr_t at = home_base_.load(std::memory_order_relaxed) +
+                              (hash & home_mask_.load(std::memory_order_relaxed)) * sizeof(slot);
+    __builtin_prefetch(reinterpret_cast<const void*>(at));
+  }
 
   // Puts `row` for `id` in free slot i (from probe). True when the index is now past its load
   // factor and must grow() before the next probe.
@@ -80,8 +90,15 @@ class row_index {
   }
 
  private:
+  void publish_home() {
+    home_base_.store(reinterpret_cast<std::uintptr_t>(slots_.data()), std::memory_order_relaxed);
+    home_mask_.store(slots_.size() - 1, std::memory_order_relaxed);
+  }
+
   std::vector<slot> slots_;
   std::size_t used_ = 0;
+  std::atomic<std::uintptr_t> home_base_{0};
+  std::atomic<std::size_t> home_mask_{0};
 };
 
 // A mark per slot of a row_index, moved with the rows. An empty column (never assigned) is one a
