@@ -92,24 +92,34 @@ SS_ALWAYS_INLINE void load16(float16_vec& v, const float* p) { std::memcpy(&v, p
 // kernel's bound), and each load of the transposed block serves four rows. Row i's i pairs are
 // written as whole vectors at their place; what a vector writes beyond them is overwritten by
 // the rows after it, so only a row whose vectors would pass the last pair is copied by the count.
-typedef int int16_vec __attribute__((vector_size(64)));
-
 // One stage of a 16 x 16 transpose in registers: rows r and r + B (r without bit B) trade their
 // blocks of B lanes. Four stages (B = 8, 4, 2, 1) transpose; each shuffle is one two-source
 // permute on AVX-512 (a scalar transpose of the block was a third of the kernel's time).
+// __builtin_shufflevector (GCC 12 and clang) takes the lanes as constants, hence one line per B.
+template <int B>
+SS_ALWAYS_INLINE void trade_blocks(const float16_vec& a, const float16_vec& b, float16_vec& lo, float16_vec& hi) {
+  if constexpr (B == 8) {
+    lo = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    hi = __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  } else if constexpr (B == 4) {
+    lo = __builtin_shufflevector(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+    hi = __builtin_shufflevector(a, b, 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  } else if constexpr (B == 2) {
+    lo = __builtin_shufflevector(a, b, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+    hi = __builtin_shufflevector(a, b, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+  } else {
+    static_assert(B == 1);
+    lo = __builtin_shufflevector(a, b, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+    hi = __builtin_shufflevector(a, b, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  }
+}
+
 template <int B>
 SS_ALWAYS_INLINE void transpose_stage(float16_vec (&rows)[16]) {
-  static_assert(B == 8 || B == 4 || B == 2 || B == 1);
-  constexpr int16_vec lo = B == 8   ? int16_vec{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23}
-                           : B == 4 ? int16_vec{0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27}
-                           : B == 2 ? int16_vec{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29}
-                                    : int16_vec{0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30};
-  constexpr int16_vec hi = lo + B;
   for (int r = 0; r < 16; ++r) {
     if (r & B) continue;
     const float16_vec a = rows[r], b = rows[r + B];
-    rows[r] = __builtin_shuffle(a, b, lo);
-    rows[r + B] = __builtin_shuffle(a, b, hi);
+    trade_blocks<B>(a, b, rows[r], rows[r + B]);
   }
 }
 
