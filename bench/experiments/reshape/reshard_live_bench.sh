@@ -41,28 +41,52 @@ run() {
     --snapshot-dir "$work/$name.snapshots" --snapshot-interval 30 --progress-interval 0.1 --heartbeat-interval 0.05 \
     --log-level info ${SS_BENCH_JOB_FLAGS:-} >"$work/$name.coordinator.out" 2>"$work/$name.coordinator.err" &
   coord_pid=$!
+  declare -A member_pid=()
   shard() {
     "$bin" shard --index "$1" --coordinator "$coord" --listen tcp://127.0.0.1:0 --data-dir "$work/$name.shard-$1" \
       --heartbeat-interval 0.05 --log-level info ${SS_BENCH_SHARD_FLAGS:-} >/dev/null 2>"$work/$name.shard-$1.err" &
+    member_pid[shard-$1]=$!
+  }
+  # A service that exits with an error while the job runs ends the bench at once (the coordinator
+  # would wait for it as long as its limits allow, as it should for a member that may come back).
+  watch_members() {
+    local m rc
+    for m in "${!member_pid[@]}"; do
+      kill -0 "${member_pid[$m]}" 2>/dev/null && continue
+      rc=0
+      wait "${member_pid[$m]}" || rc=$?
+      unset "member_pid[$m]"
+      ((rc == 0)) || { echo "$name: $m exited $rc: $(tail -2 "$work/$name.$m.err")"; exit 1; }
+    done
   }
   for ((i = 0; i < from; i++)); do shard "$i"; done
   for i in 0 1; do
     "$bin" reader --index "$i" --coordinator "$coord" --listen tcp://127.0.0.1:0 --heartbeat-interval 0.05 \
       >/dev/null 2>"$work/$name.reader-$i.err" &
+    member_pid[reader-$i]=$!
     "$bin" trainer --coordinator "$coord" --listen tcp://127.0.0.1:0 --threads 1 --heartbeat-interval 0.05 \
       >/dev/null 2>"$work/$name.trainer-$i.err" &
+    member_pid[trainer-$i]=$!
   done
   if [[ -n $reshard ]]; then
     committed() {
       "$bin" status --coordinator "$coord" --timeout 2 2>/dev/null | grep -o '"examples_committed":[0-9]*' | head -1 |
         cut -d: -f2
     }
-    for ((i = 0; i < 1200; i++)); do (($(committed || echo 0) >= rows * 3 / 10)) && break; sleep 0.5; done
+    for ((i = 0; i < 1200; i++)); do
+      (($(committed || echo 0) >= rows * 3 / 10)) && break
+      watch_members
+      sleep 0.5
+    done
     "$bin" reshard --coordinator "$coord" --timeout 5 --shards "$to" >"$work/reshard.out" 2>&1 ||
       { echo "the reshard was refused: $(tail -1 "$work/reshard.out")"; exit 1; }
     sleep 1.5
     for ((i = from; i < to; i++)); do shard "$i"; done
   fi
+  while kill -0 "$coord_pid" 2>/dev/null; do
+    watch_members
+    sleep 0.5
+  done
   wait "$coord_pid" || rc=$?
   ((rc == 0)) || { echo "$name: the coordinator exited $rc: $(tail -3 "$work/$name.coordinator.err")"; exit 1; }
   wait
@@ -105,7 +129,9 @@ def examples_at(t):  # linear between the progress lines around t
 def rate(a, b):
     return (examples_at(b) - examples_at(a)) / (b - a)
 request, copy, hold, release, done = (events[k][0] for k in ("request", "copy", "hold", "release", "done"))
-before = rate(request - 10, request)
+if not progress or progress[0][0] >= request:
+    sys.exit("reshard_live_bench: no progress line before the reshard's request")
+before = rate(max(request - 10, progress[0][0]), request)  # the 10 s before (less on a short job)
 move = rate(copy, release)
 after = rate(release, done)
 whole = rate(request, done)
@@ -130,7 +156,7 @@ summary = {
     "undisturbed_test_ne": base.get("test_ne"), "ne_ratio": round(result["test_ne"] / base["test_ne"], 4),
 }
 print(f"reshard {frm} -> {to} shards on {rows} rows (this machine: {cores} cores):")
-print(f"  examples/s: {before:.0f} in the 10 s before; {move:.0f} during the move ({move / before:.0%}: the copy "
+print(f"  examples/s: {before:.0f} in the {request - max(request - 10, progress[0][0]):.0f} s before; {move:.0f} during the move ({move / before:.0%}: the copy "
       f"while training and the hold, {release - copy:.2f} s); {after:.0f} from the release to the drop ({after / before:.0%}: "
       f"the new shape's snapshot, the drop, {done - release:.2f} s); {whole:.0f} over the whole reshard "
       f"({whole / before:.0%}, {done - request:.2f} s from the request to the drop)")
