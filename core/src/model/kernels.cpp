@@ -87,11 +87,6 @@ typedef float float16_vec __attribute__((vector_size(64)));
 // the baseline clone.
 SS_ALWAYS_INLINE void load16(float16_vec& v, const float* p) { std::memcpy(&v, p, sizeof v); }
 
-// Rows of the Gram matrix are done four at a time: their accumulators are independent, so the
-// FMAs overlap instead of each waiting on the one before it (16 in a chain per row was the
-// kernel's bound), and each load of the transposed block serves four rows. Row i's i pairs are
-// written as whole vectors at their place; what a vector writes beyond them is overwritten by
-// the rows after it, so only a row whose vectors would pass the last pair is copied by the count.
 // One stage of a 16 x 16 transpose in registers: rows r and r + B (r without bit B) trade their
 // blocks of B lanes. Four stages (B = 8, 4, 2, 1) transpose; each shuffle is one two-source
 // permute on AVX-512 (a scalar transpose of the block was a third of the kernel's time).
@@ -137,6 +132,11 @@ SS_ALWAYS_INLINE void transpose_block(const float* __restrict v, int n, int firs
   for (int d = 0; d < 16; ++d) std::memcpy(transposed + d * 32 + first, &rows[d], sizeof rows[d]);
 }
 
+// Rows of the Gram matrix are done four at a time: their accumulators are independent, so the
+// FMAs overlap instead of each waiting on the one before it (16 in a chain per row was the
+// kernel's bound), and each load of the transposed block serves four rows. Row i's i pairs are
+// written as whole vectors at their place; what a vector writes beyond them is overwritten by
+// the rows after it, so only a row whose vectors would pass the last pair is copied by the count.
 SS_ALWAYS_INLINE void gram_pairs_dim16(const float* __restrict v, int n, float* __restrict pairs) {
   alignas(64) float transposed[16 * 32];
   transpose_block(v, n, 0, transposed);
