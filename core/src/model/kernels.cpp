@@ -87,9 +87,6 @@ typedef float float16_vec __attribute__((vector_size(64)));
 // the baseline clone.
 SS_ALWAYS_INLINE void load16(float16_vec& v, const float* p) { std::memcpy(&v, p, sizeof v); }
 
-// Where row i's pairs (i, 0..i-1) start in an example's pairs.
-SS_ALWAYS_INLINE int pairs_before(int i) { return i * (i - 1) / 2; }
-
 // One stage of a 16 x 16 transpose in registers: rows r and r + B (r without bit B) trade their
 // blocks of B lanes. Four stages (B = 8, 4, 2, 1) transpose; each shuffle is one two-source
 // permute on AVX-512 (a scalar transpose of the block was a third of the kernel's time).
@@ -144,13 +141,13 @@ SS_ALWAYS_INLINE void gram_pairs_dim16(const float* __restrict v, int n, float* 
   alignas(64) float transposed[16 * 32];
   transpose_block(v, n, 0, transposed);
   transpose_block(v, n, 16, transposed);
-  const int total = pairs_before(n);
+  const int total = n * (n - 1) / 2;
   // Stores row `row`'s pairs from its accumulators (hi only matters past 16 vectors).
   auto store_row = [&](int row, const float16_vec& lo, const float16_vec& hi) __attribute__((always_inline)) {
     if (row >= n) return;  // a row past n: computed on a repeated input, not stored
-    float* out = pairs + pairs_before(row);
+    float* out = pairs + row * (row - 1) / 2;
     const int width = row > 16 ? 32 : 16;
-    if (pairs_before(row) + width <= total) {
+    if (row * (row - 1) / 2 + width <= total) {
       std::memcpy(out, &lo, sizeof lo);
       if (width == 32) std::memcpy(out + 16, &hi, sizeof hi);
     } else {
@@ -268,14 +265,13 @@ SS_ALWAYS_INLINE void store16(float* p, const float16_vec& v) { std::memcpy(p, &
 
 // The default model's case (dim 16) for float, as dv = G v with G the symmetric matrix of the
 // pairs' gradients: four rows of dv at a time, each in a register over every j, each v_j loaded
-// once for the four, then written (row 0 added to the dense part's gradient already there). (Pair by pair, each pair loaded and stored dv_j: a store a pair bounded the
+// once for the four. (Pair by pair, each pair loaded and stored dv_j: a store a pair bounded the
 // kernel.) Row i's coefficient for j < i is in row i's pairs, for j > i in row j's, where those of
 // four consecutive rows lie side by side.
 SS_ALWAYS_INLINE void interaction_backward_dim16(const float* __restrict v, const float* __restrict gp, int n,
                                                  float* __restrict dv) {
-  auto coef = [&](int i, int j) -> float {
-    return i == j ? 0.0f : i > j ? gp[pairs_before(i) + j] : gp[pairs_before(j) + i];
-  };
+  auto tri = [](int i) { return i * (i - 1) / 2; };  // where row i's pairs start
+  auto coef = [&](int i, int j) -> float { return i == j ? 0.0f : i > j ? gp[tri(i) + j] : gp[tri(j) + i]; };
   for (int i0 = 0; i0 < n; i0 += 4) {
     // Rows past n repeat row n - 1: computed on valid coefficients, not stored.
     const int r0 = i0, r1 = std::min(i0 + 1, n - 1), r2 = std::min(i0 + 2, n - 1), r3 = std::min(i0 + 3, n - 1);
@@ -283,10 +279,10 @@ SS_ALWAYS_INLINE void interaction_backward_dim16(const float* __restrict v, cons
     for (int j = 0; j < i0; ++j) {
       float16_vec vj;
       load16(vj, v + j * 16);
-      a0 += gp[pairs_before(r0) + j] * vj;
-      a1 += gp[pairs_before(r1) + j] * vj;
-      a2 += gp[pairs_before(r2) + j] * vj;
-      a3 += gp[pairs_before(r3) + j] * vj;
+      a0 += gp[tri(r0) + j] * vj;
+      a1 += gp[tri(r1) + j] * vj;
+      a2 += gp[tri(r2) + j] * vj;
+      a3 += gp[tri(r3) + j] * vj;
     }
     const int upper = std::min(i0 + 4, n);
     for (int j = i0; j < upper; ++j) {
@@ -300,26 +296,23 @@ SS_ALWAYS_INLINE void interaction_backward_dim16(const float* __restrict v, cons
     for (int j = upper; j < n; ++j) {
       float16_vec vj;
       load16(vj, v + j * 16);
-      const float* c = gp + pairs_before(j) + i0;
+      const float* c = gp + tri(j) + i0;
       a0 += c[0] * vj;
       a1 += c[1] * vj;
       a2 += c[2] * vj;
       a3 += c[3] * vj;
     }
-    auto put_row = [&](int i, const float16_vec& a) __attribute__((always_inline)) {
+    auto add_row = [&](int i, const float16_vec& a) __attribute__((always_inline)) {
       if (i >= n) return;
-      float16_vec d = a;
-      if (i == 0) {
-        float16_vec dense;
-        load16(dense, dv);
-        d += dense;
-      }
+      float16_vec d;
+      load16(d, dv + i * 16);
+      d += a;
       store16(dv + i * 16, d);
     };
-    put_row(i0, a0);
-    put_row(i0 + 1, a1);
-    put_row(i0 + 2, a2);
-    put_row(i0 + 3, a3);
+    add_row(i0, a0);
+    add_row(i0 + 1, a1);
+    add_row(i0 + 2, a2);
+    add_row(i0 + 3, a3);
   }
 }
 
@@ -332,13 +325,13 @@ SS_ALWAYS_INLINE void interaction_backward_impl(const T* __restrict inter, const
     const T* __restrict g = d_out + static_cast<long>(e) * ld_dout;
     T* __restrict dv = d_inter + static_cast<long>(e) * n * dim;
     for (int d = 0; d < dim; ++d) dv[d] = g[d];
+    for (int d = dim; d < n * dim; ++d) dv[d] = T(0);
     if constexpr (std::is_same_v<T, float>) {
       if (dim == 16) {
-        interaction_backward_dim16(v, g + dim, n, dv);  // writes every row
+        interaction_backward_dim16(v, g + dim, n, dv);
         continue;
       }
     }
-    for (int d = dim; d < n * dim; ++d) dv[d] = T(0);
     if (dim == 16) {
       interaction_backward_pairs<T, 16>(v, g + dim, n, dim, dv);
     } else if (dim == 32) {

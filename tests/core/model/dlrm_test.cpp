@@ -212,7 +212,7 @@ TEST_CASE("interaction: the float kernels equal the double ones at every vector 
     for (auto& v : weights) v = gen.uniform() - 0.5;
     std::vector<float> inter_f(inter.begin(), inter.end()), weights_f(weights.begin(), weights.end());
     std::vector<double> out_d(batch * ld, 0.0), grad_d(inter.size());
-    std::vector<float> out_f(batch * ld, -7.0f), grad_f(inter.size(), 5.0f);  // every value must be written
+    std::vector<float> out_f(batch * ld, -7.0f), grad_f(inter.size());
     interaction_forward(inter.data(), batch, n, dim, out_d.data(), ld);
     interaction_forward(inter_f.data(), batch, n, dim, out_f.data(), ld);
     interaction_backward(inter.data(), weights.data(), ld, batch, n, dim, grad_d.data());

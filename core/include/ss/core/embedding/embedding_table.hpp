@@ -367,10 +367,9 @@ class embedding_table {
   // under the stripe's lock: one locking pass per batch instead of a lock per id.
   template <class Share>
   void for_each_stripe_share(const std::uint64_t* ids, std::size_t n, batch_scratch& scratch, Share&& share);
-  // Fetches towards the cache the index slot of the id at place k of the batch's stripe order
-  // (nothing past the end), in whichever stripe it falls: callers ask for an id some places ahead,
-  // and a trainer's batch gives a table a few ids per stripe, so looking ahead only within a
-  // stripe's share would seldom reach a later id.
+  // Fetches towards the cache the index slot of the id `ahead` places after k in the batch's
+  // stripe order (in whichever stripe it falls: a trainer's batch gives a table a few ids per
+  // stripe, so looking ahead only within a stripe's share would seldom reach a later id).
   void prefetch_probe(const batch_scratch& scratch, std::size_t k) const;
   // Calls visit(stripe, i) for every ids[i], a stripe's share at a time, prefetching the slots a
   // few probes ahead.
