@@ -7,7 +7,6 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/metadata.h>
-#include <rocksdb/perf_level.h>
 
 namespace ss::storage {
 
@@ -50,13 +49,8 @@ status read_ranges(const std::vector<std::string>& splits, std::size_t threads, 
   // Each thread takes the next range until none is left; ranges past an error are still read (a
   // range's error is the first in key order only once every range before it was read).
   auto work = [&] {
-    // RocksDB counts per key into a thread-local context by default: reading every row, that
-    // bookkeeping is work nobody reads. The caller's thread gets its level back.
-    const rocksdb::PerfLevel level = rocksdb::GetPerfLevel();
-    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
     for (std::size_t i; (i = next.fetch_add(1)) < n;)
       results[i] = fn(i, i == 0 ? nullptr : &keys[i - 1], i + 1 == n ? nullptr : &keys[i]);
-    rocksdb::SetPerfLevel(level);
   };
   std::vector<std::thread> helpers;
   const std::size_t workers = std::clamp<std::size_t>(threads, 1, n);
