@@ -9,7 +9,10 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("ss::wire::schema");
 
 struct DenseRequest {
-# Asks for the coordinator's central copy of the dense parameters.
+# Asks for the coordinator's central copy of the dense parameters (a trainer: its replica).
+
+  optimizer @0 :Bool;
+  # Also the dense optimizer's state (a snapshot keeps the trainers'; the others need no copy).
 }
 
 struct DenseReply {
@@ -21,6 +24,12 @@ struct DenseReply {
   # Every dense parameter, in the model's flat order (a sync server: its slice).
   momentum @2 :List(Float32);
   # A BMUF sync server: the block momentum of its slice (snapshots keep it); else empty.
+  optimizer @3 :List(Float32);
+  # The dense optimizer's state (Adam's moments, Adagrad's accumulators): a trainer's, when asked
+  # for it; the coordinator's answer to a trainer that starts, the snapshot's (averaged over the
+  # trainers). Empty with SGD, or when none is kept.
+  optimizerSteps @4 :UInt64;
+  # The updates applied with that state (Adam's bias correction).
 }
 
 struct SyncRestore {

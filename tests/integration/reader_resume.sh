@@ -50,6 +50,10 @@ resume() {
   "$bin" local "${common[@]}" --state-dir "$name.state" "$@" >"$name.out" 2>"$name.err" ||
     fail "$name: the resumed job failed: $(tail -3 "$name.err")"
   tail -1 "$name.out" >"$name.json"
+  # The trainer continues the snapshot's Adam, not a fresh one (whose first updates are full-size
+  # steps on every parameter).
+  grep -q "trainer-0: took the job's adam state ([0-9]* updates) with the central copy" "$name.err" ||
+    fail "$name: the trainer did not take the snapshot's optimizer state: $(grep -m1 "trainer-0: .*afresh" "$name.err")"
 }
 
 # every_row NAME EXPECTED: the job ended ok with EXPECTED examples committed.

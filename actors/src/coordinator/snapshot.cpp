@@ -137,13 +137,19 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
   for (std::size_t i = 0; i < m.readers.size() && i < st.reader_commits.size(); ++i) st.reader_commits[i] = m.readers[i];
   st.read_plan = m.read_plan;
   st.resumed_dense = snapshot.dense;
+  st.gathered_optimizer = {snapshot.dense.optimizer, snapshot.dense.optimizer_steps};
   // After a stored switch the snapshot's count is the one being left: nothing to plan from it.
   if (!st.options.switched) plan_reshape(self, m);
   std::uint64_t committed = m.read_plan.examples;
   for (const auto& r : m.readers) committed += r.examples;
-  spdlog::info("{}: resuming job {:016x} from snapshot {}: {} examples committed, {} dense parameters, {} shard "
+  const std::string optimizer =
+      snapshot.dense.optimizer.empty()
+          ? std::string()
+          : fmt::format(" (and the trainers' optimizer state after {} updates)", snapshot.dense.optimizer_steps);
+  spdlog::info("{}: resuming job {:016x} from snapshot {}: {} examples committed, {} dense parameters{}, {} shard "
                "checkpoint(s)",
-               st.options.name, m.job_id, m.snapshot_id, committed, snapshot.dense.params.size(), m.shards.size());
+               st.options.name, m.job_id, m.snapshot_id, committed, snapshot.dense.params.size(), optimizer,
+               m.shards.size());
   // Slice 0 of the sync state lives here.
   if (st.options.local_sync && !snapshot.dense.params.empty()) {
     const auto slices = static_cast<std::uint32_t>(st.options.job.sync_servers);
@@ -198,7 +204,7 @@ void restore_sync_server(coordinator_actor* self, std::uint32_t slice, const std
       });
 }
 
-void gather_replicas(coordinator_actor* self, std::function<void(std::vector<float>)> done) {
+void gather_replicas(coordinator_actor* self, std::function<void(std::vector<float>)> done, bool with_optimizer) {
   auto& st = self->state;
   struct trainer_to_ask {
     std::string endpoint;
@@ -212,15 +218,39 @@ void gather_replicas(coordinator_actor* self, std::function<void(std::vector<flo
   // Averaged over what is kept, so that the incarnations this gathering did not reach (killed
   // since) count as the final model will count them.
   if (trainers.empty()) return done(average_replicas(st));
+  // The optimizer states that come back, weighted as the replicas are.
+  struct optimizer_sum {
+    std::vector<double> weighted;
+    double weight = 0;
+    std::uint64_t steps = 0;
+  };
+  auto optimizers = std::make_shared<optimizer_sum>();
   auto pending = std::make_shared<std::size_t>(trainers.size());
-  auto one_done = [self, pending, done] {
-    if (--*pending == 0) done(average_replicas(self->state));
+  auto one_done = [self, pending, optimizers, done] {
+    if (--*pending > 0) return;
+    if (optimizers->weight > 0) {
+      auto& kept = self->state.gathered_optimizer;
+      kept.values.resize(optimizers->weighted.size());
+      for (std::size_t i = 0; i < kept.values.size(); ++i)
+        kept.values[i] = static_cast<float>(optimizers->weighted[i] / optimizers->weight);
+      kept.steps = optimizers->steps;
+    }
+    done(average_replicas(self->state));
   };
   for (auto& [endpoint, incarnation, seen] : trainers) {
     call_endpoint(
-        self, endpoint, make_body(wire::dense_request{}), seconds_span(st.options.job.request_timeout),
-        [self, one_done, incarnation = incarnation, seen = std::move(seen)](const envelope_ptr& e) mutable {
+        self, endpoint, make_body(wire::dense_request{with_optimizer}), seconds_span(st.options.job.request_timeout),
+        [self, one_done, optimizers, incarnation = incarnation, seen = std::move(seen)](const envelope_ptr& e) mutable {
           if (const auto* r = std::get_if<wire::dense_reply>(&e->message); r != nullptr && !r->params.empty()) {
+            auto& o = *optimizers;
+            if (!r->optimizer.empty() && (o.weighted.empty() || o.weighted.size() == r->optimizer.size())) {
+              // By examples trained, as the replicas; one that trained none yet counts once.
+              const double w = static_cast<double>(std::max<std::uint64_t>(1, seen.examples));
+              o.weighted.resize(r->optimizer.size(), 0.0);
+              for (std::size_t i = 0; i < r->optimizer.size(); ++i) o.weighted[i] += w * r->optimizer[i];
+              o.weight += w;
+              o.steps = std::max(o.steps, r->optimizer_steps);
+            }
             seen.params = r->params;
             self->state.last_seen_replicas[incarnation] = std::move(seen);
           }
@@ -297,13 +327,22 @@ caf::result<body_ptr> serve_dense_request(coordinator_actor* self) {
   auto& st = self->state;
   // Before the job runs, trainers start from the snapshot resumed from, or (empty answer) from
   // the seeded initialization they all share.
+  // Both with the optimizer state as last gathered (a resume's: the snapshot's), so that a
+  // trainer's first updates continue the job's rather than start a fresh optimizer.
+  const auto& optimizer = st.gathered_optimizer;
   if (!st.running_seen) {
-    if (st.resumed_dense) return make_body(wire::dense_reply{st.resumed_from, st.resumed_dense->params, {}});
+    if (st.resumed_dense)
+      return make_body(wire::dense_reply{st.resumed_from, st.resumed_dense->params, {}, optimizer.values, optimizer.steps});
     return make_body(wire::dense_reply{});
   }
   auto p = self->make_response_promise<body_ptr>();
-  gather_central(self, [p](job::dense_state d) mutable {
-    p.deliver(make_body(wire::dense_reply{1, std::move(d.params), {}}));
+  gather_central(self, [self, p](job::dense_state d) mutable {
+    wire::dense_reply reply{1, std::move(d.params), {}, {}, 0};
+    if (!reply.params.empty()) {
+      reply.optimizer = self->state.gathered_optimizer.values;
+      reply.optimizer_steps = self->state.gathered_optimizer.steps;
+    }
+    p.deliver(make_body(std::move(reply)));
   });
   return p;
 }
@@ -390,13 +429,22 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
           complete_if_done(self);
         });
   }
-  gather_central(self, [self, snapshot_id](job::dense_state d) {
-    auto& s = self->state;
-    if (!s.snapshot || s.snapshot->id != snapshot_id) return;
-    s.snapshot->dense = std::move(d);
-    s.snapshot->dense_done = true;
-    complete_if_done(self);
-  });
+  // The trainers' optimizer states first (their replicas come along, which a job without a
+  // central copy then uses), then the central copy.
+  gather_replicas(
+      self,
+      [self, snapshot_id](std::vector<float>) {
+        gather_central(self, [self, snapshot_id](job::dense_state d) {
+          auto& s = self->state;
+          if (!s.snapshot || s.snapshot->id != snapshot_id) return;
+          d.optimizer = s.gathered_optimizer.values;
+          d.optimizer_steps = s.gathered_optimizer.steps;
+          s.snapshot->dense = std::move(d);
+          s.snapshot->dense_done = true;
+          complete_if_done(self);
+        });
+      },
+      true);
   spdlog::info("{}: snapshot {} started", st.options.name, id);
 }
 

@@ -220,6 +220,14 @@ struct coordinator_state {
   // trainers start from until a live central copy exists.
   std::uint64_t resumed_from = 0;
   std::optional<job::dense_state> resumed_dense;
+  // The trainers' dense optimizer state as last gathered (each snapshot asks; a resume starts from
+  // the snapshot's), averaged by the examples each trained: what snapshots keep and a starting
+  // trainer takes. Empty until gathered, and with SGD.
+  struct optimizer_state {
+    std::vector<float> values;
+    std::uint64_t steps = 0;
+  };
+  optimizer_state gathered_optimizer;
   // Resuming on another shard count, until the rows have moved (then reset).
   std::optional<reshape_in_progress> reshape;
   std::uint32_t reshaped_from = 0;  // the shard count a completed reshape moved the rows from (0: none)
@@ -450,8 +458,10 @@ std::int64_t wall_ms(const coordinator_state& st);
 // resumed from.
 void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done);
 // Asks every live trainer for its replica, keeps each as its incarnation's last seen, and hands
-// on average_replicas (empty when no trainer ever answered).
-void gather_replicas(coordinator_actor* self, std::function<void(std::vector<float>)> done);
+// on average_replicas (empty when no trainer ever answered). with_optimizer: their optimizer
+// states too, averaged into gathered_optimizer (kept as it was when none answers with one).
+void gather_replicas(coordinator_actor* self, std::function<void(std::vector<float>)> done,
+                     bool with_optimizer = false);
 // A trainer asks for the central copy (it starts or restarts).
 caf::result<body_ptr> serve_dense_request(coordinator_actor* self);
 // Writes the current model (the central dense state and every shard's rows) to `path` and

@@ -110,6 +110,30 @@ void start_workers(trainer_self self) {
                st.ctx->sync.algo == sync::algorithm::none ? "" : sync::to_string(st.ctx->sync));
 }
 
+// The optimizer state that comes with the central copy (a resumed job's snapshot, or the one
+// gathered last): taken, so that the first updates continue the job's instead of being
+// full-size steps on every parameter, as a fresh Adam's or Adagrad's are.
+void take_optimizer_state(trainer_state& st, const wire::dense_reply& reply) {
+  const auto& name = st.ctx->options.name;
+  auto& model = *st.ctx->model;
+  if (model.optimizer_state_size() == 0) return;  // SGD: nothing to take
+  const char* kind = optim::to_string(model.optimizer().kind);
+  if (reply.optimizer.empty()) {
+    if (!reply.params.empty())
+      spdlog::info("{}: the central copy comes without {} state (none kept yet): the optimizer starts afresh", name,
+                   kind);
+    return;
+  }
+  if (reply.optimizer.size() != model.optimizer_state_size()) {
+    spdlog::warn("{}: the central copy's optimizer state has {} values, this trainer's {} optimizer {} (another "
+                 "--dense-optimizer before the resume?): it starts afresh",
+                 name, reply.optimizer.size(), kind, model.optimizer_state_size());
+    return;
+  }
+  model.restore_optimizer(reply.optimizer.data(), reply.optimizer_steps);
+  spdlog::info("{}: took the job's {} state ({} updates) with the central copy", name, kind, reply.optimizer_steps);
+}
+
 void fetch_central_model(trainer_self self) {
   auto& st = self->state;
   self->request(st.ctx->gateway, caf::infinite, call_atom::value, st.coordinator_link, make_body(wire::dense_request{}),
@@ -131,6 +155,7 @@ void fetch_central_model(trainer_self self) {
             // same every trainer computes.
             if (!reply->params.empty())
               std::copy(reply->params.begin(), reply->params.end(), s.ctx->model->params());
+            take_optimizer_state(s, *reply);
             s.model_ready = true;
             start_workers(self);
           },
@@ -319,8 +344,13 @@ trainer_actor::behavior_type trainer(trainer_self self, context_ptr ctx, gateway
           if (!st.model_ready)
             return make_body(wire::error_reply{errc::unavailable, st.ctx->options.name + " has no replica yet: it is "
                                                                                           "fetching the central copy"});
-          const float* p = st.ctx->model->params();
-          return make_body(wire::dense_reply{st.ctx->progress->batches(), std::vector<float>(p, p + st.ctx->model->size()), {}});
+          const auto& model = *st.ctx->model;
+          wire::dense_reply reply{st.ctx->progress->batches(), std::vector<float>(model.params(), model.params() + model.size()), {}};
+          if (std::get<wire::dense_request>(env->message).optimizer && model.optimizer_state_size() > 0) {
+            reply.optimizer.assign(model.optimizer_state(), model.optimizer_state() + model.optimizer_state_size());
+            reply.optimizer_steps = model.steps();
+          }
+          return make_body(std::move(reply));
         }
         if (!std::holds_alternative<wire::status_request>(env->message))
           return make_body(wire::error_reply{errc::invalid_argument, std::string("a trainer does not serve ") +

@@ -18,7 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char dense_magic[8] = {'S', 'S', 'D', 'E', 'N', 'S', 'E', '1'};
+constexpr char dense_magic[8] = {'S', 'S', 'D', 'E', 'N', 'S', 'E', '2'};
+constexpr char dense_magic_v1[8] = {'S', 'S', 'D', 'E', 'N', 'S', 'E', '1'};  // no optimizer state
 
 status corrupt(const std::string& what) { return {errc::corrupt, what}; }
 
@@ -352,6 +353,8 @@ std::string encode_dense(const dense_state& d) {
   };
   put_floats(d.params);
   put_floats(d.momentum);
+  io::append_le(out, d.optimizer_steps);
+  put_floats(d.optimizer);
   io::append_le(out, crc32c(out.data(), out.size()));
   return out;
 }
@@ -359,7 +362,9 @@ std::string encode_dense(const dense_state& d) {
 result<dense_state> decode_dense(const std::string& bytes) {
   if (bytes.size() < sizeof dense_magic + 2 * sizeof(std::uint64_t) + sizeof(std::uint32_t))
     return corrupt("dense.bin is truncated (" + std::to_string(bytes.size()) + " bytes)");
-  if (std::memcmp(bytes.data(), dense_magic, sizeof dense_magic) != 0) return corrupt("dense.bin has no SSDENSE1 magic");
+  const bool v1 = std::memcmp(bytes.data(), dense_magic_v1, sizeof dense_magic_v1) == 0;
+  if (!v1 && std::memcmp(bytes.data(), dense_magic, sizeof dense_magic) != 0)
+    return corrupt("dense.bin has neither the SSDENSE2 nor the SSDENSE1 magic");
   const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
   const std::uint32_t stored = stored_crc(bytes);
   const std::uint32_t actual = crc32c(bytes.data(), bytes.size() - sizeof stored);
@@ -379,6 +384,12 @@ result<dense_state> decode_dense(const std::string& bytes) {
   };
   SS_RETURN_IF_ERROR(get_floats(d.params));
   SS_RETURN_IF_ERROR(get_floats(d.momentum));
+  if (!v1) {
+    if (end - at < sizeof(std::uint64_t)) return corrupt("dense.bin is truncated");
+    d.optimizer_steps = io::get_le<std::uint64_t>(raw + at);
+    at += sizeof(std::uint64_t);
+    SS_RETURN_IF_ERROR(get_floats(d.optimizer));
+  }
   if (at != end) return corrupt("dense.bin has " + std::to_string(end - at) + " bytes after its data");
   return d;
 }

@@ -22,6 +22,11 @@ dense_model::dense_model(const model::dlrm_config& config, const optim::dense_op
   if (optimizer.state_per_param() > 0) state_.resize(layout_.size() * optimizer.state_per_param());
 }
 
+void dense_model::restore_optimizer(const float* state, std::uint64_t steps) {
+  std::copy(state, state + state_.size(), state_.data());
+  steps_.store(steps, std::memory_order_relaxed);
+}
+
 std::size_t non_finite_count(const float* v, std::size_t n) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) bad += std::isfinite(v[i]) ? 0 : 1;

@@ -35,11 +35,14 @@ TEST_CASE("byte order: integers and floats are little-endian whatever the host",
 }
 
 TEST_CASE("byte order: a snapshot's dense.bin is little-endian", "[core][io][snapshot]") {
-  const std::string bytes = job::encode_dense(job::dense_state{{1.0f}, {}});
-  // magic (8), count 1 (8, LE), 1.0f (4, LE), count 0 (8), crc (4)
-  REQUIRE(bytes.size() == 32);
+  const std::string bytes = job::encode_dense(job::dense_state{{1.0f}, {}, {-2.5f}, 258});
+  // magic (8), count 1 (8, LE), 1.0f (4, LE), count 0 (8), steps 258 (8, LE), count 1 (8),
+  // -2.5f (4, LE), crc (4)
+  REQUIRE(bytes.size() == 52);
   CHECK(bytes.substr(8, 8) == std::string("\x01\0\0\0\0\0\0\0", 8));
   CHECK(bytes.substr(16, 4) == std::string("\x00\x00\x80\x3f", 4));
+  CHECK(bytes.substr(28, 8) == std::string("\x02\x01\0\0\0\0\0\0", 8));
+  CHECK(bytes.substr(44, 4) == std::string("\x00\x00\x20\xc0", 4));
 }
 
 TEST_CASE("durable files: replace_file swaps the content and leaves no temporary", "[core][io]") {

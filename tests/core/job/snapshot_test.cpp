@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "ss/core/checksum.hpp"
+#include "ss/core/io/byte_order.hpp"
 #include "ss/core/io/keyed_text.hpp"
 #include "ss/core/job/snapshot.hpp"
 
@@ -26,16 +28,36 @@ std::string with_reader_line_cut(const std::string& text, const std::string& kep
 
 }  // namespace
 
-TEST_CASE("dense state round trips, with and without momentum", "[job][snapshot]") {
-  for (const dense_state& d : {dense_state{{1.5f, -2.0f, 3.25f}, {}}, dense_state{{0.5f, 0.25f}, {0.125f, -1.0f}},
-                               dense_state{{}, {}}}) {
+TEST_CASE("dense state round trips, with and without momentum and optimizer state", "[job][snapshot]") {
+  for (const dense_state& d :
+       {dense_state{{1.5f, -2.0f, 3.25f}, {}, {}, 0}, dense_state{{0.5f, 0.25f}, {0.125f, -1.0f}, {}, 0},
+        dense_state{{0.5f, 0.25f}, {}, {0.01f, -0.02f, 1e-6f, 4e-7f}, 12345}, dense_state{{}, {}, {}, 0}}) {
     const std::string bytes = encode_dense(d);
-    CHECK(bytes.size() == 8 + 8 + 4 * d.params.size() + 8 + 4 * d.momentum.size() + 4);
+    CHECK(bytes.size() == 8 + 8 + 4 * d.params.size() + 8 + 4 * d.momentum.size() + 8 + 8 + 4 * d.optimizer.size() + 4);
     auto back = decode_dense(bytes);
     REQUIRE(back.is_ok());
     CHECK(back->params == d.params);
     CHECK(back->momentum == d.momentum);
+    CHECK(back->optimizer == d.optimizer);
+    CHECK(back->optimizer_steps == d.optimizer_steps);
   }
+}
+
+TEST_CASE("a dense.bin of the format before optimizer state reads as a snapshot without it", "[job][snapshot]") {
+  // SSDENSE1: the params and the momentum, then the checksum.
+  std::string v1("SSDENSE1", 8);
+  ss::io::append_le(v1, std::uint64_t{2});
+  const float params[2] = {0.75f, -1.5f};
+  unsigned char raw[sizeof params];
+  ss::io::encode_floats_le(params, 2, raw);
+  v1.append(reinterpret_cast<const char*>(raw), sizeof raw);
+  ss::io::append_le(v1, std::uint64_t{0});
+  ss::io::append_le(v1, ss::crc32c(v1.data(), v1.size()));
+  auto back = decode_dense(v1);
+  REQUIRE(back.is_ok());
+  CHECK(back->params == std::vector<float>{0.75f, -1.5f});
+  CHECK(back->optimizer.empty());
+  CHECK(back->optimizer_steps == 0);
 }
 
 TEST_CASE("damaged dense state is refused with a message saying why", "[job][snapshot]") {

@@ -10,7 +10,8 @@ template <>
 struct codec<dense_request>
     : union_member<Body::DENSE_REQUEST, &Body::Builder::initDenseRequest, &Body::Reader::getDenseRequest> {
   static constexpr const char* name = "dense_request";
-  using fields = field_list<Wire>;
+  using fields = field_list<Wire,
+      field<&dense_request::optimizer, &Wire::Builder::setOptimizer, &Wire::Reader::getOptimizer>>;
 };
 
 template <>
@@ -20,7 +21,9 @@ struct codec<dense_reply>
   using fields = field_list<Wire,
       field<&dense_reply::version, &Wire::Builder::setVersion, &Wire::Reader::getVersion>,
       list<&dense_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
-      list<&dense_reply::momentum, &Wire::Builder::initMomentum, &Wire::Reader::getMomentum>>;
+      list<&dense_reply::momentum, &Wire::Builder::initMomentum, &Wire::Reader::getMomentum>,
+      list<&dense_reply::optimizer, &Wire::Builder::initOptimizer, &Wire::Reader::getOptimizer>,
+      field<&dense_reply::optimizer_steps, &Wire::Builder::setOptimizerSteps, &Wire::Reader::getOptimizerSteps>>;
 };
 
 template <>

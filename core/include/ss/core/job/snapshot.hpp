@@ -10,9 +10,11 @@
 // the same id (its RocksDB checkpoint), and the manifest records each checkpoint's row count and
 // content checksum.
 //
-// dense.bin: "SSDENSE1" (8 bytes), u64 n, n little-endian floats (params), u64 m, m floats
-// (momentum: BMUF's block momentum or the outer optimizer's, else m = 0), u32 CRC32C of
-// everything before it.
+// dense.bin: "SSDENSE2" (8 bytes), u64 n, n little-endian floats (params), u64 m, m floats
+// (momentum: BMUF's block momentum or the outer optimizer's, else m = 0), u64 steps, u64 k, k
+// floats (the trainers' dense optimizer state, else k = 0), u32 CRC32C of everything before it.
+// "SSDENSE1" (before 2026-12-02) ends after the momentum: read as a snapshot without optimizer
+// state.
 // MANIFEST: "key = value" lines; the last line is "crc32c = XXXXXXXX", the CRC32C (hex) of every
 // byte before that line.
 #pragma once
@@ -131,6 +133,12 @@ result<snapshot_manifest> parse_manifest(const std::string& text);
 struct dense_state {
   std::vector<float> params;    // the central copy (EASGD center, BMUF global model, MA mean, or a replica)
   std::vector<float> momentum;  // BMUF block momentum or the outer optimizer's (-nesterov); empty otherwise
+  // The trainers' dense optimizer state (Adam's two moments, Adagrad's accumulators; layout of
+  // train::dense_model), averaged over the trainers by the examples each trained, and the most
+  // updates any of them applied (Adam's bias correction). Empty with SGD: a job resumed without
+  // it starts its optimizer afresh, whose first updates are full-size steps on every parameter.
+  std::vector<float> optimizer;
+  std::uint64_t optimizer_steps = 0;
 };
 
 std::string encode_dense(const dense_state& d);

@@ -31,6 +31,14 @@ class dense_model {
   std::size_t size() const { return params_.size(); }
   // Optimizer state parallel to params (Adagrad's accumulators); nullptr for SGD.
   float* optimizer_state() { return state_.empty() ? nullptr : state_.data(); }
+  const float* optimizer_state() const { return state_.empty() ? nullptr : state_.data(); }
+  // Its floats: optimizer().state_per_param() x size(); 0 for SGD.
+  std::size_t optimizer_state_size() const { return state_.size(); }
+  // Updates applied so far.
+  std::uint64_t steps() const { return steps_.load(std::memory_order_relaxed); }
+  // A resumed replica takes back a snapshot's optimizer state (optimizer_state_size() floats) and
+  // update count instead of starting afresh. Before its workers start: nothing else writes.
+  void restore_optimizer(const float* state, std::uint64_t steps);
   // The 1-based number of the update about to be applied (Adam's bias correction); shared by the
   // Hogwild workers.
   std::uint64_t next_step() { return steps_.fetch_add(1, std::memory_order_relaxed) + 1; }

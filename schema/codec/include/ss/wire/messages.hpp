@@ -336,12 +336,18 @@ struct warm_reply {
 
 // ---- the dense model ---------------------------------------------------------------------
 
-struct dense_request {};
+struct dense_request {
+  bool optimizer = false;  // also the dense optimizer's state (a snapshot asks the trainers for it)
+};
 
 struct dense_reply {
   std::uint64_t version = 0;  // bumps whenever the central copy changes
   std::vector<float> params;
   std::vector<float> momentum;  // a BMUF sync server's block momentum (its slice); else empty
+  // The dense optimizer's state (train::dense_model's layout) and its update count: a trainer's
+  // when asked; to a starting trainer, the snapshot's or the latest gathered. Empty: start afresh.
+  std::vector<float> optimizer;
+  std::uint64_t optimizer_steps = 0;
 };
 
 // A sync server's state, sent to it when a job resumes from a snapshot.
