@@ -677,9 +677,10 @@ for c in $cases; do
   elif [[ $signal == KILL* && $service == *shard-* ]]; then
     check_case "$name" 1.03
   elif [[ $phase == resume ]]; then
-    # A power cut resumes the trainers from the snapshot's central copy with fresh dense optimizer
-    # state (snapshots keep the center, not each trainer's Adam moments): +0.3% NE on average
-    # here, and single runs of both jobs spread about as much (on this VM, nine resumed runs of
+    # A power cut resumes the trainers from the snapshot's central copy and the trainers' averaged
+    # optimizer state (before 2026-12-02 a fresh Adam: +0.3% NE on average here at a third of the
+    # rows, more when cut late; a late cut of two trainers still costs more, durability.md), and
+    # single runs of both jobs spread about as much (on this VM, nine resumed runs of
     # the online case: x0.998 to x1.006 the worse undisturbed run; once x1.011 in CI). Every case
     # of this phase is such a power cut before its own fault (reader-0-TERM-resume once x1.0100).
     check_case "$name" 1.02
