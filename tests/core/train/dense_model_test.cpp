@@ -5,21 +5,13 @@
 #include <vector>
 
 #include "ss/core/train/dense_model.hpp"
+#include "tiny_config.hpp"
 
 using namespace ss;
 using namespace ss::train;
+using ss::train::testing::tiny_config;
 
 namespace {
-
-model::dlrm_config small_config() {
-  model::dlrm_config c;
-  c.num_dense = 2;
-  c.num_sparse = 3;
-  c.embedding_dim = 4;
-  c.bottom_mlp = {8, 4};
-  c.top_mlp = {8, 1};
-  return c;
-}
 
 // Gradient k of a fixed sequence: every parameter gets a different value, some near zero.
 std::vector<float> gradient(std::size_t n, int k) {
@@ -47,17 +39,17 @@ TEST_CASE("dense_model: a replica given another's optimizer state continues as t
     opt.kind = kind;
     opt.learning_rate = 0.01f;
     opt.epsilon = optim::dense_optimizer::default_epsilon(kind);
-    dense_model original(small_config(), opt, 7);
+    dense_model original(tiny_config(), opt, 7);
     REQUIRE(original.optimizer_state_size() == original.size() * opt.state_per_param());
     for (int k = 0; k < 50; ++k) step(original, k);
     CHECK(original.steps() == 50);
 
     // What a resume does: the params and the optimizer state and step count of the snapshot.
-    dense_model resumed(small_config(), opt, 99);
+    dense_model resumed(tiny_config(), opt, 99);
     std::copy(original.params(), original.params() + original.size(), resumed.params());
     resumed.restore_optimizer(original.optimizer_state(), original.steps());
     // What a resume without the state did: the params alone, the optimizer afresh.
-    dense_model afresh(small_config(), opt, 99);
+    dense_model afresh(tiny_config(), opt, 99);
     std::copy(original.params(), original.params() + original.size(), afresh.params());
 
     for (int k = 50; k < 55; ++k) {
@@ -74,7 +66,7 @@ TEST_CASE("dense_model: a replica given another's optimizer state continues as t
 }
 
 TEST_CASE("dense_model: SGD keeps no optimizer state", "[train]") {
-  dense_model m(small_config(), optim::dense_optimizer{}, 1);
+  dense_model m(tiny_config(), optim::dense_optimizer{}, 1);
   CHECK(m.optimizer_state_size() == 0);
   CHECK(m.optimizer_state() == nullptr);
 }

@@ -7,21 +7,13 @@
 #include "ss/core/clock.hpp"
 #include "ss/core/random.hpp"
 #include "ss/core/train/hogwild_trainer.hpp"
+#include "tiny_config.hpp"
 
 using namespace ss;
 using namespace ss::train;
+using ss::train::testing::tiny_config;
 
 namespace {
-
-model::dlrm_config tiny_config() {
-  model::dlrm_config c;
-  c.num_dense = 2;
-  c.num_sparse = 3;
-  c.embedding_dim = 4;
-  c.bottom_mlp = {8, 4};
-  c.top_mlp = {8, 1};
-  return c;
-}
 
 // A learnable toy problem: the click probability depends on the id of table 0 and on dense[0].
 std::vector<data::example_batch> make_batches(int count, int size, std::uint64_t seed) {
