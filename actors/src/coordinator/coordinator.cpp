@@ -256,14 +256,17 @@ void evaluate_final_model(coordinator_actor* self);
 void start_evaluation(coordinator_actor* self) {
   auto& st = self->state;
   st.evaluating = true;
-  for (const auto& [id, r] : st.last_seen_replicas)
-    if (st.replicas.count(id) == 0 && r.examples > 0)
-      spdlog::info("{}: the final model counts {}'s replica as last gathered, after {} examples: that incarnation "
-                   "never reported its own (killed first)",
-                   st.options.name, r.trainer, r.examples);
-  st.central = average_replicas(st);
   auto spec = sync::parse_sync(st.options.job.sync);
   const bool from_servers = spec.is_ok() && (spec->algo == sync::algorithm::easgd || spec->algo == sync::algorithm::bmuf);
+  // Snapshots gather every job's replicas (with their optimizer state); only a job without a
+  // central copy builds its final model from them.
+  if (!from_servers)
+    for (const auto& [id, r] : st.last_seen_replicas)
+      if (st.replicas.count(id) == 0 && r.examples > 0)
+        spdlog::info("{}: the final model counts {}'s replica as last gathered, after {} examples: that incarnation "
+                     "never reported its own (killed first)",
+                     st.options.name, r.trainer, r.examples);
+  st.central = average_replicas(st);
   if (!from_servers || st.central.empty()) return evaluate_final_model(self);
   const auto slices = static_cast<std::uint32_t>(st.options.job.sync_servers);
   auto remaining = std::make_shared<std::uint32_t>(slices);
