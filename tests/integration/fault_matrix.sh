@@ -663,6 +663,10 @@ for c in $cases; do
   # A shard killed outright loses its updates since its last write to storage (at most a second
   # here, where snapshots come every second): up to 2-3% of NE on this short job, whose kill comes
   # a few seconds in (fault_injection.sh holds 1% on a longer one).
+  # Where the cut came (a late one costs more, durability.md): printed, for a failure to show.
+  if [[ $phase == resume ]]; then
+    echo "  $name: $(grep -m1 -o "from snapshot [0-9]*: [0-9]* examples committed" "$name.err" || echo "no resume line")"
+  fi
   if [[ $signal == CORRUPT ]]; then
     check_case "$name" 1.05
   elif [[ $signal == NOCKPT ]]; then
