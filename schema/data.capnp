@@ -2,6 +2,7 @@
 #
 #   trainer -> reader   PullRequest (credits); reader -> trainer: BatchMessage ..., EndOfData
 #   trainer -> reader   BatchAck (the batch was trained; the reader may commit past it)
+#   coordinator -> reader   PositionRequest / PositionReply (the committed position now)
 
 @0x855ae9e500020d82;
 
@@ -127,4 +128,23 @@ struct BatchAck {
   trainer @3 :UInt64;
   # The acking trainer's incarnation (0: not said): a batch handed to another trainer since (this
   # one had left the view) is the other's to ack.
+}
+
+struct PositionRequest {
+# The coordinator asks a reader for its committed position as it stands now: a snapshot records
+# it at its start (a heartbeat's can be an interval old, and every example trained since would be
+# trained again on resume).
+}
+
+struct PositionReply {
+# A reader's committed position when it answered.
+
+  committed @0 :ReadPosition;
+  # Every row before it was trained (valid when hasCommitted).
+  hasCommitted @1 :Bool;
+  # False: nothing committed since the reader started (the coordinator keeps what it knew).
+  committedExamples @2 :UInt64;
+  # Examples before the committed position, including those of earlier incarnations.
+  committedBadRows @3 :UInt64;
+  # Bad rows before the committed position, including those of earlier incarnations.
 }

@@ -115,5 +115,9 @@ struct Envelope {
     # Client -> coordinator.
     reshardReply @43 :Control.ReshardReply;
     # Coordinator -> client.
+    positionRequest @44 :Data.PositionRequest;
+    # Coordinator -> reader.
+    positionReply @45 :Data.PositionReply;
+    # Reader -> coordinator.
   }
 }

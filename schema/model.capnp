@@ -30,6 +30,9 @@ struct DenseReply {
   # trainers). Empty with SGD, or when none is kept.
   optimizerSteps @4 :UInt64;
   # The updates applied with that state (Adam's bias correction).
+  examples @5 :UInt64;
+  # A trainer's replica: the examples it was trained on (its weight in an average; a heartbeat's
+  # count can be an interval old). 0: not said.
 }
 
 struct SyncRestore {

@@ -141,6 +141,13 @@ struct setup {
   bool acked(std::uint64_t sequence, std::uint64_t incarnation, std::uint64_t trainer = 0) {
     return std::holds_alternative<wire::ack>(*ask(f, r, wire::batch_ack{0, sequence, incarnation, trainer}));
   }
+  // What a snapshot's start asks: the committed position now.
+  wire::position_reply position() {
+    auto b = ask(f, r, wire::position_request{});
+    REQUIRE(b.has_value());
+    REQUIRE(std::holds_alternative<wire::position_reply>(*b));
+    return std::get<wire::position_reply>(*b);
+  }
 };
 
 }  // namespace reader_test
@@ -170,6 +177,7 @@ TEST_CASE("reader: numbered batches and a committed prefix with duplicate acks r
     std::lock_guard<std::mutex> lock(t.counters->mu);
     CHECK_FALSE(t.counters->has_committed);  // batch 0 is not trained: nothing is committed
   }
+  CHECK_FALSE(t.position().has_committed);
   CHECK(t.acked(0, 0x51));
   {
     std::lock_guard<std::mutex> lock(t.counters->mu);
@@ -177,6 +185,13 @@ TEST_CASE("reader: numbered batches and a committed prefix with duplicate acks r
     CHECK(t.counters->committed.byte_offset == batches[1].end.byte_offset);
     CHECK(t.counters->committed_examples == 200);
   }
+  // Asked at once (no heartbeat between): the position after batch 1, with its examples.
+  const auto now = t.position();
+  CHECK(now.has_committed);
+  CHECK(now.committed.byte_offset == batches[1].end.byte_offset);
+  CHECK(now.committed.line_number == batches[1].end.line_number);
+  CHECK(now.committed_examples == 200);
+  CHECK(now.committed_bad_rows == 0);
   CHECK(t.acked(2, 0x51));
   CHECK(t.counters->examples_acked.load() == 300);
   CHECK(t.counters->finished.load());

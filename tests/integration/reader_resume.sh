@@ -13,7 +13,8 @@
 #   - 2 -> 3, stopped, then 3 -> 1: a second change starts from the first one's plan;
 #   - a shuffled job, 2 -> 3 as processes and 2 -> 3 -> 1, and one of two epochs 2 -> 3: the new
 #     readers finish the shuffle windows the old ones left (as the old reader would have handed
-#     them out) before their own files; a new reader killed -9 while it finishes one resumes in it.
+#     them out) before their own files; a new reader killed -9 while it finishes one resumes in it;
+#   - a snapshot's reader positions are the readers' own at its start (heartbeats 6 s apart).
 # usage: reader_resume.sh SHADOWSYNC_BINARY   (SS_READER_ROWS: the data's rows, 150,000;
 #        SS_READER_NE_BOUND: the six files' NE bound, 1.01: scripts/sanitize.sh loosens both)
 set -euo pipefail
@@ -250,10 +251,26 @@ every_row heir "$rows"
 grep -q "reader-$heir: resuming in the shuffle window 1 it inherited" heir.err ||
   fail "heir: reader-$heir did not resume inside the window it inherited: $(grep "reader-$heir: resuming" heir.err)"
 
+echo "9. a snapshot records the readers' positions as they stand, not as their last heartbeats said"
+# Heartbeats 6 s apart: the first two snapshots (a second apart, early in the job) fall between two
+# of them. Each must ask the readers: the positions move from one to the next (they used to be
+# the heartbeat's both times, 128 examples here, so that a resume trained all since again).
+"$bin" local "${common[@]}" "${six[@]}" --readers 2 --state-dir asked.state --heartbeat-interval 6 --member-timeout 30 \
+  >asked.out 2>asked.err || fail "asked: the job failed: $(tail -3 asked.err)"
+tail -1 asked.out >asked.json
+every_row asked "$rows"
+committed_at() { grep -m1 -o "snapshot $1 complete in [0-9.]*s: [0-9]* examples" asked.err | grep -o "[0-9]* examples" | cut -d' ' -f1; }
+first=$(committed_at 1)
+second=$(committed_at 2)
+((${second:-0} > ${first:-0})) ||
+  fail "asked: the first two snapshots recorded ${first:-no} and ${second:-no} examples committed (the second must be more)"
+echo "  asked: the first two snapshots at ${first:-none} and ${second:-none} examples committed"
+
 if ((failures > 0)); then
   echo "reader_resume: $failures failure(s); work dir $work"
   exit 1
 fi
 echo "reader_resume: ok (one file: the unchanged resume's model; six files: 2 -> 3, 2 -> 1 as processes, a reader" \
      "killed, 2 -> 3 -> 1, two epochs, shuffled 2 -> 3, 2 -> 3 -> 1, over two epochs and with a reader killed in a window it inherited: every row" \
-     "committed once per epoch; an earlier build's snapshot inside a window refused another count)"
+     "committed once per epoch; an earlier build's snapshot inside a window refused another count; a snapshot's" \
+     "positions asked of the readers)"

@@ -187,7 +187,7 @@ inline std::vector<body> written_samples() {
   add(push_request{{3, 4, 5}, {9, 8, 7}, {0.5f, -0.25f, 1e-8f, -3e7f, 0.0f, -0.0f}, 0.375f, 0x7f3a, 2, 1ULL << 35});
   add(push_reply{4096, true});
   add(dense_request{true});
-  add(dense_reply{31, {1.0f, -2.5f, 3.25f, 1e-30f, 7.0f}, {0.5f, -0.5f, 0.0f, -0.0f, 1e30f}, {1e-4f, 2e-9f}, 4096});
+  add(dense_reply{31, {1.0f, -2.5f, 3.25f, 1e-30f, 7.0f}, {0.5f, -0.5f, 0.0f, -0.0f, 1e30f}, {1e-4f, 2e-9f}, 4096, 51200});
   add(dense_report{5, 2'000'000, {0.125f, 0.25f, -0.5f}});
   add(status_request{});
   add(status_reply{R"({"role":"coordinator","state":"running"})"});

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "state.hpp"
+#include "ss/actors/read_positions.hpp"
 #include "ss/actors/sync_server.hpp"
 #include "ss/core/sync/sync_algorithms.hpp"
 
@@ -96,10 +97,12 @@ void complete_if_done(coordinator_actor* self) {
   st.last_snapshot_seconds = seconds;
   st.last_snapshot_rows = rows;
   st.last_snapshot_bytes = bytes;
-  spdlog::info("{}: snapshot {} complete in {:.2f}s: {} embedding rows ({:.1f} MB on the shards), {} dense "
-               "parameters, at {}",
-               st.options.name, snap.id, seconds, rows, static_cast<double>(bytes) / 1e6, snap.dense.params.size(),
-               store.path_of(snap.id));
+  std::uint64_t committed = 0;
+  for (const auto& r : snap.manifest.readers) committed += r.examples;
+  spdlog::info("{}: snapshot {} complete in {:.2f}s: {} examples committed, {} embedding rows ({:.1f} MB on the "
+               "shards), {} dense parameters, at {}",
+               st.options.name, snap.id, seconds, committed, rows, static_cast<double>(bytes) / 1e6,
+               snap.dense.params.size(), store.path_of(snap.id));
   answer_waiters(snap, make_body(wire::snapshot_reply{snap.id, store.path_of(snap.id), rows, bytes, 0, seconds}));
   st.snapshot.reset();
   reshape_snapshot_done(self, true, "");
@@ -242,6 +245,10 @@ void gather_replicas(coordinator_actor* self, std::function<void(std::vector<flo
         self, endpoint, make_body(wire::dense_request{with_optimizer}), seconds_span(st.options.job.request_timeout),
         [self, one_done, optimizers, incarnation = incarnation, seen = std::move(seen)](const envelope_ptr& e) mutable {
           if (const auto* r = std::get_if<wire::dense_reply>(&e->message); r != nullptr && !r->params.empty()) {
+            // Weighted by the examples it trained as it answered (its last heartbeat's can be an
+            // interval old, and two replicas that never synced average to a model that is
+            // sensitive to the weights).
+            if (r->examples > 0) seen.examples = r->examples;
             auto& o = *optimizers;
             if (!r->optimizer.empty() && (o.weighted.empty() || o.weighted.size() == r->optimizer.size())) {
               // By examples trained, as the replicas; one that trained none yet counts once.
@@ -347,51 +354,22 @@ caf::result<body_ptr> serve_dense_request(coordinator_actor* self) {
   return p;
 }
 
-void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise> waiter) {
+// The cut, once the reader positions are in: the shards' checkpoints and the dense state, taken
+// after the positions. Every example before them was trained and pushed, so the checkpoints hold
+// its updates; examples acked after them may be in the checkpoints too, and are trained again on
+// resume.
+void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<job::reader_commit> positions) {
   auto& st = self->state;
-  auto refuse = [&waiter](errc code, const std::string& why) {
-    if (waiter) waiter->deliver(make_body(wire::error_reply{code, why}));
-  };
-  if (!st.options.snapshots) return refuse(errc::invalid_argument, "the coordinator has no --snapshot-dir");
-  // Before the job runs, only the snapshot of a new shard count (the commit of its rows' move).
+  auto& snap = *st.snapshot;
   const bool reshaping = st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
-  if (st.state != wire::job_state::running && st.state != wire::job_state::draining && !reshaping)
-    return refuse(errc::unavailable, std::string("the job is ") + wire::to_string(st.state) + ", not running");
-  // A live reshard takes its own snapshot (the new shape's); no other until it is done.
-  if (live_reshape(st) && !reshaping)
-    return refuse(errc::unavailable, "the job is changing its shard count (" + reshape_status(st) + ")");
-  if (st.snapshot) {  // one at a time: join the one under way
-    if (waiter) st.snapshot->waiters.push_back(*waiter);
-    return;
-  }
-  // The shards of the job's count (a reshape's leaving shards are not in it).
   const std::size_t shards = reshaping ? st.reshape->to : st.shard_slots.size();
   for (std::size_t i = 0; i < shards; ++i)
-    if (st.shard_slots[i] == 0) return refuse(errc::unavailable, "shard " + std::to_string(i) + " is absent");
-  auto ids = st.options.snapshots->list();
-  if (!ids.is_ok()) {
-    // The store is unusable (gone, not a directory, unreadable): a failed snapshot, said loudly,
-    // not a silent skip; tried again an interval later.
-    st.counters.snapshots_failed.add();
-    st.last_snapshot_error = "the snapshot store: " + ids.error().message();
-    st.last_snapshot_at = self->clock().now();
-    spdlog::warn("{}: no snapshot: {}", st.options.name, st.last_snapshot_error);
-    return refuse(ids.error().code(), ids.error().message());
-  }
-  const std::uint64_t id = std::max(st.last_snapshot_id, ids->empty() ? 0 : ids->back()) + 1;
-  st.snapshot.emplace();
-  auto& snap = *st.snapshot;
-  snap.id = id;
-  snap.started = self->clock().now();
-  if (waiter) snap.waiters.push_back(*waiter);
+    if (st.shard_slots[i] == 0) return abandon(self, "shard " + std::to_string(i) + " is absent");
   auto& m = snap.manifest;
   m.job_id = st.job_id;
-  m.snapshot_id = id;
+  m.snapshot_id = snapshot_id;
   m.created_unix_ms = wall_ms(st);
-  // The reader positions first: every example before them was trained and pushed, so the
-  // checkpoints the shards take after this moment hold its updates (examples after them may be
-  // in the checkpoints too: they are replayed on resume).
-  m.readers = st.reader_commits;
+  m.readers = std::move(positions);
   m.read_plan = st.read_plan;
   record_trainers(st, m);
   m.shards.resize(shards);
@@ -399,11 +377,10 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   if (static_cast<std::uint32_t>(st.options.job.shards) != st.shards_flag) m.shards_flag = st.shards_flag;
   const auto timeout = seconds_span(st.options.snapshot_timeout);
   wire::snapshot_request req;
-  req.snapshot_id = id;
+  req.snapshot_id = snapshot_id;
   req.keep = ids_to_keep(st);
   snap.shards_pending = shards;
   snap.shard_members.assign(st.shard_slots.begin(), st.shard_slots.begin() + static_cast<std::ptrdiff_t>(shards));
-  const std::uint64_t snapshot_id = id;
   for (std::size_t i = 0; i < shards; ++i) {
     const std::string endpoint = st.members.at(st.shard_slots[i]).endpoint;
     call_endpoint(
@@ -445,7 +422,81 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
         });
       },
       true);
+}
+
+// The readers' committed positions as they stand now, then the cut. Their last heartbeats' can be
+// an interval old (a second by default), and every example trained since would be trained twice
+// after a resume. A reader that does not answer within a heartbeat interval (paused, gone) keeps
+// its heartbeat's, which is as fresh as an answer that late.
+void ask_positions(coordinator_actor* self, std::uint64_t snapshot_id) {
+  auto& st = self->state;
+  auto positions = std::make_shared<std::vector<job::reader_commit>>(st.reader_commits);
+  std::vector<std::pair<std::size_t, std::string>> readers;
+  for (std::size_t i = 0; i < st.reader_slots.size() && i < positions->size(); ++i) {
+    auto it = st.members.find(st.reader_slots[i]);
+    if (it != st.members.end() && !it->second.endpoint.empty()) readers.emplace_back(i, it->second.endpoint);
+  }
+  auto pending = std::make_shared<std::size_t>(readers.size());
+  auto all_in = [self, snapshot_id, positions] {
+    auto& s = self->state;
+    if (s.snapshot && s.snapshot->id == snapshot_id) take_cut(self, snapshot_id, std::move(*positions));
+  };
+  if (readers.empty()) return all_in();
+  const auto timeout =
+      std::min(seconds_span(st.options.job.request_timeout), seconds_span(st.options.job.heartbeat_interval));
+  for (const auto& [index, endpoint] : readers) {
+    call_endpoint(
+        self, endpoint, make_body(wire::position_request{}), timeout,
+        [positions, pending, all_in, index = index](const envelope_ptr& e) {
+          if (const auto* r = std::get_if<wire::position_reply>(&e->message); r != nullptr && r->has_committed)
+            (*positions)[index] = commit_of(r->committed, r->committed_examples, r->committed_bad_rows);
+          if (--*pending == 0) all_in();
+        },
+        [pending, all_in](const std::string&) {
+          if (--*pending == 0) all_in();
+        });
+  }
+}
+
+void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise> waiter) {
+  auto& st = self->state;
+  auto refuse = [&waiter](errc code, const std::string& why) {
+    if (waiter) waiter->deliver(make_body(wire::error_reply{code, why}));
+  };
+  if (!st.options.snapshots) return refuse(errc::invalid_argument, "the coordinator has no --snapshot-dir");
+  // Before the job runs, only the snapshot of a new shard count (the commit of its rows' move).
+  const bool reshaping = st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
+  if (st.state != wire::job_state::running && st.state != wire::job_state::draining && !reshaping)
+    return refuse(errc::unavailable, std::string("the job is ") + wire::to_string(st.state) + ", not running");
+  // A live reshard takes its own snapshot (the new shape's); no other until it is done.
+  if (live_reshape(st) && !reshaping)
+    return refuse(errc::unavailable, "the job is changing its shard count (" + reshape_status(st) + ")");
+  if (st.snapshot) {  // one at a time: join the one under way
+    if (waiter) st.snapshot->waiters.push_back(*waiter);
+    return;
+  }
+  // The shards of the job's count (a reshape's leaving shards are not in it).
+  const std::size_t shards = reshaping ? st.reshape->to : st.shard_slots.size();
+  for (std::size_t i = 0; i < shards; ++i)
+    if (st.shard_slots[i] == 0) return refuse(errc::unavailable, "shard " + std::to_string(i) + " is absent");
+  auto ids = st.options.snapshots->list();
+  if (!ids.is_ok()) {
+    // The store is unusable (gone, not a directory, unreadable): a failed snapshot, said loudly,
+    // not a silent skip; tried again an interval later.
+    st.counters.snapshots_failed.add();
+    st.last_snapshot_error = "the snapshot store: " + ids.error().message();
+    st.last_snapshot_at = self->clock().now();
+    spdlog::warn("{}: no snapshot: {}", st.options.name, st.last_snapshot_error);
+    return refuse(ids.error().code(), ids.error().message());
+  }
+  const std::uint64_t id = std::max(st.last_snapshot_id, ids->empty() ? 0 : ids->back()) + 1;
+  st.snapshot.emplace();
+  auto& snap = *st.snapshot;
+  snap.id = id;
+  snap.started = self->clock().now();
+  if (waiter) snap.waiters.push_back(*waiter);
   spdlog::info("{}: snapshot {} started", st.options.name, id);
+  ask_positions(self, id);
 }
 
 void check_snapshot_members(coordinator_actor* self) {

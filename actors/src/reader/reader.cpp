@@ -221,6 +221,17 @@ void requeue_overtaken(reader_self self, std::uint64_t holder, clock_type::time_
                  "next trainer", st.options.name, holder, lost);
 }
 
+// The committed position as it stands now (a snapshot's start asks; see wire::position_request).
+body_ptr serve_position(const reader_state& st) {
+  wire::position_reply reply;
+  std::lock_guard<std::mutex> lock(st.counters->mu);
+  reply.has_committed = st.counters->has_committed;
+  reply.committed = st.counters->committed;
+  reply.committed_examples = st.counters->committed_examples;
+  reply.committed_bad_rows = st.counters->committed_bad_rows;
+  return make_body(std::move(reply));
+}
+
 body_ptr serve_ack(reader_self self, const wire::batch_ack& ack) {
   auto& st = self->state;
   if (ack.incarnation != st.options.incarnation)
@@ -407,6 +418,7 @@ reader_actor::behavior_type reader(reader_self self, std::shared_ptr<reader_inpu
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
         if (const auto* pull = std::get_if<wire::pull_request>(&env->message)) return serve_pull(self, *pull);
         if (const auto* ack = std::get_if<wire::batch_ack>(&env->message)) return serve_ack(self, *ack);
+        if (std::holds_alternative<wire::position_request>(env->message)) return serve_position(self->state);
         if (std::holds_alternative<wire::status_request>(env->message)) return serve_status(self);
         return make_body(wire::error_reply{errc::invalid_argument, std::string("a reader does not serve ") +
                                                                        wire::message_name(env->message)});
@@ -464,6 +476,7 @@ reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, 
   const request_server_actor server{a};
   caf::anon_send(gateway, route_atom::value, kind_of<wire::pull_request>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::batch_ack>(), server);
+  caf::anon_send(gateway, route_atom::value, kind_of<wire::position_request>(), server);
   caf::anon_send(gateway, route_atom::value, kind_of<wire::status_request>(), server);
   return a;
 }

@@ -350,6 +350,7 @@ trainer_actor::behavior_type trainer(trainer_self self, context_ptr ctx, gateway
             reply.optimizer.assign(model.optimizer_state(), model.optimizer_state() + model.optimizer_state_size());
             reply.optimizer_steps = model.steps();
           }
+          reply.examples = st.ctx->progress->snapshot().examples;
           return make_body(std::move(reply));
         }
         if (!std::holds_alternative<wire::status_request>(env->message))

@@ -86,7 +86,8 @@ using member_agent_actor = caf::typed_actor<
 
 // --- Reader (reader.hpp) ------------------------------------------------------------------------
 
-// serve: pull_request, batch_ack, status_request. The view: the live trainers and the open epochs.
+// serve: pull_request, batch_ack, position_request, status_request. The view: the live trainers and the
+// open epochs.
 using reader_actor = request_server_actor::extend_with<view_subscriber_actor>::extend<
     caf::reacts_to<tick_atom>>;  // (self) requeue the batches of trainers gone, and those past the lease
 

@@ -156,4 +156,24 @@ struct codec<batch_ack>
       field<&batch_ack::trainer, &Wire::Builder::setTrainer, &Wire::Reader::getTrainer>>;
 };
 
+template <>
+struct codec<position_request>
+    : union_member<Body::POSITION_REQUEST, &Body::Builder::initPositionRequest, &Body::Reader::getPositionRequest> {
+  static constexpr const char* name = "position_request";
+  using fields = field_list<Wire>;
+};
+
+template <>
+struct codec<position_reply>
+    : union_member<Body::POSITION_REPLY, &Body::Builder::initPositionReply, &Body::Reader::getPositionReply> {
+  static constexpr const char* name = "position_reply";
+  using fields = field_list<Wire,
+      nested<&position_reply::committed, &Wire::Builder::initCommitted, &Wire::Reader::getCommitted>,
+      field<&position_reply::has_committed, &Wire::Builder::setHasCommitted, &Wire::Reader::getHasCommitted>,
+      field<&position_reply::committed_examples, &Wire::Builder::setCommittedExamples,
+            &Wire::Reader::getCommittedExamples>,
+      field<&position_reply::committed_bad_rows, &Wire::Builder::setCommittedBadRows,
+            &Wire::Reader::getCommittedBadRows>>;
+};
+
 }  // namespace ss::wire::detail

@@ -23,7 +23,8 @@ struct codec<dense_reply>
       list<&dense_reply::params, &Wire::Builder::initParams, &Wire::Reader::getParams>,
       list<&dense_reply::momentum, &Wire::Builder::initMomentum, &Wire::Reader::getMomentum>,
       list<&dense_reply::optimizer, &Wire::Builder::initOptimizer, &Wire::Reader::getOptimizer>,
-      field<&dense_reply::optimizer_steps, &Wire::Builder::setOptimizerSteps, &Wire::Reader::getOptimizerSteps>>;
+      field<&dense_reply::optimizer_steps, &Wire::Builder::setOptimizerSteps, &Wire::Reader::getOptimizerSteps>,
+      field<&dense_reply::examples, &Wire::Builder::setExamples, &Wire::Reader::getExamples>>;
 };
 
 template <>

@@ -6,6 +6,7 @@
 //   member -> coordinator   register_request / register_reply, heartbeat / heartbeat_reply, leave
 //   trainer -> reader       pull_request (credits) ; reader -> trainer: batch_message, end_of_data
 //   trainer -> reader       batch_ack (the batch was trained; the reader may commit past it)
+//   coordinator -> reader   position_request / position_reply (its committed position now)
 //   trainer -> shard        lookup_request / lookup_reply, push_request / push_reply,
 //                           warm_request / warm_reply
 //   trainer -> coordinator  dense_request / dense_reply (the central copy), dense_report (a replica)
@@ -287,6 +288,16 @@ struct batch_ack {
   std::uint64_t trainer = 0;      // the acking trainer's incarnation (0: not said)
 };
 
+// A snapshot's start: the reader's committed position now (a heartbeat's can be an interval old).
+struct position_request {};
+
+struct position_reply {
+  read_position committed;        // every row before it was trained (valid when has_committed)
+  bool has_committed = false;     // false: nothing committed since the reader started
+  std::uint64_t committed_examples = 0;  // before it, earlier incarnations included
+  std::uint64_t committed_bad_rows = 0;
+};
+
 // ---- embeddings --------------------------------------------------------------------------
 
 struct lookup_request {
@@ -348,6 +359,8 @@ struct dense_reply {
   // when asked; to a starting trainer, the snapshot's or the latest gathered. Empty: start afresh.
   std::vector<float> optimizer;
   std::uint64_t optimizer_steps = 0;
+  // A trainer's replica: the examples it was trained on, its weight in an average (0: not said).
+  std::uint64_t examples = 0;
 };
 
 // A sync server's state, sent to it when a job resumes from a snapshot.
@@ -541,7 +554,8 @@ using body = std::variant<error_reply, register_request, register_reply, heartbe
                           snapshot_request, snapshot_reply, dump_request, dump_reply, sync_restore,
                           export_request, export_reply, sync_close, warm_request, warm_reply,
                           publish_rows_request, publish_rows_reply, take_rows_request, take_rows_reply,
-                          drop_rows_request, drop_rows_reply, reshard_request, reshard_reply>;
+                          drop_rows_request, drop_rows_reply, reshard_request, reshard_reply, position_request,
+                          position_reply>;
 
 struct envelope {
   std::uint16_t version = protocol_version;
