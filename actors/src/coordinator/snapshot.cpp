@@ -267,7 +267,8 @@ void gather_replicas(coordinator_actor* self, std::function<void(std::vector<flo
   }
 }
 
-void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done) {
+void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done,
+                    std::vector<float> replicas) {
   auto& st = self->state;
   const auto slices = static_cast<std::uint32_t>(std::max(1, st.options.job.sync_servers));
   struct gathering {
@@ -278,7 +279,7 @@ void gather_central(coordinator_actor* self, std::function<void(job::dense_state
   g->params.resize(slices);
   g->momentum.resize(slices);
   g->pending = slices;
-  auto assemble = [self, g, slices, done]() {
+  auto assemble = [self, g, slices, done, replicas = std::move(replicas)]() {
     // The full size: from any slice's neighbours is not enough; take it from the replicas or the
     // snapshot when a slice is missing.
     bool complete = true;
@@ -313,6 +314,7 @@ void gather_central(coordinator_actor* self, std::function<void(job::dense_state
       done(std::move(d));
     };
     if (complete) return build({});
+    if (!replicas.empty()) return build(replicas);
     gather_replicas(self, [self, build](std::vector<float> replica) {
       auto& s2 = self->state;
       if (replica.empty() && s2.resumed_dense) replica = s2.resumed_dense->params;
@@ -406,12 +408,12 @@ void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<jo
           complete_if_done(self);
         });
   }
-  // The trainers' optimizer states first (their replicas come along, which a job without a
-  // central copy then uses), then the central copy.
+  // The trainers' optimizer states first (their replicas come along, whose average a job without
+  // a central copy then uses), then the central copy.
   gather_replicas(
       self,
-      [self, snapshot_id](std::vector<float>) {
-        gather_central(self, [self, snapshot_id](job::dense_state d) {
+      [self, snapshot_id](std::vector<float> replicas) {
+        auto take = [self, snapshot_id](job::dense_state d) {
           auto& s = self->state;
           if (!s.snapshot || s.snapshot->id != snapshot_id) return;
           d.optimizer = s.gathered_optimizer.values;
@@ -419,7 +421,8 @@ void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<jo
           s.snapshot->dense = std::move(d);
           s.snapshot->dense_done = true;
           complete_if_done(self);
-        });
+        };
+        gather_central(self, take, std::move(replicas));
       },
       true);
 }

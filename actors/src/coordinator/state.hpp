@@ -455,8 +455,10 @@ void adopt_snapshot(coordinator_actor* self, const job::loaded_snapshot& snapsho
 std::int64_t wall_ms(const coordinator_state& st);
 // The live central dense copy, gathered from the sync servers; slices they do not have (no sync,
 // or none yet) come from the trainers' replicas (gather_replicas), else from the snapshot
-// resumed from.
-void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done);
+// resumed from. A caller that has just gathered the replicas passes their average
+// (`replicas`), which then fills those slices instead of a second gathering.
+void gather_central(coordinator_actor* self, std::function<void(job::dense_state)> done,
+                    std::vector<float> replicas = {});
 // Asks every live trainer for its replica, keeps each as its incarnation's last seen, and hands
 // on average_replicas (empty when no trainer ever answered). with_optimizer: their optimizer
 // states too, averaged into gathered_optimizer (kept as it was when none answers with one).
