@@ -1,5 +1,7 @@
 // The member agent's views and the coordinator's membership: registration, heartbeats, silent
 // members, restarts, --peer-wait, and resuming from a snapshot.
+#include <deque>
+
 #include "actor_helpers.hpp"
 
 using namespace ss;
@@ -933,4 +935,117 @@ TEST_CASE("coordinator: a live reshard whose copy while training is refused move
   CHECK(takes->passes[0] == wire::move_pass::copy);
   CHECK(std::count(takes->passes.begin(), takes->passes.end(), wire::move_pass::whole) == 2);
   CHECK(std::count(takes->passes.begin(), takes->passes.end(), wire::move_pass::changed) == 0);
+}
+
+namespace snapshot_race {
+
+// A job member at mem://NAME that answers each request with what `answer` makes of it (the
+// request's count from 1 with it), `delay` later.
+struct fake_member {
+  std::function<wire::body(const wire::body&, int)> answer;
+  std::chrono::milliseconds delay{0};
+  int served = 0;
+  std::deque<std::pair<caf::typed_response_promise<body_ptr>, body_ptr>> due;  // answers not yet sent
+};
+
+caf::behavior fake_member_actor(caf::event_based_actor* self, std::shared_ptr<fake_member> m) {
+  return {[self, m](serve_atom, const envelope_ptr& env) -> caf::result<body_ptr> {
+            auto reply = make_body(m->answer(env->message, ++m->served));
+            if (m->delay.count() == 0) return reply;
+            auto promise = self->make_response_promise<body_ptr>();
+            m->due.emplace_back(promise, reply);
+            self->delayed_send(self, m->delay, caf::ok_atom::value);
+            return promise;
+          },
+          [m](caf::ok_atom) {
+            auto [promise, reply] = std::move(m->due.front());
+            m->due.pop_front();
+            promise.deliver(reply);
+          }};
+}
+
+}  // namespace snapshot_race
+
+TEST_CASE("coordinator: an abandoned snapshot's late answers do not count for the next attempt at its id",
+          "[actors]") {
+  using namespace snapshot_race;
+  actor_fixture f;
+  ss::test::temp_dir dir;
+  coordinator_options co;
+  co.job.train = {dir.str("train.tsv")};
+  co.job.shards = 1;
+  co.job.readers = 1;
+  co.job.member_timeout = 30.0;
+  co.job.dense_features = 13;
+  co.job.categorical_features = 26;
+  co.detached_evaluator = false;
+  std::shared_ptr<job::snapshot_store> store(job::memory_snapshot_store());
+  co.snapshots = store;
+  co.snapshot_interval = 0;
+  node coord{f, "coordinator", "mem://coordinator"};
+  auto coordinator = f.own(spawn_coordinator(f.sys, coord.gateway, co));
+  node client{f, "client"};
+  // The shard refuses the first snapshot (it is loading its rows) and takes the second; the
+  // reader answers its position 200 ms late, the trainer its replica 100 ms late: the first
+  // attempt's replica arrives while the second attempt still waits for the reader.
+  auto shard = std::make_shared<fake_member>();
+  shard->answer = [](const wire::body& b, int n) -> wire::body {
+    if (n == 1) return wire::error_reply{errc::unavailable, "shard-0 is loading its rows; retry shortly"};
+    return wire::snapshot_reply{std::get<wire::snapshot_request>(b).snapshot_id, "cp", 10, 1000, 0x77, 0.1};
+  };
+  auto reader = std::make_shared<fake_member>();
+  reader->delay = std::chrono::milliseconds(200);
+  reader->answer = [](const wire::body&, int) -> wire::body {
+    wire::position_reply r;
+    r.has_committed = true;
+    r.committed = wire::read_position{0, 4096, 641};
+    r.committed_examples = 640;
+    return r;
+  };
+  auto trainer = std::make_shared<fake_member>();
+  trainer->delay = std::chrono::milliseconds(100);
+  trainer->answer = [](const wire::body&, int) -> wire::body {
+    wire::dense_reply r{3, {1.0f, 2.0f, 3.0f}, {}};
+    r.examples = 640;
+    return r;
+  };
+  node shard_node{f, "shard-0", "mem://shard-0"};
+  node reader_node{f, "reader-0", "mem://reader-0"};
+  node trainer_node{f, "trainer-a", "mem://trainer-a"};
+  auto serve = [&f](node& n, std::shared_ptr<fake_member> m, std::size_t kind) {
+    auto a = caf::actor_cast<request_server_actor>(f.sys.spawn(fake_member_actor, std::move(m)));
+    caf::anon_send(n.gateway, route_atom::value, kind, a);
+  };
+  serve(shard_node, shard, kind_of<wire::snapshot_request>());
+  serve(reader_node, reader, kind_of<wire::position_request>());
+  serve(trainer_node, trainer, kind_of<wire::dense_request>());
+  f.settle();
+  auto join = [&](wire::role role, const std::string& name, int index) {
+    auto r = call(f, client.gateway, "mem://coordinator", wire::register_request{role, name, index, "mem://" + name, 7});
+    REQUIRE(std::holds_alternative<wire::register_reply>(*r->reply));
+  };
+  join(wire::role::shard, "shard-0", 0);
+  join(wire::role::reader, "reader-0", 0);
+  join(wire::role::trainer, "trainer-a", -1);
+  const auto snapshot_now = [&] {
+    return call(f, client.gateway, "mem://coordinator", wire::snapshot_now{}, std::chrono::seconds(5));
+  };
+  auto first = snapshot_now();
+  f.advance(std::chrono::milliseconds(250));  // the reader answered; the shard refused: abandoned
+  REQUIRE(first->reply.has_value());
+  REQUIRE(std::holds_alternative<wire::error_reply>(*first->reply));
+  CHECK(std::get<wire::error_reply>(*first->reply).message.find("loading its rows") != std::string::npos);
+  auto second = snapshot_now();
+  f.advance(std::chrono::milliseconds(150));  // the first attempt's replica comes in meanwhile
+  CHECK_FALSE(second->reply.has_value());     // the second waits for its own cut
+  f.advance(std::chrono::milliseconds(400));
+  REQUIRE(second->reply.has_value());
+  REQUIRE(std::holds_alternative<wire::snapshot_reply>(*second->reply));
+  CHECK(std::get<wire::snapshot_reply>(*second->reply).rows == 10);
+  auto stored = store->read(std::get<wire::snapshot_reply>(*second->reply).snapshot_id);
+  REQUIRE(stored.is_ok());
+  REQUIRE(stored->manifest.readers.size() == 1);
+  CHECK(stored->manifest.readers[0].examples == 640);
+  CHECK(stored->manifest.shards.at(0).rows == 10);
+  CHECK(stored->dense.params == std::vector<float>{1.0f, 2.0f, 3.0f});
 }

@@ -72,7 +72,7 @@ void complete_if_done(coordinator_actor* self) {
   if (!st.snapshot) return;
   auto& snap = *st.snapshot;
   if (!snap.failure.empty()) return abandon(self, snap.failure);
-  if (!snap.dense_done || snap.shards_pending > 0) return;
+  if (!snap.cut_taken || !snap.dense_done || snap.shards_pending > 0) return;
   auto& store = *st.options.snapshots;
   const auto keep = ids_to_keep(st);
   if (auto w = store.write(snap.manifest, snap.dense, st.job_text); !w.is_ok())
@@ -360,9 +360,11 @@ caf::result<body_ptr> serve_dense_request(coordinator_actor* self) {
 // after the positions. Every example before them was trained and pushed, so the checkpoints hold
 // its updates; examples acked after them may be in the checkpoints too, and are trained again on
 // resume.
-void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<job::reader_commit> positions) {
+void take_cut(coordinator_actor* self, std::uint64_t attempt, std::vector<job::reader_commit> positions) {
   auto& st = self->state;
   auto& snap = *st.snapshot;
+  const std::uint64_t snapshot_id = snap.id;
+  snap.cut_taken = true;
   const bool reshaping = st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
   const std::size_t shards = reshaping ? st.reshape->to : st.shard_slots.size();
   for (std::size_t i = 0; i < shards; ++i)
@@ -387,9 +389,9 @@ void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<jo
     const std::string endpoint = st.members.at(st.shard_slots[i]).endpoint;
     call_endpoint(
         self, endpoint, make_body(req), timeout,
-        [self, i, snapshot_id](const envelope_ptr& e) {
+        [self, i, attempt](const envelope_ptr& e) {
           auto& s = self->state;
-          if (!s.snapshot || s.snapshot->id != snapshot_id) return;
+          if (!s.snapshot || s.snapshot->attempt != attempt) return;
           auto& sn = *s.snapshot;
           --sn.shards_pending;
           if (const auto* r = std::get_if<wire::snapshot_reply>(&e->message)) {
@@ -400,9 +402,9 @@ void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<jo
           }
           complete_if_done(self);
         },
-        [self, i, snapshot_id](const std::string& why) {
+        [self, i, attempt](const std::string& why) {
           auto& s = self->state;
-          if (!s.snapshot || s.snapshot->id != snapshot_id) return;
+          if (!s.snapshot || s.snapshot->attempt != attempt) return;
           --s.snapshot->shards_pending;
           if (s.snapshot->failure.empty()) s.snapshot->failure = "shard " + std::to_string(i) + ": " + why;
           complete_if_done(self);
@@ -412,10 +414,10 @@ void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<jo
   // a central copy then uses), then the central copy.
   gather_replicas(
       self,
-      [self, snapshot_id](std::vector<float> replicas) {
-        auto take = [self, snapshot_id](job::dense_state d) {
+      [self, attempt](std::vector<float> replicas) {
+        auto take = [self, attempt](job::dense_state d) {
           auto& s = self->state;
-          if (!s.snapshot || s.snapshot->id != snapshot_id) return;
+          if (!s.snapshot || s.snapshot->attempt != attempt) return;
           d.optimizer = s.gathered_optimizer.values;
           d.optimizer_steps = s.gathered_optimizer.steps;
           s.snapshot->dense = std::move(d);
@@ -431,7 +433,7 @@ void take_cut(coordinator_actor* self, std::uint64_t snapshot_id, std::vector<jo
 // an interval old (a second by default), and every example trained since would be trained twice
 // after a resume. A reader that does not answer within a heartbeat interval (paused, gone) keeps
 // its heartbeat's, which is as fresh as an answer that late.
-void ask_positions(coordinator_actor* self, std::uint64_t snapshot_id) {
+void ask_positions(coordinator_actor* self, std::uint64_t attempt) {
   auto& st = self->state;
   auto positions = std::make_shared<std::vector<job::reader_commit>>(st.reader_commits);
   std::vector<std::pair<std::size_t, std::string>> readers;
@@ -440,9 +442,9 @@ void ask_positions(coordinator_actor* self, std::uint64_t snapshot_id) {
     if (it != st.members.end() && !it->second.endpoint.empty()) readers.emplace_back(i, it->second.endpoint);
   }
   auto pending = std::make_shared<std::size_t>(readers.size());
-  auto all_in = [self, snapshot_id, positions] {
+  auto all_in = [self, attempt, positions] {
     auto& s = self->state;
-    if (s.snapshot && s.snapshot->id == snapshot_id) take_cut(self, snapshot_id, std::move(*positions));
+    if (s.snapshot && s.snapshot->attempt == attempt) take_cut(self, attempt, std::move(*positions));
   };
   if (readers.empty()) return all_in();
   const auto timeout =
@@ -496,10 +498,11 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   st.snapshot.emplace();
   auto& snap = *st.snapshot;
   snap.id = id;
+  snap.attempt = ++st.snapshot_attempts;
   snap.started = self->clock().now();
   if (waiter) snap.waiters.push_back(*waiter);
   spdlog::info("{}: snapshot {} started", st.options.name, id);
-  ask_positions(self, id);
+  ask_positions(self, snap.attempt);
 }
 
 void check_snapshot_members(coordinator_actor* self) {

@@ -79,6 +79,10 @@ struct member_info {
 // One snapshot on its way: shards checkpoint, the dense state is gathered, then the manifest.
 struct snapshot_in_progress {
   std::uint64_t id = 0;
+  // This attempt at it, unique in the coordinator's life: an abandoned attempt's answers still on
+  // their way (its id is taken again by the next one) must not count for the next.
+  std::uint64_t attempt = 0;
+  bool cut_taken = false;  // the reader positions are in and the shards and trainers asked
   clock_type::time_point started;
   job::snapshot_manifest manifest;
   job::dense_state dense;
@@ -227,6 +231,7 @@ struct coordinator_state {
     std::vector<float> values;
     std::uint64_t steps = 0;
   };
+  std::uint64_t snapshot_attempts = 0;  // snapshot_in_progress::attempt of the newest
   optimizer_state gathered_optimizer;
   // Resuming on another shard count, until the rows have moved (then reset).
   std::optional<reshape_in_progress> reshape;
