@@ -971,14 +971,8 @@ TEST_CASE("coordinator: an abandoned snapshot's late answers do not count for th
   using namespace snapshot_race;
   actor_fixture f;
   ss::test::temp_dir dir;
-  coordinator_options co;
-  co.job.train = {dir.str("train.tsv")};
-  co.job.shards = 1;
-  co.job.readers = 1;
+  coordinator_options co = one_shard_job::options(dir);
   co.job.member_timeout = 30.0;
-  co.job.dense_features = 13;
-  co.job.categorical_features = 26;
-  co.detached_evaluator = false;
   std::shared_ptr<job::snapshot_store> store(job::memory_snapshot_store());
   co.snapshots = store;
   co.snapshot_interval = 0;
