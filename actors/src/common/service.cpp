@@ -439,12 +439,13 @@ std::function<wire::member_progress()> prepare_reader(service_impl& svc) {
     p.view_epoch = counters->view_epoch.load();
     // `finished` before the committed position: once finished, the position is the final one.
     p.finished = counters->finished.load();
+    const auto now = counters->committed_now();
+    p.has_committed = now.has_committed;
+    p.committed = now.committed;
+    p.committed_examples = now.committed_examples;
+    p.committed_bad_rows = now.committed_bad_rows;
     std::lock_guard<std::mutex> lock(counters->mu);
     p.error = counters->error;
-    p.has_committed = counters->has_committed;
-    p.committed = counters->committed;
-    p.committed_examples = counters->committed_examples;
-    p.committed_bad_rows = counters->committed_bad_rows;
     return p;
   };
 }

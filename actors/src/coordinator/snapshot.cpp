@@ -108,6 +108,22 @@ void complete_if_done(coordinator_actor* self) {
   reshape_snapshot_done(self, true, "");
 }
 
+// A reshape's snapshot (the commit of its rows' move), the one snapshot taken before the job runs.
+bool reshape_snapshot(const coordinator_state& st) {
+  return st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
+}
+
+// The shards of the job's count (a reshape's leaving shards are not in it), and the first of
+// them with no member (a snapshot waits for it), if any.
+std::size_t snapshot_shards(const coordinator_state& st) {
+  return reshape_snapshot(st) ? st.reshape->to : st.shard_slots.size();
+}
+std::optional<std::string> absent_shard(const coordinator_state& st) {
+  for (std::size_t i = 0; i < snapshot_shards(st); ++i)
+    if (st.shard_slots[i] == 0) return "shard " + std::to_string(i) + " is absent";
+  return std::nullopt;
+}
+
 // What the manifest records of the trainers: the departed total, and each live trainer and
 // ghost by incarnation.
 void record_trainers(const coordinator_state& st, job::snapshot_manifest& m) {
@@ -365,10 +381,8 @@ void take_cut(coordinator_actor* self, std::uint64_t attempt, std::vector<job::r
   auto& snap = *st.snapshot;
   const std::uint64_t snapshot_id = snap.id;
   snap.cut_taken = true;
-  const bool reshaping = st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
-  const std::size_t shards = reshaping ? st.reshape->to : st.shard_slots.size();
-  for (std::size_t i = 0; i < shards; ++i)
-    if (st.shard_slots[i] == 0) return abandon(self, "shard " + std::to_string(i) + " is absent");
+  if (auto absent = absent_shard(st)) return abandon(self, *absent);  // left while the readers answered
+  const std::size_t shards = snapshot_shards(st);
   auto& m = snap.manifest;
   m.job_id = st.job_id;
   m.snapshot_id = snapshot_id;
@@ -377,7 +391,7 @@ void take_cut(coordinator_actor* self, std::uint64_t attempt, std::vector<job::r
   m.read_plan = st.read_plan;
   record_trainers(st, m);
   m.shards.resize(shards);
-  if (reshaping) m.reshaped_from = st.reshape->from;
+  if (reshape_snapshot(st)) m.reshaped_from = st.reshape->from;
   if (static_cast<std::uint32_t>(st.options.job.shards) != st.shards_flag) m.shards_flag = st.shards_flag;
   const auto timeout = seconds_span(st.options.snapshot_timeout);
   wire::snapshot_request req;
@@ -470,7 +484,7 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
   };
   if (!st.options.snapshots) return refuse(errc::invalid_argument, "the coordinator has no --snapshot-dir");
   // Before the job runs, only the snapshot of a new shard count (the commit of its rows' move).
-  const bool reshaping = st.reshape && st.reshape->stage == reshape_in_progress::stage_kind::snapshot;
+  const bool reshaping = reshape_snapshot(st);
   if (st.state != wire::job_state::running && st.state != wire::job_state::draining && !reshaping)
     return refuse(errc::unavailable, std::string("the job is ") + wire::to_string(st.state) + ", not running");
   // A live reshard takes its own snapshot (the new shape's); no other until it is done.
@@ -480,10 +494,7 @@ void begin_snapshot(coordinator_actor* self, std::optional<caf::response_promise
     if (waiter) st.snapshot->waiters.push_back(*waiter);
     return;
   }
-  // The shards of the job's count (a reshape's leaving shards are not in it).
-  const std::size_t shards = reshaping ? st.reshape->to : st.shard_slots.size();
-  for (std::size_t i = 0; i < shards; ++i)
-    if (st.shard_slots[i] == 0) return refuse(errc::unavailable, "shard " + std::to_string(i) + " is absent");
+  if (auto absent = absent_shard(st)) return refuse(errc::unavailable, *absent);
   auto ids = st.options.snapshots->list();
   if (!ids.is_ok()) {
     // The store is unusable (gone, not a directory, unreadable): a failed snapshot, said loudly,

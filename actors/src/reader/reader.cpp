@@ -221,17 +221,6 @@ void requeue_overtaken(reader_self self, std::uint64_t holder, clock_type::time_
                  "next trainer", st.options.name, holder, lost);
 }
 
-// The committed position as it stands now (a snapshot's start asks; see wire::position_request).
-body_ptr serve_position(const reader_state& st) {
-  wire::position_reply reply;
-  std::lock_guard<std::mutex> lock(st.counters->mu);
-  reply.has_committed = st.counters->has_committed;
-  reply.committed = st.counters->committed;
-  reply.committed_examples = st.counters->committed_examples;
-  reply.committed_bad_rows = st.counters->committed_bad_rows;
-  return make_body(std::move(reply));
-}
-
 body_ptr serve_ack(reader_self self, const wire::batch_ack& ack) {
   auto& st = self->state;
   if (ack.incarnation != st.options.incarnation)
@@ -377,16 +366,13 @@ body_ptr serve_status(reader_self self) {
   auto& st = self->state;
   auto& c = *st.counters;
   std::string error;
-  wire::read_position committed;
-  std::uint64_t committed_examples = 0;
   {
     std::lock_guard<std::mutex> lock(c.mu);
     error = c.error;
-    committed = c.committed;
-    committed_examples = c.committed_examples;
   }
-  return make_body(
-      wire::status_reply{metrics::to_json(reader_fields(), reader_view{st, c, error, committed, committed_examples})});
+  const auto now = c.committed_now();
+  return make_body(wire::status_reply{
+      metrics::to_json(reader_fields(), reader_view{st, c, error, now.committed, now.committed_examples})});
 }
 
 reader_actor::behavior_type reader(reader_self self, std::shared_ptr<reader_input> input, reader_options options,
@@ -418,7 +404,8 @@ reader_actor::behavior_type reader(reader_self self, std::shared_ptr<reader_inpu
       [self](serve_atom, const envelope_ptr& env) -> body_ptr {
         if (const auto* pull = std::get_if<wire::pull_request>(&env->message)) return serve_pull(self, *pull);
         if (const auto* ack = std::get_if<wire::batch_ack>(&env->message)) return serve_ack(self, *ack);
-        if (std::holds_alternative<wire::position_request>(env->message)) return serve_position(self->state);
+        if (std::holds_alternative<wire::position_request>(env->message))
+          return make_body(self->state.counters->committed_now());
         if (std::holds_alternative<wire::status_request>(env->message)) return serve_status(self);
         return make_body(wire::error_reply{errc::invalid_argument, std::string("a reader does not serve ") +
                                                                        wire::message_name(env->message)});
@@ -467,6 +454,16 @@ reader_actor::behavior_type reader(reader_self self, std::shared_ptr<reader_inpu
 }  // namespace ss::actors::reader_detail
 
 namespace ss::actors {
+
+wire::position_reply reader_counters::committed_now() const {
+  wire::position_reply now;
+  std::lock_guard<std::mutex> lock(mu);
+  now.has_committed = has_committed;
+  now.committed = committed;
+  now.committed_examples = committed_examples;
+  now.committed_bad_rows = committed_bad_rows;
+  return now;
+}
 
 metrics::field_list reader_field_list() { return metrics::describe(reader_detail::reader_fields()); }
 

@@ -128,6 +128,10 @@ struct reader_counters : metrics::counter_set {
   std::uint64_t committed_bad_rows = 0;
   std::string error;                   // why reading stopped, if it failed
   std::string bad_row_reports;         // the first bad rows, one per line
+
+  // The committed position as it stands (the four fields above, read under mu): what heartbeats,
+  // the status and a snapshot's position_request report.
+  wire::position_reply committed_now() const;
 };
 
 reader_actor spawn_reader(caf::actor_system& sys, const gateway_actor& gateway, reader_input input,
